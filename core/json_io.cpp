@@ -1,0 +1,267 @@
+#include "core/json_io.hpp"
+
+#include "core/error.hpp"
+#include "timeroof/version.hpp"
+
+namespace timeroof {
+
+using nlohmann::json;
+
+namespace {
+
+template <typename T>
+void put(json& j, const char* key, const std::optional<T>& value) {
+  j[key] = value ? json(*value) : json(nullptr);
+}
+
+template <typename T>
+void get(const json& j, const char* key, std::optional<T>& value) {
+  const json& field = j.at(key);
+  value = field.is_null() ? std::nullopt : std::optional<T>(field.get<T>());
+}
+
+template <typename T>
+void get(const json& j, const char* key, T& value) {
+  j.at(key).get_to(value);
+}
+
+}  // namespace
+
+void to_json(json& j, const SoftwareVersions& v) {
+  j = json{{"driver", v.driver}, {"cuda_driver", v.cuda_driver}, {"cuda_runtime", v.cuda_runtime},
+           {"cudnn", v.cudnn},   {"cublas", v.cublas},           {"cupti", v.cupti}};
+}
+void from_json(const json& j, SoftwareVersions& v) {
+  get(j, "driver", v.driver);
+  get(j, "cuda_driver", v.cuda_driver);
+  get(j, "cuda_runtime", v.cuda_runtime);
+  get(j, "cudnn", v.cudnn);
+  get(j, "cublas", v.cublas);
+  get(j, "cupti", v.cupti);
+}
+
+void to_json(json& j, const CounterAccess& v) {
+  j = json{{"available", v.available}, {"reason", v.reason}, {"fix", v.fix}, {"evidence", v.evidence}};
+}
+void from_json(const json& j, CounterAccess& v) {
+  get(j, "available", v.available);
+  get(j, "reason", v.reason);
+  get(j, "fix", v.fix);
+  get(j, "evidence", v.evidence);
+}
+
+void to_json(json& j, const GpuInfo& v) {
+  j = json{{"index", v.index},
+           {"name", v.name},
+           {"chip", v.chip},
+           {"uuid", v.uuid},
+           {"pci_bus_id", v.pci_bus_id},
+           {"compute_capability", {v.cc_major, v.cc_minor}},
+           {"sm_count", v.sm_count},
+           {"l2_bytes", v.l2_bytes},
+           {"memory_bytes", v.memory_bytes},
+           {"memory_bus_bits", v.memory_bus_bits},
+           {"shared_per_sm_bytes", v.shared_per_sm_bytes},
+           {"versions", v.versions},
+           {"counters", v.counters}};
+  put(j, "sm_clock_max_hz", v.sm_clock_max_hz);
+  put(j, "sm_clock_base_hz", v.sm_clock_base_hz);
+  put(j, "sm_clock_current_hz", v.sm_clock_current_hz);
+  put(j, "mem_clock_max_hz", v.mem_clock_max_hz);
+  put(j, "mem_clock_current_hz", v.mem_clock_current_hz);
+}
+void from_json(const json& j, GpuInfo& v) {
+  get(j, "index", v.index);
+  get(j, "name", v.name);
+  get(j, "chip", v.chip);
+  get(j, "uuid", v.uuid);
+  get(j, "pci_bus_id", v.pci_bus_id);
+  const json& cc = j.at("compute_capability");
+  cc.at(0).get_to(v.cc_major);
+  cc.at(1).get_to(v.cc_minor);
+  get(j, "sm_count", v.sm_count);
+  get(j, "l2_bytes", v.l2_bytes);
+  get(j, "memory_bytes", v.memory_bytes);
+  get(j, "memory_bus_bits", v.memory_bus_bits);
+  get(j, "shared_per_sm_bytes", v.shared_per_sm_bytes);
+  get(j, "versions", v.versions);
+  get(j, "counters", v.counters);
+  get(j, "sm_clock_max_hz", v.sm_clock_max_hz);
+  get(j, "sm_clock_base_hz", v.sm_clock_base_hz);
+  get(j, "sm_clock_current_hz", v.sm_clock_current_hz);
+  get(j, "mem_clock_max_hz", v.mem_clock_max_hz);
+  get(j, "mem_clock_current_hz", v.mem_clock_current_hz);
+}
+
+void to_json(json& j, const Ceiling& v) {
+  j = json{{"name", v.name},
+           {"kind", to_string(v.kind)},
+           {"unit", v.unit},
+           {"measured", v.measured},
+           {"theoretical_source", v.theoretical_source},
+           {"method", v.method},
+           {"repeats", v.repeats},
+           {"spread", v.spread}};
+  put(j, "theoretical", v.theoretical);
+  put(j, "sm_clock_hz", v.sm_clock_hz);
+  put(j, "mem_clock_hz", v.mem_clock_hz);
+}
+void from_json(const json& j, Ceiling& v) {
+  get(j, "name", v.name);
+  v.kind = ceiling_kind_from_string(j.at("kind").get<std::string>());
+  get(j, "unit", v.unit);
+  get(j, "measured", v.measured);
+  get(j, "theoretical", v.theoretical);
+  get(j, "theoretical_source", v.theoretical_source);
+  get(j, "method", v.method);
+  get(j, "repeats", v.repeats);
+  get(j, "spread", v.spread);
+  get(j, "sm_clock_hz", v.sm_clock_hz);
+  get(j, "mem_clock_hz", v.mem_clock_hz);
+}
+
+void to_json(json& j, const Machine& v) { j = json{{"gpu", v.gpu}, {"ceilings", v.ceilings}}; }
+void from_json(const json& j, Machine& v) {
+  get(j, "gpu", v.gpu);
+  get(j, "ceilings", v.ceilings);
+}
+
+void to_json(json& j, const Timing& v) {
+  j = json::object();
+  put(j, "wall_median_s", v.wall_median_s);
+  put(j, "wall_spread", v.wall_spread);
+  j["repeats"] = v.repeats;
+  put(j, "kernel_time_s", v.kernel_time_s);
+  put(j, "launches", v.launches);
+  put(j, "api_time_s", v.api_time_s);
+  put(j, "launch_gap_s", v.launch_gap_s);
+  put(j, "h2d_bytes", v.h2d_bytes);
+  put(j, "h2d_time_s", v.h2d_time_s);
+  put(j, "d2h_bytes", v.d2h_bytes);
+  put(j, "d2h_time_s", v.d2h_time_s);
+}
+void from_json(const json& j, Timing& v) {
+  get(j, "wall_median_s", v.wall_median_s);
+  get(j, "wall_spread", v.wall_spread);
+  get(j, "repeats", v.repeats);
+  get(j, "kernel_time_s", v.kernel_time_s);
+  get(j, "launches", v.launches);
+  get(j, "api_time_s", v.api_time_s);
+  get(j, "launch_gap_s", v.launch_gap_s);
+  get(j, "h2d_bytes", v.h2d_bytes);
+  get(j, "h2d_time_s", v.h2d_time_s);
+  get(j, "d2h_bytes", v.d2h_bytes);
+  get(j, "d2h_time_s", v.d2h_time_s);
+}
+
+void to_json(json& j, const KernelRecord& v) {
+  j = json{{"name", v.name},
+           {"grid", v.grid},
+           {"block", v.block},
+           {"duration_s", v.duration_s},
+           {"metrics", v.metrics}};
+}
+void from_json(const json& j, KernelRecord& v) {
+  get(j, "name", v.name);
+  get(j, "grid", v.grid);
+  get(j, "block", v.block);
+  get(j, "duration_s", v.duration_s);
+  get(j, "metrics", v.metrics);
+}
+
+void to_json(json& j, const Point& v) {
+  j = json{{"seq", v.seq},
+           {"sweep", v.sweep},
+           {"op", v.op},
+           {"params", v.params},
+           {"precision", v.precision},
+           {"math_mode", v.math_mode},
+           {"algorithm", v.algorithm},
+           {"flops", v.flops},
+           {"min_bytes", v.min_bytes},
+           {"status", to_string(v.status)},
+           {"reason", v.reason},
+           {"timing", v.timing},
+           {"counters", v.counters},
+           {"kernels", v.kernels}};
+}
+void from_json(const json& j, Point& v) {
+  get(j, "seq", v.seq);
+  get(j, "sweep", v.sweep);
+  get(j, "op", v.op);
+  get(j, "params", v.params);
+  get(j, "precision", v.precision);
+  get(j, "math_mode", v.math_mode);
+  get(j, "algorithm", v.algorithm);
+  get(j, "flops", v.flops);
+  get(j, "min_bytes", v.min_bytes);
+  v.status = point_status_from_string(j.at("status").get<std::string>());
+  get(j, "reason", v.reason);
+  get(j, "timing", v.timing);
+  get(j, "counters", v.counters);
+  get(j, "kernels", v.kernels);
+}
+
+void to_json(json& j, const Run& v) {
+  j = json{{"uuid", v.uuid},
+           {"tool_version", v.tool_version},
+           {"git_sha", v.git_sha},
+           {"command_line", v.command_line},
+           {"host", v.host},
+           {"started_at", v.started_at},
+           {"finished_at", v.finished_at},
+           {"status", v.status},
+           {"spec", v.spec},
+           {"machine", v.machine}};
+}
+void from_json(const json& j, Run& v) {
+  get(j, "uuid", v.uuid);
+  get(j, "tool_version", v.tool_version);
+  get(j, "git_sha", v.git_sha);
+  get(j, "command_line", v.command_line);
+  get(j, "host", v.host);
+  get(j, "started_at", v.started_at);
+  get(j, "finished_at", v.finished_at);
+  get(j, "status", v.status);
+  get(j, "spec", v.spec);
+  get(j, "machine", v.machine);
+}
+
+void to_json(json& j, const RunRecord& v) {
+  to_json(j, v.run);
+  j["points"] = v.points;
+}
+void from_json(const json& j, RunRecord& v) {
+  from_json(j, v.run);
+  get(j, "points", v.points);
+}
+
+json export_document(const std::vector<RunRecord>& runs) {
+  return json{{"format", kExportFormat},
+              {"schema_version", kSchemaVersion},
+              {"exported_by", {{"tool_version", kToolVersion}, {"git_sha", kGitSha}}},
+              {"runs", runs}};
+}
+
+std::vector<RunRecord> parse_export_document(const json& doc, const std::string& source) {
+  if (!doc.is_object() || doc.value("format", "") != kExportFormat) {
+    throw usage_error(source + ": not a timeroof export (no \"format\": \"" + kExportFormat +
+                      "\"); pass a file written by `timeroof export --json`");
+  }
+  const int version = doc.value("schema_version", 0);
+  if (version > kSchemaVersion) {
+    throw usage_error(source + ": written by a newer timeroof (schema " + std::to_string(version) +
+                      ", this build reads up to " + std::to_string(kSchemaVersion) +
+                      "); upgrade timeroof to read it");
+  }
+  if (version < 1) {
+    throw usage_error(source + ": invalid schema_version " + std::to_string(version));
+  }
+  try {
+    return doc.at("runs").get<std::vector<RunRecord>>();
+  } catch (const json::exception& e) {
+    throw usage_error(source + ": malformed timeroof export: " + e.what());
+  }
+}
+
+}  // namespace timeroof

@@ -1,0 +1,47 @@
+// JSON form of the data model: the export/import format and the payload of
+// the store's JSON columns. Self-describing and versioned; numbers are numbers;
+// a value not measured is null. Export followed by import is exact (doubles are
+// written with round-trip precision).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/results.hpp"
+
+namespace timeroof {
+
+// Version of the export format and of the store's schema; bumped together.
+inline constexpr int kSchemaVersion = 1;
+inline constexpr const char* kExportFormat = "timeroof-results";
+
+void to_json(nlohmann::json& j, const SoftwareVersions& v);
+void from_json(const nlohmann::json& j, SoftwareVersions& v);
+void to_json(nlohmann::json& j, const CounterAccess& v);
+void from_json(const nlohmann::json& j, CounterAccess& v);
+void to_json(nlohmann::json& j, const GpuInfo& v);
+void from_json(const nlohmann::json& j, GpuInfo& v);
+void to_json(nlohmann::json& j, const Ceiling& v);
+void from_json(const nlohmann::json& j, Ceiling& v);
+void to_json(nlohmann::json& j, const Machine& v);
+void from_json(const nlohmann::json& j, Machine& v);
+void to_json(nlohmann::json& j, const Timing& v);
+void from_json(const nlohmann::json& j, Timing& v);
+void to_json(nlohmann::json& j, const KernelRecord& v);
+void from_json(const nlohmann::json& j, KernelRecord& v);
+void to_json(nlohmann::json& j, const Point& v);
+void from_json(const nlohmann::json& j, Point& v);
+void to_json(nlohmann::json& j, const Run& v);
+void from_json(const nlohmann::json& j, Run& v);
+void to_json(nlohmann::json& j, const RunRecord& v);
+void from_json(const nlohmann::json& j, RunRecord& v);
+
+// The export document: {"format", "schema_version", "exported_by", "runs": [...]}.
+nlohmann::json export_document(const std::vector<RunRecord>& runs);
+// Parses an export document; throws a usage error naming the problem
+// (`source` names the file in the message).
+std::vector<RunRecord> parse_export_document(const nlohmann::json& doc, const std::string& source);
+
+}  // namespace timeroof

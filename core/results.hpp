@@ -1,0 +1,167 @@
+// The data model: what a run measured, independent of every writer.
+// Measurements produce these structs; the store, JSON/CSV export, the model
+// (roofline/) and the report (plots/) only read them. Units are SI (seconds,
+// bytes, FLOPs, Hz) everywhere; a value that was not measured is std::nullopt,
+// never 0 and never NaN.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace timeroof {
+
+// Library and driver versions that shape a number.
+struct SoftwareVersions {
+  std::string driver;        // NVIDIA kernel driver, e.g. "580.159.04" (NVML)
+  std::string cuda_driver;   // CUDA version the driver supports, e.g. "13.0"
+  std::string cuda_runtime;  // cudart the tool runs with
+  std::string cudnn;         // cuDNN loaded at run time (may differ from the build's)
+  std::string cublas;
+  std::string cupti;         // CUPTI API version
+  bool operator==(const SoftwareVersions&) const = default;
+};
+
+// Whether hardware counters can be read on this GPU, and if not why and what fixes it.
+struct CounterAccess {
+  bool available = false;
+  std::string reason;    // empty when available
+  std::string fix;       // empty when available or when nothing can be done
+  std::string evidence;  // what was actually checked, e.g. a metric read from a probe kernel
+  bool operator==(const CounterAccess&) const = default;
+};
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;  // "NVIDIA H200"
+  std::string chip;  // CUPTI chip name, "GH100"; the key of the metric catalog
+  std::string uuid;
+  std::string pci_bus_id;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  std::int64_t l2_bytes = 0;
+  std::int64_t memory_bytes = 0;
+  int memory_bus_bits = 0;
+  std::int64_t shared_per_sm_bytes = 0;
+  // Clocks in Hz. NVML supplies base/current; a field is empty where NVML is missing.
+  std::optional<double> sm_clock_max_hz;
+  std::optional<double> sm_clock_base_hz;  // default application clock
+  std::optional<double> sm_clock_current_hz;
+  std::optional<double> mem_clock_max_hz;
+  std::optional<double> mem_clock_current_hz;
+  SoftwareVersions versions;
+  CounterAccess counters;
+  bool operator==(const GpuInfo&) const = default;
+};
+
+enum class CeilingKind { compute, bandwidth, latency };
+
+// One roof of the machine, with how it was measured.
+struct Ceiling {
+  std::string name;  // fp32_fma, tensor_bf16, hbm_copy, l2, launch_async, h2d_pinned, ...
+  CeilingKind kind = CeilingKind::compute;
+  std::string unit;  // "FLOP/s", "B/s" or "s"
+  double measured = 0;
+  std::optional<double> theoretical;
+  std::string theoretical_source;  // e.g. "sm__inst_executed_pipe_fma.sum.peak_sustained x clock"
+  std::string method;              // kernel, problem size, launch shape
+  int repeats = 0;
+  double spread = 0;  // (max - min) / median over the repeats
+  std::optional<double> sm_clock_hz;   // observed during the measurement
+  std::optional<double> mem_clock_hz;  // observed during the measurement
+  bool operator==(const Ceiling&) const = default;
+};
+
+struct Machine {
+  GpuInfo gpu;
+  std::vector<Ceiling> ceilings;
+  bool operator==(const Machine&) const = default;
+};
+
+enum class PointStatus { ok, unsupported, out_of_memory, counters_unavailable, failed };
+
+// Time and traffic of one operator call, from the timing and trace passes.
+struct Timing {
+  std::optional<double> wall_median_s;  // per call
+  std::optional<double> wall_spread;    // (p90 - p10) / median
+  int repeats = 0;
+  std::optional<double> kernel_time_s;  // summed kernel time per call
+  std::optional<std::int64_t> launches;  // kernel launches per call
+  std::optional<double> api_time_s;     // CPU time in CUDA/cuDNN API calls per call
+  std::optional<double> launch_gap_s;   // idle GPU time between kernels per call
+  std::optional<double> h2d_bytes;
+  std::optional<double> h2d_time_s;
+  std::optional<double> d2h_bytes;
+  std::optional<double> d2h_time_s;
+  bool operator==(const Timing&) const = default;
+};
+
+// One kernel of a point, as traced and (optionally) profiled.
+struct KernelRecord {
+  std::string name;  // demangled; may contain <, >, &
+  std::array<int, 3> grid{1, 1, 1};
+  std::array<int, 3> block{1, 1, 1};
+  double duration_s = 0;
+  std::map<std::string, double> metrics;  // CUPTI metric name -> value
+  bool operator==(const KernelRecord&) const = default;
+};
+
+// One sweep configuration and everything measured for it.
+struct Point {
+  std::int64_t id = 0;  // assigned by the store
+  std::string sweep;    // name of the sweep it belongs to
+  int seq = 0;          // position within the sweep (resume key)
+  std::string op;       // "conv2d_fwd", "lstm_train", ...
+  nlohmann::json params = nlohmann::json::object();  // numbers stay numbers
+  std::string precision;
+  std::string math_mode;
+  std::string algorithm;
+  double flops = 0;      // analytic
+  double min_bytes = 0;  // analytic: each tensor read or written once
+  PointStatus status = PointStatus::ok;
+  std::string reason;  // why it is not ok, in the library's words
+  Timing timing;
+  std::map<std::string, double> counters;  // summed over the point's kernels
+  std::vector<KernelRecord> kernels;
+  bool operator==(const Point&) const = default;
+};
+
+// Provenance of one invocation that measured something.
+struct Run {
+  std::int64_t id = 0;  // assigned by the store
+  std::string uuid;     // stable across export/import
+  std::string tool_version;
+  std::string git_sha;
+  std::string command_line;
+  std::string host;
+  std::string started_at;   // ISO 8601 UTC
+  std::string finished_at;  // empty while running
+  std::string status = "running";  // running, complete, partial, failed
+  nlohmann::json spec = nlohmann::json::object();
+  Machine machine;
+  bool operator==(const Run&) const = default;
+};
+
+// A run with all its points, the unit of export and import.
+struct RunRecord {
+  Run run;
+  std::vector<Point> points;
+  bool operator==(const RunRecord&) const = default;
+};
+
+const char* to_string(CeilingKind kind);
+const char* to_string(PointStatus status);
+CeilingKind ceiling_kind_from_string(const std::string& text);
+PointStatus point_status_from_string(const std::string& text);
+
+// A new run stamped with this tool's version, git sha, host and the current time.
+Run new_run(const std::string& command_line);
+std::string utc_now_iso8601();
+
+}  // namespace timeroof

@@ -1,0 +1,60 @@
+#include "counters/counter_access.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include <cupti_target.h>
+
+#include "counters/probe_kernel.hpp"
+#include "counters/range_profiler.hpp"
+#include "gpu/handles.hpp"
+
+namespace timeroof {
+
+CounterAccess probe_counter_access() {
+  CounterAccess access;
+  try {
+    ProfilerSession session;
+    const FfmaProbe probe;
+    DeviceBuffer<float> out(static_cast<std::size_t>(probe.blocks) * probe.threads);
+    const ProfileResult result = session.profile_kernels(
+        {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "gpu__time_duration.sum"},
+        [&] { launch_ffma_probe(probe, out.get(), nullptr); });
+    if (result.ranges.size() != 1) {
+      access.reason = "the range profiler returned " + std::to_string(result.ranges.size()) +
+                      " ranges for one probe kernel";
+      return access;
+    }
+    const double ffma = result.ranges[0].values[0];
+    const double nanoseconds = result.ranges[0].values[1];
+    if (std::fabs(ffma - probe.expected_ffma()) > 0.5) {
+      char text[160];
+      std::snprintf(text, sizeof text, "probe kernel counted %.0f FFMA, expected %.0f", ffma,
+                    probe.expected_ffma());
+      access.reason = text;
+      access.fix = "report this GPU and driver: the counters are not trustworthy here";
+      return access;
+    }
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "read a probe kernel on %s: %.0f FFMA as expected, %.1f us, %zu pass(es)",
+                  session.chip().c_str(), ffma, nanoseconds * 1e-3, result.passes);
+    access.available = true;
+    access.evidence = text;
+  } catch (const CounterAccessError& e) {
+    access.reason = e.reason();
+    access.fix = e.fix();
+  } catch (const Error& e) {
+    access.reason = e.what();
+  }
+  return access;
+}
+
+std::string current_chip_name(int device_index) {
+  CUpti_Device_GetChipName_Params params{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+  params.deviceIndex = static_cast<std::size_t>(device_index);
+  if (cuptiDeviceGetChipName(&params) != CUPTI_SUCCESS || !params.pChipName) return {};
+  return params.pChipName;
+}
+
+}  // namespace timeroof

@@ -1,0 +1,140 @@
+#include "counters/metric_host.hpp"
+
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+
+#include <utility>
+
+#include "gpu/check.hpp"
+
+namespace timeroof {
+
+std::vector<std::string> MetricHost::supported_chips() {
+  CUpti_Profiler_Host_GetSupportedChips_Params params{
+      CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE};
+  TR_CUPTI_CHECK(cuptiProfilerHostGetSupportedChips(&params));
+  return {params.ppChipNames, params.ppChipNames + params.numChips};
+}
+
+MetricHost::MetricHost(const std::string& chip, const std::vector<std::uint8_t>& availability)
+    : chip_(chip) {
+  bool known = false;
+  std::string chips;
+  for (const std::string& name : supported_chips()) {
+    known = known || name == chip;
+    chips += (chips.empty() ? "" : ", ") + name;
+  }
+  if (!known) {
+    throw usage_error("chip '" + chip + "' is unknown to this CUPTI (" + chips +
+                      "); use one of these names");
+  }
+  CUpti_Profiler_Host_Initialize_Params params{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+  params.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  params.pChipName = chip_.c_str();
+  params.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
+  TR_CUPTI_CHECK(cuptiProfilerHostInitialize(&params));
+  object_ = params.pHostObject;
+}
+
+MetricHost::~MetricHost() {
+  if (!object_) return;
+  CUpti_Profiler_Host_Deinitialize_Params params{
+      CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+  params.pHostObject = object_;
+  TR_CUPTI_WARN(cuptiProfilerHostDeinitialize(&params));
+}
+
+MetricHost::MetricHost(MetricHost&& other) noexcept
+    : chip_(std::move(other.chip_)), object_(std::exchange(other.object_, nullptr)) {}
+
+MetricHost& MetricHost::operator=(MetricHost&& other) noexcept {
+  if (this != &other) {
+    MetricHost old(std::move(*this));
+    chip_ = std::move(other.chip_);
+    object_ = std::exchange(other.object_, nullptr);
+  }
+  return *this;
+}
+
+std::vector<std::string> MetricHost::base_metrics() const {
+  std::vector<std::string> names;
+  for (int type = 0; type < CUPTI_METRIC_TYPE__COUNT; ++type) {
+    CUpti_Profiler_Host_GetBaseMetrics_Params params{
+        CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE};
+    params.pHostObject = object_;
+    params.metricType = static_cast<CUpti_MetricType>(type);
+    TR_CUPTI_CHECK(cuptiProfilerHostGetBaseMetrics(&params));
+    names.insert(names.end(), params.ppMetricNames, params.ppMetricNames + params.numMetrics);
+  }
+  return names;
+}
+
+bool MetricHost::has_metric(const std::string& name) const {
+  CUpti_Profiler_Host_GetMetricProperties_Params params{
+      CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
+  params.pHostObject = object_;
+  params.pMetricName = name.c_str();
+  return cuptiProfilerHostGetMetricProperties(&params) == CUPTI_SUCCESS;
+}
+
+std::vector<double> MetricHost::evaluate(const std::vector<std::uint8_t>& counter_data,
+                                         std::size_t range,
+                                         const std::vector<std::string>& metrics) const {
+  std::vector<const char*> names;
+  for (const std::string& m : metrics) names.push_back(m.c_str());
+  std::vector<double> values(metrics.size());
+  CUpti_Profiler_Host_EvaluateToGpuValues_Params params{
+      CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+  params.pHostObject = object_;
+  params.pCounterDataImage = counter_data.data();
+  params.counterDataImageSize = counter_data.size();
+  params.rangeIndex = range;
+  params.ppMetricNames = names.data();
+  params.numMetrics = names.size();
+  params.pMetricValues = values.data();
+  TR_CUPTI_CHECK(cuptiProfilerHostEvaluateToGpuValues(&params));
+  return values;
+}
+
+ConfigImage build_config(const std::string& chip, const std::vector<std::string>& metrics,
+                         const std::vector<std::uint8_t>& availability) {
+  MetricHost host(chip, availability);
+  std::string unknown;
+  for (const std::string& m : metrics)
+    if (!host.has_metric(m)) unknown += (unknown.empty() ? "'" : ", '") + m + "'";
+  if (!unknown.empty()) {
+    throw usage_error("unknown CUPTI metric " + unknown + " for chip " + chip +
+                      "; check the spelling (list the chip's metrics with `timeroof metrics " +
+                      chip + "`)");
+  }
+  std::vector<const char*> names;
+  for (const std::string& m : metrics) names.push_back(m.c_str());
+  CUpti_Profiler_Host_ConfigAddMetrics_Params add{
+      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+  add.pHostObject = host.get();
+  add.ppMetricNames = names.data();
+  add.numMetrics = names.size();
+  TR_CUPTI_CHECK(cuptiProfilerHostConfigAddMetrics(&add));
+
+  CUpti_Profiler_Host_GetConfigImageSize_Params size{
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+  size.pHostObject = host.get();
+  TR_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
+  ConfigImage config{chip, metrics, std::vector<std::uint8_t>(size.configImageSize), 0};
+  CUpti_Profiler_Host_GetConfigImage_Params image{
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+  image.pHostObject = host.get();
+  image.configImageSize = config.bytes.size();
+  image.pConfigImage = config.bytes.data();
+  TR_CUPTI_CHECK(cuptiProfilerHostGetConfigImage(&image));
+
+  CUpti_Profiler_Host_GetNumOfPasses_Params passes{
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+  passes.configImageSize = config.bytes.size();
+  passes.pConfigImage = config.bytes.data();
+  TR_CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&passes));
+  config.passes = passes.numOfPasses;
+  return config;
+}
+
+}  // namespace timeroof

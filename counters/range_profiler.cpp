@@ -1,0 +1,249 @@
+#include "counters/range_profiler.hpp"
+
+#include <cuda_runtime_api.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "counters/metric_host.hpp"
+#include "gpu/check.hpp"
+#include "gpu/driver.hpp"
+
+namespace timeroof {
+
+namespace {
+
+// "RmProfilingAdminOnly: 1" in the driver's parameters means only root may profile.
+std::string admin_only_setting() {
+  std::ifstream params("/proc/driver/nvidia/params");
+  std::string line;
+  while (std::getline(params, line))
+    if (line.rfind("RmProfilingAdminOnly:", 0) == 0) return line;
+  return {};
+}
+
+// Translates a CUPTI failure while attaching the profiler into reason + fix.
+[[noreturn]] void throw_access_error(CUptiResult status, const char* step) {
+  const std::string message = check_detail::cupti_message(status);
+  switch (status) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES: {
+      const std::string setting = admin_only_setting();
+      throw CounterAccessError(
+          "GPU profiling is restricted to admin users (NVreg_RestrictProfilingToAdminUsers=1" +
+              (setting.empty() ? std::string() : ", driver reports '" + setting + "'") +
+              (geteuid() == 0 ? "" : "; timeroof runs as a normal user") + ")",
+          "run as root, or add 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' to a "
+          "file in /etc/modprobe.d/ and reload the nvidia module (or reboot)");
+    }
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+    case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
+      throw CounterAccessError(
+          "another CUPTI client is attached to this process (Nsight Compute, Nsight Systems, "
+          "or a tool loaded through CUDA_INJECTION64_PATH)",
+          "run timeroof outside ncu/nsys and unset CUDA_INJECTION64_PATH; for timing only, "
+          "pass --no-counters");
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+      throw CounterAccessError(
+          "this GPU is virtualised (vGPU or passthrough without profiling support)",
+          "enable profiling for the vGPU on the hypervisor (vGPU profile with "
+          "'enable_profiling=1') or run on bare metal; for timing only, pass --no-counters");
+    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+      throw CounterAccessError("CMP (mining) GPUs do not expose hardware counters", "");
+    case CUPTI_ERROR_NOT_SUPPORTED:
+    case CUPTI_ERROR_NOT_COMPATIBLE:
+      throw CounterAccessError(std::string("CUPTI does not support counters on this device (") +
+                                   step + ": " + message + ")",
+                               "use a GPU of compute capability 7.5 or newer with a matching "
+                               "driver; for timing only, pass --no-counters");
+    default:
+      throw CounterAccessError(std::string(step) + " failed: " + message,
+                               "check that the driver matches CUDA " +
+                                   std::to_string(CUDART_VERSION / 1000) +
+                                   " and that no other profiler is running");
+  }
+}
+
+#define TR_ACCESS_CHECK(call)                                           \
+  do {                                                                  \
+    const CUptiResult tr_status_ = (call);                              \
+    if (tr_status_ != CUPTI_SUCCESS) throw_access_error(tr_status_, #call); \
+  } while (0)
+
+const char* level_name(CUpti_Profiler_Support_Level level) {
+  switch (level) {
+    case CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED: return "unsupported";
+    case CUPTI_PROFILER_CONFIGURATION_DISABLED: return "disabled";
+    case CUPTI_PROFILER_CONFIGURATION_SUPPORTED: return "supported";
+    default: return "unknown";
+  }
+}
+
+// Explains cuptiProfilerDeviceSupported's verdict feature by feature.
+void require_device_supported(int device) {
+  CUpti_Profiler_DeviceSupported_Params params{CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
+  params.cuDevice = device;
+  params.api = CUPTI_PROFILER_RANGE_PROFILING;
+  TR_ACCESS_CHECK(cuptiProfilerDeviceSupported(&params));
+  if (params.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return;
+  struct Feature {
+    CUpti_Profiler_Support_Level level;
+    const char* what;
+    const char* fix;
+  };
+  const Feature features[] = {
+      {params.architecture, "the GPU architecture has no range-profiler support",
+       "use a GPU of compute capability 7.5 or newer"},
+      {params.sli, "SLI is enabled", "disable SLI"},
+      {params.vGpu, "the GPU is a vGPU without profiling enabled",
+       "enable profiling for this vGPU on the hypervisor, or run on bare metal"},
+      {params.confidentialCompute, "confidential computing is enabled",
+       "disable confidential computing mode on this GPU"},
+      {params.cmp, "CMP (mining) GPUs do not expose counters", ""},
+      {params.wsl, "profiling under WSL is not supported by this driver",
+       "update the Windows NVIDIA driver, or run on Linux"},
+  };
+  for (const Feature& f : features) {
+    if (f.level != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+      throw CounterAccessError(std::string(f.what) + " (" + level_name(f.level) + ")", f.fix);
+    }
+  }
+  throw CounterAccessError("CUPTI reports the device as not supported for range profiling", "");
+}
+
+std::string chip_name(int device) {
+  CUpti_Device_GetChipName_Params params{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+  params.deviceIndex = static_cast<std::size_t>(device);
+  TR_ACCESS_CHECK(cuptiDeviceGetChipName(&params));
+  return params.pChipName;
+}
+
+}  // namespace
+
+ProfilerSession::ProfilerSession() {
+  int device = 0;
+  TR_CUDA_CHECK(cudaGetDevice(&device));
+  context_ = current_context();
+
+  CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+  TR_ACCESS_CHECK(cuptiProfilerInitialize(&init));
+  initialised_ = true;
+  try {
+    require_device_supported(device);
+    chip_ = chip_name(device);
+
+    CUpti_Profiler_GetCounterAvailability_Params avail{
+        CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+    avail.ctx = context_;
+    TR_ACCESS_CHECK(cuptiProfilerGetCounterAvailability(&avail));
+    availability_.resize(avail.counterAvailabilityImageSize);
+    avail.pCounterAvailabilityImage = availability_.data();
+    TR_ACCESS_CHECK(cuptiProfilerGetCounterAvailability(&avail));
+
+    CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    enable.ctx = context_;
+    TR_ACCESS_CHECK(cuptiRangeProfilerEnable(&enable));
+    profiler_ = enable.pRangeProfilerObject;
+  } catch (...) {
+    CUpti_Profiler_DeInitialize_Params deinit{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+    TR_CUPTI_WARN(cuptiProfilerDeInitialize(&deinit));
+    throw;
+  }
+}
+
+ProfilerSession::~ProfilerSession() {
+  if (profiler_) {
+    CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+    disable.pRangeProfilerObject = profiler_;
+    TR_CUPTI_WARN(cuptiRangeProfilerDisable(&disable));
+  }
+  if (initialised_) {
+    CUpti_Profiler_DeInitialize_Params deinit{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+    TR_CUPTI_WARN(cuptiProfilerDeInitialize(&deinit));
+  }
+}
+
+ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& metrics,
+                                               const std::function<void()>& work,
+                                               std::size_t max_ranges) {
+  const ConfigImage config = build_config(chip_, metrics, availability_);
+  std::vector<const char*> names;
+  for (const std::string& m : metrics) names.push_back(m.c_str());
+
+  CUpti_RangeProfiler_GetCounterDataSize_Params size{
+      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  size.pRangeProfilerObject = profiler_;
+  size.pMetricNames = names.data();
+  size.numMetrics = names.size();
+  size.maxNumOfRanges = max_ranges;
+  size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(max_ranges);
+  TR_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
+  std::vector<std::uint8_t> counter_data(size.counterDataSize);
+  CUpti_RangeProfiler_CounterDataImage_Initialize_Params image{
+      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+  image.pRangeProfilerObject = profiler_;
+  image.counterDataSize = counter_data.size();
+  image.pCounterData = counter_data.data();
+  TR_CUPTI_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&image));
+
+  CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+  set.pRangeProfilerObject = profiler_;
+  set.configSize = config.bytes.size();
+  set.pConfig = config.bytes.data();
+  set.counterDataImageSize = counter_data.size();
+  set.pCounterDataImage = counter_data.data();
+  set.range = CUPTI_AutoRange;
+  set.replayMode = CUPTI_KernelReplay;
+  set.maxRangesPerPass = max_ranges;
+  set.numNestingLevels = 1;
+  set.minNestingLevel = 1;
+  set.passIndex = 0;
+  set.targetNestingLevel = 1;
+  TR_CUPTI_CHECK(cuptiRangeProfilerSetConfig(&set));
+
+  CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+  start.pRangeProfilerObject = profiler_;
+  TR_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
+  CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+  stop.pRangeProfilerObject = profiler_;
+  try {
+    work();
+    TR_CUDA_CHECK(cudaDeviceSynchronize());
+  } catch (...) {
+    TR_CUPTI_WARN(cuptiRangeProfilerStop(&stop));
+    throw;
+  }
+  TR_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
+  CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+  decode.pRangeProfilerObject = profiler_;
+  TR_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
+
+  ProfileResult result;
+  result.metrics = metrics;
+  result.passes = config.passes;
+  result.dropped_ranges = decode.numOfRangeDropped;
+  CUpti_RangeProfiler_GetCounterDataInfo_Params info{
+      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+  info.pCounterDataImage = counter_data.data();
+  info.counterDataImageSize = counter_data.size();
+  TR_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
+  const MetricHost host(chip_, availability_);
+  for (std::size_t r = 0; r < info.numTotalRanges; ++r) {
+    CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range{
+        CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
+    range.pCounterDataImage = counter_data.data();
+    range.counterDataImageSize = counter_data.size();
+    range.rangeIndex = r;
+    range.rangeDelimiter = "/";
+    TR_CUPTI_CHECK(cuptiRangeProfilerCounterDataGetRangeInfo(&range));
+    result.ranges.push_back({range.rangeName ? range.rangeName : "",
+                             host.evaluate(counter_data, r, metrics)});
+  }
+  return result;
+}
+
+}  // namespace timeroof

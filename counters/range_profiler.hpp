@@ -1,0 +1,72 @@
+// CUPTI range profiler (CUDA 13 cuptiRangeProfiler* API), in-process.
+// A ProfilerSession attaches to the current device's primary context for its
+// lifetime; profile_kernels() measures every kernel a callable launches, one
+// range per kernel, replaying each kernel as often as the metric set needs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+
+struct CUpti_RangeProfiler_Object;
+typedef struct CUctx_st* CUcontext;
+
+namespace timeroof {
+
+// Counters cannot be read here; reason() and fix() say why and what to do.
+class CounterAccessError : public Error {
+ public:
+  CounterAccessError(const std::string& reason, const std::string& fix)
+      : Error(ExitCode::environment, "hardware counters unavailable: " + reason +
+                                         (fix.empty() ? "" : "; fix: " + fix)),
+        reason_(reason),
+        fix_(fix) {}
+  const std::string& reason() const noexcept { return reason_; }
+  const std::string& fix() const noexcept { return fix_; }
+
+ private:
+  std::string reason_;
+  std::string fix_;
+};
+
+struct RangeValues {
+  std::string name;  // the kernel's name for auto ranges
+  std::vector<double> values;  // in the order of ProfileResult::metrics
+};
+
+struct ProfileResult {
+  std::vector<std::string> metrics;
+  std::vector<RangeValues> ranges;
+  std::size_t passes = 0;
+  std::size_t dropped_ranges = 0;  // ranges beyond max_ranges: reported, never silent
+};
+
+class ProfilerSession {
+ public:
+  // Initialises CUPTI's profiler on the current device and checks that its
+  // counters can be read; throws CounterAccessError with reason and fix if not.
+  ProfilerSession();
+  ~ProfilerSession();
+  ProfilerSession(const ProfilerSession&) = delete;
+  ProfilerSession& operator=(const ProfilerSession&) = delete;
+
+  const std::string& chip() const noexcept { return chip_; }
+  const std::vector<std::uint8_t>& counter_availability() const noexcept { return availability_; }
+
+  // Auto range + kernel replay: each kernel `work` launches is one range.
+  ProfileResult profile_kernels(const std::vector<std::string>& metrics,
+                                const std::function<void()>& work, std::size_t max_ranges = 256);
+
+ private:
+  CUcontext context_ = nullptr;
+  std::string chip_;
+  std::vector<std::uint8_t> availability_;
+  CUpti_RangeProfiler_Object* profiler_ = nullptr;
+  bool initialised_ = false;
+};
+
+}  // namespace timeroof

@@ -1,0 +1,33 @@
+// What the machine has: GPUs, their properties, clocks and library versions.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/results.hpp"
+
+namespace timeroof {
+
+struct GpuCount {
+  int count = 0;
+  std::string why_none;  // when count == 0: the runtime's reason, in one line
+};
+
+// Never throws: a machine without driver or GPU yields count 0 and the reason.
+GpuCount count_gpus();
+
+// Throws a usage error when `index` is out of range, naming the valid range.
+void select_gpu(int index);
+
+// Properties, clocks (NVML, where present) and library versions of one GPU.
+// `counters` is left empty: the counters layer fills it.
+GpuInfo query_gpu(int index);
+
+// Current SM and memory clocks in Hz, read through NVML; nullopt where NVML is missing.
+struct Clocks {
+  std::optional<double> sm_hz;
+  std::optional<double> mem_hz;
+};
+Clocks read_clocks(int index);
+
+}  // namespace timeroof

@@ -1,0 +1,71 @@
+// The machine's roofs, measured by our own kernels. Each family returns the
+// ceilings it measured (measured value, method, repeats, spread, clocks); the
+// theoretical value is filled in afterwards from CUPTI peaks x observed clock.
+// A roof the GPU cannot have (FP8 before sm_89, wgmma off Hopper) is left out
+// and reported through `skipped`.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/results.hpp"
+#include "kernels/measure.hpp"
+
+namespace timeroof {
+
+// A working-set sweep sample: bytes touched per pass and the bandwidth seen.
+struct WorkingSetSample {
+  double bytes = 0;
+  double bytes_per_second = 0;
+};
+
+struct CeilingRequest {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  bool quick = false;  // reduced sizes and repeats: the whole set in < 20 s
+  GpuInfo gpu;         // SM count, L2 size, compute capability
+  // Whether the roof of this name is wanted (from --only); families check it
+  // before measuring so an unwanted roof costs nothing.
+  std::function<bool(const std::string&)> wanted = [](const std::string&) { return true; };
+  TimingPolicy timing() const {
+    TimingPolicy p;
+    if (quick) {
+      p.round = 5;
+      p.max_repeats = 30;
+      p.max_seconds = 0.3;
+    }
+    return p;
+  }
+};
+
+struct CeilingSkip {
+  std::string name;
+  std::string reason;
+};
+
+struct CeilingResults {
+  std::vector<Ceiling> ceilings;
+  std::vector<CeilingSkip> skipped;
+  std::vector<WorkingSetSample> working_set;  // filled by the memory family
+};
+
+// CUDA-core FMA and add/mul roofs: fp64_fma, fp32_fma, fp16_fma (packed HFMA2),
+// bf16_fma (packed), fp64_addmul, fp32_addmul, fp16_addmul, bf16_addmul.
+void measure_cuda_core_ceilings(const CeilingRequest& request, CeilingResults& out);
+// hbm_read, hbm_write, hbm_copy, l2_read, l1_read, shared_read, and the working-set sweep.
+void measure_memory_ceilings(const CeilingRequest& request, CeilingResults& out);
+// h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable (nvbandwidth-style spin kernel).
+void measure_transfer_ceilings(const CeilingRequest& request, CeilingResults& out);
+// launch_async (per launch), launch_sync (launch + synchronize), launch_graph_node.
+void measure_launch_ceilings(const CeilingRequest& request, CeilingResults& out);
+// tensor_fp16, tensor_bf16, tensor_tf32, tensor_fp8, tensor_int8, tensor_fp64 with
+// mma.sync, and wgmma variants on sm_90 (names with suffix _wgmma).
+void measure_tensor_ceilings(const CeilingRequest& request, CeilingResults& out);
+// cublaslt_fp16, cublaslt_bf16, cublaslt_tf32, cublaslt_fp8, cublaslt_int8,
+// cublas_fp64: the best large-GEMM rate of the library, for reference.
+void measure_library_ceilings(const CeilingRequest& request, CeilingResults& out);
+
+}  // namespace timeroof

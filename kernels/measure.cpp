@@ -1,0 +1,136 @@
+#include "kernels/measure.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "gpu/check.hpp"
+#include "gpu/device.hpp"
+#include "gpu/handles.hpp"
+
+namespace timeroof {
+
+namespace {
+
+double percentile(const std::vector<double>& sorted, double q) {
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto lower = static_cast<std::size_t>(std::floor(position));
+  const std::size_t upper = std::min(lower + 1, sorted.size() - 1);
+  const double fraction = position - static_cast<double>(lower);
+  return sorted[lower] * (1 - fraction) + sorted[upper] * fraction;
+}
+
+std::optional<double> median_of(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  return percentile(values, 0.5);
+}
+
+// Collects rounds of samples until the median settles or the budget runs out.
+// `run_round(n, samples, clocks)` appends n samples and one clock reading.
+Measurement measure_rounds(
+    const TimingPolicy& policy,
+    const std::function<void(int, std::vector<double>&, std::vector<Clocks>&)>& run_round) {
+  std::vector<double> samples;
+  std::vector<Clocks> clocks;
+  const auto start = std::chrono::steady_clock::now();
+  double previous_median = -1;
+  while (true) {
+    run_round(policy.round, samples, clocks);
+    const double median = *median_of(samples);
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const bool stable = previous_median > 0 &&
+                        std::fabs(median - previous_median) <= policy.stable_tolerance * median;
+    if (stable || static_cast<int>(samples.size()) >= policy.max_repeats ||
+        elapsed >= policy.max_seconds)
+      break;
+    previous_median = median;
+  }
+  Measurement m = summarize(samples);
+  std::vector<double> sm, mem;
+  for (const Clocks& c : clocks) {
+    if (c.sm_hz) sm.push_back(*c.sm_hz);
+    if (c.mem_hz) mem.push_back(*c.mem_hz);
+  }
+  m.sm_clock_hz = median_of(sm);
+  m.mem_clock_hz = median_of(mem);
+  return m;
+}
+
+int current_device() {
+  int device = 0;
+  TR_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+}  // namespace
+
+Measurement summarize(std::vector<double> seconds) {
+  Measurement m;
+  if (seconds.empty()) return m;
+  std::sort(seconds.begin(), seconds.end());
+  m.repeats = static_cast<int>(seconds.size());
+  m.min_s = seconds.front();
+  m.max_s = seconds.back();
+  m.median_s = percentile(seconds, 0.5);
+  m.spread = m.median_s > 0
+                 ? (percentile(seconds, 0.9) - percentile(seconds, 0.1)) / m.median_s
+                 : 0;
+  return m;
+}
+
+Measurement measure_on_stream(const std::function<void(cudaStream_t)>& launch,
+                              cudaStream_t stream, const TimingPolicy& policy) {
+  const int device = current_device();
+  for (int i = 0; i < policy.warmup; ++i) launch(stream);
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<Event> starts, stops;
+  for (int i = 0; i < policy.round; ++i) {
+    starts.emplace_back();
+    stops.emplace_back();
+  }
+  return measure_rounds(policy, [&](int n, std::vector<double>& samples,
+                                    std::vector<Clocks>& clocks) {
+    for (int i = 0; i < n; ++i) {
+      starts[i].record(stream);
+      launch(stream);
+      stops[i].record(stream);
+    }
+    clocks.push_back(read_clocks(device));  // the GPU is busy with the round now
+    TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int i = 0; i < n; ++i) samples.push_back(stops[i].seconds_since(starts[i]));
+  });
+}
+
+Measurement measure_on_host(const std::function<void()>& work, const TimingPolicy& policy) {
+  const int device = current_device();
+  for (int i = 0; i < policy.warmup; ++i) work();
+  return measure_rounds(policy, [&](int n, std::vector<double>& samples,
+                                    std::vector<Clocks>& clocks) {
+    for (int i = 0; i < n; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      work();
+      samples.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    clocks.push_back(read_clocks(device));
+  });
+}
+
+Ceiling make_ceiling(const std::string& name, CeilingKind kind, const std::string& unit,
+                     double amount_per_call, const Measurement& m, const std::string& method) {
+  Ceiling c;
+  c.name = name;
+  c.kind = kind;
+  c.unit = unit;
+  c.measured = kind == CeilingKind::latency ? m.median_s : amount_per_call / m.median_s;
+  c.method = method;
+  c.repeats = m.repeats;
+  c.spread = m.spread;
+  c.sm_clock_hz = m.sm_clock_hz;
+  c.mem_clock_hz = m.mem_clock_hz;
+  return c;
+}
+
+}  // namespace timeroof

@@ -1,0 +1,52 @@
+// How every ceiling is timed: warm-up, then rounds of event-timed repeats until
+// the median is stable; SM and memory clocks are read (NVML) while the GPU is
+// busy with the timed work, so each figure carries the clock it ran at.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/results.hpp"
+
+namespace timeroof {
+
+struct TimingPolicy {
+  int warmup = 3;
+  int round = 10;           // repeats per round; the median is checked after each round
+  int max_repeats = 200;
+  double max_seconds = 2.0;  // wall budget for one measurement
+  double stable_tolerance = 0.005;  // stop when a round moves the median by less than this
+};
+
+struct Measurement {
+  double median_s = 0;
+  double min_s = 0;
+  double max_s = 0;
+  int repeats = 0;
+  double spread = 0;  // (p90 - p10) / median
+  std::optional<double> sm_clock_hz;   // median of readings taken while the GPU was busy
+  std::optional<double> mem_clock_hz;
+};
+
+// Times `launch`, which enqueues one unit of work on `stream`, with a CUDA event
+// pair per repeat. Throws on any CUDA error (including from the launched work).
+Measurement measure_on_stream(const std::function<void(cudaStream_t)>& launch,
+                              cudaStream_t stream, const TimingPolicy& policy = {});
+
+// Times `work`, which runs synchronously on the host (launch + sync round trips,
+// pageable copies), with a steady clock.
+Measurement measure_on_host(const std::function<void()>& work, const TimingPolicy& policy = {});
+
+// Summary statistics of samples in seconds (exposed for tests).
+Measurement summarize(std::vector<double> seconds);
+
+// A ceiling from an amount per call (FLOPs or bytes) over the median time; for
+// latency ceilings (unit "s") the measured value is the median time itself.
+Ceiling make_ceiling(const std::string& name, CeilingKind kind, const std::string& unit,
+                     double amount_per_call, const Measurement& m, const std::string& method);
+
+}  // namespace timeroof

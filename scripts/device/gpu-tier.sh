@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs ON THE DEVICE MACHINE, in the repository root, from binaries packed by
+# scripts/device/pack.sh into .carry/. Logs go into one archive, $OUT/gpu-tier-logs.tgz
+# ($OUT brings back at most 8 files), with the summary and `info --json` beside it.
+# Every test binary runs (CPU tier too: the binaries must work there as well);
+# GPU-tier tests must pass, not skip.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+final=${OUT:-$root/device-out}
+out=$(mktemp -d)
+mkdir -p "$final"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export TIMEROOF_TEST_BINARY=$root/.carry/timeroof TIMEROOF_TEST_SOURCE_DIR=$root
+export TIMEROOF_SAMPLE=$root/samples/sample-run.json
+
+{
+  echo "== machine"; date -u; hostname
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
+  grep RmProfilingAdminOnly /proc/driver/nvidia/params 2>/dev/null
+  ldd .carry/timeroof | grep -E "not found|cudnn|cupti|cublas|sqlite" || true
+} > "$out/machine.txt" 2>&1
+cat "$out/machine.txt"
+
+echo "== timeroof info"
+.carry/timeroof info 2>&1 | tee "$out/info.txt"
+.carry/timeroof info --json > "$out/info.json" 2>&1
+
+status=0
+summary=""
+for test in .carry/tests/*_test; do
+  name=$(basename "$test")
+  "$test" --gtest_output="xml:$out/$name.xml" > "$out/$name.log" 2>&1
+  rc=$?
+  skipped=$(grep -c '^\[  SKIPPED \]' "$out/$name.log")
+  line=$(grep -E '^\[  (PASSED|FAILED)  \]' "$out/$name.log" | tr '\n' ' ')
+  summary+="$name: rc=$rc skipped=$skipped $line"$'\n'
+  [ "$rc" -eq 0 ] || status=1
+  # On the device, a GPU test that skips is a failure: it proved nothing.
+  case "$name" in gpu_*) [ "$skipped" -eq 0 ] || status=1 ;; esac
+done
+grep -h -E '^(GPU 0|counters:)' "$out"/gpu_*.log || true
+echo "== summary"; printf '%s' "$summary" | tee "$out/summary.txt"
+tar czf "$final/gpu-tier-logs.tgz" -C "$out" .
+cp "$out/summary.txt" "$out/info.json" "$final/"
+exit $status

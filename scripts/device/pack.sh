@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs HERE (no GPU needed): builds, then copies the stripped binaries the device
+# machine needs into .carry/ (git-ignored), which the device tool carries.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${TIMEROOF_BUILD_DIR:-$root/build}
+"$root/scripts/build.sh"
+rm -rf "$root/.carry" && mkdir -p "$root/.carry/tests"
+cp "$build/timeroof" "$root/.carry/"
+find "$build/tests" -maxdepth 2 -type f -name '*_test' -perm -u+x -exec cp {} "$root/.carry/tests/" \;
+strip --strip-debug "$root/.carry/timeroof" "$root/.carry/tests/"*
+du -sh "$root/.carry"

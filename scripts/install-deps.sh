@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the distribution packages timeroof builds with (Debian 12+ / Ubuntu 22.04+).
+# The NVIDIA driver, CUDA toolkit and cuDNN are prerequisites installed by the
+# user; without them the analysis-only tool is built and this script says so.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ pkg-config git libeigen3-dev nlohmann-json3-dev libcli11-dev
+          libsqlite3-dev libgtest-dev libgmock-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "timeroof: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -x "$cuda_home/bin/nvcc" ] && ! command -v nvcc >/dev/null; then
+  echo "timeroof: no CUDA toolkit at $cuda_home: building the analysis-only tool" \
+       "(install the CUDA toolkit and cuDNN 9 to measure GPUs)" >&2
+elif [ ! -f "$cuda_home/include/cudnn.h" ] && [ ! -f /usr/include/cudnn.h ] \
+     && [ ! -f /usr/include/x86_64-linux-gnu/cudnn.h ]; then
+  echo "timeroof: CUDA found but no cuDNN headers: building the analysis-only tool" \
+       "(install cuDNN 9, e.g. the cudnn9-cuda-13 package)" >&2
+fi

@@ -1,0 +1,150 @@
+#include "src/cli/commands.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/json_io.hpp"
+#include "src/cli/console.hpp"
+#include "src/cli/gpu_backend.hpp"
+#include "src/store/results_store.hpp"
+
+namespace timeroof::cli {
+
+namespace {
+
+void print_json(const nlohmann::json& value) { std::cout << value.dump(2) << '\n'; }
+
+// Writes `text` to --out when given, else to stdout.
+void emit(const CommonOptions& options, const std::string& text) {
+  if (options.out.empty()) {
+    std::cout << text;
+    return;
+  }
+  std::ofstream file(options.out, std::ios::binary);
+  if (!(file << text)) {
+    throw usage_error("cannot write " + options.out +
+                      "; check that its directory exists and is writable");
+  }
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw usage_error("cannot read " + path + "; check the path");
+  try {
+    return nlohmann::json::parse(file);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw usage_error(path + " is not valid JSON (" + e.what() +
+                      "); pass a file written by `timeroof export`");
+  }
+}
+
+// The bundled sample: a real run recorded on the device machine.
+std::vector<RunRecord> load_sample(std::string& path) {
+  const char* override_path = std::getenv("TIMEROOF_SAMPLE");
+  path = override_path ? override_path : TIMEROOF_SAMPLE_PATH;
+  return parse_export_document(read_json_file(path), path);
+}
+
+}  // namespace
+
+ExitCode run_info(const CommonOptions& options) {
+  const GpuAvailability gpus = find_gpus();
+  if (gpus.count == 0) throw environment_error("no GPU: " + gpus.why_none);
+  const GpuInfo gpu = inspect_gpu(options.device);
+  if (options.json)
+    print_json(gpu);
+  else
+    std::cout << format_gpu(gpu);
+  return ExitCode::ok;
+}
+
+ExitCode run_main_job(const CommonOptions& options) {
+  const GpuAvailability gpus = find_gpus();
+  if (gpus.count == 0) {
+    std::string path;
+    const std::vector<RunRecord> sample = load_sample(path);
+    const std::string gpu_name = sample.empty() ? "?" : sample.front().run.machine.gpu.name;
+    std::fprintf(stderr, "timeroof: no GPU here (%s); showing the bundled sample recorded on %s: %s\n",
+                 gpus.why_none.c_str(), gpu_name.c_str(), path.c_str());
+    if (options.json) {
+      print_json(export_document(sample));
+    } else {
+      for (const RunRecord& record : sample) std::cout << format_run(record);
+    }
+    return ExitCode::ok;
+  }
+
+  // Describe the GPU first: a bad --device fails before anything is written.
+  Run run = new_run(options.command_line);
+  run.machine.gpu = inspect_gpu(options.device);
+  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
+  store.begin_run(run);
+  run.status = "complete";
+  run.finished_at = utc_now_iso8601();
+  store.update_run(run);
+
+  const RunRecord record = store.load_run(run.id);
+  if (options.json) {
+    print_json(record);
+  } else {
+    std::cout << format_run(record);
+    std::cout << "stored as run " << run.id << " in " << options.db << "\n";
+  }
+  return ExitCode::ok;
+}
+
+ExitCode run_list_runs(const CommonOptions& options) {
+  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
+  const std::vector<Run> runs = store.list_runs();
+  if (options.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const Run& run : runs) {
+      nlohmann::json entry = run;
+      entry["id"] = run.id;
+      list.push_back(std::move(entry));
+    }
+    print_json(list);
+  } else {
+    std::cout << format_run_list(runs);
+  }
+  return ExitCode::ok;
+}
+
+ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs) {
+  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
+  std::vector<RunRecord> records;
+  if (runs.empty()) {
+    records = store.load_all();
+  } else {
+    for (const std::string& id : runs) {
+      std::optional<RunRecord> record = store.load_run(id);
+      if (!record) {
+        throw usage_error("no run '" + id + "' in " + options.db +
+                          "; list the runs with `timeroof runs`");
+      }
+      records.push_back(std::move(*record));
+    }
+  }
+  emit(options, export_document(records).dump(2) + "\n");
+  return ExitCode::ok;
+}
+
+ExitCode run_import(const CommonOptions& options, const std::vector<std::string>& files) {
+  // Parse every file before touching the store: a bad file imports nothing.
+  std::vector<RunRecord> records;
+  for (const std::string& file : files) {
+    std::vector<RunRecord> parsed = parse_export_document(read_json_file(file), file);
+    records.insert(records.end(), parsed.begin(), parsed.end());
+  }
+  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
+  store.import_runs(records);
+  std::cerr << "imported " << records.size() << " run(s) into " << options.db << "\n";
+  return ExitCode::ok;
+}
+
+}  // namespace timeroof::cli

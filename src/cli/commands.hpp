@@ -1,0 +1,25 @@
+// The subcommands. Each returns the exit code or throws timeroof::Error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace timeroof::cli {
+
+struct CommonOptions {
+  std::string db = "timeroof.db";
+  std::string out;
+  int device = 0;
+  bool json = false;
+  std::string command_line;  // as typed, for provenance
+};
+
+ExitCode run_info(const CommonOptions& options);
+ExitCode run_main_job(const CommonOptions& options);
+ExitCode run_list_runs(const CommonOptions& options);
+ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs);
+ExitCode run_import(const CommonOptions& options, const std::vector<std::string>& files);
+
+}  // namespace timeroof::cli

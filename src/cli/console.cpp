@@ -1,0 +1,116 @@
+#include "src/cli/console.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "core/format.hpp"
+
+namespace timeroof::cli {
+
+namespace {
+// Left-aligned text table with a header row and a rule under it.
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::ostringstream out;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::string line;
+    for (std::size_t c = 0; c < rows[r].size(); ++c) {
+      line += rows[r][c];
+      if (c + 1 < rows[r].size()) line += std::string(widths[c] - rows[r][c].size() + 2, ' ');
+    }
+    out << "  " << line << '\n';
+    if (r == 0) {
+      std::size_t total = 0;
+      for (std::size_t w : widths) total += w + 2;
+      out << "  " << std::string(total - 2, '-') << '\n';
+    }
+  }
+  return out.str();
+}
+
+std::string clocks(const std::optional<double>& current, const std::optional<double>& base,
+                   const std::optional<double>& max) {
+  return format_si(current, "Hz") + " now, " + format_si(base, "Hz") + " base, " +
+         format_si(max, "Hz") + " max";
+}
+}  // namespace
+
+std::string format_gpu(const GpuInfo& gpu) {
+  std::ostringstream out;
+  out << "GPU " << gpu.index << ": " << gpu.name << " (chip " << (gpu.chip.empty() ? "?" : gpu.chip)
+      << ", compute capability " << gpu.cc_major << "." << gpu.cc_minor << ")\n";
+  out << "  SMs          " << gpu.sm_count << "\n";
+  out << "  memory       " << format_binary_bytes(static_cast<double>(gpu.memory_bytes)) << ", "
+      << gpu.memory_bus_bits << "-bit bus\n";
+  out << "  L2           " << format_binary_bytes(static_cast<double>(gpu.l2_bytes)) << "\n";
+  out << "  shared/SM    " << format_binary_bytes(static_cast<double>(gpu.shared_per_sm_bytes))
+      << "\n";
+  out << "  SM clock     "
+      << clocks(gpu.sm_clock_current_hz, gpu.sm_clock_base_hz, gpu.sm_clock_max_hz) << "\n";
+  out << "  mem clock    " << format_si(gpu.mem_clock_current_hz, "Hz") << " now, "
+      << format_si(gpu.mem_clock_max_hz, "Hz") << " max\n";
+  out << "  PCI / UUID   " << gpu.pci_bus_id << " / " << gpu.uuid << "\n";
+  const SoftwareVersions& v = gpu.versions;
+  out << "  driver       " << (v.driver.empty() ? "?" : v.driver) << " (CUDA " << v.cuda_driver
+      << ")\n";
+  out << "  libraries    CUDA runtime " << v.cuda_runtime << ", cuDNN " << v.cudnn << ", cuBLAS "
+      << v.cublas << ", CUPTI " << v.cupti << "\n";
+  if (gpu.counters.available) {
+    out << "  counters     available (" << gpu.counters.evidence << ")\n";
+  } else {
+    out << "  counters     UNAVAILABLE: " << gpu.counters.reason << "\n";
+    if (!gpu.counters.fix.empty()) out << "               fix: " << gpu.counters.fix << "\n";
+  }
+  return out.str();
+}
+
+std::string format_ceilings(const std::vector<Ceiling>& ceilings) {
+  if (ceilings.empty()) return "  (no ceilings measured)\n";
+  std::vector<std::vector<std::string>> rows{
+      {"ceiling", "measured", "theoretical", "ratio", "SM clock", "spread", "method"}};
+  for (const Ceiling& c : ceilings) {
+    std::string ratio = "-";
+    if (c.theoretical && *c.theoretical > 0) {
+      char text[16];
+      std::snprintf(text, sizeof text, "%.1f%%", 100.0 * c.measured / *c.theoretical);
+      ratio = text;
+    }
+    char spread[16];
+    std::snprintf(spread, sizeof spread, "%.1f%%", 100.0 * c.spread);
+    rows.push_back({c.name, format_si(c.measured, c.unit), format_si(c.theoretical, c.unit), ratio,
+                    format_si(c.sm_clock_hz, "Hz"), spread, c.method});
+  }
+  return table(rows);
+}
+
+std::string format_run(const RunRecord& record) {
+  const Run& run = record.run;
+  std::ostringstream out;
+  out << "run " << run.id << " (" << run.uuid << "), " << run.status << "\n";
+  out << "  started      " << run.started_at
+      << (run.finished_at.empty() ? "" : ", finished " + run.finished_at) << "\n";
+  out << "  command      " << run.command_line << "\n";
+  out << "  tool         timeroof " << run.tool_version << " (" << run.git_sha << ") on "
+      << run.host << "\n";
+  out << format_gpu(run.machine.gpu);
+  out << "ceilings\n" << format_ceilings(run.machine.ceilings);
+  if (!record.points.empty()) out << record.points.size() << " sweep points\n";
+  return out.str();
+}
+
+std::string format_run_list(const std::vector<Run>& runs) {
+  if (runs.empty()) return "  (no runs)\n";
+  std::vector<std::vector<std::string>> rows{{"id", "uuid", "started", "GPU", "status", "command"}};
+  for (const Run& run : runs) {
+    rows.push_back({std::to_string(run.id), run.uuid.substr(0, 8), run.started_at,
+                    run.machine.gpu.name, run.status, run.command_line});
+  }
+  return table(rows);
+}
+
+}  // namespace timeroof::cli

@@ -1,0 +1,23 @@
+// What the CLI needs from the GPU layers. Built against them when the CUDA
+// toolkit is present (gpu_backend_cuda.cpp); in the analysis-only build
+// (gpu_backend_none.cpp) every machine reports "no GPU" with the reason.
+#pragma once
+
+#include <string>
+
+#include "core/results.hpp"
+
+namespace timeroof::cli {
+
+struct GpuAvailability {
+  int count = 0;
+  std::string why_none;  // one line, when count == 0
+};
+
+bool built_with_cuda();
+GpuAvailability find_gpus();
+// Properties, clocks, versions, and a real counter read (CounterAccess).
+// Throws a usage error for a device index out of range.
+GpuInfo inspect_gpu(int device);
+
+}  // namespace timeroof::cli

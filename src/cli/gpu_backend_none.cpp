@@ -1,0 +1,16 @@
+#include "core/error.hpp"
+#include "src/cli/gpu_backend.hpp"
+
+namespace timeroof::cli {
+
+namespace {
+constexpr const char* kWhy =
+    "this timeroof was built without the CUDA toolkit (analysis-only: report, export, import); "
+    "install the CUDA toolkit and cuDNN, then rebuild to measure GPUs";
+}
+
+bool built_with_cuda() { return false; }
+GpuAvailability find_gpus() { return {0, kWhy}; }
+GpuInfo inspect_gpu(int) { throw environment_error(kWhy); }
+
+}  // namespace timeroof::cli

@@ -1,0 +1,140 @@
+// The timeroof command line. The one place that catches: every error below
+// becomes one line on stderr and the exit code of DESIGN.md.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "src/cli/commands.hpp"
+#include "timeroof/version.hpp"
+
+namespace {
+
+using timeroof::cli::CommonOptions;
+
+void add_common(CLI::App& command, CommonOptions& options, bool uses_db, bool uses_device,
+                bool uses_out) {
+  if (uses_db)
+    command.add_option("--db", options.db, "results store (SQLite)")->capture_default_str();
+  command.add_flag("--json", options.json, "machine-readable JSON on stdout");
+  if (uses_device)
+    command.add_option("--device", options.device, "GPU index (see nvidia-smi)")
+        ->capture_default_str();
+  if (uses_out) command.add_option("--out", options.out, "output directory or file");
+}
+
+// A one-line usage error in the tool's own voice, with the fix.
+int usage_failure(const CLI::Error& error, const CLI::App& app) {
+  std::string message = error.what();
+  if (!message.empty() && message.back() == '\n') message.pop_back();
+  std::string command = "timeroof";
+  for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+  std::fprintf(stderr, "timeroof: %s; see `%s --help`\n", message.c_str(), command.c_str());
+  return static_cast<int>(timeroof::ExitCode::usage);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc);
+  CommonOptions options;
+  options.command_line = timeroof::shell_join(args);
+
+  CLI::App app{"timeroof: why a deep-learning operator takes the time it takes.\n"
+               "Measures the GPU's real ceilings, reads CUPTI counters, and draws classic and\n"
+               "time-based Roofline charts.",
+               "timeroof"};
+  app.set_version_flag("--version",
+                       std::string("timeroof ") + timeroof::kToolVersion + " (" +
+                           timeroof::kGitSha + ")");
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  timeroof info                 GPU, clocks, library versions, counter access\n"
+      "  timeroof run                  the main job: measure, store, report\n"
+      "  timeroof runs                 runs in ./timeroof.db\n"
+      "  timeroof export --out r.json  all runs as JSON\n\n"
+      "Exit codes: 0 ok, 1 usage or input error, 2 environment (no GPU, no counter\n"
+      "permission), 3 partial results.");
+
+  CLI::App* info = app.add_subcommand(
+      "info", "GPU, chip, clocks, driver/CUDA/cuDNN/CUPTI versions, and whether hardware "
+              "counters can be read (and why not)");
+  add_common(*info, options, false, true, false);
+  info->footer(
+      "Examples:\n  timeroof info\n  timeroof info --device 1 --json\n\n"
+      "Exit code 2 when there is no GPU; counters being unavailable is reported, not an error.");
+
+  CLI::App* run = app.add_subcommand(
+      "run", "The main job: describe the GPU, measure what this build can measure, store it as "
+             "a run, and print the summary");
+  add_common(*run, options, true, true, true);
+  run->footer(
+      "Examples:\n  timeroof run\n  timeroof run --device 1 --db results/h200.db\n\n"
+      "Without a GPU it says why in one line and shows the bundled sample, a real run\n"
+      "recorded on an H100/H200, instead (exit code 0).");
+
+  CLI::App* runs = app.add_subcommand("runs", "List the runs in the results store");
+  add_common(*runs, options, true, false, false);
+  runs->footer("Examples:\n  timeroof runs\n  timeroof runs --db results/h200.db --json");
+
+  std::vector<std::string> export_runs;
+  CLI::App* exporter = app.add_subcommand(
+      "export", "Write runs (all, or those named by id or uuid prefix) as a versioned JSON "
+                "document for pandas and friends");
+  add_common(*exporter, options, true, false, true);
+  exporter->add_option("runs", export_runs, "run ids or uuid prefixes (default: all)");
+  exporter->footer(
+      "Examples:\n  timeroof export > all.json\n  timeroof export 3 --out run3.json\n"
+      "  timeroof export 1f0c --db other.db");
+
+  std::vector<std::string> import_files;
+  CLI::App* importer = app.add_subcommand(
+      "import", "Add runs from JSON files written by `timeroof export` to the results store");
+  add_common(*importer, options, true, false, false);
+  importer->add_option("files", import_files, "export files")->required()->check(
+      CLI::ExistingFile);
+  importer->footer("Examples:\n  timeroof import h100.json h200.json --db all.db");
+
+  // Name an unknown command instead of CLI11's generic "subcommand required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      found = found || sub->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::fprintf(stderr, "timeroof: unknown command '%s' (commands: %s); see `timeroof --help`\n",
+                   argv[1], known.c_str());
+      return static_cast<int>(timeroof::ExitCode::usage);
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& done) {  // --help, --help-all, --version
+    return app.exit(done);
+  } catch (const CLI::ParseError& error) {
+    return usage_failure(error, app);
+  }
+
+  try {
+    timeroof::ExitCode code = timeroof::ExitCode::ok;
+    if (*info) code = timeroof::cli::run_info(options);
+    if (*run) code = timeroof::cli::run_main_job(options);
+    if (*runs) code = timeroof::cli::run_list_runs(options);
+    if (*exporter) code = timeroof::cli::run_export(options, export_runs);
+    if (*importer) code = timeroof::cli::run_import(options, import_files);
+    return static_cast<int>(code);
+  } catch (const timeroof::Error& error) {
+    std::fprintf(stderr, "timeroof: %s\n", error.what());
+    return static_cast<int>(error.code());
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "timeroof: internal error: %s\n", error.what());
+    return static_cast<int>(timeroof::ExitCode::environment);
+  }
+}

@@ -1,0 +1,134 @@
+// The CLI as a user meets it: help, usage errors, exit codes, no-GPU behaviour,
+// and export/import through the binary. Runs without a GPU: CUDA_VISIBLE_DEVICES
+// is emptied where a test needs "no GPU" even on a GPU machine.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_tool.hpp"
+
+namespace timeroof::test {
+namespace {
+
+const std::vector<std::pair<std::string, std::string>> kNoGpu = {{"CUDA_VISIBLE_DEVICES", ""}};
+const std::string kSample = source_dir() + "/samples/sample-run.json";
+
+// Every error is one line, in the tool's voice.
+void expect_one_line_error(const ToolResult& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, code) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("timeroof: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+TEST(Cli, HelpForEveryCommand) {
+  const ToolResult top = run_tool({"--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  for (const char* command : {"info", "run", "runs", "export", "import"}) {
+    EXPECT_NE(top.out.find(command), std::string::npos) << command;
+    const ToolResult r = run_tool({command, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << command;
+    EXPECT_NE(r.out.find("Examples:"), std::string::npos) << command << "\n" << r.out;
+    EXPECT_NE(r.out.find("timeroof " + std::string(command)), std::string::npos) << r.out;
+  }
+}
+
+TEST(Cli, VersionNamesTheGitSha) {
+  const ToolResult r = run_tool({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("timeroof 0.", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("("), std::string::npos);
+}
+
+TEST(Cli, UsageErrorsAreOneLineWithExitCode1) {
+  expect_one_line_error(run_tool({}), 1, "--help");
+  expect_one_line_error(run_tool({"fly"}), 1, "fly");
+  expect_one_line_error(run_tool({"info", "--frobnicate"}), 1, "--frobnicate");
+  expect_one_line_error(run_tool({"info", "--device", "one"}), 1, "--device");
+  expect_one_line_error(run_tool({"import"}), 1, "files");
+  expect_one_line_error(run_tool({"import", "/nonexistent/x.json"}), 1, "/nonexistent/x.json");
+}
+
+TEST(Cli, InfoWithoutGpuExits2WithTheReason) {
+  const ToolResult r = run_tool({"info"}, kNoGpu);
+  expect_one_line_error(r, 2, "no GPU");
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(Cli, DeviceFlagWithoutGpuIsAnEnvironmentError) {
+  expect_one_line_error(run_tool({"info", "--device", "3"}, kNoGpu), 2, "no GPU");
+}
+
+TEST(Cli, RunWithoutGpuShowsTheBundledSample) {
+  TempDir dir;
+  const ToolResult r = run_tool({"run", "--db", dir.file("t.db")}, kNoGpu);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("no GPU here"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sample-run.json"), std::string::npos) << r.err;
+  const auto sample = nlohmann::json::parse(read_file(kSample));
+  const std::string gpu = sample["runs"][0]["machine"]["gpu"]["name"];
+  EXPECT_NE(r.out.find(gpu), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("counters"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::ifstream(dir.file("t.db")).good()) << "no GPU: nothing is stored";
+}
+
+TEST(Cli, RunWithoutGpuAndJsonPrintsTheSampleDocument) {
+  const ToolResult r = run_tool({"run", "--json"}, kNoGpu);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["format"], "timeroof-results");
+  EXPECT_EQ(doc["runs"], nlohmann::json::parse(read_file(kSample))["runs"]);
+}
+
+TEST(Cli, ReadingAMissingStoreNamesThePath) {
+  TempDir dir;
+  expect_one_line_error(run_tool({"runs", "--db", dir.file("none.db")}), 1, dir.file("none.db"));
+  EXPECT_FALSE(std::ifstream(dir.file("none.db")).good()) << "a read must not create the store";
+}
+
+TEST(Cli, ImportThenExportRoundTripsTheSampleExactly) {
+  TempDir dir;
+  const std::string db = dir.file("r.db");
+  ASSERT_EQ(run_tool({"import", kSample, "--db", db}).exit_code, 0);
+  const ToolResult list = run_tool({"runs", "--db", db});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  const auto sample = nlohmann::json::parse(read_file(kSample));
+  EXPECT_NE(list.out.find(sample["runs"][0]["uuid"].get<std::string>().substr(0, 8)),
+            std::string::npos)
+      << list.out;
+  const ToolResult exported = run_tool({"export", "--db", db, "--out", dir.file("e.json")});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir.file("e.json")))["runs"], sample["runs"]);
+  // The same runs again: refused, named, and nothing is added.
+  expect_one_line_error(run_tool({"import", kSample, "--db", db}), 1,
+                        sample["runs"][0]["uuid"].get<std::string>());
+  expect_one_line_error(run_tool({"export", "99", "--db", db}), 1, "no run '99'");
+}
+
+TEST(Cli, ImportOfABadFileIsOneLineAndImportsNothing) {
+  TempDir dir;
+  std::ofstream(dir.file("bad.json")) << "{not json";
+  expect_one_line_error(run_tool({"import", dir.file("bad.json"), "--db", dir.file("x.db")}), 1,
+                        "not valid JSON");
+  std::ofstream(dir.file("foreign.json")) << R"({"a": 1})";
+  expect_one_line_error(run_tool({"import", dir.file("foreign.json"), "--db", dir.file("x.db")}),
+                        1, "not a timeroof export");
+}
+
+TEST(Cli, ForeignDatabaseIsRefusedAndUntouched) {
+  TempDir dir;
+  const std::string path = dir.file("notes.db");
+  std::ofstream(path) << "these are my notes, not a database\n";
+  const std::string before = read_file(path);
+  const ToolResult r = run_tool({"runs", "--db", path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(path), before);
+}
+
+}  // namespace
+}  // namespace timeroof::test

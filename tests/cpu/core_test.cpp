@@ -1,0 +1,148 @@
+// The data model, its JSON form and the console formatting helpers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/json_io.hpp"
+#include "core/results.hpp"
+
+namespace timeroof {
+namespace {
+
+RunRecord sample_record() {
+  RunRecord record;
+  record.run = new_run("timeroof run --device 0");
+  record.run.machine.gpu.name = "NVIDIA H200";
+  record.run.machine.gpu.chip = "GH100";
+  record.run.machine.gpu.sm_count = 132;
+  record.run.machine.gpu.l2_bytes = 62914560;
+  record.run.machine.gpu.sm_clock_max_hz = 1.98e9;
+  record.run.machine.gpu.counters = {true, "", "", "probe ok"};
+  Ceiling hbm;
+  hbm.name = "hbm_copy";
+  hbm.kind = CeilingKind::bandwidth;
+  hbm.unit = "B/s";
+  hbm.measured = 4.4512345678901e12;
+  hbm.theoretical = 4.81e12;
+  hbm.repeats = 20;
+  hbm.spread = 0.0031;
+  record.run.machine.ceilings.push_back(hbm);
+  Point point;
+  point.sweep = "conv2d";
+  point.op = "conv2d_fwd";
+  point.params = {{"n", 16}, {"c", 64}, {"alpha", 0.1}, {"tiny", 1e-300}};
+  point.flops = 2.0 * 16 * 64 * 64 * 9 * 56 * 56;
+  point.timing.wall_median_s = 1.234567890123e-5;
+  point.timing.launches = 3;
+  point.counters["dram__bytes_read.sum"] = 1048576;
+  point.kernels.push_back({"void cutlass::Kernel<Params<a, b>>(T&)", {8, 4, 1}, {128, 1, 1}, 4e-6,
+                           {{"gpu__time_duration.sum", 4000}}});
+  point.status = PointStatus::unsupported;
+  point.reason = "CUDNN_STATUS_NOT_SUPPORTED";
+  record.points.push_back(point);
+  return record;
+}
+
+TEST(Results, JsonRoundTripIsExact) {
+  const RunRecord original = sample_record();
+  const nlohmann::json doc = export_document({original});
+  const std::string text = doc.dump();
+  const std::vector<RunRecord> parsed =
+      parse_export_document(nlohmann::json::parse(text), "memory");
+  ASSERT_EQ(parsed.size(), 1u);
+  EXPECT_EQ(parsed[0], original);
+  EXPECT_EQ(export_document(parsed).dump(), text);
+}
+
+TEST(Results, MissingValuesAreNullAndNumbersAreNumbers) {
+  const nlohmann::json j = sample_record();
+  EXPECT_TRUE(j.at("machine").at("gpu").at("sm_clock_current_hz").is_null());
+  EXPECT_TRUE(j.at("machine").at("ceilings").at(0).at("measured").is_number_float());
+  EXPECT_TRUE(j.at("points").at(0).at("timing").at("launches").is_number_integer());
+  EXPECT_TRUE(j.at("points").at(0).at("timing").at("kernel_time_s").is_null());
+  EXPECT_EQ(j.at("points").at(0).at("status"), "unsupported");
+}
+
+TEST(Results, ExportDocumentIsVersioned) {
+  const nlohmann::json doc = export_document({});
+  EXPECT_EQ(doc.at("format"), kExportFormat);
+  EXPECT_EQ(doc.at("schema_version"), kSchemaVersion);
+  EXPECT_TRUE(doc.at("exported_by").at("git_sha").is_string());
+}
+
+TEST(Results, RejectsForeignAndNewerDocuments) {
+  try {
+    parse_export_document(nlohmann::json{{"hello", 1}}, "x.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_NE(std::string(e.what()).find("x.json: not a timeroof export"), std::string::npos);
+  }
+  nlohmann::json newer = export_document({});
+  newer["schema_version"] = kSchemaVersion + 1;
+  try {
+    parse_export_document(newer, "y.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("newer timeroof"), std::string::npos) << e.what();
+  }
+  nlohmann::json broken = export_document({sample_record()});
+  broken["runs"][0]["machine"].erase("gpu");
+  try {
+    parse_export_document(broken, "z.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gpu"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Results, EnumNamesRoundTripAndUnknownNamesAreUsageErrors) {
+  for (auto s : {PointStatus::ok, PointStatus::unsupported, PointStatus::out_of_memory,
+                 PointStatus::counters_unavailable, PointStatus::failed})
+    EXPECT_EQ(point_status_from_string(to_string(s)), s);
+  try {
+    ceiling_kind_from_string("speed");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_NE(std::string(e.what()).find("compute, bandwidth, latency"), std::string::npos);
+  }
+}
+
+TEST(Results, NewRunHasProvenance) {
+  const timeroof::Run a = new_run("timeroof run");
+  const timeroof::Run b = new_run("timeroof run");
+  EXPECT_NE(a.uuid, b.uuid);
+  EXPECT_EQ(a.uuid.size(), 36u);
+  EXPECT_EQ(a.uuid[14], '4');
+  EXPECT_FALSE(a.tool_version.empty());
+  EXPECT_FALSE(a.git_sha.empty());
+  EXPECT_FALSE(a.host.empty());
+  EXPECT_EQ(a.started_at.size(), 24u);  // 2026-11-21T10:44:00.123Z
+  EXPECT_EQ(a.started_at.back(), 'Z');
+}
+
+TEST(Format, EngineeringPrefixes) {
+  EXPECT_EQ(format_si(1.98e9, "Hz"), "1.98 GHz");
+  EXPECT_EQ(format_si(4.452e12, "B/s"), "4.45 TB/s");
+  EXPECT_EQ(format_si(66.9e12, "FLOP/s"), "66.9 TFLOP/s");
+  EXPECT_EQ(format_si(2.6e-6, "s"), "2.60 us");
+  EXPECT_EQ(format_si(0.0, "s"), "0.00 s");
+  EXPECT_EQ(format_si(std::optional<double>{}, "s"), "-");
+  EXPECT_EQ(format_si(std::numeric_limits<double>::quiet_NaN(), "s"), "-");
+  EXPECT_EQ(format_binary_bytes(50.0 * 1024 * 1024), "50.0 MiB");
+  EXPECT_EQ(format_binary_bytes(512), "512 B");
+}
+
+TEST(Format, ShellJoinQuotesWhatTheShellWouldSplit) {
+  EXPECT_EQ(shell_join({"timeroof", "run", "--db", "a b.db"}), "timeroof run --db 'a b.db'");
+  EXPECT_EQ(shell_join({"x", "it's"}), "x 'it'\\''s'");
+  EXPECT_EQ(shell_join({"sweep", "--batch", "1..1024:x2"}), "sweep --batch 1..1024:x2");
+  EXPECT_EQ(shell_join({""}), "''");
+}
+
+}  // namespace
+}  // namespace timeroof

@@ -1,0 +1,43 @@
+// Runs the timeroof binary as a user would and captures what it printed.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace timeroof::test {
+
+struct ToolResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// `env` entries are NAME=VALUE pairs added to (or replacing in) the environment.
+ToolResult run_tool(const std::vector<std::string>& args,
+                    const std::vector<std::pair<std::string, std::string>>& env = {});
+
+// A fresh directory under the system temp dir, removed with the object.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// The binary and the source tree under test: compiled-in paths, overridable by
+// TIMEROOF_TEST_BINARY / TIMEROOF_TEST_SOURCE_DIR where binaries built elsewhere
+// run on another machine (the device runner).
+std::string tool_binary();
+std::string source_dir();
+
+std::string read_file(const std::string& path);
+int count_lines(const std::string& text);
+
+}  // namespace timeroof::test
