@@ -3,8 +3,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include <cupti_target.h>
-
 #include "counters/probe_kernel.hpp"
 #include "counters/range_profiler.hpp"
 #include "gpu/handles.hpp"
@@ -51,10 +49,12 @@ CounterAccess probe_counter_access() {
 }
 
 std::string current_chip_name(int device_index) {
-  CUpti_Device_GetChipName_Params params{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
-  params.deviceIndex = static_cast<std::size_t>(device_index);
-  if (cuptiDeviceGetChipName(&params) != CUPTI_SUCCESS || !params.pChipName) return {};
-  return params.pChipName;
+  try {
+    const ProfilerInitialization initialization;
+    return chip_name(device_index);
+  } catch (const CounterAccessError&) {
+    return {};  // the counter probe reports why
+  }
 }
 
 }  // namespace timeroof

@@ -115,6 +115,18 @@ void require_device_supported(int device) {
   throw CounterAccessError("CUPTI reports the device as not supported for range profiling", "");
 }
 
+}  // namespace
+
+ProfilerInitialization::ProfilerInitialization() {
+  CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+  TR_ACCESS_CHECK(cuptiProfilerInitialize(&init));
+}
+
+ProfilerInitialization::~ProfilerInitialization() {
+  CUpti_Profiler_DeInitialize_Params deinit{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+  TR_CUPTI_WARN(cuptiProfilerDeInitialize(&deinit));
+}
+
 std::string chip_name(int device) {
   CUpti_Device_GetChipName_Params params{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
   params.deviceIndex = static_cast<std::size_t>(device);
@@ -122,37 +134,24 @@ std::string chip_name(int device) {
   return params.pChipName;
 }
 
-}  // namespace
-
-ProfilerSession::ProfilerSession() {
+ProfilerSession::ProfilerSession() : context_(current_context()) {
   int device = 0;
   TR_CUDA_CHECK(cudaGetDevice(&device));
-  context_ = current_context();
+  require_device_supported(device);
+  chip_ = chip_name(device);
 
-  CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-  TR_ACCESS_CHECK(cuptiProfilerInitialize(&init));
-  initialised_ = true;
-  try {
-    require_device_supported(device);
-    chip_ = chip_name(device);
+  CUpti_Profiler_GetCounterAvailability_Params avail{
+      CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+  avail.ctx = context_;
+  TR_ACCESS_CHECK(cuptiProfilerGetCounterAvailability(&avail));
+  availability_.resize(avail.counterAvailabilityImageSize);
+  avail.pCounterAvailabilityImage = availability_.data();
+  TR_ACCESS_CHECK(cuptiProfilerGetCounterAvailability(&avail));
 
-    CUpti_Profiler_GetCounterAvailability_Params avail{
-        CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
-    avail.ctx = context_;
-    TR_ACCESS_CHECK(cuptiProfilerGetCounterAvailability(&avail));
-    availability_.resize(avail.counterAvailabilityImageSize);
-    avail.pCounterAvailabilityImage = availability_.data();
-    TR_ACCESS_CHECK(cuptiProfilerGetCounterAvailability(&avail));
-
-    CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-    enable.ctx = context_;
-    TR_ACCESS_CHECK(cuptiRangeProfilerEnable(&enable));
-    profiler_ = enable.pRangeProfilerObject;
-  } catch (...) {
-    CUpti_Profiler_DeInitialize_Params deinit{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
-    TR_CUPTI_WARN(cuptiProfilerDeInitialize(&deinit));
-    throw;
-  }
+  CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+  enable.ctx = context_;
+  TR_ACCESS_CHECK(cuptiRangeProfilerEnable(&enable));
+  profiler_ = enable.pRangeProfilerObject;
 }
 
 ProfilerSession::~ProfilerSession() {
@@ -160,10 +159,6 @@ ProfilerSession::~ProfilerSession() {
     CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
     disable.pRangeProfilerObject = profiler_;
     TR_CUPTI_WARN(cuptiRangeProfilerDisable(&disable));
-  }
-  if (initialised_) {
-    CUpti_Profiler_DeInitialize_Params deinit{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
-    TR_CUPTI_WARN(cuptiProfilerDeInitialize(&deinit));
   }
 }
 

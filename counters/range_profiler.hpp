@@ -33,8 +33,21 @@ class CounterAccessError : public Error {
   std::string fix_;
 };
 
+// cuptiProfilerInitialize / DeInitialize, which every profiler call (even
+// cuptiDeviceGetChipName) needs first. Throws CounterAccessError on failure.
+class ProfilerInitialization {
+ public:
+  ProfilerInitialization();
+  ~ProfilerInitialization();
+  ProfilerInitialization(const ProfilerInitialization&) = delete;
+  ProfilerInitialization& operator=(const ProfilerInitialization&) = delete;
+};
+
+// The CUPTI chip name ("GH100") of a device; needs a ProfilerInitialization.
+std::string chip_name(int device);
+
 struct RangeValues {
-  std::string name;  // the kernel's name for auto ranges
+  std::string name;  // auto ranges: the launch index ("0", "1", ...)
   std::vector<double> values;  // in the order of ProfileResult::metrics
 };
 
@@ -62,11 +75,11 @@ class ProfilerSession {
                                 const std::function<void()>& work, std::size_t max_ranges = 256);
 
  private:
-  CUcontext context_ = nullptr;
+  CUcontext context_ = nullptr;  // first: the context exists before CUPTI attaches
+  ProfilerInitialization initialization_;
   std::string chip_;
   std::vector<std::uint8_t> availability_;
   CUpti_RangeProfiler_Object* profiler_ = nullptr;
-  bool initialised_ = false;
 };
 
 }  // namespace timeroof

@@ -207,7 +207,10 @@ FileState inspect(const std::string& path) {
   const auto got = static_cast<std::size_t>(in.gcount());
   if (got == 0) return FileState::empty;
   const std::optional<StoreHeader> header = parse_header(bytes, got);
-  if (!header) throw not_a_store(path, "not an SQLite file");
+  if (!header) {
+    const bool sqlite_magic = got >= 16 && std::memcmp(bytes, "SQLite format 3", 16) == 0;
+    throw not_a_store(path, sqlite_magic ? "damaged SQLite header" : "not an SQLite file");
+  }
 
   // With no WAL or rollback journal beside it the file holds every committed
   // page and its header is the truth; otherwise SQLite must merge them.
