@@ -35,13 +35,21 @@ if(TIMEROOF_WITH_CUDA)
 endif()
 
 if(TIMEROOF_HAVE_CUDA)
-  enable_language(CUDA)
-  set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 knows no CUDA20 flag for nvcc 13
-  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
-  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "52")
-    # Ampere and Hopper; kernels that need Hopper-only instructions add sm_90a themselves.
-    set(CMAKE_CUDA_ARCHITECTURES 80 90)
+  # Ampere and Hopper; kernels that need Hopper-only instructions add sm_90a themselves.
+  # Set before enable_language(CUDA), which otherwise caches nvcc's own default
+  # (sm_75 for nvcc 13: no bf16 tensor cores, and everything JIT-compiled on the GPU).
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 80 90 CACHE STRING "CUDA architectures to build for")
   endif()
+  enable_language(CUDA)
+  # C++20 in device code too (the data model is shared). CMake 3.25 does not
+  # know nvcc's C++20 flag; nvcc 12+ accepts -std=c++20.
+  if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  endif()
+  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   add_library(timeroof_cudnn INTERFACE)
   target_include_directories(timeroof_cudnn SYSTEM INTERFACE ${CUDNN_INCLUDE_DIR})
   target_link_libraries(timeroof_cudnn INTERFACE ${CUDNN_LIBRARY})

@@ -120,10 +120,34 @@ void from_json(const json& j, Ceiling& v) {
   get(j, "mem_clock_hz", v.mem_clock_hz);
 }
 
-void to_json(json& j, const Machine& v) { j = json{{"gpu", v.gpu}, {"ceilings", v.ceilings}}; }
+void to_json(json& j, const WorkingSetSample& v) {
+  j = json{{"bytes", v.bytes}, {"bytes_per_second", v.bytes_per_second}};
+}
+void from_json(const json& j, WorkingSetSample& v) {
+  get(j, "bytes", v.bytes);
+  get(j, "bytes_per_second", v.bytes_per_second);
+}
+
+void to_json(json& j, const CeilingSkip& v) {
+  j = json{{"name", v.name}, {"reason", v.reason}, {"failed", v.failed}};
+}
+void from_json(const json& j, CeilingSkip& v) {
+  get(j, "name", v.name);
+  get(j, "reason", v.reason);
+  get(j, "failed", v.failed);
+}
+
+void to_json(json& j, const Machine& v) {
+  j = json{{"gpu", v.gpu},
+           {"ceilings", v.ceilings},
+           {"working_set", v.working_set},
+           {"skipped", v.skipped}};
+}
 void from_json(const json& j, Machine& v) {
   get(j, "gpu", v.gpu);
   get(j, "ceilings", v.ceilings);
+  get(j, "working_set", v.working_set);
+  get(j, "skipped", v.skipped);
 }
 
 void to_json(json& j, const Timing& v) {

@@ -78,9 +78,27 @@ struct Ceiling {
   bool operator==(const Ceiling&) const = default;
 };
 
+// A working-set sweep sample: bytes touched per pass and the bandwidth seen.
+// The curve's plateaus are the cache levels.
+struct WorkingSetSample {
+  double bytes = 0;
+  double bytes_per_second = 0;
+  bool operator==(const WorkingSetSample&) const = default;
+};
+
+// A roof that was not measured, and why (e.g. FP8 needs compute capability 8.9).
+struct CeilingSkip {
+  std::string name;
+  std::string reason;
+  bool failed = false;  // true: an error; false: the GPU lacks the unit
+  bool operator==(const CeilingSkip&) const = default;
+};
+
 struct Machine {
   GpuInfo gpu;
   std::vector<Ceiling> ceilings;
+  std::vector<WorkingSetSample> working_set;
+  std::vector<CeilingSkip> skipped;
   bool operator==(const Machine&) const = default;
 };
 

@@ -26,14 +26,15 @@ std::string admin_only_setting() {
   return {};
 }
 
-// Translates a CUPTI failure while attaching the profiler into reason + fix.
-[[noreturn]] void throw_access_error(CUptiResult status, const char* step) {
+}  // namespace
+
+CounterAccessError describe_access_failure(CUptiResult status, const std::string& step) {
   const std::string message = check_detail::cupti_message(status);
   switch (status) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES: {
       const std::string setting = admin_only_setting();
-      throw CounterAccessError(
+      return CounterAccessError(
           "GPU profiling is restricted to admin users (NVreg_RestrictProfilingToAdminUsers=1" +
               (setting.empty() ? std::string() : ", driver reports '" + setting + "'") +
               (geteuid() == 0 ? "" : "; timeroof runs as a normal user") + ")",
@@ -42,44 +43,49 @@ std::string admin_only_setting() {
     }
     case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
     case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
-      throw CounterAccessError(
+      return CounterAccessError(
           "another CUPTI client is attached to this process (Nsight Compute, Nsight Systems, "
           "or a tool loaded through CUDA_INJECTION64_PATH)",
-          "run timeroof outside ncu/nsys and unset CUDA_INJECTION64_PATH; for timing only, "
-          "pass --no-counters");
+          "run timeroof outside ncu/nsys and unset CUDA_INJECTION64_PATH");
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
-      throw CounterAccessError(
+      return CounterAccessError(
           "this GPU is virtualised (vGPU or passthrough without profiling support)",
           "enable profiling for the vGPU on the hypervisor (vGPU profile with "
-          "'enable_profiling=1') or run on bare metal; for timing only, pass --no-counters");
+          "'enable_profiling=1') or run on bare metal");
     case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
-      throw CounterAccessError("CMP (mining) GPUs do not expose hardware counters", "");
+      return CounterAccessError("CMP (mining) GPUs do not expose hardware counters", "");
     case CUPTI_ERROR_NOT_SUPPORTED:
     case CUPTI_ERROR_NOT_COMPATIBLE:
-      throw CounterAccessError(std::string("CUPTI does not support counters on this device (") +
-                                   step + ": " + message + ")",
-                               "use a GPU of compute capability 7.5 or newer with a matching "
-                               "driver; for timing only, pass --no-counters");
+      return CounterAccessError(
+          "CUPTI does not support counters on this device (" + step + ": " + message + ")",
+          "use a GPU of compute capability 7.5 or newer with a matching "
+          "driver");
     default:
-      throw CounterAccessError(std::string(step) + " failed: " + message,
-                               "check that the driver matches CUDA " +
-                                   std::to_string(CUDART_VERSION / 1000) +
-                                   " and that no other profiler is running");
+      return CounterAccessError(step + " failed: " + message,
+                                "check that the driver matches CUDA " +
+                                    std::to_string(CUDART_VERSION / 1000) +
+                                    " and that no other profiler is running");
   }
 }
 
-#define TR_ACCESS_CHECK(call)                                           \
-  do {                                                                  \
-    const CUptiResult tr_status_ = (call);                              \
-    if (tr_status_ != CUPTI_SUCCESS) throw_access_error(tr_status_, #call); \
+namespace {
+
+#define TR_ACCESS_CHECK(call)                                                          \
+  do {                                                                                 \
+    const CUptiResult tr_status_ = (call);                                             \
+    if (tr_status_ != CUPTI_SUCCESS) throw describe_access_failure(tr_status_, #call); \
   } while (0)
 
 const char* level_name(CUpti_Profiler_Support_Level level) {
   switch (level) {
-    case CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED: return "unsupported";
-    case CUPTI_PROFILER_CONFIGURATION_DISABLED: return "disabled";
-    case CUPTI_PROFILER_CONFIGURATION_SUPPORTED: return "supported";
-    default: return "unknown";
+    case CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED:
+      return "unsupported";
+    case CUPTI_PROFILER_CONFIGURATION_DISABLED:
+      return "disabled";
+    case CUPTI_PROFILER_CONFIGURATION_SUPPORTED:
+      return "supported";
+    default:
+      return "unknown";
   }
 }
 
@@ -235,8 +241,8 @@ ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& m
     range.rangeIndex = r;
     range.rangeDelimiter = "/";
     TR_CUPTI_CHECK(cuptiRangeProfilerCounterDataGetRangeInfo(&range));
-    result.ranges.push_back({range.rangeName ? range.rangeName : "",
-                             host.evaluate(counter_data, r, metrics)});
+    result.ranges.push_back(
+        {range.rangeName ? range.rangeName : "", host.evaluate(counter_data, r, metrics)});
   }
   return result;
 }

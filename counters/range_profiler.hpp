@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <cupti_result.h>
+
 #include "core/error.hpp"
 
 struct CUpti_RangeProfiler_Object;
@@ -21,8 +23,8 @@ namespace timeroof {
 class CounterAccessError : public Error {
  public:
   CounterAccessError(const std::string& reason, const std::string& fix)
-      : Error(ExitCode::environment, "hardware counters unavailable: " + reason +
-                                         (fix.empty() ? "" : "; fix: " + fix)),
+      : Error(ExitCode::environment,
+              "hardware counters unavailable: " + reason + (fix.empty() ? "" : "; fix: " + fix)),
         reason_(reason),
         fix_(fix) {}
   const std::string& reason() const noexcept { return reason_; }
@@ -46,8 +48,11 @@ class ProfilerInitialization {
 // The CUPTI chip name ("GH100") of a device; needs a ProfilerInitialization.
 std::string chip_name(int device);
 
+// Reason and fix for a CUPTI failure while attaching the profiler.
+CounterAccessError describe_access_failure(CUptiResult status, const std::string& step);
+
 struct RangeValues {
-  std::string name;  // auto ranges: the launch index ("0", "1", ...)
+  std::string name;            // auto ranges: the launch index ("0", "1", ...)
   std::vector<double> values;  // in the order of ProfileResult::metrics
 };
 

@@ -16,12 +16,6 @@
 
 namespace timeroof {
 
-// A working-set sweep sample: bytes touched per pass and the bandwidth seen.
-struct WorkingSetSample {
-  double bytes = 0;
-  double bytes_per_second = 0;
-};
-
 struct CeilingRequest {
   int device = 0;
   cudaStream_t stream = nullptr;
@@ -30,6 +24,8 @@ struct CeilingRequest {
   // Whether the roof of this name is wanted (from --only); families check it
   // before measuring so an unwanted roof costs nothing.
   std::function<bool(const std::string&)> wanted = [](const std::string&) { return true; };
+  // Called with a family's name ("memory") before it is measured.
+  std::function<void(const std::string&)> progress = [](const std::string&) {};
   TimingPolicy timing() const {
     TimingPolicy p;
     if (quick) {
@@ -39,11 +35,6 @@ struct CeilingRequest {
     }
     return p;
   }
-};
-
-struct CeilingSkip {
-  std::string name;
-  std::string reason;
 };
 
 struct CeilingResults {
@@ -61,11 +52,20 @@ void measure_memory_ceilings(const CeilingRequest& request, CeilingResults& out)
 void measure_transfer_ceilings(const CeilingRequest& request, CeilingResults& out);
 // launch_async (per launch), launch_sync (launch + synchronize), launch_graph_node.
 void measure_launch_ceilings(const CeilingRequest& request, CeilingResults& out);
-// tensor_fp16, tensor_bf16, tensor_tf32, tensor_fp8, tensor_int8, tensor_fp64 with
-// mma.sync, and wgmma variants on sm_90 (names with suffix _wgmma).
+// tensor_fp16, tensor_bf16, tensor_tf32, tensor_fp8, tensor_int8, tensor_fp64: the
+// best path the GPU has (sm_90: the larger of wgmma and mma.sync; elsewhere
+// mma.sync); on sm_90 also tensor_<type>_mma_sync, the legacy-path figure
+// (kernels/tensor_mma.hpp: FLOP convention and kernel design).
 void measure_tensor_ceilings(const CeilingRequest& request, CeilingResults& out);
 // cublaslt_fp16, cublaslt_bf16, cublaslt_tf32, cublaslt_fp8, cublaslt_int8,
 // cublas_fp64: the best large-GEMM rate of the library, for reference.
 void measure_library_ceilings(const CeilingRequest& request, CeilingResults& out);
+
+// Every roof name a family can produce, in measurement order (for --only).
+const std::vector<std::string>& known_ceiling_names();
+
+// Runs every family in order; a family that throws becomes skipped entries
+// with the error, so one failing roof never loses the others.
+CeilingResults measure_ceilings(const CeilingRequest& request);
 
 }  // namespace timeroof

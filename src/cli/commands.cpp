@@ -1,5 +1,6 @@
 #include "src/cli/commands.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,7 +18,9 @@ namespace timeroof::cli {
 
 namespace {
 
-void print_json(const nlohmann::json& value) { std::cout << value.dump(2) << '\n'; }
+void print_json(const nlohmann::json& value) {
+  std::cout << value.dump(2) << '\n';
+}
 
 // Writes `text` to --out when given, else to stdout.
 void emit(const CommonOptions& options, const std::string& text) {
@@ -50,6 +53,40 @@ std::vector<RunRecord> load_sample(std::string& path) {
   return parse_export_document(read_json_file(path), path);
 }
 
+// Describes the GPU, opens the store, records the run, measures the roofs and
+// stores them. The GPU is described first, so a bad --device writes nothing;
+// the run row exists before measuring, so a crash leaves a visible "running" run.
+ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& ceilings) {
+  Run run = new_run(options.command_line);
+  run.machine.gpu = inspect_gpu(options.device);
+  run.spec = {{"ceilings", {{"quick", ceilings.quick}, {"only", ceilings.only}}}};
+  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
+  store.begin_run(run);
+  try {
+    measure_machine(run.machine, ceilings);
+  } catch (...) {
+    run.status = "failed";
+    run.finished_at = utc_now_iso8601();
+    store.update_run(run);
+    throw;
+  }
+  store.set_machine_measurements(run.id, run.machine);
+  const bool partial = std::any_of(run.machine.skipped.begin(), run.machine.skipped.end(),
+                                   [](const CeilingSkip& s) { return s.failed; });
+  run.status = partial ? "partial" : "complete";
+  run.finished_at = utc_now_iso8601();
+  store.update_run(run);
+
+  const RunRecord record = store.load_run(run.id);
+  if (options.json) {
+    print_json(record);
+  } else {
+    std::cout << format_run(record);
+    std::cout << "stored as run " << run.id << " in " << options.db << "\n";
+  }
+  return partial ? ExitCode::partial : ExitCode::ok;
+}
+
 }  // namespace
 
 ExitCode run_info(const CommonOptions& options) {
@@ -69,7 +106,8 @@ ExitCode run_main_job(const CommonOptions& options) {
     std::string path;
     const std::vector<RunRecord> sample = load_sample(path);
     const std::string gpu_name = sample.empty() ? "?" : sample.front().run.machine.gpu.name;
-    std::fprintf(stderr, "timeroof: no GPU here (%s); showing the bundled sample recorded on %s: %s\n",
+    std::fprintf(stderr,
+                 "timeroof: no GPU here (%s); showing the bundled sample recorded on %s: %s\n",
                  gpus.why_none.c_str(), gpu_name.c_str(), path.c_str());
     if (options.json) {
       print_json(export_document(sample));
@@ -79,23 +117,22 @@ ExitCode run_main_job(const CommonOptions& options) {
     return ExitCode::ok;
   }
 
-  // Describe the GPU first: a bad --device fails before anything is written.
-  Run run = new_run(options.command_line);
-  run.machine.gpu = inspect_gpu(options.device);
-  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
-  store.begin_run(run);
-  run.status = "complete";
-  run.finished_at = utc_now_iso8601();
-  store.update_run(run);
+  return measure_and_store(options, CeilingOptions{});
+}
 
-  const RunRecord record = store.load_run(run.id);
-  if (options.json) {
-    print_json(record);
-  } else {
-    std::cout << format_run(record);
-    std::cout << "stored as run " << run.id << " in " << options.db << "\n";
+ExitCode run_ceilings(const CommonOptions& options, bool quick,
+                      const std::vector<std::string>& only) {
+  const std::vector<std::string> known = known_ceiling_names();
+  for (const std::string& name : only) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ",") + k;
+      throw usage_error("--only: unknown roof '" + name + "' (known: " + list + ")");
+    }
   }
-  return ExitCode::ok;
+  const GpuAvailability gpus = find_gpus();
+  if (gpus.count == 0) throw environment_error("no GPU: " + gpus.why_none);
+  return measure_and_store(options, CeilingOptions{quick, only});
 }
 
 ExitCode run_list_runs(const CommonOptions& options) {

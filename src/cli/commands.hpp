@@ -18,6 +18,8 @@ struct CommonOptions {
 
 ExitCode run_info(const CommonOptions& options);
 ExitCode run_main_job(const CommonOptions& options);
+ExitCode run_ceilings(const CommonOptions& options, bool quick,
+                      const std::vector<std::string>& only);
 ExitCode run_list_runs(const CommonOptions& options);
 ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs);
 ExitCode run_import(const CommonOptions& options, const std::vector<std::string>& files);

@@ -99,6 +99,17 @@ std::string format_run(const RunRecord& record) {
       << run.host << "\n";
   out << format_gpu(run.machine.gpu);
   out << "ceilings\n" << format_ceilings(run.machine.ceilings);
+  for (const CeilingSkip& skip : run.machine.skipped)
+    out << "  " << (skip.failed ? "FAILED  " : "skipped ") << skip.name << ": " << skip.reason
+        << "\n";
+  if (!run.machine.working_set.empty()) {
+    out << "working set (bytes touched per pass -> bandwidth)\n";
+    std::vector<std::vector<std::string>> rows{{"working set", "bandwidth"}};
+    for (const WorkingSetSample& sample : run.machine.working_set)
+      rows.push_back(
+          {format_binary_bytes(sample.bytes), format_si(sample.bytes_per_second, "B/s")});
+    out << table(rows);
+  }
   if (!record.points.empty()) out << record.points.size() << " sweep points\n";
   return out.str();
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/results.hpp"
 
@@ -19,5 +20,18 @@ GpuAvailability find_gpus();
 // Properties, clocks, versions, and a real counter read (CounterAccess).
 // Throws a usage error for a device index out of range.
 GpuInfo inspect_gpu(int device);
+
+struct CeilingOptions {
+  bool quick = false;
+  std::vector<std::string> only;  // empty: every roof
+};
+
+// Names --only accepts; empty in the analysis-only build.
+std::vector<std::string> known_ceiling_names();
+
+// Measures the roofs of `machine.gpu` (already inspected) into `machine`:
+// ceilings with theoretical values where counters allow, the working-set
+// curve, and the roofs skipped with their reasons.
+void measure_machine(Machine& machine, const CeilingOptions& options);
 
 }  // namespace timeroof::cli

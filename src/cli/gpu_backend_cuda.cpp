@@ -1,10 +1,21 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
 #include "counters/counter_access.hpp"
+#include "counters/range_profiler.hpp"
+#include "counters/theoretical_peaks.hpp"
 #include "gpu/device.hpp"
+#include "gpu/handles.hpp"
+#include "kernels/ceilings.hpp"
 #include "src/cli/gpu_backend.hpp"
 
 namespace timeroof::cli {
 
-bool built_with_cuda() { return true; }
+bool built_with_cuda() {
+  return true;
+}
 
 GpuAvailability find_gpus() {
   const GpuCount gpus = count_gpus();
@@ -16,6 +27,45 @@ GpuInfo inspect_gpu(int device) {
   gpu.chip = current_chip_name(device);
   gpu.counters = probe_counter_access();
   return gpu;
+}
+
+std::vector<std::string> known_ceiling_names() {
+  return timeroof::known_ceiling_names();
+}
+
+void measure_machine(Machine& machine, const CeilingOptions& options) {
+  select_gpu(machine.gpu.index);
+  const Stream stream;
+  CeilingRequest request;
+  request.device = machine.gpu.index;
+  request.stream = stream.get();
+  request.quick = options.quick;
+  request.gpu = machine.gpu;
+  if (!options.only.empty()) {
+    request.wanted = [only = options.only](const std::string& name) {
+      return std::find(only.begin(), only.end(), name) != only.end();
+    };
+  }
+  const bool show_progress = isatty(STDERR_FILENO);
+  int step = 0;
+  request.progress = [&](const std::string& family) {
+    if (show_progress)
+      std::fprintf(stderr, "\r\033[Ktimeroof: [%d/6] %s roofs", ++step, family.c_str());
+  };
+  CeilingResults results = measure_ceilings(request);
+  if (show_progress) std::fputs("\r\033[K", stderr);
+
+  // Theoretical roofs need the counters: CUPTI peaks x the clock each roof ran at.
+  if (machine.gpu.counters.available) {
+    ProfilerSession session;
+    apply_theoretical_peaks(read_peak_rates(session), results.ceilings);
+  } else {
+    for (Ceiling& c : results.ceilings)
+      c.theoretical_source = "none: counters unavailable (" + machine.gpu.counters.reason + ")";
+  }
+  machine.ceilings = std::move(results.ceilings);
+  machine.working_set = std::move(results.working_set);
+  machine.skipped = std::move(results.skipped);
 }
 
 }  // namespace timeroof::cli

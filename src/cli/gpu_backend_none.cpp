@@ -9,8 +9,20 @@ constexpr const char* kWhy =
     "install the CUDA toolkit and cuDNN, then rebuild to measure GPUs";
 }
 
-bool built_with_cuda() { return false; }
-GpuAvailability find_gpus() { return {0, kWhy}; }
-GpuInfo inspect_gpu(int) { throw environment_error(kWhy); }
+bool built_with_cuda() {
+  return false;
+}
+GpuAvailability find_gpus() {
+  return {0, kWhy};
+}
+GpuInfo inspect_gpu(int) {
+  throw environment_error(kWhy);
+}
+std::vector<std::string> known_ceiling_names() {
+  return {};
+}
+void measure_machine(Machine&, const CeilingOptions&) {
+  throw environment_error(kWhy);
+}
 
 }  // namespace timeroof::cli

@@ -44,13 +44,13 @@ int main(int argc, char** argv) {
   CommonOptions options;
   options.command_line = timeroof::shell_join(args);
 
-  CLI::App app{"timeroof: why a deep-learning operator takes the time it takes.\n"
-               "Measures the GPU's real ceilings, reads CUPTI counters, and draws classic and\n"
-               "time-based Roofline charts.",
-               "timeroof"};
-  app.set_version_flag("--version",
-                       std::string("timeroof ") + timeroof::kToolVersion + " (" +
-                           timeroof::kGitSha + ")");
+  CLI::App app{
+      "timeroof: why a deep-learning operator takes the time it takes.\n"
+      "Measures the GPU's real ceilings, reads CUPTI counters, and draws classic and\n"
+      "time-based Roofline charts.",
+      "timeroof"};
+  app.set_version_flag("--version", std::string("timeroof ") + timeroof::kToolVersion + " (" +
+                                        timeroof::kGitSha + ")");
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
@@ -62,21 +62,40 @@ int main(int argc, char** argv) {
       "permission), 3 partial results.");
 
   CLI::App* info = app.add_subcommand(
-      "info", "GPU, chip, clocks, driver/CUDA/cuDNN/CUPTI versions, and whether hardware "
-              "counters can be read (and why not)");
+      "info",
+      "GPU, chip, clocks, driver/CUDA/cuDNN/CUPTI versions, and whether hardware "
+      "counters can be read (and why not)");
   add_common(*info, options, false, true, false);
   info->footer(
       "Examples:\n  timeroof info\n  timeroof info --device 1 --json\n\n"
       "Exit code 2 when there is no GPU; counters being unavailable is reported, not an error.");
 
   CLI::App* run = app.add_subcommand(
-      "run", "The main job: describe the GPU, measure what this build can measure, store it as "
-             "a run, and print the summary");
+      "run",
+      "The main job: describe the GPU, measure what this build can measure, store it as "
+      "a run, and print the summary");
   add_common(*run, options, true, true, true);
   run->footer(
       "Examples:\n  timeroof run\n  timeroof run --device 1 --db results/h200.db\n\n"
       "Without a GPU it says why in one line and shows the bundled sample, a real run\n"
       "recorded on an H100/H200, instead (exit code 0).");
+
+  bool quick = false;
+  std::vector<std::string> only;
+  CLI::App* ceilings = app.add_subcommand(
+      "ceilings",
+      "Measure the GPU's roofs with timeroof's own kernels (CUDA-core and Tensor-Core "
+      "FLOP/s, HBM/L2/L1/shared bandwidth, transfers, launch cost) and the cuBLASLt "
+      "reference, store them as a run, and print measured vs theoretical");
+  add_common(*ceilings, options, true, true, false);
+  ceilings->add_flag("--quick", quick, "reduced sizes and repeats (under 20 s)");
+  ceilings->add_option("--only", only, "roofs to measure, e.g. --only hbm_copy,fp32_fma")
+      ->delimiter(',');
+  ceilings->footer(
+      "Examples:\n  timeroof ceilings\n  timeroof ceilings --quick\n"
+      "  timeroof ceilings --only hbm_copy,l2_read,tensor_bf16 --json\n\n"
+      "Theoretical = CUPTI .peak_sustained x the clock observed during each measurement.\n"
+      "Exit code 3 when a roof failed (the others are kept).");
 
   CLI::App* runs = app.add_subcommand("runs", "List the runs in the results store");
   add_common(*runs, options, true, false, false);
@@ -84,8 +103,9 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> export_runs;
   CLI::App* exporter = app.add_subcommand(
-      "export", "Write runs (all, or those named by id or uuid prefix) as a versioned JSON "
-                "document for pandas and friends");
+      "export",
+      "Write runs (all, or those named by id or uuid prefix) as a versioned JSON "
+      "document for pandas and friends");
   add_common(*exporter, options, true, false, true);
   exporter->add_option("runs", export_runs, "run ids or uuid prefixes (default: all)");
   exporter->footer(
@@ -96,8 +116,7 @@ int main(int argc, char** argv) {
   CLI::App* importer = app.add_subcommand(
       "import", "Add runs from JSON files written by `timeroof export` to the results store");
   add_common(*importer, options, true, false, false);
-  importer->add_option("files", import_files, "export files")->required()->check(
-      CLI::ExistingFile);
+  importer->add_option("files", import_files, "export files")->required()->check(CLI::ExistingFile);
   importer->footer("Examples:\n  timeroof import h100.json h200.json --db all.db");
 
   // Name an unknown command instead of CLI11's generic "subcommand required".
@@ -126,6 +145,7 @@ int main(int argc, char** argv) {
     timeroof::ExitCode code = timeroof::ExitCode::ok;
     if (*info) code = timeroof::cli::run_info(options);
     if (*run) code = timeroof::cli::run_main_job(options);
+    if (*ceilings) code = timeroof::cli::run_ceilings(options, quick, only);
     if (*runs) code = timeroof::cli::run_list_runs(options);
     if (*exporter) code = timeroof::cli::run_export(options, export_runs);
     if (*importer) code = timeroof::cli::run_import(options, import_files);

@@ -53,6 +53,21 @@ CREATE TABLE ceilings (
   mem_clock_hz REAL,
   PRIMARY KEY (run_id, seq)
 );
+CREATE TABLE working_set (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  bytes REAL NOT NULL,
+  bytes_per_second REAL NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE skipped_ceilings (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  failed INTEGER NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
 CREATE TABLE points (
   id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -309,6 +324,10 @@ void check_finite(const Run& run) {
   check("gpu.mem_clock_max_hz", gpu.mem_clock_max_hz);
   check("gpu.mem_clock_current_hz", gpu.mem_clock_current_hz);
   for (const Ceiling& ceiling : run.machine.ceilings) check_finite(ceiling);
+  for (const WorkingSetSample& sample : run.machine.working_set) {
+    check("working_set.bytes", sample.bytes);
+    check("working_set.bytes_per_second", sample.bytes_per_second);
+  }
 }
 
 void check_finite(const Point& point) {
@@ -408,10 +427,36 @@ std::int64_t ResultsStore::insert_run(const Run& run) {
       .bind(10, dump(json(run.machine.gpu)));
   insert.run();
   const std::int64_t run_id = db_.last_insert_rowid();
-  for (std::size_t i = 0; i < run.machine.ceilings.size(); ++i) {
-    insert_ceiling(run_id, static_cast<int>(i), run.machine.ceilings[i]);
-  }
+  insert_machine_measurements(run_id, run.machine);
   return run_id;
+}
+
+void ResultsStore::insert_machine_measurements(std::int64_t run_id, const Machine& machine) {
+  for (std::size_t i = 0; i < machine.ceilings.size(); ++i) {
+    insert_ceiling(run_id, static_cast<int>(i), machine.ceilings[i]);
+  }
+  Statement sample = db_.prepare(
+      "INSERT INTO working_set (run_id, seq, bytes, bytes_per_second) VALUES (?1, ?2, ?3, ?4)");
+  for (std::size_t i = 0; i < machine.working_set.size(); ++i) {
+    sample.reset();
+    sample.bind(1, run_id)
+        .bind(2, static_cast<std::int64_t>(i))
+        .bind(3, machine.working_set[i].bytes)
+        .bind(4, machine.working_set[i].bytes_per_second);
+    sample.run();
+  }
+  Statement skip = db_.prepare(
+      "INSERT INTO skipped_ceilings (run_id, seq, name, reason, failed) "
+      "VALUES (?1, ?2, ?3, ?4, ?5)");
+  for (std::size_t i = 0; i < machine.skipped.size(); ++i) {
+    skip.reset();
+    skip.bind(1, run_id)
+        .bind(2, static_cast<std::int64_t>(i))
+        .bind(3, machine.skipped[i].name)
+        .bind(4, machine.skipped[i].reason)
+        .bind(5, static_cast<std::int64_t>(machine.skipped[i].failed));
+    skip.run();
+  }
 }
 
 void ResultsStore::insert_ceiling(std::int64_t run_id, int seq, const Ceiling& ceiling) {
@@ -546,6 +591,21 @@ void ResultsStore::set_ceilings(std::int64_t run_id, const std::vector<Ceiling>&
   transaction.commit();
 }
 
+void ResultsStore::set_machine_measurements(std::int64_t run_id, const Machine& machine) {
+  Run probe;
+  probe.machine = machine;
+  check_finite(probe);
+  Transaction transaction(db_);
+  require_run(run_id);
+  for (const char* table : {"ceilings", "working_set", "skipped_ceilings"}) {
+    Statement erase = db_.prepare(std::string("DELETE FROM ") + table + " WHERE run_id = ?1");
+    erase.bind(1, run_id);
+    erase.run();
+  }
+  insert_machine_measurements(run_id, machine);
+  transaction.commit();
+}
+
 std::int64_t ResultsStore::add_point(std::int64_t run_id, Point& point) {
   check_finite(point);
   Transaction transaction(db_);
@@ -619,6 +679,28 @@ std::vector<Run> ResultsStore::select_runs(const std::optional<std::int64_t>& on
     ceiling.sm_clock_hz = ceilings.column_optional_double(10);
     ceiling.mem_clock_hz = ceilings.column_optional_double(11);
     runs[run->second].machine.ceilings.push_back(std::move(ceiling));
+  }
+
+  Statement samples = db_.prepare(
+      "SELECT run_id, bytes, bytes_per_second FROM working_set" +
+      std::string(only_id ? " WHERE run_id = ?1" : "") + " ORDER BY run_id, seq");
+  if (only_id) samples.bind(1, *only_id);
+  while (samples.step()) {
+    const auto run = index_of.find(samples.column_int64(0));
+    if (run == index_of.end()) continue;
+    runs[run->second].machine.working_set.push_back(
+        {samples.column_double(1), samples.column_double(2)});
+  }
+
+  Statement skipped = db_.prepare(
+      "SELECT run_id, name, reason, failed FROM skipped_ceilings" +
+      std::string(only_id ? " WHERE run_id = ?1" : "") + " ORDER BY run_id, seq");
+  if (only_id) skipped.bind(1, *only_id);
+  while (skipped.step()) {
+    const auto run = index_of.find(skipped.column_int64(0));
+    if (run == index_of.end()) continue;
+    runs[run->second].machine.skipped.push_back(
+        {skipped.column_text(1), skipped.column_text(2), skipped.column_int(3) != 0});
   }
   return runs;
 }

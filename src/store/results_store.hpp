@@ -47,6 +47,8 @@ class ResultsStore {
   void add_ceiling(std::int64_t run_id, const Ceiling& ceiling);
   // Replaces all of the run's ceilings in one transaction.
   void set_ceilings(std::int64_t run_id, const std::vector<Ceiling>& ceilings);
+  // Replaces the run's ceilings, working-set curve and skipped roofs in one transaction.
+  void set_machine_measurements(std::int64_t run_id, const Machine& machine);
   // Stores the point with its kernel records in one transaction; assigns and
   // returns point.id. (point.sweep, point.seq) must be new within the run.
   std::int64_t add_point(std::int64_t run_id, Point& point);
@@ -73,6 +75,7 @@ class ResultsStore {
 
   std::int64_t insert_run(const Run& run);
   void insert_ceiling(std::int64_t run_id, int seq, const Ceiling& ceiling);
+  void insert_machine_measurements(std::int64_t run_id, const Machine& machine);
   std::int64_t insert_point(std::int64_t run_id, const Point& point);
   void require_run(std::int64_t run_id);
   std::optional<std::int64_t> find_run_id(const std::string& id_or_uuid_prefix);

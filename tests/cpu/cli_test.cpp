@@ -114,8 +114,8 @@ TEST(Cli, ImportOfABadFileIsOneLineAndImportsNothing) {
   expect_one_line_error(run_tool({"import", dir.file("bad.json"), "--db", dir.file("x.db")}), 1,
                         "not valid JSON");
   std::ofstream(dir.file("foreign.json")) << R"({"a": 1})";
-  expect_one_line_error(run_tool({"import", dir.file("foreign.json"), "--db", dir.file("x.db")}),
-                        1, "not a timeroof export");
+  expect_one_line_error(run_tool({"import", dir.file("foreign.json"), "--db", dir.file("x.db")}), 1,
+                        "not a timeroof export");
 }
 
 TEST(Cli, ForeignDatabaseIsRefusedAndUntouched) {

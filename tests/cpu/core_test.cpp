@@ -38,7 +38,10 @@ RunRecord sample_record() {
   point.timing.wall_median_s = 1.234567890123e-5;
   point.timing.launches = 3;
   point.counters["dram__bytes_read.sum"] = 1048576;
-  point.kernels.push_back({"void cutlass::Kernel<Params<a, b>>(T&)", {8, 4, 1}, {128, 1, 1}, 4e-6,
+  point.kernels.push_back({"void cutlass::Kernel<Params<a, b>>(T&)",
+                           {8, 4, 1},
+                           {128, 1, 1},
+                           4e-6,
                            {{"gpu__time_duration.sum", 4000}}});
   point.status = PointStatus::unsupported;
   point.reason = "CUDNN_STATUS_NOT_SUPPORTED";

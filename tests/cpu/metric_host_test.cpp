@@ -40,10 +40,12 @@ struct ChipCase {
   const char* chip;
   std::size_t min_base_metrics;  // a floor well under what CUPTI 13 lists (3,002 to 3,651)
   std::vector<std::string> tensor_metrics;  // the chip's own half-precision tensor paths
-  std::size_t passes;  // kCommonRooflineSet + tensor_metrics, CUPTI 13.0
+  std::size_t passes;                       // kCommonRooflineSet + tensor_metrics, CUPTI 13.0
 };
 
-void PrintTo(const ChipCase& c, std::ostream* out) { *out << c.chip; }
+void PrintTo(const ChipCase& c, std::ostream* out) {
+  *out << c.chip;
+}
 
 class MetricHostOffline : public ::testing::TestWithParam<ChipCase> {};
 
@@ -96,16 +98,19 @@ TEST_P(MetricHostOffline, MisspelledMetricIsNamedInTheError) {
 INSTANTIATE_TEST_SUITE_P(
     Chips, MetricHostOffline,
     ::testing::Values(
-        ChipCase{"GH100", 3000,
+        ChipCase{"GH100",
+                 3000,
                  {"sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
                   "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum",
                   "sm__ops_path_tensor_src_fp8.sum", "sm__ops_path_tensor_src_int8.sum"},
                  7},
-        ChipCase{"GA100", 2500,
+        ChipCase{"GA100",
+                 2500,
                  {"sm__ops_path_tensor_src_fp16_dst_fp32.sum",
                   "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_int8.sum"},
                  7},
-        ChipCase{"AD102", 2500,
+        ChipCase{"AD102",
+                 2500,
                  {"sm__ops_path_tensor_src_fp16_dst_fp32.sum",
                   "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp8.sum",
                   "sm__ops_path_tensor_src_int8.sum"},

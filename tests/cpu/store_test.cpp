@@ -176,6 +176,9 @@ Run sample_run(const std::string& uuid) {
   launch.measured = 2.6e-6;
   launch.repeats = 1000;
   run.machine.ceilings = {fma, hbm, launch};
+  run.machine.working_set = {{16384, 2.5e13}, {1.5e7, 1.1e13}, {4.0 * (1 << 30), 4.4e12}};
+  run.machine.skipped = {{"tensor_fp8", "FP8 mma needs compute capability 8.9 (this GPU: 8.0)"},
+                         {"h2d_pageable", "transfer roofs failed: out of memory", true}};
   return run;
 }
 
@@ -375,6 +378,17 @@ TEST_F(StoreTest, UpdateRunAndCeilings) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, "partial");
   EXPECT_EQ(runs[0].machine.ceilings, replaced);
+
+  // The whole machine at once: ceilings, working-set curve and skipped roofs.
+  Machine measured = record.run.machine;
+  measured.ceilings = {record.run.machine.ceilings[2]};
+  measured.working_set = {{1024, 1e12}};
+  measured.skipped.clear();
+  store.set_machine_measurements(record.run.id, measured);
+  const Machine loaded = store.load_run(record.run.id).run.machine;
+  EXPECT_EQ(loaded.ceilings, measured.ceilings);
+  EXPECT_EQ(loaded.working_set, measured.working_set);
+  EXPECT_TRUE(loaded.skipped.empty());
 
   timeroof::Run unknown = record.run;
   unknown.id = 999;

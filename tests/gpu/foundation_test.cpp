@@ -2,6 +2,9 @@
 // count, the range profiler's ranges, and the CLI on a real GPU.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "counters/counter_access.hpp"
@@ -106,6 +109,32 @@ TEST(GpuFoundation, CliRunStoresARunWithProvenance) {
   EXPECT_NE(run["command_line"].get<std::string>().find("run --db"), std::string::npos);
   EXPECT_FALSE(run["machine"]["gpu"]["name"].get<std::string>().empty());
   EXPECT_EQ(run["machine"]["gpu"]["counters"]["available"], true);
+}
+
+// ncu is another CUPTI client: under it, timeroof must say so and how to fix it.
+TEST(GpuFoundation, UnderNsightComputeCountersNameTheOtherClient) {
+  TR_REQUIRE_GPU();
+  std::string ncu;
+  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  path += ":/usr/local/cuda/bin";
+  for (std::size_t begin = 0, end; ncu.empty() && begin <= path.size(); begin = end + 1) {
+    end = path.find(':', begin);
+    if (end == std::string::npos) end = path.size();
+    const std::string candidate = path.substr(begin, end - begin) + "/ncu";
+    if (std::ifstream(candidate).good()) ncu = candidate;
+  }
+  if (ncu.empty()) GTEST_SKIP() << "ncu not found on PATH or in /usr/local/cuda/bin";
+  const test::ToolResult r =
+      test::run_process({ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum",
+                         "-c", "1", test::tool_binary(), "info", "--json"});
+  const std::size_t start = r.out.find('{');
+  ASSERT_NE(start, std::string::npos) << r.out << r.err;
+  const auto info = nlohmann::json::parse(r.out.substr(start, r.out.rfind('}') - start + 1));
+  EXPECT_EQ(info["counters"]["available"], false);
+  EXPECT_NE(info["counters"]["reason"].get<std::string>().find("another CUPTI client"),
+            std::string::npos)
+      << info["counters"];
+  std::printf("under ncu: %s\n", info["counters"]["reason"].get<std::string>().c_str());
 }
 
 }  // namespace

@@ -24,23 +24,28 @@ std::string source_dir() {
 
 ToolResult run_tool(const std::vector<std::string>& args,
                     const std::vector<std::pair<std::string, std::string>>& env) {
+  std::vector<std::string> argv{tool_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, env);
+}
+
+ToolResult run_process(const std::vector<std::string>& args,
+                       const std::vector<std::pair<std::string, std::string>>& env) {
   int out_pipe[2], err_pipe[2];
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
   const pid_t child = fork();
   if (child < 0) throw std::runtime_error("fork failed");
-  std::string binary = tool_binary();
   if (child == 0) {
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
     close(out_pipe[0]);
     close(err_pipe[0]);
     for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
-    std::vector<char*> argv;
-    argv.push_back(binary.data());
     std::vector<std::string> copy = args;
+    std::vector<char*> argv;
     for (std::string& a : copy) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
+    execv(argv[0], argv.data());
     _exit(127);
   }
   close(out_pipe[1]);

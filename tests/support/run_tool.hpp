@@ -13,7 +13,11 @@ struct ToolResult {
   std::string err;
 };
 
-// `env` entries are NAME=VALUE pairs added to (or replacing in) the environment.
+// Runs argv[0] (a path) with the rest as arguments. `env` entries are NAME=VALUE
+// pairs added to (or replacing in) the environment.
+ToolResult run_process(const std::vector<std::string>& argv,
+                       const std::vector<std::pair<std::string, std::string>>& env = {});
+// Runs the timeroof binary under test with `args`.
 ToolResult run_tool(const std::vector<std::string>& args,
                     const std::vector<std::pair<std::string, std::string>>& env = {});
 

@@ -1,0 +1,160 @@
+#include "counters/theoretical_peaks.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "counters/metric_host.hpp"
+#include "counters/probe_kernel.hpp"
+#include "counters/range_profiler.hpp"
+#include "gpu/handles.hpp"
+
+namespace timeroof {
+
+namespace {
+
+using Clock = PeakFormula::Clock;
+
+struct NamedFormula {
+  const char* base_name;
+  PeakFormula formula;
+};
+
+// FLOP conventions: an FMA lane is 2 FLOP; packed half2 instructions carry 2
+// lanes (HFMA2 = 4 FLOP, HADD2/HMUL2 = 2 FLOP); add/mul-only roofs count 1 FLOP
+// per lane and are compared with the add pipe's peak. Tensor "ops" are FLOPs.
+const NamedFormula kFormulas[] = {
+    {"fp64_fma",
+     {{"sm__sass_thread_inst_executed_op_dfma_pred_on.sum"}, 2, Clock::sm, "2 FLOP per DFMA"}},
+    {"fp32_fma",
+     {{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum"}, 2, Clock::sm, "2 FLOP per FFMA"}},
+    {"fp16_fma",
+     {{"sm__sass_thread_inst_executed_op_hfma_pred_on.sum"}, 4, Clock::sm, "4 FLOP per HFMA2"}},
+    {"bf16_fma",
+     {{"sm__sass_thread_inst_executed_op_hfma_pred_on.sum"},
+      4,
+      Clock::sm,
+      "4 FLOP per HFMA2.BF16 (half FMA pipe rate)"}},
+    {"fp64_addmul",
+     {{"sm__sass_thread_inst_executed_op_dadd_pred_on.sum"}, 1, Clock::sm, "1 FLOP per DADD/DMUL"}},
+    {"fp32_addmul",
+     {{"sm__sass_thread_inst_executed_op_fadd_pred_on.sum"}, 1, Clock::sm, "1 FLOP per FADD/FMUL"}},
+    {"fp16_addmul",
+     {{"sm__sass_thread_inst_executed_op_hadd_pred_on.sum"},
+      2,
+      Clock::sm,
+      "2 FLOP per HADD2/HMUL2"}},
+    {"bf16_addmul",
+     {{"sm__sass_thread_inst_executed_op_hadd_pred_on.sum"},
+      2,
+      Clock::sm,
+      "2 FLOP per HADD2/HMUL2.BF16"}},
+    {"hbm_read", {{"dram__bytes.sum"}, 1, Clock::dram, "bytes"}},
+    {"hbm_write", {{"dram__bytes.sum"}, 1, Clock::dram, "bytes"}},
+    {"hbm_copy", {{"dram__bytes.sum"}, 1, Clock::dram, "bytes read + written"}},
+    {"l2_read", {{"lts__t_bytes.sum"}, 1, Clock::l2, "bytes"}},
+    {"l1_read", {{"l1tex__t_bytes.sum"}, 1, Clock::sm, "bytes"}},
+    {"shared_read", {{"smsp__sass_data_bytes_mem_shared.sum"}, 1, Clock::sm, "bytes"}},
+    {"tensor_fp16",
+     {{"sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_fp16_dst_fp32.sum"},
+      1,
+      Clock::sm,
+      "FLOP"}},
+    {"tensor_bf16", {{"sm__ops_path_tensor_src_bf16_dst_fp32.sum"}, 1, Clock::sm, "FLOP"}},
+    {"tensor_tf32", {{"sm__ops_path_tensor_src_tf32_dst_fp32.sum"}, 1, Clock::sm, "FLOP"}},
+    {"tensor_fp8", {{"sm__ops_path_tensor_src_fp8.sum"}, 1, Clock::sm, "FLOP"}},
+    {"tensor_int8", {{"sm__ops_path_tensor_src_int8.sum"}, 1, Clock::sm, "ops"}},
+    {"tensor_fp64", {{"sm__ops_path_tensor_src_fp64.sum"}, 1, Clock::sm, "FLOP"}},
+};
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// tensor_bf16_wgmma, tensor_bf16_mma_sync, cublaslt_bf16 -> tensor_bf16; cublas_fp64 ->
+// tensor_fp64.
+std::string base_name(std::string name) {
+  for (const char* suffix : {"_wgmma", "_mma_sync"})
+    if (ends_with(name, suffix)) name.resize(name.size() - std::string(suffix).size());
+  for (const char* prefix : {"cublaslt_", "cublas_"})
+    if (name.rfind(prefix, 0) == 0) return "tensor_" + name.substr(std::string(prefix).size());
+  return name;
+}
+
+std::string peak_metric(const std::string& metric) {
+  return metric + ".peak_sustained";
+}
+
+}  // namespace
+
+std::optional<PeakFormula> peak_formula(const std::string& ceiling_name) {
+  const std::string base = base_name(ceiling_name);
+  for (const NamedFormula& f : kFormulas)
+    if (base == f.base_name) return f.formula;
+  return std::nullopt;
+}
+
+PeakRates read_peak_rates(ProfilerSession& session) {
+  const MetricHost host(session.chip(), session.counter_availability());
+  std::vector<std::string> metrics = {"sm__cycles_elapsed.avg.per_second",
+                                      "dram__cycles_elapsed.avg.per_second",
+                                      "lts__cycles_elapsed.avg.per_second"};
+  for (const NamedFormula& f : kFormulas) {
+    for (const std::string& candidate : f.formula.metric_candidates) {
+      if (!host.has_metric(peak_metric(candidate))) continue;
+      if (std::find(metrics.begin(), metrics.end(), peak_metric(candidate)) == metrics.end())
+        metrics.push_back(peak_metric(candidate));
+      break;
+    }
+  }
+  // A probe long enough for the clocks to be read while the SMs are busy.
+  const FfmaProbe probe{264, 256, 20000};
+  DeviceBuffer<float> out(static_cast<std::size_t>(probe.blocks) * probe.threads);
+  const ProfileResult result =
+      session.profile_kernels(metrics, [&] { launch_ffma_probe(probe, out.get(), nullptr); });
+  PeakRates rates;
+  rates.chip = session.chip();
+  if (result.ranges.empty()) return rates;
+  const std::vector<double>& values = result.ranges.front().values;
+  rates.sm_hz = values[0];
+  rates.dram_hz = values[1];
+  rates.l2_hz = values[2];
+  for (std::size_t i = 3; i < metrics.size(); ++i) rates.per_cycle[metrics[i]] = values[i];
+  return rates;
+}
+
+void apply_theoretical_peaks(const PeakRates& rates, std::vector<Ceiling>& ceilings) {
+  for (Ceiling& ceiling : ceilings) {
+    const std::optional<PeakFormula> formula = peak_formula(ceiling.name);
+    if (!formula) continue;
+    for (const std::string& candidate : formula->metric_candidates) {
+      const auto peak = rates.per_cycle.find(peak_metric(candidate));
+      if (peak == rates.per_cycle.end()) continue;
+      double hz = 0;
+      const char* clock_name = "";
+      switch (formula->clock) {
+        case Clock::sm:
+          hz = ceiling.sm_clock_hz.value_or(rates.sm_hz);
+          clock_name =
+              ceiling.sm_clock_hz ? "SM clock during the measurement" : "SM clock seen by CUPTI";
+          break;
+        case Clock::dram:
+          hz = rates.dram_hz;
+          clock_name = "DRAM clock seen by CUPTI";
+          break;
+        case Clock::l2:
+          hz = rates.l2_hz;
+          clock_name = "L2 clock seen by CUPTI";
+          break;
+      }
+      ceiling.theoretical = peak->second * formula->work_per_unit * hz;
+      char text[400];
+      std::snprintf(text, sizeof text, "%s (%.6g/cycle) x %s x %s %.4g GHz", peak->first.c_str(),
+                    peak->second, formula->unit_note.c_str(), clock_name, hz * 1e-9);
+      ceiling.theoretical_source = text;
+      break;
+    }
+  }
+}
+
+}  // namespace timeroof

@@ -1,0 +1,145 @@
+#include "kernels/device_fill.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include "gpu/check.hpp"
+
+namespace timeroof {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ std::uint32_t mix(std::uint64_t index, std::uint32_t seed) {
+  auto x =
+      static_cast<std::uint32_t>(index) ^ static_cast<std::uint32_t>(index >> 32) * 0x9e3779b9U;
+  x ^= seed;
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
+
+__device__ __forceinline__ void store(void* data, std::size_t i, ElementType type, double value) {
+  switch (type) {
+    case ElementType::f16:
+      static_cast<__half*>(data)[i] = __double2half(value);
+      break;
+    case ElementType::bf16:
+      static_cast<__nv_bfloat16*>(data)[i] = __double2bfloat16(value);
+      break;
+    case ElementType::f32:
+      static_cast<float*>(data)[i] = static_cast<float>(value);
+      break;
+    case ElementType::f64:
+      static_cast<double*>(data)[i] = value;
+      break;
+    case ElementType::e4m3:
+      static_cast<__nv_fp8_e4m3*>(data)[i] = __nv_fp8_e4m3(static_cast<float>(value));
+      break;
+    case ElementType::s8:
+      static_cast<std::int8_t*>(data)[i] = static_cast<std::int8_t>(value);
+      break;
+    case ElementType::s32:
+      static_cast<std::int32_t*>(data)[i] = static_cast<std::int32_t>(value);
+      break;
+  }
+}
+
+__device__ __forceinline__ double load(const void* data, std::size_t i, ElementType type) {
+  switch (type) {
+    case ElementType::f16:
+      return __half2float(static_cast<const __half*>(data)[i]);
+    case ElementType::bf16:
+      return __bfloat162float(static_cast<const __nv_bfloat16*>(data)[i]);
+    case ElementType::f32:
+      return static_cast<const float*>(data)[i];
+    case ElementType::f64:
+      return static_cast<const double*>(data)[i];
+    case ElementType::e4m3:
+      return static_cast<float>(static_cast<const __nv_fp8_e4m3*>(data)[i]);
+    case ElementType::s8:
+      return static_cast<const std::int8_t*>(data)[i];
+    case ElementType::s32:
+      return static_cast<const std::int32_t*>(data)[i];
+  }
+  return 0;
+}
+
+__global__ void fill_random_kernel(void* data, std::size_t count, ElementType type,
+                                   std::uint32_t seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::uint32_t h = mix(i, seed);
+    double value;
+    if (type == ElementType::s8)
+      value = static_cast<double>(static_cast<std::int8_t>(h & 0xff));
+    else if (type == ElementType::s32)
+      value = static_cast<double>(static_cast<std::int32_t>(h >> 16) - 32768);
+    else
+      value = static_cast<double>(h >> 8) * (2.0 / 16777216.0) - 1.0;
+    store(data, i, type, value);
+  }
+}
+
+__global__ void from_double_kernel(const double* source, void* destination, std::size_t count,
+                                   ElementType type) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    store(destination, i, type, source[i]);
+}
+
+__global__ void to_double_kernel(const void* source, double* destination, std::size_t count,
+                                 ElementType type) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    destination[i] = load(source, i, type);
+}
+
+unsigned grid_for(std::size_t count) {
+  const std::size_t blocks = (count + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65536 ? (blocks ? blocks : 1) : 65536);
+}
+
+}  // namespace
+
+std::size_t element_bytes(ElementType type) {
+  switch (type) {
+    case ElementType::f16:
+    case ElementType::bf16:
+      return 2;
+    case ElementType::f32:
+    case ElementType::s32:
+      return 4;
+    case ElementType::f64:
+      return 8;
+    case ElementType::e4m3:
+    case ElementType::s8:
+      return 1;
+  }
+  return 0;
+}
+
+void fill_random(void* data, std::size_t count, ElementType type, std::uint32_t seed,
+                 cudaStream_t stream) {
+  fill_random_kernel<<<grid_for(count), kThreads, 0, stream>>>(data, count, type, seed);
+  TR_CUDA_CHECK(cudaGetLastError());
+}
+
+void convert_from_double(const double* source, void* destination, std::size_t count,
+                         ElementType type, cudaStream_t stream) {
+  from_double_kernel<<<grid_for(count), kThreads, 0, stream>>>(source, destination, count, type);
+  TR_CUDA_CHECK(cudaGetLastError());
+}
+
+void convert_to_double(const void* source, double* destination, std::size_t count, ElementType type,
+                       cudaStream_t stream) {
+  to_double_kernel<<<grid_for(count), kThreads, 0, stream>>>(source, destination, count, type);
+  TR_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace timeroof

@@ -1,0 +1,113 @@
+// Memory-bandwidth kernels (plain host view of kernels/memory.cu): HBM read, write
+// and copy, L2 / L1 / shared-memory reads and the working-set sweep. They set the
+// hbm_*, l2_read, l1_read, shared_read ceilings and the working-set curve
+// (kernels/memory_ceilings.cpp).
+//
+// Byte convention: bytes the kernel's threads request, each 16-byte access once.
+// hbm_read and hbm_write count the buffer once, hbm_copy counts it twice (read +
+// write); the cache kernels count every load, repeats included. Every access is
+// 16 bytes wide (LDG.E.128 / STG.E.128 / LDS.128), coalesced across the warp.
+//
+// Data: element i (a uint4) holds the words 4i..4i+3 of the pattern
+// word(j) = j * 2654435761 ^ seed (mod 2^32), which fill_pattern writes.
+// Read kernels fold every word they load into a wrapping 32-bit sum and write one
+// sum per block, so that no load can be dropped and tests can check the total.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace timeroof {
+
+inline constexpr int kMemoryThreadsPerBlock = 256;
+// The L1 and shared-memory kernels re-read one region: 256 threads x 8 x 16 B.
+inline constexpr int kCacheRegionUnroll = 8;
+inline constexpr std::size_t kCacheRegionElements =
+    static_cast<std::size_t>(kMemoryThreadsPerBlock) * kCacheRegionUnroll;  // 32 KiB
+
+// The pattern word j holds (see above).
+inline std::uint32_t pattern_word(std::uint64_t j, std::uint32_t seed) {
+  return static_cast<std::uint32_t>(j) * 2654435761u ^ seed;
+}
+
+// How the HBM kernels issue their 16-byte accesses.
+enum class HbmLoad {
+  plain,      // ld.global.v4                               (LDG.E.128)
+  nc_l2_256,  // ld.global.nc.L1::no_allocate.L2::256B.v4  (read-only path, 256 B L2 prefetch)
+  streaming,  // ld.global.cs.v4: evict-first              (LDG.E.EF.128)
+};
+enum class HbmStore {
+  plain,      // st.global.v4
+  streaming,  // st.global.cs.v4: evict-first
+};
+
+// How the L2 kernel keeps its re-reads out of L1.
+enum class L2Load {
+  cg,              // ld.global.cg.v4                        (LDG.E.128.STRONG.GPU)
+  nc_no_allocate,  // ld.global.nc.L1::no_allocate.v4       (LDG.E.NA.128.CONSTANT)
+};
+
+// One HBM kernel variant: each thread keeps `unroll` independent 16-byte loads in
+// flight; a block walks tiles of unroll x 256 elements, grid-stride. A persistent
+// variant runs SMs x resident blocks (hbm_*_blocks_per_sm); the others one block
+// per tile (hbm_blocks_for), so the block scheduler balances the tail.
+struct HbmVariant {
+  const char* name;
+  HbmLoad load;
+  HbmStore store;
+  int unroll;  // 4 or 8
+  bool persistent;
+};
+const std::vector<HbmVariant>& hbm_read_variants();
+const std::vector<HbmVariant>& hbm_write_variants();
+const std::vector<HbmVariant>& hbm_copy_variants();
+
+// Fills `count` uint4 elements with the pattern of `seed`.
+void fill_pattern(void* data, std::size_t count, std::uint32_t seed, cudaStream_t stream);
+
+// Blocks of one tile each for `count` elements (the non-persistent grid).
+int hbm_blocks_for(const HbmVariant& v, std::size_t count);
+
+// Resident 256-thread blocks per SM of each kernel (for a persistent grid).
+int hbm_read_blocks_per_sm(const HbmVariant& v);
+int hbm_write_blocks_per_sm(const HbmVariant& v);
+int hbm_copy_blocks_per_sm(const HbmVariant& v);
+int l2_read_blocks_per_sm(L2Load load);
+int l1_read_blocks_per_sm();
+int shared_read_blocks_per_sm();
+int sweep_read_blocks_per_sm();
+
+// All kernels run `blocks` x kMemoryThreadsPerBlock threads; `block_sums` (device)
+// receives one wrapping sum per block.
+// Reads `count` elements once.
+void launch_hbm_read(const HbmVariant& v, const void* src, std::size_t count,
+                     std::uint32_t* block_sums, int blocks, cudaStream_t stream);
+// Writes the pattern of `seed` into `count` elements.
+void launch_hbm_write(const HbmVariant& v, void* dst, std::size_t count, std::uint32_t seed,
+                      int blocks, cudaStream_t stream);
+// Copies `count` elements.
+void launch_hbm_copy(const HbmVariant& v, const void* src, void* dst, std::size_t count, int blocks,
+                     cudaStream_t stream);
+// Reads `count` elements `passes` times through L2, L1 bypassed.
+void launch_l2_read(L2Load load, const void* data, std::size_t count, int passes,
+                    std::uint32_t* block_sums, int blocks, cudaStream_t stream);
+// Every block reads `passes` windows of kCacheRegionElements elements from the
+// `region_elements`-element region (a power of two >= kCacheRegionElements); pass
+// p reads the window at (p x kCacheRegionElements) mod region_elements. Plain
+// ld.global, which L1 caches after the first pass.
+void launch_l1_read(const void* region, std::size_t region_elements, int passes,
+                    std::uint32_t* block_sums, int blocks, cudaStream_t stream);
+// Every block copies the region into shared memory once, then reads it `passes`
+// times with conflict-free 16-byte loads (LDS.128).
+void launch_shared_read(const void* region, int passes, std::uint32_t* block_sums, int blocks,
+                        cudaStream_t stream);
+// Working-set sweep: global thread t (of T = blocks x 256) loads the elements
+// (t + k T) mod count for k < loads_per_thread; count is a power of two and
+// loads_per_thread a multiple of 8.
+void launch_sweep_read(const void* data, std::size_t count, int loads_per_thread,
+                       std::uint32_t* block_sums, int blocks, cudaStream_t stream);
+
+}  // namespace timeroof

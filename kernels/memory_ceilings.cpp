@@ -1,0 +1,333 @@
+// Memory ceilings (kernels/memory.hpp has the kernels and the byte convention):
+//   hbm_read / hbm_write / hbm_copy: buffers of max(4 x L2, 1 GiB) (quick: 4 x L2),
+//     bounded by free memory; several kernel variants are timed and the fastest is
+//     the ceiling (its name and every variant's rate go into `method`);
+//   l2_read: a working set of L2/4 or L2/2 re-read many times with L1 bypassed
+//     (best of the two sizes and two load flavours);
+//   l1_read: every block re-reads one 32 KiB region (L1-resident after pass 1);
+//   shared_read: every block re-reads 32 KiB of shared memory with LDS.128;
+//   working_set: the sweep 16 KiB .. 4 GiB (x2; quick: .. 4 x L2, x4), bytes per
+//     second against working-set size, into CeilingResults::working_set.
+// Grids are persistent (SMs x resident blocks, one wave) unless a variant says
+// otherwise (*_tile_grid: one block per tile).
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/format.hpp"
+#include "gpu/handles.hpp"
+#include "kernels/ceiling_support.hpp"
+#include "kernels/ceilings.hpp"
+#include "kernels/memory.hpp"
+
+namespace timeroof {
+
+namespace {
+
+using ceiling_support::concat;
+using ceiling_support::round_down;
+using ceiling_support::round_up;
+
+constexpr std::size_t kElement = 16;  // bytes per access (uint4)
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+constexpr std::size_t kGiB = std::size_t{1} << 30;
+constexpr std::size_t kHeadroom = 256 * kMiB;  // left free for the runtime and others
+constexpr int kMaxBlocksPerSm = 32;            // the hardware limit of resident blocks per SM
+
+struct Context {
+  const CeilingRequest& request;
+  int sms;
+  std::size_t l2_bytes;
+  cudaStream_t stream;
+  DeviceBuffer<std::uint32_t> block_sums;  // one per block of the largest grid
+};
+
+std::size_t free_device_bytes() {
+  std::size_t free = 0, total = 0;
+  TR_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
+// One timed candidate: the fastest of several is kept.
+struct Candidate {
+  std::string name;
+  int blocks = 0;
+  double bytes = 0;
+  Measurement m;
+  double rate() const { return bytes / m.median_s; }
+};
+
+Candidate time_candidate(Context& ctx, const std::string& name, int blocks, double bytes,
+                         const std::function<void(cudaStream_t)>& launch) {
+  Candidate c{name, blocks, bytes, measure_on_stream(launch, ctx.stream, ctx.request.timing())};
+  return c;
+}
+
+const Candidate& best_of(const std::vector<Candidate>& candidates) {
+  return *std::max_element(
+      candidates.begin(), candidates.end(),
+      [](const Candidate& a, const Candidate& b) { return a.rate() < b.rate(); });
+}
+
+std::string list_rates(const std::vector<Candidate>& candidates) {
+  std::string text;
+  for (const Candidate& c : candidates) {
+    if (!text.empty()) text += ", ";
+    text += c.name + " " + format_si(c.rate(), "B/s");
+  }
+  return text;
+}
+
+// ---- HBM ---------------------------------------------------------------------
+
+void measure_hbm(Context& ctx, CeilingResults& out) {
+  const CeilingRequest& request = ctx.request;
+  const bool want_read = request.wanted("hbm_read");
+  const bool want_write = request.wanted("hbm_write");
+  const bool want_copy = request.wanted("hbm_copy");
+  if (!want_read && !want_write && !want_copy) return;
+
+  const std::size_t four_l2 = round_up(4 * ctx.l2_bytes, 2 * kMiB);
+  std::size_t bytes = request.quick ? four_l2 : std::max(four_l2, kGiB);
+  const bool need_src = want_read || want_copy;
+  const bool need_dst = want_write || want_copy;
+  const std::size_t buffers = (need_src ? 1 : 0) + (need_dst ? 1 : 0);
+  const std::size_t free = free_device_bytes();
+  const std::size_t budget = free > kHeadroom ? (free - kHeadroom) / buffers : 0;
+  bytes = round_down(std::min(bytes, budget), 2 * kMiB);
+  if (bytes < 2 * ctx.l2_bytes) {
+    const std::string reason =
+        concat("only ", format_binary_bytes(static_cast<double>(free)),
+               " free: an HBM working set needs at least 2 x L2 (",
+               format_binary_bytes(2.0 * static_cast<double>(ctx.l2_bytes)), ") per buffer");
+    for (const char* name : {"hbm_read", "hbm_write", "hbm_copy"})
+      if (request.wanted(name)) out.skipped.push_back({name, reason});
+    return;
+  }
+  const std::size_t count = bytes / kElement;
+  DeviceBuffer<uint4> src(need_src ? count : 0);
+  DeviceBuffer<uint4> dst(need_dst ? count : 0);
+  // Never zeros; and every page is mapped before the first timed launch.
+  if (need_src) fill_pattern(src.get(), count, 0x5eed0001u, ctx.stream);
+  if (need_dst) fill_pattern(dst.get(), count, 0x5eed0002u, ctx.stream);
+
+  const std::string size_text =
+      concat(format_binary_bytes(static_cast<double>(bytes)), " buffer (",
+             format_binary_bytes(static_cast<double>(ctx.l2_bytes)), " L2)");
+  const auto describe = [&](const std::string& kernel, const Candidate& best,
+                            const std::vector<Candidate>& all, const std::string& bytes_rule) {
+    return concat(kernel, " variant ", best.name, ": grid ", best.blocks, " x ",
+                  kMemoryThreadsPerBlock,
+                  " (grid-stride over tiles of unroll x 256; *_tile_grid: one block per tile, else "
+                  "persistent), 16-byte accesses, ",
+                  size_text, "; ", bytes_rule, "; median of ", best.m.repeats,
+                  " event-timed launches; fastest of: ", list_rates(all));
+  };
+
+  if (want_read) {
+    std::vector<Candidate> all;
+    for (const HbmVariant& v : hbm_read_variants()) {
+      const int blocks =
+          v.persistent ? ctx.sms * hbm_read_blocks_per_sm(v) : hbm_blocks_for(v, count);
+      all.push_back(time_candidate(
+          ctx, v.name, blocks, static_cast<double>(bytes), [&, blocks](cudaStream_t s) {
+            launch_hbm_read(v, src.get(), count, ctx.block_sums.get(), blocks, s);
+          }));
+    }
+    const Candidate& best = best_of(all);
+    out.ceilings.push_back(make_ceiling(
+        "hbm_read", CeilingKind::bandwidth, "B/s", best.bytes, best.m,
+        describe("hbm_read_kernel", best, all,
+                 "bytes = buffer size; every word summed, one sum per block written")));
+  }
+  if (want_write) {
+    std::vector<Candidate> all;
+    for (const HbmVariant& v : hbm_write_variants()) {
+      const int blocks =
+          v.persistent ? ctx.sms * hbm_write_blocks_per_sm(v) : hbm_blocks_for(v, count);
+      all.push_back(time_candidate(ctx, v.name, blocks, static_cast<double>(bytes),
+                                   [&, blocks](cudaStream_t s) {
+                                     launch_hbm_write(v, dst.get(), count, 0x5eed0003u, blocks, s);
+                                   }));
+    }
+    const Candidate& best = best_of(all);
+    out.ceilings.push_back(make_ceiling("hbm_write", CeilingKind::bandwidth, "B/s", best.bytes,
+                                        best.m,
+                                        describe("hbm_write_kernel", best, all,
+                                                 "bytes = buffer size (whole 32-byte sectors "
+                                                 "written, no read for ownership)")));
+  }
+  if (want_copy) {
+    std::vector<Candidate> all;
+    for (const HbmVariant& v : hbm_copy_variants()) {
+      const int blocks =
+          v.persistent ? ctx.sms * hbm_copy_blocks_per_sm(v) : hbm_blocks_for(v, count);
+      all.push_back(time_candidate(ctx, v.name, blocks, 2.0 * static_cast<double>(bytes),
+                                   [&, blocks](cudaStream_t s) {
+                                     launch_hbm_copy(v, src.get(), dst.get(), count, blocks, s);
+                                   }));
+    }
+    const Candidate& best = best_of(all);
+    out.ceilings.push_back(make_ceiling(
+        "hbm_copy", CeilingKind::bandwidth, "B/s", best.bytes, best.m,
+        describe("hbm_copy_kernel", best, all, "bytes = 2 x buffer size (read + write)")));
+  }
+}
+
+// ---- caches --------------------------------------------------------------------
+
+// Passes per launch so that one launch lasts about `target_s`.
+int passes_for_target(Context& ctx, double target_s, const std::function<void(int)>& launch) {
+  constexpr int kProbePasses = 8;
+  const double probe_s =
+      ceiling_support::time_one_call([&](cudaStream_t) { launch(kProbePasses); }, ctx.stream);
+  return static_cast<int>(
+      ceiling_support::count_for_target(probe_s, kProbePasses, target_s, 1, 1 << 24));
+}
+
+void measure_l2(Context& ctx, CeilingResults& out) {
+  if (!ctx.request.wanted("l2_read")) return;
+  const double target_s = ctx.request.quick ? 0.5e-3 : 2e-3;
+  constexpr std::size_t kTileBytes = kElement * kMemoryThreadsPerBlock * 8;
+  const std::size_t largest = round_down(ctx.l2_bytes / 2, kTileBytes);
+  if (largest < kTileBytes) {
+    out.skipped.push_back({"l2_read", "L2 size unknown or too small"});
+    return;
+  }
+  DeviceBuffer<uint4> data(largest / kElement);
+  fill_pattern(data.get(), data.size(), 0x5eed0004u, ctx.stream);
+
+  std::vector<Candidate> all;
+  for (const std::size_t divisor : {std::size_t{4}, std::size_t{2}}) {
+    const std::size_t bytes = round_down(ctx.l2_bytes / divisor, kTileBytes);
+    const std::size_t count = bytes / kElement;
+    for (const L2Load load : {L2Load::cg, L2Load::nc_no_allocate}) {
+      const int blocks = ctx.sms * l2_read_blocks_per_sm(load);
+      const auto launch = [&, count, blocks, load](int passes, cudaStream_t s) {
+        launch_l2_read(load, data.get(), count, passes, ctx.block_sums.get(), blocks, s);
+      };
+      const int passes = passes_for_target(ctx, target_s, [&](int p) { launch(p, ctx.stream); });
+      const std::string name =
+          concat(load == L2Load::cg ? "ld.cg" : "ld.nc.L1::no_allocate", " L2/", divisor, " (",
+                 format_binary_bytes(static_cast<double>(bytes)), ") x ", passes, " passes");
+      all.push_back(time_candidate(ctx, name, blocks, static_cast<double>(bytes) * passes,
+                                   [&, passes](cudaStream_t s) { launch(passes, s); }));
+    }
+  }
+  const Candidate& best = best_of(all);
+  out.ceilings.push_back(make_ceiling(
+      "l2_read", CeilingKind::bandwidth, "B/s", best.bytes, best.m,
+      concat("l2_read_kernel ", best.name, ": grid ", best.blocks, " x ", kMemoryThreadsPerBlock,
+             ", 8 x 16-byte loads in flight per thread, L1 bypassed, warm L2 (3 warm-up "
+             "launches); bytes = working set x passes; median of ",
+             best.m.repeats, " event-timed launches; fastest of: ", list_rates(all))));
+}
+
+void measure_l1_and_shared(Context& ctx, CeilingResults& out) {
+  const bool want_l1 = ctx.request.wanted("l1_read");
+  const bool want_shared = ctx.request.wanted("shared_read");
+  if (!want_l1 && !want_shared) return;
+  const double target_s = ctx.request.quick ? 0.5e-3 : 2e-3;
+  DeviceBuffer<uint4> region(kCacheRegionElements);
+  fill_pattern(region.get(), region.size(), 0x5eed0005u, ctx.stream);
+  const double region_bytes = static_cast<double>(kCacheRegionElements * kElement);
+
+  if (want_l1) {
+    const int blocks_per_sm = l1_read_blocks_per_sm();
+    const int blocks = ctx.sms * blocks_per_sm;
+    const auto launch = [&, blocks](int passes, cudaStream_t s) {
+      launch_l1_read(region.get(), kCacheRegionElements, passes, ctx.block_sums.get(), blocks, s);
+    };
+    const int passes = passes_for_target(ctx, target_s, [&](int p) { launch(p, ctx.stream); });
+    const double bytes = region_bytes * passes * blocks;
+    const Measurement m = measure_on_stream([&, passes](cudaStream_t s) { launch(passes, s); },
+                                            ctx.stream, ctx.request.timing());
+    out.ceilings.push_back(make_ceiling(
+        "l1_read", CeilingKind::bandwidth, "B/s", bytes, m,
+        concat("l1_read_kernel: grid ", blocks, " x ", kMemoryThreadsPerBlock, " (", blocks_per_sm,
+               " blocks/SM), every block reads one common ", format_binary_bytes(region_bytes),
+               " region ", passes,
+               " times with 8 x 16-byte ld.global (LDG.E.128, L1-cached) in flight per thread; "
+               "bytes = region x passes x blocks; median of ",
+               m.repeats, " event-timed launches")));
+  }
+  if (want_shared) {
+    const int blocks_per_sm = shared_read_blocks_per_sm();
+    const int blocks = ctx.sms * blocks_per_sm;
+    const auto launch = [&, blocks](int passes, cudaStream_t s) {
+      launch_shared_read(region.get(), passes, ctx.block_sums.get(), blocks, s);
+    };
+    const int passes = passes_for_target(ctx, target_s, [&](int p) { launch(p, ctx.stream); });
+    const double bytes = region_bytes * passes * blocks;
+    const Measurement m = measure_on_stream([&, passes](cudaStream_t s) { launch(passes, s); },
+                                            ctx.stream, ctx.request.timing());
+    out.ceilings.push_back(make_ceiling(
+        "shared_read", CeilingKind::bandwidth, "B/s", bytes, m,
+        concat("shared_read_kernel: grid ", blocks, " x ", kMemoryThreadsPerBlock, " (",
+               blocks_per_sm, " blocks/SM), every block reads its ",
+               format_binary_bytes(region_bytes), " of shared memory ", passes,
+               " times, 8 conflict-free LDS.128 in flight per thread (consecutive threads on "
+               "consecutive 16-byte words); bytes = shared bytes loaded (the one fill from "
+               "global memory not counted); median of ",
+               m.repeats, " event-timed launches")));
+  }
+}
+
+// ---- working-set sweep -----------------------------------------------------------
+
+void measure_working_set(Context& ctx, CeilingResults& out) {
+  if (!ctx.request.wanted("working_set")) return;
+  const bool quick = ctx.request.quick;
+  constexpr std::size_t kSmallest = 16 * 1024;
+  const std::size_t step = quick ? 4 : 2;
+  // Full: 16 KiB .. 4 GiB; quick: up to the first size on the x4 ladder >= 4 x L2.
+  std::size_t largest = kSmallest;
+  while (largest < (quick ? 4 * ctx.l2_bytes : 4 * kGiB)) largest *= step;
+  const std::size_t free = free_device_bytes();
+  while (largest > kSmallest && largest + kHeadroom > free) largest /= step;
+  if (largest + kHeadroom > free) {
+    out.skipped.push_back({"working_set", "no free device memory for the sweep"});
+    return;
+  }
+  DeviceBuffer<uint4> data(largest / kElement);
+  fill_pattern(data.get(), data.size(), 0x5eed0006u, ctx.stream);
+
+  const int blocks = ctx.sms * sweep_read_blocks_per_sm();
+  const std::size_t threads = static_cast<std::size_t>(blocks) * kMemoryThreadsPerBlock;
+  // Enough traffic per launch that the launch itself does not count.
+  const std::size_t min_loads = (quick ? 256 * kMiB : kGiB) / kElement;
+  for (std::size_t bytes = kSmallest; bytes <= largest; bytes *= step) {
+    const std::size_t count = bytes / kElement;
+    const std::size_t wanted = std::max(count, min_loads);
+    const int loads = static_cast<int>(round_up((wanted + threads - 1) / threads, 8));
+    const Measurement m = measure_on_stream(
+        [&, count, loads](cudaStream_t s) {
+          launch_sweep_read(data.get(), count, loads, ctx.block_sums.get(), blocks, s);
+        },
+        ctx.stream, ctx.request.timing());
+    const double moved = static_cast<double>(loads) * static_cast<double>(threads * kElement);
+    out.working_set.push_back({static_cast<double>(bytes), moved / m.median_s});
+  }
+}
+
+}  // namespace
+
+void measure_memory_ceilings(const CeilingRequest& request, CeilingResults& out) {
+  const int sms = ceiling_support::select_device_and_count_sms(request);
+  std::size_t l2 = request.gpu.l2_bytes > 0 ? static_cast<std::size_t>(request.gpu.l2_bytes) : 0;
+  if (l2 == 0) {
+    int l2_attribute = 0;
+    TR_CUDA_CHECK(cudaDeviceGetAttribute(&l2_attribute, cudaDevAttrL2CacheSize, request.device));
+    l2 = static_cast<std::size_t>(l2_attribute);
+  }
+  Context ctx{request, sms, l2, request.stream,
+              DeviceBuffer<std::uint32_t>(static_cast<std::size_t>(sms) * kMaxBlocksPerSm)};
+  measure_hbm(ctx, out);  // each step frees its buffers before the next allocates
+  measure_l2(ctx, out);
+  measure_l1_and_shared(ctx, out);
+  measure_working_set(ctx, out);
+}
+
+}  // namespace timeroof

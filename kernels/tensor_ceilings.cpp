@@ -1,0 +1,161 @@
+// Tensor-Core ceilings (names and FLOP convention: tensor_mma.hpp). Each roof
+// kernel runs a persistent grid; its iteration count is sized so one launch
+// lasts ~20 ms (4 ms quick), then the harness times it. On compute capability
+// 9.0 a type's roof is the best of its wgmma and mma.sync kernels, and the
+// mma.sync figure is also kept as tensor_<type>_mma_sync.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/handles.hpp"
+#include "kernels/ceiling_support.hpp"
+#include "kernels/ceilings.hpp"
+#include "kernels/measure.hpp"
+#include "kernels/tensor_mma.hpp"
+#include "kernels/tensor_types.hpp"
+#include "kernels/tensor_wgmma.hpp"
+
+namespace timeroof {
+
+namespace {
+
+using ceiling_support::concat;
+
+constexpr long long kProbeIterations = 64;
+constexpr long long kMaxIterations = 1LL << 40;
+
+// A roof kernel as the timer sees it.
+struct LoopRun {
+  std::string label;  // short, for the list of alternatives in a method
+  std::string description;
+  double flops_per_iteration = 0;
+  std::size_t sink_bytes = 0;
+  std::function<void(long long iterations, void* sink, cudaStream_t stream)> launch;
+};
+
+LoopRun mma_sync_run(MmaSyncVariant variant, int sm_count) {
+  const MmaSyncLoopShape shape = mma_sync_loop_shape(variant, sm_count);
+  return {shape.label, shape.description, shape.flops_per_iteration, shape.sink_bytes,
+          [shape](long long iterations, void* sink, cudaStream_t stream) {
+            launch_mma_sync_loop(shape, iterations, sink, stream);
+          }};
+}
+
+LoopRun wgmma_run(TensorType type, int n, int sm_count) {
+  const WgmmaLoopShape shape = wgmma_loop_shape(type, n, sm_count);
+  return {concat("wgmma m64n", n, "k", wgmma_k(type)), shape.description, shape.flops_per_iteration,
+          shape.sink_bytes, [shape](long long iterations, void* sink, cudaStream_t stream) {
+            launch_wgmma_loop(shape, iterations, sink, stream);
+          }};
+}
+
+struct TimedRoof {
+  Ceiling ceiling;
+  std::string label;
+};
+
+TimedRoof time_roof(const CeilingRequest& request, const std::string& name, const LoopRun& run) {
+  const double target_s = request.quick ? 4e-3 : 20e-3;
+  DeviceBuffer<unsigned char> sink(run.sink_bytes);
+  const auto launch_with = [&](long long iterations) {
+    return [&, iterations](cudaStream_t stream) { run.launch(iterations, sink.get(), stream); };
+  };
+  // Probe with a growing count until one launch is long enough to scale from.
+  long long probe = kProbeIterations;
+  double probe_s = ceiling_support::time_one_call(launch_with(probe), request.stream);
+  while (probe_s < target_s / 16 && probe < kMaxIterations / 8) {
+    probe *= 8;
+    probe_s = ceiling_support::time_one_call(launch_with(probe), request.stream);
+  }
+  const long long iterations =
+      ceiling_support::count_for_target(probe_s, probe, target_s, 1, kMaxIterations);
+  const Measurement m =
+      measure_on_stream(launch_with(iterations), request.stream, request.timing());
+  const double flops = run.flops_per_iteration * static_cast<double>(iterations);
+  return {make_ceiling(name, CeilingKind::compute, "FLOP/s", flops, m,
+                       concat(run.description, ", ", iterations, " iterations per launch")),
+          run.label};
+}
+
+// The fastest roof under `name`; with alternatives, its method lists them all.
+Ceiling best_of(const std::vector<TimedRoof>& roofs, const std::string& name) {
+  const TimedRoof* best = &roofs.front();
+  for (const TimedRoof& roof : roofs)
+    if (roof.ceiling.measured > best->ceiling.measured) best = &roof;
+  Ceiling ceiling = best->ceiling;
+  ceiling.name = name;
+  if (roofs.size() > 1) {
+    ceiling.method += "; best of";
+    const char* separator = ": ";
+    for (const TimedRoof& roof : roofs) {
+      ceiling.method +=
+          concat(separator, roof.label, " ", roof.ceiling.measured * 1e-12, " TFLOP/s");
+      separator = ", ";
+    }
+  }
+  return ceiling;
+}
+
+std::string cc_text(int cc) {
+  return concat(cc / 10, ".", cc % 10);
+}
+
+}  // namespace
+
+void measure_tensor_ceilings(const CeilingRequest& request, CeilingResults& out) {
+  const int sm_count = ceiling_support::select_device_and_count_sms(request);
+  const int cc = request.gpu.cc_major * 10 + request.gpu.cc_minor;
+  // wgmma is arch-specific (sm_90a): its kernels load on 9.0 only.
+  const bool hopper = cc == 90;
+  for (const TensorType type : kAllTensorTypes) {
+    const std::string name = std::string("tensor_") + tensor_type_name(type);
+    const std::string mma_sync_name = name + "_mma_sync";
+    const bool has_wgmma = hopper && wgmma_supports(type);
+    const bool want_best = request.wanted(name);
+    const bool want_mma_sync = has_wgmma && request.wanted(mma_sync_name);
+    if (!want_best && !want_mma_sync) continue;
+    if (cc < tensor_type_min_cc(type)) {
+      out.skipped.push_back(
+          {name, concat(tensor_type_name(type), " tensor cores need compute capability ",
+                        cc_text(tensor_type_min_cc(type)), "+; this GPU is ", cc_text(cc))});
+      continue;
+    }
+
+    std::vector<TimedRoof> mma_sync_roofs;
+    std::string unavailable;
+    bool build_problem = false;
+    for (const MmaSyncVariant variant : mma_sync_variants(type)) {
+      if (const auto why = mma_sync_unavailable(variant)) {
+        // fp64 m16n8k16 exists on sm_90 only; m8n8k4 stands for every GPU.
+        if (variant != MmaSyncVariant::fp64_m16n8k16) {
+          unavailable += (unavailable.empty() ? "" : "; ") + why->reason;
+          build_problem = build_problem || why->build_problem;
+        }
+        continue;
+      }
+      mma_sync_roofs.push_back(time_roof(request, name, mma_sync_run(variant, sm_count)));
+    }
+    std::vector<TimedRoof> all = mma_sync_roofs;
+    if (has_wgmma && want_best) {
+      for (const int n : kWgmmaTileNs) {
+        if (request.quick && n != kWgmmaTileNs[0]) continue;  // the larger tile is the likely best
+        all.push_back(time_roof(request, name, wgmma_run(type, n, sm_count)));
+      }
+    }
+
+    if (want_best) {
+      if (all.empty())
+        out.skipped.push_back({name, unavailable, build_problem});
+      else
+        out.ceilings.push_back(best_of(all, name));
+    }
+    if (want_mma_sync) {
+      if (mma_sync_roofs.empty())
+        out.skipped.push_back({mma_sync_name, unavailable, build_problem});
+      else
+        out.ceilings.push_back(best_of(mma_sync_roofs, mma_sync_name));
+    }
+  }
+}
+
+}  // namespace timeroof

@@ -1,0 +1,206 @@
+// Host<->device transfer ceilings: h2d_pinned, d2h_pinned, h2d_pageable,
+// d2h_pageable; one copy of 256 MiB per sample (64 MiB quick); bytes per second.
+//
+// Pinned copies are timed as nvbandwidth times them: a one-thread kernel spins on
+// a flag in page-locked host memory and holds the stream; the start event, the
+// copy and the stop event are queued behind it; then the host sets the flag. The
+// events therefore bracket the DMA alone, with none of the host's submission
+// cost between them.
+// Pageable copies cannot be held that way: the driver stages them through its own
+// pinned buffer with the host thread, so cudaMemcpyAsync returns only when (D2H)
+// or shortly before (H2D) the data has moved, and a copy queued behind a spinning
+// kernel would block the very thread that must release it. They are timed with the
+// host clock around cudaMemcpyAsync + cudaStreamSynchronize (measure_on_host): what
+// a framework's pageable copy costs, API overhead (~10 us of ~10 ms) included.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/format.hpp"
+#include "gpu/device.hpp"
+#include "gpu/handles.hpp"
+#include "kernels/ceiling_support.hpp"
+#include "kernels/ceilings.hpp"
+#include "kernels/transfer.hpp"
+
+namespace timeroof {
+
+namespace {
+
+using ceiling_support::concat;
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+// The spin kernel gives up after this many SM clocks (~2-4 s): only a safety net.
+constexpr long long kSpinTimeoutCycles = 4'000'000'000LL;
+
+// The flag and the time-out marker, in page-locked host memory the GPU reads.
+class HostFlag {
+ public:
+  HostFlag() : memory_(2) {
+    memory_.get()[0] = 0;
+    memory_.get()[1] = 0;
+    void* device = nullptr;
+    TR_CUDA_CHECK(cudaHostGetDevicePointer(&device, memory_.get(), 0));
+    device_ = static_cast<int*>(device);
+  }
+  // Releases a spinning kernel even when a copy throws, so no kernel is left spinning.
+  ~HostFlag() { release(); }
+  HostFlag(const HostFlag&) = delete;
+  HostFlag& operator=(const HostFlag&) = delete;
+
+  void arm() { store(0); }
+  void release() { store(1); }
+  const volatile int* device_flag() const { return device_; }
+  int* device_timed_out() const { return device_ + 1; }
+  bool timed_out() const { return load(1) != 0; }
+
+ private:
+  void store(int value) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    static_cast<volatile int*>(memory_.get())[0] = value;
+  }
+  int load(int index) const { return static_cast<volatile int*>(memory_.get())[index]; }
+
+  PinnedBuffer<int> memory_;
+  int* device_ = nullptr;
+};
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// The harness's round logic (measure.cpp) around one held copy per sample.
+Measurement measure_held_copy(const TimingPolicy& policy, int device, cudaStream_t stream,
+                              HostFlag& flag, const std::function<void(cudaStream_t)>& copy) {
+  for (int i = 0; i < policy.warmup; ++i) copy(stream);
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const Event start, stop;
+  std::vector<double> samples, sm_hz, mem_hz;
+  const auto began = std::chrono::steady_clock::now();
+  double previous_median = -1;
+  while (true) {
+    for (int i = 0; i < policy.round; ++i) {
+      flag.arm();
+      launch_spin_until_flag(flag.device_flag(), flag.device_timed_out(), kSpinTimeoutCycles,
+                             stream);
+      start.record(stream);
+      copy(stream);
+      stop.record(stream);
+      flag.release();
+      if (i == 0) {  // the copy is running now
+        const Clocks clocks = read_clocks(device);
+        if (clocks.sm_hz) sm_hz.push_back(*clocks.sm_hz);
+        if (clocks.mem_hz) mem_hz.push_back(*clocks.mem_hz);
+      }
+      stop.synchronize();
+      samples.push_back(stop.seconds_since(start));
+    }
+    const double median = median_of(samples);
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    const bool stable = previous_median > 0 &&
+                        std::fabs(median - previous_median) <= policy.stable_tolerance * median;
+    if (stable || static_cast<int>(samples.size()) >= policy.max_repeats ||
+        elapsed >= policy.max_seconds)
+      break;
+    previous_median = median;
+  }
+  Measurement m = summarize(samples);
+  if (!sm_hz.empty()) m.sm_clock_hz = median_of(sm_hz);
+  if (!mem_hz.empty()) m.mem_clock_hz = median_of(mem_hz);
+  return m;
+}
+
+}  // namespace
+
+void measure_transfer_ceilings(const CeilingRequest& request, CeilingResults& out) {
+  const bool want_h2d_pinned = request.wanted("h2d_pinned");
+  const bool want_d2h_pinned = request.wanted("d2h_pinned");
+  const bool want_h2d_pageable = request.wanted("h2d_pageable");
+  const bool want_d2h_pageable = request.wanted("d2h_pageable");
+  if (!want_h2d_pinned && !want_d2h_pinned && !want_h2d_pageable && !want_d2h_pageable) return;
+  ceiling_support::select_device_and_count_sms(request);
+
+  const std::size_t bytes = (request.quick ? 64 : 256) * kMiB;
+  const std::string size_text = format_binary_bytes(static_cast<double>(bytes));
+  DeviceBuffer<std::uint8_t> device_buffer(bytes);
+  TR_CUDA_CHECK(cudaMemsetAsync(device_buffer.get(), 0x5a, bytes, request.stream));
+  const cudaStream_t stream = request.stream;
+
+  if (want_h2d_pinned || want_d2h_pinned) {
+    PinnedBuffer<std::uint8_t> pinned(bytes);
+    std::memset(pinned.get(), 0xa5, bytes);
+    HostFlag flag;
+    const auto method = [&](const char* direction, const Measurement& m) {
+      return concat("cudaMemcpyAsync ", direction, " of ", size_text,
+                    " page-locked (cudaMallocHost), held behind a spin kernel and timed with "
+                    "events around the copy alone (nvbandwidth's method); median of ",
+                    m.repeats, " copies", flag.timed_out() ? "; the spin kernel timed out" : "");
+    };
+    if (want_h2d_pinned) {
+      const Measurement m =
+          measure_held_copy(request.timing(), request.device, stream, flag, [&](cudaStream_t s) {
+            TR_CUDA_CHECK(cudaMemcpyAsync(device_buffer.get(), pinned.get(), bytes,
+                                          cudaMemcpyHostToDevice, s));
+          });
+      out.ceilings.push_back(make_ceiling("h2d_pinned", CeilingKind::bandwidth, "B/s",
+                                          static_cast<double>(bytes), m, method("H2D", m)));
+    }
+    if (want_d2h_pinned) {
+      const Measurement m =
+          measure_held_copy(request.timing(), request.device, stream, flag, [&](cudaStream_t s) {
+            TR_CUDA_CHECK(cudaMemcpyAsync(pinned.get(), device_buffer.get(), bytes,
+                                          cudaMemcpyDeviceToHost, s));
+          });
+      out.ceilings.push_back(make_ceiling("d2h_pinned", CeilingKind::bandwidth, "B/s",
+                                          static_cast<double>(bytes), m, method("D2H", m)));
+    }
+  }
+
+  if (want_h2d_pageable || want_d2h_pageable) {
+    // new[] without value-initialisation, then a pattern, so every page is touched
+    // before the first timed copy.
+    const std::unique_ptr<std::uint8_t[]> pageable(new std::uint8_t[bytes]);
+    std::memset(pageable.get(), 0xa5, bytes);
+    const auto method = [&](const char* direction, const Measurement& m) {
+      return concat("cudaMemcpyAsync ", direction, " of ", size_text,
+                    " pageable (new[]) + cudaStreamSynchronize, timed with the host clock "
+                    "(pageable copies are synchronous for the host); median of ",
+                    m.repeats, " copies");
+    };
+    if (want_h2d_pageable) {
+      const Measurement m = measure_on_host(
+          [&] {
+            TR_CUDA_CHECK(cudaMemcpyAsync(device_buffer.get(), pageable.get(), bytes,
+                                          cudaMemcpyHostToDevice, stream));
+            TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+          },
+          request.timing());
+      out.ceilings.push_back(make_ceiling("h2d_pageable", CeilingKind::bandwidth, "B/s",
+                                          static_cast<double>(bytes), m, method("H2D", m)));
+    }
+    if (want_d2h_pageable) {
+      const Measurement m = measure_on_host(
+          [&] {
+            TR_CUDA_CHECK(cudaMemcpyAsync(pageable.get(), device_buffer.get(), bytes,
+                                          cudaMemcpyDeviceToHost, stream));
+            TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+          },
+          request.timing());
+      out.ceilings.push_back(make_ceiling("d2h_pageable", CeilingKind::bandwidth, "B/s",
+                                          static_cast<double>(bytes), m, method("D2H", m)));
+    }
+  }
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+}  // namespace timeroof

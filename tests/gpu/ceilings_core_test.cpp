@@ -1,0 +1,564 @@
+// GPU tier, ceilings: the CUDA-core, memory, transfer and launch families. Each
+// kernel is checked to do its work (results against a CPU reference), the
+// families to return plausible roofs in full and quick mode and to honour the
+// `wanted` filter. The SASS test needs no GPU: it reads this binary's own sm_90
+// machine code with cuobjdump and runs wherever cuobjdump is installed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/device.hpp"
+#include "gpu/handles.hpp"
+#include "kernels/ceilings.hpp"
+#include "kernels/cuda_core.hpp"
+#include "kernels/launch.hpp"
+#include "kernels/memory.hpp"
+#include "kernels/transfer.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+
+namespace timeroof {
+namespace {
+
+// ---- helpers -----------------------------------------------------------------
+
+template <typename T>
+std::vector<T> to_host(const DeviceBuffer<T>& buffer) {
+  std::vector<T> host(buffer.size());
+  TR_CUDA_CHECK(cudaMemcpy(host.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// Rounds a normal, non-zero double to `bits` significant bits, ties to even (the
+// default rounding mode): the result of one IEEE operation in that precision.
+double round_to_bits(double value, int bits) {
+  int exponent = 0;
+  const double mantissa = std::frexp(value, &exponent);  // [0.5, 1)
+  return std::ldexp(std::nearbyint(std::ldexp(mantissa, bits)), exponent - bits);
+}
+
+// The chain of kernels/cuda_core.hpp, recomputed on the CPU. Every intermediate is
+// exact in double before the rounding (operands have <= 24 bits, a = 0.875 has 3),
+// so rounding the exact double to the precision's width is the GPU's single rounding.
+double cuda_core_reference(const CudaCoreKernel& k, unsigned thread, int trips) {
+  const double a = kChainMultiplier, b = kChainAddend;
+  const int bits = k.mantissa_bits;
+  const bool is_fma = k.flop_per_lane == 2.0;
+  double sum = 0;
+  for (int c = 0; c < kCudaCoreChains; ++c) {
+    for (int lane = 0; lane < k.lanes; ++lane) {
+      double x = 1.0 + static_cast<double>((thread + 7u * c + 61u * lane) & 127u) / 128.0;
+      for (int trip = 0; trip < trips; ++trip) {
+        if (is_fma) {
+          for (int s = 0; s < kCudaCoreInstructionsPerTrip; ++s)
+            x = bits == 53 ? std::fma(x, a, b) : round_to_bits(x * a + b, bits);  // exact
+        } else {
+          for (int s = 0; s < kCudaCoreInstructionsPerTrip; s += 2) {
+            x = round_to_bits(x + b, bits);
+            x = round_to_bits(x * a, bits);
+          }
+        }
+      }
+      sum += x;
+    }
+  }
+  return sum;
+}
+
+std::uint32_t pattern_sum(std::size_t first_element, std::size_t elements, std::uint32_t seed) {
+  std::uint32_t sum = 0;
+  for (std::size_t j = 4 * first_element; j < 4 * (first_element + elements); ++j)
+    sum += pattern_word(j, seed);
+  return sum;
+}
+
+std::uint32_t total(const std::vector<std::uint32_t>& block_sums) {
+  std::uint32_t sum = 0;
+  for (std::uint32_t s : block_sums) sum += s;
+  return sum;
+}
+
+void expect_pattern(const std::vector<uint4>& data, std::uint32_t seed, const std::string& what) {
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < data.size() && wrong < 5; ++i) {
+    const std::array<std::uint32_t, 4> got{data[i].x, data[i].y, data[i].z, data[i].w};
+    for (std::size_t k = 0; k < 4; ++k) {
+      if (got[k] != pattern_word(4 * i + k, seed)) {
+        ++wrong;
+        ADD_FAILURE() << what << ": element " << i << " word " << k << " = " << got[k];
+      }
+    }
+  }
+}
+
+CeilingRequest request_for_gpu0(bool quick) {
+  CeilingRequest request;
+  request.device = 0;
+  request.quick = quick;
+  request.gpu = query_gpu(0);
+  return request;
+}
+
+CeilingResults measure_core_families(const CeilingRequest& request) {
+  CeilingResults results;
+  measure_launch_ceilings(request, results);
+  measure_transfer_ceilings(request, results);
+  measure_memory_ceilings(request, results);
+  measure_cuda_core_ceilings(request, results);
+  return results;
+}
+
+const std::vector<std::string>& core_names() {
+  static const std::vector<std::string> names = {
+      "launch_async", "launch_sync",  "launch_graph_node", "h2d_pinned",  "d2h_pinned",
+      "h2d_pageable", "d2h_pageable", "hbm_read",          "hbm_write",   "hbm_copy",
+      "l2_read",      "l1_read",      "shared_read",       "fp64_fma",    "fp32_fma",
+      "fp16_fma",     "bf16_fma",     "fp64_addmul",       "fp32_addmul", "fp16_addmul",
+      "bf16_addmul"};
+  return names;
+}
+
+std::map<std::string, Ceiling> by_name(const CeilingResults& results) {
+  std::map<std::string, Ceiling> map;
+  for (const Ceiling& c : results.ceilings) map[c.name] = c;
+  return map;
+}
+
+// sm_90 FLOP per clock per SM under the convention of kernels/cuda_core.hpp.
+double sm90_flop_per_clock_per_sm(const std::string& name) {
+  static const std::map<std::string, double> table = {
+      {"fp64_fma", 128},   {"fp32_fma", 256},    {"fp16_fma", 512},    {"bf16_fma", 512},
+      {"fp64_addmul", 64}, {"fp32_addmul", 128}, {"fp16_addmul", 256}, {"bf16_addmul", 256}};
+  return table.at(name);
+}
+
+void print_results(const CeilingResults& results, const GpuInfo& gpu) {
+  const bool sm90 = gpu.cc_major == 9 && gpu.cc_minor == 0;
+  std::printf("%-18s %14s %8s %7s %s\n", "ceiling", "measured", "sm GHz", "of peak", "method");
+  for (const Ceiling& c : results.ceilings) {
+    std::string share = "-";
+    if (sm90 && c.kind == CeilingKind::compute && c.sm_clock_hz) {
+      const double peak = sm90_flop_per_clock_per_sm(c.name) * gpu.sm_count * *c.sm_clock_hz;
+      char text[32];
+      std::snprintf(text, sizeof text, "%.1f%%", 100 * c.measured / peak);
+      share = text;
+    }
+    std::printf("%-18s %14.4g %8.3f %7s %s\n", c.name.c_str(), c.measured,
+                c.sm_clock_hz ? *c.sm_clock_hz * 1e-9 : 0.0, share.c_str(), c.method.c_str());
+  }
+  for (const WorkingSetSample& s : results.working_set)
+    std::printf("working set %12.0f B: %.4g B/s\n", s.bytes, s.bytes_per_second);
+  for (const CeilingSkip& s : results.skipped)
+    std::printf("skipped %s: %s\n", s.name.c_str(), s.reason.c_str());
+}
+
+// ---- kernels do their work -------------------------------------------------------
+
+TEST(CeilingsCore, CudaCoreChainsMatchTheCpuReference) {
+  TR_REQUIRE_GPU();
+  constexpr int kBlocks = 3, kThreads = 64, kTrips = 5;
+  DeviceBuffer<double> out(kBlocks * kThreads);
+  for (const CudaCoreKernel& k : cuda_core_kernels()) {
+    TR_CUDA_CHECK(cudaMemset(out.get(), 0xff, out.bytes()));  // NaN: unwritten shows
+    launch_cuda_core_kernel(k.roof, kBlocks, kThreads, kTrips, out.get(), nullptr);
+    TR_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<double> got = to_host(out);
+    int wrong = 0;
+    for (unsigned t = 0; t < got.size() && wrong < 5; ++t) {
+      const double want = cuda_core_reference(k, t, kTrips);
+      if (got[t] != want) {
+        ++wrong;
+        ADD_FAILURE() << k.kernel << " thread " << t << ": " << got[t] << " != " << want;
+      }
+    }
+    EXPECT_DOUBLE_EQ(cuda_core_flops(k.roof, kBlocks, kThreads, kTrips),
+                     1.0 * kBlocks * kThreads * kTrips * kCudaCoreChains *
+                         kCudaCoreInstructionsPerTrip * k.lanes * k.flop_per_lane);
+  }
+}
+
+TEST(CeilingsCore, HbmKernelsReadWriteAndCopyEveryElement) {
+  TR_REQUIRE_GPU();
+  // Not a multiple of any tile, and a small grid: the grid-stride loop and the tail run.
+  constexpr std::size_t kCount = (std::size_t{1} << 20) + 77;
+  constexpr int kBlocks = 7;
+  DeviceBuffer<uint4> src(kCount), dst(kCount);
+  DeviceBuffer<std::uint32_t> sums(kBlocks);
+  fill_pattern(src.get(), kCount, 11, nullptr);
+  const std::uint32_t want_sum = pattern_sum(0, kCount, 11);
+  for (const HbmVariant& v : hbm_read_variants()) {
+    TR_CUDA_CHECK(cudaMemset(sums.get(), 0, sums.bytes()));
+    launch_hbm_read(v, src.get(), kCount, sums.get(), kBlocks, nullptr);
+    TR_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(total(to_host(sums)), want_sum) << "hbm_read " << v.name;
+    EXPECT_GT(hbm_read_blocks_per_sm(v), 0) << v.name;
+  }
+  for (const HbmVariant& v : hbm_write_variants()) {
+    fill_pattern(dst.get(), kCount, 99, nullptr);  // poison
+    launch_hbm_write(v, dst.get(), kCount, 12, kBlocks, nullptr);
+    TR_CUDA_CHECK(cudaDeviceSynchronize());
+    expect_pattern(to_host(dst), 12, std::string("hbm_write ") + v.name);
+    EXPECT_GT(hbm_write_blocks_per_sm(v), 0) << v.name;
+  }
+  for (const HbmVariant& v : hbm_copy_variants()) {
+    fill_pattern(dst.get(), kCount, 99, nullptr);
+    launch_hbm_copy(v, src.get(), dst.get(), kCount, kBlocks, nullptr);
+    TR_CUDA_CHECK(cudaDeviceSynchronize());
+    expect_pattern(to_host(dst), 11, std::string("hbm_copy ") + v.name);
+    EXPECT_GT(hbm_copy_blocks_per_sm(v), 0) << v.name;
+  }
+}
+
+TEST(CeilingsCore, CacheKernelsReadWhatTheySay) {
+  TR_REQUIRE_GPU();
+  constexpr int kBlocks = 5;
+  DeviceBuffer<std::uint32_t> sums(kBlocks);
+  // L2: every element once per pass.
+  {
+    constexpr std::size_t kCount = 3 * 2048 + 100;
+    constexpr int kPasses = 3;
+    DeviceBuffer<uint4> data(kCount);
+    fill_pattern(data.get(), kCount, 21, nullptr);
+    for (const L2Load load : {L2Load::cg, L2Load::nc_no_allocate}) {
+      TR_CUDA_CHECK(cudaMemset(sums.get(), 0, sums.bytes()));
+      launch_l2_read(load, data.get(), kCount, kPasses, sums.get(), kBlocks, nullptr);
+      TR_CUDA_CHECK(cudaDeviceSynchronize());
+      EXPECT_EQ(total(to_host(sums)), kPasses * pattern_sum(0, kCount, 21));
+    }
+  }
+  // L1: two windows; even passes read the first, odd passes the second.
+  {
+    constexpr int kPasses = 5;
+    DeviceBuffer<uint4> region(2 * kCacheRegionElements);
+    fill_pattern(region.get(), region.size(), 22, nullptr);
+    launch_l1_read(region.get(), region.size(), kPasses, sums.get(), kBlocks, nullptr);
+    TR_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::uint32_t per_block = 3 * pattern_sum(0, kCacheRegionElements, 22) +
+                                    2 * pattern_sum(kCacheRegionElements, kCacheRegionElements, 22);
+    EXPECT_EQ(total(to_host(sums)), kBlocks * per_block);
+  }
+  // Shared memory: the whole region every pass, in every block.
+  {
+    constexpr int kPasses = 4;
+    DeviceBuffer<uint4> region(kCacheRegionElements);
+    fill_pattern(region.get(), region.size(), 23, nullptr);
+    launch_shared_read(region.get(), kPasses, sums.get(), kBlocks, nullptr);
+    TR_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(total(to_host(sums)), kBlocks * kPasses * pattern_sum(0, kCacheRegionElements, 23));
+  }
+  // Sweep: thread t loads (t + k T) mod count.
+  {
+    constexpr std::size_t kCount = 4096;
+    constexpr int kLoads = 16;
+    DeviceBuffer<uint4> data(kCount);
+    fill_pattern(data.get(), kCount, 24, nullptr);
+    launch_sweep_read(data.get(), kCount, kLoads, sums.get(), kBlocks, nullptr);
+    TR_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::size_t threads = kBlocks * kMemoryThreadsPerBlock;
+    std::uint32_t want = 0;
+    for (std::size_t t = 0; t < threads; ++t)
+      for (std::size_t k = 0; k < kLoads; ++k)
+        want += pattern_sum((t + k * threads) % kCount, 1, 24);
+    EXPECT_EQ(total(to_host(sums)), want);
+  }
+}
+
+TEST(CeilingsCore, SpinKernelHoldsTheStreamUntilReleased) {
+  TR_REQUIRE_GPU();
+  PinnedBuffer<int> flag(2);
+  flag.get()[0] = 0;
+  flag.get()[1] = 0;
+  void* device = nullptr;
+  TR_CUDA_CHECK(cudaHostGetDevicePointer(&device, flag.get(), 0));
+  Stream stream;
+  Event done;
+  launch_spin_until_flag(static_cast<const volatile int*>(device), static_cast<int*>(device) + 1,
+                         4'000'000'000LL, stream.get());
+  done.record(stream.get());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(cudaEventQuery(done.get()), cudaErrorNotReady) << "the spin kernel holds the stream";
+  static_cast<volatile int*>(flag.get())[0] = 1;
+  done.synchronize();
+  EXPECT_EQ(static_cast<volatile int*>(flag.get())[1], 0) << "released, not timed out";
+}
+
+TEST(CeilingsCore, EmptyKernelGraphReplays) {
+  TR_REQUIRE_GPU();
+  const EmptyKernelGraph graph(16);
+  EXPECT_EQ(graph.nodes(), 16);
+  graph.launch(nullptr);
+  graph.launch(nullptr);
+  TR_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// ---- the families --------------------------------------------------------------
+
+TEST(CeilingsCore, FullModeRoofsArePlausible) {
+  TR_REQUIRE_GPU();
+  const CeilingRequest request = request_for_gpu0(false);
+  const auto start = std::chrono::steady_clock::now();
+  const CeilingResults results = measure_core_families(request);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  print_results(results, request.gpu);
+  std::printf("full mode: %.1f s\n", seconds);
+  EXPECT_LT(seconds, 60.0);
+
+  const std::map<std::string, Ceiling> roofs = by_name(results);
+  for (const std::string& name : core_names()) {
+    ASSERT_EQ(roofs.count(name), 1u) << name << " missing";
+    const Ceiling& c = roofs.at(name);
+    EXPECT_TRUE(std::isfinite(c.measured) && c.measured > 0) << name << " = " << c.measured;
+    EXPECT_FALSE(c.method.empty()) << name;
+    EXPECT_GT(c.repeats, 0) << name;
+  }
+  const GpuInfo& gpu = request.gpu;
+  const bool hopper = gpu.cc_major == 9 && gpu.cc_minor == 0;
+  ASSERT_TRUE(gpu.sm_clock_max_hz.has_value());
+  const double fp32_peak = gpu.sm_count * 256.0 * *gpu.sm_clock_max_hz;
+  EXPECT_GT(roofs.at("fp32_fma").measured, 0.3 * fp32_peak);
+  EXPECT_LT(roofs.at("fp32_fma").measured, 1.1 * fp32_peak);
+  if (hopper) {
+    for (const char* name : {"fp64_fma", "fp16_fma", "bf16_fma", "fp64_addmul", "fp32_addmul",
+                             "fp16_addmul", "bf16_addmul"}) {
+      const double peak = sm90_flop_per_clock_per_sm(name) * gpu.sm_count * *gpu.sm_clock_max_hz;
+      EXPECT_GT(roofs.at(name).measured, 0.3 * peak) << name;
+      EXPECT_LT(roofs.at(name).measured, 1.1 * peak) << name;
+    }
+    for (const char* name : {"hbm_read", "hbm_write", "hbm_copy"}) {
+      EXPECT_GT(roofs.at(name).measured, 1e12) << name;
+      EXPECT_LT(roofs.at(name).measured, 10e12) << name;
+    }
+    // Cache levels above HBM, and each above the one below it.
+    EXPECT_GT(roofs.at("l2_read").measured, roofs.at("hbm_read").measured);
+    EXPECT_GT(roofs.at("l1_read").measured, roofs.at("l2_read").measured);
+    EXPECT_GT(roofs.at("shared_read").measured, roofs.at("l2_read").measured);
+  }
+  for (const char* name : {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"}) {
+    EXPECT_GT(roofs.at(name).measured, 1e9) << name;
+    EXPECT_LT(roofs.at(name).measured, 1e12) << name;
+  }
+  EXPECT_GT(roofs.at("h2d_pinned").measured, roofs.at("h2d_pageable").measured);
+  EXPECT_GT(roofs.at("launch_async").measured, 0.5e-6);
+  EXPECT_LT(roofs.at("launch_async").measured, 20e-6);
+  EXPECT_GT(roofs.at("launch_sync").measured, roofs.at("launch_async").measured);
+  EXPECT_LT(roofs.at("launch_sync").measured, 100e-6);
+  EXPECT_GT(roofs.at("launch_graph_node").measured, 0.05e-6);
+  EXPECT_LT(roofs.at("launch_graph_node").measured, 20e-6);
+  for (const Ceiling& c : results.ceilings)
+    EXPECT_EQ(c.kind == CeilingKind::latency, c.unit == "s") << c.name;
+
+  // The sweep: 16 KiB .. 4 GiB (or what fits), in x2 steps, every rate plausible.
+  ASSERT_GE(results.working_set.size(), 15u);
+  EXPECT_EQ(results.working_set.front().bytes, 16.0 * 1024);
+  for (std::size_t i = 1; i < results.working_set.size(); ++i)
+    EXPECT_EQ(results.working_set[i].bytes, 2 * results.working_set[i - 1].bytes);
+  for (const WorkingSetSample& s : results.working_set)
+    EXPECT_TRUE(std::isfinite(s.bytes_per_second) && s.bytes_per_second > 1e11) << s.bytes;
+  EXPECT_GT(results.working_set.front().bytes_per_second,
+            results.working_set.back().bytes_per_second)
+      << "cache-resident working sets read faster than HBM-sized ones";
+}
+
+TEST(CeilingsCore, QuickModeReturnsEveryNameFast) {
+  TR_REQUIRE_GPU();
+  const CeilingRequest request = request_for_gpu0(true);
+  const auto start = std::chrono::steady_clock::now();
+  const CeilingResults results = measure_core_families(request);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  print_results(results, request.gpu);
+  std::printf("quick mode: %.1f s\n", seconds);
+  EXPECT_LT(seconds, 10.0) << "these four families must leave room in the 20 s quick budget";
+  const std::map<std::string, Ceiling> roofs = by_name(results);
+  for (const std::string& name : core_names()) {
+    ASSERT_EQ(roofs.count(name), 1u) << name << " missing";
+    EXPECT_TRUE(std::isfinite(roofs.at(name).measured) && roofs.at(name).measured > 0) << name;
+  }
+  EXPECT_EQ(results.ceilings.size(), core_names().size());
+  EXPECT_TRUE(results.skipped.empty());
+  // Quick sweep: x4 steps from 16 KiB up to the first size >= 4 x L2.
+  ASSERT_GE(results.working_set.size(), 2u);
+  for (std::size_t i = 1; i < results.working_set.size(); ++i)
+    EXPECT_EQ(results.working_set[i].bytes, 4 * results.working_set[i - 1].bytes);
+  EXPECT_GE(results.working_set.back().bytes, 4.0 * static_cast<double>(request.gpu.l2_bytes));
+}
+
+TEST(CeilingsCore, WantedFilterMeasuresOnlyTheNamedRoofs) {
+  TR_REQUIRE_GPU();
+  CeilingRequest request = request_for_gpu0(true);
+  const std::set<std::string> wanted = {"fp32_fma", "launch_sync", "l1_read", "d2h_pinned"};
+  std::set<std::string> asked;
+  request.wanted = [&](const std::string& name) {
+    asked.insert(name);
+    return wanted.count(name) > 0;
+  };
+  const CeilingResults results = measure_core_families(request);
+  std::set<std::string> got;
+  for (const Ceiling& c : results.ceilings) got.insert(c.name);
+  EXPECT_EQ(got, wanted);
+  EXPECT_TRUE(results.working_set.empty()) << "the sweep is its own name: working_set";
+  for (const std::string& name : core_names()) EXPECT_EQ(asked.count(name), 1u) << name;
+  EXPECT_EQ(asked.count("working_set"), 1u);
+}
+
+// ---- SASS: the kernels are built from the instructions they claim ---------------
+
+std::string find_cuobjdump() {
+  for (const char* candidate : {"/usr/local/cuda/bin/cuobjdump"})
+    if (std::filesystem::exists(candidate)) return candidate;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  std::size_t begin = 0;
+  while (begin <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', begin), dirs.size());
+    const std::filesystem::path candidate =
+        std::filesystem::path(dirs.substr(begin, end - begin)) / "cuobjdump";
+    if (end > begin && std::filesystem::exists(candidate)) return candidate.string();
+    begin = end + 1;
+  }
+  return "";
+}
+
+// Function name -> opcode (with modifiers) -> count, for the sm_90 code of this binary.
+using Opcodes = std::map<std::string, int>;
+std::map<std::string, Opcodes> sm90_sass_of_this_binary(const std::string& cuobjdump) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string command = cuobjdump + " -sass -arch sm_90 '" + self + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot run " + command);
+  std::map<std::string, Opcodes> functions;
+  std::string current;
+  const std::regex function_line(R"(Function : (\S+))");
+  const std::regex instruction_line(R"(^\s+/\*[0-9a-f]{4}\*/\s+(?:@!?U?P[T0-9]\s+)?([A-Z0-9_.]+))");
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe)) {
+    const std::string line = buffer.data();
+    std::smatch match;
+    if (std::regex_search(line, match, function_line)) {
+      current = match[1];
+    } else if (!current.empty() && std::regex_search(line, match, instruction_line)) {
+      ++functions[current][match[1]];
+    }
+  }
+  pclose(pipe);
+  return functions;
+}
+
+// Opcodes summed over every function whose mangled name contains `kernel`.
+Opcodes opcodes_of(const std::map<std::string, Opcodes>& functions, const std::string& kernel,
+                   int* instances = nullptr) {
+  Opcodes sum;
+  int found = 0;
+  for (const auto& [name, opcodes] : functions) {
+    if (name.find(kernel) == std::string::npos) continue;
+    ++found;
+    for (const auto& [op, n] : opcodes) sum[op] += n;
+  }
+  if (instances) *instances = found;
+  return sum;
+}
+
+int count_prefix(const Opcodes& opcodes, const std::string& prefix) {
+  int n = 0;
+  for (const auto& [op, count] : opcodes)
+    if (op == prefix || op.rfind(prefix + ".", 0) == 0) n += count;
+  return n;
+}
+
+TEST(CeilingsCoreSass, KernelsUseTheInstructionsTheyMeasure) {
+  const std::string cuobjdump = find_cuobjdump();
+  if (cuobjdump.empty())
+    GTEST_SKIP() << "cuobjdump is neither on PATH nor in /usr/local/cuda/bin: cannot read SASS";
+  const auto functions = sm90_sass_of_this_binary(cuobjdump);
+  ASSERT_FALSE(functions.empty()) << "no sm_90 SASS found in this binary";
+  const int per_trip = kCudaCoreChains * kCudaCoreInstructionsPerTrip;
+
+  // FMA roofs: the loop is the unrolled trip, nothing but the named FMA.
+  const Opcodes fp64 = opcodes_of(functions, "fp64_fma_kernel");
+  const Opcodes fp32 = opcodes_of(functions, "fp32_fma_kernel");
+  const Opcodes fp16 = opcodes_of(functions, "fp16_fma_kernel");
+  const Opcodes bf16 = opcodes_of(functions, "bf16_fma_kernel");
+  const auto expect_whole_trips = [&](const Opcodes& ops, const char* op, const char* kernel) {
+    const int n = count_prefix(ops, op);
+    EXPECT_GE(n, per_trip) << kernel << " " << op;
+    EXPECT_EQ(n % per_trip, 0) << kernel << " " << op << ": only the unrolled trips";
+  };
+  expect_whole_trips(fp64, "DFMA", "fp64_fma_kernel");
+  expect_whole_trips(fp32, "FFMA", "fp32_fma_kernel");
+  expect_whole_trips(fp16, "HFMA2", "fp16_fma_kernel");          // packed fp16
+  expect_whole_trips(bf16, "HFMA2.BF16_V2", "bf16_fma_kernel");  // packed bf16 on sm_90
+  EXPECT_EQ(bf16.count("HFMA2"), 0u) << "bf16 must not run as fp16";
+
+  // Add/mul roofs: half adds, half multiplies, and never an FMA.
+  const Opcodes fp64_am = opcodes_of(functions, "fp64_addmul_kernel");
+  const Opcodes fp32_am = opcodes_of(functions, "fp32_addmul_kernel");
+  const Opcodes fp16_am = opcodes_of(functions, "fp16_addmul_kernel");
+  const Opcodes bf16_am = opcodes_of(functions, "bf16_addmul_kernel");
+  EXPECT_GE(count_prefix(fp64_am, "DADD"), per_trip / 2);
+  EXPECT_GE(count_prefix(fp64_am, "DMUL"), per_trip / 2);
+  EXPECT_EQ(count_prefix(fp64_am, "DFMA"), 0);
+  EXPECT_GE(count_prefix(fp32_am, "FADD"), per_trip / 2);
+  EXPECT_GE(count_prefix(fp32_am, "FMUL"), per_trip / 2);
+  EXPECT_EQ(count_prefix(fp32_am, "FFMA"), 0);
+  EXPECT_GE(fp16_am.count("HADD2") ? fp16_am.at("HADD2") : 0, per_trip / 2);
+  EXPECT_GE(fp16_am.count("HMUL2") ? fp16_am.at("HMUL2") : 0, per_trip / 2);
+  EXPECT_EQ(count_prefix(fp16_am, "HFMA2"), 0);
+  EXPECT_GE(count_prefix(bf16_am, "HADD2.BF16_V2") + count_prefix(bf16_am, "HADD2.BF16"),
+            per_trip / 2);
+  EXPECT_GE(count_prefix(bf16_am, "HMUL2.BF16_V2") + count_prefix(bf16_am, "HMUL2.BF16"),
+            per_trip / 2);
+  EXPECT_EQ(count_prefix(bf16_am, "HFMA2"), 0);
+
+  // Memory kernels: every global load and store of the HBM kernels is 128-bit.
+  const auto global_accesses = [](const Opcodes& opcodes, const std::string& op, int* wide) {
+    int all = 0;
+    *wide = 0;
+    for (const auto& [name, n] : opcodes) {
+      if (name.rfind(op + ".", 0) != 0) continue;
+      all += n;
+      if (name.find(".128") != std::string::npos) *wide += n;
+    }
+    return all;
+  };
+  for (const char* kernel : {"hbm_read_kernel", "hbm_copy_kernel", "l2_read_kernel",
+                             "l1_read_kernel", "sweep_read_kernel"}) {
+    int instances = 0, wide = 0;
+    const Opcodes ops = opcodes_of(functions, kernel, &instances);
+    EXPECT_GT(instances, 0) << kernel;
+    const int loads = global_accesses(ops, "LDG", &wide);
+    EXPECT_GE(loads, 4 * instances) << kernel;  // unroll 4 or 8, plus the tail
+    EXPECT_EQ(wide, loads) << kernel << ": every LDG is LDG.*.128";
+  }
+  for (const char* kernel : {"hbm_write_kernel", "hbm_copy_kernel"}) {
+    int instances = 0, wide = 0;
+    const Opcodes ops = opcodes_of(functions, kernel, &instances);
+    const int stores = global_accesses(ops, "STG", &wide);
+    EXPECT_GE(stores, 4 * instances) << kernel;
+    EXPECT_EQ(wide, stores) << kernel << ": every STG is STG.*.128";
+  }
+  // The L1 kernel's loads are plain (L1-cached) and the L2 kernel's bypass L1.
+  const Opcodes l1 = opcodes_of(functions, "l1_read_kernel");
+  EXPECT_GE(l1.count("LDG.E.128") ? l1.at("LDG.E.128") : 0, 8);
+  const Opcodes l2 = opcodes_of(functions, "l2_read_kernel");
+  EXPECT_GE(l2.count("LDG.E.128.STRONG.GPU") ? l2.at("LDG.E.128.STRONG.GPU") : 0, 8);
+  EXPECT_GE(l2.count("LDG.E.NA.128.CONSTANT") ? l2.at("LDG.E.NA.128.CONSTANT") : 0, 8);
+  const Opcodes shared = opcodes_of(functions, "shared_read_kernel");
+  EXPECT_GE(shared.count("LDS.128") ? shared.at("LDS.128") : 0, 8) << "LDS.128 reads";
+}
+
+}  // namespace
+}  // namespace timeroof
