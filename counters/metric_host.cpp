@@ -104,7 +104,7 @@ ConfigImage build_config(const std::string& chip, const std::vector<std::string>
     if (!host.has_metric(m)) unknown += (unknown.empty() ? "'" : ", '") + m + "'";
   if (!unknown.empty()) {
     throw usage_error("unknown CUPTI metric " + unknown + " for chip " + chip +
-                      "; check the spelling (list the chip's metrics with `timeroof metrics " +
+                      "; check the spelling (list the chip's metrics with `timeroof metrics --chip " +
                       chip + "`)");
   }
   std::vector<const char*> names;

@@ -21,49 +21,72 @@ struct NamedFormula {
 
 // FLOP conventions: an FMA lane is 2 FLOP; packed half2 instructions carry 2
 // lanes (HFMA2 = 4 FLOP, HADD2/HMUL2 = 2 FLOP); add/mul-only roofs count 1 FLOP
-// per lane and are compared with the add pipe's peak. Tensor "ops" are FLOPs.
+// per lane. Tensor "ops" are FLOPs. Choices below were settled with counters on
+// an H200 (GH100, CUPTI 13):
+// - HFMA2 (fp16 and bf16) is counted on both the fmaheavy and the fmalite pipe
+//   and saturates both at half the FFMA instruction rate, so the packed-half
+//   FMA roof equals the FP32 one; `hfma_pred_on.peak_sustained` (one HFMA2 per
+//   lane-cycle) is twice what the pipes can issue. Where the chip splits the FMA
+//   pipe, its peak is the fmaheavy warp-instruction rate x 32 lanes x 4 FLOP.
+// - Shared memory and L1 deliver one 128-byte wavefront per SM-cycle
+//   (l1tex__data_pipe_lsu_wavefronts*); l1tex__t_bytes' peak is 4x that.
+// - `sm__ops_path_tensor_src_*.peak_sustained` is the 2:4-sparse rate; the
+//   dense roof is the `*_sparsity_off` path (hgmma/igmma on Hopper).
 const NamedFormula kFormulas[] = {
     {"fp64_fma",
-     {{"sm__sass_thread_inst_executed_op_dfma_pred_on.sum"}, 2, Clock::sm, "2 FLOP per DFMA"}},
+     {{{"sm__sass_thread_inst_executed_op_dfma_pred_on.sum", 2, "2 FLOP per DFMA"}}, Clock::sm}},
     {"fp32_fma",
-     {{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum"}, 2, Clock::sm, "2 FLOP per FFMA"}},
+     {{{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2, "2 FLOP per FFMA"}}, Clock::sm}},
     {"fp16_fma",
-     {{"sm__sass_thread_inst_executed_op_hfma_pred_on.sum"}, 4, Clock::sm, "4 FLOP per HFMA2"}},
+     {{{"sm__inst_executed_pipe_fmaheavy.sum", 128,
+        "HFMA2 on both FMA pipes: 32 lanes x 4 FLOP per fmaheavy warp instruction"},
+       {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", 4, "4 FLOP per HFMA2"}},
+      Clock::sm}},
     {"bf16_fma",
-     {{"sm__sass_thread_inst_executed_op_hfma_pred_on.sum"},
-      4,
-      Clock::sm,
-      "4 FLOP per HFMA2.BF16 (half FMA pipe rate)"}},
+     {{{"sm__inst_executed_pipe_fmaheavy.sum", 128,
+        "HFMA2.BF16 on both FMA pipes: 32 lanes x 4 FLOP per fmaheavy warp instruction"},
+       {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", 4, "4 FLOP per HFMA2.BF16"}},
+      Clock::sm}},
     {"fp64_addmul",
-     {{"sm__sass_thread_inst_executed_op_dadd_pred_on.sum"}, 1, Clock::sm, "1 FLOP per DADD/DMUL"}},
+     {{{"sm__sass_thread_inst_executed_op_dadd_pred_on.sum", 1, "1 FLOP per DADD/DMUL"}},
+      Clock::sm}},
     {"fp32_addmul",
-     {{"sm__sass_thread_inst_executed_op_fadd_pred_on.sum"}, 1, Clock::sm, "1 FLOP per FADD/FMUL"}},
+     {{{"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 1, "1 FLOP per FADD/FMUL"}},
+      Clock::sm}},
     {"fp16_addmul",
-     {{"sm__sass_thread_inst_executed_op_hadd_pred_on.sum"},
-      2,
-      Clock::sm,
-      "2 FLOP per HADD2/HMUL2"}},
+     {{{"sm__sass_thread_inst_executed_op_hadd_pred_on.sum", 2, "2 FLOP per HADD2/HMUL2"}},
+      Clock::sm}},
     {"bf16_addmul",
-     {{"sm__sass_thread_inst_executed_op_hadd_pred_on.sum"},
-      2,
-      Clock::sm,
-      "2 FLOP per HADD2/HMUL2.BF16"}},
-    {"hbm_read", {{"dram__bytes.sum"}, 1, Clock::dram, "bytes"}},
-    {"hbm_write", {{"dram__bytes.sum"}, 1, Clock::dram, "bytes"}},
-    {"hbm_copy", {{"dram__bytes.sum"}, 1, Clock::dram, "bytes read + written"}},
-    {"l2_read", {{"lts__t_bytes.sum"}, 1, Clock::l2, "bytes"}},
-    {"l1_read", {{"l1tex__t_bytes.sum"}, 1, Clock::sm, "bytes"}},
-    {"shared_read", {{"smsp__sass_data_bytes_mem_shared.sum"}, 1, Clock::sm, "bytes"}},
+     {{{"sm__sass_thread_inst_executed_op_hadd_pred_on.sum", 2, "2 FLOP per HADD2/HMUL2.BF16"}},
+      Clock::sm}},
+    {"hbm_read", {{{"dram__bytes.sum", 1, "bytes"}}, Clock::dram}},
+    {"hbm_write", {{{"dram__bytes.sum", 1, "bytes"}}, Clock::dram}},
+    {"hbm_copy", {{{"dram__bytes.sum", 1, "bytes read + written"}}, Clock::dram}},
+    {"l2_read", {{{"lts__t_bytes.sum", 1, "bytes"}}, Clock::l2}},
+    {"l1_read",
+     {{{"l1tex__data_pipe_lsu_wavefronts.sum", 128, "128 B per LSU wavefront"}}, Clock::sm}},
+    {"shared_read",
+     {{{"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", 128, "128 B per shared wavefront"}},
+      Clock::sm}},
     {"tensor_fp16",
-     {{"sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_fp16_dst_fp32.sum"},
-      1,
-      Clock::sm,
-      "FLOP"}},
-    {"tensor_bf16", {{"sm__ops_path_tensor_src_bf16_dst_fp32.sum"}, 1, Clock::sm, "FLOP"}},
-    {"tensor_tf32", {{"sm__ops_path_tensor_src_tf32_dst_fp32.sum"}, 1, Clock::sm, "FLOP"}},
-    {"tensor_fp8", {{"sm__ops_path_tensor_src_fp8.sum"}, 1, Clock::sm, "FLOP"}},
-    {"tensor_int8", {{"sm__ops_path_tensor_src_int8.sum"}, 1, Clock::sm, "ops"}},
-    {"tensor_fp64", {{"sm__ops_path_tensor_src_fp64.sum"}, 1, Clock::sm, "FLOP"}},
+     {{{"sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum", 1, "dense FLOP"},
+       {"sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_off.sum", 1, "dense FLOP"}},
+      Clock::sm}},
+    {"tensor_bf16",
+     {{{"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum", 1, "dense FLOP"},
+       {"sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum", 1, "dense FLOP"}},
+      Clock::sm}},
+    {"tensor_tf32",
+     {{{"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum", 1, "dense FLOP"},
+       {"sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_off.sum", 1, "dense FLOP"}},
+      Clock::sm}},
+    {"tensor_fp8",
+     {{{"sm__ops_path_tensor_src_fp8_sparsity_off.sum", 1, "dense FLOP"}}, Clock::sm}},
+    {"tensor_int8",
+     {{{"sm__ops_path_tensor_op_igmma_src_int8_sparsity_off.sum", 1, "dense ops"},
+       {"sm__ops_path_tensor_src_int8_sparsity_off.sum", 1, "dense ops"}},
+      Clock::sm}},
+    {"tensor_fp64", {{{"sm__ops_path_tensor_src_fp64.sum", 1, "FLOP"}}, Clock::sm}},
 };
 
 bool ends_with(const std::string& text, const std::string& suffix) {
@@ -100,10 +123,11 @@ PeakRates read_peak_rates(ProfilerSession& session) {
                                       "dram__cycles_elapsed.avg.per_second",
                                       "lts__cycles_elapsed.avg.per_second"};
   for (const NamedFormula& f : kFormulas) {
-    for (const std::string& candidate : f.formula.metric_candidates) {
-      if (!host.has_metric(peak_metric(candidate))) continue;
-      if (std::find(metrics.begin(), metrics.end(), peak_metric(candidate)) == metrics.end())
-        metrics.push_back(peak_metric(candidate));
+    for (const PeakTerm& candidate : f.formula.candidates) {
+      const std::string metric = peak_metric(candidate.metric);
+      if (!host.has_metric(metric)) continue;
+      if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end())
+        metrics.push_back(metric);
       break;
     }
   }
@@ -127,8 +151,8 @@ void apply_theoretical_peaks(const PeakRates& rates, std::vector<Ceiling>& ceili
   for (Ceiling& ceiling : ceilings) {
     const std::optional<PeakFormula> formula = peak_formula(ceiling.name);
     if (!formula) continue;
-    for (const std::string& candidate : formula->metric_candidates) {
-      const auto peak = rates.per_cycle.find(peak_metric(candidate));
+    for (const PeakTerm& candidate : formula->candidates) {
+      const auto peak = rates.per_cycle.find(peak_metric(candidate.metric));
       if (peak == rates.per_cycle.end()) continue;
       double hz = 0;
       const char* clock_name = "";
@@ -147,10 +171,10 @@ void apply_theoretical_peaks(const PeakRates& rates, std::vector<Ceiling>& ceili
           clock_name = "L2 clock seen by CUPTI";
           break;
       }
-      ceiling.theoretical = peak->second * formula->work_per_unit * hz;
-      char text[400];
+      ceiling.theoretical = peak->second * candidate.work_per_unit * hz;
+      char text[640];
       std::snprintf(text, sizeof text, "%s (%.6g/cycle) x %s x %s %.4g GHz", peak->first.c_str(),
-                    peak->second, formula->unit_note.c_str(), clock_name, hz * 1e-9);
+                    peak->second, candidate.note.c_str(), clock_name, hz * 1e-9);
       ceiling.theoretical_source = text;
       break;
     }

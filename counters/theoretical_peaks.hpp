@@ -15,12 +15,18 @@ namespace timeroof {
 
 class ProfilerSession;
 
+// One way to read a roof's peak: a CUPTI metric's per-cycle peak times the
+// work each counted unit does.
+struct PeakTerm {
+  std::string metric;        // without ".peak_sustained"
+  double work_per_unit = 1;  // FLOP per instruction/op, bytes per wavefront, or 1
+  std::string note;          // e.g. "2 FLOP per FFMA"
+};
+
 // What a ceiling's theoretical value is made of.
 struct PeakFormula {
-  std::vector<std::string> metric_candidates;  // first one the chip has wins
-  double work_per_unit = 1;                    // FLOP per counted instruction/op, or 1 for bytes
+  std::vector<PeakTerm> candidates;  // the first one the chip has wins
   enum class Clock { sm, dram, l2 } clock = Clock::sm;
-  std::string unit_note;  // e.g. "2 FLOP per FFMA"
 };
 
 // The formula for a ceiling name (suffixes _wgmma / _mma_sync and the library

@@ -118,11 +118,16 @@ GpuInfo query_gpu(int index) {
   return gpu;
 }
 
-Clocks read_clocks(int index) {
-  const Nvml nvml;
-  const std::string bus = pci_bus_id(index);
-  return {nvml.clock_hz(bus, Nvml::Clock::sm, Nvml::Which::current),
-          nvml.clock_hz(bus, Nvml::Clock::memory, Nvml::Which::current)};
+Clocks read_clocks(int index) { return ClockReader(index).read(); }
+
+ClockReader::ClockReader(int index)
+    : nvml_(std::make_unique<Nvml>()), pci_bus_id_(pci_bus_id(index)) {}
+
+ClockReader::~ClockReader() = default;
+
+Clocks ClockReader::read() const {
+  return {nvml_->clock_hz(pci_bus_id_, Nvml::Clock::sm, Nvml::Which::current),
+          nvml_->clock_hz(pci_bus_id_, Nvml::Clock::memory, Nvml::Which::current)};
 }
 
 }  // namespace timeroof

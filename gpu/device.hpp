@@ -1,12 +1,15 @@
 // What the machine has: GPUs, their properties, clocks and library versions.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "core/results.hpp"
 
 namespace timeroof {
+
+class Nvml;
 
 struct GpuCount {
   int count = 0;
@@ -29,5 +32,19 @@ struct Clocks {
   std::optional<double> mem_hz;
 };
 Clocks read_clocks(int index);
+
+// Reads the clocks of one GPU repeatedly without reloading NVML each time.
+class ClockReader {
+ public:
+  explicit ClockReader(int index);
+  ~ClockReader();
+  ClockReader(const ClockReader&) = delete;
+  ClockReader& operator=(const ClockReader&) = delete;
+  Clocks read() const;
+
+ private:
+  std::unique_ptr<Nvml> nvml_;
+  std::string pci_bus_id_;
+};
 
 }  // namespace timeroof

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "gpu/check.hpp"
 #include "gpu/device.hpp"
@@ -90,6 +91,7 @@ Measurement measure_on_stream(const std::function<void(cudaStream_t)>& launch,
     starts.emplace_back();
     stops.emplace_back();
   }
+  const ClockReader clock_reader(device);
   return measure_rounds(policy, [&](int n, std::vector<double>& samples,
                                     std::vector<Clocks>& clocks) {
     for (int i = 0; i < n; ++i) {
@@ -97,14 +99,20 @@ Measurement measure_on_stream(const std::function<void(cudaStream_t)>& launch,
       launch(stream);
       stops[i].record(stream);
     }
-    clocks.push_back(read_clocks(device));  // the GPU is busy with the round now
+    // Sample the clocks for as long as the round runs: under a power cap the SM
+    // clock settles below its starting value a few milliseconds in.
+    clocks.push_back(clock_reader.read());
+    while (cudaStreamQuery(stream) == cudaErrorNotReady) {
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+      clocks.push_back(clock_reader.read());
+    }
     TR_CUDA_CHECK(cudaStreamSynchronize(stream));
     for (int i = 0; i < n; ++i) samples.push_back(stops[i].seconds_since(starts[i]));
   });
 }
 
 Measurement measure_on_host(const std::function<void()>& work, const TimingPolicy& policy) {
-  const int device = current_device();
+  const ClockReader clock_reader(current_device());
   for (int i = 0; i < policy.warmup; ++i) work();
   return measure_rounds(policy, [&](int n, std::vector<double>& samples,
                                     std::vector<Clocks>& clocks) {
@@ -114,7 +122,7 @@ Measurement measure_on_host(const std::function<void()>& work, const TimingPolic
       samples.push_back(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-    clocks.push_back(read_clocks(device));
+    clocks.push_back(clock_reader.read());
   });
 }
 

@@ -135,6 +135,41 @@ ExitCode run_ceilings(const CommonOptions& options, bool quick,
   return measure_and_store(options, CeilingOptions{quick, only});
 }
 
+ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::string& filter,
+                     const std::vector<std::string>& passes_for) {
+  if (!built_with_cuda()) throw environment_error(find_gpus().why_none);
+  if (chip.empty()) {
+    const GpuAvailability gpus = find_gpus();
+    if (gpus.count == 0) {
+      std::string chips;
+      for (const std::string& c : supported_chips()) chips += (chips.empty() ? "" : ", ") + c;
+      throw usage_error("no GPU here to take the chip from; pass --chip NAME (" + chips + ")");
+    }
+    chip = inspect_gpu(options.device).chip;
+  }
+  if (!passes_for.empty()) {
+    const std::size_t passes = count_passes(chip, passes_for);
+    if (options.json)
+      print_json({{"chip", chip}, {"metrics", passes_for}, {"passes", passes}});
+    else
+      std::cout << chip << ": " << passes_for.size() << " metric(s) need " << passes
+                << " replay pass(es)\n";
+    return ExitCode::ok;
+  }
+  std::vector<std::string> names;
+  for (const std::string& name : chip_metrics(chip))
+    if (name.find(filter) != std::string::npos) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  if (options.json) {
+    print_json({{"chip", chip}, {"metrics", names}});
+  } else {
+    for (const std::string& name : names) std::cout << name << '\n';
+    std::cerr << names.size() << " base metric(s) on " << chip
+              << "; add a rollup such as .sum, .avg, .max or .sum.peak_sustained\n";
+  }
+  return ExitCode::ok;
+}
+
 ExitCode run_list_runs(const CommonOptions& options) {
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
   const std::vector<Run> runs = store.list_runs();

@@ -20,6 +20,8 @@ ExitCode run_info(const CommonOptions& options);
 ExitCode run_main_job(const CommonOptions& options);
 ExitCode run_ceilings(const CommonOptions& options, bool quick,
                       const std::vector<std::string>& only);
+ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::string& filter,
+                     const std::vector<std::string>& passes_for);
 ExitCode run_list_runs(const CommonOptions& options);
 ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs);
 ExitCode run_import(const CommonOptions& options, const std::vector<std::string>& files);

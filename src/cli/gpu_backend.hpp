@@ -26,6 +26,12 @@ struct CeilingOptions {
   std::vector<std::string> only;  // empty: every roof
 };
 
+// CUPTI chip names this build knows, the base metrics of one chip (offline,
+// no GPU needed), and the replay passes a metric set needs on a chip.
+std::vector<std::string> supported_chips();
+std::vector<std::string> chip_metrics(const std::string& chip);
+std::size_t count_passes(const std::string& chip, const std::vector<std::string>& metrics);
+
 // Names --only accepts; empty in the analysis-only build.
 std::vector<std::string> known_ceiling_names();
 

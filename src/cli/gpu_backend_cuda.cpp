@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "counters/counter_access.hpp"
+#include "counters/metric_host.hpp"
 #include "counters/range_profiler.hpp"
 #include "counters/theoretical_peaks.hpp"
 #include "gpu/device.hpp"
@@ -27,6 +28,16 @@ GpuInfo inspect_gpu(int device) {
   gpu.chip = current_chip_name(device);
   gpu.counters = probe_counter_access();
   return gpu;
+}
+
+std::vector<std::string> supported_chips() { return MetricHost::supported_chips(); }
+
+std::vector<std::string> chip_metrics(const std::string& chip) {
+  return MetricHost(chip).base_metrics();
+}
+
+std::size_t count_passes(const std::string& chip, const std::vector<std::string>& metrics) {
+  return build_config(chip, metrics).passes;
 }
 
 std::vector<std::string> known_ceiling_names() {

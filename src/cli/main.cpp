@@ -97,6 +97,22 @@ int main(int argc, char** argv) {
       "Theoretical = CUPTI .peak_sustained x the clock observed during each measurement.\n"
       "Exit code 3 when a roof failed (the others are kept).");
 
+  std::string chip;
+  std::string metric_filter;
+  std::vector<std::string> passes_for;
+  CLI::App* metrics = app.add_subcommand(
+      "metrics", "List a chip's CUPTI metrics, or count the replay passes a metric set needs "
+                 "(offline: no GPU needed with --chip)");
+  add_common(*metrics, options, false, true, false);
+  metrics->add_option("--chip", chip, "CUPTI chip name, e.g. GH100 (default: this GPU's chip)");
+  metrics->add_option("--filter", metric_filter, "only names containing this text");
+  metrics->add_option("--passes", passes_for, "count passes for these metrics (comma-separated)")
+      ->delimiter(',');
+  metrics->footer(
+      "Examples:\n  timeroof metrics --chip GH100 --filter dram__bytes\n"
+      "  timeroof metrics --chip GA100 --passes dram__bytes_read.sum,lts__t_bytes.sum\n"
+      "  timeroof metrics --filter tensor_op_hgmma --json");
+
   CLI::App* runs = app.add_subcommand("runs", "List the runs in the results store");
   add_common(*runs, options, true, false, false);
   runs->footer("Examples:\n  timeroof runs\n  timeroof runs --db results/h200.db --json");
@@ -146,6 +162,7 @@ int main(int argc, char** argv) {
     if (*info) code = timeroof::cli::run_info(options);
     if (*run) code = timeroof::cli::run_main_job(options);
     if (*ceilings) code = timeroof::cli::run_ceilings(options, quick, only);
+    if (*metrics) code = timeroof::cli::run_metrics(options, chip, metric_filter, passes_for);
     if (*runs) code = timeroof::cli::run_list_runs(options);
     if (*exporter) code = timeroof::cli::run_export(options, export_runs);
     if (*importer) code = timeroof::cli::run_import(options, import_files);

@@ -26,7 +26,7 @@ void expect_one_line_error(const ToolResult& r, int code, const std::string& nee
 TEST(Cli, HelpForEveryCommand) {
   const ToolResult top = run_tool({"--help"});
   EXPECT_EQ(top.exit_code, 0);
-  for (const char* command : {"info", "run", "runs", "export", "import"}) {
+  for (const char* command : {"info", "run", "ceilings", "metrics", "runs", "export", "import"}) {
     EXPECT_NE(top.out.find(command), std::string::npos) << command;
     const ToolResult r = run_tool({command, "--help"});
     EXPECT_EQ(r.exit_code, 0) << command;
@@ -49,6 +49,30 @@ TEST(Cli, UsageErrorsAreOneLineWithExitCode1) {
   expect_one_line_error(run_tool({"info", "--device", "one"}), 1, "--device");
   expect_one_line_error(run_tool({"import"}), 1, "files");
   expect_one_line_error(run_tool({"import", "/nonexistent/x.json"}), 1, "/nonexistent/x.json");
+}
+
+TEST(Cli, CeilingsRejectsUnknownRoofsBeforeAnyGpuWork) {
+  // Exit 1 (the flag is wrong), not 2: the name is checked before the GPU is looked for.
+  const ToolResult r = run_tool({"ceilings", "--only", "hbm_copy,warp_speed"}, kNoGpu);
+  expect_one_line_error(r, 1, "unknown roof 'warp_speed'");
+  EXPECT_NE(r.err.find("hbm_copy"), std::string::npos) << "lists the known roofs";
+  expect_one_line_error(run_tool({"ceilings", "--only", "hbm_copy"}, kNoGpu), 2, "no GPU");
+}
+
+TEST(Cli, MetricsWorkOfflineWithAChipName) {
+  const ToolResult list = run_tool({"metrics", "--chip", "GH100", "--filter", "dram__bytes_"}, kNoGpu);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("dram__bytes_read\n"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("dram__bytes_write\n"), std::string::npos) << list.out;
+  const ToolResult passes = run_tool(
+      {"metrics", "--chip", "GA100", "--passes", "dram__bytes_read.sum,lts__t_bytes.sum", "--json"},
+      kNoGpu);
+  ASSERT_EQ(passes.exit_code, 0) << passes.err;
+  EXPECT_EQ(nlohmann::json::parse(passes.out)["passes"], 1);
+  expect_one_line_error(run_tool({"metrics", "--chip", "GH100", "--passes", "dram__bytes_raed.sum"}),
+                        1, "'dram__bytes_raed.sum'");
+  expect_one_line_error(run_tool({"metrics", "--chip", "GX1"}), 1, "GH100");
+  expect_one_line_error(run_tool({"metrics"}, kNoGpu), 1, "pass --chip");
 }
 
 TEST(Cli, InfoWithoutGpuExits2WithTheReason) {

@@ -33,8 +33,8 @@ TEST(TheoreticalPeaks, FormulaMetricsExistPerChip) {
       const bool no_fp8_unit =
           std::string(chip) == "GA100" && name.find("fp8") != std::string::npos;
       bool found = false;
-      for (const std::string& metric : formula->metric_candidates)
-        found = found || host.has_metric(metric + ".peak_sustained");
+      for (const PeakTerm& term : formula->candidates)
+        found = found || host.has_metric(term.metric + ".peak_sustained");
       EXPECT_EQ(found, !no_fp8_unit) << chip << " " << name;
     }
   }
@@ -47,10 +47,16 @@ TEST(TheoreticalPeaks, PeakTimesWorkTimesObservedClock) {
   rates.l2_hz = 1.6e9;
   rates.per_cycle["sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"] = 16896;
   rates.per_cycle["dram__bytes.sum.peak_sustained"] = 1536;
-  rates.per_cycle["sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained"] = 270336;
+  // H200 values read by CUPTI 13: dense hgmma bf16 4096 FLOP/SM/cycle, the
+  // sparse path twice that; 2 fmaheavy warp instructions per SM-cycle.
+  rates.per_cycle["sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"] =
+      540672;
+  rates.per_cycle["sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained"] = 1081344;
   rates.per_cycle["sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained"] = 16896;
+  rates.per_cycle["sm__inst_executed_pipe_fmaheavy.sum.peak_sustained"] = 264;
+  rates.per_cycle["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.peak_sustained"] = 132;
 
-  std::vector<Ceiling> ceilings(5);
+  std::vector<Ceiling> ceilings(6);
   ceilings[0].name = "fp32_fma";
   ceilings[0].sm_clock_hz = 1.98e9;
   ceilings[1].name = "hbm_copy";
@@ -58,6 +64,8 @@ TEST(TheoreticalPeaks, PeakTimesWorkTimesObservedClock) {
   ceilings[2].sm_clock_hz = 1.5e9;
   ceilings[3].name = "launch_async";
   ceilings[4].name = "fp16_fma";  // no measured clock: CUPTI's SM clock
+  ceilings[5].name = "shared_read";
+  ceilings[5].sm_clock_hz = 1.98e9;
   apply_theoretical_peaks(rates, ceilings);
 
   ASSERT_TRUE(ceilings[0].theoretical);
@@ -65,19 +73,24 @@ TEST(TheoreticalPeaks, PeakTimesWorkTimesObservedClock) {
   EXPECT_NE(ceilings[0].theoretical_source.find("ffma"), std::string::npos);
   EXPECT_NE(ceilings[0].theoretical_source.find("during the measurement"), std::string::npos);
   EXPECT_DOUBLE_EQ(*ceilings[1].theoretical, 1536.0 * 2.619e9);  // 4.02 TB/s
-  EXPECT_DOUBLE_EQ(*ceilings[2].theoretical, 270336.0 * 1.5e9);
+  EXPECT_DOUBLE_EQ(*ceilings[2].theoretical, 540672.0 * 1.5e9);  // dense, not sparse
+  EXPECT_NE(ceilings[2].theoretical_source.find("sparsity_off"), std::string::npos);
   EXPECT_FALSE(ceilings[3].theoretical);
-  EXPECT_DOUBLE_EQ(*ceilings[4].theoretical, 16896.0 * 4 * 1.755e9);
+  // HFMA2 fills both FMA pipes: the FP32 FMA rate in FLOP, not twice it.
+  EXPECT_DOUBLE_EQ(*ceilings[4].theoretical, 264.0 * 128 * 1.755e9);
+  EXPECT_DOUBLE_EQ(*ceilings[4].theoretical, 16896.0 * 2 * 1.755e9);
   EXPECT_NE(ceilings[4].theoretical_source.find("seen by CUPTI"), std::string::npos);
+  EXPECT_DOUBLE_EQ(*ceilings[5].theoretical, 132.0 * 128 * 1.98e9);  // 33.5 TB/s
 }
 
 TEST(TheoreticalPeaks, VariantsShareTheirPathsPeak) {
   for (const char* name : {"tensor_bf16", "tensor_bf16_mma_sync", "cublaslt_bf16"}) {
     const auto formula = peak_formula(name);
     ASSERT_TRUE(formula) << name;
-    EXPECT_EQ(formula->metric_candidates.front(), "sm__ops_path_tensor_src_bf16_dst_fp32.sum");
+    EXPECT_EQ(formula->candidates.front().metric,
+              "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum");
   }
-  EXPECT_EQ(peak_formula("cublas_fp64")->metric_candidates.front(),
+  EXPECT_EQ(peak_formula("cublas_fp64")->candidates.front().metric,
             "sm__ops_path_tensor_src_fp64.sum");
   EXPECT_FALSE(peak_formula("h2d_pinned"));
 }
