@@ -122,6 +122,7 @@ ExitCode run_main_job(const CommonOptions& options) {
 
 ExitCode run_ceilings(const CommonOptions& options, bool quick,
                       const std::vector<std::string>& only) {
+  if (!built_with_cuda()) throw environment_error(find_gpus().why_none);
   const std::vector<std::string> known = known_ceiling_names();
   for (const std::string& name : only) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
