@@ -1,11 +1,21 @@
 // Memory-bandwidth kernels; see kernels/memory.hpp for the conventions.
 //
-// HBM: a persistent grid (SMs x resident blocks) walks tiles of unroll x 256
-// elements; each thread issues its `unroll` 16-byte loads before it uses them, so
-// up to unroll x 16 B per thread are in flight (8 x 16 B x 1,280-2,048 resident
-// threads = 160-256 KB per SM, far above the DRAM latency-bandwidth product of
-// ~25 KB per SM). ptxas may interleave the read-only (.nc) loads with the stores
-// to save registers; it then runs more threads instead.
+// HBM: a grid walks tiles of unroll x threads elements; each thread issues its
+// `unroll` 16-byte loads before it uses them. A persistent grid (SMs x resident
+// blocks) keeps up to unroll x 16 B per thread in flight (8 x 16 B x 1,280-2,048
+// resident threads = 160-256 KB per SM, far above the DRAM latency-bandwidth
+// product of ~25 KB per SM); a *_tile_grid runs one block per tile and lets the
+// block scheduler refill the SMs. ptxas may interleave the read-only (.nc) loads
+// with the stores to save registers; it then runs more threads instead.
+// Copy: what moved the copy rate on an H200 was the L2 priority of the source
+// lines more than the access shape. Loads under an evict_last policy (the source
+// lines, never read again, then outrank the copy's dirty destination lines, so L2
+// evicts those first; why that helps DRAM is not established) took the best grid
+// from 4.18 to 4.30 TB/s with the same DRAM bytes (ncu: 1.07 GB read, 1.05 GB
+// written per GiB copied, either way); evict_first or streaming loads with plain
+// stores lost 3-5%; 1024- or 512-thread blocks of 32 or 16 KiB beat 256-thread
+// ones by 2-3%. Moving both halves through shared memory with the bulk copy engine
+// (cp.async.bulk) gained nothing over plain LDG/STG.
 // Caches: the loads are volatile inline PTX so that the compiler neither hoists a
 // re-read out of the pass loop nor drops it, and the address of each pass is a
 // run-time value (or ld.volatile for shared memory) so that ptxas cannot merge the
@@ -28,8 +38,17 @@ constexpr unsigned kPatternMultiplier = 2654435761u;  // pattern_word() in memor
 
 // ---- 16-byte accesses ------------------------------------------------------
 
+// The L2 cache policy of a load flavour (0: none); evaluated once per thread.
 template <HbmLoad kLoad>
-__device__ __forceinline__ uint4 load16(const uint4* p) {
+__device__ __forceinline__ std::uint64_t load_policy() {
+  std::uint64_t policy = 0;
+  if constexpr (kLoad == HbmLoad::evict_last)
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
+template <HbmLoad kLoad>
+__device__ __forceinline__ uint4 load16(const uint4* p, std::uint64_t policy = 0) {
   uint4 v;
   if constexpr (kLoad == HbmLoad::plain) {
     asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -39,10 +58,14 @@ __device__ __forceinline__ uint4 load16(const uint4* p) {
     asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
         : "l"(p));
-  } else {
+  } else if constexpr (kLoad == HbmLoad::streaming) {
     asm("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];"
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
         : "l"(p));
+  } else {
+    asm("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p), "l"(policy));
   }
   return v;
 }
@@ -131,8 +154,12 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Elements past the last whole tile, spread over the grid.
+__device__ __forceinline__ std::size_t whole_tiles_end(std::size_t whole_tiles, std::size_t tile,
+                                                       int block_threads) {
+  return whole_tiles * tile + static_cast<std::size_t>(blockIdx.x) * block_threads + threadIdx.x;
+}
 __device__ __forceinline__ std::size_t tail_start(std::size_t whole_tiles, std::size_t tile) {
-  return whole_tiles * tile + static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
+  return whole_tiles_end(whole_tiles, tile, kThreads);
 }
 
 template <HbmLoad kLoad, int kUnroll>
@@ -173,22 +200,32 @@ __global__ void __launch_bounds__(kThreads)
     store16<kStore>(dst + i, pattern_element(i, seed));
 }
 
-template <HbmLoad kLoad, HbmStore kStore, int kUnroll>
-__global__ void __launch_bounds__(kThreads)
+// kBlockThreads-thread blocks. kBarrier: the block waits until every load of the
+// tile has landed (the barrier's predicate depends on each loaded vector) before
+// any thread stores, so each block reads its whole tile, then writes it.
+template <HbmLoad kLoad, HbmStore kStore, int kUnroll, int kBlockThreads, bool kBarrier>
+__global__ void __launch_bounds__(kBlockThreads)
     hbm_copy_kernel(const uint4* src, uint4* dst, std::size_t count) {
-  constexpr std::size_t kTile = static_cast<std::size_t>(kUnroll) * kThreads;
+  constexpr std::size_t kTile = static_cast<std::size_t>(kUnroll) * kBlockThreads;
   const std::size_t tiles = count / kTile;
+  const std::uint64_t policy = load_policy<kLoad>();
   for (std::size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const std::size_t first = tile * kTile + threadIdx.x;
     uint4 v[kUnroll];
 #pragma unroll
-    for (int k = 0; k < kUnroll; ++k) v[k] = load16<kLoad>(src + first + k * kThreads);
+    for (int k = 0; k < kUnroll; ++k) v[k] = load16<kLoad>(src + first + k * kBlockThreads, policy);
+    if constexpr (kBarrier) {
+      unsigned landed = 0;
 #pragma unroll
-    for (int k = 0; k < kUnroll; ++k) store16<kStore>(dst + first + k * kThreads, v[k]);
+      for (int k = 0; k < kUnroll; ++k) landed ^= v[k].x;
+      (void)__syncthreads_or(landed == 0x9e3779b9u);
+    }
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) store16<kStore>(dst + first + k * kBlockThreads, v[k]);
   }
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
-  for (std::size_t i = tail_start(tiles, kTile); i < count; i += stride)
-    store16<kStore>(dst + i, load16<kLoad>(src + i));
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kBlockThreads;
+  for (std::size_t i = whole_tiles_end(tiles, kTile, kBlockThreads); i < count; i += stride)
+    store16<kStore>(dst + i, load16<kLoad>(src + i, policy));
 }
 
 constexpr int kCacheUnroll = 8;
@@ -299,8 +336,10 @@ ReadKernel read_kernel(const HbmVariant& v) {
       return read_kernel_for_unroll<HbmLoad::nc_l2_256>(v.unroll);
     case HbmLoad::streaming:
       return read_kernel_for_unroll<HbmLoad::streaming>(v.unroll);
+    case HbmLoad::evict_last:
+      break;
   }
-  throw std::invalid_argument("unknown HbmLoad");
+  throw std::invalid_argument("HBM read kernels load plain, nc_l2_256 or streaming");
 }
 
 template <HbmStore kStore>
@@ -316,16 +355,45 @@ WriteKernel write_kernel(const HbmVariant& v) {
 
 template <HbmLoad kLoad, HbmStore kStore>
 CopyKernel copy_kernel_for_unroll(int unroll) {
-  if (unroll == 4) return hbm_copy_kernel<kLoad, kStore, 4>;
-  if (unroll == 8) return hbm_copy_kernel<kLoad, kStore, 8>;
-  throw std::invalid_argument("HBM kernels unroll 4 or 8");
+  if (unroll == 4) return hbm_copy_kernel<kLoad, kStore, 4, kThreads, false>;
+  if (unroll == 8) return hbm_copy_kernel<kLoad, kStore, 8, kThreads, false>;
+  throw std::invalid_argument("256-thread HBM kernels unroll 4 or 8");
 }
 template <HbmLoad kLoad>
 CopyKernel copy_kernel_for_load(const HbmVariant& v) {
   return v.store == HbmStore::plain ? copy_kernel_for_unroll<kLoad, HbmStore::plain>(v.unroll)
                                     : copy_kernel_for_unroll<kLoad, HbmStore::streaming>(v.unroll);
 }
+// Large blocks: plain or evict_last loads, plain stores.
+template <HbmLoad kLoad, int kBlockThreads, bool kBarrier>
+CopyKernel large_block_copy_kernel(int unroll) {
+  constexpr HbmStore kStore = HbmStore::plain;
+  if (unroll == 2) return hbm_copy_kernel<kLoad, kStore, 2, kBlockThreads, kBarrier>;
+  if (unroll == 4) return hbm_copy_kernel<kLoad, kStore, 4, kBlockThreads, kBarrier>;
+  if (unroll == 8) return hbm_copy_kernel<kLoad, kStore, 8, kBlockThreads, kBarrier>;
+  if constexpr (kBlockThreads <= 512) {  // 1024 x 16 vectors would exceed the registers
+    if (unroll == 16) return hbm_copy_kernel<kLoad, kStore, 16, kBlockThreads, kBarrier>;
+  }
+  throw std::invalid_argument("large-block copy kernels unroll 2, 4, 8 (or 16 at 512 threads)");
+}
+template <HbmLoad kLoad>
+CopyKernel large_block_copy_kernel(const HbmVariant& v) {
+  if (v.threads == 512)
+    return v.block_barrier ? large_block_copy_kernel<kLoad, 512, true>(v.unroll)
+                           : large_block_copy_kernel<kLoad, 512, false>(v.unroll);
+  if (v.threads == 1024)
+    return v.block_barrier ? large_block_copy_kernel<kLoad, 1024, true>(v.unroll)
+                           : large_block_copy_kernel<kLoad, 1024, false>(v.unroll);
+  throw std::invalid_argument("copy kernels run 256, 512 or 1024 threads (barrier: 512, 1024)");
+}
 CopyKernel copy_kernel(const HbmVariant& v) {
+  if (v.threads != kThreads || v.block_barrier) {
+    if (v.store != HbmStore::plain)
+      throw std::invalid_argument("large-block copy kernels store plain");
+    if (v.load == HbmLoad::plain) return large_block_copy_kernel<HbmLoad::plain>(v);
+    if (v.load == HbmLoad::evict_last) return large_block_copy_kernel<HbmLoad::evict_last>(v);
+    throw std::invalid_argument("large-block copy kernels load plain or evict_last");
+  }
   switch (v.load) {
     case HbmLoad::plain:
       return copy_kernel_for_load<HbmLoad::plain>(v);
@@ -333,15 +401,23 @@ CopyKernel copy_kernel(const HbmVariant& v) {
       return copy_kernel_for_load<HbmLoad::nc_l2_256>(v);
     case HbmLoad::streaming:
       return copy_kernel_for_load<HbmLoad::streaming>(v);
+    case HbmLoad::evict_last:
+      return copy_kernel_for_load<HbmLoad::evict_last>(v);
   }
   throw std::invalid_argument("unknown HbmLoad");
 }
 
 template <typename Kernel>
-int blocks_per_sm(Kernel kernel) {
+int blocks_per_sm(Kernel kernel, int threads = kThreads) {
   int blocks = 0;
-  TR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, 0));
+  TR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0));
   return blocks;
+}
+
+// Read and write kernels run kThreads-thread blocks only.
+void check_256(const HbmVariant& v) {
+  if (v.threads != kThreads || v.block_barrier)
+    throw std::invalid_argument("HBM read and write kernels run 256-thread blocks, no barrier");
 }
 
 using L2Kernel = void (*)(const uint4*, std::size_t, int, std::uint32_t*);
@@ -376,21 +452,28 @@ const std::vector<HbmVariant>& hbm_write_variants() {
   return variants;
 }
 
+// Measured on an H200 (1 GiB buffers, 2026-11-21): the ld_el_*_t512/t1024 grids
+// 4.29-4.31 TB/s, ld_el_st_u4_tile_grid 4.24, ld_st_u2_t1024_tile_grid 4.15-4.18,
+// ld_st_u4_tile_grid 4.04-4.07, persistent grids 3.80-3.85 (cudaMemcpyAsync 4.20-4.23).
 const std::vector<HbmVariant>& hbm_copy_variants() {
+  constexpr HbmLoad kPlain = HbmLoad::plain;
+  constexpr HbmLoad kEvictLast = HbmLoad::evict_last;
+  constexpr HbmStore kSt = HbmStore::plain;
   static const std::vector<HbmVariant> variants = {
-      {"ld_st_u4", HbmLoad::plain, HbmStore::plain, 4, true},
-      {"ld_st_u8", HbmLoad::plain, HbmStore::plain, 8, true},
-      {"ld_nc_l2_256_st_u8", HbmLoad::nc_l2_256, HbmStore::plain, 8, true},
-      {"ld_nc_l2_256_st_cs_u8", HbmLoad::nc_l2_256, HbmStore::streaming, 8, true},
-      {"ld_cs_st_cs_u8", HbmLoad::streaming, HbmStore::streaming, 8, true},
-      {"ld_st_u4_tile_grid", HbmLoad::plain, HbmStore::plain, 4, false},
-      {"ld_st_u8_tile_grid", HbmLoad::plain, HbmStore::plain, 8, false},
+      {"ld_st_u8", kPlain, kSt, 8, true},
+      {"ld_st_u4_tile_grid", kPlain, kSt, 4, false},
+      {"ld_st_u2_t1024_tile_grid", kPlain, kSt, 2, false, 1024},
+      {"ld_el_st_u4_tile_grid", kEvictLast, kSt, 4, false},
+      {"ld_el_st_u2_t512_tile_grid", kEvictLast, kSt, 2, false, 512},
+      {"ld_el_st_u2_t1024_tile_grid", kEvictLast, kSt, 2, false, 1024},
+      {"ld_el_st_u2_t1024_barrier_tile_grid", kEvictLast, kSt, 2, false, 1024, true},
+      {"ld_el_st_u8_t1024_tile_grid", kEvictLast, kSt, 8, false, 1024},
   };
   return variants;
 }
 
 int hbm_blocks_for(const HbmVariant& v, std::size_t count) {
-  const std::size_t tile = static_cast<std::size_t>(v.unroll) * kThreads;
+  const std::size_t tile = static_cast<std::size_t>(v.unroll) * v.threads;
   const std::size_t blocks = std::max<std::size_t>(1, (count + tile - 1) / tile);
   if (blocks > 0x7fffffff) throw std::invalid_argument("HBM buffer too large for one grid");
   return static_cast<int>(blocks);
@@ -409,13 +492,15 @@ void fill_pattern(void* data, std::size_t count, std::uint32_t seed, cudaStream_
 }
 
 int hbm_read_blocks_per_sm(const HbmVariant& v) {
+  check_256(v);
   return blocks_per_sm(read_kernel(v));
 }
 int hbm_write_blocks_per_sm(const HbmVariant& v) {
+  check_256(v);
   return blocks_per_sm(write_kernel(v));
 }
 int hbm_copy_blocks_per_sm(const HbmVariant& v) {
-  return blocks_per_sm(copy_kernel(v));
+  return blocks_per_sm(copy_kernel(v), v.threads);
 }
 int l2_read_blocks_per_sm(L2Load load) {
   return blocks_per_sm(l2_read_kernel_for(load));
@@ -433,6 +518,7 @@ int sweep_read_blocks_per_sm() {
 void launch_hbm_read(const HbmVariant& v, const void* src, std::size_t count,
                      std::uint32_t* block_sums, int blocks, cudaStream_t stream) {
   check_blocks(blocks);
+  check_256(v);
   read_kernel(v)<<<blocks, kThreads, 0, stream>>>(static_cast<const uint4*>(src), count,
                                                   block_sums);
   TR_CUDA_CHECK(cudaGetLastError());
@@ -441,6 +527,7 @@ void launch_hbm_read(const HbmVariant& v, const void* src, std::size_t count,
 void launch_hbm_write(const HbmVariant& v, void* dst, std::size_t count, std::uint32_t seed,
                       int blocks, cudaStream_t stream) {
   check_blocks(blocks);
+  check_256(v);
   write_kernel(v)<<<blocks, kThreads, 0, stream>>>(static_cast<uint4*>(dst), count, seed);
   TR_CUDA_CHECK(cudaGetLastError());
 }
@@ -448,8 +535,8 @@ void launch_hbm_write(const HbmVariant& v, void* dst, std::size_t count, std::ui
 void launch_hbm_copy(const HbmVariant& v, const void* src, void* dst, std::size_t count, int blocks,
                      cudaStream_t stream) {
   check_blocks(blocks);
-  copy_kernel(v)<<<blocks, kThreads, 0, stream>>>(static_cast<const uint4*>(src),
-                                                  static_cast<uint4*>(dst), count);
+  copy_kernel(v)<<<blocks, v.threads, 0, stream>>>(static_cast<const uint4*>(src),
+                                                   static_cast<uint4*>(dst), count);
   TR_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -35,9 +35,12 @@ inline std::uint32_t pattern_word(std::uint64_t j, std::uint32_t seed) {
 
 // How the HBM kernels issue their 16-byte accesses.
 enum class HbmLoad {
-  plain,      // ld.global.v4                               (LDG.E.128)
-  nc_l2_256,  // ld.global.nc.L1::no_allocate.L2::256B.v4  (read-only path, 256 B L2 prefetch)
-  streaming,  // ld.global.cs.v4: evict-first              (LDG.E.EF.128)
+  plain,       // ld.global.v4                               (LDG.E.128)
+  nc_l2_256,   // ld.global.nc.L1::no_allocate.L2::256B.v4  (read-only path, 256 B L2 prefetch)
+  streaming,   // ld.global.cs.v4: evict-first              (LDG.E.EF.128)
+  evict_last,  // ld.global.L2::cache_hint.v4 under createpolicy.fractional.L2::evict_last 1.0
+               // (LDG.E.128, the policy in its descriptor); copy kernels only: the source
+               // lines outrank the copy's dirty lines in L2 (kernels/memory.cu says why).
 };
 enum class HbmStore {
   plain,      // st.global.v4
@@ -51,15 +54,20 @@ enum class L2Load {
 };
 
 // One HBM kernel variant: each thread keeps `unroll` independent 16-byte loads in
-// flight; a block walks tiles of unroll x 256 elements, grid-stride. A persistent
-// variant runs SMs x resident blocks (hbm_*_blocks_per_sm); the others one block
-// per tile (hbm_blocks_for), so the block scheduler balances the tail.
+// flight; a block walks tiles of unroll x threads elements, grid-stride. A
+// persistent variant runs SMs x resident blocks (hbm_*_blocks_per_sm); the others
+// one block per tile (hbm_blocks_for), so the block scheduler balances the tail.
+// Read and write kernels run 256-thread blocks; copy kernels also 512 or 1024
+// (plain or evict_last loads, plain stores), and `block_barrier` makes every load
+// of a tile land before the block's first store of it (copy only).
 struct HbmVariant {
   const char* name;
   HbmLoad load;
   HbmStore store;
-  int unroll;  // 4 or 8
+  int unroll;  // 4 or 8; copy kernels of 512 or 1024 threads: 2, 4, 8 (16 at 512)
   bool persistent;
+  int threads = kMemoryThreadsPerBlock;
+  bool block_barrier = false;
 };
 const std::vector<HbmVariant>& hbm_read_variants();
 const std::vector<HbmVariant>& hbm_write_variants();
@@ -68,10 +76,11 @@ const std::vector<HbmVariant>& hbm_copy_variants();
 // Fills `count` uint4 elements with the pattern of `seed`.
 void fill_pattern(void* data, std::size_t count, std::uint32_t seed, cudaStream_t stream);
 
-// Blocks of one tile each for `count` elements (the non-persistent grid).
+// Blocks of one tile (unroll x threads elements) each for `count` elements (the
+// non-persistent grid).
 int hbm_blocks_for(const HbmVariant& v, std::size_t count);
 
-// Resident 256-thread blocks per SM of each kernel (for a persistent grid).
+// Resident blocks per SM of each kernel (for a persistent grid).
 int hbm_read_blocks_per_sm(const HbmVariant& v);
 int hbm_write_blocks_per_sm(const HbmVariant& v);
 int hbm_copy_blocks_per_sm(const HbmVariant& v);
@@ -80,8 +89,8 @@ int l1_read_blocks_per_sm();
 int shared_read_blocks_per_sm();
 int sweep_read_blocks_per_sm();
 
-// All kernels run `blocks` x kMemoryThreadsPerBlock threads; `block_sums` (device)
-// receives one wrapping sum per block.
+// All kernels run `blocks` x kMemoryThreadsPerBlock threads (copy: blocks x
+// v.threads); `block_sums` (device) receives one wrapping sum per block.
 // Reads `count` elements once.
 void launch_hbm_read(const HbmVariant& v, const void* src, std::size_t count,
                      std::uint32_t* block_sums, int blocks, cudaStream_t stream);

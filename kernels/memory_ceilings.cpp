@@ -56,12 +56,15 @@ struct Candidate {
   int blocks = 0;
   double bytes = 0;
   Measurement m;
+  int threads = kMemoryThreadsPerBlock;
   double rate() const { return bytes / m.median_s; }
 };
 
 Candidate time_candidate(Context& ctx, const std::string& name, int blocks, double bytes,
-                         const std::function<void(cudaStream_t)>& launch) {
-  Candidate c{name, blocks, bytes, measure_on_stream(launch, ctx.stream, ctx.request.timing())};
+                         const std::function<void(cudaStream_t)>& launch,
+                         int threads = kMemoryThreadsPerBlock) {
+  Candidate c{name, blocks, bytes, measure_on_stream(launch, ctx.stream, ctx.request.timing()),
+              threads};
   return c;
 }
 
@@ -118,10 +121,10 @@ void measure_hbm(Context& ctx, CeilingResults& out) {
              format_binary_bytes(static_cast<double>(ctx.l2_bytes)), " L2)");
   const auto describe = [&](const std::string& kernel, const Candidate& best,
                             const std::vector<Candidate>& all, const std::string& bytes_rule) {
-    return concat(kernel, " variant ", best.name, ": grid ", best.blocks, " x ",
-                  kMemoryThreadsPerBlock,
-                  " (grid-stride over tiles of unroll x 256; *_tile_grid: one block per tile, else "
-                  "persistent), 16-byte accesses, ",
+    return concat(kernel, " variant ", best.name, ": grid ", best.blocks, " x ", best.threads,
+                  " (grid-stride over tiles of unroll x threads; *_tile_grid: one block per tile, "
+                  "else persistent; *_barrier: the block's loads land before its stores), "
+                  "16-byte accesses, ",
                   size_text, "; ", bytes_rule, "; median of ", best.m.repeats,
                   " event-timed launches; fastest of: ", list_rates(all));
   };
@@ -164,15 +167,20 @@ void measure_hbm(Context& ctx, CeilingResults& out) {
     for (const HbmVariant& v : hbm_copy_variants()) {
       const int blocks =
           v.persistent ? ctx.sms * hbm_copy_blocks_per_sm(v) : hbm_blocks_for(v, count);
-      all.push_back(time_candidate(ctx, v.name, blocks, 2.0 * static_cast<double>(bytes),
-                                   [&, blocks](cudaStream_t s) {
-                                     launch_hbm_copy(v, src.get(), dst.get(), count, blocks, s);
-                                   }));
+      all.push_back(time_candidate(
+          ctx, v.name, blocks, 2.0 * static_cast<double>(bytes),
+          [&, blocks](cudaStream_t s) {
+            launch_hbm_copy(v, src.get(), dst.get(), count, blocks, s);
+          },
+          v.threads));
     }
     const Candidate& best = best_of(all);
     out.ceilings.push_back(make_ceiling(
         "hbm_copy", CeilingKind::bandwidth, "B/s", best.bytes, best.m,
         describe("hbm_copy_kernel", best, all, "bytes = 2 x buffer size (read + write)")));
+    // The ld_el_* variants leave source lines at evict_last priority in L2: back to
+    // normal before anything else is measured.
+    TR_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
   }
 }
 
