@@ -1,0 +1,82 @@
+// Recorded real runs (tests/fixtures, H200): they parse, survive the store
+// exactly, and hold what a ceilings run must hold. Later model and report
+// tests build on the same files.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "core/json_io.hpp"
+#include "src/store/results_store.hpp"
+#include "tests/support/run_tool.hpp"
+
+namespace timeroof {
+namespace {
+
+RunRecord load_fixture(const std::string& name) {
+  const std::string path = test::source_dir() + "/tests/fixtures/" + name;
+  const auto records = parse_export_document(nlohmann::json::parse(test::read_file(path)), path);
+  EXPECT_EQ(records.size(), 1u);
+  return records.at(0);
+}
+
+const Ceiling* find(const Machine& machine, const std::string& name) {
+  const auto it = std::find_if(machine.ceilings.begin(), machine.ceilings.end(),
+                               [&](const Ceiling& c) { return c.name == name; });
+  return it == machine.ceilings.end() ? nullptr : &*it;
+}
+
+TEST(Fixtures, CeilingsRunHoldsEveryRoofWithProvenance) {
+  const RunRecord record = load_fixture("ceilings-h200-run1.json");
+  const Machine& machine = record.run.machine;
+  EXPECT_EQ(machine.gpu.chip, "GH100");
+  EXPECT_TRUE(machine.gpu.counters.available);
+  EXPECT_NE(record.run.command_line.find("timeroof ceilings"), std::string::npos);
+  for (const char* name :
+       {"launch_async", "h2d_pinned", "hbm_copy", "l2_read", "shared_read", "fp32_fma",
+        "fp16_fma", "tensor_bf16", "tensor_fp8", "tensor_fp64", "cublaslt_bf16"}) {
+    const Ceiling* c = find(machine, name);
+    ASSERT_NE(c, nullptr) << name;
+    EXPECT_GT(c->measured, 0) << name;
+    EXPECT_GT(c->repeats, 0) << name;
+    EXPECT_TRUE(c->sm_clock_hz) << name;
+    EXPECT_FALSE(c->method.empty()) << name;
+  }
+  for (const Ceiling& c : machine.ceilings) {
+    if (!c.theoretical) continue;
+    // A measured roof above its theoretical one means a wrong formula or clock.
+    EXPECT_LE(c.measured, *c.theoretical * 1.02) << c.name << ": " << c.theoretical_source;
+    EXPECT_NE(c.theoretical_source.find("peak_sustained"), std::string::npos) << c.name;
+  }
+  for (const CeilingSkip& skip : machine.skipped) EXPECT_FALSE(skip.reason.empty());
+}
+
+TEST(Fixtures, WorkingSetCurveShowsTheCacheLevels) {
+  const Machine machine = load_fixture("ceilings-h200-run1.json").run.machine;
+  const auto& curve = machine.working_set;
+  ASSERT_GE(curve.size(), 10u);
+  EXPECT_LE(curve.front().bytes, 64 * 1024.0);
+  EXPECT_GE(curve.back().bytes, 4.0 * machine.gpu.l2_bytes);
+  // Small working sets (in L1) run several times faster than ones far beyond L2 (HBM).
+  EXPECT_GT(curve.front().bytes_per_second, 4 * curve.back().bytes_per_second);
+  // The far end of the curve agrees with the HBM read roof within 10%.
+  const Ceiling* hbm = find(machine, "hbm_read");
+  ASSERT_NE(hbm, nullptr);
+  EXPECT_NEAR(curve.back().bytes_per_second / hbm->measured, 1.0, 0.10);
+}
+
+TEST(Fixtures, StoreRoundTripIsExact) {
+  test::TempDir dir;
+  const RunRecord original = load_fixture("ceilings-h200-run2.json");
+  {
+    ResultsStore store = ResultsStore::open(dir.file("f.db"), ResultsStore::Access::read_write);
+    store.import_runs({original});
+  }
+  ResultsStore store = ResultsStore::open(dir.file("f.db"), ResultsStore::Access::read_only);
+  const std::vector<RunRecord> loaded = store.load_all();
+  ASSERT_EQ(loaded.size(), 1u);
+  EXPECT_EQ(export_document(loaded).dump(), export_document({original}).dump());
+}
+
+}  // namespace
+}  // namespace timeroof
