@@ -5,6 +5,7 @@
 #include <cuda_fp8.h>
 
 #include "gpu/check.hpp"
+#include "kernels/hash.cuh"
 
 namespace timeroof {
 
@@ -15,13 +16,7 @@ constexpr int kThreads = 256;
 __device__ __forceinline__ std::uint32_t mix(std::uint64_t index, std::uint32_t seed) {
   auto x =
       static_cast<std::uint32_t>(index) ^ static_cast<std::uint32_t>(index >> 32) * 0x9e3779b9U;
-  x ^= seed;
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
+  return hash32(x ^ seed);
 }
 
 __device__ __forceinline__ void store(void* data, std::size_t i, ElementType type, double value) {

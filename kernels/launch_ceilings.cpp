@@ -39,8 +39,8 @@ void measure_launch_ceilings(const CeilingRequest& request, CeilingResults& out)
   // Warm up for a while, not a few launches: right after another GPU process the
   // launch path ran 10-25% slower for a moment (seen on an H200), while launches
   // measured in isolation agreed within 2% across processes.
-  const auto warm_until = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(request.quick ? 50 : 300);
+  const auto warm_until =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(request.quick ? 50 : 300);
   while (std::chrono::steady_clock::now() < warm_until) {
     for (int i = 0; i < 64; ++i) launch_empty_kernel(stream);
     TR_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -27,9 +27,9 @@ std::optional<double> median_of(std::vector<double> values) {
   return percentile(values, 0.5);
 }
 
-// Collects rounds of samples until the median settles or the budget runs out.
-// `run_round(n, samples, clocks)` appends n samples and one clock reading.
-Measurement measure_rounds(
+}  // namespace
+
+Measurement measure_until_stable(
     const TimingPolicy& policy,
     const std::function<void(int, std::vector<double>&, std::vector<Clocks>&)>& run_round) {
   std::vector<double> samples;
@@ -59,6 +59,8 @@ Measurement measure_rounds(
   return m;
 }
 
+namespace {
+
 int current_device() {
   int device = 0;
   TR_CUDA_CHECK(cudaGetDevice(&device));
@@ -75,14 +77,13 @@ Measurement summarize(std::vector<double> seconds) {
   m.min_s = seconds.front();
   m.max_s = seconds.back();
   m.median_s = percentile(seconds, 0.5);
-  m.spread = m.median_s > 0
-                 ? (percentile(seconds, 0.9) - percentile(seconds, 0.1)) / m.median_s
-                 : 0;
+  m.spread =
+      m.median_s > 0 ? (percentile(seconds, 0.9) - percentile(seconds, 0.1)) / m.median_s : 0;
   return m;
 }
 
-Measurement measure_on_stream(const std::function<void(cudaStream_t)>& launch,
-                              cudaStream_t stream, const TimingPolicy& policy) {
+Measurement measure_on_stream(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                              const TimingPolicy& policy) {
   const int device = current_device();
   for (int i = 0; i < policy.warmup; ++i) launch(stream);
   TR_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -92,38 +93,38 @@ Measurement measure_on_stream(const std::function<void(cudaStream_t)>& launch,
     stops.emplace_back();
   }
   const ClockReader clock_reader(device);
-  return measure_rounds(policy, [&](int n, std::vector<double>& samples,
-                                    std::vector<Clocks>& clocks) {
-    for (int i = 0; i < n; ++i) {
-      starts[i].record(stream);
-      launch(stream);
-      stops[i].record(stream);
-    }
-    // Sample the clocks for as long as the round runs: under a power cap the SM
-    // clock settles below its starting value a few milliseconds in.
-    clocks.push_back(clock_reader.read());
-    while (cudaStreamQuery(stream) == cudaErrorNotReady) {
-      std::this_thread::sleep_for(std::chrono::microseconds(500));
-      clocks.push_back(clock_reader.read());
-    }
-    TR_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (int i = 0; i < n; ++i) samples.push_back(stops[i].seconds_since(starts[i]));
-  });
+  return measure_until_stable(
+      policy, [&](int n, std::vector<double>& samples, std::vector<Clocks>& clocks) {
+        for (int i = 0; i < n; ++i) {
+          starts[i].record(stream);
+          launch(stream);
+          stops[i].record(stream);
+        }
+        // Sample the clocks for as long as the round runs: under a power cap the SM
+        // clock settles below its starting value a few milliseconds in.
+        clocks.push_back(clock_reader.read());
+        while (cudaStreamQuery(stream) == cudaErrorNotReady) {
+          std::this_thread::sleep_for(std::chrono::microseconds(500));
+          clocks.push_back(clock_reader.read());
+        }
+        TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+        for (int i = 0; i < n; ++i) samples.push_back(stops[i].seconds_since(starts[i]));
+      });
 }
 
 Measurement measure_on_host(const std::function<void()>& work, const TimingPolicy& policy) {
   const ClockReader clock_reader(current_device());
   for (int i = 0; i < policy.warmup; ++i) work();
-  return measure_rounds(policy, [&](int n, std::vector<double>& samples,
-                                    std::vector<Clocks>& clocks) {
-    for (int i = 0; i < n; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      work();
-      samples.push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    clocks.push_back(clock_reader.read());
-  });
+  return measure_until_stable(
+      policy, [&](int n, std::vector<double>& samples, std::vector<Clocks>& clocks) {
+        for (int i = 0; i < n; ++i) {
+          const auto t0 = std::chrono::steady_clock::now();
+          work();
+          samples.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        clocks.push_back(clock_reader.read());
+      });
 }
 
 Ceiling make_ceiling(const std::string& name, CeilingKind kind, const std::string& unit,

@@ -11,14 +11,15 @@
 #include <vector>
 
 #include "core/results.hpp"
+#include "gpu/device.hpp"
 
 namespace timeroof {
 
 struct TimingPolicy {
   int warmup = 3;
-  int round = 10;           // repeats per round; the median is checked after each round
+  int round = 10;  // repeats per round; the median is checked after each round
   int max_repeats = 200;
-  double max_seconds = 2.0;  // wall budget for one measurement
+  double max_seconds = 2.0;         // wall budget for one measurement
   double stable_tolerance = 0.005;  // stop when a round moves the median by less than this
 };
 
@@ -27,19 +28,27 @@ struct Measurement {
   double min_s = 0;
   double max_s = 0;
   int repeats = 0;
-  double spread = 0;  // (p90 - p10) / median
-  std::optional<double> sm_clock_hz;   // median of readings taken while the GPU was busy
+  double spread = 0;                  // (p90 - p10) / median
+  std::optional<double> sm_clock_hz;  // median of readings taken while the GPU was busy
   std::optional<double> mem_clock_hz;
 };
 
 // Times `launch`, which enqueues one unit of work on `stream`, with a CUDA event
 // pair per repeat. Throws on any CUDA error (including from the launched work).
-Measurement measure_on_stream(const std::function<void(cudaStream_t)>& launch,
-                              cudaStream_t stream, const TimingPolicy& policy = {});
+Measurement measure_on_stream(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
+                              const TimingPolicy& policy = {});
 
 // Times `work`, which runs synchronously on the host (launch + sync round trips,
 // pageable copies), with a steady clock.
 Measurement measure_on_host(const std::function<void()>& work, const TimingPolicy& policy = {});
+
+// The loop both measure_* functions use, for timing schemes of their own:
+// `run_round(n, samples, clocks)` appends n samples (seconds) and at least one
+// clock reading taken while the GPU was busy; rounds repeat until a round moves
+// the median by less than policy.stable_tolerance, or the repeats or time run out.
+Measurement measure_until_stable(
+    const TimingPolicy& policy,
+    const std::function<void(int, std::vector<double>&, std::vector<Clocks>&)>& run_round);
 
 // Summary statistics of samples in seconds (exposed for tests).
 Measurement summarize(std::vector<double> seconds);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "kernels/hash.cuh"
 #include "kernels/tensor_types.hpp"
 
 namespace timeroof::tensor_device {
@@ -39,15 +40,6 @@ struct AccumulatorOf<TensorType::fp64> {
 template <TensorType T>
 using Accumulator = typename AccumulatorOf<T>::type;
 
-// lowbias32 integer hash: cheap and well mixed.
-__device__ __forceinline__ std::uint32_t hash32(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
 
 // Uniform in [-1, 1) from the top 24 bits of `h`.
 __device__ __forceinline__ float unit_float(std::uint32_t h) {

@@ -27,7 +27,7 @@ namespace timeroof {
 
 namespace {
 
-using tensor_device::hash32;
+
 using tensor_device::kElementsPerWord;
 using tensor_device::pack_word;
 using tensor_device::random_word;

@@ -72,52 +72,28 @@ class HostFlag {
   int* device_ = nullptr;
 };
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-// The harness's round logic (measure.cpp) around one held copy per sample.
+// The harness's round loop (measure_until_stable) around one held copy per sample.
 Measurement measure_held_copy(const TimingPolicy& policy, int device, cudaStream_t stream,
                               HostFlag& flag, const std::function<void(cudaStream_t)>& copy) {
   for (int i = 0; i < policy.warmup; ++i) copy(stream);
   TR_CUDA_CHECK(cudaStreamSynchronize(stream));
   const Event start, stop;
-  std::vector<double> samples, sm_hz, mem_hz;
-  const auto began = std::chrono::steady_clock::now();
-  double previous_median = -1;
-  while (true) {
-    for (int i = 0; i < policy.round; ++i) {
-      flag.arm();
-      launch_spin_until_flag(flag.device_flag(), flag.device_timed_out(), kSpinTimeoutCycles,
-                             stream);
-      start.record(stream);
-      copy(stream);
-      stop.record(stream);
-      flag.release();
-      if (i == 0) {  // the copy is running now
-        const Clocks clocks = read_clocks(device);
-        if (clocks.sm_hz) sm_hz.push_back(*clocks.sm_hz);
-        if (clocks.mem_hz) mem_hz.push_back(*clocks.mem_hz);
-      }
-      stop.synchronize();
-      samples.push_back(stop.seconds_since(start));
-    }
-    const double median = median_of(samples);
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-    const bool stable = previous_median > 0 &&
-                        std::fabs(median - previous_median) <= policy.stable_tolerance * median;
-    if (stable || static_cast<int>(samples.size()) >= policy.max_repeats ||
-        elapsed >= policy.max_seconds)
-      break;
-    previous_median = median;
-  }
-  Measurement m = summarize(samples);
-  if (!sm_hz.empty()) m.sm_clock_hz = median_of(sm_hz);
-  if (!mem_hz.empty()) m.mem_clock_hz = median_of(mem_hz);
-  return m;
+  const ClockReader clock_reader(device);
+  return measure_until_stable(
+      policy, [&](int n, std::vector<double>& samples, std::vector<Clocks>& clocks) {
+        for (int i = 0; i < n; ++i) {
+          flag.arm();
+          launch_spin_until_flag(flag.device_flag(), flag.device_timed_out(), kSpinTimeoutCycles,
+                                 stream);
+          start.record(stream);
+          copy(stream);
+          stop.record(stream);
+          flag.release();
+          if (i == 0) clocks.push_back(clock_reader.read());  // the copy is running now
+          stop.synchronize();
+          samples.push_back(stop.seconds_since(start));
+        }
+      });
 }
 
 }  // namespace
