@@ -48,6 +48,9 @@ if(TIMEROOF_HAVE_CUDA)
     set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
     set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
   endif()
+  # One CUDA runtime per process: the shared one the C++ code links (CUDA::cudart),
+  # not CMake's default static runtime for CUDA targets as well.
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
   set(CMAKE_CUDA_STANDARD 20)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   add_library(timeroof_cudnn INTERFACE)

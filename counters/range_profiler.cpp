@@ -1,12 +1,15 @@
 #include "counters/range_profiler.hpp"
 
 #include <cuda_runtime_api.h>
+#include <cupti_checkpoint.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "counters/metric_host.hpp"
@@ -168,9 +171,15 @@ ProfilerSession::~ProfilerSession() {
   }
 }
 
-ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& metrics,
-                                               const std::function<void()>& work,
-                                               std::size_t max_ranges) {
+struct ProfilerSession::CounterData {
+  std::vector<std::string> metrics;
+  std::size_t passes = 0;
+  std::vector<std::uint8_t> image;
+};
+
+ProfilerSession::CounterData ProfilerSession::prepare(const std::vector<std::string>& metrics,
+                                                      std::size_t max_ranges, int range_mode,
+                                                      int replay_mode) {
   const ConfigImage config = build_config(chip_, metrics, availability_);
   std::vector<const char*> names;
   for (const std::string& m : metrics) names.push_back(m.c_str());
@@ -183,29 +192,64 @@ ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& m
   size.maxNumOfRanges = max_ranges;
   size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(max_ranges);
   TR_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
-  std::vector<std::uint8_t> counter_data(size.counterDataSize);
+  CounterData data{metrics, config.passes, std::vector<std::uint8_t>(size.counterDataSize)};
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params image{
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
   image.pRangeProfilerObject = profiler_;
-  image.counterDataSize = counter_data.size();
-  image.pCounterData = counter_data.data();
+  image.counterDataSize = data.image.size();
+  image.pCounterData = data.image.data();
   TR_CUPTI_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&image));
 
   CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
   set.pRangeProfilerObject = profiler_;
   set.configSize = config.bytes.size();
   set.pConfig = config.bytes.data();
-  set.counterDataImageSize = counter_data.size();
-  set.pCounterDataImage = counter_data.data();
-  set.range = CUPTI_AutoRange;
-  set.replayMode = CUPTI_KernelReplay;
+  set.counterDataImageSize = data.image.size();
+  set.pCounterDataImage = data.image.data();
+  set.range = static_cast<CUpti_ProfilerRange>(range_mode);
+  set.replayMode = static_cast<CUpti_ProfilerReplayMode>(replay_mode);
   set.maxRangesPerPass = max_ranges;
   set.numNestingLevels = 1;
   set.minNestingLevel = 1;
   set.passIndex = 0;
   set.targetNestingLevel = 1;
   TR_CUPTI_CHECK(cuptiRangeProfilerSetConfig(&set));
+  return data;
+}
 
+ProfileResult ProfilerSession::decode(CounterData& data) {
+  CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+  decode.pRangeProfilerObject = profiler_;
+  TR_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
+
+  ProfileResult result;
+  result.metrics = data.metrics;
+  result.passes = data.passes;
+  result.dropped_ranges = decode.numOfRangeDropped;
+  CUpti_RangeProfiler_GetCounterDataInfo_Params info{
+      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+  info.pCounterDataImage = data.image.data();
+  info.counterDataImageSize = data.image.size();
+  TR_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
+  const MetricHost host(chip_, availability_);
+  for (std::size_t r = 0; r < info.numTotalRanges; ++r) {
+    CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range{
+        CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
+    range.pCounterDataImage = data.image.data();
+    range.counterDataImageSize = data.image.size();
+    range.rangeIndex = r;
+    range.rangeDelimiter = "/";
+    TR_CUPTI_CHECK(cuptiRangeProfilerCounterDataGetRangeInfo(&range));
+    result.ranges.push_back(
+        {range.rangeName ? range.rangeName : "", host.evaluate(data.image, r, data.metrics)});
+  }
+  return result;
+}
+
+ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& metrics,
+                                               const std::function<void()>& work,
+                                               std::size_t max_ranges) {
+  CounterData data = prepare(metrics, max_ranges, CUPTI_AutoRange, CUPTI_KernelReplay);
   CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
   start.pRangeProfilerObject = profiler_;
   TR_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
@@ -219,32 +263,100 @@ ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& m
     throw;
   }
   TR_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
-  CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
-  decode.pRangeProfilerObject = profiler_;
-  TR_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
+  return decode(data);
+}
 
-  ProfileResult result;
-  result.metrics = metrics;
-  result.passes = config.passes;
-  result.dropped_ranges = decode.numOfRangeDropped;
-  CUpti_RangeProfiler_GetCounterDataInfo_Params info{
-      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
-  info.pCounterDataImage = counter_data.data();
-  info.counterDataImageSize = counter_data.size();
-  TR_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
-  const MetricHost host(chip_, availability_);
-  for (std::size_t r = 0; r < info.numTotalRanges; ++r) {
-    CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range{
-        CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
-    range.pCounterDataImage = counter_data.data();
-    range.counterDataImageSize = counter_data.size();
-    range.rangeIndex = r;
-    range.rangeDelimiter = "/";
-    TR_CUPTI_CHECK(cuptiRangeProfilerCounterDataGetRangeInfo(&range));
-    result.ranges.push_back(
-        {range.rangeName ? range.rangeName : "", host.evaluate(counter_data, r, metrics)});
+namespace {
+
+// A CUPTI device-memory checkpoint of the current context (RAII). The API
+// lives in libcheckpoint.so beside libcupti; it is loaded on first use so that
+// a missing copy only disables this replay mode, with a clear error.
+class DeviceCheckpoint {
+ public:
+  explicit DeviceCheckpoint(CUcontext context) : api_(load()) {
+    checkpoint_.ctx = context;
+    checkpoint_.allowOverwrite = 1;
+    TR_CUPTI_CHECK(api_.save(&checkpoint_));
   }
-  return result;
+  ~DeviceCheckpoint() { TR_CUPTI_WARN(api_.free(&checkpoint_)); }
+  DeviceCheckpoint(const DeviceCheckpoint&) = delete;
+  DeviceCheckpoint& operator=(const DeviceCheckpoint&) = delete;
+  void restore() { TR_CUPTI_CHECK(api_.restore(&checkpoint_)); }
+
+ private:
+  // The STRUCT_SIZE macro names the type unqualified.
+  using CUpti_Checkpoint = NV::Cupti::Checkpoint::CUpti_Checkpoint;
+  using Call = CUptiResult (*)(CUpti_Checkpoint*);
+  struct Api {
+    Call save, restore, free;
+  };
+  static Api load() {
+    void* library = dlopen("libcheckpoint.so", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      throw environment_error(
+          "CUPTI's checkpoint library libcheckpoint.so was not found (it ships with CUPTI in "
+          "the CUDA toolkit's lib64); add that directory to LD_LIBRARY_PATH");
+    }
+    Api api{reinterpret_cast<Call>(dlsym(library, "cuptiCheckpointSave")),
+            reinterpret_cast<Call>(dlsym(library, "cuptiCheckpointRestore")),
+            reinterpret_cast<Call>(dlsym(library, "cuptiCheckpointFree"))};
+    if (!api.save || !api.restore || !api.free)
+      throw environment_error("libcheckpoint.so lacks the cuptiCheckpoint* functions");
+    return api;  // the library stays loaded for the process
+  }
+
+  Api api_;
+  CUpti_Checkpoint checkpoint_{CUpti_Checkpoint_STRUCT_SIZE};
+};
+
+}  // namespace
+
+ProfileResult ProfilerSession::profile_ranges(const std::vector<std::string>& metrics,
+                                              const std::vector<UserRange>& ranges,
+                                              ReplayState state) {
+  if (ranges.empty()) throw usage_error("profile_ranges: no ranges to profile");
+  TR_CUDA_CHECK(cudaDeviceSynchronize());
+  std::unique_ptr<DeviceCheckpoint> checkpoint;
+  if (state == ReplayState::checkpoint) checkpoint = std::make_unique<DeviceCheckpoint>(context_);
+  CounterData data = prepare(metrics, ranges.size(), CUPTI_UserRange, CUPTI_UserReplay);
+
+  // CUPTI decides how many passes it needs; a bound guards against a loop that
+  // never reports completion.
+  const std::size_t max_passes = data.passes + 2;
+  bool all_submitted = false;
+  for (std::size_t pass = 0; !all_submitted; ++pass) {
+    if (pass >= max_passes) {
+      throw Error(ExitCode::environment, "CUPTI user replay did not finish after " +
+                                             std::to_string(pass) + " passes (expected " +
+                                             std::to_string(data.passes) + ")");
+    }
+    if (checkpoint && pass > 0) checkpoint->restore();
+    CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+    start.pRangeProfilerObject = profiler_;
+    TR_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
+    CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+    stop.pRangeProfilerObject = profiler_;
+    try {
+      for (const UserRange& range : ranges) {
+        CUpti_RangeProfiler_PushRange_Params push{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
+        push.pRangeProfilerObject = profiler_;
+        push.pRangeName = range.name.c_str();
+        TR_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
+        range.run();
+        TR_CUDA_CHECK(cudaDeviceSynchronize());
+        CUpti_RangeProfiler_PopRange_Params pop{CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
+        pop.pRangeProfilerObject = profiler_;
+        TR_CUPTI_CHECK(cuptiRangeProfilerPopRange(&pop));
+      }
+    } catch (...) {
+      TR_CUPTI_WARN(cuptiRangeProfilerStop(&stop));
+      throw;
+    }
+    TR_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
+    all_submitted = stop.isAllPassSubmitted != 0;
+  }
+  if (checkpoint) checkpoint->restore();  // leave the state as the caller had it
+  return decode(data);
 }
 
 }  // namespace timeroof

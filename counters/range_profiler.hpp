@@ -59,8 +59,22 @@ struct RangeValues {
 struct ProfileResult {
   std::vector<std::string> metrics;
   std::vector<RangeValues> ranges;
-  std::size_t passes = 0;
+  std::size_t passes = 0;          // replay passes the metric set needed
   std::size_t dropped_ranges = 0;  // ranges beyond max_ranges: reported, never silent
+};
+
+// One named region of user work, profiled as a single range: every metric is
+// summed over all kernels `run` launches (an operator = all kernels of one call).
+struct UserRange {
+  std::string name;
+  std::function<void()> run;  // enqueues the work; re-run once per replay pass
+};
+
+// How user-replayed work is brought back to its starting state between passes.
+enum class ReplayState {
+  idempotent,  // re-running gives the same work (e.g. y = conv(x)): nothing to restore
+  checkpoint,  // CUPTI saves device memory before the first pass and restores it before
+               // every later pass (for work that updates its own inputs)
 };
 
 class ProfilerSession {
@@ -79,7 +93,18 @@ class ProfilerSession {
   ProfileResult profile_kernels(const std::vector<std::string>& metrics,
                                 const std::function<void()>& work, std::size_t max_ranges = 256);
 
+  // User range + user replay: each UserRange is one range; all of them run once
+  // per pass, in order, until CUPTI has every pass it needs.
+  ProfileResult profile_ranges(const std::vector<std::string>& metrics,
+                               const std::vector<UserRange>& ranges,
+                               ReplayState state = ReplayState::idempotent);
+
  private:
+  struct CounterData;
+  CounterData prepare(const std::vector<std::string>& metrics, std::size_t max_ranges,
+                      int range_mode, int replay_mode);
+  ProfileResult decode(CounterData& data);
+
   CUcontext context_ = nullptr;  // first: the context exists before CUPTI attaches
   ProfilerInitialization initialization_;
   std::string chip_;

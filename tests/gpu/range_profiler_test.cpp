@@ -1,0 +1,86 @@
+// GPU tier: the range profiler's per-operator mode (user range + user replay),
+// with idempotent work and with work that needs CUPTI's checkpoint restore.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "counters/probe_kernel.hpp"
+#include "counters/range_profiler.hpp"
+#include "gpu/handles.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/replay_kernels.hpp"
+
+namespace timeroof {
+namespace {
+
+// Needs two replay passes on GH100 (`timeroof metrics --passes`), so replay really happens.
+const std::vector<std::string> kTwoPassMetrics = {
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum",
+    "lts__t_bytes.sum",
+    "l1tex__t_bytes.sum",
+    "sm__sass_thread_inst_executed_op_fadd_pred_on.sum"};
+
+TEST(RangeProfiler, UserRangesSumEveryKernelOfAnOperator) {
+  TR_REQUIRE_GPU();
+  ProfilerSession session;
+  const FfmaProbe small{32, 64, 100};
+  const FfmaProbe large{264, 256, 1000};
+  DeviceBuffer<float> out(static_cast<std::size_t>(large.blocks) * large.threads);
+  int calls_a = 0;
+  const ProfileResult result = session.profile_ranges(
+      kTwoPassMetrics, {{"two_small",
+                         [&] {
+                           ++calls_a;
+                           launch_ffma_probe(small, out.get(), nullptr);
+                           launch_ffma_probe(small, out.get(), nullptr);
+                         }},
+                        {"one_large", [&] { launch_ffma_probe(large, out.get(), nullptr); }}});
+  EXPECT_GE(result.passes, 2u);
+  EXPECT_EQ(calls_a, static_cast<int>(result.passes)) << "each range runs once per pass";
+  EXPECT_EQ(result.dropped_ranges, 0u);
+  ASSERT_EQ(result.ranges.size(), 2u);
+  EXPECT_EQ(result.ranges[0].name, "two_small");
+  EXPECT_EQ(result.ranges[1].name, "one_large");
+  EXPECT_DOUBLE_EQ(result.ranges[0].values[0], 2 * small.expected_ffma());
+  EXPECT_DOUBLE_EQ(result.ranges[1].values[0], large.expected_ffma());
+  EXPECT_DOUBLE_EQ(result.ranges[1].values[5], 1.0 * large.blocks * large.threads);  // FADD
+  EXPECT_GT(result.ranges[1].values[1], result.ranges[0].values[1]);
+}
+
+TEST(RangeProfiler, CheckpointRestoresStateBetweenPasses) {
+  TR_REQUIRE_GPU();
+  constexpr int kBlocks = 132, kThreads = 128, kIterations = 500;
+  const double expected_ffma = 2.0 * kIterations * kBlocks * kThreads;
+  DeviceBuffer<unsigned> counters(kBlocks * kThreads);
+  ProfilerSession session;
+  auto run = [&] {
+    test::launch_consume_once(counters.get(), kBlocks, kThreads, kIterations, nullptr);
+  };
+
+  TR_CUDA_CHECK(cudaMemset(counters.get(), 0, counters.bytes()));
+  const ProfileResult restored =
+      session.profile_ranges(kTwoPassMetrics, {{"consume", run}}, ReplayState::checkpoint);
+  ASSERT_GE(restored.passes, 2u);
+  // Whichever pass collected the FFMA counter saw the starting state.
+  EXPECT_DOUBLE_EQ(restored.ranges.at(0).values[0], expected_ffma);
+  std::vector<unsigned> host(counters.size());
+  TR_CUDA_CHECK(cudaMemcpy(host.data(), counters.get(), counters.bytes(), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(host.front(), 0u) << "the caller's state is restored after profiling";
+
+  // The same work replayed without a restore: later passes do nothing, so a
+  // counter collected in pass 2 reads 0 (what ReplayState::checkpoint prevents).
+  TR_CUDA_CHECK(cudaMemset(counters.get(), 0, counters.bytes()));
+  const ProfileResult unrestored =
+      session.profile_ranges(kTwoPassMetrics, {{"consume", run}}, ReplayState::idempotent);
+  TR_CUDA_CHECK(cudaMemcpy(host.data(), counters.get(), counters.bytes(), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(host.front(), unrestored.passes) << "ran once per pass";
+  const double ffma = unrestored.ranges.at(0).values[0];
+  EXPECT_TRUE(ffma == expected_ffma || ffma == 0) << ffma;
+  std::printf("user replay: %zu passes; FFMA with checkpoint %.0f, without %.0f (expected %.0f)\n",
+              restored.passes, restored.ranges.at(0).values[0], ffma, expected_ffma);
+}
+
+}  // namespace
+}  // namespace timeroof
