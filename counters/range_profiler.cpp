@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -157,30 +158,53 @@ ProfilerSession::ProfilerSession() : context_(current_context()) {
   avail.pCounterAvailabilityImage = availability_.data();
   TR_ACCESS_CHECK(cuptiProfilerGetCounterAvailability(&avail));
 
+  enable();  // proves the counters can be read before any work is queued
+}
+
+ProfilerSession::~ProfilerSession() { disable(); }
+
+void ProfilerSession::enable() {
+  if (profiler_) return;
   CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
   enable.ctx = context_;
   TR_ACCESS_CHECK(cuptiRangeProfilerEnable(&enable));
   profiler_ = enable.pRangeProfilerObject;
 }
 
-ProfilerSession::~ProfilerSession() {
-  if (profiler_) {
-    CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-    disable.pRangeProfilerObject = profiler_;
-    TR_CUPTI_WARN(cuptiRangeProfilerDisable(&disable));
-  }
+void ProfilerSession::disable() noexcept {
+  if (!profiler_) return;
+  CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+  disable.pRangeProfilerObject = profiler_;
+  TR_CUPTI_WARN(cuptiRangeProfilerDisable(&disable));
+  profiler_ = nullptr;
 }
 
+// One collection (SetConfig .. DecodeData) per enablement of the range
+// profiler, as NVIDIA's samples do: a second SetConfig on the same enablement
+// crashed CUPTI 13 in user replay (seen on an H200).
+class ProfilerSession::Collection {
+ public:
+  explicit Collection(ProfilerSession& session) : session_(session) { session_.enable(); }
+  ~Collection() { session_.disable(); }
+  Collection(const Collection&) = delete;
+  Collection& operator=(const Collection&) = delete;
+
+ private:
+  ProfilerSession& session_;
+};
+
+// Everything CUPTI points into between SetConfig and DecodeData: it must stay
+// alive (and unmoved) for the whole collection.
 struct ProfilerSession::CounterData {
-  std::vector<std::string> metrics;
-  std::size_t passes = 0;
+  ConfigImage config;
   std::vector<std::uint8_t> image;
 };
 
 ProfilerSession::CounterData ProfilerSession::prepare(const std::vector<std::string>& metrics,
                                                       std::size_t max_ranges, int range_mode,
                                                       int replay_mode) {
-  const ConfigImage config = build_config(chip_, metrics, availability_);
+  CounterData data{build_config(chip_, metrics, availability_), {}};
+  const ConfigImage& config = data.config;
   std::vector<const char*> names;
   for (const std::string& m : metrics) names.push_back(m.c_str());
 
@@ -192,7 +216,7 @@ ProfilerSession::CounterData ProfilerSession::prepare(const std::vector<std::str
   size.maxNumOfRanges = max_ranges;
   size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(max_ranges);
   TR_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
-  CounterData data{metrics, config.passes, std::vector<std::uint8_t>(size.counterDataSize)};
+  data.image.resize(size.counterDataSize);
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params image{
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
   image.pRangeProfilerObject = profiler_;
@@ -223,15 +247,15 @@ ProfileResult ProfilerSession::decode(CounterData& data) {
   TR_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
 
   ProfileResult result;
-  result.metrics = data.metrics;
-  result.passes = data.passes;
+  result.metrics = data.config.metrics;
+  result.passes = data.config.passes;
   result.dropped_ranges = decode.numOfRangeDropped;
   CUpti_RangeProfiler_GetCounterDataInfo_Params info{
       CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
   info.pCounterDataImage = data.image.data();
   info.counterDataImageSize = data.image.size();
   TR_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
-  const MetricHost host(chip_, availability_);
+  if (!evaluator_) evaluator_ = std::make_unique<MetricHost>(chip_, availability_);
   for (std::size_t r = 0; r < info.numTotalRanges; ++r) {
     CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range{
         CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
@@ -240,8 +264,8 @@ ProfileResult ProfilerSession::decode(CounterData& data) {
     range.rangeIndex = r;
     range.rangeDelimiter = "/";
     TR_CUPTI_CHECK(cuptiRangeProfilerCounterDataGetRangeInfo(&range));
-    result.ranges.push_back(
-        {range.rangeName ? range.rangeName : "", host.evaluate(data.image, r, data.metrics)});
+    result.ranges.push_back({range.rangeName ? range.rangeName : "",
+                             evaluator_->evaluate(data.image, r, data.config.metrics)});
   }
   return result;
 }
@@ -249,6 +273,7 @@ ProfileResult ProfilerSession::decode(CounterData& data) {
 ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& metrics,
                                                const std::function<void()>& work,
                                                std::size_t max_ranges) {
+  const Collection collection(*this);
   CounterData data = prepare(metrics, max_ranges, CUPTI_AutoRange, CUPTI_KernelReplay);
   CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
   start.pRangeProfilerObject = profiler_;
@@ -318,17 +343,20 @@ ProfileResult ProfilerSession::profile_ranges(const std::vector<std::string>& me
   TR_CUDA_CHECK(cudaDeviceSynchronize());
   std::unique_ptr<DeviceCheckpoint> checkpoint;
   if (state == ReplayState::checkpoint) checkpoint = std::make_unique<DeviceCheckpoint>(context_);
-  CounterData data = prepare(metrics, ranges.size(), CUPTI_UserRange, CUPTI_UserReplay);
+  const Collection collection(*this);
+  // Room for at least 64 ranges, as NVIDIA's range_profiling sample configures.
+  CounterData data =
+      prepare(metrics, std::max<std::size_t>(ranges.size(), 64), CUPTI_UserRange, CUPTI_UserReplay);
 
   // CUPTI decides how many passes it needs; a bound guards against a loop that
   // never reports completion.
-  const std::size_t max_passes = data.passes + 2;
+  const std::size_t max_passes = data.config.passes + 2;
   bool all_submitted = false;
   for (std::size_t pass = 0; !all_submitted; ++pass) {
     if (pass >= max_passes) {
       throw Error(ExitCode::environment, "CUPTI user replay did not finish after " +
                                              std::to_string(pass) + " passes (expected " +
-                                             std::to_string(data.passes) + ")");
+                                             std::to_string(data.config.passes) + ")");
     }
     if (checkpoint && pass > 0) checkpoint->restore();
     CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@ struct CUpti_RangeProfiler_Object;
 typedef struct CUctx_st* CUcontext;
 
 namespace timeroof {
+
+class MetricHost;
 
 // Counters cannot be read here; reason() and fix() say why and what to do.
 class CounterAccessError : public Error {
@@ -100,7 +103,10 @@ class ProfilerSession {
                                ReplayState state = ReplayState::idempotent);
 
  private:
+  class Collection;
   struct CounterData;
+  void enable();
+  void disable() noexcept;
   CounterData prepare(const std::vector<std::string>& metrics, std::size_t max_ranges,
                       int range_mode, int replay_mode);
   ProfileResult decode(CounterData& data);
@@ -108,6 +114,7 @@ class ProfilerSession {
   CUcontext context_ = nullptr;  // first: the context exists before CUPTI attaches
   ProfilerInitialization initialization_;
   std::string chip_;
+  std::unique_ptr<MetricHost> evaluator_;  // built once: host objects cost ~50 ms each
   std::vector<std::uint8_t> availability_;
   CUpti_RangeProfiler_Object* profiler_ = nullptr;
 };

@@ -1,0 +1,790 @@
+#include "counters/activity_tracer.hpp"
+
+#include <cuda_runtime_api.h>
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+#include "core/error.hpp"
+#include "gpu/check.hpp"
+
+namespace timeroof {
+
+std::string demangle(const char* symbol) {
+  if (symbol == nullptr) return {};
+  int status = 0;
+  char* plain = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
+  if (status != 0 || plain == nullptr) {
+    std::free(plain);
+    return symbol;
+  }
+  std::string result(plain);
+  std::free(plain);
+  return result;
+}
+
+const char* to_string(MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::unknown:
+      return "unknown";
+    case MemoryKind::pageable:
+      return "pageable";
+    case MemoryKind::pinned:
+      return "pinned";
+    case MemoryKind::device:
+      return "device";
+    case MemoryKind::array:
+      return "array";
+    case MemoryKind::managed:
+      return "managed";
+    case MemoryKind::device_static:
+      return "device_static";
+    case MemoryKind::managed_static:
+      return "managed_static";
+  }
+  return "unknown";
+}
+
+const char* to_string(CopyDirection direction) {
+  switch (direction) {
+    case CopyDirection::h2d:
+      return "h2d";
+    case CopyDirection::d2h:
+      return "d2h";
+    case CopyDirection::d2d:
+      return "d2d";
+    case CopyDirection::other:
+      return "other";
+  }
+  return "other";
+}
+
+const char* to_string(ApiDomain domain) {
+  return domain == ApiDomain::runtime ? "runtime" : "driver";
+}
+
+const char* to_string(SyncType type) {
+  switch (type) {
+    case SyncType::unknown:
+      return "unknown";
+    case SyncType::event_synchronize:
+      return "event_synchronize";
+    case SyncType::stream_wait_event:
+      return "stream_wait_event";
+    case SyncType::stream_synchronize:
+      return "stream_synchronize";
+    case SyncType::context_synchronize:
+      return "context_synchronize";
+  }
+  return "unknown";
+}
+
+// ---------------------------------------------------------------------------
+// Collection: CUPTI's buffer callbacks are process-wide C functions, so the
+// tracer that is tracing is reached through one global pointer.
+
+namespace {
+
+// Records of one tracing session, filled by the buffer-completed callback.
+struct Collector {
+  Trace trace;
+  std::unordered_map<std::string, std::string> demangled;          // raw kernel name -> demangled
+  std::map<std::pair<int, std::uint32_t>, std::string> api_names;  // (domain, cbid) -> name
+};
+
+std::mutex g_mutex;             // guards g_active and the active collector
+Collector* g_active = nullptr;  // the collector of the tracer that is tracing
+bool g_callbacks_registered = false;
+bool g_latency_timestamps = false;
+std::atomic<std::size_t> g_buffer_bytes{std::size_t{8} << 20};
+std::atomic<std::uint64_t> g_records_outside{0};
+
+constexpr std::size_t kRecordAlignment = 8;
+
+MemoryKind memory_kind(unsigned kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return MemoryKind::pageable;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return MemoryKind::pinned;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+      return MemoryKind::device;
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return MemoryKind::array;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+      return MemoryKind::managed;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return MemoryKind::device_static;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return MemoryKind::managed_static;
+    default:
+      return MemoryKind::unknown;
+  }
+}
+
+CopyDirection copy_direction(unsigned kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return CopyDirection::h2d;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return CopyDirection::d2h;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+      return CopyDirection::d2d;
+    default:
+      return CopyDirection::other;
+  }
+}
+
+SyncType sync_type(CUpti_ActivitySynchronizationType type) {
+  switch (type) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+      return SyncType::event_synchronize;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+      return SyncType::stream_wait_event;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+      return SyncType::stream_synchronize;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+      return SyncType::context_synchronize;
+    default:
+      return SyncType::unknown;
+  }
+}
+
+bool untimed(std::uint64_t start, std::uint64_t end) {
+  return start == 0 && end == 0;
+}
+
+std::optional<std::uint64_t> known_timestamp(std::uint64_t ns) {
+  if (ns == static_cast<std::uint64_t>(CUPTI_TIMESTAMP_UNKNOWN)) return std::nullopt;
+  return ns;
+}
+
+// Runtime callback names carry the API version ("cudaLaunchKernel_v7000"); drop it.
+// Driver names are the exported symbols ("cuMemcpyHtoD_v2") and stay as they are.
+std::string strip_version(const char* raw, ApiDomain domain) {
+  std::string name = raw ? raw : "";
+  if (domain != ApiDomain::runtime) return name;
+  const std::size_t v = name.rfind("_v");
+  if (v == std::string::npos || v + 2 >= name.size()) return name;
+  for (std::size_t i = v + 2; i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return name;
+  name.resize(v);
+  return name;
+}
+
+const std::string& api_name(Collector& c, ApiDomain domain, std::uint32_t cbid) {
+  const auto key = std::make_pair(static_cast<int>(domain), cbid);
+  auto it = c.api_names.find(key);
+  if (it != c.api_names.end()) return it->second;
+  const char* raw = nullptr;
+  const CUpti_CallbackDomain cb_domain =
+      domain == ApiDomain::runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+  std::string name;
+  if (cuptiGetCallbackName(cb_domain, cbid, &raw) == CUPTI_SUCCESS && raw != nullptr) {
+    name = strip_version(raw, domain);
+  } else {
+    name = std::string(to_string(domain)) + "_cbid_" + std::to_string(cbid);
+  }
+  return c.api_names.emplace(key, std::move(name)).first->second;
+}
+
+void decode(const CUpti_Activity* record, Collector& c) {
+  Trace& t = c.trace;
+  switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      const auto* r = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      KernelActivity k;
+      const std::string raw = r->name ? r->name : "";
+      auto it = c.demangled.find(raw);
+      if (it == c.demangled.end()) it = c.demangled.emplace(raw, demangle(raw.c_str())).first;
+      k.name = it->second;
+      k.grid = {r->gridX, r->gridY, r->gridZ};
+      k.block = {r->blockX, r->blockY, r->blockZ};
+      k.registers = r->registersPerThread;
+      k.static_shared_bytes = r->staticSharedMemory;
+      k.dynamic_shared_bytes = r->dynamicSharedMemory;
+      k.queued_ns = known_timestamp(r->queued);
+      k.submitted_ns = known_timestamp(r->submitted);
+      k.start_ns = r->start;
+      k.end_ns = r->end;
+      k.correlation_id = r->correlationId;
+      k.stream_id = r->streamId;
+      k.device_id = r->deviceId;
+      if (untimed(k.start_ns, k.end_ns)) ++t.untimed_records;
+      t.kernels.push_back(std::move(k));
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto* r = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      MemcpyActivity m;
+      m.direction = copy_direction(r->copyKind);
+      m.src_kind = memory_kind(r->srcKind);
+      m.dst_kind = memory_kind(r->dstKind);
+      m.pinned = (m.direction == CopyDirection::h2d && m.src_kind == MemoryKind::pinned) ||
+                 (m.direction == CopyDirection::d2h && m.dst_kind == MemoryKind::pinned);
+      m.bytes = r->bytes;
+      m.start_ns = r->start;
+      m.end_ns = r->end;
+      m.correlation_id = r->correlationId;
+      m.runtime_correlation_id = r->runtimeCorrelationId;
+      m.stream_id = r->streamId;
+      m.device_id = r->deviceId;
+      if (untimed(m.start_ns, m.end_ns)) ++t.untimed_records;
+      t.memcpys.push_back(m);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto* r = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      MemsetActivity m;
+      m.memory_kind = memory_kind(r->memoryKind);
+      m.value = r->value;
+      m.bytes = r->bytes;
+      m.start_ns = r->start;
+      m.end_ns = r->end;
+      m.correlation_id = r->correlationId;
+      m.stream_id = r->streamId;
+      m.device_id = r->deviceId;
+      if (untimed(m.start_ns, m.end_ns)) ++t.untimed_records;
+      t.memsets.push_back(m);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+      const auto* r = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+      ApiActivity a;
+      a.domain =
+          record->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? ApiDomain::runtime : ApiDomain::driver;
+      a.cbid = r->cbid;
+      a.name = api_name(c, a.domain, r->cbid);
+      a.start_ns = r->start;
+      a.end_ns = r->end;
+      a.correlation_id = r->correlationId;
+      a.thread_id = r->threadId;
+      a.return_value = r->returnValue;
+      if (untimed(a.start_ns, a.end_ns)) ++t.untimed_records;
+      t.api_calls.push_back(std::move(a));
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+      const auto* r = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+      SyncActivity s;
+      s.type = sync_type(r->type);
+      s.start_ns = r->start;
+      s.end_ns = r->end;
+      s.correlation_id = r->correlationId;
+      s.stream_id = r->streamId;
+      if (untimed(s.start_ns, s.end_ns)) ++t.untimed_records;
+      t.syncs.push_back(s);
+      break;
+    }
+    default:
+      ++t.other_records;
+      break;
+  }
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  const std::size_t bytes = g_buffer_bytes.load();
+  // Declining (nullptr) makes CUPTI drop records, which it counts: never silent.
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kRecordAlignment, bytes));
+  *size = *buffer ? bytes : 0;
+  *max_records = 0;  // as many as fit
+}
+
+void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                               size_t /*size*/, size_t valid_size) {
+  std::size_t dropped = 0;
+  const CUptiResult dropped_status =
+      cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped);
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    CUpti_Activity* record = nullptr;
+    while (buffer != nullptr &&
+           cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+      if (g_active) {
+        decode(record, *g_active);
+      } else {
+        g_records_outside.fetch_add(1);
+      }
+    }
+    if (dropped_status == CUPTI_SUCCESS && dropped > 0) {
+      if (g_active) {
+        g_active->trace.dropped_records += dropped;
+      } else {
+        g_records_outside.fetch_add(dropped);
+      }
+    }
+  }
+  std::free(buffer);
+}
+
+std::uint64_t timestamp_now() {
+  std::uint64_t ns = 0;
+  TR_CUPTI_CHECK(cuptiGetTimestamp(&ns));
+  return ns;
+}
+
+template <typename T>
+void sort_by_start(std::vector<T>& records) {
+  std::stable_sort(records.begin(), records.end(), [](const T& a, const T& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns < b.end_ns;
+  });
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// ActivityTracer
+
+struct ActivityTracer::State {
+  Options options;
+  Collector collector;
+  bool tracing = false;
+  std::vector<CUpti_ActivityKind> enabled;  // in the order they were enabled
+
+  // Turns everything off and hands back the records; runs every step even after
+  // a failure, then rethrows the first failure (quiet: prints it to stderr).
+  Trace finish(bool quiet);
+};
+
+namespace {
+
+// Runs one step of a shutdown, keeping the first failure for later.
+template <typename Step>
+void keep_going(std::exception_ptr& first, Step&& step) {
+  try {
+    step();
+  } catch (...) {
+    if (!first) first = std::current_exception();
+  }
+}
+
+bool is_api_kind(CUpti_ActivityKind kind) {
+  return kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER ||
+         kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+}
+
+}  // namespace
+
+Trace ActivityTracer::State::finish(bool quiet) {
+  std::exception_ptr first;
+  // 1. Host-side records off first, so our own synchronize is not recorded.
+  for (CUpti_ActivityKind kind : enabled)
+    if (is_api_kind(kind)) keep_going(first, [&] { TR_CUPTI_CHECK(cuptiActivityDisable(kind)); });
+  // 2. Every kernel, copy and memset launched since start() completes and is timed.
+  keep_going(first, [] { TR_CUDA_CHECK(cudaDeviceSynchronize()); });
+  // 3. Deliver every buffer, 4. turn the device-side kinds off, 5. deliver stragglers.
+  keep_going(first,
+             [] { TR_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)); });
+  for (CUpti_ActivityKind kind : enabled)
+    if (!is_api_kind(kind)) keep_going(first, [&] { TR_CUPTI_CHECK(cuptiActivityDisable(kind)); });
+  enabled.clear();
+  keep_going(first,
+             [] { TR_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)); });
+  std::size_t dropped = 0;
+  keep_going(first,
+             [&] { TR_CUPTI_CHECK(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped)); });
+  std::uint64_t stop_ns = 0;
+  keep_going(first, [&] { stop_ns = timestamp_now(); });
+
+  Trace trace;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    trace = std::move(collector.trace);
+    collector.trace = Trace{};
+    if (g_active == &collector) g_active = nullptr;
+  }
+  tracing = false;
+  trace.dropped_records += dropped;
+  trace.stop_ns = stop_ns;
+  sort_by_start(trace.kernels);
+  sort_by_start(trace.memcpys);
+  sort_by_start(trace.memsets);
+  sort_by_start(trace.api_calls);
+  sort_by_start(trace.syncs);
+  if (first) {
+    if (!quiet) std::rethrow_exception(first);
+    try {
+      std::rethrow_exception(first);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "timeroof: activity tracer stopped with an error: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "timeroof: activity tracer stopped with an unknown error\n");
+    }
+  }
+  return trace;
+}
+
+ActivityTracer::ActivityTracer() : ActivityTracer(Options{}) {}
+
+ActivityTracer::ActivityTracer(const Options& options) : state_(std::make_unique<State>()) {
+  state_->options = options;
+}
+
+ActivityTracer::~ActivityTracer() {
+  if (state_ && state_->tracing) {
+    try {
+      state_->finish(/*quiet=*/true);
+    } catch (...) {
+      // finish(quiet) does not throw; nothing may escape a destructor.
+    }
+  }
+}
+
+ActivityTracer::ActivityTracer(ActivityTracer&& other) noexcept = default;
+
+ActivityTracer& ActivityTracer::operator=(ActivityTracer&& other) noexcept {
+  if (this != &other) {
+    if (state_ && state_->tracing) {
+      try {
+        state_->finish(/*quiet=*/true);
+      } catch (...) {
+      }
+    }
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+bool ActivityTracer::tracing() const noexcept {
+  return state_ && state_->tracing;
+}
+
+std::uint64_t ActivityTracer::records_outside_tracing() noexcept {
+  return g_records_outside.load();
+}
+
+void ActivityTracer::start() {
+  if (!state_)
+    throw Error(ExitCode::environment, "activity tracer: start() on a moved-from tracer");
+  if (state_->tracing)
+    throw Error(ExitCode::environment, "activity tracer: start() while already tracing");
+  if (state_->options.buffer_bytes < 1024 || state_->options.buffer_bytes % kRecordAlignment)
+    throw Error(ExitCode::usage, "activity tracer: buffer_bytes must be a multiple of 8, >= 1 KiB");
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_active != nullptr)
+      throw Error(ExitCode::environment,
+                  "activity tracer: another ActivityTracer is already tracing in this process; "
+                  "CUPTI activity buffers are process-wide, so stop() that one first");
+    if (!g_callbacks_registered) {
+      TR_CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+      g_callbacks_registered = true;
+    }
+    if (state_->options.latency_timestamps && !g_latency_timestamps) {
+      // CUPTI wants this before CUDA initialises; where it refuses, queued and
+      // submitted timestamps are simply absent (std::nullopt), not an error.
+      g_latency_timestamps = cuptiActivityEnableLatencyTimestamps(1) == CUPTI_SUCCESS;
+    }
+    g_buffer_bytes.store(state_->options.buffer_bytes);
+    state_->collector.trace = Trace{};
+    state_->collector.trace.latency_timestamps = g_latency_timestamps;
+    g_active = &state_->collector;
+  }
+  state_->tracing = true;
+  try {
+    state_->collector.trace.start_ns = timestamp_now();
+    std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                             CUPTI_ACTIVITY_KIND_MEMCPY,
+                                             CUPTI_ACTIVITY_KIND_MEMSET};
+    if (state_->options.synchronization) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+    kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
+    kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
+    for (CUpti_ActivityKind kind : kinds) {
+      TR_CUPTI_CHECK(cuptiActivityEnable(kind));
+      state_->enabled.push_back(kind);
+    }
+  } catch (...) {
+    state_->finish(/*quiet=*/true);
+    throw;
+  }
+}
+
+void ActivityTracer::mark_call() {
+  if (!tracing())
+    throw Error(ExitCode::environment, "activity tracer: mark_call() while not tracing");
+  const std::uint64_t now = timestamp_now();
+  std::lock_guard<std::mutex> lock(g_mutex);
+  state_->collector.trace.call_marks_ns.push_back(now);
+}
+
+Trace ActivityTracer::stop() {
+  if (!tracing()) throw Error(ExitCode::environment, "activity tracer: stop() while not tracing");
+  return state_->finish(/*quiet=*/false);
+}
+
+// ---------------------------------------------------------------------------
+// Summary
+
+namespace {
+
+struct Interval {
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+};
+
+std::uint64_t duration(std::uint64_t start, std::uint64_t end) {
+  return end > start ? end - start : 0;
+}
+
+// Length of the union of intervals, each clipped to [lo, hi].
+std::uint64_t union_length(std::vector<Interval> intervals, std::uint64_t lo, std::uint64_t hi) {
+  for (Interval& i : intervals) {
+    i.start = std::clamp(i.start, lo, hi);
+    i.end = std::clamp(i.end, lo, hi);
+  }
+  std::sort(intervals.begin(), intervals.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::uint64_t total = 0;
+  bool open = false;
+  Interval current;
+  for (const Interval& i : intervals) {
+    if (i.end <= i.start) continue;
+    if (open && i.start <= current.end) {
+      current.end = std::max(current.end, i.end);
+      continue;
+    }
+    if (open) total += current.end - current.start;
+    current = i;
+    open = true;
+  }
+  if (open) total += current.end - current.start;
+  return total;
+}
+
+// The API name without a per-thread-stream suffix.
+std::string base_api_name(std::string name) {
+  for (const char* suffix : {"_ptsz", "_ptds"}) {
+    const std::size_t n = std::char_traits<char>::length(suffix);
+    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0)
+      name.resize(name.size() - n);
+  }
+  return name;
+}
+
+bool is_synchronization_api(const std::string& name) {
+  static const char* const names[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize",
+                                      "cudaEventSynchronize",  "cudaThreadSynchronize",
+                                      "cuCtxSynchronize",      "cuStreamSynchronize",
+                                      "cuEventSynchronize",    "cuCtxSynchronize_v2"};
+  const std::string base = base_api_name(name);
+  for (const char* n : names)
+    if (base == n) return true;
+  return false;
+}
+
+// Driver calls CUPTI itself makes while tracing, to name each kernel record:
+// seen on H200 (CUDA 13) as one top-level cuKernelGetName per traced launch,
+// enclosed by no runtime call. An untraced timing pass does not make them.
+bool is_tracer_api(const ApiActivity& a) {
+  return a.domain == ApiDomain::driver &&
+         (a.name == "cuKernelGetName" || a.name == "cuFuncGetName");
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+}  // namespace
+
+TraceSummary summarize_calls(const Trace& trace, int calls) {
+  if (calls < 1)
+    throw Error(ExitCode::usage,
+                "summarize_calls: calls must be >= 1, got " + std::to_string(calls));
+  if (!trace.call_marks_ns.empty() && trace.call_marks_ns.size() != static_cast<std::size_t>(calls))
+    throw Error(ExitCode::usage, "summarize_calls: the trace has " +
+                                     std::to_string(trace.call_marks_ns.size()) +
+                                     " call marks but calls = " + std::to_string(calls));
+  TraceSummary s;
+  s.calls = calls;
+  s.dropped_records = trace.dropped_records;
+
+  // Kernels: count, summed time, busy union per device.
+  double kernel_ns = 0;
+  std::map<std::uint32_t, std::vector<Interval>> kernels_by_device;
+  for (const KernelActivity& k : trace.kernels) {
+    if (untimed(k.start_ns, k.end_ns)) continue;
+    kernel_ns += static_cast<double>(duration(k.start_ns, k.end_ns));
+    kernels_by_device[k.device_id].push_back({k.start_ns, k.end_ns});
+  }
+  double kernel_busy_ns = 0;
+  for (const auto& [device, intervals] : kernels_by_device)
+    kernel_busy_ns += static_cast<double>(union_length(intervals, 0, UINT64_MAX));
+
+  // API time: top-level calls per thread. launch_start: correlation id -> start
+  // of the top-level call that contains the call with that id.
+  double api_ns = 0;
+  double sync_ns = 0;
+  double api_calls = 0;
+  std::unordered_map<std::uint32_t, std::uint64_t> launch_start;
+  std::map<std::uint32_t, std::vector<const ApiActivity*>> by_thread;
+  for (const ApiActivity& a : trace.api_calls)
+    if (!untimed(a.start_ns, a.end_ns)) by_thread[a.thread_id].push_back(&a);
+  for (auto& [thread, records] : by_thread) {
+    std::sort(records.begin(), records.end(), [](const ApiActivity* a, const ApiActivity* b) {
+      return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
+    });
+    bool open = false;
+    double* open_bucket = &api_ns;  // where the open top-level call's time goes
+    std::uint64_t open_start = 0;
+    std::uint64_t open_end = 0;
+    for (const ApiActivity* a : records) {
+      if (open && a->start_ns < open_end) {  // nested in (or overlapping) the open call
+        if (a->end_ns > open_end) {
+          *open_bucket += static_cast<double>(a->end_ns - open_end);
+          open_end = a->end_ns;
+        }
+      } else {
+        open = true;
+        open_start = a->start_ns;
+        open_end = std::max(a->end_ns, a->start_ns);
+        open_bucket = is_synchronization_api(a->name) ? &sync_ns
+                      : is_tracer_api(*a)             ? &s.tracer_api_ns
+                                                      : &api_ns;
+        *open_bucket += static_cast<double>(duration(a->start_ns, a->end_ns));
+        if (open_bucket == &api_ns) api_calls += 1;
+      }
+      auto [it, inserted] = launch_start.emplace(a->correlation_id, open_start);
+      if (!inserted) it->second = std::min(it->second, open_start);
+    }
+  }
+
+  // Launch latency: kernel start - start of the top-level API call that launched it.
+  std::vector<double> latencies;
+  for (const KernelActivity& k : trace.kernels) {
+    if (untimed(k.start_ns, k.end_ns)) continue;
+    const auto it = launch_start.find(k.correlation_id);
+    if (it == launch_start.end()) continue;
+    latencies.push_back(static_cast<double>(k.start_ns) - static_cast<double>(it->second));
+  }
+  if (!latencies.empty()) {
+    s.launch_latency_ns = median(latencies);
+    s.launch_latency_max_ns = *std::max_element(latencies.begin(), latencies.end());
+  }
+
+  // Gaps: per call and device, kernel span minus the union of device activity in it.
+  std::map<std::pair<std::size_t, std::uint32_t>, Interval> spans;  // (call, device) -> span
+  for (const KernelActivity& k : trace.kernels) {
+    if (untimed(k.start_ns, k.end_ns)) continue;
+    std::size_t call = 0;
+    if (!trace.call_marks_ns.empty()) {
+      const auto api = launch_start.find(k.correlation_id);
+      const std::uint64_t issued = api != launch_start.end() ? api->second : k.start_ns;
+      const auto mark =
+          std::upper_bound(trace.call_marks_ns.begin(), trace.call_marks_ns.end(), issued);
+      call = mark == trace.call_marks_ns.begin()
+                 ? 0
+                 : static_cast<std::size_t>(mark - trace.call_marks_ns.begin()) - 1;
+    }
+    const auto key = std::make_pair(call, k.device_id);
+    auto [it, inserted] = spans.emplace(key, Interval{k.start_ns, k.end_ns});
+    if (!inserted) {
+      it->second.start = std::min(it->second.start, k.start_ns);
+      it->second.end = std::max(it->second.end, k.end_ns);
+    }
+  }
+  std::map<std::uint32_t, std::vector<Interval>> activity_by_device = kernels_by_device;
+  for (const MemcpyActivity& m : trace.memcpys)
+    if (!untimed(m.start_ns, m.end_ns))
+      activity_by_device[m.device_id].push_back({m.start_ns, m.end_ns});
+  for (const MemsetActivity& m : trace.memsets)
+    if (!untimed(m.start_ns, m.end_ns))
+      activity_by_device[m.device_id].push_back({m.start_ns, m.end_ns});
+  double gap_ns = 0;
+  for (const auto& [key, span] : spans) {
+    const std::uint64_t busy = union_length(activity_by_device[key.second], span.start, span.end);
+    gap_ns += static_cast<double>(duration(span.start, span.end) -
+                                  std::min(busy, duration(span.start, span.end)));
+  }
+
+  // Transfers and memsets.
+  for (const MemcpyActivity& m : trace.memcpys) {
+    const double bytes = static_cast<double>(m.bytes);
+    const double ns = static_cast<double>(duration(m.start_ns, m.end_ns));
+    switch (m.direction) {
+      case CopyDirection::h2d:
+        s.h2d_bytes += bytes;
+        s.h2d_ns += ns;
+        break;
+      case CopyDirection::d2h:
+        s.d2h_bytes += bytes;
+        s.d2h_ns += ns;
+        break;
+      default:
+        s.other_copy_bytes += bytes;
+        s.other_copy_ns += ns;
+        break;
+    }
+  }
+  for (const MemsetActivity& m : trace.memsets) {
+    s.memset_bytes += static_cast<double>(m.bytes);
+    s.memset_ns += static_cast<double>(duration(m.start_ns, m.end_ns));
+  }
+
+  const double n = calls;
+  s.launches = static_cast<double>(trace.kernels.size()) / n;
+  s.kernel_ns = kernel_ns / n;
+  s.kernel_busy_ns = kernel_busy_ns / n;
+  s.api_ns = api_ns / n;
+  s.api_calls = api_calls / n;
+  s.sync_ns = sync_ns / n;
+  s.tracer_api_ns /= n;
+  s.gap_ns = gap_ns / n;
+  s.h2d_bytes /= n;
+  s.h2d_ns /= n;
+  s.d2h_bytes /= n;
+  s.d2h_ns /= n;
+  s.other_copy_bytes /= n;
+  s.other_copy_ns /= n;
+  s.memset_bytes /= n;
+  s.memset_ns /= n;
+  return s;
+}
+
+Timing TraceSummary::timing() const {
+  Timing t;
+  t.kernel_time_s = kernel_ns * 1e-9;
+  t.launches = std::llround(launches);
+  t.api_time_s = api_ns * 1e-9;
+  t.launch_gap_s = gap_ns * 1e-9;
+  t.h2d_bytes = h2d_bytes;
+  t.h2d_time_s = h2d_ns * 1e-9;
+  t.d2h_bytes = d2h_bytes;
+  t.d2h_time_s = d2h_ns * 1e-9;
+  return t;
+}
+
+std::vector<KernelRecord> kernel_records(const Trace& trace) {
+  std::vector<KernelRecord> records;
+  records.reserve(trace.kernels.size());
+  for (const KernelActivity& k : trace.kernels) {
+    KernelRecord r;
+    r.name = k.name;
+    r.grid = k.grid;
+    r.block = k.block;
+    r.duration_s = static_cast<double>(duration(k.start_ns, k.end_ns)) * 1e-9;
+    records.push_back(std::move(r));
+  }
+  return records;
+}
+
+}  // namespace timeroof

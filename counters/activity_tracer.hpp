@@ -1,0 +1,283 @@
+// CUPTI Activity API tracer: kernel, memcpy, memset, synchronization and CUDA
+// runtime / driver API records with timestamps, and the per-operator timing
+// derived from them (launches, kernel time, API time, launch latency, GPU gaps,
+// host transfers).
+//
+// Usage:
+//   ActivityTracer tracer;
+//   tracer.start();
+//   for (int i = 0; i < calls; ++i) { tracer.mark_call(); op(); }
+//   const Trace trace = tracer.stop();          // tracing is fully off again
+//   const TraceSummary per_call = summarize_calls(trace, calls);
+//   point.timing = per_call.timing();           // plus the timing pass's wall time
+//
+// CUPTI's activity buffers are process-wide, so only one ActivityTracer may trace
+// at a time in a process: start() while another tracer is tracing throws
+// timeroof::Error. Tracing adds overhead to every launch and API call, so stop()
+// disables every activity kind start() enabled; a timing pass run after stop()
+// runs untraced.
+//
+// Timestamps are nanoseconds in the cuptiGetTimestamp domain (the same clock for
+// host API records and GPU records). A record CUPTI could not time (start and end
+// both 0, e.g. for lack of device memory) is kept, counted in
+// Trace::untimed_records and left out of every time in the summary.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/results.hpp"
+
+namespace timeroof {
+
+// Where a memory operation's source or destination lives (CUpti_ActivityMemoryKind).
+enum class MemoryKind {
+  unknown,
+  pageable,  // host, pageable
+  pinned,    // host, page-locked
+  device,
+  array,
+  managed,
+  device_static,
+  managed_static,
+};
+
+enum class CopyDirection { h2d, d2h, d2d, other };
+
+enum class ApiDomain { runtime, driver };
+
+enum class SyncType {
+  unknown,
+  event_synchronize,
+  stream_wait_event,
+  stream_synchronize,
+  context_synchronize
+};
+
+// One kernel execution (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).
+struct KernelActivity {
+  std::string name;  // demangled, templates intact; the raw name if it does not demangle
+  std::array<int, 3> grid{1, 1, 1};
+  std::array<int, 3> block{1, 1, 1};
+  // Registers per thread as allocated (CUPTI's registersPerThread): the compiled
+  // count rounded up to the allocation unit (H200: 12 compiled -> 16).
+  int registers = 0;
+  int static_shared_bytes = 0;
+  int dynamic_shared_bytes = 0;
+  // When the launch entered the command buffer and when that buffer was handed to
+  // the GPU; CUPTI collects them only with latency timestamps on
+  // (Trace::latency_timestamps), else std::nullopt.
+  std::optional<std::uint64_t> queued_ns;
+  std::optional<std::uint64_t> submitted_ns;
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::uint32_t correlation_id = 0;  // equals that of the API call that launched it
+  std::uint32_t stream_id = 0;
+  std::uint32_t device_id = 0;
+};
+
+// One memory copy (CUPTI_ACTIVITY_KIND_MEMCPY).
+struct MemcpyActivity {
+  CopyDirection direction = CopyDirection::other;
+  MemoryKind src_kind = MemoryKind::unknown;
+  MemoryKind dst_kind = MemoryKind::unknown;
+  // The host side is page-locked: source of an H2D copy, destination of a D2H
+  // copy; false for every other direction.
+  bool pinned = false;
+  std::uint64_t bytes = 0;
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::uint32_t correlation_id = 0;          // of the driver API call (CUPTI's definition)
+  std::uint32_t runtime_correlation_id = 0;  // of the runtime API call; 0 if there was none
+  std::uint32_t stream_id = 0;
+  std::uint32_t device_id = 0;
+};
+
+// One memset executed on the GPU (CUPTI_ACTIVITY_KIND_MEMSET).
+struct MemsetActivity {
+  MemoryKind memory_kind = MemoryKind::unknown;
+  std::uint32_t value = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::uint32_t correlation_id = 0;
+  std::uint32_t stream_id = 0;
+  std::uint32_t device_id = 0;
+};
+
+// One CUDA runtime or driver API call (CUPTI_ACTIVITY_KIND_RUNTIME / DRIVER).
+struct ApiActivity {
+  // cuptiGetCallbackName; runtime names without their version suffix
+  // ("cudaLaunchKernel", not "cudaLaunchKernel_v7000"), driver names as exported
+  // ("cuMemcpyHtoD_v2"); per-thread-stream variants keep "_ptsz" / "_ptds".
+  std::string name;
+  ApiDomain domain = ApiDomain::runtime;
+  std::uint32_t cbid = 0;
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::uint32_t correlation_id = 0;
+  std::uint32_t thread_id = 0;
+  std::uint32_t return_value = 0;  // cudaError_t or CUresult
+};
+
+// One host synchronization (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION): how long the
+// host waited in cu*Synchronize / cuStreamWaitEvent.
+struct SyncActivity {
+  SyncType type = SyncType::unknown;
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::uint32_t correlation_id = 0;
+  std::uint32_t stream_id = 0;  // CUPTI_SYNCHRONIZATION_INVALID_VALUE where not applicable
+};
+
+// Everything CUPTI delivered between start() and stop(). Each vector is sorted by
+// start time.
+struct Trace {
+  std::uint64_t start_ns = 0;  // cuptiGetTimestamp at start() and at stop()
+  std::uint64_t stop_ns = 0;
+  std::vector<KernelActivity> kernels;
+  std::vector<MemcpyActivity> memcpys;
+  std::vector<MemsetActivity> memsets;
+  std::vector<ApiActivity> api_calls;
+  std::vector<SyncActivity> syncs;
+  // ActivityTracer::mark_call() timestamps: the host start of each operator call.
+  std::vector<std::uint64_t> call_marks_ns;
+  // Records CUPTI could not store for lack of buffer space
+  // (cuptiActivityGetNumDroppedRecords). Non-zero means every count and sum in
+  // this trace is too low.
+  std::uint64_t dropped_records = 0;
+  std::uint64_t untimed_records = 0;  // kept, but with start = end = 0
+  std::uint64_t other_records = 0;    // of kinds this tracer does not decode
+  bool latency_timestamps = false;    // queued_ns / submitted_ns were requested from CUPTI
+};
+
+class ActivityTracer {
+ public:
+  struct Options {
+    std::size_t buffer_bytes = std::size_t{8} << 20;  // per CUPTI activity buffer
+    // Ask CUPTI for queued/submitted kernel timestamps (cuptiActivityEnableLatencyTimestamps,
+    // set once per process and left on; it costs nothing while kernels are not traced).
+    bool latency_timestamps = true;
+    bool synchronization = true;  // CUPTI_ACTIVITY_KIND_SYNCHRONIZATION records
+  };
+
+  ActivityTracer();
+  explicit ActivityTracer(const Options& options);
+  // A tracer destroyed while tracing stops tracing and discards its records.
+  ~ActivityTracer();
+  ActivityTracer(const ActivityTracer&) = delete;
+  ActivityTracer& operator=(const ActivityTracer&) = delete;
+  ActivityTracer(ActivityTracer&& other) noexcept;
+  ActivityTracer& operator=(ActivityTracer&& other) noexcept;
+
+  // Enables kernel (concurrent), memcpy, memset, synchronization, runtime and
+  // driver API records. Throws timeroof::Error if any tracer in this process is
+  // already tracing, GpuError if CUPTI refuses (e.g. another CUPTI client such as
+  // Nsight Systems holds the activity API); on failure nothing stays enabled.
+  void start();
+  // Marks the host start of one operator call (see summarize_calls).
+  void mark_call();
+  // Turns API records off, waits for the current device's work (so every kernel
+  // launched since start() has finished and is recorded), flushes CUPTI's buffers
+  // (cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)), disables every kind
+  // start() enabled and returns all records since start().
+  Trace stop();
+  bool tracing() const noexcept;
+
+  // Records CUPTI delivered while no tracer was tracing, over the process
+  // lifetime. Stays 0 when stop() really turns tracing off.
+  static std::uint64_t records_outside_tracing() noexcept;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Per operator call, from a trace of `calls` calls of the operator. Each sum over
+// the trace is divided by `calls`. Definitions:
+//  - launches: kernel records.
+//  - kernel_ns: the sum of (end - start) over kernels; concurrent kernels each
+//    count in full (DESIGN.md's T_k). kernel_busy_ns: the length of the union of
+//    kernel intervals per device, summed over devices (<= kernel_ns).
+//  - api_ns: host time in top-level CUDA API calls, per thread, summed over
+//    threads. A call is top-level if no other API call of the same thread
+//    encloses it, so a driver call nested in a runtime call (cudaLaunchKernel ->
+//    cuLaunchKernel) is not counted twice; partial overlaps count their union.
+//    Top-level synchronization calls (cuda/cu Device, Context, Stream, Event
+//    Synchronize) are left out of api_ns and summed in sync_ns: their time is
+//    the host waiting for the GPU, not launch overhead. A synchronous cudaMemcpy
+//    is an API call and counts in api_ns in full. Top-level driver calls that
+//    CUPTI itself makes to name kernel records (cuKernelGetName, cuFuncGetName;
+//    on H200 one per traced launch, outside the runtime call) are tracing
+//    overhead an untraced run does not have: summed in tracer_api_ns, not in
+//    api_ns. api_calls: the top-level calls counted in api_ns.
+//  - launch_latency_ns: median over kernels of (kernel start - start of the
+//    top-level API call that launched it: the call with the kernel's correlation
+//    id, or the call enclosing it on its thread, so a cuLaunchKernel nested in
+//    cudaLaunchKernel measures from cudaLaunchKernel); std::nullopt when no
+//    kernel has a correlated API record. It includes the launch call's own host
+//    time and any queueing behind earlier work on the stream.
+//    launch_latency_max_ns: the largest.
+//  - gap_ns: idle device time between kernels: per device and per call, the span
+//    from the first kernel's start to the last kernel's end minus the union of
+//    all device activity (kernels, memcpys, memsets) inside that span; summed over
+//    devices and calls. A copy between two kernels is busy time, not a gap (it
+//    is counted in the transfer figures). Calls are separated by
+//    Trace::call_marks_ns: a kernel belongs to the call whose mark precedes the
+//    start of its launching API call (its own start if it has none; before the
+//    first mark: the first call). Without marks the whole trace is one span, so
+//    host time between calls (e.g. a synchronize) shows up as gap.
+//  - h2d_bytes / h2d_ns, d2h_bytes / d2h_ns: summed bytes and (end - start) of
+//    host-to-device and device-to-host copies; d2d and other copies are in
+//    other_copy_bytes / other_copy_ns, memsets in memset_bytes / memset_ns.
+// Throws timeroof::Error if calls < 1, or if the trace has call marks but not
+// exactly `calls` of them.
+struct TraceSummary {
+  int calls = 1;
+  double launches = 0;
+  double kernel_ns = 0;
+  double kernel_busy_ns = 0;
+  double api_ns = 0;
+  double api_calls = 0;
+  double sync_ns = 0;
+  double tracer_api_ns = 0;
+  std::optional<double> launch_latency_ns;
+  std::optional<double> launch_latency_max_ns;
+  double gap_ns = 0;
+  double h2d_bytes = 0;
+  double h2d_ns = 0;
+  double d2h_bytes = 0;
+  double d2h_ns = 0;
+  double other_copy_bytes = 0;
+  double other_copy_ns = 0;
+  double memset_bytes = 0;
+  double memset_ns = 0;
+  std::uint64_t dropped_records = 0;  // of the whole trace, not per call
+
+  // The core Timing fields a trace measures (seconds, per call): kernel_time_s,
+  // launches (rounded), api_time_s (= api_ns), launch_gap_s, h2d/d2h bytes and
+  // times. Wall time, spread and repeats come from the timing pass and stay empty.
+  Timing timing() const;
+};
+
+TraceSummary summarize_calls(const Trace& trace, int calls);
+
+// One KernelRecord per kernel of the trace, in start order: name, grid, block,
+// duration (end - start) in seconds; metrics empty.
+std::vector<KernelRecord> kernel_records(const Trace& trace);
+
+// A C++ symbol demangled with abi::__cxa_demangle ("_Z4fillIfLi4EEvPT_S0_" ->
+// "void fill<float, 4>(float*, float)"); the input unchanged if it does not demangle.
+std::string demangle(const char* symbol);
+
+const char* to_string(MemoryKind kind);
+const char* to_string(CopyDirection direction);
+const char* to_string(ApiDomain domain);
+const char* to_string(SyncType type);
+
+}  // namespace timeroof

@@ -1,0 +1,193 @@
+// The metric catalog: every quantity the roofline model reads from counters
+// (FLOPs per precision and Tensor-Core path, bytes per memory level, time,
+// clocks), written per chip family as a weighted sum of CUPTI metrics, and the
+// pass planner that collects only what one operator needs.
+//
+// Conventions (settled with counters on an H200, GH100, CUPTI 13):
+// - `sm__sass_thread_inst_executed_op_*_pred_on` count thread-level SASS
+//   instructions; a packed HFMA2 (fp16 and bf16 alike) counts once, so packed
+//   half code is 4 x hfma + 2 x hadd + 2 x hmul FLOPs (ncu's weights); FFMA is 2,
+//   FADD / FMUL 1. CUDA-core fp16 and bf16 share these counters: one class, half.
+// - `sm__ops_path_tensor_*` count Tensor-Core FLOPs (ops for int8) exactly. A
+//   chip's all-path total is the sum of its per-path metrics (checked against
+//   the metrics' raw counters), so the per-path split costs no extra counter.
+// - Tensor quantities are dense work (`*_sparsity_off`): they fit the fp16
+//   Conv2D set in 2 passes on GH100 where the all-sparsity metrics need 3. 2:4
+//   structured-sparse work is its own quantity (`*_sparse`), collected on request.
+// - Never `512 x sm__inst_executed_pipe_tensor`: on Hopper it counts non-MMA
+//   instructions too.
+// Per-cycle `.peak_sustained` roofs are read once per run by theoretical_peaks;
+// roof_name() links each quantity to the ceiling it is divided by.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "counters/metric_host.hpp"
+
+namespace timeroof {
+
+// Every roofline quantity a counter can give. Units are SI (s, Hz, FLOP, B).
+enum class Quantity {
+  duration,    // summed kernel time
+  sm_clock,    // SM clock while the kernels ran
+  dram_clock,  // DRAM clock while the kernels ran
+  // CUDA-core FLOPs
+  fp64_flops,
+  fp32_flops,
+  half_flops,  // fp16 + bf16: the SASS counters cannot tell them apart
+  // Tensor-Core dense FLOPs (ops for int8), all paths, then per path where the
+  // chip has more than one: mma.sync (HMMA/IMMA), wgmma (Hopper HGMMA/IGMMA),
+  // tcgen05 (Blackwell datacenter UTC*MMA).
+  tensor_fp16_flops,
+  tensor_fp16_mma_sync_flops,
+  tensor_fp16_wgmma_flops,
+  tensor_fp16_tcgen05_flops,
+  tensor_bf16_flops,
+  tensor_bf16_mma_sync_flops,
+  tensor_bf16_wgmma_flops,
+  tensor_bf16_tcgen05_flops,
+  tensor_tf32_flops,
+  tensor_tf32_mma_sync_flops,
+  tensor_tf32_wgmma_flops,
+  tensor_tf32_tcgen05_flops,
+  tensor_fp8_flops,
+  tensor_fp8_tcgen05_flops,
+  tensor_int8_ops,
+  tensor_int8_mma_sync_ops,
+  tensor_int8_wgmma_ops,
+  tensor_int8_tcgen05_ops,
+  tensor_fp64_flops,
+  // Tensor-Core 2:4 structured-sparse work, all paths (as CUPTI counts it).
+  tensor_fp16_sparse_flops,
+  tensor_bf16_sparse_flops,
+  tensor_tf32_sparse_flops,
+  tensor_fp8_sparse_flops,
+  tensor_int8_sparse_ops,
+  // Bytes per memory level
+  l1_bytes,  // requested from L1/TEX
+  l2_bytes,  // requested from L2
+  dram_read_bytes,
+  dram_write_bytes,
+};
+
+// The precision classes of the model (DESIGN.md, W_p); none for time, clocks, bytes.
+enum class PrecisionClass {
+  none,
+  fp64,
+  fp32,
+  half,
+  tensor_fp16,
+  tensor_bf16,
+  tensor_tf32,
+  tensor_fp8,
+  tensor_int8,
+  tensor_fp64,
+};
+
+// Which Tensor-Core instructions a tensor quantity covers.
+enum class TensorPath { none, all, mma_sync, wgmma, tcgen05 };
+
+struct QuantityInfo {
+  Quantity quantity;
+  const char* name;  // snake_case, the key in JSON and CSV
+  const char* unit;  // "s", "Hz", "FLOP", "op" or "B"
+  PrecisionClass precision;
+  TensorPath path;
+  bool sparse;              // 2:4 structured-sparse Tensor-Core work
+  const char* roof;         // the ceiling (kernels/ceilings) it is divided by, or ""
+  const char* description;  // one line for reports
+};
+
+// Every quantity, in enum order.
+const std::vector<QuantityInfo>& all_quantities();
+const QuantityInfo& info(Quantity quantity);
+const char* to_string(Quantity quantity);
+const char* to_string(PrecisionClass precision);
+const char* to_string(TensorPath path);
+// The inverse of to_string(Quantity); a usage error naming the known names if unknown.
+Quantity parse_quantity(const std::string& name);
+// A part of another quantity (one Tensor-Core path of an all-path total): summing
+// it with its total counts the work twice.
+bool is_path_part(Quantity quantity);
+
+// weight x metric, one term of a quantity's expression.
+struct MetricTerm {
+  std::string metric;  // full CUPTI name with rollup, e.g. "dram__bytes_read.sum"
+  double weight = 1;
+};
+using MetricExpression = std::vector<MetricTerm>;
+
+// The quantities of one chip family as CUPTI metric expressions.
+class MetricCatalog {
+ public:
+  // The family of a CUPTI chip name ("GH100", "AD102", ...); an unknown chip is a
+  // usage error naming the supported families and their chips.
+  static MetricCatalog for_chip(const std::string& chip);
+  // Family names with their chips, e.g. "GA10x (GA102, GA103, ...)".
+  static std::vector<std::string> supported_families();
+
+  const std::string& chip() const noexcept { return chip_; }
+  const std::string& family() const noexcept { return family_; }
+  bool has(Quantity quantity) const { return expressions_.count(quantity) != 0; }
+  // The expression of a quantity; a usage error if the chip has no counter for it.
+  const MetricExpression& expression(Quantity quantity) const;
+  const std::map<Quantity, MetricExpression>& expressions() const noexcept { return expressions_; }
+  // Every distinct metric of every expression, sorted.
+  std::vector<std::string> metrics() const;
+
+ private:
+  MetricCatalog(std::string chip, std::string family, std::map<Quantity, MetricExpression> e)
+      : chip_(std::move(chip)), family_(std::move(family)), expressions_(std::move(e)) {}
+  std::string chip_;
+  std::string family_;
+  std::map<Quantity, MetricExpression> expressions_;
+};
+
+// What one operator's counters must say.
+struct OperatorNeeds {
+  enum class Precision { fp64, fp32, tf32, fp16, bf16, fp8, int8 };
+  enum class Math { tensor_cores, fma_only };
+  Precision precision = Precision::fp32;
+  Math math = Math::tensor_cores;  // fp32 with Tensor Cores runs as tf32
+  bool l1 = true;
+  bool l2 = true;
+  bool dram = true;
+  bool dram_clock = false;   // the SM clock is always collected
+  bool tensor_paths = true;  // per-path split (free where the total is the paths' sum)
+  bool sparse = false;       // 2:4 structured-sparse Tensor-Core work too
+};
+
+// The quantities an operator needs, chip-independent: duration, SM clock, the
+// CUDA-core FLOPs its precision runs (plus fp32 for epilogues and gates, half
+// for fp16/bf16/fp8), the one Tensor-Core type it may use (and its paths), and
+// the requested memory levels. The planner drops what a chip has no counter for.
+std::vector<Quantity> quantities_for(const OperatorNeeds& needs);
+
+// What a range profiler must collect for a set of quantities on one chip.
+struct CollectionPlan {
+  std::string chip;
+  std::string family;
+  std::vector<Quantity> quantities;   // collectable here, in request order, no repeats
+  std::vector<Quantity> unavailable;  // requested, but this chip has no counter for it
+  std::map<Quantity, MetricExpression> expressions;
+  std::vector<std::string> metrics;  // distinct metrics of the expressions, sorted
+  ConfigImage config;                // build_config(chip, metrics): image and passes
+  std::size_t passes() const noexcept { return config.passes; }
+};
+
+// `availability` is the live context's counter availability image, or empty offline.
+CollectionPlan plan_collection(const std::string& chip, const std::vector<Quantity>& quantities,
+                               const std::vector<std::uint8_t>& availability = {});
+
+// Applies the weights: each planned quantity = sum of weight x value. A planned
+// metric missing from `values` is a usage error naming it and its quantity.
+std::map<Quantity, double> evaluate(const CollectionPlan& plan,
+                                    const std::map<std::string, double>& values);
+
+}  // namespace timeroof

@@ -1,0 +1,878 @@
+#include "sweeps/conv2d.hpp"
+
+#include <cudnn.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "core/error.hpp"
+#include "gpu/check.hpp"
+#include "gpu/handles.hpp"
+#include "kernels/device_fill.hpp"
+#include "sweeps/cudnn_handles.hpp"
+#include "sweeps/device_compare.hpp"
+
+namespace timeroof {
+
+// ---------------------------------------------------------------------------
+// Names, shapes and analytic counts (host only, no GPU).
+
+const char* to_string(Layout layout) {
+  return layout == Layout::nchw ? "NCHW" : "NHWC";
+}
+
+const char* to_string(ConvDirection direction) {
+  switch (direction) {
+    case ConvDirection::fwd:
+      return "fwd";
+    case ConvDirection::bwd_data:
+      return "bwd_data";
+    case ConvDirection::bwd_filter:
+      return "bwd_filter";
+  }
+  return "?";
+}
+
+Layout parse_layout(std::string_view text) {
+  for (Layout l : {Layout::nchw, Layout::nhwc})
+    if (text == to_string(l)) return l;
+  throw usage_error("layout: unknown value '" + std::string(text) + "'; allowed: NCHW, NHWC");
+}
+
+ConvDirection parse_direction(std::string_view text) {
+  for (ConvDirection d : {ConvDirection::fwd, ConvDirection::bwd_data, ConvDirection::bwd_filter})
+    if (text == to_string(d)) return d;
+  throw usage_error("direction: unknown value '" + std::string(text) +
+                    "'; allowed: fwd, bwd_data, bwd_filter");
+}
+
+namespace {
+
+// floor(a / b) for b > 0, also for negative a (C++ division truncates toward zero).
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  const std::int64_t quotient = a / b;
+  return (a % b != 0 && a < 0) ? quotient - 1 : quotient;
+}
+
+std::int64_t output_extent(std::int64_t in, std::int64_t pad, std::int64_t filter,
+                           std::int64_t dilation, std::int64_t stride) {
+  return floor_div(in + 2 * pad - dilation * (filter - 1) - 1, stride) + 1;
+}
+
+constexpr const char* kFwdAlgorithms[] = {
+    "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+    "WINOGRAD",      "WINOGRAD_NONFUSED"};
+constexpr const char* kBwdDataAlgorithms[] = {"0",          "1",        "FFT",
+                                              "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+constexpr const char* kBwdFilterAlgorithms[] = {
+    "0", "1", "FFT", "3", "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"};
+
+std::string algorithm_prefix(ConvDirection direction) {
+  switch (direction) {
+    case ConvDirection::fwd:
+      return "CUDNN_CONVOLUTION_FWD_ALGO_";
+    case ConvDirection::bwd_data:
+      return "CUDNN_CONVOLUTION_BWD_DATA_ALGO_";
+    case ConvDirection::bwd_filter:
+      return "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_";
+  }
+  return "";
+}
+
+// The enum value of a fixed algorithm's name; -1 when it is none of the direction's.
+int algorithm_index(ConvDirection direction, const std::string& name) {
+  const std::vector<std::string> names = conv2d_algorithm_names(direction);
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+void require_range(const char* field, std::int64_t value, std::int64_t low) {
+  if (value < low || value > INT_MAX)
+    throw usage_error(std::string("conv2d: ") + field + " = " + std::to_string(value) +
+                      " is out of range; allowed: " + std::to_string(low) + " .. " +
+                      std::to_string(INT_MAX));
+}
+
+}  // namespace
+
+Conv2dOutputShape conv2d_output_shape(const Conv2dSpec& spec) {
+  if (spec.stride_h < 1 || spec.stride_w < 1) return {};
+  return {output_extent(spec.h, spec.pad_h, spec.r, spec.dilation_h, spec.stride_h),
+          output_extent(spec.w, spec.pad_w, spec.s, spec.dilation_w, spec.stride_w)};
+}
+
+MathMode resolved_math(const Conv2dSpec& spec) {
+  if (spec.math) return *spec.math;
+  return spec.precision == Precision::fp32 ? MathMode::fma_only : MathMode::tensor;
+}
+
+void validate(const Conv2dSpec& spec) {
+  if (spec.layout != Layout::nchw && spec.layout != Layout::nhwc)
+    throw usage_error("conv2d: layout is not a known value; allowed: NCHW, NHWC");
+  const std::pair<const char*, std::int64_t> at_least_one[] = {{"n", spec.n},
+                                                               {"c", spec.c},
+                                                               {"h", spec.h},
+                                                               {"w", spec.w},
+                                                               {"k", spec.k},
+                                                               {"r", spec.r},
+                                                               {"s", spec.s},
+                                                               {"stride_h", spec.stride_h},
+                                                               {"stride_w", spec.stride_w},
+                                                               {"dilation_h", spec.dilation_h},
+                                                               {"dilation_w", spec.dilation_w},
+                                                               {"groups", spec.groups}};
+  for (const auto& [field, value] : at_least_one) require_range(field, value, 1);
+  require_range("pad_h", spec.pad_h, 0);
+  require_range("pad_w", spec.pad_w, 0);
+  if (spec.c % spec.groups != 0 || spec.k % spec.groups != 0)
+    throw usage_error("conv2d: groups = " + std::to_string(spec.groups) + " must divide both c = " +
+                      std::to_string(spec.c) + " and k = " + std::to_string(spec.k) +
+                      "; allowed: a common divisor of c and k");
+  const Conv2dOutputShape out = conv2d_output_shape(spec);
+  if (out.p < 1)
+    throw usage_error(
+        "conv2d: output height p = (h + 2 pad_h - dilation_h (r - 1) - 1) / stride_h + 1 = " +
+        std::to_string(out.p) + " for h = " + std::to_string(spec.h) +
+        ", pad_h = " + std::to_string(spec.pad_h) + ", r = " + std::to_string(spec.r) +
+        ", dilation_h = " + std::to_string(spec.dilation_h) +
+        "; allowed: p >= 1, i.e. h + 2 pad_h >= dilation_h (r - 1) + 1");
+  if (out.q < 1)
+    throw usage_error(
+        "conv2d: output width q = (w + 2 pad_w - dilation_w (s - 1) - 1) / stride_w + 1 = " +
+        std::to_string(out.q) + " for w = " + std::to_string(spec.w) +
+        ", pad_w = " + std::to_string(spec.pad_w) + ", s = " + std::to_string(spec.s) +
+        ", dilation_w = " + std::to_string(spec.dilation_w) +
+        "; allowed: q >= 1, i.e. w + 2 pad_w >= dilation_w (s - 1) + 1");
+  switch (spec.direction) {
+    case ConvDirection::fwd:
+    case ConvDirection::bwd_data:
+    case ConvDirection::bwd_filter:
+      break;
+    default:
+      throw usage_error(
+          "conv2d: direction is not a known value; allowed: fwd, bwd_data, "
+          "bwd_filter");
+  }
+  switch (spec.precision) {
+    case Precision::fp32:
+    case Precision::tf32:
+    case Precision::fp16:
+    case Precision::bf16:
+      break;
+    default:
+      throw usage_error("conv2d: precision is not a known value; allowed: fp32, tf32, fp16, bf16");
+  }
+  if (spec.precision == Precision::fp32 && resolved_math(spec) == MathMode::tensor)
+    throw usage_error(
+        "conv2d: math = tensor with precision = fp32: fp32 tensors on Tensor Cores are "
+        "precision tf32; allowed with fp32: fma_only");
+  if (spec.precision == Precision::tf32 && resolved_math(spec) == MathMode::fma_only)
+    throw usage_error(
+        "conv2d: math = fma_only with precision = tf32: TF32 exists only on Tensor Cores "
+        "(fp32 on FMA units is precision fp32); allowed with tf32: tensor");
+  if (spec.algorithm != "heuristic" && spec.algorithm != "exhaustive" &&
+      algorithm_index(spec.direction, spec.algorithm) < 0)
+    throw usage_error("conv2d: algorithm = '" + spec.algorithm + "' is not a " +
+                      to_string(spec.direction) + " algorithm; allowed: heuristic, exhaustive, " +
+                      join(conv2d_algorithm_names(spec.direction)));
+}
+
+double conv2d_input_elements(const Conv2dSpec& spec) {
+  return static_cast<double>(spec.n) * static_cast<double>(spec.c) * static_cast<double>(spec.h) *
+         static_cast<double>(spec.w);
+}
+
+double conv2d_filter_elements(const Conv2dSpec& spec) {
+  const double cg = static_cast<double>(spec.c) / static_cast<double>(spec.groups);
+  return static_cast<double>(spec.k) * cg * static_cast<double>(spec.r) *
+         static_cast<double>(spec.s);
+}
+
+double conv2d_output_elements(const Conv2dSpec& spec) {
+  const Conv2dOutputShape out = conv2d_output_shape(spec);
+  return static_cast<double>(spec.n) * static_cast<double>(spec.k) * static_cast<double>(out.p) *
+         static_cast<double>(out.q);
+}
+
+double conv2d_flops(const Conv2dSpec& spec) {
+  const double cg = static_cast<double>(spec.c) / static_cast<double>(spec.groups);
+  return 2.0 * conv2d_output_elements(spec) * cg * static_cast<double>(spec.r) *
+         static_cast<double>(spec.s);
+}
+
+double conv2d_min_bytes(const Conv2dSpec& spec) {
+  return static_cast<double>(element_bytes(spec.precision)) *
+         (conv2d_input_elements(spec) + conv2d_filter_elements(spec) +
+          conv2d_output_elements(spec));
+}
+
+std::string conv2d_op_name(ConvDirection direction) {
+  return std::string("conv2d_") + to_string(direction);
+}
+
+std::vector<std::string> conv2d_algorithm_names(ConvDirection direction) {
+  std::vector<std::string> names;
+  const std::string prefix = algorithm_prefix(direction);
+  auto add = [&](const auto& suffixes) {
+    for (const char* suffix : suffixes) names.push_back(prefix + suffix);
+  };
+  switch (direction) {
+    case ConvDirection::fwd:
+      add(kFwdAlgorithms);
+      break;
+    case ConvDirection::bwd_data:
+      add(kBwdDataAlgorithms);
+      break;
+    case ConvDirection::bwd_filter:
+      add(kBwdFilterAlgorithms);
+      break;
+  }
+  return names;
+}
+
+ConvTensor conv2d_output_tensor(ConvDirection direction) {
+  switch (direction) {
+    case ConvDirection::fwd:
+      return ConvTensor::y;
+    case ConvDirection::bwd_data:
+      return ConvTensor::x;
+    case ConvDirection::bwd_filter:
+      return ConvTensor::w;
+  }
+  return ConvTensor::y;
+}
+
+// ---------------------------------------------------------------------------
+// The cuDNN side.
+
+namespace {
+
+cudnnDataType_t data_type(Precision precision) {
+  switch (precision) {
+    case Precision::fp16:
+      return CUDNN_DATA_HALF;
+    case Precision::bf16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      return CUDNN_DATA_FLOAT;  // fp32 and tf32 store fp32
+  }
+}
+
+ElementType element_type(Precision precision) {
+  switch (precision) {
+    case Precision::fp16:
+      return ElementType::f16;
+    case Precision::bf16:
+      return ElementType::bf16;
+    default:
+      return ElementType::f32;
+  }
+}
+
+// The math type asked of cuDNN. cuDNN documents CUDNN_DEFAULT_MATH as "on A100
+// and later, Tensor Core TF32 operation is permitted" for fp32 data, and
+// CUDNN_FMA_MATH as "restricted to kernels that use FMA instructions" (so no TF32).
+// fp16 / bf16 ask for CUDNN_TENSOR_OP_MATH, never _ALLOW_CONVERSION.
+cudnnMathType_t requested_math(Precision precision, MathMode mode) {
+  if (mode == MathMode::fma_only) return CUDNN_FMA_MATH;
+  return precision == Precision::tf32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH;
+}
+
+const char* math_type_name(cudnnMathType_t math) {
+  switch (math) {
+    case CUDNN_DEFAULT_MATH:
+      return "CUDNN_DEFAULT_MATH";
+    case CUDNN_TENSOR_OP_MATH:
+      return "CUDNN_TENSOR_OP_MATH";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+      return "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
+    case CUDNN_FMA_MATH:
+      return "CUDNN_FMA_MATH";
+  }
+  return "?";
+}
+
+// Algorithms that use atomics and so may differ in the last bits from call to call.
+bool known_deterministic(ConvDirection direction, int algo) {
+  if (direction == ConvDirection::bwd_data) return algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+  if (direction == ConvDirection::bwd_filter)
+    return algo != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 &&
+           algo != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+  return true;
+}
+
+// Length of the dot products each output element sums (at most, for bwd_data).
+double reduction_length(const Conv2dSpec& spec) {
+  const double taps = static_cast<double>(spec.r) * static_cast<double>(spec.s);
+  switch (spec.direction) {
+    case ConvDirection::fwd:
+      return static_cast<double>(spec.c / spec.groups) * taps;
+    case ConvDirection::bwd_data:
+      return static_cast<double>(spec.k / spec.groups) * taps;
+    case ConvDirection::bwd_filter:
+      return conv2d_output_elements(spec) / static_cast<double>(spec.k);  // N P Q
+  }
+  return taps;
+}
+
+// The precision's tolerance, widened where the method itself costs digits:
+// fp32 through an FFT or Winograd transform loses about one more digit than a
+// GEMM or direct method (x10); and summing L terms in fp32 costs about
+// 2^-24 sqrt(L) (4 sigma: 4 * 2^-24 sqrt(L)), which passes 1e-5 for L > ~1,700,
+// e.g. backward-filter's N P Q = 50,176 on the paper's baseline.
+double tolerance_for(const Conv2dSpec& spec, const std::string& algorithm) {
+  const bool transform =
+      algorithm.find("FFT") != std::string::npos || algorithm.find("WINOGRAD") != std::string::npos;
+  double tolerance = relative_tolerance(spec.precision);
+  if (spec.precision == Precision::fp32 && transform) tolerance *= 10;
+  return std::max(tolerance, 4 * std::ldexp(1.0, -24) * std::sqrt(reduction_length(spec)));
+}
+
+std::string format_error(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+
+double gib(double bytes) {
+  return bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
+// One row of cuDNN's algorithm lists, the same for all three directions.
+struct Candidate {
+  int algo = 0;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  float time_ms = -1;
+  std::size_t memory = 0;
+  cudnnDeterminism_t determinism = CUDNN_DETERMINISTIC;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
+
+template <typename Perf>
+std::vector<Candidate> to_candidates(const std::vector<Perf>& perf, int count) {
+  std::vector<Candidate> candidates;
+  for (int i = 0; i < count; ++i)
+    candidates.push_back({static_cast<int>(perf[i].algo), perf[i].status, perf[i].time,
+                          perf[i].memory, perf[i].determinism, perf[i].mathType});
+  return candidates;
+}
+
+}  // namespace
+
+// Everything prepare() creates; destroyed with the operator.
+class Conv2dState {
+ public:
+  Conv2dState(const Conv2dSpec& conv, std::shared_ptr<CudnnHandle> cudnn, cudaStream_t prepared_on)
+      : spec(conv), shared_handle(std::move(cudnn)), stream(prepared_on) {}
+
+  const Conv2dSpec& spec;
+  std::shared_ptr<CudnnHandle> shared_handle;
+  cudaStream_t stream;  // the prepare() stream: check() and download() use it
+  TensorDescriptor x_desc;
+  TensorDescriptor y_desc;
+  FilterDescriptor w_desc;
+  ConvolutionDescriptor conv_desc;
+  DeviceBuffer<std::byte> x, w, y, workspace;
+  int algo = -1;
+  std::string algo_name;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  bool deterministic = true;
+  float search_time_ms = -1;  // exhaustive search only
+
+  cudnnHandle_t handle() const { return shared_handle->get(); }
+
+  void* buffer(ConvTensor which) const {
+    switch (which) {
+      case ConvTensor::x:
+        return x.get();
+      case ConvTensor::w:
+        return w.get();
+      case ConvTensor::y:
+        return y.get();
+    }
+    return nullptr;
+  }
+  std::size_t elements(ConvTensor which) const {
+    switch (which) {
+      case ConvTensor::x:
+        return static_cast<std::size_t>(conv2d_input_elements(spec));
+      case ConvTensor::w:
+        return static_cast<std::size_t>(conv2d_filter_elements(spec));
+      case ConvTensor::y:
+        return static_cast<std::size_t>(conv2d_output_elements(spec));
+    }
+    return 0;
+  }
+  void* output() const { return buffer(conv2d_output_tensor(spec.direction)); }
+
+  std::string name_of(int index) const {
+    const std::vector<std::string> names = conv2d_algorithm_names(spec.direction);
+    return index >= 0 && index < static_cast<int>(names.size())
+               ? names[static_cast<std::size_t>(index)]
+               : "algorithm " + std::to_string(index);
+  }
+
+  // cuDNN's heuristic list (cudnnGet*Algorithm_v7), best first.
+  std::vector<Candidate> heuristic() const {
+    int max = 0;
+    int got = 0;
+    switch (spec.direction) {
+      case ConvDirection::fwd: {
+        TR_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle(), &max));
+        std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max));
+        TR_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle(), x_desc.get(), w_desc.get(),
+                                                              conv_desc.get(), y_desc.get(), max,
+                                                              &got, perf.data()));
+        return to_candidates(perf, got);
+      }
+      case ConvDirection::bwd_data: {
+        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle(), &max));
+        std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(max));
+        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+            handle(), w_desc.get(), y_desc.get(), conv_desc.get(), x_desc.get(), max, &got,
+            perf.data()));
+        return to_candidates(perf, got);
+      }
+      case ConvDirection::bwd_filter: {
+        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle(), &max));
+        std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(max));
+        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+            handle(), x_desc.get(), y_desc.get(), conv_desc.get(), w_desc.get(), max, &got,
+            perf.data()));
+        return to_candidates(perf, got);
+      }
+    }
+    return {};
+  }
+
+  // Every algorithm run and timed by cuDNN (cudnnFind*AlgorithmEx) on our own
+  // buffers and a workspace of `workspace_bytes`, fastest first.
+  std::vector<Candidate> search(DeviceBuffer<std::byte>& scratch) const {
+    int max = 0;
+    int got = 0;
+    void* out = output();
+    switch (spec.direction) {
+      case ConvDirection::fwd: {
+        TR_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle(), &max));
+        std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max));
+        TR_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+            handle(), x_desc.get(), x.get(), w_desc.get(), w.get(), conv_desc.get(), y_desc.get(),
+            out, max, &got, perf.data(), scratch.get(), scratch.bytes()));
+        return to_candidates(perf, got);
+      }
+      case ConvDirection::bwd_data: {
+        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle(), &max));
+        std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(max));
+        TR_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+            handle(), w_desc.get(), w.get(), y_desc.get(), y.get(), conv_desc.get(), x_desc.get(),
+            out, max, &got, perf.data(), scratch.get(), scratch.bytes()));
+        return to_candidates(perf, got);
+      }
+      case ConvDirection::bwd_filter: {
+        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle(), &max));
+        std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(max));
+        TR_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+            handle(), x_desc.get(), x.get(), y_desc.get(), y.get(), conv_desc.get(), w_desc.get(),
+            out, max, &got, perf.data(), scratch.get(), scratch.bytes()));
+        return to_candidates(perf, got);
+      }
+    }
+    return {};
+  }
+
+  // Workspace bytes of `algo` under the descriptor's current math type; throws
+  // (NOT_SUPPORTED) where the algorithm cannot run this configuration.
+  std::size_t workspace_size(int index) const {
+    std::size_t bytes = 0;
+    switch (spec.direction) {
+      case ConvDirection::fwd:
+        TR_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
+            handle(), x_desc.get(), w_desc.get(), conv_desc.get(), y_desc.get(),
+            static_cast<cudnnConvolutionFwdAlgo_t>(index), &bytes));
+        break;
+      case ConvDirection::bwd_data:
+        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+            handle(), w_desc.get(), y_desc.get(), conv_desc.get(), x_desc.get(),
+            static_cast<cudnnConvolutionBwdDataAlgo_t>(index), &bytes));
+        break;
+      case ConvDirection::bwd_filter:
+        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            handle(), x_desc.get(), y_desc.get(), conv_desc.get(), w_desc.get(),
+            static_cast<cudnnConvolutionBwdFilterAlgo_t>(index), &bytes));
+        break;
+    }
+    return bytes;
+  }
+
+  // The largest workspace any algorithm asks for (those that cannot run are skipped).
+  std::size_t largest_workspace() const {
+    std::size_t largest = 0;
+    for (std::size_t i = 0; i < conv2d_algorithm_names(spec.direction).size(); ++i) {
+      try {
+        largest = std::max(largest, workspace_size(static_cast<int>(i)));
+      } catch (const GpuError&) {
+      }
+    }
+    return largest;
+  }
+
+  // One convolution call writing `out` (alpha = 1, beta = 0: overwrite, never accumulate).
+  void execute(int index, void* out, void* work, std::size_t work_bytes) const {
+    const float alpha = 1.0f;
+    const float beta = 0.0f;
+    switch (spec.direction) {
+      case ConvDirection::fwd:
+        TR_CUDNN_CHECK(cudnnConvolutionForward(handle(), &alpha, x_desc.get(), x.get(),
+                                               w_desc.get(), w.get(), conv_desc.get(),
+                                               static_cast<cudnnConvolutionFwdAlgo_t>(index), work,
+                                               work_bytes, &beta, y_desc.get(), out));
+        break;
+      case ConvDirection::bwd_data:
+        TR_CUDNN_CHECK(cudnnConvolutionBackwardData(
+            handle(), &alpha, w_desc.get(), w.get(), y_desc.get(), y.get(), conv_desc.get(),
+            static_cast<cudnnConvolutionBwdDataAlgo_t>(index), work, work_bytes, &beta,
+            x_desc.get(), out));
+        break;
+      case ConvDirection::bwd_filter:
+        TR_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+            handle(), &alpha, x_desc.get(), x.get(), y_desc.get(), y.get(), conv_desc.get(),
+            static_cast<cudnnConvolutionBwdFilterAlgo_t>(index), work, work_bytes, &beta,
+            w_desc.get(), out));
+        break;
+    }
+  }
+
+  // Whether a listed algorithm respects the requested math mode: FMA only never
+  // takes a Tensor Core entry; nobody takes _ALLOW_CONVERSION (it would quietly
+  // convert fp32 tensors to fp16).
+  bool acceptable(const Candidate& candidate) const {
+    if (candidate.math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;
+    if (resolved_math(spec) == MathMode::fma_only && candidate.math == CUDNN_TENSOR_OP_MATH)
+      return false;
+    return true;
+  }
+
+  void set_math(cudnnMathType_t value) {
+    TR_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc.get(), value));
+    math = value;
+  }
+
+  // The math type to run a listed algorithm with: its own under "tensor" (as
+  // cuDNN's perf results advise), always CUDNN_FMA_MATH under "fma_only".
+  cudnnMathType_t math_for(const Candidate& candidate) const {
+    return resolved_math(spec) == MathMode::fma_only ? CUDNN_FMA_MATH : candidate.math;
+  }
+
+  [[noreturn]] void throw_none(const char* how, const std::vector<Candidate>& candidates) const {
+    std::string listed;
+    for (const Candidate& c : candidates)
+      listed += (listed.empty() ? "" : "; ") + name_of(c.algo) + " " + math_type_name(c.math) +
+                ": " + cudnnGetErrorString(c.status);
+    throw GpuError("cuDNN", CUDNN_STATUS_NOT_SUPPORTED,
+                   std::string("CUDNN_STATUS_NOT_SUPPORTED: no ") + to_string(spec.direction) +
+                       " algorithm usable with math " + to_string(resolved_math(spec)) + " (" +
+                       how + ": " + (listed.empty() ? "none listed" : listed) + ")");
+  }
+};
+
+Conv2d::Conv2d(Conv2dSpec spec, std::shared_ptr<CudnnHandle> handle)
+    : spec_(std::move(spec)), handle_(std::move(handle)) {
+  validate(spec_);
+}
+
+Conv2d::~Conv2d() = default;
+
+std::string Conv2d::op() const {
+  return conv2d_op_name(spec_.direction);
+}
+
+nlohmann::json Conv2d::params() const {
+  const Conv2dOutputShape out = conv2d_output_shape(spec_);
+  const bool searched = spec_.algorithm == "heuristic" || spec_.algorithm == "exhaustive";
+  return {{"layout", to_string(spec_.layout)},
+          {"n", spec_.n},
+          {"c", spec_.c},
+          {"h", spec_.h},
+          {"w", spec_.w},
+          {"k", spec_.k},
+          {"r", spec_.r},
+          {"s", spec_.s},
+          {"stride_h", spec_.stride_h},
+          {"stride_w", spec_.stride_w},
+          {"pad_h", spec_.pad_h},
+          {"pad_w", spec_.pad_w},
+          {"dilation_h", spec_.dilation_h},
+          {"dilation_w", spec_.dilation_w},
+          {"groups", spec_.groups},
+          {"p", out.p},
+          {"q", out.q},
+          {"algorithm_selection", searched ? spec_.algorithm : std::string("fixed")}};
+}
+
+std::string Conv2d::precision() const {
+  return to_string(spec_.precision);
+}
+std::string Conv2d::math_mode() const {
+  return to_string(resolved_math(spec_));
+}
+std::string Conv2d::algorithm() const {
+  return state_ ? state_->algo_name : std::string();
+}
+double Conv2d::flops() const {
+  return conv2d_flops(spec_);
+}
+double Conv2d::min_bytes() const {
+  return conv2d_min_bytes(spec_);
+}
+std::size_t Conv2d::workspace_bytes() const noexcept {
+  return state_ ? state_->workspace.bytes() : 0;
+}
+bool Conv2d::deterministic() const noexcept {
+  return state_ ? state_->deterministic : true;
+}
+
+nlohmann::json Conv2d::details() const {
+  if (!state_) return nlohmann::json::object();
+  nlohmann::json details = {
+      {"workspace_bytes", state_->workspace.bytes()},
+      {"cudnn_math_type", math_type_name(state_->math)},
+      {"deterministic", state_->deterministic},
+      {"algorithm_selection", params()["algorithm_selection"]},
+  };
+  if (state_->search_time_ms >= 0) details["search_time_ms"] = state_->search_time_ms;
+  // NVIDIA_TF32_OVERRIDE=0 turns TF32 off in every NVIDIA library: record it.
+  if (const char* tf32 = std::getenv("NVIDIA_TF32_OVERRIDE"))
+    details["nvidia_tf32_override"] = tf32;
+  return details;
+}
+
+void Conv2d::prepare(cudaStream_t stream) {
+  state_.reset();
+  // A failed cudaMalloc of an earlier point leaves cudaErrorMemoryAllocation as the
+  // runtime's (non-sticky) last error; clear it, or this point's first launch
+  // check would report it.
+  (void)cudaGetLastError();
+  const Conv2dSpec& spec = spec_;
+  const std::size_t element = element_bytes(spec.precision);
+
+  // Fail fast, before cuDNN or cudaMalloc see a shape that cannot fit.
+  const double tensor_bytes =
+      static_cast<double>(element) *
+      (conv2d_input_elements(spec) + conv2d_filter_elements(spec) + conv2d_output_elements(spec));
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  TR_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (tensor_bytes > static_cast<double>(free_bytes)) {
+    char message[256];
+    std::snprintf(message, sizeof message,
+                  "cudaErrorMemoryAllocation: the tensors need %.3g GiB, %.3g GiB of %.3g GiB "
+                  "are free (checked before allocating)",
+                  gib(tensor_bytes), gib(static_cast<double>(free_bytes)),
+                  gib(static_cast<double>(total_bytes)));
+    throw GpuError("CUDA runtime", cudaErrorMemoryAllocation, message);
+  }
+
+  if (!handle_) handle_ = std::make_shared<CudnnHandle>();
+  auto state = std::make_unique<Conv2dState>(spec_, handle_, stream);
+  Conv2dState& st = *state;
+  TR_CUDNN_CHECK(cudnnSetStream(st.handle(), stream));
+
+  const cudnnDataType_t type = data_type(spec.precision);
+  const cudnnTensorFormat_t format =
+      spec.layout == Layout::nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+  auto i32 = [](std::int64_t v) { return static_cast<int>(v); };  // validate() bounds them
+  const Conv2dOutputShape out = conv2d_output_shape(spec);
+  TR_CUDNN_CHECK(cudnnSetTensor4dDescriptor(st.x_desc.get(), format, type, i32(spec.n), i32(spec.c),
+                                            i32(spec.h), i32(spec.w)));
+  TR_CUDNN_CHECK(cudnnSetFilter4dDescriptor(st.w_desc.get(), type, format, i32(spec.k),
+                                            i32(spec.c / spec.groups), i32(spec.r), i32(spec.s)));
+  TR_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+      st.conv_desc.get(), i32(spec.pad_h), i32(spec.pad_w), i32(spec.stride_h), i32(spec.stride_w),
+      i32(spec.dilation_h), i32(spec.dilation_w), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  TR_CUDNN_CHECK(cudnnSetConvolutionGroupCount(st.conv_desc.get(), i32(spec.groups)));
+  st.set_math(requested_math(spec.precision, resolved_math(spec)));
+  int on = 0, oc = 0, oh = 0, ow = 0;
+  TR_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(st.conv_desc.get(), st.x_desc.get(),
+                                                       st.w_desc.get(), &on, &oc, &oh, &ow));
+  if (on != spec.n || oc != spec.k || oh != out.p || ow != out.q)
+    throw std::logic_error("conv2d: cuDNN's output shape " + std::to_string(on) + "x" +
+                           std::to_string(oc) + "x" + std::to_string(oh) + "x" +
+                           std::to_string(ow) + " differs from the formula's");
+  TR_CUDNN_CHECK(cudnnSetTensor4dDescriptor(st.y_desc.get(), format, type, on, oc, oh, ow));
+
+  // Random inputs, never all zeros (zeros run faster than real data); the
+  // output is filled too, so nothing ever reads uninitialised memory.
+  const ElementType etype = element_type(spec.precision);
+  std::uint32_t seed = 0x5eed0001u;
+  for (ConvTensor which : {ConvTensor::x, ConvTensor::w, ConvTensor::y}) {
+    DeviceBuffer<std::byte>& buffer =
+        which == ConvTensor::x ? st.x : (which == ConvTensor::w ? st.w : st.y);
+    buffer = DeviceBuffer<std::byte>(st.elements(which) * element);
+    fill_random(buffer.get(), st.elements(which), etype, seed++, stream);
+  }
+
+  std::vector<Candidate> candidates;
+  if (spec.algorithm == "heuristic" || spec.algorithm == "exhaustive") {
+    const bool exhaustive = spec.algorithm == "exhaustive";
+    if (exhaustive) {
+      TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+      TR_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+      // Every algorithm may use up to half of what is left, so the search itself
+      // cannot run the GPU out of memory.
+      const std::size_t budget = std::min(st.largest_workspace(), free_bytes / 2);
+      DeviceBuffer<std::byte> scratch(budget);
+      candidates = st.search(scratch);
+      for (Candidate& c : candidates)
+        if (c.memory > budget) c.status = CUDNN_STATUS_NOT_SUPPORTED;
+    } else {
+      candidates = st.heuristic();
+    }
+    const auto pick = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) {
+      return c.status == CUDNN_STATUS_SUCCESS && st.acceptable(c);
+    });
+    if (pick == candidates.end())
+      st.throw_none(exhaustive ? "exhaustive search" : "heuristic", candidates);
+    st.algo = pick->algo;
+    st.set_math(st.math_for(*pick));
+    st.deterministic = pick->determinism == CUDNN_DETERMINISTIC;
+    if (exhaustive) st.search_time_ms = pick->time_ms;
+  } else {
+    st.algo = algorithm_index(spec.direction, spec.algorithm);
+    st.deterministic = known_deterministic(spec.direction, st.algo);
+  }
+  st.algo_name = st.name_of(st.algo);
+  st.workspace = DeviceBuffer<std::byte>(st.workspace_size(st.algo));
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+  state_ = std::move(state);
+}
+
+void Conv2d::run(cudaStream_t stream) {
+  if (!state_) throw std::logic_error("conv2d: run() before a successful prepare()");
+  // The handle may be shared: point it at this stream only when it is elsewhere.
+  cudaStream_t current = nullptr;
+  TR_CUDNN_CHECK(cudnnGetStream(state_->handle(), &current));
+  if (current != stream) TR_CUDNN_CHECK(cudnnSetStream(state_->handle(), stream));
+  state_->execute(state_->algo, state_->output(), state_->workspace.get(),
+                  state_->workspace.bytes());
+}
+
+std::vector<double> Conv2d::download(ConvTensor which) const {
+  if (!state_) throw std::logic_error("conv2d: download() before a successful prepare()");
+  const std::size_t count = state_->elements(which);
+  DeviceBuffer<double> converted(count);
+  convert_to_double(state_->buffer(which), converted.get(), count, element_type(spec_.precision),
+                    state_->stream);
+  std::vector<double> host(count);
+  TR_CUDA_CHECK(cudaMemcpyAsync(host.data(), converted.get(), count * sizeof(double),
+                                cudaMemcpyDeviceToHost, state_->stream));
+  TR_CUDA_CHECK(cudaStreamSynchronize(state_->stream));
+  return host;
+}
+
+std::vector<std::byte> Conv2d::download_bytes(ConvTensor which) const {
+  if (!state_) throw std::logic_error("conv2d: download_bytes() before a successful prepare()");
+  std::vector<std::byte> host(state_->elements(which) * element_bytes(spec_.precision));
+  TR_CUDA_CHECK(cudaMemcpyAsync(host.data(), state_->buffer(which), host.size(),
+                                cudaMemcpyDeviceToHost, state_->stream));
+  TR_CUDA_CHECK(cudaStreamSynchronize(state_->stream));
+  return host;
+}
+
+CheckResult Conv2d::check(CheckMethod method) {
+  if (!state_) throw std::logic_error("conv2d: check() before a successful prepare()");
+  Conv2dState& st = *state_;
+  const ConvTensor out_tensor = conv2d_output_tensor(spec_.direction);
+  if (method == CheckMethod::automatic)
+    method = flops() / 2 <= kConv2dCpuReferenceMaxMacs ? CheckMethod::cpu_reference
+                                                       : CheckMethod::second_algorithm;
+  CheckResult result;
+  result.elements = st.elements(out_tensor);
+  result.tolerance = tolerance_for(spec_, st.algo_name);
+
+  if (method == CheckMethod::cpu_reference) {
+    run(st.stream);
+    const std::vector<double> got = download(out_tensor);
+    std::vector<double> expected;
+    switch (spec_.direction) {
+      case ConvDirection::fwd:
+        expected =
+            conv2d_reference_forward(spec_, download(ConvTensor::x), download(ConvTensor::w));
+        break;
+      case ConvDirection::bwd_data:
+        expected =
+            conv2d_reference_backward_data(spec_, download(ConvTensor::y), download(ConvTensor::w));
+        break;
+      case ConvDirection::bwd_filter:
+        expected = conv2d_reference_backward_filter(spec_, download(ConvTensor::x),
+                                                    download(ConvTensor::y));
+        break;
+    }
+    result.method = "cpu reference (double)";
+    result.relative_error = relative_error(got, expected);
+  } else {
+    // A second algorithm from cuDNN's heuristic list, into a scratch output.
+    const std::vector<Candidate> candidates = st.heuristic();
+    const cudnnMathType_t chosen_math = st.math;
+    std::string tried;
+    std::string second;
+    DeviceBuffer<std::byte> reference;
+    for (const Candidate& c : candidates) {
+      if (c.algo == st.algo || c.status != CUDNN_STATUS_SUCCESS || !st.acceptable(c)) continue;
+      const Outcome outcome = guarded([&] {
+        st.set_math(st.math_for(c));
+        DeviceBuffer<std::byte> work(st.workspace_size(c.algo));
+        reference = DeviceBuffer<std::byte>(result.elements * element_bytes(spec_.precision));
+        st.execute(c.algo, reference.get(), work.get(), work.bytes());
+        TR_CUDA_CHECK(cudaStreamSynchronize(st.stream));
+      });
+      if (outcome.status == PointStatus::ok) {
+        second = st.name_of(c.algo);
+        break;
+      }
+      tried += (tried.empty() ? "" : "; ") + st.name_of(c.algo) + ": " + outcome.reason;
+    }
+    st.set_math(chosen_math);
+    if (second.empty()) {
+      result.status = CheckStatus::skipped;
+      result.method = "agreement with a second algorithm";
+      result.detail = "no second " + std::string(to_string(spec_.direction)) +
+                      " algorithm could run (" + (tried.empty() ? "none listed" : tried) + ")";
+      return result;
+    }
+    run(st.stream);
+    const DeviceDifference difference = compare_on_device(
+        st.output(), reference.get(), result.elements, element_type(spec_.precision), st.stream);
+    result.method = "agreement with " + second;
+    result.tolerance += tolerance_for(spec_, second);
+    result.relative_error =
+        difference.max_abs_difference == 0
+            ? 0
+            : (difference.max_abs_reference > 0
+                   ? difference.max_abs_difference / difference.max_abs_reference
+                   : std::numeric_limits<double>::infinity());
+  }
+  result.status =
+      result.relative_error <= result.tolerance ? CheckStatus::passed : CheckStatus::failed;
+  result.detail = result.method + ": relative error " + format_error(result.relative_error) +
+                  (result.passed() ? " <= " : " > ") + format_error(result.tolerance) + " over " +
+                  std::to_string(result.elements) + " outputs of " + st.algo_name;
+  return result;
+}
+
+}  // namespace timeroof

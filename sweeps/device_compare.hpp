@@ -1,0 +1,23 @@
+// Normwise comparison of two device arrays without copying them to the host
+// (outputs of large operators do not fit a host reference).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "kernels/device_fill.hpp"
+
+namespace timeroof {
+
+struct DeviceDifference {
+  double max_abs_difference = 0;  // max_i |a_i - b_i|; infinity if either holds a NaN
+  double max_abs_reference = 0;   // max_i |b_i|
+};
+
+// Compares `count` elements of `type` (f32, f16 or bf16) of `a` against `b`.
+// Synchronizes `stream`.
+DeviceDifference compare_on_device(const void* a, const void* b, std::size_t count,
+                                   ElementType type, cudaStream_t stream);
+
+}  // namespace timeroof

@@ -1,0 +1,137 @@
+// The interface every swept operator implements (cuDNN Conv2D now; LSTM, GEMM,
+// attention later), so the runner allocates, checks, times, traces and profiles
+// any of them the same way and never changes when an operator is added.
+//
+// Life of an operator in the runner:
+//   construct (validates the spec, no GPU work) -> describe() into a Point ->
+//   prepare(stream) -> check() once -> run(stream) as often as the timing, trace
+//   and counter passes need (CUPTI user replay re-runs it per pass) -> destroy.
+// A throw from prepare() or run() becomes the point's status through outcome_of().
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "core/results.hpp"
+#include "gpu/check.hpp"
+
+namespace timeroof {
+
+// Arithmetic of an operator. tf32 = fp32 tensors multiplied on Tensor Cores with
+// 10-bit mantissas; fp16 and bf16 accumulate in fp32.
+enum class Precision { fp32, tf32, fp16, bf16 };
+// Whether the library may use Tensor Cores, or must stay on FMA units.
+enum class MathMode { tensor, fma_only };
+
+const char* to_string(Precision precision);
+const char* to_string(MathMode mode);
+// Both throw a usage error naming the field and the allowed values.
+Precision parse_precision(std::string_view text);
+MathMode parse_math_mode(std::string_view text);
+// Bytes of one stored element: 4 for fp32 and tf32, 2 for fp16 and bf16.
+std::size_t element_bytes(Precision precision);
+
+// Largest normwise relative error an output may show against an exact (double)
+// reference: fp32 1e-5, tf32 1e-3, fp16 and bf16 1e-2. The error is
+// max_i |out_i - ref_i| / max_i |ref_i|, so outputs near zero do not inflate it.
+double relative_tolerance(Precision precision);
+// max_i |out_i - ref_i| / max_i |ref_i|; infinity if `out` holds a NaN or the sizes
+// differ, 0 when both are all zeros.
+double relative_error(std::span<const double> out, std::span<const double> ref);
+
+enum class CheckStatus { passed, failed, skipped };
+const char* to_string(CheckStatus status);
+
+// What check() found.
+struct CheckResult {
+  CheckStatus status = CheckStatus::skipped;
+  std::string method;         // "cpu reference (double)", "agreement with CUDNN_..."
+  double relative_error = 0;  // normwise, see relative_error()
+  double tolerance = 0;
+  std::size_t elements = 0;  // output elements compared
+  std::string detail;        // one line: what was compared and the verdict, or why skipped
+  bool passed() const noexcept { return status == CheckStatus::passed; }
+};
+
+class Operator {
+ public:
+  Operator() = default;
+  virtual ~Operator() = default;
+  Operator(const Operator&) = delete;
+  Operator& operator=(const Operator&) = delete;
+
+  // Identity; valid right after construction.
+  virtual std::string op() const = 0;         // "conv2d_fwd", "lstm_train", ...
+  virtual nlohmann::json params() const = 0;  // the configuration; numbers stay numbers
+  virtual std::string precision() const = 0;  // to_string(Precision)
+  virtual std::string math_mode() const = 0;  // to_string(MathMode)
+  // The implementation actually used, by the library's name (e.g.
+  // "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM"); empty before prepare().
+  virtual std::string algorithm() const = 0;
+  // Analytic work of one run() call, in FLOPs (a multiply-add is 2).
+  virtual double flops() const = 0;
+  // Analytic minimum traffic of one run() call in bytes: every tensor the call
+  // reads or writes, once, at its stored precision. Workspaces and internal
+  // accumulators are not counted.
+  virtual double min_bytes() const = 0;
+  // Facts prepare() decided that are results rather than configuration
+  // (workspace bytes, the library's math type, determinism, ...); {} before prepare().
+  virtual nlohmann::json details() const { return nlohmann::json::object(); }
+
+  // Allocates device memory, fills the inputs with random non-zero data on the
+  // device, picks the algorithm and its workspace. Synchronizes `stream` before
+  // returning, so a failure surfaces here. Throws GpuError (see outcome_of()).
+  virtual void prepare(cudaStream_t stream) = 0;
+  // Enqueues exactly one call of the operator on `stream` and returns without
+  // synchronizing. Idempotent: the outputs are overwritten, never accumulated
+  // into, so every call computes the same result from the same inputs (bitwise
+  // the same where details()["deterministic"] is true).
+  virtual void run(cudaStream_t stream) = 0;
+  // Verifies the output once after prepare(): runs the operator itself on the
+  // prepare() stream, then compares against a CPU reference in double (small
+  // shapes) or against a second library algorithm (large ones).
+  virtual CheckResult check() = 0;
+};
+
+// The identity fields of a Point for `op`: op, params, precision, math mode,
+// algorithm (empty before prepare()), analytic FLOPs and minimum bytes.
+Point describe(const Operator& op);
+
+// A point's status and the reason in the library's words.
+struct Outcome {
+  PointStatus status = PointStatus::ok;
+  std::string reason;  // empty when ok
+};
+
+// How a failed library call maps onto a point's status:
+//   unsupported    cuDNN NOT_SUPPORTED* and BAD_PARAM (an impossible configuration),
+//                  cuBLAS NOT_SUPPORTED, a usage error (a spec the operator rejects);
+//   out_of_memory  cudaErrorMemoryAllocation, CUDA_ERROR_OUT_OF_MEMORY, cuDNN
+//                  host/device ALLOCATION_FAILED (ALLOC_FAILED), cuBLAS ALLOC_FAILED,
+//                  std::bad_alloc;
+//   failed         anything else (an execution failure, a bug).
+// The reason keeps the library's message and the failing function's name, without
+// the argument text, file and line.
+Outcome outcome_of(const GpuError& error);
+// The same for the exception being handled; call only inside a catch block.
+Outcome outcome_of_current_exception();
+
+// Runs `body` and turns whatever it throws into an Outcome; ok if nothing is thrown.
+template <typename Body>
+Outcome guarded(Body&& body) {
+  try {
+    std::forward<Body>(body)();
+    return {};
+  } catch (...) {
+    return outcome_of_current_exception();
+  }
+}
+
+}  // namespace timeroof

@@ -1,0 +1,230 @@
+// CPU tier: the activity tracer's per-call summary on hand-built traces, with
+// every expected number worked out by hand in the comments.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "counters/activity_tracer.hpp"
+
+namespace timeroof {
+namespace {
+
+KernelActivity kernel(std::uint64_t start, std::uint64_t end, std::uint32_t correlation = 0,
+                      std::uint32_t device = 0) {
+  KernelActivity k;
+  k.name = "void k<float>(float*)";
+  k.grid = {8, 2, 1};
+  k.block = {128, 1, 1};
+  k.start_ns = start;
+  k.end_ns = end;
+  k.correlation_id = correlation;
+  k.device_id = device;
+  return k;
+}
+
+ApiActivity api(const std::string& name, ApiDomain domain, std::uint64_t start, std::uint64_t end,
+                std::uint32_t correlation, std::uint32_t thread = 1) {
+  ApiActivity a;
+  a.name = name;
+  a.domain = domain;
+  a.start_ns = start;
+  a.end_ns = end;
+  a.correlation_id = correlation;
+  a.thread_id = thread;
+  return a;
+}
+
+MemcpyActivity copy(CopyDirection direction, std::uint64_t bytes, std::uint64_t start,
+                    std::uint64_t end, std::uint32_t device = 0) {
+  MemcpyActivity m;
+  m.direction = direction;
+  m.bytes = bytes;
+  m.start_ns = start;
+  m.end_ns = end;
+  m.device_id = device;
+  return m;
+}
+
+constexpr ApiDomain runtime = ApiDomain::runtime;
+constexpr ApiDomain driver = ApiDomain::driver;
+
+TEST(ActivitySummary, OverlappingKernelsAndCopies) {
+  Trace t;
+  // A [100,200] and B [150,300] overlap (two streams); C [400,450].
+  t.kernels = {kernel(100, 200), kernel(150, 300), kernel(400, 450)};
+  // An H2D copy [300,350] fills part of the hole between B and C; a D2H copy
+  // [500,600] and a memset [460,470] lie after the last kernel.
+  t.memcpys = {copy(CopyDirection::h2d, 1000, 300, 350), copy(CopyDirection::d2h, 2000, 500, 600),
+               copy(CopyDirection::d2d, 64, 600, 610)};
+  MemsetActivity memset;
+  memset.bytes = 4096;
+  memset.start_ns = 460;
+  memset.end_ns = 470;
+  t.memsets = {memset};
+
+  const TraceSummary s = summarize_calls(t, 1);
+  EXPECT_EQ(s.launches, 3);
+  EXPECT_EQ(s.kernel_ns, 100 + 150 + 50);  // each kernel in full: 300
+  EXPECT_EQ(s.kernel_busy_ns, 200 + 50);   // union [100,300] + [400,450]: 250
+  // Span [100,450] = 350; busy inside it: [100,350] (kernels + H2D) + [400,450] = 300.
+  EXPECT_EQ(s.gap_ns, 50);
+  EXPECT_EQ(s.h2d_bytes, 1000);
+  EXPECT_EQ(s.h2d_ns, 50);
+  EXPECT_EQ(s.d2h_bytes, 2000);
+  EXPECT_EQ(s.d2h_ns, 100);
+  EXPECT_EQ(s.other_copy_bytes, 64);
+  EXPECT_EQ(s.other_copy_ns, 10);
+  EXPECT_EQ(s.memset_bytes, 4096);
+  EXPECT_EQ(s.memset_ns, 10);
+  EXPECT_FALSE(s.launch_latency_ns.has_value()) << "no API records";
+  EXPECT_EQ(s.api_ns, 0);
+
+  // Without the copy, the hole [300,400] is idle: gap 100.
+  t.memcpys.erase(t.memcpys.begin());
+  EXPECT_EQ(summarize_calls(t, 1).gap_ns, 100);
+}
+
+TEST(ActivitySummary, NestedDriverCallsCountOnce) {
+  Trace t;
+  t.api_calls = {
+      // Thread 1: cudaLaunchKernel [0,50] with cuLaunchKernel [10,40] inside it.
+      api("cudaLaunchKernel", runtime, 0, 50, 1),
+      api("cuLaunchKernel", driver, 10, 40, 2),
+      // CUPTI naming the kernel record [52,55]: tracing overhead, not API time.
+      api("cuKernelGetName", driver, 52, 55, 8),
+      // cudaMemcpyAsync [60,100]; its driver call [70,110] overruns it by 10.
+      api("cudaMemcpyAsync", runtime, 60, 100, 3),
+      api("cuMemcpyHtoDAsync_v2", driver, 70, 110, 4),
+      // cudaStreamSynchronize [120,300] with cuStreamSynchronize inside: waiting.
+      api("cudaStreamSynchronize", runtime, 120, 300, 5),
+      api("cuStreamSynchronize", driver, 125, 295, 6),
+      // Thread 2, overlapping thread 1 in time: its own CPU time.
+      api("cudaLaunchKernel_ptsz", runtime, 20, 45, 7, 2),
+  };
+  // The kernel is correlated with the nested driver call (id 2): its latency is
+  // measured from the enclosing cudaLaunchKernel at 0 -> 80. Thread 2's kernel:
+  // 65 - 20 = 45. A kernel with no API record (id 99) has no latency.
+  t.kernels = {kernel(80, 90, 2), kernel(65, 70, 7), kernel(95, 100, 99)};
+
+  const TraceSummary s = summarize_calls(t, 1);
+  // Thread 1: 50 + (40 + 10) = 100; thread 2: 25. Total 125.
+  EXPECT_EQ(s.api_ns, 125);
+  EXPECT_EQ(s.api_calls, 3);  // two top-level non-sync calls on thread 1, one on thread 2
+  EXPECT_EQ(s.sync_ns, 180);  // the cudaStreamSynchronize, its driver call not again
+  EXPECT_EQ(s.tracer_api_ns, 3);
+  ASSERT_TRUE(s.launch_latency_ns.has_value());
+  EXPECT_EQ(*s.launch_latency_ns, (80 + 45) / 2.0);  // median of {45, 80}
+  EXPECT_EQ(*s.launch_latency_max_ns, 80);
+  EXPECT_EQ(s.launches, 3);
+
+  const Timing timing = s.timing();
+  EXPECT_DOUBLE_EQ(*timing.api_time_s, 125e-9);
+  EXPECT_EQ(*timing.launches, 3);
+}
+
+TEST(ActivitySummary, MultipleCallsSeparatedByMarks) {
+  Trace t;
+  t.call_marks_ns = {0, 1000};
+  t.api_calls = {
+      // Call 1: two launches, then the host waits.
+      api("cudaLaunchKernel", runtime, 10, 20, 1),
+      api("cudaLaunchKernel", runtime, 30, 40, 2),
+      api("cudaDeviceSynchronize", runtime, 50, 310, 3),
+      // Call 2.
+      api("cudaLaunchKernel", runtime, 1010, 1020, 4),
+      api("cudaLaunchKernel", runtime, 1030, 1040, 5),
+      api("cudaDeviceSynchronize", runtime, 1050, 1510, 6),
+  };
+  t.kernels = {kernel(100, 200, 1), kernel(250, 300, 2), kernel(1100, 1150, 4),
+               kernel(1400, 1500, 5)};
+
+  const TraceSummary s = summarize_calls(t, 2);
+  EXPECT_EQ(s.launches, 2);
+  EXPECT_EQ(s.kernel_ns, (100 + 50 + 50 + 100) / 2.0);  // 150
+  EXPECT_EQ(s.api_ns, 4 * 10 / 2.0);                    // 20
+  EXPECT_EQ(s.api_calls, 2);
+  EXPECT_EQ(s.sync_ns, (260 + 460) / 2.0);  // 360
+  // Call 1: span [100,300] - busy 150 = 50; call 2: [1100,1500] - 150 = 250.
+  EXPECT_EQ(s.gap_ns, (50 + 250) / 2.0);
+  // Latencies 90, 220, 90, 370: median (90 + 220) / 2.
+  EXPECT_EQ(*s.launch_latency_ns, 155);
+  EXPECT_EQ(*s.launch_latency_max_ns, 370);
+
+  const Timing timing = s.timing();
+  EXPECT_EQ(*timing.launches, 2);
+  EXPECT_DOUBLE_EQ(*timing.kernel_time_s, 150e-9);
+  EXPECT_DOUBLE_EQ(*timing.launch_gap_s, 150e-9);
+  EXPECT_DOUBLE_EQ(*timing.api_time_s, 20e-9);
+  EXPECT_EQ(*timing.h2d_bytes, 0) << "a trace measures zero transfers, it does not miss them";
+  EXPECT_FALSE(timing.wall_median_s.has_value());
+
+  // Without marks the host time between the calls, [300,1100], is one more gap.
+  Trace unmarked = t;
+  unmarked.call_marks_ns.clear();
+  EXPECT_EQ(summarize_calls(unmarked, 2).gap_ns, (50 + 800 + 250) / 2.0);
+}
+
+TEST(ActivitySummary, KernelOfACallStartingAfterTheNextMarkStaysInItsCall) {
+  Trace t;
+  t.call_marks_ns = {0, 100};
+  t.api_calls = {api("cudaLaunchKernel", runtime, 10, 20, 1),
+                 api("cudaLaunchKernel", runtime, 30, 40, 2),
+                 api("cudaLaunchKernel", runtime, 110, 120, 3)};
+  // Call 1's second kernel runs after call 2 was marked (asynchronous host).
+  t.kernels = {kernel(50, 60, 1), kernel(130, 140, 2), kernel(150, 170, 3)};
+  // Call 1: span [50,140] - busy 20 = 70; call 2: one kernel, no gap.
+  EXPECT_EQ(summarize_calls(t, 2).gap_ns, 70 / 2.0);
+}
+
+TEST(ActivitySummary, DevicesHaveTheirOwnGaps) {
+  Trace t;
+  t.kernels = {kernel(0, 10, 0, 0), kernel(20, 30, 0, 0), kernel(5, 15, 0, 1),
+               kernel(40, 50, 0, 1)};
+  const TraceSummary s = summarize_calls(t, 1);
+  EXPECT_EQ(s.gap_ns, 10 + 25);          // device 0: [10,20]; device 1: [15,40]
+  EXPECT_EQ(s.kernel_busy_ns, 20 + 20);  // no overlap within a device
+}
+
+TEST(ActivitySummary, UntimedRecordsCountButDoNotTime) {
+  Trace t;
+  t.kernels = {kernel(100, 200), kernel(0, 0), kernel(300, 350)};
+  t.untimed_records = 1;
+  const TraceSummary s = summarize_calls(t, 1);
+  EXPECT_EQ(s.launches, 3);
+  EXPECT_EQ(s.kernel_ns, 150);
+  EXPECT_EQ(s.gap_ns, 100);
+}
+
+TEST(ActivitySummary, RejectsBadCallCounts) {
+  Trace t;
+  EXPECT_THROW(summarize_calls(t, 0), Error);
+  t.call_marks_ns = {1, 2};
+  EXPECT_THROW(summarize_calls(t, 3), Error);
+  EXPECT_NO_THROW(summarize_calls(t, 2));
+  t.dropped_records = 7;
+  EXPECT_EQ(summarize_calls(t, 2).dropped_records, 7u) << "reported, never silent";
+}
+
+TEST(ActivitySummary, KernelRecordsCarryShapeAndDuration) {
+  Trace t;
+  t.kernels = {kernel(1000, 3500)};
+  const std::vector<KernelRecord> records = kernel_records(t);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].name, "void k<float>(float*)");
+  EXPECT_EQ(records[0].grid, (std::array<int, 3>{8, 2, 1}));
+  EXPECT_EQ(records[0].block, (std::array<int, 3>{128, 1, 1}));
+  EXPECT_DOUBLE_EQ(records[0].duration_s, 2.5e-6);
+  EXPECT_TRUE(records[0].metrics.empty());
+}
+
+TEST(ActivitySummary, DemanglesAndKeepsTemplates) {
+  EXPECT_EQ(demangle("_Z4fillIfLi4EEvPT_S0_"), "void fill<float, 4>(float*, float)");
+  EXPECT_EQ(demangle("_ZN8timeroof10trace_test12scale_kernelIfLi4EEEvPT_S2_i"),
+            "void timeroof::trace_test::scale_kernel<float, 4>(float*, float, int)");
+  EXPECT_EQ(demangle("not_mangled"), "not_mangled");
+  EXPECT_EQ(demangle(nullptr), "");
+}
+
+}  // namespace
+}  // namespace timeroof
