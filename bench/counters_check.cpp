@@ -4,6 +4,11 @@
 //                          user ranges (one per step) and user replay, as the sweeps do;
 //                          `ours-kernel-replay` uses auto ranges and kernel replay instead
 //   counters_check plain   run the workload once with no profiler (what ncu profiles)
+//   ... --conv             the workload is 18 cuDNN fp16 convolutions (the paper's layer,
+//                          batch 1-256, K 64 and 128) and the metrics are the catalog's plan
+//                          for an fp16 Conv2D: the speed comparison with ncu
+// Every range starts from a cold L2 (a read of twice the L2 size runs before it,
+// outside the range), as ncu's default --cache-control all does.
 //
 // The workload: kernels with analytic counts (FFMA, DFMA and HFMA2 loops, a 1 GiB
 // copy, cuBLASLt bf16/fp16/tf32 GEMMs). scripts/device/counters-vs-ncu.sh runs
@@ -16,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,12 +29,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "counters/metric_catalog.hpp"
 #include "counters/range_profiler.hpp"
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/cublas_reference.hpp"
 #include "kernels/cuda_core.hpp"
 #include "kernels/memory.hpp"
+#include "sweeps/conv2d.hpp"
 
 namespace timeroof {
 namespace {
@@ -50,7 +58,7 @@ const std::vector<std::string> kMetrics = {
 
 struct Step {
   std::string name;
-  std::map<std::string, double> analytic;  // metric -> exact expected value
+  std::map<std::string, double> analytic;  // metric or quantity name -> exact expected value
   std::function<void(cudaStream_t)> launch;
 };
 
@@ -61,8 +69,44 @@ struct Workload {
   std::vector<std::unique_ptr<LtGemm>> gemms;
   std::vector<DeviceBuffer<char>> gemm_buffers;
   DeviceBuffer<char> workspace{64 << 20};
+  std::shared_ptr<CudnnHandle> cudnn;
+  std::vector<std::unique_ptr<Conv2d>> convs;
+  DeviceBuffer<uint4> flush;
+  DeviceBuffer<std::uint32_t> flush_sums;
   std::vector<Step> steps;
 };
+
+// Reads twice the L2 size: dirty lines of earlier work are written back now,
+// not during the next range.
+void flush_l2(const Workload& w) {
+  const HbmVariant& read = hbm_read_variants().front();
+  launch_hbm_read(read, w.flush.get(), w.flush.size(), w.flush_sums.get(),
+                  hbm_blocks_for(read, w.flush.size()), nullptr);
+}
+
+void build_convs(Workload& w) {
+  w.cudnn = std::make_shared<CudnnHandle>();
+  for (const std::int64_t k : {64, 128}) {
+    for (std::int64_t n = 1; n <= 256; n *= 2) {
+      Conv2dSpec spec;  // the paper's layer: 112x112x64 NHWC, 3x3, stride 2
+      spec.n = n;
+      spec.c = 64;
+      spec.h = spec.w = 112;
+      spec.k = k;
+      spec.r = spec.s = 3;
+      spec.stride_h = spec.stride_w = 2;
+      spec.pad_h = spec.pad_w = 1;
+      spec.precision = Precision::fp16;
+      auto conv = std::make_unique<Conv2d>(spec, w.cudnn);
+      conv->prepare(nullptr);
+      const Conv2d* op = conv.get();
+      w.steps.push_back({"conv_n" + std::to_string(n) + "_k" + std::to_string(k),
+                         {{"tensor_fp16_flops", op->flops()}},
+                         [op](cudaStream_t s) { const_cast<Conv2d*>(op)->run(s); }});
+      w.convs.push_back(std::move(conv));
+    }
+  }
+}
 
 void add_cuda_core(Workload& w, CudaCoreRoof roof, const char* metric, double flop_per_inst) {
   const int blocks = 264, threads = 256, trips = 64;
@@ -100,11 +144,22 @@ void add_gemm(Workload& w, TensorType type, const char* metric) {
   w.gemms.push_back(std::move(gemm));
 }
 
-void build(Workload& w) {
+void build(Workload& w, bool conv) {
+  const std::size_t l2_elements = static_cast<std::size_t>(query_gpu(0).l2_bytes) / sizeof(uint4);
+  w.flush = DeviceBuffer<uint4>(2 * l2_elements);
+  w.flush_sums = DeviceBuffer<std::uint32_t>(1 << 20);
+  fill_pattern(w.flush.get(), w.flush.size(), 3, nullptr);
+  if (conv) {
+    build_convs(w);
+    TR_CUDA_CHECK(cudaDeviceSynchronize());
+    return;
+  }
   add_cuda_core(w, CudaCoreRoof::fp32_fma, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2);
   add_cuda_core(w, CudaCoreRoof::fp64_fma, "sm__sass_thread_inst_executed_op_dfma_pred_on.sum", 2);
   add_cuda_core(w, CudaCoreRoof::fp16_fma, "sm__sass_thread_inst_executed_op_hfma_pred_on.sum", 4);
-  const std::size_t count = (std::size_t{1} << 30) / sizeof(uint4);
+  // 4 GiB: the output still dirty in L2 when the copy ends (up to the L2 size)
+  // is then under 1% of the bytes written.
+  const std::size_t count = (std::size_t{4} << 30) / sizeof(uint4);
   w.copy_src = DeviceBuffer<uint4>(count);
   w.copy_dst = DeviceBuffer<uint4>(count);
   fill_pattern(w.copy_src.get(), count, 7, nullptr);
@@ -122,8 +177,13 @@ void build(Workload& w) {
   TR_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-void run_all(const Workload& w) {
-  for (const Step& step : w.steps) step.launch(nullptr);
+// `cold`: flush L2 before every step (what `ours` does outside its ranges). ncu
+// flushes by itself (--cache-control all), so the run it profiles has no flushes.
+void run_all(const Workload& w, bool cold) {
+  for (const Step& step : w.steps) {
+    if (cold) flush_l2(w);
+    step.launch(nullptr);
+  }
   TR_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
@@ -133,35 +193,45 @@ int main_checked(int argc, char** argv) {
     std::fprintf(stderr, "usage: counters_check ours|ours-kernel-replay|plain\n");
     return 1;
   }
+  const bool conv = argc > 2 && std::string(argv[2]) == "--conv";
   select_gpu(0);
   Workload w;
-  build(w);
+  build(w, conv);
   if (mode == "plain") {
     // Once, between cudaProfilerStart/Stop: ncu (--profile-from-start off) then
     // sees exactly the kernel sequence `ours` profiles, not the setup fills.
     TR_CUDA_CHECK(cudaProfilerStart());
-    run_all(w);
+    run_all(w, false);
     TR_CUDA_CHECK(cudaProfilerStop());
     return 0;
   }
-  run_all(w);  // warm-up: module loads and cuBLASLt setup stay out of the numbers
+  run_all(w, false);  // warm-up: module loads and cuBLASLt setup stay out of the numbers
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   ProfilerSession session;
+  std::vector<std::string> metrics = kMetrics;
+  std::optional<CollectionPlan> plan;
+  if (conv) {
+    OperatorNeeds needs;
+    needs.precision = OperatorNeeds::Precision::fp16;
+    plan = plan_collection(session.chip(), quantities_for(needs), session.counter_availability());
+    metrics = plan->metrics;
+  }
   const auto t1 = Clock::now();
   ProfileResult result;
   if (mode == "ours") {
     std::vector<UserRange> ranges;
-    for (const Step& step : w.steps)
-      ranges.push_back({step.name, [&step] { step.launch(nullptr); }});
-    result = session.profile_ranges(kMetrics, ranges);
+    for (const Step& step : w.steps) {
+      ranges.push_back({step.name, [&step] { step.launch(nullptr); }, [&w] { flush_l2(w); }});
+    }
+    result = session.profile_ranges(metrics, ranges);
   } else {
-    result = session.profile_kernels(kMetrics, [&] { run_all(w); });
+    result = session.profile_kernels(metrics, [&] { run_all(w, false); });
   }
   const auto t2 = Clock::now();
   const double seconds = std::chrono::duration<double>(t2 - t0).count();
   nlohmann::json doc = {{"gpu", query_gpu(0).name},
-                        {"metrics", kMetrics},
+                        {"metrics", metrics},
                         {"passes", result.passes},
                         {"dropped_ranges", result.dropped_ranges},
                         {"mode", mode},
@@ -174,8 +244,17 @@ int main_checked(int argc, char** argv) {
     doc["steps"].push_back({{"name", step.name}, {"analytic", step.analytic}});
   for (const RangeValues& range : result.ranges) {
     nlohmann::json values;
-    for (std::size_t i = 0; i < kMetrics.size(); ++i) values[kMetrics[i]] = range.values[i];
-    doc["ranges"].push_back({{"name", range.name}, {"values", values}});
+    std::map<std::string, double> by_metric;
+    for (std::size_t i = 0; i < metrics.size(); ++i) {
+      values[metrics[i]] = range.values[i];
+      by_metric[metrics[i]] = range.values[i];
+    }
+    nlohmann::json entry = {{"name", range.name}, {"values", values}};
+    if (plan) {
+      for (const auto& [quantity, value] : evaluate(*plan, by_metric))
+        entry["quantities"][to_string(quantity)] = value;
+    }
+    doc["ranges"].push_back(entry);
   }
   std::printf("%s\n", doc.dump(1).c_str());
   return 0;

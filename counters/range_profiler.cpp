@@ -366,6 +366,10 @@ ProfileResult ProfilerSession::profile_ranges(const std::vector<std::string>& me
     stop.pRangeProfilerObject = profiler_;
     try {
       for (const UserRange& range : ranges) {
+        if (range.setup) {
+          range.setup();
+          TR_CUDA_CHECK(cudaDeviceSynchronize());
+        }
         CUpti_RangeProfiler_PushRange_Params push{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
         push.pRangeProfilerObject = profiler_;
         push.pRangeName = range.name.c_str();

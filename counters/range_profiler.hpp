@@ -71,6 +71,9 @@ struct ProfileResult {
 struct UserRange {
   std::string name;
   std::function<void()> run;  // enqueues the work; re-run once per replay pass
+  // Runs (and is waited for) before the range opens, every pass, outside the
+  // counters: e.g. an L2 flush for cold-cache numbers.
+  std::function<void()> setup = nullptr;
 };
 
 // How user-replayed work is brought back to its starting state between passes.
