@@ -165,8 +165,8 @@ void build(Workload& w, bool conv) {
   fill_pattern(w.copy_src.get(), count, 7, nullptr);
   const HbmVariant& copy = hbm_copy_variants().front();
   w.steps.push_back(
-      {"hbm_copy_1GiB",
-       {{"dram__bytes_read.sum", 1073741824.0}, {"dram__bytes_write.sum", 1073741824.0}},
+      {"hbm_copy_4GiB",
+       {{"dram__bytes_read.sum", 4294967296.0}, {"dram__bytes_write.sum", 4294967296.0}},
        [&w, copy, count](cudaStream_t s) {
          launch_hbm_copy(copy, w.copy_src.get(), w.copy_dst.get(), count,
                          hbm_blocks_for(copy, count), s);
