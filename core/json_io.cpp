@@ -207,7 +207,8 @@ void to_json(json& j, const Point& v) {
            {"reason", v.reason},
            {"timing", v.timing},
            {"counters", v.counters},
-           {"kernels", v.kernels}};
+           {"kernels", v.kernels},
+           {"details", v.details}};
 }
 void from_json(const json& j, Point& v) {
   get(j, "seq", v.seq);
@@ -224,6 +225,7 @@ void from_json(const json& j, Point& v) {
   get(j, "timing", v.timing);
   get(j, "counters", v.counters);
   get(j, "kernels", v.kernels);
+  get(j, "details", v.details);
 }
 
 void to_json(json& j, const Run& v) {

@@ -145,8 +145,13 @@ struct Point {
   PointStatus status = PointStatus::ok;
   std::string reason;  // why it is not ok, in the library's words
   Timing timing;
-  std::map<std::string, double> counters;  // summed over the point's kernels
+  // Raw CUPTI metrics (names with "__") and the catalog's quantities (snake_case,
+  // e.g. tensor_fp16_flops), over all kernels of one call.
+  std::map<std::string, double> counters;
   std::vector<KernelRecord> kernels;
+  // How the point was measured: library choices (workspace, math type), the
+  // output check's verdict, L2 state, counter passes.
+  nlohmann::json details = nlohmann::json::object();
   bool operator==(const Point&) const = default;
 };
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config git libeigen3-dev nlohmann-json3-dev libcli11-dev
-          libsqlite3-dev libgtest-dev libgmock-dev)
+          libsqlite3-dev libgtest-dev libgmock-dev libtomlplusplus-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,9 @@
 #include "src/cli/commands.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +15,7 @@
 #include "core/json_io.hpp"
 #include "src/cli/console.hpp"
 #include "src/cli/gpu_backend.hpp"
+#include "src/cli/sweep_backend.hpp"
 #include "src/store/results_store.hpp"
 
 namespace timeroof::cli {
@@ -56,7 +60,8 @@ std::vector<RunRecord> load_sample(std::string& path) {
 // Describes the GPU, opens the store, records the run, measures the roofs and
 // stores them. The GPU is described first, so a bad --device writes nothing;
 // the run row exists before measuring, so a crash leaves a visible "running" run.
-ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& ceilings) {
+ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& ceilings,
+                           const std::vector<std::string>& sweeps = {}) {
   Run run = new_run(options.command_line);
   run.machine.gpu = inspect_gpu(options.device);
   run.spec = {{"ceilings", {{"quick", ceilings.quick}, {"only", ceilings.only}}}};
@@ -71,8 +76,13 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
     throw;
   }
   store.set_machine_measurements(run.id, run.machine);
-  const bool partial = std::any_of(run.machine.skipped.begin(), run.machine.skipped.end(),
-                                   [](const CeilingSkip& s) { return s.failed; });
+  bool partial = std::any_of(run.machine.skipped.begin(), run.machine.skipped.end(),
+                             [](const CeilingSkip& s) { return s.failed; });
+  for (const std::string& family : sweeps) {
+    const SweepRequest request{family, {}, false, true};
+    partial = measure_sweep(request, store, run, isatty(STDERR_FILENO)) == ExitCode::partial ||
+              partial;
+  }
   run.status = partial ? "partial" : "complete";
   run.finished_at = utc_now_iso8601();
   store.update_run(run);
@@ -117,7 +127,58 @@ ExitCode run_main_job(const CommonOptions& options) {
     return ExitCode::ok;
   }
 
-  return measure_and_store(options, CeilingOptions{});
+  // The main job: the roofs, then the default sweeps of every operator family.
+  return measure_and_store(options, CeilingOptions{}, {"conv2d", "lstm"});
+}
+
+ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
+                   const std::string& resume) {
+  if (request.dry_run) {
+    // The time estimate uses the roofs of the newest run in the store, if any.
+    std::optional<Machine> measured;
+    if (std::ifstream(options.db).good()) {
+      ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
+      for (const Run& run : store.list_runs())
+        if (!run.machine.ceilings.empty()) measured = run.machine;
+    }
+    std::cout << describe_sweep(request, measured ? &*measured : nullptr);
+    return ExitCode::ok;
+  }
+  describe_sweep(request, nullptr);  // a bad spec is a usage error, GPU or not
+  const GpuAvailability gpus = find_gpus();
+  if (gpus.count == 0) throw environment_error("no GPU: " + gpus.why_none);
+  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
+  Run run;
+  if (resume.empty()) {
+    run = new_run(options.command_line);
+    run.machine.gpu = inspect_gpu(options.device);
+    store.begin_run(run);
+  } else {
+    std::optional<RunRecord> record = store.load_run(resume);
+    if (!record) {
+      throw usage_error("--resume " + resume + ": no such run in " + options.db +
+                        "; list the runs with `timeroof runs`");
+    }
+    run = record->run;
+    const GpuInfo here = inspect_gpu(options.device);
+    if (here.uuid != run.machine.gpu.uuid) {
+      throw usage_error("--resume " + resume + ": that run measured " + run.machine.gpu.name +
+                        " " + run.machine.gpu.uuid + ", this is " + here.uuid +
+                        "; resume on the same GPU (--device)");
+    }
+  }
+  const ExitCode code = measure_sweep(request, store, run, isatty(STDERR_FILENO));
+  run.status = code == ExitCode::partial ? "partial" : "complete";
+  run.finished_at = utc_now_iso8601();
+  store.update_run(run);
+  const RunRecord record = store.load_run(run.id);
+  if (options.json) {
+    print_json(record);
+  } else {
+    std::cout << format_run(record);
+    std::cout << "stored as run " << run.id << " in " << options.db << "\n";
+  }
+  return code;
 }
 
 ExitCode run_ceilings(const CommonOptions& options, bool quick,
@@ -218,6 +279,30 @@ ExitCode run_import(const CommonOptions& options, const std::vector<std::string>
   store.import_runs(records);
   std::cerr << "imported " << records.size() << " run(s) into " << options.db << "\n";
   return ExitCode::ok;
+}
+
+}  // namespace timeroof::cli
+
+namespace timeroof::cli {
+
+std::vector<std::pair<std::string, std::string>> flag_pairs(const std::vector<std::string>& args) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.rfind("--", 0) != 0 || arg.size() < 3) {
+      throw usage_error("unexpected argument '" + arg +
+                        "'; sweep axes are given as --name values, e.g. --batch 1..64:x2");
+    }
+    const std::size_t equals = arg.find('=');
+    if (equals != std::string::npos) {
+      pairs.emplace_back(arg.substr(2, equals - 2), arg.substr(equals + 1));
+    } else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
+      pairs.emplace_back(arg.substr(2), args[++i]);
+    } else {
+      throw usage_error(arg + " needs a value, e.g. " + arg + " 1,2,4");
+    }
+  }
+  return pairs;
 }
 
 }  // namespace timeroof::cli

@@ -18,6 +18,9 @@ struct CommonOptions {
 
 ExitCode run_info(const CommonOptions& options);
 ExitCode run_main_job(const CommonOptions& options);
+struct SweepRequest;
+ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
+                   const std::string& resume);
 ExitCode run_ceilings(const CommonOptions& options, bool quick,
                       const std::vector<std::string>& only);
 ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::string& filter,

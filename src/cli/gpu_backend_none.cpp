@@ -1,5 +1,6 @@
 #include "core/error.hpp"
 #include "src/cli/gpu_backend.hpp"
+#include "src/cli/sweep_backend.hpp"
 
 namespace timeroof::cli {
 
@@ -25,6 +26,11 @@ std::size_t count_passes(const std::string&, const std::vector<std::string>&) {
 }
 std::vector<std::string> known_ceiling_names() { return {}; }
 void measure_machine(Machine&, const CeilingOptions&) {
+  throw environment_error(kWhy);
+}
+
+std::string describe_sweep(const SweepRequest&, const Machine*) { throw environment_error(kWhy); }
+ExitCode measure_sweep(const SweepRequest&, ResultsStore&, Run&, bool) {
   throw environment_error(kWhy);
 }
 

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/sweep_backend.hpp"
 #include "timeroof/version.hpp"
 
 namespace {
@@ -97,6 +98,30 @@ int main(int argc, char** argv) {
       "Theoretical = CUPTI .peak_sustained x the clock observed during each measurement.\n"
       "Exit code 3 when a roof failed (the others are kept).");
 
+  timeroof::cli::SweepRequest sweep_request;
+  std::string resume;
+  bool no_counters = false;
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "Measure an operator over a grid of sizes (cuDNN conv2d or lstm, or a TOML "
+               "sweep file), point by point into the results store");
+  add_common(*sweep, options, true, true, false);
+  sweep->add_option("operator", sweep_request.target, "conv2d, lstm, or a sweep file (.toml)")
+      ->required();
+  sweep->add_flag("--dry-run", sweep_request.dry_run, "list the points and a time estimate");
+  sweep->add_option("--resume", resume, "continue this run (id or uuid prefix)");
+  sweep->add_flag("--no-counters", no_counters, "timing and trace only, no hardware counters");
+  sweep->allow_extras();
+  sweep->footer(
+      "Axis flags take lists and ranges: 1,2,4  1..1024:x2  16..128:+16  fp16,fp32.\n"
+      "Axes left out stay at the baseline; with no axis flag the default sweep runs.\n"
+      "Options: --transfer none|h2d_input|h2d_input_d2h_output  --host pinned|pageable\n"
+      "         --l2 warm|cold  --name TEXT\n\n"
+      "Examples:\n  timeroof sweep conv2d --dry-run\n"
+      "  timeroof sweep conv2d --batch 1..1024:x2 --filters 64,128 --precision fp16,fp32\n"
+      "  timeroof sweep lstm --batch 16..128:x2 --hidden-size 16..128:x2\n"
+      "  timeroof sweep my-sweep.toml --l2 cold\n  timeroof sweep conv2d --resume 3\n\n"
+      "Ctrl-C finishes the current point, stores it and exits with code 3.");
+
   std::string chip;
   std::string metric_filter;
   std::vector<std::string> passes_for;
@@ -162,6 +187,11 @@ int main(int argc, char** argv) {
     if (*info) code = timeroof::cli::run_info(options);
     if (*run) code = timeroof::cli::run_main_job(options);
     if (*ceilings) code = timeroof::cli::run_ceilings(options, quick, only);
+    if (*sweep) {
+      sweep_request.counters = !no_counters;
+      sweep_request.flags = timeroof::cli::flag_pairs(sweep->remaining());
+      code = timeroof::cli::run_sweep(options, sweep_request, resume);
+    }
     if (*metrics) code = timeroof::cli::run_metrics(options, chip, metric_filter, passes_for);
     if (*runs) code = timeroof::cli::run_list_runs(options);
     if (*exporter) code = timeroof::cli::run_export(options, export_runs);

@@ -84,6 +84,7 @@ CREATE TABLE points (
   reason TEXT NOT NULL,
   timing_json TEXT NOT NULL,
   counters_json TEXT NOT NULL,
+  details_json TEXT NOT NULL,
   UNIQUE (run_id, sweep, seq)
 );
 CREATE TABLE kernels (
@@ -333,6 +334,7 @@ void check_finite(const Run& run) {
 void check_finite(const Point& point) {
   const FiniteCheck check(point_name(point));
   check("params", point.params);
+  check("details", point.details);
   check("flops", point.flops);
   check("min_bytes", point.min_bytes);
   const Timing& t = point.timing;
@@ -490,8 +492,8 @@ std::int64_t ResultsStore::insert_point(std::int64_t run_id, const Point& point)
   }
   Statement insert = db_.prepare(
       "INSERT INTO points (run_id, sweep, seq, op, params_json, precision, math_mode, algorithm, "
-      "flops, min_bytes, status, reason, timing_json, counters_json) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+      "flops, min_bytes, status, reason, timing_json, counters_json, details_json) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
   insert.bind(1, run_id)
       .bind(2, point.sweep)
       .bind(3, point.seq)
@@ -505,7 +507,8 @@ std::int64_t ResultsStore::insert_point(std::int64_t run_id, const Point& point)
       .bind(11, to_string(point.status))
       .bind(12, point.reason)
       .bind(13, dump(json(point.timing)))
-      .bind(14, dump(json(point.counters)));
+      .bind(14, dump(json(point.counters)))
+      .bind(15, dump(point.details));
   insert.run();
   const std::int64_t point_id = db_.last_insert_rowid();
 
@@ -708,7 +711,8 @@ std::vector<Run> ResultsStore::select_runs(const std::optional<std::int64_t>& on
 std::vector<Point> ResultsStore::select_points(std::int64_t run_id) {
   Statement select = db_.prepare(
       "SELECT id, sweep, seq, op, params_json, precision, math_mode, algorithm, flops, "
-      "min_bytes, status, reason, timing_json, counters_json FROM points WHERE run_id = ?1 "
+      "min_bytes, status, reason, timing_json, counters_json, details_json FROM points "
+      "WHERE run_id = ?1 "
       "ORDER BY id");
   select.bind(1, run_id);
   std::vector<Point> points;
@@ -731,6 +735,7 @@ std::vector<Point> ResultsStore::select_points(std::int64_t run_id) {
     point.timing = parse_column<Timing>(path(), select.column_text(12), what + " timing");
     point.counters = parse_column<std::map<std::string, double>>(path(), select.column_text(13),
                                                                  what + " counters");
+    point.details = parse_column<json>(path(), select.column_text(14), what + " details");
     index_of[point.id] = points.size();
     points.push_back(std::move(point));
   }

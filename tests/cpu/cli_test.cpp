@@ -26,7 +26,8 @@ void expect_one_line_error(const ToolResult& r, int code, const std::string& nee
 TEST(Cli, HelpForEveryCommand) {
   const ToolResult top = run_tool({"--help"});
   EXPECT_EQ(top.exit_code, 0);
-  for (const char* command : {"info", "run", "ceilings", "metrics", "runs", "export", "import"}) {
+  for (const char* command :
+       {"info", "run", "ceilings", "sweep", "metrics", "runs", "export", "import"}) {
     EXPECT_NE(top.out.find(command), std::string::npos) << command;
     const ToolResult r = run_tool({command, "--help"});
     EXPECT_EQ(r.exit_code, 0) << command;
@@ -68,7 +69,8 @@ TEST(Cli, MetricsWorkOfflineWithAChipName) {
     expect_one_line_error(run_tool({"metrics", "--chip", "GH100"}), 2, "without the CUDA toolkit");
     GTEST_SKIP() << "analysis-only build: the metric catalog needs CUPTI";
   }
-  const ToolResult list = run_tool({"metrics", "--chip", "GH100", "--filter", "dram__bytes_"}, kNoGpu);
+  const ToolResult list =
+      run_tool({"metrics", "--chip", "GH100", "--filter", "dram__bytes_"}, kNoGpu);
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_NE(list.out.find("dram__bytes_read\n"), std::string::npos) << list.out;
   EXPECT_NE(list.out.find("dram__bytes_write\n"), std::string::npos) << list.out;
@@ -77,10 +79,42 @@ TEST(Cli, MetricsWorkOfflineWithAChipName) {
       kNoGpu);
   ASSERT_EQ(passes.exit_code, 0) << passes.err;
   EXPECT_EQ(nlohmann::json::parse(passes.out)["passes"], 1);
-  expect_one_line_error(run_tool({"metrics", "--chip", "GH100", "--passes", "dram__bytes_raed.sum"}),
-                        1, "'dram__bytes_raed.sum'");
+  expect_one_line_error(
+      run_tool({"metrics", "--chip", "GH100", "--passes", "dram__bytes_raed.sum"}), 1,
+      "'dram__bytes_raed.sum'");
   expect_one_line_error(run_tool({"metrics", "--chip", "GX1"}), 1, "GH100");
   expect_one_line_error(run_tool({"metrics"}, kNoGpu), 1, "pass --chip");
+}
+
+TEST(Cli, SweepDryRunNeedsNoGpu) {
+  if (!TIMEROOF_BUILT_WITH_CUDA) GTEST_SKIP() << "analysis-only build: no operators";
+  const ToolResult all = run_tool({"sweep", "conv2d", "--dry-run"}, kNoGpu);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("for 108 points"), std::string::npos) << all.out;
+  const ToolResult some = run_tool(
+      {"sweep", "conv2d", "--batch", "1..8:x2", "--precision=fp16,fp32", "--dry-run"}, kNoGpu);
+  ASSERT_EQ(some.exit_code, 0) << some.err;
+  EXPECT_NE(some.out.find("8 points"), std::string::npos) << some.out;
+  TempDir dir;
+  std::ofstream(dir.file("s.toml"))
+      << "[sweep]\nfamily = \"lstm\"\n[axes]\nhidden_size = \"16..64:x2\"\n";
+  const ToolResult file = run_tool({"sweep", dir.file("s.toml"), "--dry-run"}, kNoGpu);
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_NE(file.out.find("3 points"), std::string::npos) << file.out;
+}
+
+TEST(Cli, BadSweepsAreUsageErrorsBeforeAnyGpuWork) {
+  if (!TIMEROOF_BUILT_WITH_CUDA) GTEST_SKIP() << "analysis-only build: no operators";
+  expect_one_line_error(run_tool({"sweep", "conv2d", "--batch", "8..1:x2"}, kNoGpu), 1, "batch");
+  expect_one_line_error(run_tool({"sweep", "conv2d", "--frob", "3"}, kNoGpu), 1, "'frob'");
+  expect_one_line_error(run_tool({"sweep", "conv2d", "--precision", "fp7"}, kNoGpu), 1, "fp16");
+  expect_one_line_error(run_tool({"sweep", "conv2d", "--batch"}, kNoGpu), 1, "needs a value");
+  expect_one_line_error(run_tool({"sweep", "gemm"}, kNoGpu), 1, "conv2d, lstm");
+  TempDir dir;
+  std::ofstream(dir.file("bad.toml")) << "[sweep]\nfamily = \"conv2d\"\nbatchh = 3\n";
+  expect_one_line_error(run_tool({"sweep", dir.file("bad.toml"), "--dry-run"}), 1, "batchh");
+  // A valid sweep without a GPU: the environment, not the flags.
+  expect_one_line_error(run_tool({"sweep", "conv2d", "--batch", "4"}, kNoGpu), 2, "no GPU");
 }
 
 TEST(Cli, InfoWithoutGpuExits2WithTheReason) {

@@ -1,0 +1,40 @@
+// `timeroof sweep` and the sweeps of `timeroof run`: built against sweeps/ when
+// the CUDA toolkit is present (sweep_backend_cuda.cpp), refused with the reason
+// in the analysis-only build (gpu_backend_none.cpp).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/results.hpp"
+
+namespace timeroof {
+class ResultsStore;
+}
+
+namespace timeroof::cli {
+
+struct SweepRequest {
+  std::string target;  // "conv2d", "lstm" or a .toml file
+  std::vector<std::pair<std::string, std::string>> flags;  // axis and option flags
+  bool dry_run = false;
+  bool counters = true;
+};
+
+// "--batch 1..64:x2 --precision=fp16" -> {{"batch", "1..64:x2"}, {"precision", "fp16"}};
+// anything else is a usage error naming it.
+std::vector<std::pair<std::string, std::string>> flag_pairs(
+    const std::vector<std::string>& args);
+
+// Parses and validates the sweep (no GPU work). --dry-run: returns the listing.
+std::string describe_sweep(const SweepRequest& request, const Machine* measured);
+
+// Measures the sweep into `run` (already stored), point by point; points whose
+// seq is in the store for this run and sweep are skipped (resume). Returns
+// ExitCode::partial when interrupted by Ctrl-C, after the current point.
+ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& run,
+                       bool show_progress);
+
+}  // namespace timeroof::cli

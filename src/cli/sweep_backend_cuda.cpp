@@ -1,0 +1,126 @@
+#include <csignal>
+#include <cstdio>
+
+#include "core/format.hpp"
+#include "src/cli/sweep_backend.hpp"
+#include "src/store/results_store.hpp"
+#include "sweeps/runner.hpp"
+#include "sweeps/spec.hpp"
+
+namespace timeroof::cli {
+
+namespace {
+
+std::atomic<bool> g_stop_requested{false};  // set by SIGINT; read between points
+
+extern "C" void request_stop(int) { g_stop_requested.store(true); }
+
+// Installs the Ctrl-C handler for the life of a sweep and restores the old one.
+class StopOnInterrupt {
+ public:
+  StopOnInterrupt() {
+    g_stop_requested = false;
+    previous_ = std::signal(SIGINT, request_stop);
+  }
+  ~StopOnInterrupt() { std::signal(SIGINT, previous_); }
+  StopOnInterrupt(const StopOnInterrupt&) = delete;
+  StopOnInterrupt& operator=(const StopOnInterrupt&) = delete;
+
+ private:
+  void (*previous_)(int) = SIG_DFL;
+};
+
+SweepSpec spec_of(const SweepRequest& request) {
+  const bool file = request.target.size() > 5 &&
+                    request.target.compare(request.target.size() - 5, 5, ".toml") == 0;
+  if (file) {
+    if (!request.flags.empty()) {
+      throw usage_error("a sweep file takes no axis flags (got --" + request.flags[0].first +
+                        "); put them in " + request.target);
+    }
+    return spec_from_toml(request.target);
+  }
+  if (request.flags.empty()) return default_spec(request.target);
+  return spec_from_flags(request.target, request.flags);
+}
+
+// The dry run's time model uses this machine's measured roofs when there are some.
+DryRunRoofs roofs_from(const Machine* machine) {
+  DryRunRoofs roofs;
+  if (!machine) return roofs;
+  for (const Ceiling& c : machine->ceilings) {
+    if (c.name == "fp32_fma") roofs.cuda_core_flops_per_s = c.measured;
+    if (c.name == "tensor_fp16") roofs.tensor_flops_per_s = c.measured;
+    if (c.name == "tensor_tf32") roofs.tf32_flops_per_s = c.measured;
+    if (c.name == "hbm_copy") roofs.bytes_per_s = c.measured;
+  }
+  return roofs;
+}
+
+class StoreSink final : public PointSink {
+ public:
+  StoreSink(ResultsStore& store, std::int64_t run_id) : store_(store), run_id_(run_id) {}
+  void write(Point& point) override { store_.add_point(run_id_, point); }
+
+ private:
+  ResultsStore& store_;
+  std::int64_t run_id_;
+};
+
+std::string duration_text(double seconds) {
+  char text[32];
+  if (seconds < 60)
+    std::snprintf(text, sizeof text, "%.0fs", seconds);
+  else
+    std::snprintf(text, sizeof text, "%dm%02ds", static_cast<int>(seconds / 60),
+                  static_cast<int>(seconds) % 60);
+  return text;
+}
+
+}  // namespace
+
+std::string describe_sweep(const SweepRequest& request, const Machine* measured) {
+  const SweepSpec spec = spec_of(request);
+  return describe_points(spec, roofs_from(measured));
+}
+
+ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& run,
+                       bool show_progress) {
+  const SweepSpec spec = spec_of(request);  // validated: no GPU work before this
+  if (spec.transfer != TransferMode::none) {
+    throw usage_error("transfer " + std::string(to_string(spec.transfer)) +
+                      ": host<->device transfers around each call are not measured by this "
+                      "build yet; use transfer none (the default)");
+  }
+  bool recorded = false;  // a resumed run has its spec already
+  for (const auto& sweep : run.spec["sweeps"]) recorded = recorded || sweep["name"] == spec.name;
+  if (!recorded) {
+    run.spec["sweeps"].push_back(to_json(spec));
+    store.update_run(run);
+  }
+
+  RunnerOptions options;
+  options.counters = request.counters;
+  options.cold_l2 = spec.cold_l2;
+  SweepRunner runner(run.machine.gpu, options);
+  const OperatorFamily& family = find_family(spec.family);
+  const SweepPlan plan{spec.name, &family, spec.points};
+  StoreSink sink(store, run.id);
+  const StopOnInterrupt stop_on_interrupt;
+  const SweepOutcome outcome = runner.run(
+      plan, store.finished_point_seqs(run.id, spec.name), sink, g_stop_requested,
+      [&](const SweepProgress& p) {
+        if (!show_progress) return;
+        const double eta = p.done ? p.elapsed_s / p.done * (p.total - p.done) : 0;
+        std::fprintf(stderr, "\r\033[Ktimeroof: %s [%d/%d] %s%s", spec.name.c_str(), p.done,
+                     p.total, p.done ? ("ETA " + duration_text(eta) + " ").c_str() : "",
+                     p.current.substr(0, 100).c_str());
+        if (p.current.empty()) std::fputs("\r\033[K", stderr);
+      });
+  std::fprintf(stderr, "timeroof: %s: %d point(s) measured, %d not ok, %d already stored%s\n",
+               spec.name.c_str(), outcome.measured, outcome.not_ok, outcome.already_finished,
+               outcome.interrupted ? "; interrupted: resume with --resume" : "");
+  return outcome.interrupted ? ExitCode::partial : ExitCode::ok;
+}
+
+}  // namespace timeroof::cli

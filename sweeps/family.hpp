@@ -1,0 +1,52 @@
+// An operator family ("conv2d", "lstm"): the parameters a sweep may set, its
+// default sweep, how a point is validated, and how its Operator is built. The
+// spec parser, `timeroof sweep` and the runner only talk to families, so a new
+// operator (GEMM, attention) is one more family, not a change to the runner.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sweeps/cudnn_handles.hpp"  // CudnnHandle is an alias: no forward declaration
+#include "sweeps/operator.hpp"
+
+namespace timeroof {
+
+// One parameter a sweep may vary (a key of a point's params).
+struct ParamAxis {
+  enum class Kind { integer, text };
+  std::string key;   // "batch", "channels", "filter", "precision", ...
+  Kind kind = Kind::integer;
+  std::string help;  // one line, for --help and error messages
+  std::vector<std::string> allowed;  // text axes: the allowed values
+  nlohmann::json defaults;           // array: the default sweep's values for this axis
+};
+
+struct OperatorFamily {
+  std::string name;  // "conv2d"
+  std::string help;  // one line
+  std::vector<ParamAxis> axes;
+  // The default sweep's points (each a complete params object), in run order.
+  std::function<std::vector<nlohmann::json>()> default_points;
+  // Throws a usage error naming the key and the allowed values.
+  std::function<void(const nlohmann::json& point)> validate;
+  // Builds the operator of one validated point; does no GPU work.
+  std::function<std::unique_ptr<Operator>(const nlohmann::json& point,
+                                          std::shared_ptr<CudnnHandle> handle)>
+      make;
+};
+
+// Every family this build has, in a fixed order; find_family throws a usage
+// error listing them when `name` is unknown.
+const std::vector<OperatorFamily>& operator_families();
+const OperatorFamily& find_family(const std::string& name);
+
+// Implemented by each family's own file.
+OperatorFamily conv2d_family();
+OperatorFamily lstm_family();
+
+}  // namespace timeroof

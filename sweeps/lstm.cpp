@@ -1,0 +1,1365 @@
+#include "sweeps/lstm.hpp"
+
+#include <cudnn.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "core/error.hpp"
+#include "gpu/check.hpp"
+#include "gpu/handles.hpp"
+#include "kernels/device_fill.hpp"
+#include "sweeps/cudnn_handles.hpp"
+#include "sweeps/device_compare.hpp"
+
+namespace timeroof {
+
+// ---------------------------------------------------------------------------
+// Names, validation and analytic counts (host only, no GPU).
+
+const char* to_string(LstmPass pass) {
+  switch (pass) {
+    case LstmPass::inference:
+      return "inference";
+    case LstmPass::training_forward:
+      return "training_forward";
+    case LstmPass::backward_data:
+      return "backward_data";
+    case LstmPass::backward_weights:
+      return "backward_weights";
+  }
+  return "?";
+}
+
+const char* to_string(LstmAlgorithm algorithm) {
+  switch (algorithm) {
+    case LstmAlgorithm::standard:
+      return "standard";
+    case LstmAlgorithm::persist_static:
+      return "persist_static";
+    case LstmAlgorithm::persist_dynamic:
+      return "persist_dynamic";
+    case LstmAlgorithm::persist_static_small_h:
+      return "persist_static_small_h";
+  }
+  return "?";
+}
+
+const char* cudnn_name(LstmAlgorithm algorithm) {
+  switch (algorithm) {
+    case LstmAlgorithm::standard:
+      return "CUDNN_RNN_ALGO_STANDARD";
+    case LstmAlgorithm::persist_static:
+      return "CUDNN_RNN_ALGO_PERSIST_STATIC";
+    case LstmAlgorithm::persist_dynamic:
+      return "CUDNN_RNN_ALGO_PERSIST_DYNAMIC";
+    case LstmAlgorithm::persist_static_small_h:
+      return "CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H";
+  }
+  return "?";
+}
+
+LstmPass parse_lstm_pass(std::string_view text) {
+  for (LstmPass p : {LstmPass::inference, LstmPass::training_forward, LstmPass::backward_data,
+                     LstmPass::backward_weights})
+    if (text == to_string(p)) return p;
+  throw usage_error("lstm: pass: unknown value '" + std::string(text) +
+                    "'; allowed: inference, training_forward, backward_data, backward_weights");
+}
+
+LstmAlgorithm parse_lstm_algorithm(std::string_view text) {
+  for (LstmAlgorithm a : {LstmAlgorithm::standard, LstmAlgorithm::persist_static,
+                          LstmAlgorithm::persist_dynamic, LstmAlgorithm::persist_static_small_h})
+    if (text == to_string(a)) return a;
+  throw usage_error("lstm: algorithm: unknown value '" + std::string(text) +
+                    "'; allowed: standard, persist_static, persist_dynamic, "
+                    "persist_static_small_h");
+}
+
+namespace {
+
+void require_range(const char* field, std::int64_t value, std::int64_t low) {
+  if (value < low || value > INT_MAX)
+    throw usage_error(std::string("lstm: ") + field + " = " + std::to_string(value) +
+                      " is out of range; allowed: " + std::to_string(low) + " .. " +
+                      std::to_string(INT_MAX));
+}
+
+double d(std::int64_t value) {
+  return static_cast<double>(value);
+}
+
+bool is_backward(LstmPass pass) {
+  return pass == LstmPass::backward_data || pass == LstmPass::backward_weights;
+}
+
+}  // namespace
+
+MathMode resolved_math(const LstmSpec& spec) {
+  if (spec.math) return *spec.math;
+  return spec.precision == Precision::fp32 ? MathMode::fma_only : MathMode::tensor;
+}
+
+void validate(const LstmSpec& spec) {
+  const std::pair<const char*, std::int64_t> at_least_one[] = {{"batch", spec.batch},
+                                                               {"seq_length", spec.seq_length},
+                                                               {"input_size", spec.input_size},
+                                                               {"hidden_size", spec.hidden_size},
+                                                               {"layers", spec.layers}};
+  for (const auto& [field, value] : at_least_one) require_range(field, value, 1);
+  // cuDNN takes the vector widths as int: the widest is D H (y) and 4 H (gates).
+  if (4 * spec.hidden_size > INT_MAX)
+    throw usage_error("lstm: hidden_size = " + std::to_string(spec.hidden_size) +
+                      " is too large (4 hidden_size must fit an int); allowed: 1 .. " +
+                      std::to_string(INT_MAX / 4));
+  switch (spec.pass) {
+    case LstmPass::inference:
+    case LstmPass::training_forward:
+    case LstmPass::backward_data:
+    case LstmPass::backward_weights:
+      break;
+    default:
+      throw usage_error(
+          "lstm: pass is not a known value; allowed: inference, training_forward, "
+          "backward_data, backward_weights");
+  }
+  switch (spec.precision) {
+    case Precision::fp32:
+    case Precision::tf32:
+    case Precision::fp16:
+    case Precision::bf16:
+      break;
+    default:
+      throw usage_error("lstm: precision is not a known value; allowed: fp32, tf32, fp16, bf16");
+  }
+  switch (spec.algorithm) {
+    case LstmAlgorithm::standard:
+    case LstmAlgorithm::persist_static:
+    case LstmAlgorithm::persist_dynamic:
+    case LstmAlgorithm::persist_static_small_h:
+      break;
+    default:
+      throw usage_error(
+          "lstm: algorithm is not a known value; allowed: standard, persist_static, "
+          "persist_dynamic, persist_static_small_h");
+  }
+  if (spec.math && *spec.math != MathMode::tensor && *spec.math != MathMode::fma_only)
+    throw usage_error("lstm: math is not a known value; allowed: tensor, fma_only");
+  if (spec.precision == Precision::fp32 && resolved_math(spec) == MathMode::tensor)
+    throw usage_error(
+        "lstm: math = tensor with precision = fp32: fp32 tensors on Tensor Cores are "
+        "precision tf32; allowed with fp32: fma_only");
+  if (spec.precision == Precision::tf32 && resolved_math(spec) == MathMode::fma_only)
+    throw usage_error(
+        "lstm: math = fma_only with precision = tf32: TF32 exists only on Tensor Cores "
+        "(fp32 on FMA units is precision fp32); allowed with tf32: tensor");
+}
+
+std::int64_t lstm_directions(const LstmSpec& spec) {
+  return spec.bidirectional ? 2 : 1;
+}
+
+std::int64_t lstm_layer_input_size(const LstmSpec& spec, std::int64_t layer) {
+  return layer == 0 ? spec.input_size : lstm_directions(spec) * spec.hidden_size;
+}
+
+double lstm_x_elements(const LstmSpec& spec) {
+  return d(spec.seq_length) * d(spec.batch) * d(spec.input_size);
+}
+
+double lstm_y_elements(const LstmSpec& spec) {
+  return d(spec.seq_length) * d(spec.batch) * d(lstm_directions(spec)) * d(spec.hidden_size);
+}
+
+double lstm_state_elements(const LstmSpec& spec) {
+  return d(spec.layers) * d(lstm_directions(spec)) * d(spec.batch) * d(spec.hidden_size);
+}
+
+double lstm_weight_elements(const LstmSpec& spec) {
+  const double h = d(spec.hidden_size);
+  double total = 0;
+  for (std::int64_t l = 0; l < spec.layers; ++l)
+    total +=
+        d(lstm_directions(spec)) * (4 * h * d(lstm_layer_input_size(spec, l)) + 4 * h * h + 8 * h);
+  return total;
+}
+
+double lstm_gemm_flops(const LstmSpec& spec) {
+  const double h = d(spec.hidden_size);
+  double total = 0;
+  for (std::int64_t l = 0; l < spec.layers; ++l)
+    total += 2 * 4 * h * (d(lstm_layer_input_size(spec, l)) + h) * d(spec.batch);
+  return total * d(lstm_directions(spec)) * d(spec.seq_length);
+}
+
+double lstm_flops(const LstmSpec& spec) {
+  double elementwise = kLstmForwardElementwiseFlops;
+  if (spec.pass == LstmPass::backward_data) elementwise = kLstmBackwardDataElementwiseFlops;
+  if (spec.pass == LstmPass::backward_weights) elementwise = kLstmBackwardWeightsElementwiseFlops;
+  // Elementwise work per hidden unit, batch entry, step, direction and layer.
+  const double units = d(spec.layers) * d(lstm_directions(spec)) * d(spec.seq_length) *
+                       d(spec.hidden_size) * d(spec.batch);
+  return lstm_gemm_flops(spec) + elementwise * units;
+}
+
+double lstm_min_bytes(const LstmSpec& spec) {
+  const double x = lstm_x_elements(spec);
+  const double y = lstm_y_elements(spec);
+  const double s = lstm_state_elements(spec);
+  const double p = lstm_weight_elements(spec);
+  double elements = 0;
+  switch (spec.pass) {
+    case LstmPass::inference:
+    case LstmPass::training_forward:
+      elements = x + 2 * s + p + y + 2 * s;
+      break;
+    case LstmPass::backward_data:
+      elements = 2 * y + 4 * s + p + x + 2 * s;
+      break;
+    case LstmPass::backward_weights:
+      elements = x + s + y + p;
+      break;
+  }
+  return static_cast<double>(element_bytes(spec.precision)) * elements;
+}
+
+std::string lstm_op_name(LstmPass pass) {
+  return std::string("lstm_") + to_string(pass);
+}
+
+// ---------------------------------------------------------------------------
+// Params <-> spec.
+
+namespace {
+
+constexpr const char* kParamKeys[] = {"batch",  "seq_length",    "input_size", "hidden_size",
+                                      "layers", "bidirectional", "pass",       "precision",
+                                      "math",   "algorithm"};
+
+std::string key_list() {
+  std::string text;
+  for (const char* key : kParamKeys) text += (text.empty() ? "" : ", ") + std::string(key);
+  return text;
+}
+
+std::int64_t integer_param(const nlohmann::json& params, const char* key, std::int64_t fallback) {
+  if (!params.contains(key)) return fallback;
+  const nlohmann::json& value = params.at(key);
+  if (!value.is_number_integer())
+    throw usage_error(std::string("lstm: ") + key + " = " + value.dump() +
+                      " is not an integer; allowed: 1 .. " + std::to_string(INT_MAX));
+  return value.get<std::int64_t>();
+}
+
+std::string text_param(const nlohmann::json& params, const char* key, const char* allowed) {
+  const nlohmann::json& value = params.at(key);
+  if (!value.is_string())
+    throw usage_error(std::string("lstm: ") + key + " = " + value.dump() +
+                      " is not text; allowed: " + allowed);
+  return value.get<std::string>();
+}
+
+}  // namespace
+
+LstmSpec lstm_spec_from_params(const nlohmann::json& params) {
+  if (!params.is_object())
+    throw usage_error("lstm: a point must be an object of parameters; allowed keys: " + key_list());
+  for (const auto& item : params.items()) {
+    const bool known = std::any_of(std::begin(kParamKeys), std::end(kParamKeys),
+                                   [&](const char* key) { return item.key() == key; });
+    if (!known) throw usage_error("lstm: unknown key '" + item.key() + "'; allowed: " + key_list());
+  }
+  LstmSpec spec;
+  spec.batch = integer_param(params, "batch", spec.batch);
+  spec.seq_length = integer_param(params, "seq_length", spec.seq_length);
+  spec.input_size = integer_param(params, "input_size", spec.input_size);
+  spec.hidden_size = integer_param(params, "hidden_size", spec.hidden_size);
+  spec.layers = integer_param(params, "layers", spec.layers);
+  if (params.contains("bidirectional")) {
+    const nlohmann::json& value = params.at("bidirectional");
+    if (value.is_boolean()) {
+      spec.bidirectional = value.get<bool>();
+    } else if (value.is_number_integer() &&
+               (value.get<std::int64_t>() == 0 || value.get<std::int64_t>() == 1)) {
+      spec.bidirectional = value.get<std::int64_t>() == 1;
+    } else {
+      throw usage_error("lstm: bidirectional = " + value.dump() +
+                        " is not a direction choice; allowed: 0 (unidirectional), 1 "
+                        "(bidirectional), false, true");
+    }
+  }
+  if (params.contains("pass"))
+    spec.pass = parse_lstm_pass(
+        text_param(params, "pass", "inference, training_forward, backward_data, backward_weights"));
+  if (params.contains("precision"))
+    spec.precision = parse_precision(text_param(params, "precision", "fp32, tf32, fp16, bf16"));
+  if (params.contains("math"))
+    spec.math = parse_math_mode(text_param(params, "math", "tensor, fma_only"));
+  if (params.contains("algorithm"))
+    spec.algorithm = parse_lstm_algorithm(text_param(
+        params, "algorithm", "standard, persist_static, persist_dynamic, persist_static_small_h"));
+  validate(spec);
+  return spec;
+}
+
+nlohmann::json lstm_params(const LstmSpec& spec) {
+  return {{"batch", spec.batch},
+          {"seq_length", spec.seq_length},
+          {"input_size", spec.input_size},
+          {"hidden_size", spec.hidden_size},
+          {"layers", spec.layers},
+          {"bidirectional", spec.bidirectional ? 1 : 0},
+          {"pass", to_string(spec.pass)},
+          {"precision", to_string(spec.precision)},
+          {"math", to_string(resolved_math(spec))},
+          {"algorithm", to_string(spec.algorithm)}};
+}
+
+// ---------------------------------------------------------------------------
+// CPU reference in double.
+
+LstmWeights lstm_zero_weights(const LstmSpec& spec) {
+  const auto h = static_cast<std::size_t>(spec.hidden_size);
+  LstmWeights weights;
+  for (std::int64_t l = 0; l < spec.layers; ++l)
+    for (std::int64_t dir = 0; dir < lstm_directions(spec); ++dir) {
+      LstmLayerWeights layer;
+      layer.input_width = lstm_layer_input_size(spec, l);
+      layer.w.assign(4 * h * static_cast<std::size_t>(layer.input_width), 0.0);
+      layer.r.assign(4 * h * h, 0.0);
+      layer.bw.assign(4 * h, 0.0);
+      layer.br.assign(4 * h, 0.0);
+      weights.push_back(std::move(layer));
+    }
+  return weights;
+}
+
+std::vector<double> flatten(const LstmWeights& weights) {
+  std::vector<double> all;
+  for (const LstmLayerWeights& layer : weights)
+    for (const std::vector<double>* part : {&layer.w, &layer.r, &layer.bw, &layer.br})
+      all.insert(all.end(), part->begin(), part->end());
+  return all;
+}
+
+namespace {
+
+double sigmoid(double v) {
+  return 1.0 / (1.0 + std::exp(-v));
+}
+
+using Size = std::size_t;
+
+Size z(std::int64_t v) {
+  return static_cast<Size>(v);
+}
+
+void require_size(const char* name, std::span<const double> data, double expected) {
+  if (static_cast<double>(data.size()) != expected)
+    throw std::invalid_argument(std::string("lstm reference: ") + name + " has " +
+                                std::to_string(data.size()) + " elements, expected " +
+                                std::to_string(static_cast<Size>(expected)));
+}
+
+void require_weights(const LstmSpec& spec, const LstmWeights& weights) {
+  const LstmWeights shape = lstm_zero_weights(spec);
+  bool ok = weights.size() == shape.size();
+  for (Size i = 0; ok && i < shape.size(); ++i)
+    ok = weights[i].w.size() == shape[i].w.size() && weights[i].r.size() == shape[i].r.size() &&
+         weights[i].bw.size() == shape[i].bw.size() && weights[i].br.size() == shape[i].br.size();
+  if (!ok) throw std::invalid_argument("lstm reference: weights do not match the spec's shapes");
+}
+
+// Everything the forward pass computes, kept for the backward pass.
+struct ForwardRecord {
+  std::vector<std::vector<double>> inputs;   // per layer: its input sequence, T x B x I_l
+  std::vector<std::vector<double>> outputs;  // per layer: its output sequence, T x B x D H
+  std::vector<std::vector<double>> gates;    // per pseudo layer: T x B x 4 x H (i f g o)
+  std::vector<std::vector<double>> cells;    // per pseudo layer: T x B x H (c_t)
+  std::vector<double> hy, cy;
+};
+
+ForwardRecord forward_record(const LstmSpec& spec, std::span<const double> x,
+                             std::span<const double> hx, std::span<const double> cx,
+                             const LstmWeights& weights) {
+  validate(spec);
+  require_size("x", x, lstm_x_elements(spec));
+  require_size("hx", hx, lstm_state_elements(spec));
+  require_size("cx", cx, lstm_state_elements(spec));
+  require_weights(spec, weights);
+  const Size t_count = z(spec.seq_length), b_count = z(spec.batch), h = z(spec.hidden_size);
+  const Size dirs = z(lstm_directions(spec)), width = dirs * h;
+  ForwardRecord record;
+  record.hy.assign(hx.size(), 0.0);
+  record.cy.assign(cx.size(), 0.0);
+  std::vector<double> input(x.begin(), x.end());
+  std::vector<double> pre(4 * h);
+  for (Size l = 0; l < z(spec.layers); ++l) {
+    const Size in_width = z(lstm_layer_input_size(spec, static_cast<std::int64_t>(l)));
+    std::vector<double> output(t_count * b_count * width, 0.0);
+    for (Size dir = 0; dir < dirs; ++dir) {
+      const Size pl = l * dirs + dir;
+      const LstmLayerWeights& wt = weights[pl];
+      std::vector<double> gates(t_count * b_count * 4 * h), cells(t_count * b_count * h);
+      std::vector<double> hs(hx.begin() + static_cast<std::ptrdiff_t>(pl * b_count * h),
+                             hx.begin() + static_cast<std::ptrdiff_t>((pl + 1) * b_count * h));
+      std::vector<double> cs(cx.begin() + static_cast<std::ptrdiff_t>(pl * b_count * h),
+                             cx.begin() + static_cast<std::ptrdiff_t>((pl + 1) * b_count * h));
+      for (Size s = 0; s < t_count; ++s) {
+        const Size t = dir == 0 ? s : t_count - 1 - s;
+        for (Size b = 0; b < b_count; ++b) {
+          const double* in = &input[(t * b_count + b) * in_width];
+          const double* hp = &hs[b * h];
+          for (Size gj = 0; gj < 4 * h; ++gj) {
+            double sum = wt.bw[gj] + wt.br[gj];
+            const double* wrow = &wt.w[gj * in_width];
+            for (Size k = 0; k < in_width; ++k) sum += wrow[k] * in[k];
+            const double* rrow = &wt.r[gj * h];
+            for (Size k = 0; k < h; ++k) sum += rrow[k] * hp[k];
+            pre[gj] = sum;
+          }
+          double* gate = &gates[(t * b_count + b) * 4 * h];
+          for (Size j = 0; j < h; ++j) {
+            const double i = sigmoid(pre[j]);
+            const double f = sigmoid(pre[h + j]);
+            const double g = std::tanh(pre[2 * h + j]);
+            const double o = sigmoid(pre[3 * h + j]);
+            gate[j] = i;
+            gate[h + j] = f;
+            gate[2 * h + j] = g;
+            gate[3 * h + j] = o;
+            const double c = f * cs[b * h + j] + i * g;
+            cs[b * h + j] = c;
+            cells[(t * b_count + b) * h + j] = c;
+            hs[b * h + j] = o * std::tanh(c);
+            output[(t * b_count + b) * width + dir * h + j] = hs[b * h + j];
+          }
+        }
+      }
+      std::copy(hs.begin(), hs.end(),
+                record.hy.begin() + static_cast<std::ptrdiff_t>(pl * b_count * h));
+      std::copy(cs.begin(), cs.end(),
+                record.cy.begin() + static_cast<std::ptrdiff_t>(pl * b_count * h));
+      record.gates.push_back(std::move(gates));
+      record.cells.push_back(std::move(cells));
+    }
+    record.inputs.push_back(std::move(input));
+    input = output;
+    record.outputs.push_back(std::move(output));
+  }
+  return record;
+}
+
+}  // namespace
+
+LstmForwardResult lstm_reference_forward(const LstmSpec& spec, std::span<const double> x,
+                                         std::span<const double> hx, std::span<const double> cx,
+                                         const LstmWeights& weights) {
+  ForwardRecord record = forward_record(spec, x, hx, cx, weights);
+  return {std::move(record.outputs.back()), std::move(record.hy), std::move(record.cy)};
+}
+
+LstmBackwardResult lstm_reference_backward(const LstmSpec& spec, std::span<const double> x,
+                                           std::span<const double> hx, std::span<const double> cx,
+                                           const LstmWeights& weights, std::span<const double> dy,
+                                           std::span<const double> dhy,
+                                           std::span<const double> dcy) {
+  const ForwardRecord record = forward_record(spec, x, hx, cx, weights);
+  require_size("dy", dy, lstm_y_elements(spec));
+  require_size("dhy", dhy, lstm_state_elements(spec));
+  require_size("dcy", dcy, lstm_state_elements(spec));
+  const Size t_count = z(spec.seq_length), b_count = z(spec.batch), h = z(spec.hidden_size);
+  const Size dirs = z(lstm_directions(spec)), width = dirs * h;
+  LstmBackwardResult result;
+  result.dhx.assign(hx.size(), 0.0);
+  result.dcx.assign(cx.size(), 0.0);
+  result.dw = lstm_zero_weights(spec);
+  std::vector<double> dout(dy.begin(), dy.end());  // gradient of the layer's output
+  std::vector<double> dgate(4 * h), dh_prev(h);
+  for (Size l = z(spec.layers); l-- > 0;) {
+    const Size in_width = z(lstm_layer_input_size(spec, static_cast<std::int64_t>(l)));
+    const std::vector<double>& input = record.inputs[l];
+    const std::vector<double>& output = record.outputs[l];
+    std::vector<double> din(t_count * b_count * in_width, 0.0);
+    for (Size dir = 0; dir < dirs; ++dir) {
+      const Size pl = l * dirs + dir;
+      const LstmLayerWeights& wt = weights[pl];
+      LstmLayerWeights& dwt = result.dw[pl];
+      const std::vector<double>& gates = record.gates[pl];
+      const std::vector<double>& cells = record.cells[pl];
+      const Size state = pl * b_count * h;
+      std::vector<double> dh_next(dhy.begin() + static_cast<std::ptrdiff_t>(state),
+                                  dhy.begin() + static_cast<std::ptrdiff_t>(state + b_count * h));
+      std::vector<double> dc_next(dcy.begin() + static_cast<std::ptrdiff_t>(state),
+                                  dcy.begin() + static_cast<std::ptrdiff_t>(state + b_count * h));
+      // Walk the direction's steps backwards: its last step first.
+      for (Size s = t_count; s-- > 0;) {
+        const Size t = dir == 0 ? s : t_count - 1 - s;
+        const bool first = s == 0;                 // h_{t-1} = hx, c_{t-1} = cx
+        const Size tp = dir == 0 ? t - 1 : t + 1;  // the previous step's time index
+        for (Size b = 0; b < b_count; ++b) {
+          const double* gate = &gates[(t * b_count + b) * 4 * h];
+          for (Size j = 0; j < h; ++j) {
+            const double i = gate[j], f = gate[h + j], g = gate[2 * h + j], o = gate[3 * h + j];
+            const double c = cells[(t * b_count + b) * h + j];
+            const double c_prev = first ? cx[state + b * h + j] : cells[(tp * b_count + b) * h + j];
+            const double tc = std::tanh(c);
+            const double dh = dout[(t * b_count + b) * width + dir * h + j] + dh_next[b * h + j];
+            const double d_o = dh * tc;
+            const double dc = dc_next[b * h + j] + dh * o * (1 - tc * tc);
+            const double d_i = dc * g, d_g = dc * i, d_f = dc * c_prev;
+            dc_next[b * h + j] = dc * f;
+            dgate[j] = d_i * i * (1 - i);
+            dgate[h + j] = d_f * f * (1 - f);
+            dgate[2 * h + j] = d_g * (1 - g * g);
+            dgate[3 * h + j] = d_o * o * (1 - o);
+          }
+          const double* in = &input[(t * b_count + b) * in_width];
+          double* d_in = &din[(t * b_count + b) * in_width];
+          std::fill(dh_prev.begin(), dh_prev.end(), 0.0);
+          for (Size gj = 0; gj < 4 * h; ++gj) {
+            const double dg = dgate[gj];
+            const double* wrow = &wt.w[gj * in_width];
+            double* dwrow = &dwt.w[gj * in_width];
+            for (Size k = 0; k < in_width; ++k) {
+              d_in[k] += wrow[k] * dg;
+              dwrow[k] += dg * in[k];
+            }
+            const double* rrow = &wt.r[gj * h];
+            double* drrow = &dwt.r[gj * h];
+            for (Size k = 0; k < h; ++k) {
+              const double h_prev =
+                  first ? hx[state + b * h + k] : output[(tp * b_count + b) * width + dir * h + k];
+              dh_prev[k] += rrow[k] * dg;
+              drrow[k] += dg * h_prev;
+            }
+            dwt.bw[gj] += dg;
+            dwt.br[gj] += dg;
+          }
+          std::copy(dh_prev.begin(), dh_prev.end(),
+                    dh_next.begin() + static_cast<std::ptrdiff_t>(b * h));
+        }
+      }
+      std::copy(dh_next.begin(), dh_next.end(),
+                result.dhx.begin() + static_cast<std::ptrdiff_t>(state));
+      std::copy(dc_next.begin(), dc_next.end(),
+                result.dcx.begin() + static_cast<std::ptrdiff_t>(state));
+    }
+    dout = std::move(din);
+  }
+  result.dx = std::move(dout);
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// The cuDNN side.
+
+namespace {
+
+struct RnnRelease {
+  void operator()(cudnnRNNDescriptor_t desc) const noexcept {
+    TR_CUDNN_WARN(cudnnDestroyRNNDescriptor(desc));
+  }
+};
+struct RnnDataRelease {
+  void operator()(cudnnRNNDataDescriptor_t desc) const noexcept {
+    TR_CUDNN_WARN(cudnnDestroyRNNDataDescriptor(desc));
+  }
+};
+struct DropoutRelease {
+  void operator()(cudnnDropoutDescriptor_t desc) const noexcept {
+    TR_CUDNN_WARN(cudnnDestroyDropoutDescriptor(desc));
+  }
+};
+
+}  // namespace
+
+using RnnDescriptor =
+    cudnn_detail::Owned<cudnnRNNDescriptor_t, RnnRelease, cudnnCreateRNNDescriptor>;
+using RnnDataDescriptor =
+    cudnn_detail::Owned<cudnnRNNDataDescriptor_t, RnnDataRelease, cudnnCreateRNNDataDescriptor>;
+using DropoutDescriptor =
+    cudnn_detail::Owned<cudnnDropoutDescriptor_t, DropoutRelease, cudnnCreateDropoutDescriptor>;
+
+namespace {
+
+cudnnDataType_t data_type(Precision precision) {
+  switch (precision) {
+    case Precision::fp16:
+      return CUDNN_DATA_HALF;
+    case Precision::bf16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      return CUDNN_DATA_FLOAT;  // fp32 and tf32 store fp32
+  }
+}
+
+ElementType element_type(Precision precision) {
+  switch (precision) {
+    case Precision::fp16:
+      return ElementType::f16;
+    case Precision::bf16:
+      return ElementType::bf16;
+    default:
+      return ElementType::f32;
+  }
+}
+
+const char* data_type_name(cudnnDataType_t type) {
+  switch (type) {
+    case CUDNN_DATA_FLOAT:
+      return "CUDNN_DATA_FLOAT";
+    case CUDNN_DATA_HALF:
+      return "CUDNN_DATA_HALF";
+    case CUDNN_DATA_BFLOAT16:
+      return "CUDNN_DATA_BFLOAT16";
+    default:
+      return "?";
+  }
+}
+
+// As Conv2d: fma_only -> CUDNN_FMA_MATH ("restricted to kernels that use FMA
+// instructions", no TF32); tf32 -> CUDNN_DEFAULT_MATH (TF32 Tensor Cores
+// permitted for fp32 data on Ampere and later); fp16 / bf16 -> CUDNN_TENSOR_OP_MATH.
+cudnnMathType_t requested_math(Precision precision, MathMode mode) {
+  if (mode == MathMode::fma_only) return CUDNN_FMA_MATH;
+  return precision == Precision::tf32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH;
+}
+
+const char* math_type_name(cudnnMathType_t math) {
+  switch (math) {
+    case CUDNN_DEFAULT_MATH:
+      return "CUDNN_DEFAULT_MATH";
+    case CUDNN_TENSOR_OP_MATH:
+      return "CUDNN_TENSOR_OP_MATH";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+      return "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
+    case CUDNN_FMA_MATH:
+      return "CUDNN_FMA_MATH";
+  }
+  return "?";
+}
+
+cudnnRNNAlgo_t cudnn_algo(LstmAlgorithm algorithm) {
+  switch (algorithm) {
+    case LstmAlgorithm::standard:
+      return CUDNN_RNN_ALGO_STANDARD;
+    case LstmAlgorithm::persist_static:
+      return CUDNN_RNN_ALGO_PERSIST_STATIC;
+    case LstmAlgorithm::persist_dynamic:
+      return CUDNN_RNN_ALGO_PERSIST_DYNAMIC;
+    case LstmAlgorithm::persist_static_small_h:
+      return CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H;
+  }
+  return CUDNN_RNN_ALGO_STANDARD;
+}
+
+// cuDNN statuses that describe a configuration it cannot run.
+bool is_unsupported(cudnnStatus_t status) {
+  const int category = static_cast<int>(status) / 1000 * 1000;
+  return category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_BAD_PARAM;
+}
+
+// Longest reduction an output sums (fp32 accumulation error grows with its root).
+double reduction_length(const LstmSpec& spec) {
+  const double h = d(spec.hidden_size);
+  switch (spec.pass) {
+    case LstmPass::inference:
+    case LstmPass::training_forward:
+      return d(std::max(spec.input_size, lstm_directions(spec) * spec.hidden_size)) + h;
+    case LstmPass::backward_data:
+      return 4 * h * d(lstm_directions(spec));
+    case LstmPass::backward_weights:
+      return d(spec.batch) * d(spec.seq_length);
+  }
+  return 1;
+}
+
+double tolerance_for(const LstmSpec& spec) {
+  double tolerance = relative_tolerance(spec.precision);
+  // Backward outputs below fp32 get twice the precision's tolerance: their
+  // GEMMs take TF32 operands truncated toward zero (a product is on average
+  // 2^-10 too small, and a sum of them biased alike: 1.15e-3 seen on an H200 for
+  // dw), and fp16 / bf16 gate gradients multiply about five activations that the
+  // reserve space holds at the data precision (bf16 dw: 8.3e-3 seen).
+  if (is_backward(spec.pass) && spec.precision != Precision::fp32) tolerance *= 2;
+  return std::max(tolerance, 4 * std::ldexp(1.0, -24) * std::sqrt(reduction_length(spec)));
+}
+
+std::string format_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+
+double gib(double bytes) {
+  return bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
+// Where one weight matrix or bias vector lies in a weight space (in elements).
+struct Region {
+  Size offset = 0;
+  std::int64_t rows = 0, cols = 0;
+  std::int64_t row_stride = 0, col_stride = 0;
+};
+// Per pseudo layer: [0..3] W_i W_f W_g W_o, [4..7] R_*, and their biases.
+struct LayerRegions {
+  Region matrix[8];
+  Region bias[8];
+};
+
+}  // namespace
+
+// Everything prepare() creates; destroyed with the operator. check() builds a
+// second one (fp32 / fma_only) as the reference for large shapes.
+class LstmState {
+ public:
+  LstmState(const LstmSpec& lstm, std::shared_ptr<CudnnHandle> cudnn, cudaStream_t prepared_on)
+      : spec(lstm), shared_handle(std::move(cudnn)), stream(prepared_on) {}
+
+  LstmSpec spec;
+  std::shared_ptr<CudnnHandle> shared_handle;
+  cudaStream_t stream;  // the prepare() stream: check() and download() use it
+  RnnDescriptor rnn;
+  DropoutDescriptor dropout;
+  RnnDataDescriptor x_desc, y_desc;
+  TensorDescriptor h_desc;  // L D x B x H: hx cx hy cy and their gradients
+  std::vector<std::int32_t> host_lengths;
+  DeviceBuffer<std::int32_t> lengths;  // devSeqLengths: every sequence T long
+  DeviceBuffer<std::byte> x, hx, cx, y, hy, cy, weights, work, reserve;
+  DeviceBuffer<std::byte> dy, dhy, dcy, dx, dhx, dcx, dweights;  // backward passes
+  // backward_data: the reserve space as the training forward left it. cuDNN's
+  // backward data overwrites the saved gate activations with their gradients in
+  // place (the reserve holds T B (4H + H) elements per layer and direction: the
+  // gates and c, nothing more), so a second call would read gradients as
+  // activations; every run() restores this copy first.
+  DeviceBuffer<std::byte> reserve_snapshot;
+  cudnnDataType_t type = CUDNN_DATA_FLOAT;
+  cudnnDataType_t math_precision = CUDNN_DATA_FLOAT;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  std::size_t weight_bytes = 0, work_bytes = 0, reserve_bytes = 0;
+  bool wgrad_set = true;  // CUDNN_WGRAD_MODE_SET accepted (else ADD after zeroing dw)
+  std::vector<std::string> prepare_calls;
+
+  cudnnHandle_t handle() const { return shared_handle->get(); }
+  std::size_t element() const { return element_bytes(spec.precision); }
+  ElementType etype() const { return element_type(spec.precision); }
+  bool training() const { return spec.pass != LstmPass::inference; }
+
+  // Descriptors and cuDNN's sizes of the weight, work and reserve spaces.
+  void configure() {
+    type = data_type(spec.precision);
+    math = requested_math(spec.precision, resolved_math(spec));
+    auto i32 = [](std::int64_t v) { return static_cast<int>(v); };  // validate() bounds them
+    const int directions = i32(lstm_directions(spec));
+    // No dropout (probability 0 needs no random states).
+    TR_CUDNN_CHECK(cudnnSetDropoutDescriptor(dropout.get(), handle(), 0.0f, nullptr, 0, 0));
+    // fp16 and bf16 data accumulate in fp32 (math precision FLOAT); should cuDNN
+    // refuse that pairing, the data type's own precision is the fallback, recorded
+    // in details()["cudnn_math_precision"].
+    auto set_descriptor = [&](cudnnDataType_t precision) {
+      return cudnnSetRNNDescriptor_v8(
+          rnn.get(), cudnn_algo(spec.algorithm), CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+          directions == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, type,
+          precision, math, i32(spec.input_size), i32(spec.hidden_size),
+          i32(spec.hidden_size) /* projection size = hidden: no projection */, i32(spec.layers),
+          dropout.get(), CUDNN_RNN_PADDED_IO_DISABLED);
+    };
+    math_precision = CUDNN_DATA_FLOAT;
+    cudnnStatus_t status = set_descriptor(math_precision);
+    if (status != CUDNN_STATUS_SUCCESS && type != CUDNN_DATA_FLOAT && is_unsupported(status)) {
+      math_precision = type;
+      status = set_descriptor(math_precision);
+    }
+    if (status != CUDNN_STATUS_SUCCESS)
+      check_detail::fail_cudnn(status, "cudnnSetRNNDescriptor_v8(...)", __FILE__, __LINE__);
+    if (spec.algorithm == LstmAlgorithm::persist_dynamic)
+      TR_CUDNN_CHECK(cudnnBuildRNNDynamic(handle(), rnn.get(), i32(spec.batch)));
+
+    // Sequence-major and packed; all sequences are T long, so packed and padded
+    // layouts coincide: T x B x width, dense.
+    host_lengths.assign(z(spec.batch), i32(spec.seq_length));
+    TR_CUDNN_CHECK(cudnnSetRNNDataDescriptor(
+        x_desc.get(), type, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, i32(spec.seq_length),
+        i32(spec.batch), i32(spec.input_size), host_lengths.data(), nullptr));
+    TR_CUDNN_CHECK(cudnnSetRNNDataDescriptor(
+        y_desc.get(), type, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, i32(spec.seq_length),
+        i32(spec.batch), directions * i32(spec.hidden_size), host_lengths.data(), nullptr));
+    const int dims[3] = {i32(spec.layers) * directions, i32(spec.batch), i32(spec.hidden_size)};
+    const int strides[3] = {dims[1] * dims[2], dims[2], 1};
+    TR_CUDNN_CHECK(cudnnSetTensorNdDescriptor(h_desc.get(), type, 3, dims, strides));
+
+    TR_CUDNN_CHECK(cudnnGetRNNWeightSpaceSize(handle(), rnn.get(), &weight_bytes));
+    TR_CUDNN_CHECK(cudnnGetRNNTempSpaceSizes(
+        handle(), rnn.get(), training() ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE,
+        x_desc.get(), &work_bytes, &reserve_bytes));
+    if (!training()) reserve_bytes = 0;
+  }
+
+  // Every buffer, inputs and outputs filled with random non-zero data (so nothing
+  // ever reads uninitialised memory); seeds differ per tensor.
+  void allocate(std::uint32_t seed) {
+    const std::size_t e = element();
+    lengths = DeviceBuffer<std::int32_t>(host_lengths.size());
+    TR_CUDA_CHECK(cudaMemcpyAsync(lengths.get(), host_lengths.data(), lengths.bytes(),
+                                  cudaMemcpyHostToDevice, stream));
+    auto make = [&](DeviceBuffer<std::byte>& buffer, double count) {
+      const auto n = static_cast<std::size_t>(count);
+      buffer = DeviceBuffer<std::byte>(n * e);
+      fill_random(buffer.get(), n, etype(), seed++, stream);
+    };
+    const double xs = lstm_x_elements(spec), ys = lstm_y_elements(spec);
+    const double ss = lstm_state_elements(spec), ws = static_cast<double>(weight_bytes / e);
+    make(x, xs);
+    make(hx, ss);
+    make(cx, ss);
+    make(y, ys);
+    make(hy, ss);
+    make(cy, ss);
+    make(weights, ws);
+    // Weights and biases uniform in [-1/sqrt(H), 1/sqrt(H)) (nn.LSTM's default
+    // initialisation): with U(-1, 1) the recurrence is chaotic for H >= 64 and
+    // rounding differences grow step by step (a 0.67 relative difference between
+    // fp16 and fp32 runs seen at T = 128, H = 128), which would hide real errors.
+    scale(weights, 1.0 / std::sqrt(static_cast<double>(spec.hidden_size)));
+    if (is_backward(spec.pass)) {
+      make(dy, ys);
+      make(dhy, ss);
+      make(dcy, ss);
+      make(dx, xs);
+      make(dhx, ss);
+      make(dcx, ss);
+      make(dweights, ws);
+    }
+    work = DeviceBuffer<std::byte>(work_bytes);
+    reserve = DeviceBuffer<std::byte>(reserve_bytes);
+  }
+
+  // Multiplies every element of `buffer` by `factor`, through doubles, in chunks.
+  void scale(DeviceBuffer<std::byte>& buffer, double factor) {
+    const std::size_t count = buffer.bytes() / element();
+    constexpr std::size_t kChunk = std::size_t{1} << 22;
+    DeviceBuffer<double> staged(std::min(count, kChunk));
+    std::vector<double> host(staged.size());
+    for (std::size_t at = 0; at < count; at += kChunk) {
+      const std::size_t n = std::min(kChunk, count - at);
+      std::byte* part = buffer.get() + at * element();
+      convert_to_double(part, staged.get(), n, etype(), stream);
+      TR_CUDA_CHECK(cudaMemcpyAsync(host.data(), staged.get(), n * sizeof(double),
+                                    cudaMemcpyDeviceToHost, stream));
+      TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+      for (std::size_t i = 0; i < n; ++i) host[i] *= factor;
+      TR_CUDA_CHECK(cudaMemcpyAsync(staged.get(), host.data(), n * sizeof(double),
+                                    cudaMemcpyHostToDevice, stream));
+      convert_from_double(staged.get(), part, n, etype(), stream);
+    }
+    TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+  void forward(cudnnForwardMode_t mode) const {
+    const bool train = mode == CUDNN_FWD_MODE_TRAINING;
+    TR_CUDNN_CHECK(cudnnRNNForward(handle(), rnn.get(), mode, lengths.get(), x_desc.get(), x.get(),
+                                   y_desc.get(), y.get(), h_desc.get(), hx.get(), hy.get(),
+                                   h_desc.get(), cx.get(), cy.get(), weights.bytes(), weights.get(),
+                                   work.bytes(), work.get(), train ? reserve.bytes() : 0,
+                                   train ? reserve.get() : nullptr));
+  }
+
+  void backward_data() const {
+    TR_CUDNN_CHECK(cudnnRNNBackwardData_v8(
+        handle(), rnn.get(), lengths.get(), y_desc.get(), y.get(), dy.get(), x_desc.get(), dx.get(),
+        h_desc.get(), hx.get(), dhy.get(), dhx.get(), h_desc.get(), cx.get(), dcy.get(), dcx.get(),
+        weights.bytes(), weights.get(), work.bytes(), work.get(), reserve.bytes(), reserve.get()));
+  }
+
+  cudnnStatus_t backward_weights_status(cudnnWgradMode_t mode) const {
+    return cudnnRNNBackwardWeights_v8(handle(), rnn.get(), mode, lengths.get(), x_desc.get(),
+                                      x.get(), h_desc.get(), hx.get(), y_desc.get(), y.get(),
+                                      dweights.bytes(), dweights.get(), work.bytes(), work.get(),
+                                      reserve.bytes(), reserve.get());
+  }
+
+  // The calls a backward pass depends on (untimed), and for backward_weights the
+  // choice between CUDNN_WGRAD_MODE_SET and ADD.
+  void prerequisites() {
+    if (!is_backward(spec.pass)) return;
+    forward(CUDNN_FWD_MODE_TRAINING);
+    prepare_calls.emplace_back("cudnnRNNForward(CUDNN_FWD_MODE_TRAINING)");
+    if (spec.pass == LstmPass::backward_data) {
+      reserve_snapshot = DeviceBuffer<std::byte>(reserve.bytes());
+      TR_CUDA_CHECK(cudaMemcpyAsync(reserve_snapshot.get(), reserve.get(), reserve.bytes(),
+                                    cudaMemcpyDeviceToDevice, stream));
+      prepare_calls.emplace_back("cudaMemcpyAsync(reserve space -> snapshot)");
+    }
+    if (spec.pass == LstmPass::backward_weights) {
+      backward_data();
+      prepare_calls.emplace_back("cudnnRNNBackwardData_v8");
+      const cudnnStatus_t status = backward_weights_status(CUDNN_WGRAD_MODE_SET);
+      if (status == CUDNN_STATUS_SUCCESS) {
+        wgrad_set = true;
+      } else if (is_unsupported(status)) {
+        wgrad_set = false;
+      } else {
+        check_detail::fail_cudnn(status, "cudnnRNNBackwardWeights_v8(CUDNN_WGRAD_MODE_SET, ...)",
+                                 __FILE__, __LINE__);
+      }
+    }
+  }
+
+  // The pass's one call on `on` (the handle's stream): overwrites its outputs.
+  void execute(cudaStream_t on) const {
+    switch (spec.pass) {
+      case LstmPass::inference:
+        forward(CUDNN_FWD_MODE_INFERENCE);
+        break;
+      case LstmPass::training_forward:
+        forward(CUDNN_FWD_MODE_TRAINING);
+        break;
+      case LstmPass::backward_data:
+        TR_CUDA_CHECK(cudaMemcpyAsync(reserve.get(), reserve_snapshot.get(), reserve.bytes(),
+                                      cudaMemcpyDeviceToDevice, on));
+        backward_data();
+        break;
+      case LstmPass::backward_weights:
+        if (wgrad_set) {
+          TR_CUDNN_CHECK(backward_weights_status(CUDNN_WGRAD_MODE_SET));
+        } else {
+          TR_CUDA_CHECK(cudaMemsetAsync(dweights.get(), 0, dweights.bytes(), on));
+          TR_CUDNN_CHECK(backward_weights_status(CUDNN_WGRAD_MODE_ADD));
+        }
+        break;
+    }
+  }
+
+  const DeviceBuffer<std::byte>& buffer(LstmTensor which) const {
+    switch (which) {
+      case LstmTensor::x:
+        return x;
+      case LstmTensor::hx:
+        return hx;
+      case LstmTensor::cx:
+        return cx;
+      case LstmTensor::y:
+        return y;
+      case LstmTensor::hy:
+        return hy;
+      case LstmTensor::cy:
+        return cy;
+      case LstmTensor::dy:
+        return dy;
+      case LstmTensor::dhy:
+        return dhy;
+      case LstmTensor::dcy:
+        return dcy;
+      case LstmTensor::dx:
+        return dx;
+      case LstmTensor::dhx:
+        return dhx;
+      case LstmTensor::dcx:
+        return dcx;
+    }
+    return x;
+  }
+
+  // The tensors the pass writes (the weight gradient is handled apart).
+  std::vector<LstmTensor> outputs() const {
+    switch (spec.pass) {
+      case LstmPass::inference:
+      case LstmPass::training_forward:
+        return {LstmTensor::y, LstmTensor::hy, LstmTensor::cy};
+      case LstmPass::backward_data:
+        return {LstmTensor::dx, LstmTensor::dhx, LstmTensor::dcx};
+      case LstmPass::backward_weights:
+        return {};
+    }
+    return {};
+  }
+
+  std::vector<double> to_host(const void* data, std::size_t count) const {
+    DeviceBuffer<double> converted(count);
+    convert_to_double(data, converted.get(), count, etype(), stream);
+    std::vector<double> host(count);
+    TR_CUDA_CHECK(cudaMemcpyAsync(host.data(), converted.get(), count * sizeof(double),
+                                  cudaMemcpyDeviceToHost, stream));
+    TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return host;
+  }
+
+  std::vector<double> download(LstmTensor which) const {
+    const DeviceBuffer<std::byte>& b = buffer(which);
+    if (!b.get())
+      throw std::logic_error(
+          "lstm: this pass has no such tensor (a backward tensor of a forward "
+          "pass?)");
+    return to_host(b.get(), b.bytes() / element());
+  }
+
+  void upload(LstmTensor which, const std::vector<double>& values) {
+    const DeviceBuffer<std::byte>& b = buffer(which);
+    upload_raw(b.get(), values);
+  }
+
+  void upload_raw(void* destination, const std::vector<double>& values) {
+    DeviceBuffer<double> staged(values.size());
+    TR_CUDA_CHECK(cudaMemcpyAsync(staged.get(), values.data(), staged.bytes(),
+                                  cudaMemcpyHostToDevice, stream));
+    convert_from_double(staged.get(), destination, values.size(), etype(), stream);
+    TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+  // Where cuDNN keeps every matrix and bias of `space` (weights or dweights).
+  std::vector<LayerRegions> regions(const DeviceBuffer<std::byte>& space) const {
+    std::vector<LayerRegions> all;
+    const std::int64_t pseudo_layers = spec.layers * lstm_directions(spec);
+    TensorDescriptor m_desc, b_desc;
+    for (std::int64_t pl = 0; pl < pseudo_layers; ++pl) {
+      LayerRegions layer;
+      const std::int64_t in_width = lstm_layer_input_size(spec, pl / lstm_directions(spec));
+      for (int id = 0; id < 8; ++id) {
+        void* m_addr = nullptr;
+        void* b_addr = nullptr;
+        TR_CUDNN_CHECK(cudnnGetRNNWeightParams(handle(), rnn.get(), static_cast<std::int32_t>(pl),
+                                               space.bytes(), space.get(), id, m_desc.get(),
+                                               &m_addr, b_desc.get(), &b_addr));
+        layer.matrix[id] = region_of(space, m_desc, m_addr, spec.hidden_size,
+                                     id < 4 ? in_width : spec.hidden_size);
+        layer.bias[id] = region_of(space, b_desc, b_addr, spec.hidden_size, 1);
+      }
+      all.push_back(layer);
+    }
+    return all;
+  }
+
+  Region region_of(const DeviceBuffer<std::byte>& space, const TensorDescriptor& desc,
+                   void* address, std::int64_t rows, std::int64_t cols) const {
+    cudnnDataType_t dtype{};
+    int nb = 0;
+    int dims[3] = {0, 0, 0};
+    int strides[3] = {0, 0, 0};
+    TR_CUDNN_CHECK(cudnnGetTensorNdDescriptor(desc.get(), 3, &dtype, &nb, dims, strides));
+    if (address == nullptr || nb != 3 || dims[1] != rows || dims[2] != cols)
+      throw std::logic_error("lstm: cuDNN reports a weight of " + std::to_string(dims[1]) + " x " +
+                             std::to_string(dims[2]) + " (" + std::to_string(nb) +
+                             " dims), expected " + std::to_string(rows) + " x " +
+                             std::to_string(cols));
+    const auto bytes = static_cast<Size>(static_cast<const std::byte*>(address) - space.get());
+    return {bytes / element(), rows, cols, strides[1], strides[2]};
+  }
+
+  template <typename Visit>
+  void for_each_weight(const std::vector<LayerRegions>& layout, LstmWeights& weights_of,
+                       Visit visit) const {
+    const Size h = z(spec.hidden_size);
+    for (Size pl = 0; pl < layout.size(); ++pl) {
+      LstmLayerWeights& layer = weights_of[pl];
+      for (Size id = 0; id < 8; ++id) {
+        const Region& m = layout[pl].matrix[id];
+        std::vector<double>& target = id < 4 ? layer.w : layer.r;
+        const Size cols = z(m.cols);
+        const Size gate = id % 4;
+        for (Size j = 0; j < h; ++j)
+          for (Size k = 0; k < cols; ++k)
+            visit(target[(gate * h + j) * cols + k],
+                  m.offset + j * z(m.row_stride) + k * z(m.col_stride));
+        const Region& b = layout[pl].bias[id];
+        std::vector<double>& bias = id < 4 ? layer.bw : layer.br;
+        for (Size j = 0; j < h; ++j) visit(bias[gate * h + j], b.offset + j * z(b.row_stride));
+      }
+    }
+  }
+
+  LstmWeights download_weights(bool gradient) const {
+    const DeviceBuffer<std::byte>& space = gradient ? dweights : weights;
+    if (!space.get()) throw std::logic_error("lstm: no weight gradient outside backward passes");
+    const std::vector<double> all = to_host(space.get(), space.bytes() / element());
+    LstmWeights result = lstm_zero_weights(spec);
+    for_each_weight(regions(space), result, [&](double& value, Size at) { value = all.at(at); });
+    return result;
+  }
+
+  void upload_weights(LstmWeights values) {
+    std::vector<double> all = to_host(weights.get(), weights.bytes() / element());
+    for_each_weight(regions(weights), values, [&](double& value, Size at) { all.at(at) = value; });
+    upload_raw(weights.get(), all);
+  }
+};
+
+// ---------------------------------------------------------------------------
+// The operator.
+
+Lstm::Lstm(LstmSpec spec, std::shared_ptr<CudnnHandle> handle)
+    : spec_(std::move(spec)), handle_(std::move(handle)) {
+  validate(spec_);
+}
+
+Lstm::~Lstm() = default;
+
+std::string Lstm::op() const {
+  return lstm_op_name(spec_.pass);
+}
+
+nlohmann::json Lstm::params() const {
+  nlohmann::json params = lstm_params(spec_);
+  params.erase("precision");  // a Point carries precision and math mode in fields of their own
+  params.erase("math");
+  return params;
+}
+
+std::string Lstm::precision() const {
+  return to_string(spec_.precision);
+}
+std::string Lstm::math_mode() const {
+  return to_string(resolved_math(spec_));
+}
+std::string Lstm::algorithm() const {
+  return state_ ? std::string(cudnn_name(spec_.algorithm)) : std::string();
+}
+double Lstm::flops() const {
+  return lstm_flops(spec_);
+}
+double Lstm::min_bytes() const {
+  return lstm_min_bytes(spec_);
+}
+
+nlohmann::json Lstm::details() const {
+  if (!state_) return nlohmann::json::object();
+  const LstmState& st = *state_;
+  nlohmann::json details = {
+      {"workspace_bytes", st.work_bytes},
+      {"reserve_bytes", st.reserve_bytes},
+      {"weight_space_bytes", st.weight_bytes},
+      {"cudnn_math_type", math_type_name(st.math)},
+      {"cudnn_data_type", data_type_name(st.type)},
+      {"cudnn_math_precision", data_type_name(st.math_precision)},
+      // cuDNN's reproducibility notes list no RNN routine as non-deterministic;
+      // the GPU tests check bitwise equality of reruns.
+      {"deterministic", true},
+      {"prepare_calls", st.prepare_calls},
+  };
+  // What one run() enqueues, in order.
+  std::vector<std::string> run_calls;
+  switch (spec_.pass) {
+    case LstmPass::inference:
+      run_calls = {"cudnnRNNForward(CUDNN_FWD_MODE_INFERENCE)"};
+      break;
+    case LstmPass::training_forward:
+      run_calls = {"cudnnRNNForward(CUDNN_FWD_MODE_TRAINING)"};
+      break;
+    case LstmPass::backward_data:
+      run_calls = {"cudaMemcpyAsync(snapshot -> reserve space)", "cudnnRNNBackwardData_v8"};
+      details["restored_reserve_bytes"] = st.reserve_bytes;
+      break;
+    case LstmPass::backward_weights:
+      if (!st.wgrad_set) run_calls.emplace_back("cudaMemsetAsync(dw, 0)");
+      run_calls.emplace_back(st.wgrad_set ? "cudnnRNNBackwardWeights_v8(CUDNN_WGRAD_MODE_SET)"
+                                          : "cudnnRNNBackwardWeights_v8(CUDNN_WGRAD_MODE_ADD)");
+      details["wgrad_mode"] = st.wgrad_set ? "CUDNN_WGRAD_MODE_SET" : "CUDNN_WGRAD_MODE_ADD";
+      break;
+  }
+  details["run_calls"] = run_calls;
+  if (const char* tf32 = std::getenv("NVIDIA_TF32_OVERRIDE"))
+    details["nvidia_tf32_override"] = tf32;
+  return details;
+}
+
+void Lstm::prepare(cudaStream_t stream) {
+  state_.reset();
+  // A failed cudaMalloc of an earlier point leaves a (non-sticky) last error.
+  (void)cudaGetLastError();
+  const LstmSpec& spec = spec_;
+
+  // Fail fast, before cuDNN or cudaMalloc see a shape that cannot fit.
+  double elements = lstm_x_elements(spec) + lstm_y_elements(spec) + 6 * lstm_state_elements(spec) +
+                    lstm_weight_elements(spec);
+  if (is_backward(spec.pass)) elements *= 2;
+  const double tensor_bytes = static_cast<double>(element_bytes(spec.precision)) * elements;
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  TR_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (tensor_bytes > static_cast<double>(free_bytes)) {
+    char message[256];
+    std::snprintf(message, sizeof message,
+                  "cudaErrorMemoryAllocation: the tensors need %.3g GiB, %.3g GiB of %.3g GiB "
+                  "are free (checked before allocating)",
+                  gib(tensor_bytes), gib(static_cast<double>(free_bytes)),
+                  gib(static_cast<double>(total_bytes)));
+    throw GpuError("CUDA runtime", cudaErrorMemoryAllocation, message);
+  }
+
+  if (!handle_) handle_ = std::make_shared<CudnnHandle>();
+  auto state = std::make_unique<LstmState>(spec_, handle_, stream);
+  LstmState& st = *state;
+  TR_CUDNN_CHECK(cudnnSetStream(st.handle(), stream));
+  st.configure();
+  st.allocate(0x15700001u);
+  st.prerequisites();
+  // One call of the pass now, so that a configuration cuDNN cannot run fails in
+  // prepare() (as the interface promises) and not in the first timed run.
+  st.execute(stream);
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+  state_ = std::move(state);
+}
+
+void Lstm::run(cudaStream_t stream) {
+  if (!state_) throw std::logic_error("lstm: run() before a successful prepare()");
+  // The handle may be shared: point it at this stream only when it is elsewhere.
+  cudaStream_t current = nullptr;
+  TR_CUDNN_CHECK(cudnnGetStream(state_->handle(), &current));
+  if (current != stream) TR_CUDNN_CHECK(cudnnSetStream(state_->handle(), stream));
+  state_->execute(stream);
+}
+
+std::vector<double> Lstm::download(LstmTensor which) const {
+  if (!state_) throw std::logic_error("lstm: download() before a successful prepare()");
+  return state_->download(which);
+}
+
+LstmWeights Lstm::download_weights(bool gradient) const {
+  if (!state_) throw std::logic_error("lstm: download_weights() before a successful prepare()");
+  return state_->download_weights(gradient);
+}
+
+std::vector<std::byte> Lstm::download_outputs_bytes() const {
+  if (!state_)
+    throw std::logic_error("lstm: download_outputs_bytes() before a successful prepare()");
+  const LstmState& st = *state_;
+  std::vector<const DeviceBuffer<std::byte>*> parts;
+  for (LstmTensor which : st.outputs()) parts.push_back(&st.buffer(which));
+  if (spec_.pass == LstmPass::backward_weights) parts.push_back(&st.dweights);
+  std::vector<std::byte> host;
+  for (const DeviceBuffer<std::byte>* part : parts) {
+    const std::size_t at = host.size();
+    host.resize(at + part->bytes());
+    TR_CUDA_CHECK(cudaMemcpyAsync(host.data() + at, part->get(), part->bytes(),
+                                  cudaMemcpyDeviceToHost, st.stream));
+  }
+  TR_CUDA_CHECK(cudaStreamSynchronize(st.stream));
+  return host;
+}
+
+namespace {
+
+// Converts `count` elements of `from` into fp32 in a new device buffer.
+DeviceBuffer<float> as_f32(const void* data, std::size_t count, ElementType from,
+                           cudaStream_t stream) {
+  DeviceBuffer<double> staged(count);
+  convert_to_double(data, staged.get(), count, from, stream);
+  DeviceBuffer<float> converted(count);
+  convert_from_double(staged.get(), converted.get(), count, ElementType::f32, stream);
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return converted;
+}
+
+}  // namespace
+
+CheckResult Lstm::check(LstmCheckMethod method) {
+  if (!state_) throw std::logic_error("lstm: check() before a successful prepare()");
+  LstmState& st = *state_;
+  // Every call below (the reference state's too) runs on the prepare() stream.
+  TR_CUDNN_CHECK(cudnnSetStream(st.handle(), st.stream));
+  const bool backward = is_backward(spec_.pass);
+  const double reference_flops = lstm_gemm_flops(spec_) * (backward ? 3 : 1);
+  if (method == LstmCheckMethod::automatic)
+    method = reference_flops <= kLstmCpuReferenceMaxFlops ? LstmCheckMethod::cpu_reference
+                                                          : LstmCheckMethod::fp32_reference;
+  CheckResult result;
+  result.tolerance = tolerance_for(spec_);
+  const std::string what =
+      backward ? (spec_.pass == LstmPass::backward_data ? "dx dhx dcx" : "dw") : "y hy cy";
+
+  if (method == LstmCheckMethod::cpu_reference) {
+    run(st.stream);
+    const std::vector<double> x = st.download(LstmTensor::x);
+    const std::vector<double> hx = st.download(LstmTensor::hx);
+    const std::vector<double> cx = st.download(LstmTensor::cx);
+    const LstmWeights weights = st.download_weights(false);
+    std::vector<double> got, expected;
+    auto append = [](std::vector<double>& to, const std::vector<double>& part) {
+      to.insert(to.end(), part.begin(), part.end());
+    };
+    if (!backward) {
+      const LstmForwardResult ref = lstm_reference_forward(spec_, x, hx, cx, weights);
+      for (const std::vector<double>* part : {&ref.y, &ref.hy, &ref.cy}) append(expected, *part);
+      for (LstmTensor which : st.outputs()) append(got, st.download(which));
+    } else {
+      const LstmBackwardResult ref =
+          lstm_reference_backward(spec_, x, hx, cx, weights, st.download(LstmTensor::dy),
+                                  st.download(LstmTensor::dhy), st.download(LstmTensor::dcy));
+      if (spec_.pass == LstmPass::backward_data) {
+        for (const std::vector<double>* part : {&ref.dx, &ref.dhx, &ref.dcx})
+          append(expected, *part);
+        for (LstmTensor which : st.outputs()) append(got, st.download(which));
+      } else {
+        expected = flatten(ref.dw);
+        got = flatten(st.download_weights(true));
+      }
+    }
+    result.method = "cpu reference (double)";
+    result.elements = got.size();
+    result.relative_error = relative_error(got, expected);
+  } else {
+    result.method = "agreement with cuDNN fp32 / fma_only";
+    if (spec_.precision == Precision::fp32 && resolved_math(spec_) == MathMode::fma_only) {
+      result.status = CheckStatus::skipped;
+      result.detail = "fp32 / fma_only is itself the reference above the CPU reference limit (" +
+                      format_number(reference_flops) + " > " +
+                      format_number(kLstmCpuReferenceMaxFlops) + " FLOPs)";
+      return result;
+    }
+    LstmSpec ref_spec = spec_;
+    ref_spec.precision = Precision::fp32;
+    ref_spec.math = MathMode::fma_only;
+    ref_spec.algorithm = LstmAlgorithm::standard;
+    LstmState ref(ref_spec, handle_, st.stream);
+    ref.configure();
+    ref.allocate(0x2ef00001u);
+    // The same stored inputs, converted to fp32.
+    std::vector<LstmTensor> inputs = {LstmTensor::x, LstmTensor::hx, LstmTensor::cx};
+    if (backward) inputs.insert(inputs.end(), {LstmTensor::dy, LstmTensor::dhy, LstmTensor::dcy});
+    for (LstmTensor which : inputs) ref.upload(which, st.download(which));
+    ref.upload_weights(st.download_weights(false));
+    ref.prerequisites();
+    ref.execute(st.stream);
+    run(st.stream);
+    if (spec_.pass == LstmPass::backward_weights) {
+      const std::vector<double> got = flatten(st.download_weights(true));
+      result.elements = got.size();
+      result.relative_error = relative_error(got, flatten(ref.download_weights(true)));
+    } else {
+      DeviceDifference total;
+      for (LstmTensor which : st.outputs()) {
+        const DeviceBuffer<std::byte>& mine = st.buffer(which);
+        const std::size_t count = mine.bytes() / st.element();
+        const DeviceBuffer<float> converted = as_f32(mine.get(), count, st.etype(), st.stream);
+        const DeviceDifference part = compare_on_device(converted.get(), ref.buffer(which).get(),
+                                                        count, ElementType::f32, st.stream);
+        total.max_abs_difference = std::max(total.max_abs_difference, part.max_abs_difference);
+        total.max_abs_reference = std::max(total.max_abs_reference, part.max_abs_reference);
+        result.elements += count;
+      }
+      result.relative_error =
+          total.max_abs_difference == 0
+              ? 0
+              : (total.max_abs_reference > 0 ? total.max_abs_difference / total.max_abs_reference
+                                             : std::numeric_limits<double>::infinity());
+    }
+    result.tolerance += tolerance_for(ref_spec);
+  }
+  result.status =
+      result.relative_error <= result.tolerance ? CheckStatus::passed : CheckStatus::failed;
+  result.detail = result.method + ": relative error " + format_number(result.relative_error) +
+                  (result.passed() ? " <= " : " > ") + format_number(result.tolerance) + " over " +
+                  std::to_string(result.elements) + " outputs (" + what + ") of " +
+                  cudnn_name(spec_.algorithm) + " " + math_type_name(st.math);
+  return result;
+}
+
+}  // namespace timeroof

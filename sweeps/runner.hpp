@@ -1,0 +1,94 @@
+// The sweep runner: measures each point of a sweep and hands it to a sink (the
+// results store) as soon as it is done, so a killed sweep keeps every finished
+// point and --resume continues it. Per point, in this order:
+//   1. build the operator (no GPU work) and describe it (analytic FLOPs/bytes);
+//   2. prepare: allocate, fill random data, choose the algorithm;
+//   3. check the output once (CPU reference or a second algorithm);
+//   4. warm up;
+//   5. timing pass: event-timed calls until the median is stable, no tool attached
+//      (the events enclose the host's enqueue, so a launch-bound call is timed as
+//      such); L2 flushed before each call when cold;
+//   6. trace pass: CUPTI activity records of a few calls -> kernels, launches, API
+//      time, gaps, transfers;
+//   7. counter pass: one user range per call, replayed per pass (the catalog's plan
+//      for the operator's precision), or the point is marked counters_unavailable
+//      with the reason and keeps its timing.
+// A point that fails ends with its status and the library's reason; the sweep
+// goes on.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/results.hpp"
+#include "kernels/measure.hpp"
+#include "sweeps/family.hpp"
+
+namespace timeroof {
+
+struct RunnerOptions {
+  bool counters = true;  // false: timing and trace only (--no-counters)
+  bool cold_l2 = false;  // flush L2 before every timed call and every counted range
+  TimingPolicy timing;
+  int warmup_calls = 3;
+  int trace_calls = 5;
+};
+
+// What a sweep measures: a family and its points (params objects), in order.
+struct SweepPlan {
+  std::string name;  // the sweep's name in the store
+  const OperatorFamily* family = nullptr;
+  std::vector<nlohmann::json> points;
+};
+
+// Receives each finished point (the store writes it in one transaction).
+class PointSink {
+ public:
+  virtual ~PointSink() = default;
+  virtual void write(Point& point) = 0;
+};
+
+struct SweepProgress {
+  int done = 0;   // points finished in this invocation, resumed ones excluded
+  int total = 0;  // points to measure in this invocation
+  double elapsed_s = 0;
+  std::string current;  // "conv2d #12 batch=64 ..."
+};
+
+struct SweepOutcome {
+  int measured = 0;          // points measured now
+  int already_finished = 0;  // skipped because the store had them (--resume)
+  int not_ok = 0;            // measured, with a status other than ok
+  bool interrupted = false;  // stopped by the stop flag before the end
+};
+
+class SweepRunner {
+ public:
+  // `gpu` is the inspected device (its counters field says whether to try counters).
+  SweepRunner(GpuInfo gpu, RunnerOptions options);
+  ~SweepRunner();
+  SweepRunner(const SweepRunner&) = delete;
+  SweepRunner& operator=(const SweepRunner&) = delete;
+
+  // Measures every point whose seq is not in `finished`. Checks `stop` between
+  // points: the current point is finished and written first.
+  SweepOutcome run(const SweepPlan& plan, const std::set<int>& finished, PointSink& sink,
+                   const std::atomic<bool>& stop,
+                   const std::function<void(const SweepProgress&)>& progress = nullptr);
+
+  // Measures one point (exposed for tests and benchmarks).
+  Point measure_point(const OperatorFamily& family, const nlohmann::json& params,
+                      const std::string& sweep, int seq);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace timeroof

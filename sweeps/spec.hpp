@@ -1,0 +1,179 @@
+// Sweep specs: which points of an operator family a sweep measures, and how
+// (host transfers, pinned or pageable host memory, warm or cold L2). A spec comes
+// from command-line flags, a TOML file or the family's default sweep; every point
+// is validated by the family before any GPU work, so a bad spec fails with a
+// usage error (exit 1) that names the key and the allowed values.
+//
+// Value lists (flags, and strings in a TOML file):
+//   16            one value
+//   1,2,4         a list; items may be ranges: 1,3..9:+2
+//   1..1024:x2    geometric range: 1, 2, 4, ..., 1024 (factor >= 2, start >= 1)
+//   16..128:+16   arithmetic range: 16, 32, ..., 128 (step >= 1)
+//   3..9          step +1
+//   fp16,fp32     text values (text axes take lists, never ranges); matched
+//                 case-insensitively and stored as the family spells them
+// A range includes its end when a step lands on it (16..100:x2 is 16, 32, 64).
+// Repeated values are kept once (first occurrence). An integer axis may also name
+// words (ParamAxis::allowed of an integer axis, e.g. conv2d's pad = same).
+//
+// Points: the Cartesian product of the given axes, nested in the family's axis
+// order with the FIRST axis varying fastest (conv2d lists batch first, so a sweep
+// over batch is contiguous and precision, the last axis, changes slowest). Each
+// axis keeps the order of its values as written. An axis the spec does not set
+// takes ONE value, its baseline (the first of ParamAxis::defaults), not the default
+// sweep's values: `sweep conv2d --batch 1..1024:x2` is 11 points at the paper's
+// baseline, not 11 x the default grid. Identical points are kept once.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sweeps/family.hpp"
+
+namespace timeroof {
+
+// Host<->device data transfer timed with each call.
+enum class TransferMode {
+  none,                 // operator only, data resident on the device
+  h2d_input,            // copy the input(s) host -> device, then the operator
+  h2d_input_d2h_output  // and copy the output device -> host
+};
+const char* to_string(TransferMode mode);  // "none", "h2d_input", "h2d_input_d2h_output"
+// Throws a usage error naming `transfer` and the allowed values; dashes read as underscores.
+TransferMode parse_transfer_mode(std::string_view text);
+
+struct SweepSpec {
+  std::string name;    // flags: the family's name; TOML: [sweep] name or the file's stem;
+                       // default: "<family>-default"
+  std::string family;  // "conv2d"
+  std::vector<nlohmann::json> points;  // complete params objects, in run order (seq = index)
+  TransferMode transfer = TransferMode::none;
+  bool pinned_host = true;  // host buffers of the transfers: pinned, or pageable
+  bool cold_l2 = false;     // flush L2 before each timed call
+  // What the user wrote, for provenance: {"kind": "flags", "family", "flags": [[key,
+  // value], ...]}, {"kind": "toml", "path", "text"} or {"kind": "default", "family"}.
+  nlohmann::json source;
+};
+
+// {"name", "family", "transfer", "pinned_host", "cold_l2", "point_count", "points",
+//  "source"}; numbers stay numbers, booleans booleans.
+nlohmann::json to_json(const SweepSpec& spec);
+// The inverse of to_json (e.g. for --resume from a stored run); throws a usage error
+// on a missing or mistyped field. Does not validate the points (validate_points).
+SweepSpec spec_from_json(const nlohmann::json& json);
+
+// Most points one spec may have (a typo like 1..100000 fails early).
+inline constexpr std::size_t kMaxSweepPoints = 100'000;
+// The value-list syntax above in one line, for --help and error messages.
+extern const char* const kValueListSyntax;
+
+// The values of `axis` that `text` lists (integers as JSON integers, text as the
+// family's spelling). Errors name `where` (default: the axis' key) and the allowed
+// values or syntax: an empty item, a non-integer, an empty range (8..1:x2), a step
+// <= 0, a factor < 2, a range on a text axis, an unknown text value.
+std::vector<nlohmann::json> parse_value_list(const ParamAxis& axis, std::string_view text,
+                                             const std::string& where = "");
+
+// Each axis at its baseline (defaults[0]).
+nlohmann::json baseline_point(const OperatorFamily& family);
+
+// Runs family.validate on every point; the error names the point's seq and params.
+void validate_points(const SweepSpec& spec, const OperatorFamily& family);
+
+// Flags: (key, value list) pairs. Keys are the family's axes or the options
+//   transfer none|h2d_input|h2d_input_d2h_output, host pinned|pageable,
+//   l2 warm|cold, name TEXT;
+// dashes and underscores in keys are the same ("bwd-x" == "bwd_x"), a leading "--" is
+// ignored. An unknown or repeated key is a usage error that lists the allowed keys.
+// The points are validated before this returns.
+SweepSpec spec_from_flags(const OperatorFamily& family,
+                          const std::vector<std::pair<std::string, std::string>>& flags);
+
+// A TOML file:
+//   [sweep]                  family (required); name, transfer, host, l2 (optional)
+//   family = "conv2d"
+//   [axes]                   a product (rules above); each key a scalar, a list, or a
+//   batch = "1..1024:x2"     value-list string
+//   precision = ["fp16", "fp32"]
+//   [[point]]                explicit points, after the product; a key left out takes its
+//   batch = 16               baseline (not [axes]'s value); a list or range in a [[point]]
+//   filter = 9               makes a small product of its own
+// Without [axes] and [[point]] the spec is the baseline point. An unknown table or key,
+// a wrong type, or malformed TOML is a usage error with the file, line and column, the
+// key and the allowed keys or values. `lookup` resolves the family's name (it throws a
+// usage error for an unknown one); the one-argument form uses find_family.
+using FamilyLookup = std::function<const OperatorFamily&(const std::string& name)>;
+SweepSpec spec_from_toml(const std::string& path, const FamilyLookup& lookup);
+
+// The family's default sweep (default_points), validated.
+SweepSpec default_spec(const OperatorFamily& family);
+
+// By family name, through find_family (sweeps/families.cpp).
+inline SweepSpec spec_from_flags(const std::string& family,
+                                 const std::vector<std::pair<std::string, std::string>>& flags) {
+  return spec_from_flags(find_family(family), flags);
+}
+inline SweepSpec spec_from_toml(const std::string& path) {
+  return spec_from_toml(
+      path, [](const std::string& name) -> const OperatorFamily& { return find_family(name); });
+}
+inline SweepSpec default_spec(const std::string& family) {
+  return default_spec(find_family(family));
+}
+
+// --dry-run's time model. Per point:
+//   call  = max(FLOPs / peak(precision, math), min_bytes / bytes_per_s) + call_overhead_s
+//   timed = max(timing_min_calls, ceil(timing_min_s / call))
+//   point = setup_s + check_s + counter_passes x counter_pass_s
+//           + (warmup_calls + timed + trace_calls + counter_passes) x call
+// FLOPs and min_bytes are the operator's analytic ones (family.make, no GPU work). The
+// peak is picked by the point's "precision" and "math" params: fp32, or math fma_only,
+// -> cuda_core_flops_per_s; tf32 -> tf32_flops_per_s; fp16 / bf16 -> tensor_flops_per_s;
+// a point without "precision" -> cuda_core_flops_per_s. The caller passes the machine's
+// measured ceilings when it has them (fp32_fma, tensor_fp16, tensor_tf32, hbm); the
+// defaults are rough H100/H200 figures (DESIGN.md) and the fixed costs the runner's
+// passes were designed to (allocation + fill + algorithm choice, one check, warm-up,
+// timing to a stable median, one trace pass, ~3 counter passes). The CPU reference of
+// small shapes and exhaustive algorithm search are not modelled.
+struct DryRunRoofs {
+  double cuda_core_flops_per_s = 50e12;
+  double tensor_flops_per_s = 600e12;  // fp16 / bf16 on Tensor Cores
+  double tf32_flops_per_s = 300e12;
+  double bytes_per_s = 3.5e12;
+  double setup_s = 0.02;  // allocate, fill with random data, choose the algorithm, free
+  double check_s = 0.01;  // verify the output once (device comparison)
+  int warmup_calls = 3;
+  int timing_min_calls = 20;
+  double timing_min_s = 0.02;  // the timing pass runs at least this long
+  int trace_calls = 5;
+  int counter_passes = 3;
+  double counter_pass_s = 0.01;   // per pass: profiler configuration and replay setup
+  double call_overhead_s = 5e-6;  // launch and synchronisation per call
+};
+
+struct PointEstimate {
+  double flops = 0;      // analytic, one call
+  double min_bytes = 0;  // analytic, one call
+  double call_s = 0;     // one call at the roof, with its overhead
+  double point_s = 0;    // everything the runner does for the point
+};
+PointEstimate estimate_point(const nlohmann::json& point, const OperatorFamily& family,
+                             const DryRunRoofs& roofs = {});
+
+// --dry-run: a header (name, family, options, point count, the params every point
+// shares), a table with one row per point (seq, the params that vary across points,
+// GFLOP, MB, estimated time per call and per point), and the total estimate with the
+// model's figures.
+std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
+                            const DryRunRoofs& roofs = {});
+inline std::string describe_points(const SweepSpec& spec, const DryRunRoofs& roofs = {}) {
+  return describe_points(spec, find_family(spec.family), roofs);
+}
+
+}  // namespace timeroof

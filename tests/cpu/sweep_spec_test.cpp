@@ -1,0 +1,550 @@
+// CPU tier, sweep specs without a GPU: the value-list syntax (lists, geometric and
+// arithmetic ranges), every error naming the key and the allowed values, the
+// Cartesian order (batch fastest), flags and TOML files (axes, explicit points,
+// unknown keys with line numbers, malformed TOML), the conv2d family's default grid,
+// the dry-run table and estimate, and the JSON form (numbers stay numbers).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+#include "core/error.hpp"
+#include "sweeps/conv2d.hpp"
+#include "sweeps/family.hpp"
+#include "sweeps/spec.hpp"
+
+namespace timeroof {
+namespace {
+
+using nlohmann::json;
+using Flags = std::vector<std::pair<std::string, std::string>>;
+
+// The message of the usage error `body` throws ("" when it throws none).
+template <typename Body>
+std::string usage_message(Body body) {
+  try {
+    body();
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ExitCode::usage) << error.what();
+    return error.what();
+  }
+  ADD_FAILURE() << "no error thrown";
+  return "";
+}
+
+#define EXPECT_MENTIONS(text, part) \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
+
+const OperatorFamily& conv() {
+  static const OperatorFamily family = conv2d_family();
+  return family;
+}
+
+// Stands in for find_family (sweeps/families.cpp) in these tests.
+const OperatorFamily& lookup(const std::string& name) {
+  if (name == "conv2d") return conv();
+  throw usage_error("unknown operator family '" + name + "'; allowed: conv2d");
+}
+
+const ParamAxis& axis_of(const OperatorFamily& family, const std::string& key) {
+  for (const ParamAxis& axis : family.axes)
+    if (axis.key == key) return axis;
+  throw std::logic_error("no axis " + key);
+}
+
+std::vector<json> values(const std::string& key, const std::string& text) {
+  return parse_value_list(axis_of(conv(), key), text);
+}
+
+std::string value_error(const std::string& key, const std::string& text) {
+  return usage_message([&] { parse_value_list(axis_of(conv(), key), text); });
+}
+
+std::vector<json> ints(std::initializer_list<std::int64_t> list) {
+  std::vector<json> out;
+  for (std::int64_t v : list) out.emplace_back(v);
+  return out;
+}
+
+// A temporary TOML file, removed at the end of the test.
+class TempToml {
+ public:
+  TempToml(const std::string& stem, const std::string& text)
+      : path_(std::filesystem::temp_directory_path() /
+              (stem + "-" + std::to_string(::getpid()) + ".toml")) {
+    std::ofstream(path_) << text;
+  }
+  ~TempToml() { std::filesystem::remove(path_); }
+  TempToml(const TempToml&) = delete;
+  TempToml& operator=(const TempToml&) = delete;
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string toml_error(const std::string& text) {
+  const TempToml file("bad-spec", text);
+  std::string message = usage_message([&] { spec_from_toml(file.path(), lookup); });
+  EXPECT_MENTIONS(message, file.path());
+  return message;
+}
+
+TEST(SweepValues, RangesAndLists) {
+  EXPECT_EQ(values("batch", "1..1024:x2"), ints({1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}));
+  EXPECT_EQ(values("batch", "16..128:+16"), ints({16, 32, 48, 64, 80, 96, 112, 128}));
+  EXPECT_EQ(values("filter", "3..9:+2"), ints({3, 5, 7, 9}));
+  EXPECT_EQ(values("filter", "3..6"), ints({3, 4, 5, 6}));
+  EXPECT_EQ(values("batch", "16..100:x2"), ints({16, 32, 64}));  // the end is not forced
+  EXPECT_EQ(values("batch", "3..81:X3"), ints({3, 9, 27, 81}));
+  EXPECT_EQ(values("batch", "5..5:x2"), ints({5}));
+  EXPECT_EQ(values("batch", "16"), ints({16}));
+  EXPECT_EQ(values("batch", " 1, 2 ,4 "), ints({1, 2, 4}));
+  EXPECT_EQ(values("filter", "1,3..9:+2,11"), ints({1, 3, 5, 7, 9, 11}));
+  EXPECT_EQ(values("batch", "4,1..8:x2"), ints({4, 1, 2, 8}));  // repeats kept once, in order
+  for (const json& v : values("batch", "1..4")) EXPECT_TRUE(v.is_number_integer());
+  // Text: case-insensitive, stored as the family spells them.
+  EXPECT_EQ(values("precision", "FP32,fp16"), (std::vector<json>{"fp32", "fp16"}));
+  EXPECT_EQ(values("layout", "NCHW"), (std::vector<json>{"nchw"}));
+  // An integer axis' words: pad = same.
+  EXPECT_EQ(values("pad", "SAME,0,2"), (std::vector<json>{"same", 0, 2}));
+}
+
+TEST(SweepValues, ErrorsNameTheKeyAndTheAllowedValues) {
+  std::string m = value_error("batch", "8..1:x2");
+  EXPECT_MENTIONS(m, "batch: empty range '8..1:x2'");
+  EXPECT_MENTIONS(m, "allowed: A..B with A <= B, e.g. 1..8:x2");
+  for (const char* bad : {"1..8:+0", "1..8:+-2"}) {
+    m = value_error("batch", bad);
+    EXPECT_MENTIONS(m, "batch: bad step");
+    EXPECT_MENTIONS(m, "an arithmetic step must be >= 1; allowed: :+D with D >= 1");
+  }
+  for (const char* bad : {"1..8:x1", "1..8:x0", "1..8:x-2"}) {
+    m = value_error("batch", bad);
+    EXPECT_MENTIONS(m, "a geometric factor must be >= 2; allowed: :xF with F >= 2");
+  }
+  for (const char* bad : {"1..8:2", "1..8:y2", "1..8:", "1..8:x"}) {
+    m = value_error("batch", bad);
+    EXPECT_MENTIONS(m, "batch: bad step");
+    EXPECT_MENTIONS(m, "allowed: :xF (geometric, F >= 2) or :+D (arithmetic, D >= 1)");
+  }
+  m = value_error("batch", "0..8:x2");
+  EXPECT_MENTIONS(m, "must start at >= 1; allowed: A..B:xF with A >= 1");
+  for (const char* bad : {"1.5", "abc", "16k", "0x10", "+4"}) {
+    m = value_error("batch", bad);
+    EXPECT_MENTIONS(m, std::string("batch: '") + bad + "' is not an integer");
+    EXPECT_MENTIONS(m, "allowed: a value (16), a list (1,2,4), a geometric range A..B:xF");
+  }
+  EXPECT_MENTIONS(value_error("batch", "1..x"), "batch: range end 'x' is not an integer");
+  EXPECT_MENTIONS(value_error("pad", "half"), "or the words same");
+  m = value_error("batch", "1,,2");
+  EXPECT_MENTIONS(m, "batch: empty item in '1,,2'; allowed: a value");
+  EXPECT_MENTIONS(value_error("batch", "1,2,"), "empty item");
+  EXPECT_MENTIONS(value_error("batch", " "), "batch: no values; allowed:");
+  m = value_error("batch", "1..1000000");
+  EXPECT_MENTIONS(m, "more than 100000 values");
+  m = value_error("precision", "fp16,fp64");
+  EXPECT_MENTIONS(m, "precision: unknown value 'fp64'; allowed: fp32, tf32, fp16, bf16");
+  m = value_error("precision", "fp16..fp32");
+  EXPECT_MENTIONS(m, "(text takes a list, not a range); allowed: fp32, tf32, fp16, bf16");
+  m = value_error("direction", "bwd");
+  EXPECT_MENTIONS(m, "allowed: fwd, bwd_data, bwd_filter");
+  m = value_error("algorithm", "fastest");
+  EXPECT_MENTIONS(m, "allowed: heuristic, exhaustive, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM");
+  // The caller's context replaces the key's name.
+  m = usage_message([] { parse_value_list(axis_of(conv(), "batch"), "x", "spec.toml:3:9: b"); });
+  EXPECT_MENTIONS(m, "spec.toml:3:9: b: 'x' is not an integer");
+}
+
+TEST(SweepSpecFlags, CartesianOrderBatchFastest) {
+  const SweepSpec spec =
+      spec_from_flags(conv(), {{"precision", "fp16,fp32"}, {"filter", "3,7"}, {"batch", "1,2"}});
+  ASSERT_EQ(spec.points.size(), 8u);
+  // Nested in the family's axis order (batch, ..., filter, ..., precision), first fastest,
+  // whatever the order of the flags.
+  const std::vector<std::tuple<int, int, std::string>> expected = {
+      {1, 3, "fp16"}, {2, 3, "fp16"}, {1, 7, "fp16"}, {2, 7, "fp16"},
+      {1, 3, "fp32"}, {2, 3, "fp32"}, {1, 7, "fp32"}, {2, 7, "fp32"}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const json& p = spec.points[i];
+    EXPECT_EQ(p["batch"], std::get<0>(expected[i])) << i;
+    EXPECT_EQ(p["filter"], std::get<1>(expected[i])) << i;
+    EXPECT_EQ(p["precision"], std::get<2>(expected[i])) << i;
+    // Axes not given: their baseline, a single value.
+    EXPECT_EQ(p["channels"], 64);
+    EXPECT_EQ(p["stride"], 2);
+    EXPECT_EQ(p["filters"], 64);
+    EXPECT_EQ(p["direction"], "fwd");
+    EXPECT_EQ(p["pad"], "same");
+  }
+  EXPECT_EQ(spec.family, "conv2d");
+  EXPECT_EQ(spec.name, "conv2d");
+  EXPECT_EQ(spec.transfer, TransferMode::none);
+  EXPECT_TRUE(spec.pinned_host);
+  EXPECT_FALSE(spec.cold_l2);
+  EXPECT_EQ(spec.source["kind"], "flags");
+  EXPECT_EQ(spec.source["flags"][0], json::array({"precision", "fp16,fp32"}));
+}
+
+TEST(SweepSpecFlags, NoFlagsIsTheBaselineNotTheDefaultGrid) {
+  const SweepSpec spec = spec_from_flags(conv(), {});
+  ASSERT_EQ(spec.points.size(), 1u);
+  const json& p = spec.points[0];
+  EXPECT_EQ(p, baseline_point(conv()));
+  // The paper's baseline: input 112x112x64 NHWC, 64 filters 3x3, stride 2, batch 16.
+  EXPECT_EQ(p["batch"], 16);
+  EXPECT_EQ(p["channels"], 64);
+  EXPECT_EQ(p["height"], 112);
+  EXPECT_EQ(p["width"], 112);
+  EXPECT_EQ(p["filters"], 64);
+  EXPECT_EQ(p["filter"], 3);
+  EXPECT_EQ(p["stride"], 2);
+  EXPECT_EQ(p["layout"], "nhwc");
+  EXPECT_EQ(p["precision"], "fp16");
+  EXPECT_EQ(p["math"], "auto");
+  // One batch sweep at the baseline: 11 points.
+  EXPECT_EQ(spec_from_flags(conv(), {{"batch", "1..1024:x2"}}).points.size(), 11u);
+}
+
+TEST(SweepSpecFlags, KeysOptionsAndTheirErrors) {
+  const SweepSpec spec = spec_from_flags(conv(), {{"--batch", "4"},
+                                                  {"transfer", "h2d-input-d2h-output"},
+                                                  {"host", "Pageable"},
+                                                  {"l2", "cold"},
+                                                  {"name", "mine"}});
+  EXPECT_EQ(spec.points.at(0)["batch"], 4);
+  EXPECT_EQ(spec.transfer, TransferMode::h2d_input_d2h_output);
+  EXPECT_FALSE(spec.pinned_host);
+  EXPECT_TRUE(spec.cold_l2);
+  EXPECT_EQ(spec.name, "mine");
+
+  std::string m = usage_message([] { spec_from_flags(conv(), {{"--bach", "4"}}); });
+  EXPECT_MENTIONS(m, "unknown key 'bach' for conv2d");
+  EXPECT_MENTIONS(m, "allowed: batch, channels, height, width, filters, filter, stride, pad");
+  EXPECT_MENTIONS(m, "options: transfer, host, l2, name");
+  EXPECT_MENTIONS(m, "did you mean 'batch'?");
+  m = usage_message([] { spec_from_flags(conv(), {{"batch", "1"}, {"batch", "2"}}); });
+  EXPECT_MENTIONS(m, "batch is given twice");
+  m = usage_message([] { spec_from_flags(conv(), {{"host", "shared"}}); });
+  EXPECT_MENTIONS(m, "host: unknown value 'shared'; allowed: pinned, pageable");
+  m = usage_message([] { spec_from_flags(conv(), {{"l2", "hot"}}); });
+  EXPECT_MENTIONS(m, "l2: unknown value 'hot'; allowed: warm, cold");
+  m = usage_message([] { spec_from_flags(conv(), {{"transfer", "d2h"}}); });
+  EXPECT_MENTIONS(m,
+                  "transfer: unknown value 'd2h'; allowed: none, h2d_input, h2d_input_d2h_output");
+  EXPECT_MENTIONS(usage_message([] { spec_from_flags(conv(), {{"name", ""}}); }), "name is empty");
+  m = usage_message([] {
+    spec_from_flags(conv(), {{"batch", "1..1024:x2"}, {"filters", "1..10000"}});
+  });
+  EXPECT_MENTIONS(m, "the product has 110000 points; allowed: at most 100000");
+
+  // Dashes and underscores in keys are the same.
+  OperatorFamily toy;
+  toy.name = "toy";
+  ParamAxis hidden;
+  hidden.key = "hidden_size";
+  hidden.defaults = json::array({8});
+  toy.axes = {hidden};
+  toy.validate = [](const json&) {};
+  EXPECT_EQ(spec_from_flags(toy, {{"--hidden-size", "2,4"}}).points.size(), 2u);
+  EXPECT_EQ(spec_from_flags(toy, {{"hidden_size", "2"}}).points.at(0), json({{"hidden_size", 2}}));
+}
+
+TEST(SweepSpecFlags, ImpossibleShapesAreRejectedNamingTheKey) {
+  auto flags_error = [](const Flags& flags) {
+    return usage_message([&] { spec_from_flags(conv(), flags); });
+  };
+  std::string m = flags_error({{"height", "4"}, {"filter", "9"}, {"pad", "0"}, {"batch", "1,2"}});
+  EXPECT_MENTIONS(m, "point 0 (batch=1 height=4 filter=9 pad=0)");
+  EXPECT_MENTIONS(m, "filter = 9");
+  EXPECT_MENTIONS(m, "larger than the padded input height + 2 pad = 4 (height = 4, pad = 0)");
+  EXPECT_MENTIONS(m, "allowed: dilation (filter - 1) + 1 <= height + 2 pad");
+  // Same padding: 2 + 2 x 3 = 8 >= 7; with dilation 2 it is 6: 2 + 12 >= 13.
+  EXPECT_NO_THROW(spec_from_flags(conv(), {{"width", "2"}, {"filter", "7"}}));
+  EXPECT_NO_THROW(spec_from_flags(conv(), {{"width", "2"}, {"filter", "7"}, {"dilation", "2"}}));
+  m = flags_error({{"width", "2"}, {"filter", "7"}, {"dilation", "2"}, {"pad", "3"}});
+  EXPECT_MENTIONS(m, "(dilation = 2: spans 13 pixels) is larger than the padded input width");
+  m = flags_error({{"groups", "3"}});
+  EXPECT_MENTIONS(m, "groups = 3 must divide both channels = 64 and filters = 64");
+  EXPECT_MENTIONS(m, "allowed: a common divisor of channels and filters");
+  m = flags_error({{"batch", "0,1"}});
+  EXPECT_MENTIONS(m, "point 0 (batch=0)");
+  EXPECT_MENTIONS(m, "batch = 0 is out of range; allowed: 1 .. 2147483647");
+  m = flags_error({{"pad", "-1"}});
+  EXPECT_MENTIONS(m, "pad = -1 is out of range; allowed: 0 ..");
+  m = flags_error({{"precision", "fp32"}, {"math", "tensor"}});
+  EXPECT_MENTIONS(m, "math = tensor with precision = fp32");
+  EXPECT_MENTIONS(m, "allowed with fp32: fma_only");
+  m = flags_error({{"algorithm", "CUDNN_CONVOLUTION_BWD_DATA_ALGO_1"}});
+  EXPECT_MENTIONS(m, "algorithm = 'CUDNN_CONVOLUTION_BWD_DATA_ALGO_1' is not a fwd algorithm");
+  EXPECT_NO_THROW(spec_from_flags(
+      conv(), {{"algorithm", "cudnn_convolution_bwd_data_algo_1"}, {"direction", "bwd_data"}}));
+
+  // The family's own validate: unknown keys, wrong types, unknown text.
+  m = usage_message([] { conv().validate({{"bach", 1}}); });
+  EXPECT_MENTIONS(m, "conv2d: unknown key 'bach'; allowed: batch, channels");
+  m = usage_message([] { conv().validate({{"batch", "16"}}); });
+  EXPECT_MENTIONS(m, "batch = \"16\" is not an integer; allowed: integers 1 .. 2147483647");
+  m = usage_message([] { conv().validate({{"pad", 1.5}}); });
+  EXPECT_MENTIONS(m, "pad = 1.5 is not an integer; allowed: integers 0 .. 2147483647 or same");
+  m = usage_message([] { conv().validate({{"layout", "NHWC"}}); });
+  EXPECT_MENTIONS(m, "layout = \"NHWC\" is not a known value; allowed: nchw, nhwc");
+  m = usage_message([] { conv().validate(json::array()); });
+  EXPECT_MENTIONS(m, "a point is an object of keys");
+  EXPECT_NO_THROW(conv().validate(json::object()));  // every key at its baseline
+}
+
+TEST(SweepSpecDefault, PaperGridWithBatchExtended) {
+  const SweepSpec spec = default_spec(conv());
+  EXPECT_EQ(spec.name, "conv2d-default");
+  EXPECT_EQ(spec.source["kind"], "default");
+  ASSERT_EQ(spec.points.size(), 108u);  // (11 batches + 7 variations) x 2 precisions x 3 directions
+  EXPECT_NO_THROW(validate_points(spec, conv()));
+  for (const json& point : spec.points) EXPECT_NO_THROW(conv().validate(point)) << point;
+  const json base = baseline_point(conv());
+  std::map<std::string, std::set<std::string>> seen;
+  std::set<std::string> unique;
+  for (const json& point : spec.points) {
+    EXPECT_TRUE(unique.insert(point.dump()).second) << "repeated " << point;
+    int changed = 0;
+    for (const auto& [key, value] : point.items()) {
+      seen[key].insert(value.dump());
+      if (key != "precision" && key != "direction" && value != base[key]) ++changed;
+    }
+    EXPECT_LE(changed, 1) << "one parameter at a time: " << point;
+  }
+  EXPECT_EQ(seen["batch"].size(), 11u);
+  EXPECT_EQ(seen["stride"], (std::set<std::string>{"1", "2", "3"}));
+  EXPECT_EQ(seen["filter"], (std::set<std::string>{"3", "7", "9"}));
+  EXPECT_EQ(seen["filters"], (std::set<std::string>{"128", "256", "512", "64"}));
+  EXPECT_EQ(seen["precision"], (std::set<std::string>{"\"fp16\"", "\"fp32\""}));
+  EXPECT_EQ(seen["direction"].size(), 3u);
+  EXPECT_EQ(seen["channels"].size(), 1u);
+  // Run order: the first block is fp16 forward, batch 1 .. 1024 contiguous.
+  for (std::size_t i = 0; i < 11; ++i) {
+    EXPECT_EQ(spec.points[i]["batch"], std::int64_t{1} << i);
+    EXPECT_EQ(spec.points[i]["precision"], "fp16");
+    EXPECT_EQ(spec.points[i]["direction"], "fwd");
+  }
+  // Each axis' first default is the baseline.
+  for (const ParamAxis& axis : conv().axes) {
+    ASSERT_TRUE(axis.defaults.is_array()) << axis.key;
+    ASSERT_FALSE(axis.defaults.empty()) << axis.key;
+    EXPECT_FALSE(axis.help.empty()) << axis.key;
+  }
+  // The baseline builds the paper's convolution (no GPU work).
+  const auto op = conv().make(base, nullptr);
+  EXPECT_EQ(op->op(), "conv2d_fwd");
+  EXPECT_DOUBLE_EQ(op->flops(), 3'699'376'128.0);
+  EXPECT_EQ(op->params()["pad_h"], 1);
+  EXPECT_EQ(op->params()["p"], 56);
+  EXPECT_EQ(op->math_mode(), "tensor");
+  json nine = base;
+  nine["filter"] = 9;
+  nine["precision"] = "fp32";
+  const auto op9 = conv().make(nine, nullptr);
+  EXPECT_EQ(op9->params()["pad_h"], 4);  // same padding
+  EXPECT_EQ(op9->math_mode(), "fma_only");
+}
+
+TEST(SweepSpecToml, AxesProduct) {
+  const TempToml file("axes-spec",
+                      "# a sweep\n"
+                      "[sweep]\n"
+                      "family = \"conv2d\"\n"
+                      "name = \"batch-sweep\"\n"
+                      "transfer = \"h2d_input\"\n"
+                      "host = \"pageable\"\n"
+                      "l2 = \"cold\"\n"
+                      "[axes]\n"
+                      "batch = \"1..8:x2\"\n"
+                      "precision = [\"fp16\", \"FP32\"]\n"
+                      "filter = 7\n"
+                      "output-channels-are = 0\n");
+  // (the last key is unknown: checked below; first the good file)
+  const TempToml good("axes-spec-good",
+                      "[sweep]\nfamily = \"conv2d\"\nname = \"batch-sweep\"\n"
+                      "transfer = \"h2d_input\"\nhost = \"pageable\"\nl2 = \"cold\"\n"
+                      "[axes]\nbatch = \"1..8:x2\"\nprecision = [\"fp16\", \"FP32\"]\n"
+                      "filter = 7\nfilters = [64, \"128..256:x2\"]\n");
+  const SweepSpec spec = spec_from_toml(good.path(), lookup);
+  ASSERT_EQ(spec.points.size(), 4u * 2 * 3);
+  EXPECT_EQ(spec.name, "batch-sweep");
+  EXPECT_EQ(spec.transfer, TransferMode::h2d_input);
+  EXPECT_FALSE(spec.pinned_host);
+  EXPECT_TRUE(spec.cold_l2);
+  EXPECT_EQ(spec.points[0]["batch"], 1);
+  EXPECT_EQ(spec.points[1]["batch"], 2);
+  EXPECT_EQ(spec.points[4]["filters"], 128);
+  EXPECT_EQ(spec.points[12]["precision"], "fp32");
+  for (const json& p : spec.points) EXPECT_EQ(p["filter"], 7);
+  EXPECT_EQ(spec.source["kind"], "toml");
+  EXPECT_EQ(spec.source["path"], good.path());
+  EXPECT_MENTIONS(spec.source["text"].get<std::string>(), "batch = \"1..8:x2\"");
+
+  const std::string m = usage_message([&] { spec_from_toml(file.path(), lookup); });
+  EXPECT_MENTIONS(m, file.path() + ":12:1: [axes]: unknown key 'output-channels-are' for conv2d");
+  EXPECT_MENTIONS(m, "allowed: batch, channels, height");
+}
+
+TEST(SweepSpecToml, ExplicitPointsAfterTheProduct) {
+  const TempToml file("points-spec",
+                      "[sweep]\n"
+                      "family = \"conv2d\"\n"
+                      "[axes]\n"
+                      "batch = [16, 32]\n"
+                      "[[point]]\n"
+                      "batch = 16\n"  // a repeat of the product's first point: kept once
+                      "[[point]]\n"
+                      "filter = 9\n"
+                      "direction = \"bwd_filter\"\n"
+                      "[[point]]\n"
+                      "stride = [1, 3]\n"
+                      "batch = 64\n");
+  const SweepSpec spec = spec_from_toml(file.path(), lookup);
+  ASSERT_EQ(spec.points.size(), 5u);
+  EXPECT_EQ(spec.name, std::filesystem::path(file.path()).stem().string());
+  EXPECT_EQ(spec.points[0]["batch"], 16);
+  EXPECT_EQ(spec.points[1]["batch"], 32);
+  EXPECT_EQ(spec.points[2]["filter"], 9);
+  EXPECT_EQ(spec.points[2]["batch"], 16);  // left out: the baseline
+  EXPECT_EQ(spec.points[2]["direction"], "bwd_filter");
+  EXPECT_EQ(spec.points[3]["stride"], 1);
+  EXPECT_EQ(spec.points[4]["stride"], 3);
+  EXPECT_EQ(spec.points[4]["batch"], 64);
+
+  const TempToml bare("bare-spec", "[sweep]\nfamily = \"conv2d\"\n");
+  const SweepSpec baseline = spec_from_toml(bare.path(), lookup);
+  ASSERT_EQ(baseline.points.size(), 1u);
+  EXPECT_EQ(baseline.points[0], baseline_point(conv()));
+}
+
+TEST(SweepSpecToml, ErrorsCarryFileLineKeyAndAllowed) {
+  std::string m = toml_error("[sweep]\nfamily = \"conv2d\"\nsize = 3\n");
+  EXPECT_MENTIONS(m,
+                  ":3:1: [sweep]: unknown key 'size'; allowed: family, transfer, host, l2, name");
+  m = toml_error("[sweep]\nfamily = \"conv2d\"\n[axis]\nbatch = 1\n");
+  EXPECT_MENTIONS(m, ":3:2: unknown key 'axis'; allowed: [sweep], [axes], [[point]]");
+  m = toml_error("[sweep]\nfamily = \"conv2d\"\n[[point]]\nbatch = 1\nbach = 2\n");
+  EXPECT_MENTIONS(m, ":5:1: [[point]] #1: unknown key 'bach' for conv2d; allowed: batch");
+  EXPECT_MENTIONS(m, "did you mean 'batch'?");
+  m = toml_error("[sweep]\nfamily = \"conv2d\"\n[axes]\nbatch = 1.5\n");
+  EXPECT_MENTIONS(m, ":4:9: [axes].batch: a float is not a value; allowed: integers");
+  m = toml_error("[sweep]\nfamily = \"conv2d\"\n[axes]\nbatch = []\n");
+  EXPECT_MENTIONS(m, ":4:9: [axes].batch: an empty list");
+  m = toml_error("[sweep]\nfamily = \"conv2d\"\n[axes]\nbatch = \"8..1:x2\"\n");
+  EXPECT_MENTIONS(m, ":4:9: [axes].batch: empty range '8..1:x2'");
+  m = toml_error("[sweep]\nfamily = \"conv2d\"\n[axes]\nprecision = [\"fp16\", 3]\n");
+  EXPECT_MENTIONS(m, "[axes].precision: unknown value '3'; allowed: fp32, tf32, fp16, bf16");
+  m = toml_error("[sweep]\nfamily = \"conv2d\"\n[point]\nbatch = 1\n");
+  EXPECT_MENTIONS(m, ":3:2: point is a table; allowed:");
+  m = toml_error("[sweep]\nname = \"x\"\n");
+  EXPECT_MENTIONS(m, "[sweep] has no family; allowed: family = \"conv2d\"");
+  m = toml_error("[axes]\nbatch = 1\n");
+  EXPECT_MENTIONS(m, "no [sweep] table");
+  m = toml_error("[sweep]\nfamily = \"conv3d\"\n");
+  EXPECT_MENTIONS(m, ":2:10: [sweep] family: unknown operator family 'conv3d'; allowed: conv2d");
+  m = toml_error("[sweep]\nfamily = 2\n");
+  EXPECT_MENTIONS(m, ":2:10: [sweep] family is an integer; allowed: a string");
+  m = toml_error("[sweep]\nfamily = \"conv2d\"\nhost = \"gpu\"\n");
+  EXPECT_MENTIONS(m, ":3:8: [sweep] host: unknown value 'gpu'; allowed: pinned, pageable");
+  // An impossible point names where it came from.
+  m = toml_error(
+      "[sweep]\nfamily = \"conv2d\"\n[[point]]\nbatch = 2\n[[point]]\n"
+      "height = 4\nfilter = 9\npad = 0\n");
+  EXPECT_MENTIONS(m, ":5:1: [[point]] #2 point 1 (height=4 filter=9 pad=0): conv2d: filter = 9");
+  // Malformed TOML: the parser's line and column.
+  m = toml_error("[sweep]\nfamily = \"conv2d\"\n[axes\nbatch = 1\n");
+  EXPECT_MENTIONS(m, ":3:");
+  EXPECT_MENTIONS(m, "malformed TOML:");
+  m = toml_error("[sweep]\nfamily = \"conv2d\"\nfamily = \"lstm\"\n");
+  EXPECT_MENTIONS(m, ":3:");
+  EXPECT_MENTIONS(m, "malformed TOML:");
+  m = usage_message([] { spec_from_toml("/nonexistent/spec.toml", lookup); });
+  EXPECT_MENTIONS(m, "cannot read the sweep spec '/nonexistent/spec.toml'");
+}
+
+TEST(SweepSpecDryRun, TableAndEstimate) {
+  const SweepSpec spec = default_spec(conv());
+  const std::string text = describe_points(spec, conv());
+  EXPECT_MENTIONS(text, "sweep 'conv2d-default': conv2d, 108 points; transfer none");
+  EXPECT_MENTIONS(text, "every point: channels=64 height=112 width=112 pad=same dilation=1");
+  EXPECT_MENTIONS(text, "seq  batch  filters  filter  stride  direction   precision");
+  EXPECT_MENTIONS(text, "estimated time: ");
+  EXPECT_MENTIONS(text, "for 108 points");
+  EXPECT_MENTIONS(text, "model: per point");
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 1 + 1 + 108 + 2);
+
+  // The model, by hand: baseline fp16 = 3.699 GFLOP, 32.19 MB.
+  DryRunRoofs roofs;
+  roofs.tensor_flops_per_s = 1e12;  // 3.699 ms of compute
+  roofs.bytes_per_s = 1e12;         // 32 us of memory
+  roofs.call_overhead_s = 0;
+  roofs.timing_min_s = 0.1;  // 28 timed calls
+  const PointEstimate e = estimate_point(baseline_point(conv()), conv(), roofs);
+  EXPECT_DOUBLE_EQ(e.flops, 3'699'376'128.0);
+  EXPECT_DOUBLE_EQ(e.min_bytes, 32'186'368.0);
+  EXPECT_DOUBLE_EQ(e.call_s, 3.699376128e-3);
+  const double calls = 3 + 28 + 5 + 3;
+  EXPECT_NEAR(e.point_s, 0.02 + 0.01 + 3 * 0.01 + calls * e.call_s, 1e-12);
+  // fp32 uses the CUDA-core peak; a memory-bound point the bandwidth.
+  json fp32 = baseline_point(conv());
+  fp32["precision"] = "fp32";
+  roofs.cuda_core_flops_per_s = 2e12;
+  EXPECT_DOUBLE_EQ(estimate_point(fp32, conv(), roofs).call_s, 3'699'376'128.0 / 2e12);
+  roofs.bytes_per_s = 1e9;
+  EXPECT_DOUBLE_EQ(estimate_point(fp32, conv(), roofs).call_s, 2 * 32'186'368.0 / 1e9);
+
+  // A default-size estimate is minutes at most, and a single point says so.
+  const std::string one = describe_points(spec_from_flags(conv(), {}), conv());
+  EXPECT_MENTIONS(one, "1 point;");
+  EXPECT_MENTIONS(one, "for 1 point\n");
+}
+
+TEST(SweepSpecJson, NumbersStayNumbersAndRoundTrip) {
+  const SweepSpec spec =
+      spec_from_flags(conv(), {{"batch", "1,2"}, {"l2", "cold"}, {"transfer", "h2d_input"}});
+  const json j = to_json(spec);
+  EXPECT_EQ(j["name"], "conv2d");
+  EXPECT_EQ(j["family"], "conv2d");
+  EXPECT_EQ(j["transfer"], "h2d_input");
+  EXPECT_TRUE(j["pinned_host"].is_boolean());
+  EXPECT_EQ(j["cold_l2"], true);
+  EXPECT_TRUE(j["point_count"].is_number_integer());
+  EXPECT_EQ(j["point_count"], 2);
+  EXPECT_TRUE(j["points"][1]["batch"].is_number_integer());
+  EXPECT_EQ(j["points"][1]["batch"], 2);
+  EXPECT_TRUE(j["points"][1]["height"].is_number_integer());
+  EXPECT_EQ(j["source"]["kind"], "flags");
+  const SweepSpec back = spec_from_json(json::parse(j.dump()));
+  EXPECT_EQ(to_json(back), j);
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_json({{"name", "x"}});
+                  }),
+                  "field 'family' is missing or not a string");
+  for (TransferMode mode :
+       {TransferMode::none, TransferMode::h2d_input, TransferMode::h2d_input_d2h_output})
+    EXPECT_EQ(parse_transfer_mode(to_string(mode)), mode);
+}
+
+TEST(SweepSpecByName, ThroughFindFamily) {
+  EXPECT_EQ(spec_from_flags("conv2d", {{"batch", "1,2"}}).points.size(), 2u);
+  const SweepSpec spec = default_spec("conv2d");
+  EXPECT_EQ(spec.points.size(), 108u);
+  EXPECT_MENTIONS(describe_points(spec), "for 108 points");
+  const TempToml file("by-name", "[sweep]\nfamily = \"conv2d\"\n[axes]\nbatch = [1, 2, 4]\n");
+  EXPECT_EQ(spec_from_toml(file.path()).points.size(), 3u);
+  EXPECT_MENTIONS(usage_message([] { spec_from_flags("conv3d", {}); }), "conv3d");
+}
+
+}  // namespace
+}  // namespace timeroof

@@ -1,0 +1,129 @@
+// GPU tier: the sweep runner end to end on cuDNN Conv2D points.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "counters/counter_access.hpp"
+#include "sweeps/runner.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+
+namespace timeroof {
+namespace {
+
+struct CollectingSink : PointSink {
+  std::vector<Point> points;
+  std::function<void()> after_write;
+  void write(Point& point) override {
+    points.push_back(point);
+    if (after_write) after_write();
+  }
+};
+
+// The paper's layer (112x112x64 NHWC, 3x3x64, stride 2), fp16 with Tensor Cores;
+// at batch 16 cuDNN does exactly the analytic work (seen on an H200).
+nlohmann::json paper_point(int batch) {
+  return {{"batch", batch},     {"channels", 64},  {"height", 112}, {"width", 112},
+          {"filters", 64},      {"filter", 3},     {"stride", 2},   {"precision", "fp16"},
+          {"direction", "fwd"}, {"layout", "nhwc"}};
+}
+
+GpuInfo inspected_gpu() {
+  GpuInfo gpu = query_gpu(0);
+  gpu.chip = current_chip_name(0);
+  gpu.counters = probe_counter_access();
+  return gpu;
+}
+
+TEST(SweepRunner, MeasuresAPointCompletely) {
+  TR_REQUIRE_GPU();
+  SweepRunner runner(inspected_gpu(), RunnerOptions{});
+  const OperatorFamily family = conv2d_family();
+  const Point p = runner.measure_point(family, paper_point(16), "test", 0);
+  ASSERT_EQ(p.status, PointStatus::ok) << p.reason;
+  EXPECT_EQ(p.op, "conv2d_fwd");
+  EXPECT_FALSE(p.algorithm.empty());
+  EXPECT_EQ(p.details["check"]["status"], "passed") << p.details["check"];
+  ASSERT_TRUE(p.timing.wall_median_s);
+  EXPECT_GT(*p.timing.wall_median_s, 1e-6);
+  EXPECT_GE(p.timing.repeats, 10);
+  ASSERT_TRUE(p.timing.kernel_time_s && p.timing.launches);
+  EXPECT_GE(*p.timing.launches, 1);
+  EXPECT_LE(*p.timing.kernel_time_s, *p.timing.wall_median_s * 1.5);
+  EXPECT_EQ(p.kernels.size(), static_cast<std::size_t>(*p.timing.launches));
+  ASSERT_TRUE(p.counters.count("tensor_fp16_flops")) << nlohmann::json(p.counters).dump();
+  EXPECT_DOUBLE_EQ(p.counters.at("tensor_fp16_flops"), p.flops);
+  EXPECT_GT(p.counters.at("dram_read_bytes"), 0);
+  EXPECT_LE(p.details["counters"]["passes"].get<int>(), 3);
+  std::printf("conv fp16 n16: %.1f us wall, %.1f us kernels, %lld launch(es), %s, %d passes\n",
+              *p.timing.wall_median_s * 1e6, *p.timing.kernel_time_s * 1e6,
+              static_cast<long long>(*p.timing.launches), p.algorithm.c_str(),
+              p.details["counters"]["passes"].get<int>());
+}
+
+TEST(SweepRunner, ResumesAndStopsBetweenPoints) {
+  TR_REQUIRE_GPU();
+  RunnerOptions options;
+  options.counters = false;  // timing-only mode: points stay ok, counters empty
+  SweepRunner runner(inspected_gpu(), options);
+  const OperatorFamily family = conv2d_family();
+  SweepPlan plan{
+      "batch", &family, {paper_point(1), paper_point(2), paper_point(4), paper_point(8)}};
+  std::atomic<bool> stop = false;
+  CollectingSink sink;
+  sink.after_write = [&] {
+    if (sink.points.size() == 2) stop = true;  // as Ctrl-C during the second point would
+  };
+  const SweepOutcome first = runner.run(plan, {0}, sink, stop);  // point 0 already stored
+  EXPECT_EQ(first.already_finished, 1);
+  EXPECT_EQ(first.measured, 2);
+  EXPECT_TRUE(first.interrupted);
+  ASSERT_EQ(sink.points.size(), 2u);
+  EXPECT_EQ(sink.points[0].seq, 1);
+  EXPECT_EQ(sink.points[1].seq, 2);
+  for (const Point& p : sink.points) {
+    EXPECT_EQ(p.status, PointStatus::ok) << p.reason;
+    EXPECT_TRUE(p.counters.empty());
+    EXPECT_EQ(p.details["counters"]["collected"], false);
+  }
+  stop = false;
+  const SweepOutcome rest = runner.run(plan, {0, 1, 2}, sink, stop);
+  EXPECT_EQ(rest.measured, 1);
+  EXPECT_FALSE(rest.interrupted);
+  EXPECT_EQ(sink.points.back().seq, 3);
+}
+
+TEST(SweepRunner, FailedPointsGetAStatusAndTheSweepGoesOn) {
+  TR_REQUIRE_GPU();
+  SweepRunner runner(inspected_gpu(), RunnerOptions{});
+  const OperatorFamily family = conv2d_family();
+  nlohmann::json unsupported = paper_point(2);
+  unsupported["algorithm"] = "CUDNN_CONVOLUTION_FWD_ALGO_FFT";  // FFT rejects stride 2
+  nlohmann::json huge = paper_point(1 << 20);                   // terabytes of input
+  SweepPlan plan{"bad", &family, {unsupported, huge, paper_point(1)}};
+  CollectingSink sink;
+  const std::atomic<bool> stop = false;
+  const SweepOutcome outcome = runner.run(plan, {}, sink, stop);
+  ASSERT_EQ(sink.points.size(), 3u);
+  EXPECT_EQ(outcome.not_ok, 2);
+  EXPECT_EQ(sink.points[0].status, PointStatus::unsupported) << sink.points[0].reason;
+  EXPECT_FALSE(sink.points[0].reason.empty());
+  EXPECT_EQ(sink.points[1].status, PointStatus::out_of_memory) << sink.points[1].reason;
+  EXPECT_EQ(sink.points[2].status, PointStatus::ok) << sink.points[2].reason;
+}
+
+TEST(SweepRunner, ColdL2IsRecorded) {
+  TR_REQUIRE_GPU();
+  RunnerOptions options;
+  options.cold_l2 = true;
+  SweepRunner runner(inspected_gpu(), options);
+  const OperatorFamily family = conv2d_family();
+  const Point cold = runner.measure_point(family, paper_point(4), "cold", 0);
+  ASSERT_EQ(cold.status, PointStatus::ok) << cold.reason;
+  EXPECT_EQ(cold.details["timing"]["l2"], "cold");
+  EXPECT_EQ(cold.details["counters"]["l2"], "cold");
+  // From a cold L2 the inputs come from DRAM: at least the filter and input bytes.
+  EXPECT_GT(cold.counters.at("dram_read_bytes"), 0.5 * cold.min_bytes * 0.5);
+}
+
+}  // namespace
+}  // namespace timeroof
