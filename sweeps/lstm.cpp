@@ -301,8 +301,11 @@ LstmSpec lstm_spec_from_params(const nlohmann::json& params) {
         text_param(params, "pass", "inference, training_forward, backward_data, backward_weights"));
   if (params.contains("precision"))
     spec.precision = parse_precision(text_param(params, "precision", "fp32, tf32, fp16, bf16"));
-  if (params.contains("math"))
-    spec.math = parse_math_mode(text_param(params, "math", "tensor, fma_only"));
+  if (params.contains("math")) {
+    // auto: the precision's default (fp32 -> fma_only, others -> tensor), as conv2d.
+    const std::string math = text_param(params, "math", "auto, tensor, fma_only");
+    if (math != "auto") spec.math = parse_math_mode(math);
+  }
   if (params.contains("algorithm"))
     spec.algorithm = parse_lstm_algorithm(text_param(
         params, "algorithm", "standard, persist_static, persist_dynamic, persist_static_small_h"));

@@ -93,8 +93,11 @@ OperatorFamily lstm_family() {
       "cuDNN LSTM (RNN v8 API): inference / training forward, backward data / weights; the "
       "default sweep is the paper's grid, one parameter at a time from batch 16, 16 steps, 32 "
       "features, hidden 16, batch extended to 1..1024 (152 points)";
-  nlohmann::json batches = nlohmann::json::array();
-  for (std::int64_t batch = 1; batch <= 1024; batch *= 2) batches.push_back(batch);
+  // The baseline (a flag sweep's value for an axis left out) is each axis' first
+  // default: the paper's batch 16 first, then the rest of 1..1024.
+  nlohmann::json batches = nlohmann::json::array({16});
+  for (std::int64_t batch = 1; batch <= 1024; batch *= 2)
+    if (batch != 16) batches.push_back(batch);
   family.axes = {
       integer_axis("batch", "B, sequences per call (default sweep: 1..1024, x2)", batches),
       integer_axis("seq_length", "T, time steps per sequence (the paper's 'steps')",
@@ -115,9 +118,9 @@ OperatorFamily lstm_family() {
       text_axis("precision", "stored data type; fp16 and bf16 accumulate in fp32",
                 {"fp32", "tf32", "fp16", "bf16"}, nlohmann::json::array({"fp32", "fp16"})),
       text_axis("math",
-                "tensor (Tensor Cores allowed) or fma_only; default: fma_only for fp32, "
-                "tensor otherwise",
-                {"tensor", "fma_only"}, nlohmann::json::array({"fma_only", "tensor"})),
+                "Tensor Cores allowed or FMA units only; auto = fp32 -> fma_only, others -> "
+                "tensor",
+                {"auto", "tensor", "fma_only"}, nlohmann::json::array({"auto"})),
       text_axis("algorithm", "cuDNN recurrence algorithm",
                 {"standard", "persist_static", "persist_dynamic", "persist_static_small_h"},
                 nlohmann::json::array({"standard"})),
