@@ -1,6 +1,7 @@
 #include "sweeps/runner.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 
@@ -208,14 +209,20 @@ Point SweepRunner::measure_point(const OperatorFamily& family, const nlohmann::j
     point.reason = "output check: " + checked.reason;
     return point;
   }
+  // A NaN or infinite error means the output itself is not finite (e.g. fp16
+  // overflow): stored as null, and the point fails with that reason.
+  const bool finite_error = std::isfinite(check.relative_error);
   point.details["check"] = {{"status", to_string(check.status)},
                             {"method", check.method},
-                            {"relative_error", check.relative_error},
+                            {"relative_error", finite_error ? nlohmann::json(check.relative_error)
+                                                            : nlohmann::json(nullptr)},
                             {"tolerance", check.tolerance},
                             {"detail", check.detail}};
-  if (check.status == CheckStatus::failed) {
+  if (check.status == CheckStatus::failed || !finite_error) {
     point.status = PointStatus::failed;
-    point.reason = "wrong output: " + check.detail;
+    point.reason = finite_error ? "wrong output: " + check.detail
+                                : "output is not finite (NaN or Inf; e.g. " + point.precision +
+                                      " overflow): " + check.detail;
     return point;
   }
 
@@ -251,7 +258,21 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
     status.current = point_label(*plan.family, seq, plan.points[seq]);
     if (progress) progress(status);
     Point point = measure_point(*plan.family, plan.points[seq], plan.name, seq);
-    sink.write(point);
+    try {
+      sink.write(point);
+    } catch (const Error& refused) {
+      // The point's data could not be stored as measured (a bug, not the user's
+      // input): keep its identity and the reason, so the sweep goes on.
+      Point failed = point;
+      failed.status = PointStatus::failed;
+      failed.reason = std::string("could not store the measurement: ") + refused.what();
+      failed.timing = Timing{};
+      failed.counters.clear();
+      failed.kernels.clear();
+      failed.details = nlohmann::json::object();
+      sink.write(failed);
+      point = failed;
+    }
     ++outcome.measured;
     outcome.not_ok += point.status != PointStatus::ok;
     ++status.done;

@@ -78,10 +78,17 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
   store.set_machine_measurements(run.id, run.machine);
   bool partial = std::any_of(run.machine.skipped.begin(), run.machine.skipped.end(),
                              [](const CeilingSkip& s) { return s.failed; });
-  for (const std::string& family : sweeps) {
-    const SweepRequest request{family, {}, false, true};
-    partial = measure_sweep(request, store, run, isatty(STDERR_FILENO)) == ExitCode::partial ||
-              partial;
+  try {
+    for (const std::string& family : sweeps) {
+      const SweepRequest request{family, {}, false, true};
+      partial = measure_sweep(request, store, run, isatty(STDERR_FILENO)) == ExitCode::partial ||
+                partial;
+    }
+  } catch (...) {
+    run.status = "failed";  // every point measured so far stays in the store
+    run.finished_at = utc_now_iso8601();
+    store.update_run(run);
+    throw;
   }
   run.status = partial ? "partial" : "complete";
   run.finished_at = utc_now_iso8601();
@@ -167,7 +174,15 @@ ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
                         "; resume on the same GPU (--device)");
     }
   }
-  const ExitCode code = measure_sweep(request, store, run, isatty(STDERR_FILENO));
+  ExitCode code = ExitCode::ok;
+  try {
+    code = measure_sweep(request, store, run, isatty(STDERR_FILENO));
+  } catch (...) {
+    run.status = "failed";  // every point measured so far stays in the store
+    run.finished_at = utc_now_iso8601();
+    store.update_run(run);
+    throw;
+  }
   run.status = code == ExitCode::partial ? "partial" : "complete";
   run.finished_at = utc_now_iso8601();
   store.update_run(run);
