@@ -73,8 +73,8 @@ int main(int argc, char** argv) {
 
   CLI::App* run = app.add_subcommand(
       "run",
-      "The main job: describe the GPU, measure what this build can measure, store it as "
-      "a run, and print the summary");
+      "The main job: describe the GPU, measure its roofs, run the default conv2d and lstm "
+      "sweeps, store everything as one run, and print the summary");
   add_common(*run, options, true, true, true);
   run->footer(
       "Examples:\n  timeroof run\n  timeroof run --device 1 --db results/h200.db\n\n"
@@ -102,8 +102,9 @@ int main(int argc, char** argv) {
   std::string resume;
   bool no_counters = false;
   CLI::App* sweep = app.add_subcommand(
-      "sweep", "Measure an operator over a grid of sizes (cuDNN conv2d or lstm, or a TOML "
-               "sweep file), point by point into the results store");
+      "sweep",
+      "Measure an operator over a grid of sizes (cuDNN conv2d or lstm, or a TOML "
+      "sweep file), point by point into the results store");
   add_common(*sweep, options, true, true, false);
   sweep->add_option("operator", sweep_request.target, "conv2d, lstm, or a sweep file (.toml)")
       ->required();
@@ -126,8 +127,9 @@ int main(int argc, char** argv) {
   std::string metric_filter;
   std::vector<std::string> passes_for;
   CLI::App* metrics = app.add_subcommand(
-      "metrics", "List a chip's CUPTI metrics, or count the replay passes a metric set needs "
-                 "(offline: no GPU needed with --chip)");
+      "metrics",
+      "List a chip's CUPTI metrics, or count the replay passes a metric set needs "
+      "(offline: no GPU needed with --chip)");
   add_common(*metrics, options, false, true, false);
   metrics->add_option("--chip", chip, "CUPTI chip name, e.g. GH100 (default: this GPU's chip)");
   metrics->add_option("--filter", metric_filter, "only names containing this text");

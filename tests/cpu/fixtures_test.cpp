@@ -33,8 +33,8 @@ TEST(Fixtures, CeilingsRunHoldsEveryRoofWithProvenance) {
   EXPECT_TRUE(machine.gpu.counters.available);
   EXPECT_NE(record.run.command_line.find("timeroof ceilings"), std::string::npos);
   for (const char* name :
-       {"launch_async", "h2d_pinned", "hbm_copy", "l2_read", "shared_read", "fp32_fma",
-        "fp16_fma", "tensor_bf16", "tensor_fp8", "tensor_fp64", "cublaslt_bf16"}) {
+       {"launch_async", "h2d_pinned", "hbm_copy", "l2_read", "shared_read", "fp32_fma", "fp16_fma",
+        "tensor_bf16", "tensor_fp8", "tensor_fp64", "cublaslt_bf16"}) {
     const Ceiling* c = find(machine, name);
     ASSERT_NE(c, nullptr) << name;
     EXPECT_GT(c->measured, 0) << name;
@@ -76,6 +76,37 @@ TEST(Fixtures, StoreRoundTripIsExact) {
   const std::vector<RunRecord> loaded = store.load_all();
   ASSERT_EQ(loaded.size(), 1u);
   EXPECT_EQ(export_document(loaded).dump(), export_document({original}).dump());
+}
+
+// The recorded batch sweep (fp16 conv2d forward, batch 1..1024 on an H200): what
+// the runner stores for a point, checked against the physics it must obey.
+TEST(Fixtures, BatchSweepPointsAreCompleteAndConsistent) {
+  const RunRecord record = load_fixture("conv2d-batch-h200.json");
+  ASSERT_EQ(record.points.size(), 11u);
+  for (std::size_t i = 0; i < record.points.size(); ++i) {
+    const Point& p = record.points[i];
+    SCOPED_TRACE(p.params.dump());
+    EXPECT_EQ(p.status, PointStatus::ok) << p.reason;
+    EXPECT_EQ(p.seq, static_cast<int>(i));
+    EXPECT_EQ(p.params.at("batch").get<int>(), 1 << i);
+    EXPECT_EQ(p.details.at("check").at("status"), "passed");
+    ASSERT_TRUE(p.timing.wall_median_s && p.timing.kernel_time_s && p.timing.launches);
+    // A call cannot take less wall time than its kernels run.
+    EXPECT_GE(*p.timing.wall_median_s * 1.05, *p.timing.kernel_time_s);
+    EXPECT_EQ(p.kernels.size(), static_cast<std::size_t>(*p.timing.launches));
+    EXPECT_LE(p.details.at("counters").at("passes").get<int>(), 3);
+    // Tensor Cores do at least the analytic work; cuDNN pads some shapes (batch 2:
+    // 14% more), never less.
+    const double tensor = p.counters.at("tensor_fp16_flops");
+    EXPECT_GE(tensor, p.flops * 0.999);
+    EXPECT_LE(tensor, p.flops * 1.2);
+    // DRAM reads are L2 misses: never more than the L2 traffic.
+    EXPECT_LE(p.counters.at("dram_read_bytes"), p.counters.at("l2_bytes"));
+  }
+  // Doubling the batch doubles the work: the time of the largest points follows.
+  const Point& big = record.points[10];
+  const Point& half = record.points[9];
+  EXPECT_NEAR(*big.timing.kernel_time_s / *half.timing.kernel_time_s, 2.0, 0.2);
 }
 
 }  // namespace
