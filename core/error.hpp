@@ -26,7 +26,9 @@ class Error : public std::runtime_error {
 };
 
 // Input the user can fix: a flag, a file, a spec.
-inline Error usage_error(const std::string& message) { return Error(ExitCode::usage, message); }
+inline Error usage_error(const std::string& message) {
+  return Error(ExitCode::usage, message);
+}
 // The machine cannot do it: no GPU, no permission, a library missing.
 inline Error environment_error(const std::string& message) {
   return Error(ExitCode::environment, message);

@@ -41,7 +41,8 @@ void from_json(const json& j, SoftwareVersions& v) {
 }
 
 void to_json(json& j, const CounterAccess& v) {
-  j = json{{"available", v.available}, {"reason", v.reason}, {"fix", v.fix}, {"evidence", v.evidence}};
+  j = json{
+      {"available", v.available}, {"reason", v.reason}, {"fix", v.fix}, {"evidence", v.evidence}};
 }
 void from_json(const json& j, CounterAccess& v) {
   get(j, "available", v.available);

@@ -42,8 +42,8 @@ Enum value_of(const std::array<std::pair<Enum, const char*>, N>& table, const st
     if (text == name) return e;
     allowed += (allowed.empty() ? "" : ", ") + std::string(name);
   }
-  throw usage_error("unknown " + std::string(what) + " '" + text + "' (expected one of " +
-                    allowed + ")");
+  throw usage_error("unknown " + std::string(what) + " '" + text + "' (expected one of " + allowed +
+                    ")");
 }
 
 std::string random_uuid() {
@@ -65,8 +65,12 @@ std::string host_name() {
 }
 }  // namespace
 
-const char* to_string(CeilingKind kind) { return name_of(kCeilingKinds, kind); }
-const char* to_string(PointStatus status) { return name_of(kPointStatuses, status); }
+const char* to_string(CeilingKind kind) {
+  return name_of(kCeilingKinds, kind);
+}
+const char* to_string(PointStatus status) {
+  return name_of(kPointStatuses, status);
+}
 CeilingKind ceiling_kind_from_string(const std::string& text) {
   return value_of(kCeilingKinds, text, "ceiling kind");
 }

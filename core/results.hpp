@@ -23,7 +23,7 @@ struct SoftwareVersions {
   std::string cuda_runtime;  // cudart the tool runs with
   std::string cudnn;         // cuDNN loaded at run time (may differ from the build's)
   std::string cublas;
-  std::string cupti;         // CUPTI API version
+  std::string cupti;  // CUPTI API version
   bool operator==(const SoftwareVersions&) const = default;
 };
 
@@ -72,7 +72,7 @@ struct Ceiling {
   std::string theoretical_source;  // e.g. "sm__inst_executed_pipe_fma.sum.peak_sustained x clock"
   std::string method;              // kernel, problem size, launch shape
   int repeats = 0;
-  double spread = 0;  // (max - min) / median over the repeats
+  double spread = 0;                   // (max - min) / median over the repeats
   std::optional<double> sm_clock_hz;   // observed during the measurement
   std::optional<double> mem_clock_hz;  // observed during the measurement
   bool operator==(const Ceiling&) const = default;
@@ -109,10 +109,10 @@ struct Timing {
   std::optional<double> wall_median_s;  // per call
   std::optional<double> wall_spread;    // (p90 - p10) / median
   int repeats = 0;
-  std::optional<double> kernel_time_s;  // summed kernel time per call
+  std::optional<double> kernel_time_s;   // summed kernel time per call
   std::optional<std::int64_t> launches;  // kernel launches per call
-  std::optional<double> api_time_s;     // CPU time in CUDA/cuDNN API calls per call
-  std::optional<double> launch_gap_s;   // idle GPU time between kernels per call
+  std::optional<double> api_time_s;      // CPU time in CUDA/cuDNN API calls per call
+  std::optional<double> launch_gap_s;    // idle GPU time between kernels per call
   std::optional<double> h2d_bytes;
   std::optional<double> h2d_time_s;
   std::optional<double> d2h_bytes;
@@ -132,10 +132,10 @@ struct KernelRecord {
 
 // One sweep configuration and everything measured for it.
 struct Point {
-  std::int64_t id = 0;  // assigned by the store
-  std::string sweep;    // name of the sweep it belongs to
-  int seq = 0;          // position within the sweep (resume key)
-  std::string op;       // "conv2d_fwd", "lstm_train", ...
+  std::int64_t id = 0;                               // assigned by the store
+  std::string sweep;                                 // name of the sweep it belongs to
+  int seq = 0;                                       // position within the sweep (resume key)
+  std::string op;                                    // "conv2d_fwd", "lstm_train", ...
   nlohmann::json params = nlohmann::json::object();  // numbers stay numbers
   std::string precision;
   std::string math_mode;
@@ -163,8 +163,8 @@ struct Run {
   std::string git_sha;
   std::string command_line;
   std::string host;
-  std::string started_at;   // ISO 8601 UTC
-  std::string finished_at;  // empty while running
+  std::string started_at;          // ISO 8601 UTC
+  std::string finished_at;         // empty while running
   std::string status = "running";  // running, complete, partial, failed
   nlohmann::json spec = nlohmann::json::object();
   Machine machine;

@@ -103,9 +103,10 @@ ConfigImage build_config(const std::string& chip, const std::vector<std::string>
   for (const std::string& m : metrics)
     if (!host.has_metric(m)) unknown += (unknown.empty() ? "'" : ", '") + m + "'";
   if (!unknown.empty()) {
-    throw usage_error("unknown CUPTI metric " + unknown + " for chip " + chip +
-                      "; check the spelling (list the chip's metrics with `timeroof metrics --chip " +
-                      chip + "`)");
+    throw usage_error(
+        "unknown CUPTI metric " + unknown + " for chip " + chip +
+        "; check the spelling (list the chip's metrics with `timeroof metrics --chip " + chip +
+        "`)");
   }
   std::vector<const char*> names;
   for (const std::string& m : metrics) names.push_back(m.c_str());

@@ -18,7 +18,7 @@ __global__ void ffma_probe_kernel(float* out, int iterations, float b, float c) 
 
 void launch_ffma_probe(const FfmaProbe& probe, float* out, cudaStream_t stream) {
   ffma_probe_kernel<<<probe.blocks, probe.threads, 0, stream>>>(out, probe.iterations, 1.0001f,
-                                                                 0.9999f);
+                                                                0.9999f);
   TR_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -161,7 +161,9 @@ ProfilerSession::ProfilerSession() : context_(current_context()) {
   enable();  // proves the counters can be read before any work is queued
 }
 
-ProfilerSession::~ProfilerSession() { disable(); }
+ProfilerSession::~ProfilerSession() {
+  disable();
+}
 
 void ProfilerSession::enable() {
   if (profiler_) return;

@@ -41,8 +41,7 @@ std::string driver_message(CUresult status) {
 
 void fail_cuda(cudaError_t status, const char* call, const char* file, int line) {
   fail("CUDA runtime", status,
-       std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status), call, file,
-       line);
+       std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status), call, file, line);
 }
 void fail_driver(CUresult status, const char* call, const char* file, int line) {
   fail("CUDA driver", status, driver_message(status), call, file, line);
@@ -61,8 +60,8 @@ void fail_cublas(cublasStatus_t status, const char* call, const char* file, int 
   fail("cuBLAS", status, cublasGetStatusString(status), call, file, line);
 }
 
-void warn(const char* library, int status, const char* message, const char* call,
-          const char* file, int line) noexcept {
+void warn(const char* library, int status, const char* message, const char* call, const char* file,
+          int line) noexcept {
   std::fprintf(stderr, "timeroof: warning: %s error %d (%s) in %s at %s:%d\n", library, status,
                message ? message : "", call, file, line);
 }

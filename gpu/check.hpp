@@ -42,65 +42,64 @@ std::string driver_message(CUresult status);
 
 }  // namespace timeroof
 
-#define TR_CUDA_CHECK(call)                                                                \
-  do {                                                                                     \
-    const cudaError_t tr_status_ = (call);                                                 \
-    if (tr_status_ != cudaSuccess)                                                         \
-      ::timeroof::check_detail::fail_cuda(tr_status_, #call, __FILE__, __LINE__);          \
+#define TR_CUDA_CHECK(call)                                                       \
+  do {                                                                            \
+    const cudaError_t tr_status_ = (call);                                        \
+    if (tr_status_ != cudaSuccess)                                                \
+      ::timeroof::check_detail::fail_cuda(tr_status_, #call, __FILE__, __LINE__); \
   } while (0)
-#define TR_CU_CHECK(call)                                                                  \
-  do {                                                                                     \
-    const CUresult tr_status_ = (call);                                                    \
-    if (tr_status_ != CUDA_SUCCESS)                                                        \
-      ::timeroof::check_detail::fail_driver(tr_status_, #call, __FILE__, __LINE__);        \
+#define TR_CU_CHECK(call)                                                           \
+  do {                                                                              \
+    const CUresult tr_status_ = (call);                                             \
+    if (tr_status_ != CUDA_SUCCESS)                                                 \
+      ::timeroof::check_detail::fail_driver(tr_status_, #call, __FILE__, __LINE__); \
   } while (0)
-#define TR_CUPTI_CHECK(call)                                                               \
-  do {                                                                                     \
-    const CUptiResult tr_status_ = (call);                                                 \
-    if (tr_status_ != CUPTI_SUCCESS)                                                       \
-      ::timeroof::check_detail::fail_cupti(tr_status_, #call, __FILE__, __LINE__);         \
+#define TR_CUPTI_CHECK(call)                                                       \
+  do {                                                                             \
+    const CUptiResult tr_status_ = (call);                                         \
+    if (tr_status_ != CUPTI_SUCCESS)                                               \
+      ::timeroof::check_detail::fail_cupti(tr_status_, #call, __FILE__, __LINE__); \
   } while (0)
-#define TR_CUDNN_CHECK(call)                                                               \
-  do {                                                                                     \
-    const cudnnStatus_t tr_status_ = (call);                                               \
-    if (tr_status_ != CUDNN_STATUS_SUCCESS)                                                \
-      ::timeroof::check_detail::fail_cudnn(tr_status_, #call, __FILE__, __LINE__);         \
+#define TR_CUDNN_CHECK(call)                                                       \
+  do {                                                                             \
+    const cudnnStatus_t tr_status_ = (call);                                       \
+    if (tr_status_ != CUDNN_STATUS_SUCCESS)                                        \
+      ::timeroof::check_detail::fail_cudnn(tr_status_, #call, __FILE__, __LINE__); \
   } while (0)
-#define TR_CUBLAS_CHECK(call)                                                              \
-  do {                                                                                     \
-    const cublasStatus_t tr_status_ = (call);                                              \
-    if (tr_status_ != CUBLAS_STATUS_SUCCESS)                                               \
-      ::timeroof::check_detail::fail_cublas(tr_status_, #call, __FILE__, __LINE__);        \
+#define TR_CUBLAS_CHECK(call)                                                       \
+  do {                                                                              \
+    const cublasStatus_t tr_status_ = (call);                                       \
+    if (tr_status_ != CUBLAS_STATUS_SUCCESS)                                        \
+      ::timeroof::check_detail::fail_cublas(tr_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // No-throw variants for destructors and cleanup paths.
-#define TR_CUDA_WARN(call)                                                                 \
-  do {                                                                                     \
-    const cudaError_t tr_status_ = (call);                                                 \
-    if (tr_status_ != cudaSuccess)                                                         \
-      ::timeroof::check_detail::warn("CUDA runtime", tr_status_,                           \
-                                     cudaGetErrorString(tr_status_), #call, __FILE__,      \
-                                     __LINE__);                                            \
+#define TR_CUDA_WARN(call)                                                                       \
+  do {                                                                                           \
+    const cudaError_t tr_status_ = (call);                                                       \
+    if (tr_status_ != cudaSuccess)                                                               \
+      ::timeroof::check_detail::warn("CUDA runtime", tr_status_, cudaGetErrorString(tr_status_), \
+                                     #call, __FILE__, __LINE__);                                 \
   } while (0)
-#define TR_CUPTI_WARN(call)                                                                \
-  do {                                                                                     \
-    const CUptiResult tr_status_ = (call);                                                 \
-    if (tr_status_ != CUPTI_SUCCESS)                                                       \
-      ::timeroof::check_detail::warn(                                                      \
-          "CUPTI", tr_status_, ::timeroof::check_detail::cupti_message(tr_status_).c_str(), \
-          #call, __FILE__, __LINE__);                                                      \
+#define TR_CUPTI_WARN(call)                                                                       \
+  do {                                                                                            \
+    const CUptiResult tr_status_ = (call);                                                        \
+    if (tr_status_ != CUPTI_SUCCESS)                                                              \
+      ::timeroof::check_detail::warn("CUPTI", tr_status_,                                         \
+                                     ::timeroof::check_detail::cupti_message(tr_status_).c_str(), \
+                                     #call, __FILE__, __LINE__);                                  \
   } while (0)
-#define TR_CUDNN_WARN(call)                                                                \
-  do {                                                                                     \
-    const cudnnStatus_t tr_status_ = (call);                                               \
-    if (tr_status_ != CUDNN_STATUS_SUCCESS)                                                \
-      ::timeroof::check_detail::warn("cuDNN", tr_status_, cudnnGetErrorString(tr_status_), \
-                                     #call, __FILE__, __LINE__);                           \
+#define TR_CUDNN_WARN(call)                                                                       \
+  do {                                                                                            \
+    const cudnnStatus_t tr_status_ = (call);                                                      \
+    if (tr_status_ != CUDNN_STATUS_SUCCESS)                                                       \
+      ::timeroof::check_detail::warn("cuDNN", tr_status_, cudnnGetErrorString(tr_status_), #call, \
+                                     __FILE__, __LINE__);                                         \
   } while (0)
-#define TR_CUBLAS_WARN(call)                                                               \
-  do {                                                                                     \
-    const cublasStatus_t tr_status_ = (call);                                              \
-    if (tr_status_ != CUBLAS_STATUS_SUCCESS)                                               \
+#define TR_CUBLAS_WARN(call)                                                                  \
+  do {                                                                                        \
+    const cublasStatus_t tr_status_ = (call);                                                 \
+    if (tr_status_ != CUBLAS_STATUS_SUCCESS)                                                  \
       ::timeroof::check_detail::warn("cuBLAS", tr_status_, cublasGetStatusString(tr_status_), \
-                                     #call, __FILE__, __LINE__);                           \
+                                     #call, __FILE__, __LINE__);                              \
   } while (0)

@@ -65,9 +65,10 @@ GpuCount count_gpus() {
   cudaGetLastError();  // clear the sticky-free error so later calls report their own
   if (status == cudaSuccess) return {0, "the NVIDIA driver reports no CUDA devices"};
   if (status == cudaErrorInsufficientDriver)
-    return {0, "no NVIDIA driver is loaded (cudaErrorInsufficientDriver): no GPU on this machine, "
-               "or the driver is older than CUDA " +
-                   cuda_version_text(CUDART_VERSION) + " needs"};
+    return {0,
+            "no NVIDIA driver is loaded (cudaErrorInsufficientDriver): no GPU on this machine, "
+            "or the driver is older than CUDA " +
+                cuda_version_text(CUDART_VERSION) + " needs"};
   if (status == cudaErrorNoDevice)
     return {0, "no CUDA-capable GPU found (cudaErrorNoDevice); check CUDA_VISIBLE_DEVICES"};
   return {0, std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status)};
@@ -118,7 +119,9 @@ GpuInfo query_gpu(int index) {
   return gpu;
 }
 
-Clocks read_clocks(int index) { return ClockReader(index).read(); }
+Clocks read_clocks(int index) {
+  return ClockReader(index).read();
+}
 
 ClockReader::ClockReader(int index)
     : nvml_(std::make_unique<Nvml>()), pci_bus_id_(pci_bus_id(index)) {}

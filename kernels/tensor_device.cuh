@@ -40,7 +40,6 @@ struct AccumulatorOf<TensorType::fp64> {
 template <TensorType T>
 using Accumulator = typename AccumulatorOf<T>::type;
 
-
 // Uniform in [-1, 1) from the top 24 bits of `h`.
 __device__ __forceinline__ float unit_float(std::uint32_t h) {
   return static_cast<float>(h >> 8) * (2.0f / 16777216.0f) - 1.0f;

@@ -27,7 +27,6 @@ namespace timeroof {
 
 namespace {
 
-
 using tensor_device::kElementsPerWord;
 using tensor_device::pack_word;
 using tensor_device::random_word;

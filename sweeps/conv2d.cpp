@@ -19,6 +19,7 @@
 #include "gpu/handles.hpp"
 #include "kernels/device_fill.hpp"
 #include "sweeps/cudnn_handles.hpp"
+#include "sweeps/cudnn_support.hpp"
 #include "sweeps/device_compare.hpp"
 
 namespace timeroof {
@@ -263,51 +264,10 @@ ConvTensor conv2d_output_tensor(ConvDirection direction) {
 
 namespace {
 
-cudnnDataType_t data_type(Precision precision) {
-  switch (precision) {
-    case Precision::fp16:
-      return CUDNN_DATA_HALF;
-    case Precision::bf16:
-      return CUDNN_DATA_BFLOAT16;
-    default:
-      return CUDNN_DATA_FLOAT;  // fp32 and tf32 store fp32
-  }
-}
-
-ElementType element_type(Precision precision) {
-  switch (precision) {
-    case Precision::fp16:
-      return ElementType::f16;
-    case Precision::bf16:
-      return ElementType::bf16;
-    default:
-      return ElementType::f32;
-  }
-}
-
 // The math type asked of cuDNN. cuDNN documents CUDNN_DEFAULT_MATH as "on A100
 // and later, Tensor Core TF32 operation is permitted" for fp32 data, and
 // CUDNN_FMA_MATH as "restricted to kernels that use FMA instructions" (so no TF32).
 // fp16 / bf16 ask for CUDNN_TENSOR_OP_MATH, never _ALLOW_CONVERSION.
-cudnnMathType_t requested_math(Precision precision, MathMode mode) {
-  if (mode == MathMode::fma_only) return CUDNN_FMA_MATH;
-  return precision == Precision::tf32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH;
-}
-
-const char* math_type_name(cudnnMathType_t math) {
-  switch (math) {
-    case CUDNN_DEFAULT_MATH:
-      return "CUDNN_DEFAULT_MATH";
-    case CUDNN_TENSOR_OP_MATH:
-      return "CUDNN_TENSOR_OP_MATH";
-    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
-      return "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
-    case CUDNN_FMA_MATH:
-      return "CUDNN_FMA_MATH";
-  }
-  return "?";
-}
-
 // Algorithms that use atomics and so may differ in the last bits from call to call.
 bool known_deterministic(ConvDirection direction, int algo) {
   if (direction == ConvDirection::bwd_data) return algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
@@ -348,10 +308,6 @@ std::string format_error(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3g", value);
   return text;
-}
-
-double gib(double bytes) {
-  return bytes / (1024.0 * 1024.0 * 1024.0);
 }
 
 // One row of cuDNN's algorithm lists, the same for all three directions.
@@ -664,36 +620,18 @@ nlohmann::json Conv2d::details() const {
 
 void Conv2d::prepare(cudaStream_t stream) {
   state_.reset();
-  // A failed cudaMalloc of an earlier point leaves cudaErrorMemoryAllocation as the
-  // runtime's (non-sticky) last error; clear it, or this point's first launch
-  // check would report it.
-  (void)cudaGetLastError();
   const Conv2dSpec& spec = spec_;
   const std::size_t element = element_bytes(spec.precision);
-
-  // Fail fast, before cuDNN or cudaMalloc see a shape that cannot fit.
-  const double tensor_bytes =
+  require_device_memory(
       static_cast<double>(element) *
-      (conv2d_input_elements(spec) + conv2d_filter_elements(spec) + conv2d_output_elements(spec));
-  std::size_t free_bytes = 0;
-  std::size_t total_bytes = 0;
-  TR_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (tensor_bytes > static_cast<double>(free_bytes)) {
-    char message[256];
-    std::snprintf(message, sizeof message,
-                  "cudaErrorMemoryAllocation: the tensors need %.3g GiB, %.3g GiB of %.3g GiB "
-                  "are free (checked before allocating)",
-                  gib(tensor_bytes), gib(static_cast<double>(free_bytes)),
-                  gib(static_cast<double>(total_bytes)));
-    throw GpuError("CUDA runtime", cudaErrorMemoryAllocation, message);
-  }
+      (conv2d_input_elements(spec) + conv2d_filter_elements(spec) + conv2d_output_elements(spec)));
 
   if (!handle_) handle_ = std::make_shared<CudnnHandle>();
   auto state = std::make_unique<Conv2dState>(spec_, handle_, stream);
   Conv2dState& st = *state;
   TR_CUDNN_CHECK(cudnnSetStream(st.handle(), stream));
 
-  const cudnnDataType_t type = data_type(spec.precision);
+  const cudnnDataType_t type = cudnn_data_type(spec.precision);
   const cudnnTensorFormat_t format =
       spec.layout == Layout::nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
   auto i32 = [](std::int64_t v) { return static_cast<int>(v); };  // validate() bounds them
@@ -732,6 +670,8 @@ void Conv2d::prepare(cudaStream_t stream) {
     const bool exhaustive = spec.algorithm == "exhaustive";
     if (exhaustive) {
       TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+      std::size_t free_bytes = 0;
+      std::size_t total_bytes = 0;
       TR_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
       // Every algorithm may use up to half of what is left, so the search itself
       // cannot run the GPU out of memory.

@@ -19,9 +19,9 @@ namespace timeroof {
 // One parameter a sweep may vary (a key of a point's params).
 struct ParamAxis {
   enum class Kind { integer, text };
-  std::string key;   // "batch", "channels", "filter", "precision", ...
+  std::string key;  // "batch", "channels", "filter", "precision", ...
   Kind kind = Kind::integer;
-  std::string help;  // one line, for --help and error messages
+  std::string help;                  // one line, for --help and error messages
   std::vector<std::string> allowed;  // text axes: the allowed values
   nlohmann::json defaults;           // array: the default sweep's values for this axis
 };

@@ -18,6 +18,7 @@
 #include "gpu/handles.hpp"
 #include "kernels/device_fill.hpp"
 #include "sweeps/cudnn_handles.hpp"
+#include "sweeps/cudnn_support.hpp"
 #include "sweeps/device_compare.hpp"
 
 namespace timeroof {
@@ -594,28 +595,6 @@ using DropoutDescriptor =
 
 namespace {
 
-cudnnDataType_t data_type(Precision precision) {
-  switch (precision) {
-    case Precision::fp16:
-      return CUDNN_DATA_HALF;
-    case Precision::bf16:
-      return CUDNN_DATA_BFLOAT16;
-    default:
-      return CUDNN_DATA_FLOAT;  // fp32 and tf32 store fp32
-  }
-}
-
-ElementType element_type(Precision precision) {
-  switch (precision) {
-    case Precision::fp16:
-      return ElementType::f16;
-    case Precision::bf16:
-      return ElementType::bf16;
-    default:
-      return ElementType::f32;
-  }
-}
-
 const char* data_type_name(cudnnDataType_t type) {
   switch (type) {
     case CUDNN_DATA_FLOAT:
@@ -632,25 +611,6 @@ const char* data_type_name(cudnnDataType_t type) {
 // As Conv2d: fma_only -> CUDNN_FMA_MATH ("restricted to kernels that use FMA
 // instructions", no TF32); tf32 -> CUDNN_DEFAULT_MATH (TF32 Tensor Cores
 // permitted for fp32 data on Ampere and later); fp16 / bf16 -> CUDNN_TENSOR_OP_MATH.
-cudnnMathType_t requested_math(Precision precision, MathMode mode) {
-  if (mode == MathMode::fma_only) return CUDNN_FMA_MATH;
-  return precision == Precision::tf32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH;
-}
-
-const char* math_type_name(cudnnMathType_t math) {
-  switch (math) {
-    case CUDNN_DEFAULT_MATH:
-      return "CUDNN_DEFAULT_MATH";
-    case CUDNN_TENSOR_OP_MATH:
-      return "CUDNN_TENSOR_OP_MATH";
-    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
-      return "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
-    case CUDNN_FMA_MATH:
-      return "CUDNN_FMA_MATH";
-  }
-  return "?";
-}
-
 cudnnRNNAlgo_t cudnn_algo(LstmAlgorithm algorithm) {
   switch (algorithm) {
     case LstmAlgorithm::standard:
@@ -701,10 +661,6 @@ std::string format_number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3g", value);
   return text;
-}
-
-double gib(double bytes) {
-  return bytes / (1024.0 * 1024.0 * 1024.0);
 }
 
 // Where one weight matrix or bias vector lies in a weight space (in elements).
@@ -759,7 +715,7 @@ class LstmState {
 
   // Descriptors and cuDNN's sizes of the weight, work and reserve spaces.
   void configure() {
-    type = data_type(spec.precision);
+    type = cudnn_data_type(spec.precision);
     math = requested_math(spec.precision, resolved_math(spec));
     auto i32 = [](std::int64_t v) { return static_cast<int>(v); };  // validate() bounds them
     const int directions = i32(lstm_directions(spec));
@@ -1175,27 +1131,11 @@ nlohmann::json Lstm::details() const {
 
 void Lstm::prepare(cudaStream_t stream) {
   state_.reset();
-  // A failed cudaMalloc of an earlier point leaves a (non-sticky) last error.
-  (void)cudaGetLastError();
   const LstmSpec& spec = spec_;
-
-  // Fail fast, before cuDNN or cudaMalloc see a shape that cannot fit.
   double elements = lstm_x_elements(spec) + lstm_y_elements(spec) + 6 * lstm_state_elements(spec) +
                     lstm_weight_elements(spec);
   if (is_backward(spec.pass)) elements *= 2;
-  const double tensor_bytes = static_cast<double>(element_bytes(spec.precision)) * elements;
-  std::size_t free_bytes = 0;
-  std::size_t total_bytes = 0;
-  TR_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (tensor_bytes > static_cast<double>(free_bytes)) {
-    char message[256];
-    std::snprintf(message, sizeof message,
-                  "cudaErrorMemoryAllocation: the tensors need %.3g GiB, %.3g GiB of %.3g GiB "
-                  "are free (checked before allocating)",
-                  gib(tensor_bytes), gib(static_cast<double>(free_bytes)),
-                  gib(static_cast<double>(total_bytes)));
-    throw GpuError("CUDA runtime", cudaErrorMemoryAllocation, message);
-  }
+  require_device_memory(static_cast<double>(element_bytes(spec.precision)) * elements);
 
   if (!handle_) handle_ = std::make_shared<CudnnHandle>();
   auto state = std::make_unique<LstmState>(spec_, handle_, stream);

@@ -104,12 +104,12 @@ struct SweepRunner::State {
     point.timing.wall_median_s = m.median_s;
     point.timing.wall_spread = m.spread;
     point.timing.repeats = m.repeats;
-    point.details["timing"] = {{"method", "CUDA events around each call, median until stable"},
-                               {"min_s", m.min_s},
-                               {"max_s", m.max_s},
-                               {"sm_clock_hz", m.sm_clock_hz ? nlohmann::json(*m.sm_clock_hz)
-                                                             : nlohmann::json(nullptr)},
-                               {"l2", flusher ? "cold" : "warm"}};
+    point.details["timing"] = {
+        {"method", "CUDA events around each call, median until stable"},
+        {"min_s", m.min_s},
+        {"max_s", m.max_s},
+        {"sm_clock_hz", m.sm_clock_hz ? nlohmann::json(*m.sm_clock_hz) : nlohmann::json(nullptr)},
+        {"l2", flusher ? "cold" : "warm"}};
   }
 
   void trace_pass(Operator& op, Point& point) {
@@ -176,8 +176,7 @@ struct SweepRunner::State {
   }
 };
 
-SweepRunner::SweepRunner(GpuInfo gpu, RunnerOptions options)
-    : state_(std::make_unique<State>()) {
+SweepRunner::SweepRunner(GpuInfo gpu, RunnerOptions options) : state_(std::make_unique<State>()) {
   state_->gpu = std::move(gpu);
   state_->options = options;
   if (options.cold_l2) state_->flusher.emplace(state_->gpu.l2_bytes);
@@ -238,8 +237,8 @@ Point SweepRunner::measure_point(const OperatorFamily& family, const nlohmann::j
   return point;
 }
 
-SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finished,
-                              PointSink& sink, const std::atomic<bool>& stop,
+SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finished, PointSink& sink,
+                              const std::atomic<bool>& stop,
                               const std::function<void(const SweepProgress&)>& progress) {
   SweepOutcome outcome;
   SweepProgress status;

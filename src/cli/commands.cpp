@@ -3,11 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -81,8 +81,8 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
   try {
     for (const std::string& family : sweeps) {
       const SweepRequest request{family, {}, false, true};
-      partial = measure_sweep(request, store, run, isatty(STDERR_FILENO)) == ExitCode::partial ||
-                partial;
+      partial =
+          measure_sweep(request, store, run, isatty(STDERR_FILENO)) == ExitCode::partial || partial;
     }
   } catch (...) {
     run.status = "failed";  // every point measured so far stays in the store
@@ -169,8 +169,8 @@ ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
     run = record->run;
     const GpuInfo here = inspect_gpu(options.device);
     if (here.uuid != run.machine.gpu.uuid) {
-      throw usage_error("--resume " + resume + ": that run measured " + run.machine.gpu.name +
-                        " " + run.machine.gpu.uuid + ", this is " + here.uuid +
+      throw usage_error("--resume " + resume + ": that run measured " + run.machine.gpu.name + " " +
+                        run.machine.gpu.uuid + ", this is " + here.uuid +
                         "; resume on the same GPU (--device)");
     }
   }

@@ -30,7 +30,9 @@ GpuInfo inspect_gpu(int device) {
   return gpu;
 }
 
-std::vector<std::string> supported_chips() { return MetricHost::supported_chips(); }
+std::vector<std::string> supported_chips() {
+  return MetricHost::supported_chips();
+}
 
 std::vector<std::string> chip_metrics(const std::string& chip) {
   return MetricHost(chip).base_metrics();

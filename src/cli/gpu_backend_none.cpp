@@ -19,17 +19,25 @@ GpuAvailability find_gpus() {
 GpuInfo inspect_gpu(int) {
   throw environment_error(kWhy);
 }
-std::vector<std::string> supported_chips() { return {}; }
-std::vector<std::string> chip_metrics(const std::string&) { throw environment_error(kWhy); }
+std::vector<std::string> supported_chips() {
+  return {};
+}
+std::vector<std::string> chip_metrics(const std::string&) {
+  throw environment_error(kWhy);
+}
 std::size_t count_passes(const std::string&, const std::vector<std::string>&) {
   throw environment_error(kWhy);
 }
-std::vector<std::string> known_ceiling_names() { return {}; }
+std::vector<std::string> known_ceiling_names() {
+  return {};
+}
 void measure_machine(Machine&, const CeilingOptions&) {
   throw environment_error(kWhy);
 }
 
-std::string describe_sweep(const SweepRequest&, const Machine*) { throw environment_error(kWhy); }
+std::string describe_sweep(const SweepRequest&, const Machine*) {
+  throw environment_error(kWhy);
+}
 ExitCode measure_sweep(const SweepRequest&, ResultsStore&, Run&, bool) {
   throw environment_error(kWhy);
 }

@@ -17,7 +17,7 @@ class ResultsStore;
 namespace timeroof::cli {
 
 struct SweepRequest {
-  std::string target;  // "conv2d", "lstm" or a .toml file
+  std::string target;                                      // "conv2d", "lstm" or a .toml file
   std::vector<std::pair<std::string, std::string>> flags;  // axis and option flags
   bool dry_run = false;
   bool counters = true;
@@ -25,8 +25,7 @@ struct SweepRequest {
 
 // "--batch 1..64:x2 --precision=fp16" -> {{"batch", "1..64:x2"}, {"precision", "fp16"}};
 // anything else is a usage error naming it.
-std::vector<std::pair<std::string, std::string>> flag_pairs(
-    const std::vector<std::string>& args);
+std::vector<std::pair<std::string, std::string>> flag_pairs(const std::vector<std::string>& args);
 
 // Parses and validates the sweep (no GPU work). --dry-run: returns the listing.
 std::string describe_sweep(const SweepRequest& request, const Machine* measured);

@@ -13,7 +13,9 @@ namespace {
 
 std::atomic<bool> g_stop_requested{false};  // set by SIGINT; read between points
 
-extern "C" void request_stop(int) { g_stop_requested.store(true); }
+extern "C" void request_stop(int) {
+  g_stop_requested.store(true);
+}
 
 // Installs the Ctrl-C handler for the life of a sweep and restores the old one.
 class StopOnInterrupt {

@@ -684,9 +684,9 @@ std::vector<Run> ResultsStore::select_runs(const std::optional<std::int64_t>& on
     runs[run->second].machine.ceilings.push_back(std::move(ceiling));
   }
 
-  Statement samples = db_.prepare(
-      "SELECT run_id, bytes, bytes_per_second FROM working_set" +
-      std::string(only_id ? " WHERE run_id = ?1" : "") + " ORDER BY run_id, seq");
+  Statement samples =
+      db_.prepare("SELECT run_id, bytes, bytes_per_second FROM working_set" +
+                  std::string(only_id ? " WHERE run_id = ?1" : "") + " ORDER BY run_id, seq");
   if (only_id) samples.bind(1, *only_id);
   while (samples.step()) {
     const auto run = index_of.find(samples.column_int64(0));
@@ -695,9 +695,9 @@ std::vector<Run> ResultsStore::select_runs(const std::optional<std::int64_t>& on
         {samples.column_double(1), samples.column_double(2)});
   }
 
-  Statement skipped = db_.prepare(
-      "SELECT run_id, name, reason, failed FROM skipped_ceilings" +
-      std::string(only_id ? " WHERE run_id = ?1" : "") + " ORDER BY run_id, seq");
+  Statement skipped =
+      db_.prepare("SELECT run_id, name, reason, failed FROM skipped_ceilings" +
+                  std::string(only_id ? " WHERE run_id = ?1" : "") + " ORDER BY run_id, seq");
   if (only_id) skipped.bind(1, *only_id);
   while (skipped.step()) {
     const auto run = index_of.find(skipped.column_int64(0));

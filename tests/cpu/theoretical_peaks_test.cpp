@@ -49,7 +49,8 @@ TEST(TheoreticalPeaks, PeakTimesWorkTimesObservedClock) {
   rates.per_cycle["dram__bytes.sum.peak_sustained"] = 1536;
   // H200 values read by CUPTI 13: dense hgmma bf16 4096 FLOP/SM/cycle, the
   // sparse path twice that; 2 fmaheavy warp instructions per SM-cycle.
-  rates.per_cycle["sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"] =
+  rates
+      .per_cycle["sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"] =
       540672;
   rates.per_cycle["sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained"] = 1081344;
   rates.per_cycle["sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained"] = 16896;

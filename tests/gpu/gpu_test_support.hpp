@@ -5,9 +5,9 @@
 
 #include "gpu/device.hpp"
 
-#define TR_REQUIRE_GPU()                                                     \
-  do {                                                                       \
-    const ::timeroof::GpuCount tr_gpus_ = ::timeroof::count_gpus();          \
+#define TR_REQUIRE_GPU()                                                      \
+  do {                                                                        \
+    const ::timeroof::GpuCount tr_gpus_ = ::timeroof::count_gpus();           \
     if (tr_gpus_.count == 0) GTEST_SKIP() << "no GPU: " << tr_gpus_.why_none; \
-    ::timeroof::select_gpu(0);                                               \
+    ::timeroof::select_gpu(0);                                                \
   } while (0)

@@ -76,8 +76,7 @@ ToolResult run_process(const std::vector<std::string>& args,
 }
 
 TempDir::TempDir() {
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "timeroof-test-XXXXXX").string();
+  std::string pattern = (std::filesystem::temp_directory_path() / "timeroof-test-XXXXXX").string();
   if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
   path_ = pattern;
 }
