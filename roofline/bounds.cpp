@@ -1,0 +1,205 @@
+#include "roofline/bounds.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace timeroof::roofline {
+
+namespace {
+
+std::optional<double> counter(const Point& point, const char* name) {
+  const auto it = point.counters.find(name);
+  if (it == point.counters.end() || !std::isfinite(it->second)) return std::nullopt;
+  return it->second;
+}
+
+std::optional<double> positive(const std::optional<double>& v) {
+  if (v && std::isfinite(*v) && *v > 0) return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+const char* to_string(Source source) {
+  switch (source) {
+    case Source::counters:
+      return "counters";
+    case Source::analytic:
+      return "analytic";
+    case Source::none:
+      return "none";
+  }
+  return "?";
+}
+
+std::optional<Precision> analytic_class(const std::string& precision,
+                                        const std::string& math_mode) {
+  if (math_mode == "tensor") {
+    if (precision == "fp16") return Precision::tensor_fp16;
+    if (precision == "bf16") return Precision::tensor_bf16;
+    if (precision == "fp32" || precision == "tf32") return Precision::tensor_tf32;
+    if (precision == "fp8") return Precision::tensor_fp8;
+    if (precision == "int8") return Precision::tensor_int8;
+    if (precision == "fp64") return Precision::tensor_fp64;
+    return std::nullopt;
+  }
+  if (precision == "fp16" || precision == "bf16") return Precision::half;
+  if (precision == "fp32") return Precision::fp32;
+  if (precision == "fp64") return Precision::fp64;
+  return std::nullopt;
+}
+
+PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
+                         const BoundsOptions& options) {
+  PointBounds b;
+  const Timing& t = point.timing;
+
+  // --- Work W_p ---------------------------------------------------------------
+  for (Precision p : kAllPrecisions) {
+    if (const auto w = counter(point, work_quantity(p))) {
+      b.work[static_cast<std::size_t>(p)] = std::max(0.0, *w);
+      b.work_source = Source::counters;
+    }
+  }
+  if (b.work_source == Source::none && point.flops > 0) {
+    if (const auto p = analytic_class(point.precision, point.math_mode)) {
+      b.work[static_cast<std::size_t>(*p)] = point.flops;
+      b.work_source = Source::analytic;
+      b.notes.push_back(std::string("no FLOP counters: analytic work in ") + to_string(*p));
+    } else {
+      b.notes.push_back("no FLOP counters and no precision class for '" + point.precision +
+                        "' / '" + point.math_mode + "': work unknown");
+    }
+  }
+  for (double w : b.work) b.total_work += w;
+
+  // --- Bytes Q_l --------------------------------------------------------------
+  const auto read = counter(point, "dram_read_bytes");
+  const auto write = counter(point, "dram_write_bytes");
+  std::array<std::optional<double>, kLevelCount> bytes;
+  bytes[static_cast<std::size_t>(Level::l1)] = counter(point, "l1_bytes");
+  bytes[static_cast<std::size_t>(Level::l2)] = counter(point, "l2_bytes");
+  if (read || write)
+    bytes[static_cast<std::size_t>(Level::dram)] = read.value_or(0) + write.value_or(0);
+  if (read && !write)
+    b.notes.push_back("dram_write_bytes not collected: DRAM bytes are reads only");
+  if (write && !read)
+    b.notes.push_back("dram_read_bytes not collected: DRAM bytes are writes only");
+  for (const auto& q : bytes)
+    if (q) b.bytes_source = Source::counters;
+  if (b.bytes_source == Source::none && point.min_bytes > 0) {
+    bytes[static_cast<std::size_t>(Level::dram)] = point.min_bytes;
+    b.bytes_source = Source::analytic;
+    b.notes.push_back("no byte counters: DRAM bytes = analytic min_bytes");
+  }
+
+  // --- Timing -----------------------------------------------------------------
+  b.wall_s = positive(t.wall_median_s);
+  b.kernel_s = positive(t.kernel_time_s);
+  if (!b.kernel_s && !point.kernels.empty()) {
+    double sum = 0;
+    for (const KernelRecord& k : point.kernels) sum += k.duration_s;
+    b.kernel_s = positive(sum);
+    if (b.kernel_s) b.notes.push_back("kernel time from the traced kernel records");
+  }
+  b.launches = t.launches;
+  if (t.h2d_time_s || t.d2h_time_s)
+    b.transfer_measured_s = t.h2d_time_s.value_or(0) + t.d2h_time_s.value_or(0);
+
+  // --- Compute bound ----------------------------------------------------------
+  for (Precision p : kAllPrecisions) {
+    const std::size_t i = static_cast<std::size_t>(p);
+    if (b.work[i] <= 0) continue;
+    const Roof& roof = roofs.peak(p);
+    if (!roof.available()) {
+      b.notes.push_back(std::string("no roof for ") + to_string(p) + ": its work is left out (" +
+                        roof.note + ")");
+      continue;
+    }
+    if (roof.source == RoofSource::theoretical)
+      b.notes.push_back(std::string(to_string(p)) + " peak is theoretical");
+    b.compute_s[i] = b.work[i] / *roof.value;
+    (is_tensor(p) ? b.t_tensor : b.t_cuda) += b.compute_s[i];
+  }
+  b.t_compute = b.t_cuda + b.t_tensor;
+  if (b.t_compute > 0) b.peak_effective = b.total_work / b.t_compute;
+
+  // --- Memory bounds and the classic roofline per level -----------------------
+  double t_mem_max = 0;
+  for (Level l : kAllLevels) {
+    const std::size_t i = static_cast<std::size_t>(l);
+    LevelBounds& lb = b.levels[i];
+    lb.level = l;
+    lb.bytes = bytes[i];
+    const Roof& roof = roofs.bandwidth(l);
+    if (roof.available()) lb.bandwidth = roof.value;
+    if (lb.bytes && !lb.bandwidth && *lb.bytes > 0)
+      b.notes.push_back(std::string("no ") + to_string(l) + " bandwidth roof: level left out (" +
+                        roof.note + ")");
+    if (lb.bytes && lb.bandwidth) {
+      lb.time_s = *lb.bytes / *lb.bandwidth;
+      t_mem_max = std::max(t_mem_max, *lb.time_s);
+      if (roof.source == RoofSource::theoretical)
+        b.notes.push_back(std::string(to_string(l)) + " bandwidth is theoretical");
+    }
+    if (lb.bytes && b.total_work > 0) {
+      lb.intensity =
+          *lb.bytes > 0 ? b.total_work / *lb.bytes : std::numeric_limits<double>::infinity();
+      if (b.peak_effective && lb.bandwidth)
+        lb.attainable = std::min(*b.peak_effective, *lb.intensity * *lb.bandwidth);
+    }
+  }
+
+  // --- Roofs in time ----------------------------------------------------------
+  b.t_kernel_roof = std::max(b.t_compute, t_mem_max);
+  if (b.launches && roofs.launch.available())
+    b.t_launch = static_cast<double>(*b.launches) * *roofs.launch.value;
+  if (t.h2d_bytes && *t.h2d_bytes > 0) {
+    if (roofs.h2d.available())
+      b.t_xfer += *t.h2d_bytes / *roofs.h2d.value;
+    else
+      b.notes.push_back("no H2D roof: " + roofs.h2d.note);
+  }
+  if (t.d2h_bytes && *t.d2h_bytes > 0) {
+    if (roofs.d2h.available())
+      b.t_xfer += *t.d2h_bytes / *roofs.d2h.value;
+    else
+      b.notes.push_back("no D2H roof: " + roofs.d2h.note);
+  }
+  b.t_roof = std::max(b.t_kernel_roof, b.t_launch.value_or(0)) +
+             (options.transfers_serial ? b.t_xfer : 0.0);
+
+  // --- Classic summary --------------------------------------------------------
+  if (b.total_work > 0 && b.peak_effective) {
+    b.attainable = *b.peak_effective;
+    b.limiting_roof = "compute";
+    for (const LevelBounds& lb : b.levels) {
+      if (lb.attainable && *lb.attainable < *b.attainable) {
+        b.attainable = lb.attainable;
+        b.limiting_roof = to_string(lb.level);
+      }
+    }
+  }
+  if (b.kernel_s && b.total_work > 0) b.achieved = b.total_work / *b.kernel_s;
+  // T_kernel_roof / T_k, which is achieved / attainable whenever W > 0; defined
+  // for byte-only points (copies) too.
+  if (b.kernel_s && b.t_kernel_roof > 0) b.efficiency = b.t_kernel_roof / *b.kernel_s;
+  if (b.total_work > 0) {
+    double tensor = 0;
+    for (Precision p : kAllPrecisions)
+      if (is_tensor(p)) tensor += b.work[static_cast<std::size_t>(p)];
+    b.tensor_share = tensor / b.total_work;
+  }
+  if (b.kernel_s && b.total_work > 0) b.tensor_utilisation = b.t_tensor / *b.kernel_s;
+
+  // --- Lower bound and headroom -----------------------------------------------
+  b.t_lower_bound = b.t_kernel_roof;
+  if (b.t_lower_bound > 0) {
+    if (b.wall_s) b.headroom = *b.wall_s / b.t_lower_bound;
+    if (b.kernel_s) b.kernel_headroom = *b.kernel_s / b.t_lower_bound;
+  }
+  return b;
+}
+
+}  // namespace timeroof::roofline

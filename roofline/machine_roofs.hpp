@@ -1,0 +1,95 @@
+// The roofs the model divides by, taken from a run's Machine (core/results.hpp).
+//
+// Definitions (DESIGN.md, "The model"):
+// - P_p, peak FLOP/s of precision class p: the best *measured* ceiling among the
+//   variants of that class (Tensor Cores: the wgmma kernel `tensor_<type>`, the
+//   mma.sync kernel `tensor_<type>_mma_sync`, the library GEMM `cublaslt_<type>` /
+//   `cublas_fp64`; CUDA cores: the FMA kernel, `fp16_fma` or `bf16_fma` for the
+//   shared half class). FMA is the fastest CUDA-core instruction, so its rate is
+//   the roof; add/mul-only code runs at half of it and shows as lost time.
+// - B_l, bandwidth of memory level l: HBM (DRAM) the best of `hbm_read` and
+//   `hbm_copy` (copy counts read + write bytes per second), L2 `l2_read`, L1
+//   `l1_read`.
+// - L, launch cost: `launch_async` (seconds per kernel launch issued back to back).
+// - B_h2d, B_d2h: `h2d_pinned`, `d2h_pinned`.
+// Missing inputs: a roof with no measured variant (absent, or measured <= 0)
+// falls back to the best *theoretical* value of its variants (CUPTI
+// `.peak_sustained` x clock, filled by counters/theoretical_peaks) and says so
+// (source = theoretical); with neither it is absent (value = nullopt) with a
+// reason, which names the machine's CeilingSkip reason where there is one.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/results.hpp"
+
+namespace timeroof::roofline {
+
+// The precision classes of the model (W_p). Mirrors counters' PrecisionClass,
+// which the model cannot include (it lives in a CUDA layer). `half` is CUDA-core
+// fp16 + bf16: the SASS counters cannot tell them apart.
+enum class Precision {
+  fp64,
+  fp32,
+  half,
+  tensor_fp16,
+  tensor_bf16,
+  tensor_tf32,
+  tensor_fp8,
+  tensor_int8,
+  tensor_fp64,
+};
+inline constexpr std::size_t kPrecisionCount = 9;
+inline constexpr std::array<Precision, kPrecisionCount> kAllPrecisions = {
+    Precision::fp64,        Precision::fp32,        Precision::half,
+    Precision::tensor_fp16, Precision::tensor_bf16, Precision::tensor_tf32,
+    Precision::tensor_fp8,  Precision::tensor_int8, Precision::tensor_fp64};
+
+// Memory levels of the hierarchical roofline, innermost first.
+enum class Level { l1, l2, dram };
+inline constexpr std::size_t kLevelCount = 3;
+inline constexpr std::array<Level, kLevelCount> kAllLevels = {Level::l1, Level::l2, Level::dram};
+
+const char* to_string(Precision precision);
+const char* to_string(Level level);
+// True for the Tensor-Core classes (tensor_*).
+bool is_tensor(Precision precision);
+// The point counter (metric catalog quantity name) that holds W_p, e.g.
+// "tensor_fp16_flops", "tensor_int8_ops", "half_flops". All-path totals only: the
+// per-path parts (`*_wgmma_flops`, ...) would count the work twice.
+const char* work_quantity(Precision precision);
+
+enum class RoofSource { measured, theoretical, absent };
+const char* to_string(RoofSource source);
+
+// One roof: its value (FLOP/s, B/s or s), where it came from and why.
+struct Roof {
+  std::optional<double> value;  // nullopt: absent
+  RoofSource source = RoofSource::absent;
+  std::string ceiling;  // the Ceiling whose number was used, e.g. "tensor_fp16_mma_sync"
+  std::string note;     // which variants were compared, or why it is theoretical/absent
+  bool available() const noexcept { return value.has_value(); }
+};
+
+struct MachineRoofs {
+  std::array<Roof, kPrecisionCount> compute;  // P_p, FLOP/s (op/s for int8)
+  std::array<Roof, kLevelCount> memory;       // B_l, B/s
+  Roof launch;                                // L, s per launch
+  Roof h2d;                                   // B_h2d, B/s
+  Roof d2h;                                   // B_d2h, B/s
+  const Roof& peak(Precision p) const { return compute[static_cast<std::size_t>(p)]; }
+  const Roof& bandwidth(Level l) const { return memory[static_cast<std::size_t>(l)]; }
+};
+
+// The Ceiling names compared for a roof, best measured wins (listed for reports).
+std::vector<std::string> compute_variants(Precision precision);
+std::vector<std::string> memory_variants(Level level);
+
+// Picks every roof of the model from `machine` (see the header comment).
+MachineRoofs machine_roofs(const Machine& machine);
+
+}  // namespace timeroof::roofline

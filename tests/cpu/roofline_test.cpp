@@ -1,0 +1,505 @@
+// The model's core (roofline/): machine roofs, time bounds, classic roofline,
+// decomposition and bottleneck classes. Synthetic points worked by hand, property
+// tests over every real fixture point, and the real H200 sample run
+// (samples/sample-run.json) checked against what a performance engineer would say.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "core/json_io.hpp"
+#include "roofline/bounds.hpp"
+#include "roofline/classify.hpp"
+#include "roofline/machine_roofs.hpp"
+#include "tests/support/run_tool.hpp"
+
+namespace timeroof::roofline {
+namespace {
+
+// ---- Synthetic machine -------------------------------------------------------
+
+Ceiling ceiling(const std::string& name, CeilingKind kind, double measured,
+                std::optional<double> theoretical = std::nullopt) {
+  Ceiling c;
+  c.name = name;
+  c.kind = kind;
+  c.measured = measured;
+  c.theoretical = theoretical;
+  if (theoretical) c.theoretical_source = "peak_sustained x clock";
+  return c;
+}
+
+// Round numbers: P_fp32 = 50 TFLOP/s, P_half = 100, P_tensor_fp16 = 800 (wgmma
+// beats mma.sync 600 and cuBLASLt 700), B_dram = 4 TB/s (hbm_read beats hbm_copy
+// 3.5), B_l2 = 10, B_l1 = 30, L = 2 us, B_h2d = B_d2h = 50 GB/s. tensor_bf16 has
+// only a theoretical roof; tensor_fp8 was skipped.
+Machine synthetic_machine() {
+  const auto C = CeilingKind::compute;
+  const auto B = CeilingKind::bandwidth;
+  Machine m;
+  m.ceilings = {
+      ceiling("fp32_fma", C, 50e12, 55e12),
+      ceiling("fp16_fma", C, 100e12),
+      ceiling("bf16_fma", C, 90e12),
+      ceiling("tensor_fp16", C, 800e12),
+      ceiling("tensor_fp16_mma_sync", C, 600e12),
+      ceiling("cublaslt_fp16", C, 700e12),
+      ceiling("tensor_bf16", C, 0, 1e15),
+      ceiling("hbm_read", B, 4e12, 4.8e12),
+      ceiling("hbm_copy", B, 3.5e12, 4.8e12),
+      ceiling("l2_read", B, 10e12),
+      ceiling("l1_read", B, 30e12),
+      ceiling("launch_async", CeilingKind::latency, 2e-6),
+      ceiling("h2d_pinned", B, 50e9),
+      ceiling("d2h_pinned", B, 50e9),
+  };
+  m.skipped = {{"tensor_fp8", "FP8 needs compute capability 8.9", false}};
+  return m;
+}
+
+Point point(double wall_s, double kernel_s, std::int64_t launches,
+            std::map<std::string, double> counters) {
+  Point p;
+  p.op = "synthetic";
+  p.precision = "fp16";
+  p.math_mode = "tensor";
+  p.timing.wall_median_s = wall_s;
+  p.timing.kernel_time_s = kernel_s;
+  p.timing.launches = launches;
+  p.counters = std::move(counters);
+  return p;
+}
+
+constexpr double kRel = 1e-12;
+
+TEST(MachineRoofs, PicksTheBestMeasuredVariantAndSaysWhich) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  EXPECT_DOUBLE_EQ(*r.peak(Precision::tensor_fp16).value, 800e12);
+  EXPECT_EQ(r.peak(Precision::tensor_fp16).ceiling, "tensor_fp16");
+  EXPECT_EQ(r.peak(Precision::tensor_fp16).source, RoofSource::measured);
+  EXPECT_NE(r.peak(Precision::tensor_fp16).note.find("cublaslt_fp16"), std::string::npos);
+  EXPECT_DOUBLE_EQ(*r.peak(Precision::half).value, 100e12);  // fp16_fma over bf16_fma
+  EXPECT_EQ(r.peak(Precision::half).ceiling, "fp16_fma");
+  EXPECT_DOUBLE_EQ(*r.peak(Precision::fp32).value, 50e12);  // measured, not theoretical
+  EXPECT_DOUBLE_EQ(*r.bandwidth(Level::dram).value, 4e12);
+  EXPECT_EQ(r.bandwidth(Level::dram).ceiling, "hbm_read");
+  EXPECT_DOUBLE_EQ(*r.bandwidth(Level::l2).value, 10e12);
+  EXPECT_DOUBLE_EQ(*r.bandwidth(Level::l1).value, 30e12);
+  EXPECT_DOUBLE_EQ(*r.launch.value, 2e-6);
+  EXPECT_DOUBLE_EQ(*r.h2d.value, 50e9);
+  EXPECT_DOUBLE_EQ(*r.d2h.value, 50e9);
+}
+
+TEST(MachineRoofs, MissingRoofFallsBackToTheoreticalOrIsAbsentWithAReason) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  const Roof& bf16 = r.peak(Precision::tensor_bf16);
+  EXPECT_EQ(bf16.source, RoofSource::theoretical);
+  EXPECT_DOUBLE_EQ(*bf16.value, 1e15);
+  EXPECT_NE(bf16.note.find("theoretical"), std::string::npos) << bf16.note;
+  const Roof& fp8 = r.peak(Precision::tensor_fp8);
+  EXPECT_FALSE(fp8.available());
+  EXPECT_EQ(fp8.source, RoofSource::absent);
+  EXPECT_NE(fp8.note.find("compute capability 8.9"), std::string::npos) << fp8.note;
+  EXPECT_FALSE(r.peak(Precision::fp64).available());
+  EXPECT_NE(r.peak(Precision::fp64).note.find("not in the machine"), std::string::npos);
+  // No ceiling at all: everything absent, nothing invented.
+  const MachineRoofs none = machine_roofs(Machine{});
+  for (Precision p : kAllPrecisions) EXPECT_FALSE(none.peak(p).available()) << to_string(p);
+  for (Level l : kAllLevels) EXPECT_FALSE(none.bandwidth(l).available()) << to_string(l);
+  EXPECT_FALSE(none.launch.available());
+}
+
+// 100 launches x 2 us = 200 us of a 250 us call; the kernels ran 20 us.
+TEST(Synthetic, PureLaunchBoundPoint) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  const Point p = point(250e-6, 20e-6, 100,
+                        {{"fp32_flops", 1e6}, {"dram_read_bytes", 1e6}, {"dram_write_bytes", 0}});
+  const PointBounds b = point_bounds(p, r);
+  EXPECT_EQ(b.work_source, Source::counters);
+  EXPECT_NEAR(b.t_compute, 1e6 / 50e12, 1e-20);
+  EXPECT_NEAR(*b.level(Level::dram).time_s, 0.25e-6, 1e-18);
+  EXPECT_NEAR(*b.t_launch, 200e-6, 200e-6 * kRel);
+  EXPECT_NEAR(b.t_roof, 200e-6, 200e-6 * kRel);
+  EXPECT_FALSE(b.level(Level::l2).bytes);  // not collected: absent, not 0
+  const Classification c = classify(b);
+  EXPECT_EQ(c.bottleneck, Bottleneck::launch_bound) << c.reason;
+  EXPECT_NEAR(c.parts.overhead_s, 230e-6, 1e-15);
+  EXPECT_NE(c.reason.find("100 launches"), std::string::npos) << c.reason;
+}
+
+// Q_dram = 4 GB at 4 TB/s = 1 ms; 1 GFLOP fp32 = 20 us; kernels 1.25 ms.
+TEST(Synthetic, PureHbmBoundPoint) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  const Point p = point(1.26e-3, 1.25e-3, 1,
+                        {{"fp32_flops", 1e9},
+                         {"dram_read_bytes", 2e9},
+                         {"dram_write_bytes", 2e9},
+                         {"l2_bytes", 4e9},
+                         {"l1_bytes", 4e9}});
+  const PointBounds b = point_bounds(p, r);
+  EXPECT_NEAR(*b.level(Level::dram).time_s, 1e-3, 1e-3 * kRel);
+  EXPECT_NEAR(*b.level(Level::l2).time_s, 0.4e-3, 1e-3 * kRel);
+  EXPECT_NEAR(b.t_compute, 20e-6, 1e-3 * kRel);
+  EXPECT_NEAR(b.t_kernel_roof, 1e-3, 1e-3 * kRel);
+  // Classic: AI_dram = 0.25 FLOP/B, attainable = 0.25 x 4e12 = 1e12 < 50e12.
+  EXPECT_NEAR(*b.level(Level::dram).intensity, 0.25, kRel);
+  EXPECT_NEAR(*b.attainable, 1e12, 1e12 * kRel);
+  EXPECT_EQ(b.limiting_roof, "dram");
+  EXPECT_NEAR(*b.achieved, 8e11, 8e11 * kRel);
+  EXPECT_NEAR(*b.efficiency, 0.8, kRel);
+  EXPECT_NEAR(*b.kernel_headroom, 1.25, kRel);
+  EXPECT_NEAR(*b.headroom, 1.26, kRel);
+  const Classification c = classify(b);
+  EXPECT_EQ(c.label(), "memory_bound(dram)") << c.reason;
+  EXPECT_NEAR(c.parts.within_roof_s, 1e-3, 1e-15);
+  EXPECT_NEAR(c.parts.lost_to_roof_s, 0.25e-3, 1e-15);
+  EXPECT_NEAR(c.parts.overhead_s, 0.01e-3, 1e-15);
+}
+
+// 8 TFLOP on Tensor Cores at 800 TFLOP/s = 10 ms plus 0.1 TFLOP half on CUDA cores
+// at 100 TFLOP/s = 1 ms: T_compute = 11 ms against kernels of 12 ms.
+TEST(Synthetic, TensorCoreBoundPoint) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  const Point p = point(12.1e-3, 12e-3, 3,
+                        {{"tensor_fp16_flops", 8e12},
+                         {"tensor_fp16_wgmma_flops", 8e12},  // a path part: not added again
+                         {"half_flops", 1e11},
+                         {"dram_read_bytes", 4e9},
+                         {"dram_write_bytes", 0}});
+  const PointBounds b = point_bounds(p, r);
+  EXPECT_NEAR(b.t_tensor, 10e-3, 1e-15);
+  EXPECT_NEAR(b.t_cuda, 1e-3, 1e-15);
+  EXPECT_NEAR(b.t_compute, 11e-3, 1e-15);
+  EXPECT_DOUBLE_EQ(b.total_work, 8.1e12);
+  EXPECT_NEAR(*b.peak_effective, 8.1e12 / 11e-3, 1);
+  EXPECT_NEAR(*b.tensor_share, 8.0 / 8.1, kRel);
+  EXPECT_NEAR(*b.tensor_utilisation, 10.0 / 12.0, kRel);
+  EXPECT_EQ(b.limiting_roof, "compute");
+  EXPECT_NEAR(*b.efficiency, 11.0 / 12.0, kRel);
+  const Classification c = classify(b);
+  EXPECT_EQ(c.label(), "compute_bound(tensor_core)") << c.reason;
+}
+
+// W = 1 TFLOP fp32 (20 ms at 50 TFLOP/s) and Q_dram = W x B / P = 80 GB (20 ms at
+// 4 TB/s): AI = 12.5 FLOP/B is the ridge; the tie goes to compute.
+TEST(Synthetic, PointExactlyOnTheRidge) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  const Point p = point(20e-3, 20e-3, 1,
+                        {{"fp32_flops", 1e12}, {"dram_read_bytes", 8e10}, {"dram_write_bytes", 0}});
+  const PointBounds b = point_bounds(p, r);
+  EXPECT_DOUBLE_EQ(b.t_compute, *b.level(Level::dram).time_s);
+  EXPECT_DOUBLE_EQ(*b.level(Level::dram).intensity, 50e12 / 4e12);
+  EXPECT_DOUBLE_EQ(*b.level(Level::dram).attainable, 50e12);
+  EXPECT_EQ(b.limiting_roof, "compute");
+  EXPECT_NEAR(*b.efficiency, 1.0, kRel);
+  const Classification c = classify(b);
+  EXPECT_EQ(c.label(), "compute_bound(cuda_core)") << c.reason;
+  EXPECT_NEAR(c.parts.lost_to_roof_s, 0, 1e-15);
+}
+
+TEST(Synthetic, LaunchThresholdIsInclusive) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  // overhead / T = (1 - 0.5) / 1 = 0.5 exactly.
+  const PointBounds at = point_bounds(point(1.0, 0.5, 1, {{"fp32_flops", 1e12}}), r);
+  EXPECT_EQ(classify(at).bottleneck, Bottleneck::launch_bound);
+  const PointBounds below =
+      point_bounds(point(1.0, std::nextafter(0.5, 1.0), 1, {{"fp32_flops", 1e12}}), r);
+  EXPECT_NE(classify(below).bottleneck, Bottleneck::launch_bound);
+  Thresholds th;
+  th.launch_fraction = 0.75;
+  EXPECT_NE(classify(at, th).bottleneck, Bottleneck::launch_bound);
+}
+
+// 60 launches x 2 us = 120 us of a 200 us call whose kernels ran 110 us: the
+// overhead is only 45%, but the host issued launches more slowly than the
+// kernels' roof (0.02 us): launch-bound by the issue rule.
+TEST(Synthetic, LaunchIssueRateBoundPoint) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  const PointBounds b = point_bounds(point(200e-6, 110e-6, 60, {{"fp32_flops", 1e6}}), r);
+  const Classification c = classify(b);
+  EXPECT_NEAR(c.parts.overhead_s / 200e-6, 0.45, 1e-9);
+  EXPECT_EQ(c.bottleneck, Bottleneck::launch_bound) << c.reason;
+  Thresholds th;
+  th.launch_fraction = 0.61;  // 120 / 200 = 0.6 < 0.61
+  EXPECT_EQ(classify(b, th).bottleneck, Bottleneck::latency_bound);
+}
+
+TEST(Synthetic, RoofThresholdSeparatesBoundFromLatencyBound) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  // T_kernel_roof = 1e12 / 50e12 = 20 ms in kernels of 50 ms: 40% of the roof.
+  const PointBounds b = point_bounds(point(50e-3, 50e-3, 1, {{"fp32_flops", 1e12}}), r);
+  Thresholds th;
+  th.roof_fraction = b.t_kernel_roof / *b.kernel_s;
+  EXPECT_EQ(classify(b, th).label(), "compute_bound(cuda_core)");
+  th.roof_fraction = std::nextafter(th.roof_fraction, 1.0);
+  const Classification c = classify(b, th);
+  EXPECT_EQ(c.bottleneck, Bottleneck::latency_bound) << c.reason;
+  EXPECT_NEAR(c.parts.lost_to_roof_s, 30e-3, 1e-12);
+}
+
+// 5 GB H2D at 50 GB/s = 100 ms modelled, 110 ms timed, in a 150 ms call.
+TEST(Synthetic, TransferBoundPointAndSerialTransfers) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  Point p = point(0.15, 0.02, 1, {{"fp32_flops", 1e9}});
+  p.timing.h2d_bytes = 5e9;
+  p.timing.h2d_time_s = 0.11;
+  p.timing.d2h_bytes = 0;
+  const PointBounds b = point_bounds(p, r);
+  EXPECT_NEAR(b.t_xfer, 0.1, 1e-15);
+  EXPECT_NEAR(b.t_roof, 0.1 + 20e-6, 1e-12);  // max(T_compute 20 us, L 2 us) + T_xfer
+  BoundsOptions overlapped;
+  overlapped.transfers_serial = false;
+  EXPECT_NEAR(point_bounds(p, r, overlapped).t_roof, 20e-6, 1e-15);
+  const Classification c = classify(b);
+  EXPECT_EQ(c.bottleneck, Bottleneck::transfer_bound) << c.reason;
+  EXPECT_NEAR(c.parts.transfer_s, 0.11, 1e-15);  // measured beats modelled
+  EXPECT_NEAR(c.parts.overhead_s, 0.02, 1e-12);
+  Thresholds th;
+  th.transfer_fraction = 0.11 / 0.15;
+  EXPECT_EQ(classify(b, th).bottleneck, Bottleneck::transfer_bound);
+  th.transfer_fraction = std::nextafter(0.11 / 0.15, 1.0);
+  EXPECT_NE(classify(b, th).bottleneck, Bottleneck::transfer_bound);
+}
+
+TEST(Synthetic, PointWithoutCountersFallsBackToAnalyticAndIsMarked) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  Point p = point(0.6e-3, 0.5e-3, 1, {});
+  p.flops = 8e10;     // tensor_fp16: 100 us
+  p.min_bytes = 1e9;  // DRAM: 250 us
+  const PointBounds b = point_bounds(p, r);
+  EXPECT_EQ(b.work_source, Source::analytic);
+  EXPECT_EQ(b.bytes_source, Source::analytic);
+  EXPECT_DOUBLE_EQ(b.work[static_cast<std::size_t>(Precision::tensor_fp16)], 8e10);
+  EXPECT_NEAR(b.t_compute, 100e-6, 1e-15);
+  EXPECT_NEAR(*b.level(Level::dram).time_s, 250e-6, 1e-15);
+  EXPECT_FALSE(b.level(Level::l2).bytes);
+  EXPECT_FALSE(b.notes.empty());
+  EXPECT_EQ(classify(b).label(), "memory_bound(dram)");
+  EXPECT_EQ(analytic_class("fp32", "fma_only"), Precision::fp32);
+  EXPECT_EQ(analytic_class("fp32", "tensor"), Precision::tensor_tf32);
+  EXPECT_EQ(analytic_class("bf16", "fma_only"), Precision::half);
+  EXPECT_FALSE(analytic_class("int4", "tensor"));
+}
+
+TEST(Synthetic, WorkWithoutARoofIsLeftOutAndSaidSo) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  const PointBounds b = point_bounds(
+      point(1e-3, 1e-3, 1, {{"tensor_fp8_flops", 1e12}, {"tensor_bf16_flops", 1e11}}), r);
+  EXPECT_NEAR(b.t_compute, 1e11 / 1e15, 1e-18);  // bf16 on its theoretical roof only
+  bool fp8 = false, bf16 = false;
+  for (const std::string& n : b.notes) {
+    fp8 = fp8 || n.find("tensor_fp8") != std::string::npos;
+    bf16 = bf16 || n.find("tensor_bf16 peak is theoretical") != std::string::npos;
+  }
+  EXPECT_TRUE(fp8);
+  EXPECT_TRUE(bf16);
+}
+
+TEST(Synthetic, NoTimingIsUnknown) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  Point p;
+  p.counters = {{"fp32_flops", 1e9}};
+  const PointBounds b = point_bounds(p, r);
+  EXPECT_GT(b.t_compute, 0);
+  EXPECT_EQ(classify(b).bottleneck, Bottleneck::unknown);
+}
+
+// ---- Real fixtures (H200) ----------------------------------------------------
+
+RunRecord load(const std::string& relative) {
+  const std::string path = test::source_dir() + "/" + relative;
+  const auto records = parse_export_document(nlohmann::json::parse(test::read_file(path)), path);
+  EXPECT_EQ(records.size(), 1u);
+  return records.at(0);
+}
+
+const RunRecord& sample() {
+  static const RunRecord record = load("samples/sample-run.json");
+  return record;
+}
+
+int param(const Point& p, const char* name) {
+  return p.params.contains(name) ? p.params.at(name).get<int>() : -1;
+}
+
+bool conv_baseline_but_batch(const Point& p) {
+  return param(p, "stride") == 2 && param(p, "filter") == 3 && param(p, "filters") == 64;
+}
+
+TEST(SampleRun, MachineRoofsAreTheMeasuredH200Ones) {
+  const MachineRoofs r = machine_roofs(sample().run.machine);
+  for (Precision p : kAllPrecisions) {
+    EXPECT_EQ(r.peak(p).source, RoofSource::measured) << to_string(p) << ": " << r.peak(p).note;
+  }
+  for (Level l : kAllLevels) EXPECT_EQ(r.bandwidth(l).source, RoofSource::measured);
+  EXPECT_EQ(r.peak(Precision::tensor_fp16).ceiling, "tensor_fp16");  // wgmma, 835 TFLOP/s
+  EXPECT_NEAR(*r.peak(Precision::tensor_fp16).value, 835e12, 5e12);
+  EXPECT_EQ(r.bandwidth(Level::dram).ceiling, "hbm_read");  // 4.62 TB/s over copy 4.31
+  EXPECT_NEAR(*r.launch.value, 3.0e-6, 0.1e-6);
+  EXPECT_TRUE(r.h2d.available() && r.d2h.available());
+}
+
+// Properties over every measured point of every real fixture.
+TEST(SampleRun, PropertiesHoldOverEveryRealPoint) {
+  const Machine& h200 = sample().run.machine;
+  const MachineRoofs measured = machine_roofs(h200);
+  // The same machine with its theoretical roofs only (hard limits of the chip).
+  Machine theo = h200;
+  for (Ceiling& c : theo.ceilings)
+    if (c.theoretical) c.measured = 0;
+  const MachineRoofs theoretical = machine_roofs(theo);
+  // conv2d-batch-h200.json has no ceilings: judge its points on the sample's roofs.
+  std::vector<Point> points = sample().points;
+  for (const Point& p : load("tests/fixtures/conv2d-batch-h200.json").points) points.push_back(p);
+  int checked = 0, over_measured = 0, kernel_over_wall = 0;
+  for (const Point& p : points) {
+    if (p.status != PointStatus::ok) continue;
+    ++checked;
+    const PointBounds b = point_bounds(p, measured);
+    ASSERT_TRUE(b.wall_s && b.kernel_s) << p.op << " seq " << p.seq;
+    EXPECT_EQ(b.work_source, Source::counters);
+    // T_roof <= T for honest data: the call cannot beat its roof.
+    EXPECT_LE(b.t_roof, *b.wall_s) << p.op << " seq " << p.seq;
+    // No T_k <= T here: T_k is the *summed* kernel time of the trace pass and T
+    // the timing pass's wall time; LSTM backward-weights points have T_k up to
+    // 1.5 x T (kernels on several streams overlap). The decomposition copes.
+    if (*b.kernel_s > *b.wall_s) ++kernel_over_wall;
+    // Kernels cannot beat the chip's theoretical roofs at all; the measured roofs
+    // are microbenchmarks, which real kernels may beat by a little (L2: cuDNN's
+    // traffic pattern vs. the l2_read kernel), never by much.
+    const PointBounds bt = point_bounds(p, theoretical);
+    EXPECT_LE(bt.t_kernel_roof, *bt.kernel_s) << p.op << " seq " << p.seq;
+    EXPECT_LE(b.t_kernel_roof, *b.kernel_s * 1.10) << p.op << " seq " << p.seq;
+    if (b.t_kernel_roof > *b.kernel_s) ++over_measured;
+    // Classic: attainable <= P_eff <= the largest peak, and <= AI_l x B_l.
+    ASSERT_TRUE(b.attainable && b.peak_effective && b.achieved && b.efficiency);
+    EXPECT_LE(*b.attainable, *b.peak_effective * (1 + kRel));
+    EXPECT_LE(*b.peak_effective, *measured.peak(Precision::tensor_int8).value);
+    for (const LevelBounds& lb : b.levels) {
+      if (!lb.attainable) continue;
+      EXPECT_LE(*lb.attainable, *b.peak_effective * (1 + kRel));
+      EXPECT_LE(*lb.attainable, *lb.intensity * *lb.bandwidth * (1 + kRel));
+    }
+    // Classic and time-based efficiency agree.
+    EXPECT_NEAR(*b.achieved / *b.attainable, *b.efficiency, 1e-9 * *b.efficiency);
+    // The decomposition adds up to max(T, T_k + transfer).
+    const Decomposition d = classify(b).parts;
+    EXPECT_NEAR(d.overhead_s + d.transfer_s + d.within_roof_s + d.lost_to_roof_s,
+                std::max(*b.wall_s, *b.kernel_s + d.transfer_s), 1e-12);
+    EXPECT_GE(*b.headroom, 1.0);
+  }
+  EXPECT_EQ(checked, 259 + 11);
+  std::printf("%d of %d points beat the measured kernel roof (by < 10%%); %d have T_k > T\n",
+              over_measured, checked, kernel_over_wall);
+}
+
+// fp16 conv2d forward, batch 1-16: one cuDNN kernel of 5-15 us in a 33-62 us call,
+// the rest is host time (cuDNN API ~12-18 us, events): launch-bound. fp32 runs 4
+// kernels of 24-160 us: batch 1 is launch-bound, batches 2-16 have kernels that
+// reach only 10-35% of their roofs (latency-bound, not overhead).
+TEST(SampleRun, SmallBatchConv2dIsLaunchBound) {
+  int seen = 0;
+  for (const Point& p : sample().points) {
+    if (p.op != "conv2d_fwd" || !conv_baseline_but_batch(p) || param(p, "batch") > 16) continue;
+    ++seen;
+    const PointBounds b = point_bounds(p, machine_roofs(sample().run.machine));
+    const Classification c = classify(b);
+    if (p.precision == "fp16" || param(p, "batch") == 1) {
+      EXPECT_EQ(c.bottleneck, Bottleneck::launch_bound)
+          << p.precision << " batch " << param(p, "batch") << ": " << c.reason;
+      EXPECT_GT(*b.wall_s, 2.5 * *b.kernel_s);  // wall >> kernel time
+    } else {
+      EXPECT_EQ(c.bottleneck, Bottleneck::latency_bound)
+          << p.precision << " batch " << param(p, "batch") << ": " << c.reason;
+      EXPECT_LT(*b.efficiency, 0.4);
+    }
+  }
+  EXPECT_GE(seen, 10);
+}
+
+TEST(SampleRun, LargeBatchFp16Conv2dForwardRunsNearItsRoof) {
+  int seen = 0;
+  for (const Point& p : sample().points) {
+    if (p.op != "conv2d_fwd" || p.precision != "fp16" || !conv_baseline_but_batch(p) ||
+        param(p, "batch") < 256)
+      continue;
+    ++seen;
+    const PointBounds b = point_bounds(p, machine_roofs(sample().run.machine));
+    const Classification c = classify(b);
+    EXPECT_TRUE(c.bottleneck == Bottleneck::memory_bound ||
+                c.bottleneck == Bottleneck::compute_bound)
+        << c.label() << ": " << c.reason;
+    EXPECT_GE(*b.efficiency, 0.8) << c.reason;
+    EXPECT_GT(*b.tensor_share, 0.99);  // the FLOPs are on Tensor Cores
+  }
+  EXPECT_EQ(seen, 3);
+}
+
+TEST(SampleRun, LstmBaselineIsLaunchBound) {
+  int seen = 0;
+  for (const Point& p : sample().points) {
+    if (p.op.rfind("lstm", 0) != 0 || param(p, "batch") != 16 || param(p, "seq_length") != 16 ||
+        param(p, "input_size") != 32 || param(p, "hidden_size") != 16)
+      continue;
+    ++seen;
+    const PointBounds b = point_bounds(p, machine_roofs(sample().run.machine));
+    const Classification c = classify(b);
+    if (p.op == "lstm_backward_weights") {
+      // 4 launches of whole-sequence GEMMs: few launches, tiny kernels. fp32's
+      // kernels take 30 us of a 50 us call at 1% of their roofs.
+      EXPECT_TRUE(c.bottleneck == Bottleneck::launch_bound ||
+                  c.bottleneck == Bottleneck::latency_bound)
+          << p.op << ": " << c.reason;
+      EXPECT_LT(*b.efficiency, 0.05);
+      continue;
+    }
+    // The recurrent passes: 2 launches per step (33-34 for 16 steps), the GPU
+    // idle most of the call.
+    EXPECT_EQ(c.bottleneck, Bottleneck::launch_bound) << p.op << ": " << c.reason;
+    EXPECT_GE(*b.launches, 33);
+    EXPECT_GT(*b.t_launch / *b.wall_s, 0.4);  // launches alone explain much of it
+  }
+  EXPECT_GE(seen, 8);  // 4 passes x 2 precisions, some repeated by several sweeps
+}
+
+std::string params_text(const Point& p) {
+  char buf[96];
+  if (p.op.rfind("lstm", 0) == 0)
+    std::snprintf(buf, sizeof buf, "b%d t%d i%d h%d", param(p, "batch"), param(p, "seq_length"),
+                  param(p, "input_size"), param(p, "hidden_size"));
+  else
+    std::snprintf(buf, sizeof buf, "b%d s%d f%d k%d", param(p, "batch"), param(p, "stride"),
+                  param(p, "filter"), param(p, "filters"));
+  return buf;
+}
+
+// A table for the reviewer: the batch sweep of conv2d fwd and LSTM inference.
+TEST(SampleRun, PrintClassificationTable) {
+  const MachineRoofs r = machine_roofs(sample().run.machine);
+  std::printf("%-22s %-5s %-16s %9s %9s %8s %8s %8s %8s %6s %5s  %s\n", "op", "prec", "params",
+              "T us", "T_k us", "ovh %", "T_cmp us", "T_mem us", "T_lnch", "eff", "TC %", "class");
+  for (const Point& p : sample().points) {
+    if (p.status != PointStatus::ok) continue;
+    const bool conv = p.op == "conv2d_fwd" && conv_baseline_but_batch(p);
+    const bool lstm = p.op == "lstm_inference" && param(p, "seq_length") == 16 &&
+                      param(p, "input_size") == 32 && param(p, "hidden_size") == 16;
+    if (!conv && !lstm) continue;
+    const int batch = param(p, "batch");
+    if (batch != 1 && batch != 16 && batch != 64 && batch != 256 && batch != 1024) continue;
+    const PointBounds b = point_bounds(p, r);
+    const Classification c = classify(b);
+    double t_mem = 0;
+    for (const LevelBounds& lb : b.levels) t_mem = std::max(t_mem, lb.time_s.value_or(0));
+    std::printf("%-22s %-5s %-16s %9.1f %9.1f %8.0f %8.1f %8.1f %8.1f %6.2f %5.0f  %s\n",
+                p.op.c_str(), p.precision.c_str(), params_text(p).c_str(), *b.wall_s * 1e6,
+                *b.kernel_s * 1e6, 100 * c.parts.overhead_s / *b.wall_s, b.t_compute * 1e6,
+                t_mem * 1e6, b.t_launch.value_or(0) * 1e6, b.efficiency.value_or(0),
+                100 * b.tensor_share.value_or(0), c.label().c_str());
+  }
+}
+
+}  // namespace
+}  // namespace timeroof::roofline
