@@ -5,7 +5,8 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config git libeigen3-dev nlohmann-json3-dev libcli11-dev
-          libsqlite3-dev libgtest-dev libgmock-dev libtomlplusplus-dev)
+          libsqlite3-dev libgtest-dev libgmock-dev libtomlplusplus-dev
+          libxml2-utils librsvg2-bin)  # chart tests: xmllint, rsvg-convert
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,737 @@
+#include "plots/charts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "core/format.hpp"
+#include "plots/axes.hpp"
+#include "plots/svg.hpp"
+
+namespace timeroof::plots {
+
+using roofline::kAllLevels;
+using roofline::kAllPrecisions;
+using roofline::Level;
+using roofline::Precision;
+
+namespace {
+
+bool positive(double v) {
+  return std::isfinite(v) && v > 0;
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
+  return buf;
+}
+
+void chart_title(Svg& svg, const std::string& title, const std::string& subtitle = {}) {
+  TextStyle t;
+  t.size = 16;
+  t.bold = true;
+  svg.text(16, 24, title, t);
+  if (!subtitle.empty()) {
+    TextStyle s;
+    s.size = 11;
+    s.fill = "#555555";
+    svg.text(16, 40, subtitle, s);
+  }
+}
+
+Bound level_bound(Level level) {
+  switch (level) {
+    case Level::l1:
+      return Bound::l1;
+    case Level::l2:
+      return Bound::l2;
+    case Level::dram:
+      return Bound::hbm;
+  }
+  return Bound::hbm;
+}
+
+const char* level_name(Level level) {
+  switch (level) {
+    case Level::l1:
+      return "L1";
+    case Level::l2:
+      return "L2";
+    case Level::dram:
+      return "HBM";
+  }
+  return "?";
+}
+
+Marker level_marker(Level level) {
+  switch (level) {
+    case Level::l1:
+      return Marker::triangle_up;
+    case Level::l2:
+      return Marker::square;
+    case Level::dram:
+      return Marker::circle;
+  }
+  return Marker::circle;
+}
+
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+// The palette entry of a machine ceiling, by its name.
+Bound ceiling_bound(const Ceiling& c) {
+  const std::string& n = c.name;
+  if (starts_with(n, "tensor_") || starts_with(n, "cublas")) return Bound::compute_tensor;
+  if (c.kind == CeilingKind::compute) return Bound::compute_cuda;
+  if (starts_with(n, "hbm") || starts_with(n, "dram")) return Bound::hbm;
+  if (starts_with(n, "l2")) return Bound::l2;
+  if (starts_with(n, "l1") || starts_with(n, "shared")) return Bound::l1;
+  if (starts_with(n, "launch")) return Bound::launch;
+  if (starts_with(n, "h2d") || starts_with(n, "d2h")) return Bound::transfer;
+  return c.kind == CeilingKind::latency ? Bound::launch : Bound::measured;
+}
+
+// Moves labels (pixel y positions, in order of importance) apart so that no two
+// are closer than `gap`; returns the adjusted positions in the input order.
+std::vector<double> spread_labels(std::vector<double> ys, double gap, double top, double bottom) {
+  std::vector<std::size_t> idx(ys.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return ys[a] < ys[b]; });
+  for (std::size_t k = 1; k < idx.size(); ++k)
+    ys[idx[k]] = std::max(ys[idx[k]], ys[idx[k - 1]] + gap);
+  // Pushed below the bottom: shift the whole stack up.
+  if (!idx.empty() && ys[idx.back()] > bottom) {
+    ys[idx.back()] = bottom;
+    for (std::size_t k = idx.size() - 1; k-- > 0;)
+      ys[idx[k]] = std::min(ys[idx[k]], ys[idx[k + 1]] - gap);
+  }
+  for (double& y : ys) y = std::max(y, top);
+  return ys;
+}
+
+std::string params_text(const nlohmann::json& params) {
+  // The swept parameters first, then the rest (alphabetical), numbers as numbers.
+  std::string out;
+  static const char* const kKeys[] = {"batch", "channels", "filters",  "filter", "stride", "height",
+                                      "width", "hidden",   "features", "steps",  "layers"};
+  std::set<std::string> done;
+  auto add = [&](const std::string& key, const nlohmann::json& v) {
+    if (!out.empty()) out += ' ';
+    out += key + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    done.insert(key);
+  };
+  if (!params.is_object()) return out;
+  for (const char* k : kKeys)
+    if (params.contains(k)) add(k, params.at(k));
+  return out;
+}
+
+}  // namespace
+
+// ---- Samples -----------------------------------------------------------------
+
+PointSample point_sample(const Point& point, const roofline::PointBounds& bounds,
+                         const roofline::Classification& classification) {
+  PointSample s;
+  s.label =
+      point.op + " " + point.precision + (point.math_mode.empty() ? "" : "/") + point.math_mode;
+  s.params = params_text(point.params);
+  double most = 0;
+  for (Precision p : kAllPrecisions) {
+    const double w = bounds.work[static_cast<std::size_t>(p)];
+    if (w > most) {
+      most = w;
+      s.precision_class = roofline::to_string(p);
+    }
+  }
+  for (Level l : kAllLevels) {
+    const auto& ai = bounds.level(l).intensity;
+    if (ai && positive(*ai)) s.intensity[static_cast<std::size_t>(l)] = ai;
+  }
+  s.achieved = bounds.achieved;
+  s.time_s = bounds.wall_s;
+  s.bound = classification.label();
+  s.efficiency = bounds.efficiency;
+  return s;
+}
+
+std::vector<PointSample> point_samples(const std::vector<Point>& points,
+                                       const roofline::MachineRoofs& roofs) {
+  std::vector<PointSample> out;
+  for (const Point& p : points) {
+    if (p.status != PointStatus::ok) continue;
+    const roofline::PointBounds b = roofline::point_bounds(p, roofs);
+    if (!b.achieved || !positive(*b.achieved)) continue;
+    out.push_back(point_sample(p, b, roofline::classify(b)));
+  }
+  return out;
+}
+
+std::string tooltip(const PointSample& s) {
+  std::string t = s.label;
+  if (!s.params.empty()) t += "\n" + s.params;
+  t += "\ntime " + format_si(s.time_s, "s");
+  t += "\nachieved " + format_si(s.achieved, "FLOP/s");
+  for (Level l : kAllLevels) {
+    const auto& ai = s.intensity[static_cast<std::size_t>(l)];
+    if (ai) t += std::string("\nAI ") + level_name(l) + " " + format_si(*ai, "FLOP/B");
+  }
+  t += "\nbound " + (s.bound.empty() ? std::string("-") : s.bound);
+  t += "\nefficiency " + (s.efficiency ? percent(*s.efficiency) : std::string("-"));
+  return t;
+}
+
+// ---- Ceilings ----------------------------------------------------------------
+
+std::string ceilings_chart(const Machine& machine) {
+  struct Group {
+    CeilingKind kind;
+    const char* title;
+    const char* unit;
+    std::vector<const Ceiling*> rows;
+  };
+  std::vector<Group> groups = {
+      {CeilingKind::compute, "Compute", "FLOP/s", {}},
+      {CeilingKind::bandwidth, "Bandwidth", "B/s", {}},
+      {CeilingKind::latency, "Latency", "s", {}},
+  };
+  for (const Ceiling& c : machine.ceilings) {
+    if (!positive(c.measured) && !(c.theoretical && positive(*c.theoretical))) continue;
+    for (Group& g : groups)
+      if (g.kind == c.kind) g.rows.push_back(&c);
+  }
+  // CUDA-core rows before Tensor-Core rows, keeping the machine's order within.
+  std::stable_sort(
+      groups[0].rows.begin(), groups[0].rows.end(), [](const Ceiling* a, const Ceiling* b) {
+        return ceiling_bound(*a) == Bound::compute_cuda && ceiling_bound(*b) != Bound::compute_cuda;
+      });
+
+  const double row_h = 17, label_w = 190, value_w = 230, width = 960;
+  const double group_head = 26, group_axis = 34;
+  double height = 64;
+  for (const Group& g : groups)
+    if (!g.rows.empty())
+      height += group_head + static_cast<double>(g.rows.size()) * row_h + group_axis + 10;
+  height += 10;
+
+  Svg svg(width, height);
+  chart_title(svg, "Machine ceilings: " + (machine.gpu.name.empty() ? "GPU" : machine.gpu.name),
+              "measured (filled) against theoretical (open diamond); % = measured / theoretical");
+  // Key, top right.
+  {
+    TextStyle k;
+    k.size = 11;
+    k.baseline = "middle";
+    const double x = width - 250, y = 30;
+    svg.marker(Marker::circle, x, y, 9, Style{"#333333", "#333333", 1, "", 1});
+    svg.text(x + 10, y, "measured", k);
+    svg.marker(Marker::diamond, x + 90, y, 13, Style{"#333333", "none", 1.5, "", 1});
+    svg.text(x + 100, y, "theoretical", k);
+  }
+
+  double y = 64;
+  for (const Group& g : groups) {
+    if (g.rows.empty()) continue;
+    double lo = std::numeric_limits<double>::max(), hi = 0;
+    for (const Ceiling* c : g.rows) {
+      for (double v : {c->measured, c->theoretical.value_or(0)}) {
+        if (!positive(v)) continue;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+    }
+    const auto range = decade_range(lo, hi);
+    const Area area{label_w, y + group_head, width - label_w - value_w,
+                    static_cast<double>(g.rows.size()) * row_h};
+    Axes axes(area, AxisSpec{Scale::log, range[0], range[1], "", g.unit},
+              AxisSpec{Scale::linear, 0, 1, "", ""});
+    TextStyle head;
+    head.size = 13;
+    head.bold = true;
+    svg.text(16, y + 17,
+             std::string(g.title) + " (" + g.unit + ")" +
+                 (g.kind == CeilingKind::latency ? ", lower is better" : ""),
+             head);
+    // Row stripes under the grid.
+    for (std::size_t i = 1; i < g.rows.size(); i += 2)
+      svg.rect(0, area.y + static_cast<double>(i) * row_h, width, row_h,
+               Style{"none", "#f2f2f2", 1, "", 1});
+
+    // Grid and x ticks (no y axis: rows are categories).
+    svg.begin_group({}, "axes");
+    for (const Tick& t : log_ticks(range[0], range[1], g.unit)) {
+      const double x = axes.px(t.value);
+      svg.line(x, area.y, x, area.bottom(),
+               Style{t.label.empty() ? "#eeeeee" : "#d0d0d0", "none", 1, "", 1});
+      if (!t.label.empty()) {
+        TextStyle tl;
+        tl.size = 11;
+        tl.anchor = Anchor::middle;
+        tl.fill = "#333333";
+        svg.line(x, area.bottom(), x, area.bottom() + 4, Style{"#444444", "none", 1, "", 1});
+        svg.text(x, area.bottom() + 17, t.label, tl);
+      }
+    }
+    svg.rect(area.x, area.y, area.w, area.h, Style{"#444444", "none", 1, "", 1});
+    svg.end_group();
+
+    double ry = area.y + row_h / 2;
+    for (const Ceiling* c : g.rows) {
+      const char* col = color(ceiling_bound(*c));
+      std::string tip = c->name + ": measured " + format_si(c->measured, c->unit);
+      if (c->theoretical) tip += ", theoretical " + format_si(*c->theoretical, c->unit);
+      if (!c->theoretical_source.empty()) tip += " (" + c->theoretical_source + ")";
+      if (!c->method.empty()) tip += "\n" + c->method;
+      if (c->repeats > 0)
+        tip += "\n" + std::to_string(c->repeats) + " repeats, spread " + percent(c->spread);
+      svg.begin_group(tip, "ceiling");
+      TextStyle name;
+      name.size = 11;
+      name.anchor = Anchor::end;
+      name.baseline = "middle";
+      svg.text(label_w - 8, ry, c->name, name);
+      const bool has_m = positive(c->measured);
+      const bool has_t = c->theoretical && positive(*c->theoretical);
+      if (has_m && has_t)
+        svg.line(axes.px(c->measured), ry, axes.px(*c->theoretical), ry,
+                 Style{col, "none", 2, "", 0.5});
+      // The open diamond over the dot, so both show where they coincide.
+      if (has_m) svg.marker(Marker::circle, axes.px(c->measured), ry, 9, Style{col, col, 1, "", 1});
+      if (has_t)
+        svg.marker(Marker::diamond, axes.px(*c->theoretical), ry, 13,
+                   Style{col, "none", 1.5, "", 1});
+      std::string value = has_m ? format_si(c->measured, c->unit) : "not measured";
+      if (has_m && has_t) value += "  (" + percent(c->measured / *c->theoretical) + ")";
+      TextStyle vs;
+      vs.size = 11;
+      vs.baseline = "middle";
+      svg.text(area.right() + 10, ry, value, vs);
+      svg.end_group();
+      ry += row_h;
+    }
+    y = area.bottom() + group_axis + 10;
+  }
+  return svg.str();
+}
+
+// ---- Working set -------------------------------------------------------------
+
+std::string working_set_chart(const Machine& machine) {
+  const double width = 900, height = 560;
+  Svg svg(width, height);
+  chart_title(
+      svg,
+      "Bandwidth against working set: " + (machine.gpu.name.empty() ? "GPU" : machine.gpu.name),
+      "plateaus are the cache levels; dashed: measured L1 / L2 / HBM roofs");
+  std::vector<WorkingSetSample> ws;
+  for (const WorkingSetSample& s : machine.working_set)
+    if (positive(s.bytes) && positive(s.bytes_per_second)) ws.push_back(s);
+  std::sort(ws.begin(), ws.end(),
+            [](const WorkingSetSample& a, const WorkingSetSample& b) { return a.bytes < b.bytes; });
+
+  struct RoofLine {
+    const char* name;
+    Bound bound;
+    double value;
+  };
+  std::vector<RoofLine> roofs;
+  auto measured = [&](const char* name) {
+    for (const Ceiling& c : machine.ceilings)
+      if (c.name == name && positive(c.measured)) return c.measured;
+    return 0.0;
+  };
+  if (double v = measured("l1_read")) roofs.push_back({"L1", Bound::l1, v});
+  if (double v = measured("l2_read")) roofs.push_back({"L2", Bound::l2, v});
+  if (double v = measured("hbm_read")) roofs.push_back({"HBM", Bound::hbm, v});
+
+  double xlo = std::numeric_limits<double>::max(), xhi = 0;
+  double ylo = std::numeric_limits<double>::max(), yhi = 0;
+  for (const WorkingSetSample& s : ws) {
+    xlo = std::min(xlo, s.bytes);
+    xhi = std::max(xhi, s.bytes);
+    ylo = std::min(ylo, s.bytes_per_second);
+    yhi = std::max(yhi, s.bytes_per_second);
+  }
+  for (const RoofLine& r : roofs) {
+    ylo = std::min(ylo, r.value);
+    yhi = std::max(yhi, r.value);
+  }
+  const double l2 = static_cast<double>(machine.gpu.l2_bytes);
+  if (positive(l2)) {
+    xlo = std::min(xlo, l2);
+    xhi = std::max(xhi, l2);
+  }
+  if (!(xhi > 0)) xlo = 1e3, xhi = 1e10;
+  if (!(yhi > 0)) ylo = 1e11, yhi = 1e14;
+  const auto xr = decade_range(xlo, xhi);
+  const auto yr = decade_range(ylo / 1.2, yhi * 1.2);
+  const Margins m;
+  const Area area{m.left, m.top + 8, width - m.left - m.right, height - m.top - 8 - m.bottom};
+  Axes axes(area, AxisSpec{Scale::log, xr[0], xr[1], "Working set (bytes)", "B"},
+            AxisSpec{Scale::log, yr[0], yr[1], "Bandwidth (B/s)", ""});
+  axes.draw(svg);
+
+  std::vector<XY> occupied;
+  TextStyle rl;
+  rl.size = 11;
+  rl.anchor = Anchor::end;
+  rl.halo = true;
+  for (const RoofLine& r : roofs) {
+    const double y = axes.py(r.value);
+    svg.line(area.x, y, area.right(), y, Style{color(r.bound), "none", 1.5, "7 4", 1});
+    rl.fill = color(r.bound);
+    svg.text(area.right() - 6, y - 5, std::string(r.name) + " roof " + format_si(r.value, "B/s"),
+             rl);
+    sample_polyline({{area.right() - 200, y - 10}, {area.right(), y - 10}}, occupied);
+  }
+  if (positive(l2)) {
+    const double x = axes.px(l2);
+    svg.line(x, area.y, x, area.bottom(), Style{color(Bound::l2), "none", 1.5, "3 3", 1});
+    TextStyle t;
+    t.size = 11;
+    t.fill = color(Bound::l2);
+    t.halo = true;
+    t.anchor = Anchor::end;
+    t.rotate = -90;
+    svg.text(x - 5, area.y + 6, "L2 size " + format_binary_bytes(l2), t);
+  }
+  std::vector<XY> pts;
+  for (const WorkingSetSample& s : ws)
+    pts.push_back({axes.px(s.bytes), axes.py(s.bytes_per_second)});
+  const char* black = color(Bound::measured);
+  svg.polyline(pts, Style{black, "none", 2, "", 1});
+  sample_polyline(pts, occupied);
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    svg.begin_group(
+        format_binary_bytes(ws[i].bytes) + ": " + format_si(ws[i].bytes_per_second, "B/s"),
+        "sample");
+    svg.marker(Marker::circle, pts[i].first, pts[i].second, 7, Style{"#ffffff", black, 1, "", 1});
+    svg.end_group();
+  }
+  std::vector<LegendEntry> legend = {
+      {"measured (read kernel)", black, true, "", true, Marker::circle, true}};
+  for (const RoofLine& r : roofs)
+    legend.push_back({std::string(r.name) + " roof", color(r.bound), true, "7 4", false});
+  if (positive(l2)) legend.push_back({"L2 size", color(Bound::l2), true, "3 3", false});
+  const auto box = legend_size(legend);
+  draw_legend(svg, area, emptiest_corner(area, occupied, box), legend);
+  return svg.str();
+}
+
+// ---- Classic roofline --------------------------------------------------------
+
+std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
+                                   const std::vector<PointSample>& samples,
+                                   const std::string& title) {
+  const double width = 960, height = 640;
+  Svg svg(width, height);
+
+  // Precision classes of the samples, in the model's order; they pick the
+  // compute roofs drawn (all available ones when there are no samples).
+  std::vector<Precision> classes;
+  for (Precision p : kAllPrecisions) {
+    const bool used = std::any_of(samples.begin(), samples.end(), [&](const PointSample& s) {
+      return s.precision_class == roofline::to_string(p);
+    });
+    if (used || samples.empty())
+      if (roofs.peak(p).available()) classes.push_back(p);
+  }
+  std::map<std::string, std::size_t> class_index;
+  for (const PointSample& s : samples)
+    if (!class_index.count(s.precision_class)) {
+      // Colours follow the model's class order so a class keeps its colour.
+      std::size_t i = 0;
+      for (Precision p : kAllPrecisions) {
+        if (s.precision_class == roofline::to_string(p)) break;
+        ++i;
+      }
+      class_index[s.precision_class] = i;
+    }
+
+  double top = 0;
+  for (Precision p : classes) top = std::max(top, *roofs.peak(p).value);
+  std::vector<Level> levels;
+  for (Level l : kAllLevels)
+    if (roofs.bandwidth(l).available()) levels.push_back(l);
+
+  double xlo = std::numeric_limits<double>::max(), xhi = 0;
+  double ylo = std::numeric_limits<double>::max(), yhi = top;
+  for (const PointSample& s : samples) {
+    for (const auto& ai : s.intensity) {
+      if (!ai || !positive(*ai)) continue;
+      xlo = std::min(xlo, *ai);
+      xhi = std::max(xhi, *ai);
+    }
+    if (s.achieved && positive(*s.achieved)) {
+      ylo = std::min(ylo, *s.achieved);
+      yhi = std::max(yhi, *s.achieved);
+    }
+  }
+  for (Level l : levels) {
+    if (top > 0) {
+      const double ridge = top / *roofs.bandwidth(l).value;
+      xlo = std::min(xlo, ridge / 10);
+      xhi = std::max(xhi, ridge * 4);
+    }
+  }
+  for (Precision p : classes) ylo = std::min(ylo, *roofs.peak(p).value / 10);
+  if (!(xhi > 0)) xlo = 0.01, xhi = 1e4;
+  if (!(yhi > 0)) ylo = 1e9, yhi = 1e15;
+  const auto xr = decade_range(xlo, xhi);
+  const auto yr = decade_range(ylo, yhi * 1.5);
+
+  chart_title(svg, title,
+              "achieved FLOP/s = W / kernel time; one marker per memory level at AI = W / bytes; "
+              "hover a marker for its point");
+  const Margins m;
+  const Area area{m.left, m.top + 8, width - m.left - m.right, height - m.top - 8 - m.bottom};
+  Axes axes(area, AxisSpec{Scale::log, xr[0], xr[1], "Arithmetic intensity (FLOP/byte)", ""},
+            AxisSpec{Scale::log, yr[0], yr[1], "Performance (FLOP/s)", ""});
+  axes.draw(svg);
+  axes.define_clip(svg, "roofline-plot");
+
+  std::vector<XY> occupied;
+  // Compute roofs: horizontal from the lowest ridge of the drawn bandwidth roofs.
+  svg.begin_group({}, "roofs");
+  struct Label {
+    double x, y;
+    std::string text;
+    std::string color;
+  };
+  std::vector<Label> compute_labels;
+  double bw_max = 0;
+  for (Level l : levels) bw_max = std::max(bw_max, *roofs.bandwidth(l).value);
+  for (Precision p : classes) {
+    const double peak = *roofs.peak(p).value;
+    const Bound b = roofline::is_tensor(p) ? Bound::compute_tensor : Bound::compute_cuda;
+    const double x0 = bw_max > 0 ? std::max(xr[0], peak / bw_max) : xr[0];
+    const double y = axes.py(peak);
+    svg.begin_group(std::string(roofline::to_string(p)) + " peak " + format_si(peak, "FLOP/s") +
+                        " (" + roofs.peak(p).ceiling + ", " +
+                        roofline::to_string(roofs.peak(p).source) + ")",
+                    "compute-roof");
+    svg.line(axes.px(x0), y, area.right(), y, Style{color(b), "none", 2, "", 1});
+    svg.end_group();
+    compute_labels.push_back({area.right() - 6, y - 5,
+                              std::string(roofline::to_string(p)) + " " + format_si(peak, "FLOP/s"),
+                              color(b)});
+    sample_polyline({{axes.px(x0), y}, {area.right(), y}}, occupied);
+  }
+  // Bandwidth roofs: diagonal from the left edge up to their ridge with the top roof.
+  struct Diag {
+    Level level;
+    double x0, y0, x1, y1;
+  };
+  std::vector<Diag> diags;
+  for (Level l : levels) {
+    const double bw = *roofs.bandwidth(l).value;
+    const double ridge = top > 0 ? top / bw : xr[1];
+    double ax = xr[0], ay = ax * bw;
+    if (ay < yr[0]) {  // enters through the bottom edge
+      ay = yr[0];
+      ax = ay / bw;
+    }
+    const double bx = std::min(ridge, xr[1]);
+    const Diag d{l, axes.px(ax), axes.py(ay), axes.px(bx), axes.py(bx * bw)};
+    diags.push_back(d);
+    svg.begin_group(std::string(level_name(l)) + " bandwidth " + format_si(bw, "B/s") + " (" +
+                        roofs.bandwidth(l).ceiling + ")",
+                    "bandwidth-roof");
+    svg.line(d.x0, d.y0, d.x1, d.y1,
+             Style{color(level_bound(l)), "none", 2, l == Level::dram ? "" : "8 4", 1});
+    svg.end_group();
+    sample_polyline({{d.x0, d.y0}, {d.x1, d.y1}}, occupied);
+  }
+  svg.end_group();
+
+  // Samples: one group per sample (its tooltip), a marker per memory level.
+  svg.raw("<g class=\"samples\" clip-path=\"url(#roofline-plot)\">\n");
+  for (const PointSample& s : samples) {
+    if (!s.achieved || !positive(*s.achieved)) continue;
+    const char* col = series_color(class_index[s.precision_class]);
+    svg.begin_group(tooltip(s), "sample");
+    for (Level l : kAllLevels) {
+      const auto& ai = s.intensity[static_cast<std::size_t>(l)];
+      if (!ai || !positive(*ai) || !std::isfinite(*ai)) continue;
+      const double x = axes.px(*ai), y = axes.py(*s.achieved);
+      svg.marker(level_marker(l), x, y, 7, Style{"#ffffff", col, 0.6, "", 0.85});
+      occupied.push_back({x, y});
+    }
+    svg.end_group();
+  }
+  svg.raw("</g>\n");
+
+  // Labels last, on top of the data, with a white halo.
+  TextStyle lt;
+  lt.size = 11;
+  lt.halo = true;
+  lt.bold = true;
+  {
+    std::vector<double> ys;
+    for (const Label& l : compute_labels) ys.push_back(l.y);
+    ys = spread_labels(ys, 13, area.y + 12, area.bottom() - 4);
+    lt.anchor = Anchor::end;
+    for (std::size_t i = 0; i < compute_labels.size(); ++i) {
+      lt.fill = compute_labels[i].color;
+      svg.text(compute_labels[i].x, ys[i], compute_labels[i].text, lt);
+    }
+  }
+  lt.anchor = Anchor::start;
+  {
+    // Along each diagonal, near its lower-left end; parallel roofs are spread
+    // apart perpendicular to the lines.
+    std::vector<double> ys;
+    std::vector<double> xs;
+    for (const Diag& d : diags) {
+      const double f = 0.12;
+      xs.push_back(d.x0 + f * (d.x1 - d.x0));
+      ys.push_back(d.y0 + f * (d.y1 - d.y0) - 6);
+    }
+    ys = spread_labels(ys, 14, area.y + 12, area.bottom() - 4);
+    for (std::size_t i = 0; i < diags.size(); ++i) {
+      const Diag& d = diags[i];
+      const double angle = std::atan2(d.y1 - d.y0, d.x1 - d.x0) * 180 / 3.14159265358979;
+      lt.rotate = angle;
+      lt.fill = color(level_bound(d.level));
+      const double bw = *roofs.bandwidth(d.level).value;
+      svg.text(xs[i], ys[i], std::string(level_name(d.level)) + " " + format_si(bw, "B/s"), lt);
+    }
+  }
+
+  // Legend: marker shapes per level, colours per precision class.
+  std::vector<LegendEntry> legend;
+  for (Level l : kAllLevels)
+    legend.push_back(
+        {std::string("AI at ") + level_name(l), "#555555", false, "", true, level_marker(l), true});
+  for (const auto& [name, index] : class_index)
+    legend.push_back(
+        {name + " samples", series_color(index), false, "", true, Marker::square, true});
+  if (!samples.empty()) {
+    const auto box = legend_size(legend);
+    draw_legend(svg, area, emptiest_corner(area, occupied, box), legend);
+  }
+  return svg.str();
+}
+
+// ---- Time against the swept parameter ------------------------------------------
+
+std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
+                                    const std::string& parameter, const std::string& title) {
+  std::vector<SeriesPoint> series;
+  for (const SeriesPoint& p : series_in)
+    if (positive(p.x)) series.push_back(p);
+  std::sort(series.begin(), series.end(),
+            [](const SeriesPoint& a, const SeriesPoint& b) { return a.x < b.x; });
+
+  struct Line {
+    std::string name;
+    std::string color;
+    std::string dash;
+    bool markers;
+    bool filled;
+    std::vector<std::pair<double, double>> xy;  // data
+  };
+  std::vector<Line> lines = {
+      {"measured wall time T", color(Bound::measured), "", true, true, {}},
+      {"kernel time T_k", color(Bound::measured), "5 3", true, false, {}},
+      {"CUDA-core compute", color(Bound::compute_cuda), "", false, false, {}},
+      {"Tensor-Core compute", color(Bound::compute_tensor), "", false, false, {}},
+      {"HBM", color(Bound::hbm), "", false, false, {}},
+      {"L2", color(Bound::l2), "8 4", false, false, {}},
+      {"L1", color(Bound::l1), "8 4", false, false, {}},
+      {"launch N x L", color(Bound::launch), "2 3", false, false, {}},
+      {"transfer", color(Bound::transfer), "2 3", false, false, {}},
+  };
+  for (const SeriesPoint& p : series) {
+    const roofline::PointBounds& b = p.bounds;
+    auto add = [&](std::size_t i, std::optional<double> v) {
+      if (v && positive(*v)) lines[i].xy.push_back({p.x, *v});
+    };
+    add(0, b.wall_s);
+    add(1, b.kernel_s);
+    add(2, b.t_cuda);
+    add(3, b.t_tensor);
+    add(4, b.level(Level::dram).time_s);
+    add(5, b.level(Level::l2).time_s);
+    add(6, b.level(Level::l1).time_s);
+    add(7, b.t_launch);
+    add(8, b.t_xfer);
+  }
+  lines.erase(
+      std::remove_if(lines.begin(), lines.end(), [](const Line& l) { return l.xy.empty(); }),
+      lines.end());
+
+  double xlo = std::numeric_limits<double>::max(), xhi = 0;
+  double ylo = std::numeric_limits<double>::max(), yhi = 0;
+  for (const Line& l : lines)
+    for (const auto& [x, y] : l.xy) {
+      xlo = std::min(xlo, x);
+      xhi = std::max(xhi, x);
+      ylo = std::min(ylo, y);
+      yhi = std::max(yhi, y);
+    }
+  if (!(xhi > 0)) xlo = 1, xhi = 1000;
+  if (!(yhi > 0)) ylo = 1e-6, yhi = 1e-3;
+  // Bounds far below the measured time squash the chart: keep 3 decades below
+  // the fastest measured time at most.
+  double t_min = std::numeric_limits<double>::max();
+  for (const Line& l : lines)
+    if (l.markers)
+      for (const auto& xy : l.xy) t_min = std::min(t_min, xy.second);
+  if (t_min < std::numeric_limits<double>::max()) ylo = std::max(ylo, t_min / 1e3);
+  const auto xr = std::array<double, 2>{std::pow(2.0, std::floor(std::log2(xlo))),
+                                        std::pow(2.0, std::ceil(std::log2(xhi)))};
+  const auto yr = decade_range(ylo, yhi);
+
+  std::vector<LegendEntry> legend;
+  for (const Line& l : lines)
+    legend.push_back({l.name, l.color, true, l.dash, l.markers, Marker::circle, l.filled});
+  // Many lines cross every corner: the legend sits outside, right of the plot.
+  const auto box = legend_size(legend);
+  const double width = 760 + box[0] + 16, height = 580;
+  Svg svg(width, height);
+  chart_title(svg, title,
+              "lines are the time bounds of the model; where T hugs a bound, that "
+              "bound is the bottleneck");
+  const Margins m;
+  const Area area{m.left, m.top + 8, width - m.left - box[0] - 28, height - m.top - 8 - m.bottom};
+  AxisSpec xs{Scale::log, xr[0] / 1.25, xr[1] * 1.25, parameter, ""};
+  xs.powers_of_two = true;
+  Axes axes(area, xs, AxisSpec{Scale::log, yr[0], yr[1], "Time per call (s)", "s"});
+  axes.draw(svg);
+  axes.define_clip(svg, "time-plot");
+
+  svg.raw("<g clip-path=\"url(#time-plot)\">\n");
+  for (const Line& l : lines) {
+    std::vector<XY> pts;
+    for (const auto& [x, y] : l.xy) pts.push_back({axes.px(x), axes.py(y)});
+    svg.begin_group(l.name, "series");
+    svg.polyline(pts, Style{l.color, "none", l.markers ? 2.2 : 1.8, l.dash, 1});
+    svg.end_group();
+  }
+  svg.raw("</g>\n");
+  for (const Line& l : lines) {
+    if (!l.markers) continue;
+    for (std::size_t i = 0; i < l.xy.size(); ++i) {
+      std::string tip = l.name + ": " + format_si(l.xy[i].second, "s") + " at " + parameter + " " +
+                        si_label(l.xy[i].first);
+      for (const SeriesPoint& p : series)
+        if (p.x == l.xy[i].first && !p.label.empty()) tip = p.label + "\n" + tip;
+      svg.begin_group(tip, "point");
+      svg.marker(Marker::circle, axes.px(l.xy[i].first), axes.py(l.xy[i].second), 7,
+                 Style{l.color, l.filled ? l.color : "#ffffff", 1.3, "", 1});
+      svg.end_group();
+    }
+  }
+  svg.begin_group({}, "legend outside");
+  draw_legend_at(svg, area.right() + 14, area.y, legend);
+  svg.end_group();
+  return svg.str();
+}
+
+}  // namespace timeroof::plots

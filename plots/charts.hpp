@@ -1,0 +1,68 @@
+// The charts of a run, as SVG text built from the model (roofline/) and the
+// machine (core/results.hpp). Each function returns a complete SVG document.
+//
+// - ceilings_chart: every measured ceiling of the machine against its
+//   theoretical value, one row per ceiling, grouped by kind (compute FLOP/s,
+//   bandwidth B/s, latency s), each group on its own log axis.
+// - working_set_chart: bandwidth against working-set bytes (log-log); the cache
+//   levels show as plateaus, drawn against the L1 / L2 / HBM roofs, with the L2
+//   size marked.
+// - classic_roofline_chart: the hierarchical roofline, log-log arithmetic
+//   intensity against FLOP/s; compute roofs horizontal, bandwidth roofs diagonal
+//   up to the highest compute roof drawn, each labelled with its value; one
+//   marker shape per memory level, one colour per precision class, a <title>
+//   tooltip per sample.
+// - time_vs_parameter_chart: one series (e.g. a batch sweep), measured wall and
+//   kernel time against the swept parameter with each time bound as a line.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/results.hpp"
+#include "roofline/bounds.hpp"
+#include "roofline/classify.hpp"
+#include "roofline/machine_roofs.hpp"
+
+namespace timeroof::plots {
+
+// One sample of the classic roofline chart, built from roofline::PointBounds.
+struct PointSample {
+  std::string label;            // operator and precision, e.g. "conv2d_fwd fp16/tensor"
+  std::string params;           // "batch=16 filter=3 ..."
+  std::string precision_class;  // the class with the most work, e.g. "tensor_fp16"
+  std::array<std::optional<double>, roofline::kLevelCount> intensity;  // AI_l, FLOP/B
+  std::optional<double> achieved;                                      // W / T_k, FLOP/s
+  std::optional<double> time_s;                                        // wall time T
+  std::string bound;                                                   // classification label
+  std::optional<double> efficiency;                                    // T_kernel_roof / T_k
+};
+
+// The sample of one point (its bounds and class from roofline/).
+PointSample point_sample(const Point& point, const roofline::PointBounds& bounds,
+                         const roofline::Classification& classification);
+// Samples of every ok point with work and kernel time, on `roofs`.
+std::vector<PointSample> point_samples(const std::vector<Point>& points,
+                                       const roofline::MachineRoofs& roofs);
+// "operator, params, time, bound, efficiency": the hover text of a sample.
+std::string tooltip(const PointSample& sample);
+
+std::string ceilings_chart(const Machine& machine);
+std::string working_set_chart(const Machine& machine);
+std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
+                                   const std::vector<PointSample>& samples,
+                                   const std::string& title = "Hierarchical Roofline");
+
+// One point of a series: the swept parameter's value and the point's bounds.
+struct SeriesPoint {
+  double x = 0;  // the swept parameter, e.g. batch size
+  roofline::PointBounds bounds;
+  std::string label;  // tooltip prefix, e.g. "conv2d_fwd fp16 batch=16"
+};
+std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series,
+                                    const std::string& parameter = "batch",
+                                    const std::string& title = "Time against batch size");
+
+}  // namespace timeroof::plots

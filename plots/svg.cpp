@@ -1,0 +1,204 @@
+#include "plots/svg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace timeroof::plots {
+
+std::string escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // Control characters other than tab/newline are not allowed in XML 1.0.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
+          out += ' ';
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double value) {
+  if (!std::isfinite(value)) return "0";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", value);
+  std::string s = buf;
+  if (s.find('.') != std::string::npos) {
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+  }
+  if (s == "-0") s = "0";
+  return s;
+}
+
+const char* to_string(Marker marker) {
+  switch (marker) {
+    case Marker::circle:
+      return "circle";
+    case Marker::square:
+      return "square";
+    case Marker::diamond:
+      return "diamond";
+    case Marker::triangle_up:
+      return "triangle_up";
+    case Marker::triangle_down:
+      return "triangle_down";
+    case Marker::cross:
+      return "cross";
+    case Marker::plus:
+      return "plus";
+  }
+  return "?";
+}
+
+Svg::Svg(double width, double height) : width_(width), height_(height) {}
+
+std::string Svg::attributes(const Style& style) {
+  std::string a = " stroke=\"" + escape(style.stroke) + "\" fill=\"" + escape(style.fill) + "\"";
+  if (style.stroke != "none") a += " stroke-width=\"" + num(style.stroke_width) + "\"";
+  if (!style.dash.empty()) a += " stroke-dasharray=\"" + escape(style.dash) + "\"";
+  if (style.opacity < 1) a += " opacity=\"" + num(style.opacity) + "\"";
+  return a;
+}
+
+void Svg::line(double x1, double y1, double x2, double y2, const Style& style) {
+  body_ += "<line x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) + "\" y2=\"" +
+           num(y2) + "\"" + attributes(style) + "/>\n";
+}
+
+void Svg::polyline(const std::vector<XY>& points, const Style& style) {
+  if (points.empty()) return;
+  std::string pts;
+  for (const XY& p : points) {
+    if (!pts.empty()) pts += ' ';
+    pts += num(p.first) + "," + num(p.second);
+  }
+  body_ +=
+      "<polyline points=\"" + pts + "\"" + attributes(style) + " stroke-linejoin=\"round\"/>\n";
+}
+
+void Svg::rect(double x, double y, double w, double h, const Style& style) {
+  body_ += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(std::max(0.0, w)) +
+           "\" height=\"" + num(std::max(0.0, h)) + "\"" + attributes(style) + "/>\n";
+}
+
+void Svg::circle(double cx, double cy, double r, const Style& style) {
+  body_ += "<circle cx=\"" + num(cx) + "\" cy=\"" + num(cy) + "\" r=\"" + num(r) + "\"" +
+           attributes(style) + "/>\n";
+}
+
+void Svg::marker(Marker shape, double x, double y, double size, const Style& style) {
+  const double h = size / 2;
+  auto polygon = [&](const std::vector<XY>& pts) {
+    std::string s;
+    for (const XY& p : pts) {
+      if (!s.empty()) s += ' ';
+      s += num(p.first) + "," + num(p.second);
+    }
+    body_ += "<polygon points=\"" + s + "\"" + attributes(style) + "/>\n";
+  };
+  switch (shape) {
+    case Marker::circle:
+      circle(x, y, h, style);
+      break;
+    case Marker::square:
+      rect(x - h * 0.85, y - h * 0.85, size * 0.85, size * 0.85, style);
+      break;
+    case Marker::diamond:
+      polygon({{x, y - h}, {x + h, y}, {x, y + h}, {x - h, y}});
+      break;
+    case Marker::triangle_up:
+      polygon({{x, y - h}, {x + h, y + h * 0.8}, {x - h, y + h * 0.8}});
+      break;
+    case Marker::triangle_down:
+      polygon({{x, y + h}, {x + h, y - h * 0.8}, {x - h, y - h * 0.8}});
+      break;
+    case Marker::cross: {
+      Style s = style;
+      if (s.stroke == "none") s.stroke = s.fill;
+      s.fill = "none";
+      s.stroke_width = std::max(1.5, style.stroke_width);
+      line(x - h, y - h, x + h, y + h, s);
+      line(x - h, y + h, x + h, y - h, s);
+      break;
+    }
+    case Marker::plus: {
+      Style s = style;
+      if (s.stroke == "none") s.stroke = s.fill;
+      s.fill = "none";
+      s.stroke_width = std::max(1.5, style.stroke_width);
+      line(x - h, y, x + h, y, s);
+      line(x, y - h, x, y + h, s);
+      break;
+    }
+  }
+}
+
+void Svg::text(double x, double y, std::string_view content, const TextStyle& style) {
+  std::string t = "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" font-size=\"" + num(style.size) +
+                  "\" fill=\"" + escape(style.fill) + "\"";
+  if (style.anchor == Anchor::middle) t += " text-anchor=\"middle\"";
+  if (style.anchor == Anchor::end) t += " text-anchor=\"end\"";
+  if (style.bold) t += " font-weight=\"bold\"";
+  if (!style.baseline.empty()) t += " dominant-baseline=\"" + escape(style.baseline) + "\"";
+  if (style.rotate != 0)
+    t += " transform=\"rotate(" + num(style.rotate) + " " + num(x) + " " + num(y) + ")\"";
+  if (style.halo)
+    t += " stroke=\"#ffffff\" stroke-width=\"3\" stroke-linejoin=\"round\" "
+         "paint-order=\"stroke\"";
+  t += ">" + escape(content) + "</text>\n";
+  body_ += t;
+}
+
+void Svg::begin_group(std::string_view title, std::string_view css_class) {
+  body_ += "<g";
+  if (!css_class.empty()) body_ += " class=\"" + escape(css_class) + "\"";
+  body_ += ">";
+  if (!title.empty()) body_ += "<title>" + escape(title) + "</title>";
+  body_ += "\n";
+  ++open_groups_;
+}
+
+void Svg::end_group() {
+  if (open_groups_ == 0) return;
+  body_ += "</g>\n";
+  --open_groups_;
+}
+
+void Svg::raw(std::string_view markup) {
+  body_ += markup;
+}
+
+std::string Svg::str() const {
+  std::string doc = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  doc += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width_) + "\" height=\"" +
+         num(height_) + "\" viewBox=\"0 0 " + num(width_) + " " + num(height_) +
+         "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n";
+  doc += "<rect x=\"0\" y=\"0\" width=\"" + num(width_) + "\" height=\"" + num(height_) +
+         "\" fill=\"#ffffff\"/>\n";
+  doc += body_;
+  for (int i = 0; i < open_groups_; ++i) doc += "</g>\n";
+  doc += "</svg>\n";
+  return doc;
+}
+
+}  // namespace timeroof::plots

@@ -1,0 +1,76 @@
+// A small SVG writer: the charts of plots/ write their SVG text through it, with
+// no third-party drawing library. Every piece of text and every attribute value
+// is XML-escaped (&, <, >, ", '): kernel and operator names are templated C++
+// names. Coordinates are written with at most two decimals.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace timeroof::plots {
+
+// `text` with &, <, >, " and ' replaced by their XML entities.
+std::string escape(std::string_view text);
+// A coordinate or length: at most two decimals, trailing zeros dropped, "0" for
+// a non-finite value.
+std::string num(double value);
+
+struct Style {
+  std::string stroke = "none";
+  std::string fill = "none";
+  double stroke_width = 1;
+  std::string dash;    // stroke-dasharray, e.g. "6 3"; empty: solid
+  double opacity = 1;  // applies to the whole element
+};
+
+enum class Anchor { start, middle, end };
+
+struct TextStyle {
+  double size = 12;
+  Anchor anchor = Anchor::start;
+  std::string fill = "#222222";
+  bool bold = false;
+  double rotate = 0;     // degrees, about the text's anchor point
+  bool halo = false;     // white outline behind the glyphs (labels over lines)
+  std::string baseline;  // dominant-baseline, e.g. "middle"; empty: alphabetic
+};
+
+enum class Marker { circle, square, diamond, triangle_up, triangle_down, cross, plus };
+const char* to_string(Marker marker);
+
+using XY = std::pair<double, double>;
+
+class Svg {
+ public:
+  Svg(double width, double height);
+
+  double width() const { return width_; }
+  double height() const { return height_; }
+
+  void line(double x1, double y1, double x2, double y2, const Style& style);
+  void polyline(const std::vector<XY>& points, const Style& style);
+  void rect(double x, double y, double w, double h, const Style& style);
+  void circle(double cx, double cy, double r, const Style& style);
+  // A marker of `size` pixels (its bounding box) centred on (x, y).
+  void marker(Marker shape, double x, double y, double size, const Style& style);
+  void text(double x, double y, std::string_view content, const TextStyle& style);
+  // <g> with an optional <title> (the hover tooltip) and class; nest freely.
+  void begin_group(std::string_view title = {}, std::string_view css_class = {});
+  void end_group();
+  // Raw markup written as is (the caller escapes).
+  void raw(std::string_view markup);
+
+  // The complete document; closes groups left open.
+  std::string str() const;
+
+ private:
+  static std::string attributes(const Style& style);
+  double width_;
+  double height_;
+  int open_groups_ = 0;
+  std::string body_;
+};
+
+}  // namespace timeroof::plots

@@ -1,0 +1,579 @@
+// plots/: the SVG writer, ticks and legend placement, chart structure from fixed
+// model input, escaping of templated kernel names, and every chart of the real
+// H200 sample (samples/sample-run.json) checked as XML and rendered to PNG.
+//
+// TIMEROOF_PLOTS_OUT=DIR keeps the sample's SVG and PNG files in DIR to look at.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/json_io.hpp"
+#include "plots/axes.hpp"
+#include "plots/charts.hpp"
+#include "plots/svg.hpp"
+#include "roofline/bounds.hpp"
+#include "roofline/classify.hpp"
+#include "roofline/machine_roofs.hpp"
+#include "tests/support/run_tool.hpp"
+
+namespace timeroof::plots {
+namespace {
+
+// ---- A minimal XML well-formedness checker ------------------------------------
+// Elements nest and close in order, one root, attributes are quoted and unique,
+// & starts a known entity or a character reference, no < inside text or
+// attribute values. It also decodes the text of every <title> element.
+struct XmlCheck {
+  bool ok = true;
+  std::string error;
+  std::size_t elements = 0;
+  std::vector<std::string> titles;
+  std::vector<std::string> texts;  // decoded text of <text> elements
+};
+
+bool decode_entity(const std::string& s, std::size_t& i, std::string& out) {
+  const std::size_t semi = s.find(';', i);
+  if (semi == std::string::npos || semi - i > 10) return false;
+  const std::string name = s.substr(i + 1, semi - i - 1);
+  if (name == "amp")
+    out += '&';
+  else if (name == "lt")
+    out += '<';
+  else if (name == "gt")
+    out += '>';
+  else if (name == "quot")
+    out += '"';
+  else if (name == "apos")
+    out += '\'';
+  else if (name.size() > 1 && name[0] == '#') {
+    const bool hex = name[1] == 'x';
+    const std::string digits = name.substr(hex ? 2 : 1);
+    if (digits.empty()) return false;
+    for (char c : digits)
+      if (!(hex ? std::isxdigit(static_cast<unsigned char>(c))
+                : std::isdigit(static_cast<unsigned char>(c))))
+        return false;
+    const long code = std::strtol(digits.c_str(), nullptr, hex ? 16 : 10);
+    if (code < 128) out += static_cast<char>(code);
+  } else {
+    return false;
+  }
+  i = semi + 1;
+  return true;
+}
+
+XmlCheck check_xml(const std::string& doc) {
+  XmlCheck r;
+  auto fail = [&](const std::string& why, std::size_t at) {
+    if (r.ok) r.error = why + " at offset " + std::to_string(at);
+    r.ok = false;
+  };
+  std::vector<std::string> stack;
+  bool root_seen = false;
+  std::string text;  // current character data, decoded
+  std::size_t i = 0;
+  while (i < doc.size() && r.ok) {
+    const char c = doc[i];
+    if (c == '<') {
+      if (doc.compare(i, 4, "<!--") == 0) {
+        const std::size_t e = doc.find("-->", i);
+        if (e == std::string::npos) return fail("unclosed comment", i), r;
+        i = e + 3;
+        continue;
+      }
+      if (doc.compare(i, 2, "<?") == 0) {
+        const std::size_t e = doc.find("?>", i);
+        if (e == std::string::npos) return fail("unclosed declaration", i), r;
+        i = e + 2;
+        continue;
+      }
+      const bool closing = i + 1 < doc.size() && doc[i + 1] == '/';
+      std::size_t j = i + (closing ? 2 : 1);
+      std::size_t n0 = j;
+      while (j < doc.size() && (std::isalnum(static_cast<unsigned char>(doc[j])) || doc[j] == '-' ||
+                                doc[j] == '_' || doc[j] == ':'))
+        ++j;
+      const std::string name = doc.substr(n0, j - n0);
+      if (name.empty()) return fail("bad tag name", i), r;
+      if (closing) {
+        while (j < doc.size() && std::isspace(static_cast<unsigned char>(doc[j]))) ++j;
+        if (j >= doc.size() || doc[j] != '>') return fail("bad closing tag", i), r;
+        if (stack.empty() || stack.back() != name) return fail("mismatched </" + name + ">", i), r;
+        if (name == "title") r.titles.push_back(text);
+        if (name == "text") r.texts.push_back(text);
+        stack.pop_back();
+        text.clear();
+        i = j + 1;
+        continue;
+      }
+      if (stack.empty() && root_seen) return fail("second root element", i), r;
+      root_seen = true;
+      ++r.elements;
+      std::set<std::string> attrs;
+      bool self_closing = false;
+      while (true) {
+        while (j < doc.size() && std::isspace(static_cast<unsigned char>(doc[j]))) ++j;
+        if (j >= doc.size()) return fail("unclosed tag", i), r;
+        if (doc[j] == '>') break;
+        if (doc.compare(j, 2, "/>") == 0) {
+          self_closing = true;
+          ++j;
+          break;
+        }
+        const std::size_t a0 = j;
+        while (j < doc.size() && doc[j] != '=' &&
+               !std::isspace(static_cast<unsigned char>(doc[j])) && doc[j] != '>')
+          ++j;
+        const std::string attr = doc.substr(a0, j - a0);
+        if (attr.empty() || j >= doc.size() || doc[j] != '=') return fail("bad attribute", j), r;
+        if (!attrs.insert(attr).second) return fail("duplicate attribute " + attr, j), r;
+        ++j;
+        if (j >= doc.size() || (doc[j] != '"' && doc[j] != '\'')) return fail("unquoted", j), r;
+        const char q = doc[j++];
+        std::string value;
+        while (j < doc.size() && doc[j] != q) {
+          if (doc[j] == '<') return fail("< in attribute", j), r;
+          if (doc[j] == '&') {
+            if (!decode_entity(doc, j, value)) return fail("bad entity", j), r;
+          } else {
+            value += doc[j++];
+          }
+        }
+        if (j >= doc.size()) return fail("unclosed attribute", a0), r;
+        ++j;
+      }
+      if (!self_closing) stack.push_back(name);
+      text.clear();
+      i = j + 1;
+      continue;
+    }
+    if (c == '&') {
+      if (!decode_entity(doc, i, text)) return fail("bad entity", i), r;
+      continue;
+    }
+    if (c == '>') return fail("raw > in text", i), r;  // legal XML, but we always escape it
+    if (stack.empty() && !std::isspace(static_cast<unsigned char>(c)))
+      return fail("text outside the root", i), r;
+    text += c;
+    ++i;
+  }
+  if (r.ok && !stack.empty()) fail("unclosed <" + stack.back() + ">", doc.size());
+  if (r.ok && !root_seen) fail("no root element", 0);
+  return r;
+}
+
+// Runs `args` through /bin/sh (run_process needs a path; the tools are on PATH).
+test::ToolResult sh(const std::string& command) {
+  return test::run_process({"/bin/sh", "-c", command});
+}
+
+bool have(const char* tool) {
+  const std::string cmd = std::string("command -v ") + tool + " >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+std::size_t count(const std::string& haystack, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t p = haystack.find(needle); p != std::string::npos;
+       p = haystack.find(needle, p + needle.size()))
+    ++n;
+  return n;
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// The labels of log_ticks(), majors only.
+std::vector<std::string> labels(const std::vector<Tick>& ticks) {
+  std::vector<std::string> out;
+  for (const Tick& t : ticks)
+    if (!t.label.empty()) out.push_back(t.label);
+  return out;
+}
+
+// ---- SVG writer ----------------------------------------------------------------
+
+TEST(Svg, EscapesAllFiveSpecialCharacters) {
+  EXPECT_EQ(escape("void f<a, b>(T&) && g's \"x\""),
+            "void f&lt;a, b&gt;(T&amp;) &amp;&amp; g&apos;s &quot;x&quot;");
+  EXPECT_EQ(escape("plain"), "plain");
+}
+
+TEST(Svg, NumbersHaveBoundedPrecision) {
+  EXPECT_EQ(num(1.0 / 3.0), "0.33");
+  EXPECT_EQ(num(12.0), "12");
+  EXPECT_EQ(num(12.5), "12.5");
+  EXPECT_EQ(num(-0.001), "0");
+  EXPECT_EQ(num(std::numeric_limits<double>::infinity()), "0");
+}
+
+TEST(Svg, DocumentHasViewBoxShapesAndTooltips) {
+  Svg svg(400, 300);
+  svg.begin_group("tip <1> & 'two'", "g1");
+  svg.line(0, 0, 10, 10, Style{"#000", "none", 1, "4 2", 1});
+  svg.polyline({{0, 0}, {5, 5}, {10, 0}}, Style{"#f00", "none", 2, "", 1});
+  for (Marker m : {Marker::circle, Marker::square, Marker::diamond, Marker::triangle_up,
+                   Marker::triangle_down, Marker::cross, Marker::plus})
+    svg.marker(m, 50, 50, 8, Style{"#000", "#0f0", 1, "", 1});
+  TextStyle ts;
+  ts.anchor = Anchor::middle;
+  svg.text(20, 20, "a<b", ts);
+  svg.end_group();
+  const std::string doc = svg.str();
+  EXPECT_NE(doc.find("viewBox=\"0 0 400 300\""), std::string::npos);
+  EXPECT_NE(doc.find("stroke-dasharray=\"4 2\""), std::string::npos);
+  EXPECT_NE(doc.find("text-anchor=\"middle\""), std::string::npos);
+  EXPECT_EQ(count(doc, "<polygon"), 3u);  // diamond and two triangles
+  const XmlCheck x = check_xml(doc);
+  ASSERT_TRUE(x.ok) << x.error;
+  ASSERT_EQ(x.titles.size(), 1u);
+  EXPECT_EQ(x.titles[0], "tip <1> & 'two'");
+  ASSERT_EQ(x.texts.size(), 1u);
+  EXPECT_EQ(x.texts[0], "a<b");
+}
+
+TEST(XmlChecker, RejectsBrokenDocuments) {
+  EXPECT_FALSE(check_xml("<a><b></a></b>").ok);
+  EXPECT_FALSE(check_xml("<a>x & y</a>").ok);
+  EXPECT_FALSE(check_xml("<a x=1/>").ok);
+  EXPECT_FALSE(check_xml("<a x=\"1\" x=\"2\"/>").ok);
+  EXPECT_FALSE(check_xml("<a/><b/>").ok);
+  EXPECT_TRUE(check_xml("<?xml version=\"1.0\"?><a x='1'>&lt;&#38;</a>").ok);
+}
+
+// ---- Ticks and legend ------------------------------------------------------------
+
+TEST(Ticks, SiLabels) {
+  EXPECT_EQ(si_label(1e12), "1 T");
+  EXPECT_EQ(si_label(100e9), "100 G");
+  EXPECT_EQ(si_label(1e-6, "s"), "1 us");
+  EXPECT_EQ(si_label(2.5e-6, "s"), "2.5 us");
+  EXPECT_EQ(si_label(835.09e12, "FLOP/s"), "835 TFLOP/s");
+  EXPECT_EQ(si_label(0.5), "500 m");
+  EXPECT_EQ(si_label(16), "16");
+  EXPECT_EQ(si_label(999.9e9), "1 T");
+}
+
+TEST(Ticks, DecadesFromGigaToPeta) {
+  const auto t = log_ticks(1e9, 1e15);
+  EXPECT_EQ(labels(t),
+            (std::vector<std::string>{"1 G", "10 G", "100 G", "1 T", "10 T", "100 T", "1 P"}));
+  EXPECT_EQ(t.size(), 7u + 6u * 8u);  // minor 2..9 in each of 6 decades
+}
+
+TEST(Ticks, NarrowRangeGetsOneTwoFiveAndWideRangeThinsOut) {
+  EXPECT_EQ(
+      labels(log_ticks(1e-6, 1e-4, "s")),
+      (std::vector<std::string>{"1 us", "2 us", "5 us", "10 us", "20 us", "50 us", "100 us"}));
+  const auto wide = labels(log_ticks(1e-3, 1e15));  // 18 decades: every 3rd labelled
+  EXPECT_LE(wide.size(), 8u);
+  EXPECT_EQ(wide.front(), "1 m");
+  EXPECT_EQ(labels(pow2_ticks(1, 512)),
+            (std::vector<std::string>{"1", "2", "4", "8", "16", "32", "64", "128", "256", "512"}));
+  EXPECT_EQ(labels(pow2_ticks(1024, 2048)), (std::vector<std::string>{"1024", "2048"}));
+  EXPECT_EQ(labels(linear_ticks(0, 1)),
+            (std::vector<std::string>{"0", "200 m", "400 m", "600 m", "800 m", "1"}));
+  EXPECT_EQ(decade_range(3e9, 2e14), (std::array<double, 2>{1e9, 1e15}));
+}
+
+TEST(Legend, GoesToTheEmptiestCorner) {
+  const Area area{100, 50, 600, 400};
+  std::vector<XY> occupied;
+  // Data along the top and in the bottom-left corner: bottom-right is empty.
+  for (double x = 100; x <= 700; x += 5) occupied.push_back({x, 60});
+  for (double x = 100; x <= 250; x += 5) occupied.push_back({x, 430});
+  EXPECT_EQ(emptiest_corner(area, occupied, {150, 80}), Corner::bottom_right);
+  // Nothing in any box: the quadrant with the fewest points wins.
+  std::vector<XY> centre = {{390, 240}, {380, 230}, {420, 260}};
+  EXPECT_EQ(emptiest_corner(area, centre, {100, 50}), Corner::top_right);
+  Svg svg(800, 500);
+  draw_legend(svg, area, Corner::bottom_right,
+              {{"HBM", color(Bound::hbm), true, "", false, Marker::circle, true}});
+  EXPECT_NE(svg.str().find("legend bottom_right"), std::string::npos);
+}
+
+TEST(Palette, OneDistinctColourPerBound) {
+  std::set<std::string> colours;
+  for (Bound b : {Bound::compute_cuda, Bound::compute_tensor, Bound::hbm, Bound::l2, Bound::l1,
+                  Bound::launch, Bound::transfer, Bound::measured})
+    colours.insert(color(b));
+  EXPECT_EQ(colours.size(), kBoundCount);
+}
+
+// ---- Charts from fixed model input -------------------------------------------------
+
+Ceiling ceiling(const std::string& name, CeilingKind kind, const std::string& unit, double measured,
+                std::optional<double> theoretical = std::nullopt) {
+  Ceiling c;
+  c.name = name;
+  c.kind = kind;
+  c.unit = unit;
+  c.measured = measured;
+  c.theoretical = theoretical;
+  return c;
+}
+
+Machine synthetic_machine() {
+  const auto C = CeilingKind::compute;
+  const auto B = CeilingKind::bandwidth;
+  Machine m;
+  m.gpu.name = "Test GPU";
+  m.gpu.l2_bytes = 50LL << 20;
+  m.ceilings = {
+      ceiling("fp32_fma", C, "FLOP/s", 50e12, 60e12),
+      ceiling("tensor_fp16", C, "FLOP/s", 800e12, 1000e12),
+      ceiling("hbm_read", B, "B/s", 4e12, 5e12),
+      ceiling("l2_read", B, "B/s", 10e12),
+      ceiling("l1_read", B, "B/s", 30e12),
+      ceiling("launch_async", CeilingKind::latency, "s", 2e-6),
+  };
+  for (double b = 16e3; b < 5e9; b *= 4)
+    m.working_set.push_back({b, b < 200e3 ? 29e12 : b < 50e6 ? 9e12 : 4e12});
+  return m;
+}
+
+PointSample sample_at(const std::string& label, const std::string& cls, double ai_dram,
+                      double achieved) {
+  PointSample s;
+  s.label = label;
+  s.params = "batch=16";
+  s.precision_class = cls;
+  s.intensity[static_cast<std::size_t>(roofline::Level::dram)] = ai_dram;
+  s.intensity[static_cast<std::size_t>(roofline::Level::l2)] = ai_dram / 3;
+  s.intensity[static_cast<std::size_t>(roofline::Level::l1)] = ai_dram / 9;
+  s.achieved = achieved;
+  s.time_s = 1e-4;
+  s.bound = "memory_bound(dram)";
+  s.efficiency = 0.8;
+  return s;
+}
+
+TEST(ClassicRoofline, RoofsLabelledWithValuesAxesAndOneGroupPerSample) {
+  const auto roofs = roofline::machine_roofs(synthetic_machine());
+  const std::vector<PointSample> samples = {sample_at("conv fp32", "fp32", 2, 5e12),
+                                            sample_at("conv fp16", "tensor_fp16", 50, 150e12),
+                                            sample_at("gemm fp16", "tensor_fp16", 500, 600e12)};
+  const std::string svg = classic_roofline_chart(roofs, samples);
+  const XmlCheck x = check_xml(svg);
+  ASSERT_TRUE(x.ok) << x.error;
+  auto has_text = [&](const std::string& t) {
+    return std::find(x.texts.begin(), x.texts.end(), t) != x.texts.end();
+  };
+  EXPECT_TRUE(has_text("fp32 50.0 TFLOP/s"));
+  EXPECT_TRUE(has_text("tensor_fp16 800 TFLOP/s"));
+  EXPECT_TRUE(has_text("HBM 4.00 TB/s"));
+  EXPECT_TRUE(has_text("L2 10.0 TB/s"));
+  EXPECT_TRUE(has_text("L1 30.0 TB/s"));
+  EXPECT_TRUE(has_text("Arithmetic intensity (FLOP/byte)"));
+  EXPECT_TRUE(has_text("Performance (FLOP/s)"));
+  // y: 5 TFLOP/s .. 1.2 PFLOP/s -> decades 1 T .. 10 P (the roof over 10, the
+  // lowest sample); every decade labelled, the unit in the axis title.
+  for (const char* t : {"1 T", "10 T", "100 T", "1 P", "10 P"}) EXPECT_TRUE(has_text(t)) << t;
+  EXPECT_EQ(count(svg, "class=\"sample\""), 3u);
+  EXPECT_EQ(count(svg, "class=\"compute-roof\""), 2u);    // the samples' classes only
+  EXPECT_EQ(count(svg, "class=\"bandwidth-roof\""), 3u);  // L1, L2, HBM
+  EXPECT_EQ(count(svg, "<polygon"), 3u + 1u);  // an L1 triangle per sample, one in the legend
+  EXPECT_TRUE(has_text("AI at HBM"));
+  EXPECT_TRUE(has_text("fp32 samples"));
+  EXPECT_TRUE(has_text("tensor_fp16 samples"));
+  // A tooltip per sample: operator, params, time, bound, efficiency.
+  ASSERT_GE(x.titles.size(), 3u);
+  const auto tip = std::find_if(x.titles.begin(), x.titles.end(),
+                                [](const std::string& t) { return t.rfind("gemm fp16", 0) == 0; });
+  ASSERT_NE(tip, x.titles.end());
+  for (const char* part : {"batch=16", "time 100 us", "bound memory_bound(dram)", "efficiency 80%"})
+    EXPECT_NE(tip->find(part), std::string::npos) << part << " in " << *tip;
+}
+
+TEST(ClassicRoofline, TemplatedKernelNameRoundTripsThroughTheXmlParser) {
+  const auto roofs = roofline::machine_roofs(synthetic_machine());
+  const std::string name = "void f<a, b>(T&) && g";
+  const std::string svg = classic_roofline_chart(roofs, {sample_at(name, "fp32", 2, 5e12)}, name);
+  const XmlCheck x = check_xml(svg);
+  ASSERT_TRUE(x.ok) << x.error;
+  EXPECT_TRUE(std::find(x.texts.begin(), x.texts.end(), name) != x.texts.end());  // chart title
+  ASSERT_FALSE(x.titles.empty());
+  EXPECT_TRUE(std::any_of(x.titles.begin(), x.titles.end(),
+                          [&](const std::string& t) { return t.rfind(name + "\n", 0) == 0; }));
+  EXPECT_EQ(svg.find("f<a"), std::string::npos);
+  if (!have("xmllint")) GTEST_SKIP() << "xmllint not installed (apt install libxml2-utils)";
+  test::TempDir dir;
+  write(dir.file("t.svg"), svg);
+  const auto r = test::run_process(
+      {"/bin/sh", "-c",
+       "xmllint --xpath 'string(//*[local-name()=\"text\"][1])' " + dir.file("t.svg")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string out = r.out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  EXPECT_EQ(out, name);
+}
+
+TEST(Ceilings, OneRowPerCeilingGroupedByKind) {
+  const std::string svg = ceilings_chart(synthetic_machine());
+  const XmlCheck x = check_xml(svg);
+  ASSERT_TRUE(x.ok) << x.error;
+  EXPECT_EQ(count(svg, "class=\"ceiling\""), 6u);
+  auto has_text = [&](const std::string& t) {
+    return std::find(x.texts.begin(), x.texts.end(), t) != x.texts.end();
+  };
+  EXPECT_TRUE(has_text("Compute (FLOP/s)"));
+  EXPECT_TRUE(has_text("Bandwidth (B/s)"));
+  EXPECT_TRUE(has_text("Latency (s), lower is better"));
+  EXPECT_TRUE(has_text("800 TFLOP/s  (80%)"));
+  EXPECT_TRUE(has_text("2.00 us"));
+}
+
+TEST(WorkingSet, CurveRoofsAndL2Size) {
+  const Machine m = synthetic_machine();
+  const std::string svg = working_set_chart(m);
+  const XmlCheck x = check_xml(svg);
+  ASSERT_TRUE(x.ok) << x.error;
+  EXPECT_EQ(count(svg, "class=\"sample\""), m.working_set.size());
+  auto has_text = [&](const std::string& t) {
+    return std::find(x.texts.begin(), x.texts.end(), t) != x.texts.end();
+  };
+  EXPECT_TRUE(has_text("L2 size 50.0 MiB"));
+  EXPECT_TRUE(has_text("HBM roof 4.00 TB/s"));
+  EXPECT_TRUE(has_text("L1 roof 30.0 TB/s"));
+  EXPECT_TRUE(has_text("10 MB"));  // x ticks in bytes
+}
+
+TEST(TimeVsParameter, MeasuredTimeAndEveryBoundAsLines) {
+  const auto roofs = roofline::machine_roofs(synthetic_machine());
+  std::vector<SeriesPoint> series;
+  for (int b = 1; b <= 256; b *= 2) {
+    Point p;
+    p.op = "conv";
+    p.timing.wall_median_s = 20e-6 + b * 1e-6;
+    p.timing.kernel_time_s = 5e-6 + b * 0.9e-6;
+    p.timing.launches = 3;
+    p.counters = {{"tensor_fp16_flops", b * 1e9}, {"fp32_flops", b * 1e6},
+                  {"dram_read_bytes", b * 2e6},   {"dram_write_bytes", b * 1e6},
+                  {"l2_bytes", b * 6e6},          {"l1_bytes", b * 9e6}};
+    series.push_back({static_cast<double>(b), roofline::point_bounds(p, roofs),
+                      "conv batch=" + std::to_string(b)});
+  }
+  const std::string svg = time_vs_parameter_chart(series);
+  const XmlCheck x = check_xml(svg);
+  ASSERT_TRUE(x.ok) << x.error;
+  EXPECT_EQ(count(svg, "class=\"series\""), 8u);  // all but transfer (no copies)
+  EXPECT_EQ(count(svg, "class=\"point\""), 2u * 9u);
+  auto has_text = [&](const std::string& t) {
+    return std::find(x.texts.begin(), x.texts.end(), t) != x.texts.end();
+  };
+  for (const char* t : {"1", "2", "256", "batch", "Time per call (s)", "launch N x L",
+                        "Tensor-Core compute", "CUDA-core compute", "HBM"})
+    EXPECT_TRUE(has_text(t)) << t;
+}
+
+// ---- The real H200 sample ------------------------------------------------------------
+
+const RunRecord& sample() {
+  static const RunRecord record = [] {
+    const std::string path = test::source_dir() + "/samples/sample-run.json";
+    return parse_export_document(nlohmann::json::parse(test::read_file(path)), path).at(0);
+  }();
+  return record;
+}
+
+struct Chart {
+  std::string name;
+  std::string svg;
+};
+
+std::vector<Chart> sample_charts() {
+  const RunRecord& r = sample();
+  const auto roofs = roofline::machine_roofs(r.run.machine);
+  std::vector<Chart> charts = {
+      {"ceilings", ceilings_chart(r.run.machine)},
+      {"working-set", working_set_chart(r.run.machine)},
+      {"roofline", classic_roofline_chart(roofs, point_samples(r.points, roofs),
+                                          "Hierarchical Roofline: H200 sample, all points")},
+  };
+  // The conv2d_fwd fp16 batch sweep (baseline shape, batch varies).
+  std::vector<SeriesPoint> series;
+  for (const Point& p : r.points) {
+    if (p.op != "conv2d_fwd" || p.precision != "fp16" || p.status != PointStatus::ok) continue;
+    if (p.params.value("stride", 0) != 2 || p.params.value("filter", 0) != 3 ||
+        p.params.value("filters", 0) != 64)
+      continue;
+    series.push_back(
+        {p.params.value("batch", 0.0), roofline::point_bounds(p, roofs),
+         p.op + " " + p.precision + " batch=" + std::to_string(p.params.value("batch", 0))});
+  }
+  charts.push_back(
+      {"time-vs-batch", time_vs_parameter_chart(series, "batch",
+                                                "conv2d_fwd fp16 (3x3, 64 filters, stride 2): time "
+                                                "against batch size")});
+  return charts;
+}
+
+TEST(SampleCharts, ChartsHaveEveryCeilingPointAndSeries) {
+  const RunRecord& r = sample();
+  const std::string ceilings = ceilings_chart(r.run.machine);
+  EXPECT_EQ(count(ceilings, "class=\"ceiling\""), r.run.machine.ceilings.size());
+  EXPECT_EQ(count(working_set_chart(r.run.machine), "class=\"sample\""),
+            r.run.machine.working_set.size());
+  const auto roofs = roofline::machine_roofs(r.run.machine);
+  const auto samples = point_samples(r.points, roofs);
+  EXPECT_GE(samples.size(), 200u);
+  const std::string roof = classic_roofline_chart(roofs, samples);
+  EXPECT_EQ(count(roof, "class=\"sample\""), samples.size());
+  EXPECT_NE(roof.find("tensor_fp16 835 TFLOP/s"), std::string::npos);
+  EXPECT_NE(roof.find("HBM 4.62 TB/s"), std::string::npos);
+}
+
+TEST(SampleCharts, EverySvgIsWellFormedXml) {
+  const bool xmllint = have("xmllint");
+  test::TempDir dir;
+  for (const Chart& c : sample_charts()) {
+    const XmlCheck x = check_xml(c.svg);
+    EXPECT_TRUE(x.ok) << c.name << ": " << x.error;
+    EXPECT_GT(x.elements, 50u) << c.name;
+    if (xmllint) {
+      write(dir.file(c.name + ".svg"), c.svg);
+      const auto r = sh("xmllint --noout '" + dir.file(c.name + ".svg") + "'");
+      EXPECT_EQ(r.exit_code, 0) << c.name << ": " << r.err;
+    }
+  }
+  if (!xmllint) GTEST_SKIP() << "own checker passed; xmllint not installed (libxml2-utils)";
+}
+
+TEST(SampleCharts, EverySvgRendersToANonBlankPng) {
+  if (!have("rsvg-convert"))
+    GTEST_SKIP() << "rsvg-convert not installed (apt install librsvg2-bin)";
+  test::TempDir tmp;
+  const char* keep = std::getenv("TIMEROOF_PLOTS_OUT");
+  const std::string dir = keep && *keep ? keep : tmp.path();
+  std::filesystem::create_directories(dir);
+  // A blank page of the same size: what an empty render compresses to.
+  write(dir + "/blank.svg", Svg(960, 640).str());
+  ASSERT_EQ(sh("rsvg-convert -o '" + dir + "/blank.png' '" + dir + "/blank.svg'").exit_code, 0);
+  const auto blank = std::filesystem::file_size(dir + "/blank.png");
+  for (const Chart& c : sample_charts()) {
+    const std::string svg = dir + "/" + c.name + ".svg";
+    const std::string png = dir + "/" + c.name + ".png";
+    write(svg, c.svg);
+    const auto r = sh("rsvg-convert -o '" + png + "' '" + svg + "'");
+    ASSERT_EQ(r.exit_code, 0) << c.name << ": " << r.err;
+    const std::string bytes = test::read_file(png);
+    EXPECT_GT(bytes.size(), 20u * 1024u) << c.name;
+    EXPECT_GT(bytes.size(), 8 * blank) << c.name;
+    EXPECT_EQ(bytes.compare(0, 8, "\x89PNG\r\n\x1a\n"), 0) << c.name;
+    std::set<char> distinct(bytes.begin(), bytes.end());
+    EXPECT_GT(distinct.size(), 200u) << c.name;
+  }
+  std::filesystem::remove(dir + "/blank.svg");
+  std::filesystem::remove(dir + "/blank.png");
+}
+
+}  // namespace
+}  // namespace timeroof::plots

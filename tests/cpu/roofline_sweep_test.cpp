@@ -1,0 +1,478 @@
+// Fits over a sweep, chart geometry and findings (roofline/sweep_fit, charts_data,
+// findings): synthetic lines and points worked by hand, properties over every real
+// fixture point, and the real H200 sample run (samples/sample-run.json) and batch
+// sweep (tests/fixtures/conv2d-batch-h200.json) with their fits and findings
+// printed for the reviewer.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/json_io.hpp"
+#include "roofline/charts_data.hpp"
+#include "roofline/findings.hpp"
+#include "roofline/sweep_fit.hpp"
+#include "tests/support/run_tool.hpp"
+
+namespace timeroof::roofline {
+namespace {
+
+const std::vector<double> kBatches = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+
+// ---- Robust line -------------------------------------------------------------
+
+TEST(RobustFit, RecoversAnExactLine) {
+  std::vector<double> y;
+  for (double b : kBatches) y.push_back(40e-6 + 0.5e-6 * b);  // a = 40 us, c = 0.5 us
+  const LinearFit f = robust_linear_fit(kBatches, y);
+  EXPECT_NEAR(f.a, 40e-6, 40e-6 * 1e-9);
+  EXPECT_NEAR(f.c, 0.5e-6, 0.5e-6 * 1e-9);
+  ASSERT_TRUE(f.knee);
+  EXPECT_NEAR(*f.knee, 80, 1e-6);
+  EXPECT_TRUE(f.knee_note.empty()) << f.knee_note;
+  ASSERT_TRUE(f.r2);
+  EXPECT_NEAR(*f.r2, 1, 1e-12);
+  EXPECT_LT(f.spread, 1e-9);
+  for (double w : f.weights) EXPECT_DOUBLE_EQ(w, 1);
+}
+
+// One point 3x too slow (a hiccup at batch 64): Huber bounds its pull, so a and c
+// barely move, and the point gets a small weight. Plain least squares (a huge
+// Huber k) is pulled much further.
+TEST(RobustFit, OneOutlierBarelyMovesTheFit) {
+  std::vector<double> y;
+  for (double b : kBatches) y.push_back(40e-6 + 0.5e-6 * b);
+  y[6] *= 3;  // batch 64
+  const LinearFit robust = robust_linear_fit(kBatches, y);
+  FitOptions plain_options;
+  plain_options.huber_k = 1e12;
+  const LinearFit plain = robust_linear_fit(kBatches, y, plain_options);
+  std::printf(
+      "outlier: robust a = %.2f us c = %.4f us (weight %.3f); plain a = %.2f us c = %.4f us\n",
+      robust.a * 1e6, robust.c * 1e6, robust.weights[6], plain.a * 1e6, plain.c * 1e6);
+  EXPECT_NEAR(robust.a, 40e-6, 0.02 * 40e-6);
+  EXPECT_NEAR(robust.c, 0.5e-6, 0.02 * 0.5e-6);
+  EXPECT_LT(robust.weights[6], 0.1);
+  EXPECT_GT(std::fabs(plain.a - 40e-6), 5 * std::fabs(robust.a - 40e-6));
+  EXPECT_NEAR(robust.max_rel_residual, 2.0 / 3.0, 0.05);  // the outlier is 2/3 above the line
+}
+
+// LSTM-like: 187 us at every batch, +-3% noise. No knee, and the fit says why.
+TEST(RobustFit, FlatSeriesHasNoKnee) {
+  std::vector<double> y;
+  for (std::size_t i = 0; i < kBatches.size(); ++i) y.push_back(187e-6 * (i % 2 ? 1.03 : 0.97));
+  const LinearFit f = robust_linear_fit(kBatches, y);
+  EXPECT_NEAR(f.a, 187e-6, 0.05 * 187e-6);
+  EXPECT_LT(std::fabs(f.c) * 1024, 0.1 * 187e-6);
+  EXPECT_FALSE(f.knee);
+  EXPECT_NE(f.knee_note.find("flat"), std::string::npos) << f.knee_note;
+  // Exactly flat: c = 0, R^2 undefined (no variance), still no knee.
+  const LinearFit exact = robust_linear_fit(kBatches, std::vector<double>(kBatches.size(), 1e-4));
+  EXPECT_NEAR(exact.c, 0, 1e-18);
+  EXPECT_FALSE(exact.r2);
+  EXPECT_FALSE(exact.knee);
+}
+
+TEST(RobustFit, DegenerateInputsAreSaid) {
+  const LinearFit none = robust_linear_fit({}, {});
+  EXPECT_EQ(none.n, 0u);
+  EXPECT_FALSE(none.knee);
+  const LinearFit one_x = robust_linear_fit({16, 16, 16}, {1e-5, 2e-5, 3e-5});
+  EXPECT_DOUBLE_EQ(one_x.a, 2e-5);
+  EXPECT_FALSE(one_x.knee);
+  EXPECT_NE(one_x.knee_note.find("one parameter value"), std::string::npos);
+  // Work from the first sample on (a < 0 after the fit): no knee.
+  const LinearFit no_fixed = robust_linear_fit({1, 2, 4, 8}, {1e-6, 2e-6, 4e-6, 8e-6});
+  EXPECT_FALSE(no_fixed.knee);
+}
+
+// ---- Series and class changes -------------------------------------------------
+
+Machine synthetic_machine() {
+  auto ceiling = [](const std::string& name, CeilingKind kind, double measured) {
+    Ceiling c;
+    c.name = name;
+    c.kind = kind;
+    c.measured = measured;
+    return c;
+  };
+  Machine m;
+  // P_fp32 = 50 TFLOP/s, B_dram = 4 TB/s: balance 12.5 FLOP/B; L = 2 us.
+  m.ceilings = {ceiling("fp32_fma", CeilingKind::compute, 50e12),
+                ceiling("hbm_read", CeilingKind::bandwidth, 4e12),
+                ceiling("launch_async", CeilingKind::latency, 2e-6)};
+  return m;
+}
+
+Point synthetic_point(double flops, double bytes, double wall_s, std::int64_t launches) {
+  Point p;
+  p.sweep = "s";
+  p.op = "synthetic_op";
+  p.precision = "fp32";
+  p.math_mode = "fma_only";
+  p.timing.wall_median_s = wall_s;
+  p.timing.kernel_time_s = wall_s;
+  p.timing.launches = launches;
+  p.counters = {{"fp32_flops", flops}, {"dram_read_bytes", bytes}, {"dram_write_bytes", 0}};
+  return p;
+}
+
+TEST(Series, GroupsByEverythingButTheVaryingParameter) {
+  std::vector<Point> pts;
+  for (double b : {4.0, 1.0, 2.0}) {  // out of order on purpose
+    Point p = synthetic_point(1e9, 1e8, 1e-3, 1);
+    p.params = {{"batch", b}, {"stride", 1}};
+    pts.push_back(p);
+  }
+  Point other = synthetic_point(1e9, 1e8, 1e-3, 1);
+  other.params = {{"batch", 1}, {"stride", 2}};  // a different series (singleton)
+  pts.push_back(other);
+  Point failed = pts[0];
+  failed.status = PointStatus::failed;
+  pts.push_back(failed);
+  const MachineRoofs roofs = machine_roofs(synthetic_machine());
+  const std::vector<Series> series = group_series(pts, roofs);
+  ASSERT_EQ(series.size(), 1u);  // the singleton falls below min_points
+  ASSERT_EQ(series[0].points.size(), 3u);
+  EXPECT_EQ(series[0].points[0].x, 1);
+  EXPECT_EQ(series[0].points[2].x, 4);
+  EXPECT_EQ(series[0].points[0].index, 1u);
+  EXPECT_EQ(series[0].fixed.at("stride"), 1);
+  EXPECT_EQ(series[0].name(), "synthetic op fp32");
+  SeriesOptions all;
+  all.min_points = 1;
+  EXPECT_EQ(group_series(pts, roofs, all).size(), 2u);
+}
+
+TEST(Series, ClassChangesAreAtTheFirstValueOfEachNewClass) {
+  Series s;
+  const Bottleneck classes[] = {Bottleneck::launch_bound, Bottleneck::launch_bound,
+                                Bottleneck::latency_bound, Bottleneck::memory_bound,
+                                Bottleneck::memory_bound};
+  double x = 1;
+  for (Bottleneck c : classes) {
+    SeriesPoint p;
+    p.x = x;
+    x *= 2;
+    p.classification.bottleneck = c;
+    p.classification.level = Level::l2;
+    s.points.push_back(p);
+  }
+  const std::vector<ClassSegment> seg = class_segments(s);
+  ASSERT_EQ(seg.size(), 3u);
+  EXPECT_EQ(seg[0].label, "launch_bound");
+  EXPECT_EQ(seg[0].x_last, 2);
+  EXPECT_EQ(seg[1].x_first, 4);
+  EXPECT_EQ(seg[2].label, "memory_bound(l2)");
+  EXPECT_EQ(seg[2].x_first, 8);
+  EXPECT_EQ(seg[2].x_last, 16);
+  SeriesFit fit;
+  fit.segments = seg;
+  ASSERT_EQ(fit.changes().size(), 2u);
+  EXPECT_EQ(fit.changes()[0].x_first, 4);
+}
+
+// ---- Complexity chart, worked by hand -----------------------------------------
+
+// Balance = 50e12 / 4e12 = 12.5 FLOP/B.
+// - on the balance line: W = 12.5 GFLOP, Q = 1 GB, T = 10 ms: compute side (ties);
+//   W' = T P = 500 GFLOP, Q' = W' / 12.5 = 40 GB = T B: on the corner.
+// - left (memory side): W = Q = 1e9 (AI 1), T = 1 ms: Q' = T B = 4 GB, W' = 4 GFLOP.
+// - right (compute side): W = 100 GFLOP, Q = 1 GB (AI 100), T = 5 ms:
+//   W' = 250 GFLOP, Q' = 2.5 GB.
+TEST(ComplexityChart, HandWorkedGeometry) {
+  const MachineRoofs roofs = machine_roofs(synthetic_machine());
+  const std::vector<Point> pts = {synthetic_point(12.5e9, 1e9, 10e-3, 1),
+                                  synthetic_point(1e9, 1e9, 1e-3, 10),
+                                  synthetic_point(100e9, 1e9, 5e-3, 1)};
+  const ComplexityChart c = complexity_chart(pts, roofs);
+  ASSERT_EQ(c.points.size(), 3u);
+  EXPECT_DOUBLE_EQ(c.peak, 50e12);
+  EXPECT_DOUBLE_EQ(c.bandwidth, 4e12);
+  EXPECT_DOUBLE_EQ(c.balance, 12.5);
+  const double rel = 1e-12;
+  const ComplexityPoint& on = c.points[0];
+  EXPECT_TRUE(on.compute_side);
+  EXPECT_NEAR(on.runtime_flops, 500e9, 500e9 * rel);
+  EXPECT_NEAR(on.runtime_bytes, 40e9, 40e9 * rel);
+  EXPECT_NEAR(on.runtime_flops / c.peak, 10e-3, 10e-3 * rel);  // on both roofs
+  EXPECT_NEAR(on.runtime_bytes / c.bandwidth, 10e-3, 10e-3 * rel);
+  EXPECT_NEAR(on.lost_s, 10e-3 - 0.25e-3, 1e-12);
+  const ComplexityPoint& left = c.points[1];
+  EXPECT_FALSE(left.compute_side);
+  EXPECT_NEAR(left.runtime_bytes, 4e9, 4e9 * rel);
+  EXPECT_NEAR(left.runtime_flops, 4e9, 4e9 * rel);
+  EXPECT_NEAR(c.bytes_to_seconds(left.runtime_bytes), 1e-3, 1e-3 * rel);
+  const ComplexityPoint& right = c.points[2];
+  EXPECT_TRUE(right.compute_side);
+  EXPECT_NEAR(right.runtime_flops, 250e9, 250e9 * rel);
+  EXPECT_NEAR(right.runtime_bytes, 2.5e9, 2.5e9 * rel);
+  EXPECT_NEAR(c.flops_to_seconds(right.runtime_flops), 5e-3, 5e-3 * rel);
+  // Balance line: y = 12.5 x over the range, which covers every point.
+  EXPECT_NEAR(c.balance_line.y0, 12.5 * c.balance_line.x0, 1e-6 * c.balance_line.y0);
+  EXPECT_NEAR(c.balance_line.y1, 12.5 * c.balance_line.x1, 1e-6 * c.balance_line.y1);
+  for (const ComplexityPoint& p : c.points) {
+    EXPECT_TRUE(p.drawable);
+    EXPECT_LT(c.x_min, p.bytes);
+    EXPECT_GT(c.x_max, p.runtime_bytes);
+    EXPECT_LT(c.y_min, p.flops);
+    EXPECT_GT(c.y_max, p.runtime_flops);
+  }
+  // Launch floors: 1 x 2 us and 10 x 2 us; corners on the balance line.
+  ASSERT_EQ(c.launch_floors.size(), 2u);
+  const LaunchFloor& ten = c.launch_floors[1];
+  EXPECT_EQ(ten.launches, 10);
+  EXPECT_NEAR(ten.time_s, 20e-6, 1e-18);
+  EXPECT_NEAR(ten.vertical.x0, 20e-6 * 4e12, 1);   // 80 MB
+  EXPECT_NEAR(ten.vertical.y1, 20e-6 * 50e12, 1);  // 1 GFLOP
+  EXPECT_DOUBLE_EQ(ten.vertical.y0, c.y_min);
+  EXPECT_DOUBLE_EQ(ten.horizontal.x0, c.x_min);
+  EXPECT_DOUBLE_EQ(ten.horizontal.x1, ten.vertical.x0);
+  EXPECT_NEAR(ten.vertical.y1 / ten.vertical.x1, c.balance, 1e-9);
+}
+
+TEST(ComplexityChart, MissingBandwidthOrBytesIsSaid) {
+  const ComplexityChart none = complexity_chart({synthetic_point(1, 1, 1, 1)}, MachineRoofs{});
+  EXPECT_TRUE(none.points.empty());
+  ASSERT_FALSE(none.notes.empty());
+  // Q = 0 (everything stayed in L2): AI = +inf, compute side, Q' = 0; placed but
+  // not drawable on log axes, and said so.
+  const MachineRoofs roofs = machine_roofs(synthetic_machine());
+  const ComplexityChart c = complexity_chart({synthetic_point(1e9, 0, 1e-3, 1)}, roofs);
+  ASSERT_EQ(c.points.size(), 1u);
+  EXPECT_FALSE(c.points[0].drawable);
+  EXPECT_TRUE(c.points[0].compute_side);
+  EXPECT_DOUBLE_EQ(c.points[0].runtime_bytes, 0);
+  EXPECT_NEAR(c.points[0].runtime_flops, 1e-3 * 50e12, 1);
+  EXPECT_EQ(c.notes.size(), 1u);
+  // No DRAM counters and no analytic bytes: left out, with the reason.
+  Point no_bytes = synthetic_point(1e9, 1e9, 1e-3, 1);
+  no_bytes.counters.erase("dram_read_bytes");
+  no_bytes.counters.erase("dram_write_bytes");
+  const ComplexityChart left_out = complexity_chart({no_bytes}, roofs);
+  EXPECT_TRUE(left_out.points.empty());
+  ASSERT_EQ(left_out.notes.size(), 1u);
+  EXPECT_NE(left_out.notes[0].find("no DRAM bytes"), std::string::npos) << left_out.notes[0];
+}
+
+// ---- Real fixtures (H200) ----------------------------------------------------
+
+RunRecord load(const std::string& relative) {
+  const std::string path = test::source_dir() + "/" + relative;
+  const auto records = parse_export_document(nlohmann::json::parse(test::read_file(path)), path);
+  EXPECT_EQ(records.size(), 1u);
+  return records.at(0);
+}
+
+const RunRecord& sample() {
+  static const RunRecord record = load("samples/sample-run.json");
+  return record;
+}
+
+const RunRecord& batch_fixture() {
+  static const RunRecord record = load("tests/fixtures/conv2d-batch-h200.json");
+  return record;
+}
+
+// conv2d-batch-h200.json has no ceilings: its points are judged on the sample's roofs.
+const MachineRoofs& h200() {
+  static const MachineRoofs roofs = machine_roofs(sample().run.machine);
+  return roofs;
+}
+
+void print_fit(const Series& s, const SeriesFit& f) {
+  std::printf("%-28s n=%2zu  a = %7.2f us  c = %8.4f us/%s  knee = %s  R^2 = %s  scatter %.0f%%",
+              s.name().c_str(), f.wall.n, f.wall.a * 1e6, f.wall.c * 1e6, s.parameter.c_str(),
+              f.wall.knee ? format_value(std::round(*f.wall.knee)).c_str() : "-",
+              f.wall.r2 ? std::to_string(*f.wall.r2).substr(0, 5).c_str() : "-",
+              100 * f.wall.spread);
+  if (!f.wall.knee_note.empty()) std::printf("  [%s]", f.wall.knee_note.c_str());
+  std::printf("\n    classes:");
+  for (const ClassSegment& g : f.segments)
+    std::printf(" %s from %s;", g.label.c_str(), format_value(g.x_first).c_str());
+  std::printf("\n");
+}
+
+// fp16 conv2d fwd, batch 1-1024, one cuDNN kernel per call: ~30-90 us of host
+// overhead up to batch 64, then the kernel grows ~0.6 us per sample.
+TEST(RealBatchSweep, FitHasFixedCostMarginalCostAndKnee) {
+  const std::vector<Series> series = group_series(batch_fixture().points, h200());
+  ASSERT_EQ(series.size(), 1u);
+  const Series& s = series[0];
+  ASSERT_EQ(s.points.size(), 11u);
+  const SeriesFit f = fit_series(s);
+  print_fit(s, f);
+  ASSERT_TRUE(f.kernel);
+  std::printf("    kernel time: a = %.2f us  c = %.4f us/sample\n", f.kernel->a * 1e6,
+              f.kernel->c * 1e6);
+  EXPECT_GT(f.wall.a, 0);
+  EXPECT_GT(f.wall.c, 0);
+  ASSERT_TRUE(f.wall.knee) << f.wall.knee_note;
+  // Plausible span from the data itself: the fixed cost lies between the smallest
+  // and the median measured time, and the knee lies where the measured time has
+  // grown above its minimum but not yet reached its maximum.
+  std::vector<double> t;
+  for (const SeriesPoint& p : s.points) t.push_back(*p.bounds.wall_s);
+  const double t_min = *std::min_element(t.begin(), t.end());
+  const double t_max = *std::max_element(t.begin(), t.end());
+  EXPECT_GE(f.wall.a, 0.5 * t_min);
+  EXPECT_LE(f.wall.a, t[t.size() / 2]);
+  EXPECT_GT(*f.wall.knee, s.points.front().x);
+  EXPECT_LT(*f.wall.knee, s.points.back().x);
+  // At the knee the line reads 2a; that time is bracketed by the data.
+  EXPECT_GT(f.wall.at(*f.wall.knee), t_min);
+  EXPECT_LT(f.wall.at(*f.wall.knee), t_max);
+  // The biggest batch is dominated by work: c b > 4 a there.
+  EXPECT_GT(f.wall.c * s.points.back().x, 4 * f.wall.a);
+  // The kernel's own fixed cost is far smaller than the call's.
+  EXPECT_LT(f.kernel->a, f.wall.a);
+  // The class changes along the sweep: launch-bound at batch 1, on a roof at 1024.
+  EXPECT_EQ(f.segments.front().label, "launch_bound");
+  EXPECT_NE(f.segments.back().label, "launch_bound");
+  EXPECT_GE(f.changes().size(), 1u);
+}
+
+TEST(SampleRun, PrintFitsOfEveryBatchSeries) {
+  const std::vector<Series> series = group_series(sample().points, h200());
+  EXPECT_EQ(series.size(), 14u);  // 6 conv2d ops x precisions + 8 LSTM passes
+  for (const Series& s : series) {
+    EXPECT_EQ(s.points.size(), 11u) << s.name();
+    print_fit(s, fit_series(s));
+  }
+}
+
+// Run-time point on the roof and never below its complexity point, for every
+// real point (honest data: T >= T_roof).
+TEST(SampleRun, RuntimePointIsOnTheRoofAndNeverBelowTheComplexityPoint) {
+  std::vector<Point> pts = sample().points;
+  for (const Point& p : batch_fixture().points) pts.push_back(p);
+  for (bool kernel : {false, true}) {
+    ComplexityOptions o;
+    o.use_kernel_time = kernel;
+    const ComplexityChart c = complexity_chart(pts, h200(), o);
+    EXPECT_EQ(c.points.size(), 259u + 11u);
+    int drawable = 0;
+    for (const ComplexityPoint& p : c.points) {
+      const Point& src = pts[p.index];
+      const std::string who = src.op + " " + src.precision + " seq " + std::to_string(src.seq);
+      if (p.compute_side)
+        EXPECT_NEAR(p.runtime_flops / p.peak, p.time_s, 1e-9 * p.time_s) << who;
+      else
+        EXPECT_NEAR(p.runtime_bytes / c.bandwidth, p.time_s, 1e-9 * p.time_s) << who;
+      const double slack = kernel ? 1.10 : 1.0;  // measured roofs vs T_k: see roofline_test
+      EXPECT_GE(p.runtime_flops * slack, p.flops * (1 - 1e-12)) << who;
+      EXPECT_GE(p.runtime_bytes * slack, p.bytes * (1 - 1e-12)) << who;
+      if (!kernel) {
+        EXPECT_GE(p.lost_s, 0) << who;
+      }
+      drawable += p.drawable;
+    }
+    EXPECT_GE(drawable, 200);
+    EXPECT_GT(c.balance, 0);
+    EXPECT_FALSE(c.launch_floors.empty());
+    if (!kernel) {
+      std::printf(
+          "complexity chart: P = %.0f TFLOP/s (%s), B = %.2f TB/s, balance %.0f FLOP/B, "
+          "%zu points (%d drawable), launch floors:",
+          c.peak / 1e12, c.peak_name.c_str(), c.bandwidth / 1e12, c.balance, c.points.size(),
+          drawable);
+      for (const LaunchFloor& f : c.launch_floors)
+        std::printf(" %lldx=%s", static_cast<long long>(f.launches), format_time(f.time_s).c_str());
+      std::printf("\n");
+    }
+  }
+}
+
+TEST(SampleRun, TimeChartRowsHoldEveryBound) {
+  const std::vector<Series> series = group_series(batch_fixture().points, h200());
+  ASSERT_EQ(series.size(), 1u);
+  const TimeChart c = time_chart(series[0]);
+  EXPECT_EQ(c.parameter, "batch");
+  ASSERT_EQ(c.rows.size(), 11u);
+  std::printf("%6s %9s %9s %8s %8s %8s %8s %8s %8s  %s\n", "batch", "T us", "T_k us", "cuda",
+              "tensor", "L2", "HBM", "launch", "roof", "class");
+  for (const TimeRow& r : c.rows) {
+    ASSERT_TRUE(r.wall_s && r.kernel_s && r.t_launch);
+    EXPECT_LE(r.t_roof, *r.wall_s);
+    EXPECT_GE(r.t_roof, std::max({r.t_cuda + r.t_tensor, *r.t_launch}));
+    for (const auto& m : r.t_mem) {
+      ASSERT_TRUE(m);
+      EXPECT_LE(*m, r.t_roof);
+    }
+    std::printf("%6s %9.1f %9.1f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f  %s\n",
+                format_value(r.x).c_str(), *r.wall_s * 1e6, *r.kernel_s * 1e6, r.t_cuda * 1e6,
+                r.t_tensor * 1e6, r.t_mem[1].value_or(0) * 1e6, r.t_mem[2].value_or(0) * 1e6,
+                *r.t_launch * 1e6, r.t_roof * 1e6, r.label.c_str());
+  }
+  for (std::size_t i = 1; i < c.rows.size(); ++i) EXPECT_GT(c.rows[i].x, c.rows[i - 1].x);
+}
+
+// ---- Findings ----------------------------------------------------------------
+
+const std::vector<Finding>& sample_findings() {
+  static const std::vector<Finding> f = findings(sample().points, h200());
+  return f;
+}
+
+TEST(SampleRun, PrintFindings) {
+  const std::vector<Finding>& f = sample_findings();
+  ASSERT_FALSE(f.empty());
+  for (const Finding& x : f)
+    std::printf("[%9s] %s\n", format_time(x.explained_s).c_str(), x.text.c_str());
+  for (std::size_t i = 1; i < f.size(); ++i) EXPECT_GE(f[i - 1].explained_s, f[i].explained_s);
+}
+
+const Finding* find(const std::string& series, const std::string& label) {
+  for (const Finding& f : sample_findings())
+    if (f.series == series && f.label.rfind(label, 0) == 0) return &f;
+  return nullptr;
+}
+
+TEST(SampleRun, LstmFp16InferenceFindingIsLaunchBoundWithCountAndCost) {
+  const Finding* f = find("lstm inference fp16", "launch_bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->x_first, 1);  // from the smallest batch on
+  EXPECT_NE(f->text.find("launch-bound"), std::string::npos) << f->text;
+  EXPECT_NE(f->text.find("33 launches x 3.0 us"), std::string::npos) << f->text;
+  EXPECT_NE(f->text.find("% of 1"), std::string::npos) << f->text;  // of ~190 us
+}
+
+TEST(SampleRun, Conv2dFp16LargeBatchFindingNamesTheMemoryLevel) {
+  const Finding* large = nullptr;
+  for (const Finding& f : sample_findings())
+    if (f.series == "conv2d fwd fp16" && f.x_last == 1024 && f.label != "fit") large = &f;
+  ASSERT_NE(large, nullptr);
+  EXPECT_TRUE(large->label == "memory_bound(l2)" || large->label == "memory_bound(dram)")
+      << large->text;
+  EXPECT_NE(large->text.find(">= "), std::string::npos) << large->text;
+  EXPECT_TRUE(large->text.find("L2-bound at") != std::string::npos ||
+              large->text.find("HBM-bound at") != std::string::npos)
+      << large->text;
+  EXPECT_NE(large->text.find("Tensor Cores do 100% of the FLOPs"), std::string::npos)
+      << large->text;
+}
+
+TEST(SampleRun, Fp32Conv2dFindingsSayTensorCoresAreUnused) {
+  int seen = 0;
+  for (const Finding& f : sample_findings()) {
+    if (f.series != "conv2d fwd fp32" || f.label == "fit" || f.label == "launch_bound") continue;
+    ++seen;
+    EXPECT_NE(f.text.find("CUDA cores at"), std::string::npos) << f.text;
+    EXPECT_NE(f.text.find("FP32 FMA peak"), std::string::npos) << f.text;
+    EXPECT_NE(f.text.find("Tensor Cores unused (math fma_only)"), std::string::npos) << f.text;
+  }
+  EXPECT_GE(seen, 1);
+}
+
+TEST(Findings, FormatTime) {
+  EXPECT_EQ(format_time(3.0e-6), "3.0 us");
+  EXPECT_EQ(format_time(187.3e-6), "187 us");
+  EXPECT_EQ(format_time(1.25e-3), "1.2 ms");
+  EXPECT_EQ(format_time(2.1), "2.1 s");
+}
+
+}  // namespace
+}  // namespace timeroof::roofline
