@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config git libeigen3-dev nlohmann-json3-dev libcli11-dev
           libsqlite3-dev libgtest-dev libgmock-dev libtomlplusplus-dev
-          libxml2-utils librsvg2-bin)  # chart tests: xmllint, rsvg-convert
+          libxml2-utils librsvg2-bin chromium)  # chart and report tests: xmllint, rsvg-convert, headless chromium
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_io.hpp"
+#include "plots/report.hpp"
 #include "src/cli/console.hpp"
 #include "src/cli/gpu_backend.hpp"
 #include "src/cli/sweep_backend.hpp"
@@ -55,6 +57,16 @@ std::vector<RunRecord> load_sample(std::string& path) {
   const char* override_path = std::getenv("TIMEROOF_SAMPLE");
   path = override_path ? override_path : TIMEROOF_SAMPLE_PATH;
   return parse_export_document(read_json_file(path), path);
+}
+
+constexpr const char* kDefaultReportDir = "timeroof-report";
+
+// Writes the report of `records` into --out (default ./timeroof-report) and
+// returns the path of its index.html.
+std::string write_report_of(const CommonOptions& options, const std::vector<RunRecord>& records) {
+  const std::string dir = options.out.empty() ? kDefaultReportDir : options.out;
+  plots::write_report(records, dir);
+  return (std::filesystem::path(dir) / "index.html").string();
 }
 
 // Describes the GPU, opens the store, records the run, measures the roofs and
@@ -130,6 +142,7 @@ ExitCode run_main_job(const CommonOptions& options) {
       print_json(export_document(sample));
     } else {
       for (const RunRecord& record : sample) std::cout << format_run(record);
+      std::cout << write_report_of(options, sample) << '\n';
     }
     return ExitCode::ok;
   }
@@ -293,6 +306,41 @@ ExitCode run_import(const CommonOptions& options, const std::vector<std::string>
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
   store.import_runs(records);
   std::cerr << "imported " << records.size() << " run(s) into " << options.db << "\n";
+  return ExitCode::ok;
+}
+
+ExitCode run_report(const CommonOptions& options, const std::vector<std::string>& runs,
+                    const std::vector<std::string>& from) {
+  std::vector<RunRecord> records;
+  if (!from.empty()) {
+    if (!runs.empty()) {
+      throw usage_error("name runs from the store or read --from files, not both; drop '" +
+                        runs.front() + "' or --from");
+    }
+    for (const std::string& file : from) {
+      std::vector<RunRecord> parsed = parse_export_document(read_json_file(file), file);
+      records.insert(records.end(), parsed.begin(), parsed.end());
+    }
+    if (records.empty()) throw usage_error("no runs in " + from.front() + "; nothing to report");
+  } else {
+    ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
+    if (runs.empty()) {
+      records = store.load_all();
+      if (records.empty()) {
+        throw usage_error("no runs in " + options.db +
+                          "; measure with `timeroof run` or add runs with `timeroof import`");
+      }
+    }
+    for (const std::string& id : runs) {
+      std::optional<RunRecord> record = store.load_run(id);
+      if (!record) {
+        throw usage_error("no run '" + id + "' in " + options.db +
+                          "; list the runs with `timeroof runs`");
+      }
+      records.push_back(std::move(*record));
+    }
+  }
+  std::cout << write_report_of(options, records) << '\n';
   return ExitCode::ok;
 }
 

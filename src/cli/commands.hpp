@@ -28,5 +28,9 @@ ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::
 ExitCode run_list_runs(const CommonOptions& options);
 ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs);
 ExitCode run_import(const CommonOptions& options, const std::vector<std::string>& files);
+// The report of runs from the store (all, or those named), or from export files
+// (`from`), into options.out (default ./timeroof-report); prints index.html's path.
+ExitCode run_report(const CommonOptions& options, const std::vector<std::string>& runs,
+                    const std::vector<std::string>& from);
 
 }  // namespace timeroof::cli

@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
       "  timeroof info                 GPU, clocks, library versions, counter access\n"
       "  timeroof run                  the main job: measure, store, report\n"
       "  timeroof runs                 runs in ./timeroof.db\n"
-      "  timeroof export --out r.json  all runs as JSON\n\n"
+      "  timeroof export --out r.json  all runs as JSON\n"
+      "  timeroof report --out DIR     HTML and Markdown report of the stored runs\n\n"
       "Exit codes: 0 ok, 1 usage or input error, 2 environment (no GPU, no counter\n"
       "permission), 3 partial results.");
 
@@ -79,7 +80,8 @@ int main(int argc, char** argv) {
   run->footer(
       "Examples:\n  timeroof run\n  timeroof run --device 1 --db results/h200.db\n\n"
       "Without a GPU it says why in one line and shows the bundled sample, a real run\n"
-      "recorded on an H100/H200, instead (exit code 0).");
+      "recorded on an H100/H200, instead (exit code 0): its summary, and its report\n"
+      "written into --out (default ./timeroof-report), ending with the path of index.html.");
 
   bool quick = false;
   std::vector<std::string> only;
@@ -162,6 +164,22 @@ int main(int argc, char** argv) {
   importer->add_option("files", import_files, "export files")->required()->check(CLI::ExistingFile);
   importer->footer("Examples:\n  timeroof import h100.json h200.json --db all.db");
 
+  std::vector<std::string> report_runs;
+  std::vector<std::string> report_from;
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Write the HTML and Markdown report of runs (all, or those named by id or uuid "
+      "prefix) from the results store or from export files; no GPU needed");
+  add_common(*report, options, true, false, false);
+  report->add_option("runs", report_runs, "run ids or uuid prefixes (default: all)");
+  report->add_option("--from", report_from, "read the runs from these export files, not the store");
+  report->add_option("--out", options.out, "output directory (default: ./timeroof-report)");
+  report->footer(
+      "Examples:\n  timeroof report\n  timeroof report 3 --out reports/h200\n"
+      "  timeroof report --from samples/sample-run.json --out /tmp/sample-report\n\n"
+      "Writes DIR/index.html (self-contained: inline SVG and CSS, no network, no\n"
+      "JavaScript), DIR/report.md and its SVG charts, and prints the path of index.html.");
+
   // Name an unknown command instead of CLI11's generic "subcommand required".
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -198,6 +216,7 @@ int main(int argc, char** argv) {
     if (*runs) code = timeroof::cli::run_list_runs(options);
     if (*exporter) code = timeroof::cli::run_export(options, export_runs);
     if (*importer) code = timeroof::cli::run_import(options, import_files);
+    if (*report) code = timeroof::cli::run_report(options, report_runs, report_from);
     return static_cast<int>(code);
   } catch (const timeroof::Error& error) {
     std::fprintf(stderr, "timeroof: %s\n", error.what());

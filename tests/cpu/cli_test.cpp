@@ -139,6 +139,18 @@ TEST(Cli, RunWithoutGpuShowsTheBundledSample) {
   EXPECT_NE(r.out.find(gpu), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("counters"), std::string::npos) << r.out;
   EXPECT_FALSE(std::ifstream(dir.file("t.db")).good()) << "no GPU: nothing is stored";
+  // The sample's report, in ./timeroof-report by default; its path is the last line.
+  EXPECT_EQ(r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1), "timeroof-report/index.html\n")
+      << r.out;
+  EXPECT_TRUE(std::ifstream("timeroof-report/index.html").good());
+  const ToolResult out = run_tool({"run", "--out", dir.file("report")}, kNoGpu);
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_EQ(count_lines(out.err), 1) << out.err;
+  EXPECT_EQ(out.out.substr(out.out.rfind('\n', out.out.size() - 2) + 1),
+            dir.file("report") + "/index.html\n")
+      << out.out;
+  EXPECT_NE(read_file(dir.file("report/index.html")).find(gpu), std::string::npos);
+  EXPECT_TRUE(std::ifstream(dir.file("report/report.md")).good());
 }
 
 TEST(Cli, RunWithoutGpuAndJsonPrintsTheSampleDocument) {
@@ -147,6 +159,61 @@ TEST(Cli, RunWithoutGpuAndJsonPrintsTheSampleDocument) {
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["format"], "timeroof-results");
   EXPECT_EQ(doc["runs"], nlohmann::json::parse(read_file(kSample))["runs"]);
+}
+
+TEST(Cli, ReportHelpHasExamples) {
+  const ToolResult top = run_tool({"--help"});
+  EXPECT_NE(top.out.find("report"), std::string::npos) << top.out;
+  const ToolResult r = run_tool({"report", "--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Examples:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("timeroof report --from"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--out"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ReportFromAnExportFileNeedsNoGpu) {
+  TempDir dir;
+  const ToolResult r = run_tool({"report", "--from", kSample, "--out", dir.file("rep")}, kNoGpu);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, dir.file("rep") + "/index.html\n");
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  const std::string html = read_file(dir.file("rep/index.html"));
+  const auto sample = nlohmann::json::parse(read_file(kSample));
+  EXPECT_NE(html.find(sample["runs"][0]["machine"]["gpu"]["name"].get<std::string>()),
+            std::string::npos);
+  EXPECT_NE(read_file(dir.file("rep/report.md")).find("### Findings"), std::string::npos);
+  EXPECT_TRUE(std::ifstream(dir.file("rep/run1-ceilings.svg")).good());
+}
+
+TEST(Cli, ReportFromTheStoreAllRunsOrNamedOnes) {
+  TempDir dir;
+  const std::string db = dir.file("r.db");
+  ASSERT_EQ(run_tool({"import", kSample, "--db", db}).exit_code, 0);
+  const ToolResult all = run_tool({"report", "--db", db, "--out", dir.file("all")}, kNoGpu);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.out, dir.file("all") + "/index.html\n");
+  const auto sample = nlohmann::json::parse(read_file(kSample));
+  const std::string uuid = sample["runs"][0]["uuid"];
+  const ToolResult one =
+      run_tool({"report", uuid.substr(0, 8), "--db", db, "--out", dir.file("one")}, kNoGpu);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(read_file(dir.file("one/report.md")).find("## Run 2"), std::string::npos);
+  EXPECT_NE(read_file(dir.file("one/index.html")).find(uuid), std::string::npos);
+}
+
+TEST(Cli, ReportErrorsAreOneLine) {
+  TempDir dir;
+  expect_one_line_error(run_tool({"report", "--db", dir.file("none.db"), "--out", dir.path()}), 1,
+                        dir.file("none.db"));
+  EXPECT_FALSE(std::ifstream(dir.file("none.db")).good()) << "a read must not create the store";
+  const std::string db = dir.file("r.db");
+  ASSERT_EQ(run_tool({"import", kSample, "--db", db}).exit_code, 0);
+  expect_one_line_error(run_tool({"report", "99", "--db", db, "--out", dir.file("x")}), 1,
+                        "no run '99'");
+  expect_one_line_error(
+      run_tool({"report", "--from", dir.file("missing.json"), "--out", dir.file("x")}), 1,
+      dir.file("missing.json"));
+  EXPECT_FALSE(std::ifstream(dir.file("x/index.html")).good()) << "nothing written on error";
 }
 
 TEST(Cli, ReadingAMissingStoreNamesThePath) {

@@ -1,0 +1,283 @@
+// plots/report: the HTML and Markdown report of the real H200 sample
+// (samples/sample-run.json) and of a run whose names and reasons contain <, >, &,
+// | and backticks. index.html is checked as XML (xmllint) and as HTML (xmllint
+// --html: only the HTML4 parser's unknown-tag complaints about SVG and figure are
+// allowed), for external references, for every section, the findings and one
+// table row per point; report.md's charts must exist as SVG files. With Debian's
+// `chromium` installed the page is screenshot headless and must not be blank.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/json_io.hpp"
+#include "plots/report.hpp"
+#include "plots/svg.hpp"
+#include "roofline/findings.hpp"
+#include "roofline/machine_roofs.hpp"
+#include "tests/support/run_tool.hpp"
+
+namespace timeroof::plots {
+namespace {
+
+using test::read_file;
+using test::run_process;
+using test::TempDir;
+using test::ToolResult;
+
+const RunRecord& sample() {
+  static const RunRecord record = [] {
+    const std::string path = test::source_dir() + "/samples/sample-run.json";
+    return parse_export_document(nlohmann::json::parse(read_file(path)), path).at(0);
+  }();
+  return record;
+}
+
+// The program's absolute path from $PATH, or empty.
+std::string which(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::filesystem::path candidate =
+        std::filesystem::path(dirs.substr(start, end - start)) / name;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
+    start = end + 1;
+  }
+  return {};
+}
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + needle.size()))
+    ++n;
+  return n;
+}
+
+// The sample's report, written once into a directory kept for the whole test.
+struct Written {
+  TempDir dir;
+  std::string html;
+  std::string markdown;
+  Written() {
+    write_report({sample()}, dir.path());
+    html = read_file(dir.file("index.html"));
+    markdown = read_file(dir.file("report.md"));
+  }
+};
+const Written& written() {
+  static const Written w;
+  return w;
+}
+
+TEST(Report, SampleReportIsWritten) {
+  const Written& w = written();
+  EXPECT_GT(w.html.size(), 10000u);
+  EXPECT_GT(w.markdown.size(), 1000u);
+  EXPECT_EQ(w.html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(w.html.find("<style>"), std::string::npos) << "inline CSS";
+  EXPECT_NE(w.html.find("max-width"), std::string::npos);
+  EXPECT_NE(w.html.find("<svg"), std::string::npos) << "inline SVG";
+  EXPECT_EQ(w.html.find("<?xml"), std::string::npos) << "no XML declaration inside HTML";
+}
+
+TEST(Report, HtmlParsesAsXmlAndAsHtml) {
+  const std::string xmllint = which("xmllint");
+  if (xmllint.empty()) GTEST_SKIP() << "xmllint not installed (Debian: libxml2-utils)";
+  const std::string path = written().dir.file("index.html");
+  const ToolResult xml = run_process({xmllint, "--noout", path});
+  EXPECT_EQ(xml.exit_code, 0) << xml.err.substr(0, 2000);
+  const ToolResult html = run_process({xmllint, "--html", "--noout", path});
+  // libxml2's HTML parser is HTML4: it names SVG and <figure> as unknown tags.
+  // Anything else (unclosed or misnested tags, bad entities) is a real error.
+  const std::regex unknown_tag("Tag [A-Za-z]+ invalid");
+  std::istringstream lines(html.err);
+  std::string line;
+  int errors = 0;
+  while (std::getline(lines, line)) {
+    if (line.find("parser error") == std::string::npos &&
+        line.find("parser warning") == std::string::npos)
+      continue;
+    if (!std::regex_search(line, unknown_tag)) {
+      ++errors;
+      ADD_FAILURE() << line;
+    }
+    if (errors > 5) break;
+  }
+}
+
+TEST(Report, NothingIsFetchedFromTheNetwork) {
+  const std::string& html = written().html;
+  for (const char* bad : {"src=\"http", "href=\"http", "src='http", "href='http", "url(http",
+                          "url(//", "@import", "<script", "<link", "<iframe", "<img"})
+    EXPECT_EQ(html.find(bad), std::string::npos) << bad;
+  EXPECT_EQ(count(html, "https://"), 0u);
+  // The only http:// text is the SVG namespace name (an identifier, never fetched).
+  EXPECT_EQ(count(html, "http://"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+}
+
+TEST(Report, EverySectionIsThere) {
+  const Written& w = written();
+  for (const char* h : {"Summary", "Findings", "Machine roofs", "Sweep conv2d-default",
+                        "Sweep lstm-default", "Provenance"}) {
+    EXPECT_NE(w.html.find(std::string(">") + h + "</h3>"), std::string::npos) << h;
+    EXPECT_NE(w.markdown.find(std::string("### ") + h + "\n"), std::string::npos) << h;
+  }
+  const timeroof::Run& run = sample().run;
+  for (const std::string& text :
+       {run.machine.gpu.name, run.machine.gpu.uuid, run.machine.gpu.chip,
+        run.machine.gpu.versions.driver, run.machine.gpu.versions.cudnn, run.git_sha,
+        run.started_at, run.finished_at, run.host, run.tool_version}) {
+    ASSERT_FALSE(text.empty());
+    EXPECT_NE(w.html.find(escape(text)), std::string::npos) << text;
+    EXPECT_NE(w.markdown.find(escape(text)), std::string::npos) << text;
+  }
+  EXPECT_NE(w.html.find(escape(run.command_line)), std::string::npos);
+  EXPECT_NE(w.html.find("failed 1, ok 259"), std::string::npos) << "counts per status";
+  // Every ceiling has a row.
+  EXPECT_EQ(count(w.html, "<tr class=\"ceiling\">"), run.machine.ceilings.size());
+}
+
+TEST(Report, FindingsAreListedInRankOrder) {
+  const Written& w = written();
+  const auto found =
+      roofline::findings(sample().points, roofline::machine_roofs(sample().run.machine));
+  ASSERT_FALSE(found.empty());
+  std::size_t last = 0;
+  for (const roofline::Finding& f : found) {
+    const std::size_t at = w.html.find("<li>" + escape(f.text));
+    ASSERT_NE(at, std::string::npos) << f.text;
+    EXPECT_GT(at, last) << "ranked: " << f.text;
+    last = at;
+    EXPECT_NE(w.markdown.find(escape(f.text)), std::string::npos) << f.text;
+  }
+}
+
+TEST(Report, OneTableRowPerPoint) {
+  const Written& w = written();
+  EXPECT_EQ(count(w.html, "<tr class=\"point\">"), sample().points.size());
+  // The failed point carries its reason.
+  for (const Point& p : sample().points)
+    if (p.status != PointStatus::ok)
+      EXPECT_NE(w.html.find(escape(p.reason)), std::string::npos) << p.reason;
+}
+
+TEST(Report, MarkdownChartsAreSvgFilesNextToIt) {
+  const Written& w = written();
+  const std::regex image(R"(!\[[^\]]*\]\(([^)]+)\))");
+  std::set<std::string> files;
+  for (auto it = std::sregex_iterator(w.markdown.begin(), w.markdown.end(), image);
+       it != std::sregex_iterator(); ++it)
+    files.insert((*it)[1].str());
+  // Ceilings, working set, one roofline per sweep, one time chart per series.
+  EXPECT_GE(files.size(), 6u);
+  EXPECT_EQ(files.size(), count(w.html, "<figure>"));
+  const std::string xmllint = which("xmllint");
+  for (const std::string& file : files) {
+    EXPECT_EQ(file.find('/'), std::string::npos) << "relative, next to report.md: " << file;
+    EXPECT_EQ(file.substr(file.size() - 4), ".svg") << file;
+    const std::string path = w.dir.file(file);
+    ASSERT_TRUE(std::filesystem::is_regular_file(path)) << file;
+    EXPECT_EQ(read_file(path).rfind("<?xml", 0), 0u) << file;
+    if (!xmllint.empty()) EXPECT_EQ(run_process({xmllint, "--noout", path}).exit_code, 0) << file;
+  }
+}
+
+TEST(Report, NamesWithMarkupSurviveEscaped) {
+  RunRecord r = sample();
+  const std::string kernel = "void gemm<float, Tile<128, 64>>(Params&) <script>";
+  const std::string reason = "cudnn said: a < b && c > d | `code` <b>bold</b>";
+  const std::string command = "timeroof run --name '<img src=x>' & echo |pipe|";
+  r.run.command_line = command;
+  r.run.machine.gpu.name = "GPU <H200> & co";
+  Point& failed = r.points.at(0);
+  failed.status = PointStatus::failed;
+  failed.reason = reason;
+  failed.kernels.at(0).name = kernel;
+  failed.kernels.at(0).duration_s = 1.0;  // ranks first in the sweep's kernel table
+  failed.params["layout"] = "n<h>w&c";
+  TempDir dir;
+  write_report({r}, dir.path());
+  const std::string html = read_file(dir.file("index.html"));
+  const std::string md = read_file(dir.file("report.md"));
+  for (const std::string& text : {kernel, reason, command, std::string("GPU <H200> & co")}) {
+    EXPECT_NE(html.find(escape(text)), std::string::npos) << text;
+  }
+  EXPECT_NE(html.find("layout=n&lt;h&gt;w&amp;c"), std::string::npos);
+  for (const char* raw : {"<script>", "<b>bold", "<img src=x>", "<H200>", "Tile<128"}) {
+    EXPECT_EQ(html.find(raw), std::string::npos) << raw;
+    EXPECT_EQ(md.find(raw), std::string::npos) << raw;
+  }
+  // Markdown: < > & as entities, | escaped and backticks as entities in table cells.
+  EXPECT_NE(md.find("a &lt; b &amp;&amp; c &gt; d \\| &#96;code&#96; &lt;b&gt;bold&lt;/b&gt;"),
+            std::string::npos);
+  EXPECT_NE(md.find("void gemm&lt;float, Tile&lt;128, 64&gt;&gt;(Params&amp;) &lt;script&gt;"),
+            std::string::npos);
+  EXPECT_EQ(md.find('`'), std::string::npos) << "no raw backtick anywhere";
+  const std::string xmllint = which("xmllint");
+  if (!xmllint.empty()) {
+    const ToolResult xml = run_process({xmllint, "--noout", dir.file("index.html")});
+    EXPECT_EQ(xml.exit_code, 0) << xml.err.substr(0, 2000);
+  }
+}
+
+TEST(Report, EmptyRunAndNoRunsStillRender) {
+  RunRecord bare;
+  bare.run.uuid = "bare";
+  TempDir dir;
+  write_report({bare}, dir.path());
+  const std::string html = read_file(dir.file("index.html"));
+  EXPECT_NE(html.find(">Provenance</h3>"), std::string::npos);
+  EXPECT_NE(html.find("No roofs were measured"), std::string::npos);
+  EXPECT_NE(html.find("No findings"), std::string::npos);
+  TempDir none;
+  write_report({}, none.file("nested/dir"));
+  EXPECT_TRUE(std::filesystem::is_regular_file(none.file("nested/dir/index.html")));
+  EXPECT_TRUE(std::filesystem::is_regular_file(none.file("nested/dir/report.md")));
+}
+
+TEST(Report, UnwritableDirectoryIsAUsageError) {
+  TempDir dir;
+  std::ofstream(dir.file("file")) << "x";
+  try {
+    write_report({sample()}, dir.file("file"));
+    FAIL() << "no error";
+  } catch (const timeroof::Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_NE(std::string(e.what()).find(dir.file("file")), std::string::npos) << e.what();
+  }
+}
+
+TEST(Report, OpensInHeadlessChromiumAndIsNotBlank) {
+  std::string chromium = which("chromium");
+  if (chromium.empty()) chromium = which("chromium-browser");
+  if (chromium.empty()) GTEST_SKIP() << "chromium not installed: no browser screenshot check";
+  const Written& w = written();
+  TempDir profile;
+  const std::string png = profile.file("shot.png");
+  const ToolResult r = run_process(
+      {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+       "--disable-background-networking", "--disable-component-update", "--disable-sync",
+       "--user-data-dir=" + profile.file("profile"), "--screenshot=" + png,
+       "--window-size=1280,2000", "file://" + w.dir.file("index.html")});
+  ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+  ASSERT_TRUE(std::filesystem::is_regular_file(png)) << r.err.substr(0, 2000);
+  const std::string bytes = read_file(png);
+  ASSERT_EQ(bytes.substr(1, 3), "PNG");
+  // A blank white 1280x2000 page compresses to a few kB; the report's text and
+  // charts cannot.
+  EXPECT_GT(bytes.size(), 50000u) << "screenshot looks blank";
+}
+
+}  // namespace
+}  // namespace timeroof::plots
