@@ -654,7 +654,7 @@ double tolerance_for(const LstmSpec& spec) {
   // dw), and fp16 / bf16 gate gradients multiply about five activations that the
   // reserve space holds at the data precision (bf16 dw: 8.3e-3 seen).
   if (is_backward(spec.pass) && spec.precision != Precision::fp32) tolerance *= 2;
-  return std::max(tolerance, 4 * std::ldexp(1.0, -24) * std::sqrt(reduction_length(spec)));
+  return std::max(tolerance, long_sum_tolerance(reduction_length(spec)));
 }
 
 std::string format_number(double value) {
@@ -1288,20 +1288,13 @@ CheckResult Lstm::check(LstmCheckMethod method) {
         total.max_abs_reference = std::max(total.max_abs_reference, part.max_abs_reference);
         result.elements += count;
       }
-      result.relative_error =
-          total.max_abs_difference == 0
-              ? 0
-              : (total.max_abs_reference > 0 ? total.max_abs_difference / total.max_abs_reference
-                                             : std::numeric_limits<double>::infinity());
+      result.relative_error = total.relative_error();
     }
     result.tolerance += tolerance_for(ref_spec);
   }
-  result.status =
-      result.relative_error <= result.tolerance ? CheckStatus::passed : CheckStatus::failed;
-  result.detail = result.method + ": relative error " + format_number(result.relative_error) +
-                  (result.passed() ? " <= " : " > ") + format_number(result.tolerance) + " over " +
-                  std::to_string(result.elements) + " outputs (" + what + ") of " +
-                  cudnn_name(spec_.algorithm) + " " + math_type_name(st.math);
+  judge(result);
+  result.detail +=
+      " (" + what + ") of " + cudnn_name(spec_.algorithm) + " " + math_type_name(st.math);
   return result;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <new>
 #include <string>
@@ -66,6 +67,20 @@ MathMode parse_math_mode(std::string_view text) {
 
 std::size_t element_bytes(Precision precision) {
   return precision == Precision::fp16 || precision == Precision::bf16 ? 2 : 4;
+}
+
+double long_sum_tolerance(double reduction_length) {
+  return 4 * std::ldexp(1.0, -24) * std::sqrt(reduction_length);
+}
+
+void judge(CheckResult& result) {
+  result.status =
+      result.relative_error <= result.tolerance ? CheckStatus::passed : CheckStatus::failed;
+  char error[32], tolerance[32];
+  std::snprintf(error, sizeof error, "%.3g", result.relative_error);
+  std::snprintf(tolerance, sizeof tolerance, "%.3g", result.tolerance);
+  result.detail = result.method + ": relative error " + error + (result.passed() ? " <= " : " > ") +
+                  tolerance + " over " + std::to_string(result.elements) + " outputs";
 }
 
 double relative_tolerance(Precision precision) {

@@ -46,6 +46,10 @@ double relative_tolerance(Precision precision);
 // differ, 0 when both are all zeros.
 double relative_error(std::span<const double> out, std::span<const double> ref);
 
+// The tolerance floor of a sum of `reduction_length` rounded terms: 4 x 2^-24 x sqrt(L),
+// which exceeds a precision's own tolerance only for long sums (about 1,700 terms at fp32).
+double long_sum_tolerance(double reduction_length);
+
 enum class CheckStatus { passed, failed, skipped };
 const char* to_string(CheckStatus status);
 
@@ -59,6 +63,10 @@ struct CheckResult {
   std::string detail;        // one line: what was compared and the verdict, or why skipped
   bool passed() const noexcept { return status == CheckStatus::passed; }
 };
+
+// Sets status from relative_error against tolerance (NaN fails) and starts detail
+// with "<method>: relative error E <= T over N outputs"; callers append what ran.
+void judge(CheckResult& result);
 
 class Operator {
  public:
