@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -73,6 +74,21 @@ CounterAccessError describe_access_failure(CUptiResult status, const std::string
 }
 
 namespace {
+
+// Adds the wall time of its scope to a phase total.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~PhaseTimer() {
+    total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 #define TR_ACCESS_CHECK(call)                                                          \
   do {                                                                                 \
@@ -167,6 +183,7 @@ ProfilerSession::~ProfilerSession() {
 
 void ProfilerSession::enable() {
   if (profiler_) return;
+  const PhaseTimer timer(phases_.enable);
   CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
   enable.ctx = context_;
   TR_ACCESS_CHECK(cuptiRangeProfilerEnable(&enable));
@@ -175,6 +192,7 @@ void ProfilerSession::enable() {
 
 void ProfilerSession::disable() noexcept {
   if (!profiler_) return;
+  const PhaseTimer timer(phases_.disable);
   CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
   disable.pRangeProfilerObject = profiler_;
   TR_CUPTI_WARN(cuptiRangeProfilerDisable(&disable));
@@ -186,8 +204,13 @@ void ProfilerSession::disable() noexcept {
 // crashed CUPTI 13 in user replay (seen on an H200).
 class ProfilerSession::Collection {
  public:
-  explicit Collection(ProfilerSession& session) : session_(session) { session_.enable(); }
-  ~Collection() { session_.disable(); }
+  explicit Collection(ProfilerSession& session) : session_(session) {
+    session_.enable();
+    ++session_.phases_.collections;
+  }
+  ~Collection() {
+    if (!session_.keep_enabled_) session_.disable();
+  }
   Collection(const Collection&) = delete;
   Collection& operator=(const Collection&) = delete;
 
@@ -205,6 +228,7 @@ struct ProfilerSession::CounterData {
 ProfilerSession::CounterData ProfilerSession::prepare(const std::vector<std::string>& metrics,
                                                       std::size_t max_ranges, int range_mode,
                                                       int replay_mode) {
+  const PhaseTimer timer(phases_.configure);
   CounterData data{build_config(chip_, metrics, availability_), {}};
   const ConfigImage& config = data.config;
   std::vector<const char*> names;
@@ -244,6 +268,7 @@ ProfilerSession::CounterData ProfilerSession::prepare(const std::vector<std::str
 }
 
 ProfileResult ProfilerSession::decode(CounterData& data) {
+  const PhaseTimer timer(phases_.decode);
   CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
   decode.pRangeProfilerObject = profiler_;
   TR_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
@@ -283,6 +308,7 @@ ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& m
   CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
   stop.pRangeProfilerObject = profiler_;
   try {
+    const PhaseTimer timer(phases_.replay);
     work();
     TR_CUDA_CHECK(cudaDeviceSynchronize());
   } catch (...) {
@@ -342,17 +368,62 @@ ProfileResult ProfilerSession::profile_ranges(const std::vector<std::string>& me
                                               const std::vector<UserRange>& ranges,
                                               ReplayState state) {
   if (ranges.empty()) throw usage_error("profile_ranges: no ranges to profile");
+  // Room for at least 64 ranges, as NVIDIA's range_profiling sample configures.
+  return user_replay(
+      metrics, std::max<std::size_t>(ranges.size(), 64), CUPTI_UserRange, state, [&] {
+        for (const UserRange& range : ranges) {
+          if (range.setup) {
+            range.setup();
+            TR_CUDA_CHECK(cudaDeviceSynchronize());
+          }
+          CUpti_RangeProfiler_PushRange_Params push{
+              CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
+          push.pRangeProfilerObject = profiler_;
+          push.pRangeName = range.name.c_str();
+          TR_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
+          range.run();
+          TR_CUDA_CHECK(cudaDeviceSynchronize());
+          CUpti_RangeProfiler_PopRange_Params pop{CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
+          pop.pRangeProfilerObject = profiler_;
+          TR_CUPTI_CHECK(cuptiRangeProfilerPopRange(&pop));
+        }
+      });
+}
+
+ProfileResult ProfilerSession::profile_call_kernels(const std::vector<std::string>& metrics,
+                                                    const UserRange& call, std::size_t max_kernels,
+                                                    ReplayState state) {
+  // CUPTI silently ignores kernels beyond its range capacity in auto-range mode
+  // (dropped count 0, seen on an H200): one spare range shows an overflow.
+  ProfileResult result = user_replay(
+      metrics, max_kernels + 1, CUPTI_AutoRange, state,
+      [&] {
+        call.run();
+        TR_CUDA_CHECK(cudaDeviceSynchronize());
+      },
+      call.setup);
+  if (result.ranges.size() > max_kernels) {
+    result.dropped_ranges = std::max<std::size_t>(result.dropped_ranges, 1);  // at least
+    result.ranges.resize(max_kernels);
+  }
+  return result;
+}
+
+ProfileResult ProfilerSession::user_replay(const std::vector<std::string>& metrics,
+                                           std::size_t max_ranges, int range_mode,
+                                           ReplayState state,
+                                           const std::function<void()>& pass_body,
+                                           const std::function<void()>& before_pass) {
   TR_CUDA_CHECK(cudaDeviceSynchronize());
   std::unique_ptr<DeviceCheckpoint> checkpoint;
   if (state == ReplayState::checkpoint) checkpoint = std::make_unique<DeviceCheckpoint>(context_);
   const Collection collection(*this);
-  // Room for at least 64 ranges, as NVIDIA's range_profiling sample configures.
-  CounterData data =
-      prepare(metrics, std::max<std::size_t>(ranges.size(), 64), CUPTI_UserRange, CUPTI_UserReplay);
+  CounterData data = prepare(metrics, max_ranges, range_mode, CUPTI_UserReplay);
 
   // CUPTI decides how many passes it needs; a bound guards against a loop that
   // never reports completion.
   const std::size_t max_passes = data.config.passes + 2;
+  const auto replay_start = std::chrono::steady_clock::now();
   bool all_submitted = false;
   for (std::size_t pass = 0; !all_submitted; ++pass) {
     if (pass >= max_passes) {
@@ -361,27 +432,17 @@ ProfileResult ProfilerSession::profile_ranges(const std::vector<std::string>& me
                                              std::to_string(data.config.passes) + ")");
     }
     if (checkpoint && pass > 0) checkpoint->restore();
+    if (before_pass) {  // outside Start/Stop: its kernels are not ranges
+      before_pass();
+      TR_CUDA_CHECK(cudaDeviceSynchronize());
+    }
     CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
     start.pRangeProfilerObject = profiler_;
     TR_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
     CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
     stop.pRangeProfilerObject = profiler_;
     try {
-      for (const UserRange& range : ranges) {
-        if (range.setup) {
-          range.setup();
-          TR_CUDA_CHECK(cudaDeviceSynchronize());
-        }
-        CUpti_RangeProfiler_PushRange_Params push{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
-        push.pRangeProfilerObject = profiler_;
-        push.pRangeName = range.name.c_str();
-        TR_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
-        range.run();
-        TR_CUDA_CHECK(cudaDeviceSynchronize());
-        CUpti_RangeProfiler_PopRange_Params pop{CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
-        pop.pRangeProfilerObject = profiler_;
-        TR_CUPTI_CHECK(cuptiRangeProfilerPopRange(&pop));
-      }
+      pass_body();
     } catch (...) {
       TR_CUPTI_WARN(cuptiRangeProfilerStop(&stop));
       throw;
@@ -390,6 +451,8 @@ ProfileResult ProfilerSession::profile_ranges(const std::vector<std::string>& me
     all_submitted = stop.isAllPassSubmitted != 0;
   }
   if (checkpoint) checkpoint->restore();  // leave the state as the caller had it
+  phases_.replay +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - replay_start).count();
   return decode(data);
 }
 

@@ -83,6 +83,16 @@ enum class ReplayState {
                // every later pass (for work that updates its own inputs)
 };
 
+// Wall time spent in each phase of the collections of a session, summed.
+struct ProfilerPhaseSeconds {
+  double enable = 0;     // cuptiRangeProfilerEnable
+  double configure = 0;  // config image, counter data image, SetConfig
+  double replay = 0;     // the passes: the caller's work under Start/Stop
+  double decode = 0;     // DecodeData and metric evaluation
+  double disable = 0;    // cuptiRangeProfilerDisable
+  std::size_t collections = 0;
+};
+
 class ProfilerSession {
  public:
   // Initialises CUPTI's profiler on the current device and checks that its
@@ -94,6 +104,10 @@ class ProfilerSession {
 
   const std::string& chip() const noexcept { return chip_; }
   const std::vector<std::uint8_t>& counter_availability() const noexcept { return availability_; }
+  const ProfilerPhaseSeconds& phase_seconds() const noexcept { return phases_; }
+  // Keep the range profiler enabled from one collection to the next instead of
+  // enabling it per collection (experimental: see Collection in the .cpp).
+  void keep_enabled(bool keep) noexcept { keep_enabled_ = keep; }
 
   // Auto range + kernel replay: each kernel `work` launches is one range.
   ProfileResult profile_kernels(const std::vector<std::string>& metrics,
@@ -105,6 +119,17 @@ class ProfilerSession {
                                const std::vector<UserRange>& ranges,
                                ReplayState state = ReplayState::idempotent);
 
+  // Auto range + user replay: every kernel one call of `call.run` launches is
+  // one range (named by launch index), and the whole call is re-run once per
+  // pass, `call.setup` first (outside the counters). Per-kernel counters of a
+  // multi-kernel operator with the operator's own state between kernels, which
+  // kernel replay (each kernel alone, memory saved and restored) cannot give.
+  // Kernels beyond max_kernels are not measured: dropped_ranges is then at least 1
+  // (CUPTI does not count them in this mode; the caller should retry larger).
+  ProfileResult profile_call_kernels(const std::vector<std::string>& metrics, const UserRange& call,
+                                     std::size_t max_kernels = 256,
+                                     ReplayState state = ReplayState::idempotent);
+
  private:
   class Collection;
   struct CounterData;
@@ -113,6 +138,12 @@ class ProfilerSession {
   CounterData prepare(const std::vector<std::string>& metrics, std::size_t max_ranges,
                       int range_mode, int replay_mode);
   ProfileResult decode(CounterData& data);
+  // The user-replay pass loop: before_pass, Start, pass_body, Stop, until CUPTI
+  // has every pass; restores a checkpoint between passes when asked.
+  ProfileResult user_replay(const std::vector<std::string>& metrics, std::size_t max_ranges,
+                            int range_mode, ReplayState state,
+                            const std::function<void()>& pass_body,
+                            const std::function<void()>& before_pass = nullptr);
 
   CUcontext context_ = nullptr;  // first: the context exists before CUPTI attaches
   ProfilerInitialization initialization_;
@@ -120,6 +151,8 @@ class ProfilerSession {
   std::unique_ptr<MetricHost> evaluator_;  // built once: host objects cost ~50 ms each
   std::vector<std::uint8_t> availability_;
   CUpti_RangeProfiler_Object* profiler_ = nullptr;
+  ProfilerPhaseSeconds phases_;
+  bool keep_enabled_ = false;
 };
 
 }  // namespace timeroof

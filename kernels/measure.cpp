@@ -42,6 +42,7 @@ Measurement measure_until_stable(
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool stable = previous_median > 0 &&
+                        static_cast<int>(samples.size()) >= policy.min_repeats &&
                         std::fabs(median - previous_median) <= policy.stable_tolerance * median;
     if (stable || static_cast<int>(samples.size()) >= policy.max_repeats ||
         elapsed >= policy.max_seconds)

@@ -18,6 +18,10 @@ namespace timeroof {
 struct TimingPolicy {
   int warmup = 3;
   int round = 10;  // repeats per round; the median is checked after each round
+  // Stability is not judged before this many samples: with 20-30 samples a median
+  // of a call whose times spread 10-30% still moved by 5-17% between runs (seen
+  // on an H200 for the sweeps' 25-250 us cuDNN calls).
+  int min_repeats = 20;
   int max_repeats = 200;
   double max_seconds = 2.0;         // wall budget for one measurement
   double stable_tolerance = 0.005;  // stop when a round moves the median by less than this

@@ -177,6 +177,15 @@ double from_frac(const AxisSpec& s, double f) {
 }
 
 std::vector<Tick> ticks_for(const AxisSpec& s) {
+  if (!s.ticks.empty()) return s.ticks;
+  if (s.scale == Scale::linear && s.percent) {
+    std::vector<Tick> ticks = linear_ticks(s.lo * 100, s.hi * 100);
+    for (Tick& t : ticks) {
+      t.label += "%";
+      t.value /= 100;
+    }
+    return ticks;
+  }
   if (s.scale == Scale::linear) return linear_ticks(s.lo, s.hi, s.unit);
   return s.powers_of_two ? pow2_ticks(s.lo, s.hi, s.unit) : log_ticks(s.lo, s.hi, s.unit);
 }
@@ -224,7 +233,7 @@ void Axes::draw(Svg& svg) const {
   svg.begin_group({}, "axes");
   for (const Tick& t : ticks_for(x_)) {
     const double x = px(t.value);
-    svg.line(x, area_.y, x, area_.bottom(), t.label.empty() ? minor : major);
+    if (x_.grid) svg.line(x, area_.y, x, area_.bottom(), t.label.empty() ? minor : major);
     if (!t.label.empty()) {
       svg.line(x, area_.bottom(), x, area_.bottom() + 5, tick);
       svg.text(x, area_.bottom() + 18, t.label, xl);
@@ -232,7 +241,7 @@ void Axes::draw(Svg& svg) const {
   }
   for (const Tick& t : ticks_for(y_)) {
     const double y = py(t.value);
-    svg.line(area_.x, y, area_.right(), y, t.label.empty() ? minor : major);
+    if (y_.grid) svg.line(area_.x, y, area_.right(), y, t.label.empty() ? minor : major);
     if (!t.label.empty()) {
       svg.line(area_.x - 5, y, area_.x, y, tick);
       svg.text(area_.x - 8, y, t.label, yl);

@@ -62,6 +62,9 @@ struct AxisSpec {
   std::string title;           // "Arithmetic intensity (FLOP/B)"
   std::string unit;            // appended to tick labels: "FLOP/s" -> "1 TFLOP/s"; often empty
   bool powers_of_two = false;  // log axis labelled 1, 2, 4, 8, ... (batch sizes)
+  bool percent = false;        // linear axis of fractions labelled 0%, 20%, ... 100%
+  bool grid = true;            // grid lines across the plot (off where a chart draws its own)
+  std::vector<Tick> ticks;     // not empty: drawn instead of the computed ticks (categories)
 };
 
 class Axes {

@@ -9,6 +9,7 @@
 
 #include "core/format.hpp"
 #include "plots/axes.hpp"
+#include "plots/chart_parts.hpp"
 #include "plots/svg.hpp"
 
 namespace timeroof::plots {
@@ -17,8 +18,10 @@ using roofline::kAllLevels;
 using roofline::kAllPrecisions;
 using roofline::Level;
 using roofline::Precision;
+using namespace detail;
 
-namespace {
+// Shared with time_charts.cpp (chart_parts.hpp).
+namespace detail {
 
 bool positive(double v) {
   return std::isfinite(v) && v > 0;
@@ -30,7 +33,7 @@ std::string percent(double fraction) {
   return buf;
 }
 
-void chart_title(Svg& svg, const std::string& title, const std::string& subtitle = {}) {
+void chart_title(Svg& svg, const std::string& title, const std::string& subtitle) {
   TextStyle t;
   t.size = 16;
   t.bold = true;
@@ -67,6 +70,26 @@ const char* level_name(Level level) {
   return "?";
 }
 
+std::vector<double> spread_labels(std::vector<double> ys, double gap, double top, double bottom) {
+  std::vector<std::size_t> idx(ys.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return ys[a] < ys[b]; });
+  for (std::size_t k = 1; k < idx.size(); ++k)
+    ys[idx[k]] = std::max(ys[idx[k]], ys[idx[k - 1]] + gap);
+  // Pushed below the bottom: shift the whole stack up.
+  if (!idx.empty() && ys[idx.back()] > bottom) {
+    ys[idx.back()] = bottom;
+    for (std::size_t k = idx.size() - 1; k-- > 0;)
+      ys[idx[k]] = std::min(ys[idx[k]], ys[idx[k + 1]] - gap);
+  }
+  for (double& y : ys) y = std::max(y, top);
+  return ys;
+}
+
+}  // namespace detail
+
+namespace {
+
 Marker level_marker(Level level) {
   switch (level) {
     case Level::l1:
@@ -94,24 +117,6 @@ Bound ceiling_bound(const Ceiling& c) {
   if (starts_with(n, "launch")) return Bound::launch;
   if (starts_with(n, "h2d") || starts_with(n, "d2h")) return Bound::transfer;
   return c.kind == CeilingKind::latency ? Bound::launch : Bound::measured;
-}
-
-// Moves labels (pixel y positions, in order of importance) apart so that no two
-// are closer than `gap`; returns the adjusted positions in the input order.
-std::vector<double> spread_labels(std::vector<double> ys, double gap, double top, double bottom) {
-  std::vector<std::size_t> idx(ys.size());
-  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return ys[a] < ys[b]; });
-  for (std::size_t k = 1; k < idx.size(); ++k)
-    ys[idx[k]] = std::max(ys[idx[k]], ys[idx[k - 1]] + gap);
-  // Pushed below the bottom: shift the whole stack up.
-  if (!idx.empty() && ys[idx.back()] > bottom) {
-    ys[idx.back()] = bottom;
-    for (std::size_t k = idx.size() - 1; k-- > 0;)
-      ys[idx[k]] = std::min(ys[idx[k]], ys[idx[k + 1]] - gap);
-  }
-  for (double& y : ys) y = std::max(y, top);
-  return ys;
 }
 
 std::string params_text(const nlohmann::json& params) {

@@ -14,6 +14,20 @@
 //   tooltip per sample.
 // - time_vs_parameter_chart: one series (e.g. a batch sweep), measured wall and
 //   kernel time against the swept parameter with each time bound as a line.
+// - time_complexity_chart (time_charts.cpp): the time-based roofline's complexity
+//   chart drawn from roofline::ComplexityChart, log-log HBM bytes (x) and FLOPs
+//   (y); the same axes in seconds at the top (bytes / B) and right (FLOPs / P)
+//   with the iso-time contours as the grid; the machine-balance diagonal; per
+//   point its complexity point (filled) and run-time point (open) joined along
+//   its iso-AI line, coloured by bottleneck class; dashed launch floors.
+// - time_decomposition_chart (time_charts.cpp): one series, a stacked bar per
+//   point of launch/API overhead, transfer, kernel time within the roof (coloured
+//   by the roof that bounds the kernels) and kernel time lost to the roof
+//   (roofline::decompose), in seconds above and as shares of the bar below.
+// - tensor_core_chart (time_charts.cpp): one series, Tensor-Core share of the
+//   FLOPs and Tensor-Core utilisation (T_tensor / T_k) against the swept
+//   parameter, 0-100%.
+// Legends sit outside the plot area or in its emptiest corner: never on data.
 #pragma once
 
 #include <array>
@@ -23,6 +37,7 @@
 
 #include "core/results.hpp"
 #include "roofline/bounds.hpp"
+#include "roofline/charts_data.hpp"
 #include "roofline/classify.hpp"
 #include "roofline/machine_roofs.hpp"
 
@@ -60,9 +75,36 @@ struct SeriesPoint {
   double x = 0;  // the swept parameter, e.g. batch size
   roofline::PointBounds bounds;
   std::string label;  // tooltip prefix, e.g. "conv2d_fwd fp16 batch=16"
+  // The point's class; nullopt: roofline::classify(bounds) with default thresholds.
+  std::optional<roofline::Classification> classification;
 };
 std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series,
                                     const std::string& parameter = "batch",
                                     const std::string& title = "Time against batch size");
+std::string time_decomposition_chart(const std::vector<SeriesPoint>& series,
+                                     const std::string& parameter = "batch",
+                                     const std::string& title = "Where the time goes");
+std::string tensor_core_chart(const std::vector<SeriesPoint>& series,
+                              const std::string& parameter = "batch",
+                              const std::string& title = "Tensor Cores");
+
+// What the complexity chart shows of each roofline::ComplexityPoint besides its
+// geometry: the hover text and the bottleneck class (Classification::label())
+// that picks its colour.
+struct ComplexityMark {
+  std::string tooltip;
+  std::string bound;
+};
+// `marks` parallels chart.points (missing marks: no tooltip, grey).
+std::string time_complexity_chart(const roofline::ComplexityChart& chart,
+                                  const std::vector<ComplexityMark>& marks,
+                                  const std::string& title = "Time-based roofline");
+// The chart of `points` on `roofs`: roofline::complexity_chart with its defaults,
+// each point's mark from its bounds and class.
+std::string time_complexity_chart(const std::vector<Point>& points,
+                                  const roofline::MachineRoofs& roofs,
+                                  const std::string& title = "Time-based roofline");
+// The colour of a bottleneck class label ("memory_bound(l2)" -> the L2 colour).
+const char* bound_color(const std::string& bound_label);
 
 }  // namespace timeroof::plots

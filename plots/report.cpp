@@ -1,19 +1,30 @@
 #include "plots/report.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "plots/charts.hpp"
 #include "plots/svg.hpp"
 #include "roofline/bounds.hpp"
+#include "roofline/charts_data.hpp"
 #include "roofline/classify.hpp"
 #include "roofline/findings.hpp"
 #include "roofline/machine_roofs.hpp"
@@ -35,10 +46,12 @@ struct Block {
   bool ordered = false;
   std::vector<std::string> header;  // table
   std::vector<std::vector<std::string>> rows;
-  std::string row_class;  // table: class of every body row
-  std::string caption;    // table, chart
-  std::string svg;        // chart
-  std::string file;       // chart: file name next to report.md
+  std::string row_class;            // table: class of every body row
+  std::vector<std::size_t> nowrap;  // table: columns never wrapped (numbers, short labels)
+  std::vector<std::size_t> words;   // table: columns wrapped between words only
+  std::string caption;              // table, chart
+  std::string svg;                  // chart
+  std::string file;                 // chart: file name next to report.md
 };
 
 Block heading(int level, const std::string& text, const std::string& id = {}) {
@@ -94,15 +107,18 @@ h2{font-size:22px;margin-top:36px;border-bottom:1px solid #999}
 h3{font-size:18px;margin-top:28px}h4{font-size:15px;margin-top:20px}
 table{border-collapse:collapse;font-size:11px;margin:8px 0 16px;width:100%}
 th,td{border:1px solid #ccc;padding:2px 5px;text-align:left;vertical-align:top;
-overflow-wrap:anywhere}
+overflow-wrap:anywhere}th,td.w{overflow-wrap:break-word}td.n{white-space:nowrap}
 th{background:#eee}tr:nth-child(even) td{background:#f8f8f8}
 caption{text-align:left;font-size:12px;color:#555;padding:2px 0}
 figure{margin:12px 0 20px}figure svg{width:100%;height:auto;display:block}
 figcaption{font-size:12px;color:#555}
 code{font-size:12px;overflow-wrap:anywhere}
 ol.findings li{margin-bottom:4px}
-@media print{body{max-width:none;font-size:11pt}figure,table{break-inside:auto}
-figure{break-inside:avoid}h2,h3{break-after:avoid}}
+@media print{body{max-width:none}figure,table{break-inside:auto}
+figure{break-inside:avoid}h2,h3{break-after:avoid}thead{display:table-header-group}}
+@media print,(max-width:820px){body{padding:8px 6px;font-size:13px}
+table{font-size:7.5pt;line-height:1.25}th,td{padding:1px 2px}th{font-weight:normal}}
+@page{size:A4;margin:12mm 10mm}
 )";
 
 std::string render_html(const std::vector<Block>& blocks) {
@@ -138,7 +154,14 @@ std::string render_html(const std::vector<Block>& blocks) {
           out << "<tr";
           if (!b.row_class.empty()) out << " class=\"" << escape(b.row_class) << '"';
           out << '>';
-          for (const std::string& cell : row) out << "<td>" << escape(cell) << "</td>";
+          for (std::size_t i = 0; i < row.size(); ++i) {
+            const bool n = std::find(b.nowrap.begin(), b.nowrap.end(), i) != b.nowrap.end();
+            const bool w = std::find(b.words.begin(), b.words.end(), i) != b.words.end();
+            out << (n   ? "<td class=\"n\">"
+                    : w ? "<td class=\"w\">"
+                        : "<td>")
+                << escape(row[i]) << "</td>";
+          }
           out << "</tr>\n";
         }
         out << "</tbody>\n</table>\n";
@@ -178,7 +201,14 @@ std::string md_cell(const std::string& text) {
   return out.empty() ? " " : out;
 }
 
-std::string render_markdown(const std::vector<Block>& blocks) {
+// A chart's file name with the extension of `format` ("x.svg" -> "x.png").
+std::string chart_file(const std::string& svg_file, ChartFormat format) {
+  if (format == ChartFormat::svg) return svg_file;
+  const std::size_t dot = svg_file.rfind('.');
+  return svg_file.substr(0, dot) + "." + to_string(format);
+}
+
+std::string render_markdown(const std::vector<Block>& blocks, ChartFormat format) {
   std::ostringstream out;
   for (const Block& b : blocks) {
     switch (b.kind) {
@@ -216,7 +246,7 @@ std::string render_markdown(const std::vector<Block>& blocks) {
         out << '\n';
         break;
       case Block::Kind::chart:
-        out << "![" << md_text(b.caption) << "](" << b.file << ")\n\n";
+        out << "![" << md_text(b.caption) << "](" << chart_file(b.file, format) << ")\n\n";
         break;
     }
   }
@@ -346,10 +376,12 @@ void findings_section(std::vector<Block>& doc, const RunRecord& r,
     return;
   }
   doc.push_back(
-      paragraph("Ranked by the time each finding explains (summed over its points), most first."));
+      paragraph("Ranked by the share of its series' time each finding explains (each point's "
+                "share of its own call, averaged over the series), most first."));
   std::vector<std::string> items;
   for (const roofline::Finding& f : found)
-    items.push_back(f.text + " [explains " + roofline::format_time(f.explained_s) + "]");
+    items.push_back(f.text + " [explains " + percent(f.share) + " of the series' time, " +
+                    roofline::format_time(f.explained_s) + " in all]");
   doc.push_back(list(std::move(items), true));
 }
 
@@ -377,6 +409,7 @@ void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::strin
   if (!rows.empty()) {
     doc.push_back(table({"Roof", "Measured", "Theoretical", "Ratio", "Clock", "Method"},
                         std::move(rows), "ceiling"));
+    doc.back().nowrap = {1, 2, 3};
   }
   if (!m.skipped.empty()) {
     std::vector<std::string> items;
@@ -384,6 +417,38 @@ void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::strin
       items.push_back(s.name + (s.failed ? " failed: " : " not measured: ") + s.reason);
     doc.push_back(paragraph("Roofs not measured:"));
     doc.push_back(list(std::move(items), false));
+  }
+}
+
+// The time-based roofline's complexity chart of a sweep, and the points it
+// could not draw (no HBM bytes, no time).
+void complexity_section(std::vector<Block>& doc, const std::vector<Point>& points,
+                        const roofline::MachineRoofs& roofs, const std::string& sweep,
+                        const std::string& prefix) {
+  const roofline::ComplexityChart data = roofline::complexity_chart(points, roofs);
+  const auto drawn = static_cast<std::size_t>(
+      std::count_if(data.points.begin(), data.points.end(),
+                    [](const roofline::ComplexityPoint& p) { return p.drawable; }));
+  if (drawn == 0 || data.peak <= 0) return;
+  doc.push_back(chart(time_complexity_chart(points, roofs, "Time-based roofline: " + sweep),
+                      prefix + "-complexity.svg",
+                      "Time-based roofline (complexity chart) of the " + std::to_string(drawn) +
+                          " points of " + sweep +
+                          " with HBM bytes: each point joined to where it would sit at the roof "
+                          "for its measured time; the segment is the time lost to the roof"));
+  std::vector<std::string> left_out;
+  for (const std::string& note : data.notes)
+    if (note.find("left out") != std::string::npos ||
+        note.find("not drawable") != std::string::npos)
+      left_out.push_back(note);
+  constexpr std::size_t kShown = 4;
+  if (!left_out.empty()) {
+    std::string text = "Not on the time-based roofline: ";
+    for (std::size_t i = 0; i < std::min(left_out.size(), kShown); ++i)
+      text += (i ? "; " : "") + left_out[i];
+    if (left_out.size() > kShown)
+      text += "; and " + std::to_string(left_out.size() - kShown) + " more";
+    doc.push_back(paragraph(text + "."));
   }
 }
 
@@ -405,24 +470,41 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r, const roofline::
                         "Classic hierarchical roofline of the " + std::to_string(samples.size()) +
                             " measured points of " + sweep));
   }
+  complexity_section(doc, points, roofs, sweep, prefix);
 
   const std::vector<roofline::Series> series = roofline::group_series(points, roofs);
   std::size_t series_number = 0;
   for (const roofline::Series& s : series) {
     ++series_number;
     std::vector<SeriesPoint> chart_points;
+    bool tensor_work = false;
     for (const roofline::SeriesPoint& sp : s.points) {
-      chart_points.push_back(
-          {sp.x, sp.bounds, s.name() + " " + s.parameter + "=" + roofline::format_value(sp.x)});
+      chart_points.push_back({sp.x, sp.bounds,
+                              s.name() + " " + s.parameter + "=" + roofline::format_value(sp.x),
+                              sp.classification});
+      tensor_work = tensor_work || sp.bounds.tensor_share.value_or(0) > 0;
     }
     std::string fixed_text;
     for (auto it = s.fixed.begin(); it != s.fixed.end(); ++it)
       fixed_text += (fixed_text.empty() ? "" : " ") + it.key() + "=" + json_value_text(it.value());
+    const std::string file = prefix + "-series" + std::to_string(series_number);
+    doc.push_back(heading(4, s.name() + " against " + s.parameter));
     const std::string title = s.name() + ": time against " + s.parameter;
-    doc.push_back(heading(4, title));
-    doc.push_back(chart(time_vs_parameter_chart(chart_points, s.parameter, title),
-                        prefix + "-series" + std::to_string(series_number) + ".svg",
+    doc.push_back(chart(time_vs_parameter_chart(chart_points, s.parameter, title), file + ".svg",
                         title + " (" + fixed_text + ")"));
+    const std::string parts = s.name() + ": where the time goes, against " + s.parameter;
+    doc.push_back(chart(time_decomposition_chart(chart_points, s.parameter, parts),
+                        file + "-decomposition.svg",
+                        parts + ": launch/API overhead, transfer, kernel time within and lost "
+                                "to the roof"));
+    if (tensor_work) {
+      const std::string tc = s.name() + ": Tensor Cores against " + s.parameter;
+      doc.push_back(chart(tensor_core_chart(chart_points, s.parameter, tc), file + "-tensor.svg",
+                          tc + ": share of the FLOPs and utilisation of the Tensor-Core roof"));
+    } else {
+      doc.push_back(paragraph("Tensor Cores do none of the FLOPs of " + s.name() + " (math " +
+                              or_dash(s.math_mode) + "): no Tensor-Core chart."));
+    }
   }
 
   // The kernels the sweep ran, most traced time first.
@@ -475,6 +557,9 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r, const roofline::
                        "Bound", "Efficiency", "Tensor-Core share", "Headroom", "Status"},
                       std::move(rows), "point",
                       "Points of " + sweep + (fixed_text.empty() ? "" : "; fixed: " + fixed_text)));
+  // Numbers and class labels whole; the text columns wrap, so the table fits A4.
+  doc.back().nowrap = {0, 3, 4, 5, 6, 7, 8, 9};
+  doc.back().words = {1};
 }
 
 void provenance_section(std::vector<Block>& doc, const RunRecord& r, const std::string& anchor) {
@@ -513,9 +598,81 @@ void provenance_section(std::vector<Block>& doc, const RunRecord& r, const std::
             "provenance"));
 }
 
+// ---- Converting charts ------------------------------------------------------------
+
+// The absolute path of `program` in a directory of $PATH, or empty.
+std::string find_on_path(const std::string& program) {
+  const char* env = std::getenv("PATH");
+  const std::string dirs = env ? env : "";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = dirs.substr(start, end - start);
+    start = end + 1;
+    if (dir.empty()) continue;  // "." by POSIX; never run a program from the working directory
+    const std::string path = (std::filesystem::path(dir) / program).string();
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0) return path;
+  }
+  return {};
+}
+
+// Starts argv (argv[0] a path) with stdout and stderr discarded; its pid, or -1.
+pid_t spawn_silent(const std::vector<std::string>& argv) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> copy = argv;
+  std::vector<char*> args;
+  for (std::string& a : copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int started = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return started == 0 ? pid : -1;
+}
+
+// Runs argv (argv[0] a path) with stdout discarded; returns its exit code (-1:
+// could not start or was killed) and the first line it wrote to stderr.
+std::pair<int, std::string> run_quietly(const std::vector<std::string>& argv) {
+  int err[2];
+  if (pipe(err) != 0) return {-1, "cannot create a pipe"};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+  posix_spawn_file_actions_addclose(&actions, err[0]);
+  posix_spawn_file_actions_addclose(&actions, err[1]);
+  std::vector<char*> args;
+  std::vector<std::string> copy = argv;
+  for (std::string& a : copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int started = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(err[1]);
+  std::string text;
+  char buffer[4096];
+  ssize_t n = 0;
+  // Read to EOF before waiting, so a chatty child never blocks on a full pipe.
+  while ((n = read(err[0], buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) text.append(buffer, static_cast<std::size_t>(n));
+  close(err[0]);
+  if (started != 0) return {-1, std::string("cannot start: ") + std::strerror(started)};
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  text = text.substr(0, text.find('\n'));
+  return {code, text};
+}
+
 }  // namespace
 
-ReportDocuments render_report(const std::vector<RunRecord>& runs) {
+namespace {
+
+std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
   std::vector<Block> doc;
   doc.push_back(heading(1, "timeroof report"));
   doc.push_back(paragraph("Why each operator takes the time it takes: " +
@@ -542,15 +699,41 @@ ReportDocuments render_report(const std::vector<RunRecord>& runs) {
       sweep_section(doc, r, roofs, sweep, anchor, ++sweep_number);
     provenance_section(doc, r, anchor);
   }
+  return doc;
+}
+
+}  // namespace
+
+ReportDocuments render_report(const std::vector<RunRecord>& runs, ChartFormat format) {
+  const std::vector<Block> doc = report_blocks(runs);
   ReportDocuments out;
   out.html = render_html(doc);
-  out.markdown = render_markdown(doc);
+  out.markdown = render_markdown(doc, format);
   for (const Block& b : doc)
     if (b.kind == Block::Kind::chart) out.charts.emplace_back(b.file, b.svg);
   return out;
 }
 
-void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir) {
+const char* to_string(ChartFormat format) {
+  switch (format) {
+    case ChartFormat::svg:
+      return "svg";
+    case ChartFormat::png:
+      return "png";
+    case ChartFormat::pdf:
+      return "pdf";
+  }
+  return "svg";
+}
+
+ChartFormat parse_chart_format(const std::string& name) {
+  for (ChartFormat f : {ChartFormat::svg, ChartFormat::png, ChartFormat::pdf})
+    if (name == to_string(f)) return f;
+  throw usage_error("unknown chart format '" + name + "'; use svg, png or pdf");
+}
+
+void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir,
+                  ChartFormat format) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(out_dir, ec);
@@ -558,7 +741,7 @@ void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir
     throw usage_error("cannot create the report directory " + out_dir + " (" + ec.message() +
                       "); pass a writable --out");
   }
-  const ReportDocuments docs = render_report(runs);
+  const std::vector<Block> doc = report_blocks(runs);
   auto write = [&](const std::string& name, const std::string& text) {
     const std::string path = (fs::path(out_dir) / name).string();
     std::ofstream file(path, std::ios::binary);
@@ -566,9 +749,64 @@ void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir
       throw usage_error("cannot write " + path + "; check that the directory is writable");
     }
   };
-  for (const auto& [name, svg] : docs.charts) write(name, svg);
-  write("report.md", docs.markdown);
-  write("index.html", docs.html);
+  // The SVG report first: it stands on its own if the conversion cannot run.
+  std::vector<std::string> charts;
+  for (const Block& b : doc) {
+    if (b.kind != Block::Kind::chart) continue;
+    write(b.file, b.svg);
+    charts.push_back(b.file);
+  }
+  write("report.md", render_markdown(doc, ChartFormat::svg));
+  write("index.html", render_html(doc));
+  if (format == ChartFormat::svg) return;
+
+  const std::string tool = find_on_path("rsvg-convert");
+  if (tool.empty()) {
+    throw environment_error(std::string("rsvg-convert is not installed (not on PATH); ") +
+                            to_string(format) +
+                            " charts need it: install it with `sudo apt-get install "
+                            "librsvg2-bin` (the report with SVG charts is in " +
+                            out_dir + ")");
+  }
+  auto command = [&](const std::string& name) {
+    std::vector<std::string> argv = {tool, "--format", to_string(format)};
+    // PNG at twice the SVG's size: sharp on a slide and in print.
+    if (format == ChartFormat::png) argv.insert(argv.end(), {"--zoom", "2"});
+    argv.insert(argv.end(), {"--output", (fs::path(out_dir) / chart_file(name, format)).string(),
+                             (fs::path(out_dir) / name).string()});
+    return argv;
+  };
+  // One rsvg-convert per core at a time (a report has dozens of charts).
+  const std::size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::deque<std::pair<pid_t, std::size_t>> running;  // pid, chart
+  std::vector<std::size_t> failed;
+  auto reap_oldest = [&] {
+    int status = 0;
+    while (waitpid(running.front().first, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed.push_back(running.front().second);
+    running.pop_front();
+  };
+  for (std::size_t i = 0; i < charts.size(); ++i) {
+    if (running.size() >= jobs) reap_oldest();
+    const pid_t pid = spawn_silent(command(charts[i]));
+    if (pid > 0)
+      running.emplace_back(pid, i);
+    else
+      failed.push_back(i);
+  }
+  while (!running.empty()) reap_oldest();
+  if (!failed.empty()) {
+    // Once more in the foreground, for what rsvg-convert says.
+    const std::string& name = charts[*std::min_element(failed.begin(), failed.end())];
+    const auto [code, message] = run_quietly(command(name));
+    throw environment_error(
+        "rsvg-convert could not convert " + (fs::path(out_dir) / name).string() + " (" +
+        (message.empty() ? "exit " + std::to_string(code) : message) + ")" +
+        (failed.size() > 1 ? " nor " + std::to_string(failed.size() - 1) + " other chart(s)" : "") +
+        "; the report with SVG charts is in " + out_dir);
+  }
+  write("report.md", render_markdown(doc, format));
 }
 
 }  // namespace timeroof::plots

@@ -6,8 +6,10 @@
 // Sections per run: summary (GPU, date, tool version, command line, points per
 // status), findings (roofline::findings, ranked), the machine's roofs (ceilings
 // and working-set charts, a table of every ceiling), per sweep the classic
-// roofline chart of its points, the time-vs-parameter chart of each batch series
-// (roofline::group_series) and a table with one row per point, and provenance.
+// roofline chart of its points and its time-based complexity chart; per batch
+// series (roofline::group_series) the time-vs-parameter chart, the decomposition
+// of each call's time and, where Tensor Cores do work, their share and
+// utilisation; a table with one row per point; and provenance.
 // Every piece of text taken from the data (kernel and operator names, params,
 // reasons, command lines) is escaped: XML entities in HTML; in Markdown too
 // (renderers pass HTML through), plus | and backticks.
@@ -21,18 +23,31 @@
 
 namespace timeroof::plots {
 
-// Writes out_dir/index.html, out_dir/report.md and the SVG charts report.md
-// names (out_dir is created). Throws a usage error naming the path when a file
-// cannot be written.
-void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir);
+// The chart files report.md references. index.html always inlines SVG.
+enum class ChartFormat { svg, png, pdf };
+const char* to_string(ChartFormat format);  // "svg", "png", "pdf": also the file extension
+// "svg", "png" or "pdf"; anything else is a usage error naming the choices.
+ChartFormat parse_chart_format(const std::string& name);
+
+// Writes out_dir/index.html, out_dir/report.md and the SVG charts (out_dir is
+// created). Throws a usage error naming the path when a file cannot be written.
+// With png or pdf, each chart's SVG is then converted by rsvg-convert (found on
+// PATH; PNG at 2x, for slides) and report.md is rewritten to reference the
+// converted files. When rsvg-convert is not installed or fails, the SVG report
+// stays written (report.md referencing the SVGs) and an environment error names
+// the problem and the fix.
+void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir,
+                  ChartFormat format = ChartFormat::svg);
 
 // The two documents without writing anything (for tests): HTML, and Markdown
-// with the charts it references as (relative file name, SVG text).
+// referencing its charts as `format` files; the charts as (relative SVG file
+// name, SVG text).
 struct ReportDocuments {
   std::string html;
   std::string markdown;
   std::vector<std::pair<std::string, std::string>> charts;
 };
-ReportDocuments render_report(const std::vector<RunRecord>& runs);
+ReportDocuments render_report(const std::vector<RunRecord>& runs,
+                              ChartFormat format = ChartFormat::svg);
 
 }  // namespace timeroof::plots

@@ -2,16 +2,65 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <map>
 
 namespace timeroof::roofline {
 
 namespace {
 
-std::optional<double> counter(const Point& point, const char* name) {
-  const auto it = point.counters.find(name);
-  if (it == point.counters.end() || !std::isfinite(it->second)) return std::nullopt;
+using Quantities = std::map<std::string, double>;
+
+std::optional<double> counter(const Quantities& q, const char* name) {
+  const auto it = q.find(name);
+  if (it == q.end() || !std::isfinite(it->second)) return std::nullopt;
   return it->second;
+}
+
+std::optional<double> counter(const Point& point, const char* name) {
+  return counter(point.counters, name);
+}
+
+// W_p from catalog quantities; false when no work quantity is there.
+bool read_work(const Quantities& q, std::array<double, kPrecisionCount>& work) {
+  bool any = false;
+  for (Precision p : kAllPrecisions) {
+    if (const auto w = counter(q, work_quantity(p))) {
+      work[static_cast<std::size_t>(p)] = std::max(0.0, *w);
+      any = true;
+    }
+  }
+  return any;
+}
+
+// Q_l from catalog quantities (DRAM = read + write); absent levels stay nullopt.
+std::array<std::optional<double>, kLevelCount> read_bytes(const Quantities& q) {
+  std::array<std::optional<double>, kLevelCount> bytes;
+  bytes[static_cast<std::size_t>(Level::l1)] = counter(q, "l1_bytes");
+  bytes[static_cast<std::size_t>(Level::l2)] = counter(q, "l2_bytes");
+  const auto read = counter(q, "dram_read_bytes");
+  const auto write = counter(q, "dram_write_bytes");
+  if (read || write)
+    bytes[static_cast<std::size_t>(Level::dram)] = read.value_or(0) + write.value_or(0);
+  return bytes;
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// The L1 rule (header): why L1 is left out, or "" when it is used.
+std::string l1_exclusion(const std::array<std::optional<double>, kLevelCount>& bytes,
+                         double min_fraction) {
+  const auto& l1 = bytes[static_cast<std::size_t>(Level::l1)];
+  const auto& l2 = bytes[static_cast<std::size_t>(Level::l2)];
+  if (!l1 || !l2 || *l2 <= 0 || *l1 >= min_fraction * *l2) return "";
+  return "L1 not measured meaningfully (TMA): L1 bytes " + number(*l1) + " < " +
+         number(min_fraction) + " x L2 bytes " + number(*l2) +
+         "; loads that bypass the L1 counter (TMA, wgmma via shared memory) are missing";
 }
 
 std::optional<double> positive(const std::optional<double>& v) {
@@ -20,6 +69,51 @@ std::optional<double> positive(const std::optional<double>& v) {
 }
 
 }  // namespace
+
+const char* to_string(BoundScope scope) {
+  switch (scope) {
+    case BoundScope::per_kernel:
+      return "per-kernel";
+    case BoundScope::per_operator:
+      return "per-operator";
+  }
+  return "?";
+}
+
+bool has_counters(const KernelRecord& kernel) {
+  std::array<double, kPrecisionCount> work{};
+  if (read_work(kernel.metrics, work)) return true;
+  for (const auto& q : read_bytes(kernel.metrics))
+    if (q) return true;
+  return false;
+}
+
+KernelBound kernel_bound(const KernelRecord& kernel, const MachineRoofs& roofs,
+                         const BoundsOptions& options) {
+  KernelBound k;
+  k.name = kernel.name;
+  k.duration_s = kernel.duration_s;
+  read_work(kernel.metrics, k.work);
+  for (Precision p : kAllPrecisions) {
+    const double w = k.work[static_cast<std::size_t>(p)];
+    if (w > 0 && roofs.peak(p).available()) k.t_compute += w / *roofs.peak(p).value;
+  }
+  k.bytes = read_bytes(kernel.metrics);
+  k.l1_excluded = !l1_exclusion(k.bytes, options.l1_min_fraction).empty();
+  k.t_bound = k.t_compute;
+  if (k.t_compute > 0) k.limiting = "compute";
+  for (Level l : kAllLevels) {
+    const std::size_t i = static_cast<std::size_t>(l);
+    if (!k.bytes[i] || !roofs.bandwidth(l).available()) continue;
+    if (l == Level::l1 && k.l1_excluded) continue;
+    k.t_mem[i] = *k.bytes[i] / *roofs.bandwidth(l).value;
+    if (*k.t_mem[i] > k.t_bound) {
+      k.t_bound = *k.t_mem[i];
+      k.limiting = to_string(l);
+    }
+  }
+  return k;
+}
 
 const char* to_string(Source source) {
   switch (source) {
@@ -56,12 +150,7 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
   const Timing& t = point.timing;
 
   // --- Work W_p ---------------------------------------------------------------
-  for (Precision p : kAllPrecisions) {
-    if (const auto w = counter(point, work_quantity(p))) {
-      b.work[static_cast<std::size_t>(p)] = std::max(0.0, *w);
-      b.work_source = Source::counters;
-    }
-  }
+  if (read_work(point.counters, b.work)) b.work_source = Source::counters;
   if (b.work_source == Source::none && point.flops > 0) {
     if (const auto p = analytic_class(point.precision, point.math_mode)) {
       b.work[static_cast<std::size_t>(*p)] = point.flops;
@@ -77,11 +166,7 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
   // --- Bytes Q_l --------------------------------------------------------------
   const auto read = counter(point, "dram_read_bytes");
   const auto write = counter(point, "dram_write_bytes");
-  std::array<std::optional<double>, kLevelCount> bytes;
-  bytes[static_cast<std::size_t>(Level::l1)] = counter(point, "l1_bytes");
-  bytes[static_cast<std::size_t>(Level::l2)] = counter(point, "l2_bytes");
-  if (read || write)
-    bytes[static_cast<std::size_t>(Level::dram)] = read.value_or(0) + write.value_or(0);
+  std::array<std::optional<double>, kLevelCount> bytes = read_bytes(point.counters);
   if (read && !write)
     b.notes.push_back("dram_write_bytes not collected: DRAM bytes are reads only");
   if (write && !read)
@@ -93,6 +178,7 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
     b.bytes_source = Source::analytic;
     b.notes.push_back("no byte counters: DRAM bytes = analytic min_bytes");
   }
+  const std::string l1_out = l1_exclusion(bytes, options.l1_min_fraction);
 
   // --- Timing -----------------------------------------------------------------
   b.wall_s = positive(t.wall_median_s);
@@ -134,6 +220,12 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
     lb.bytes = bytes[i];
     const Roof& roof = roofs.bandwidth(l);
     if (roof.available()) lb.bandwidth = roof.value;
+    if (l == Level::l1 && !l1_out.empty()) {
+      lb.excluded = true;
+      lb.excluded_reason = l1_out;
+      b.notes.push_back(l1_out);
+      continue;
+    }
     if (lb.bytes && !lb.bandwidth && *lb.bytes > 0)
       b.notes.push_back(std::string("no ") + to_string(l) + " bandwidth roof: level left out (" +
                         roof.note + ")");
@@ -194,7 +286,35 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
   if (b.kernel_s && b.total_work > 0) b.tensor_utilisation = b.t_tensor / *b.kernel_s;
 
   // --- Lower bound and headroom -----------------------------------------------
+  b.t_lower_bound_operator = b.t_kernel_roof;
   b.t_lower_bound = b.t_kernel_roof;
+  const bool per_kernel = options.per_kernel_lower_bound && !point.kernels.empty() &&
+                          std::all_of(point.kernels.begin(), point.kernels.end(),
+                                      [](const KernelRecord& k) { return has_counters(k); });
+  if (per_kernel) {
+    double sum = 0;
+    for (const KernelRecord& k : point.kernels) {
+      b.kernel_bounds.push_back(kernel_bound(k, roofs, options));
+      sum += b.kernel_bounds.back().t_bound;
+    }
+    b.t_lower_bound_per_kernel = sum;
+    // Both are lower bounds; a per-kernel sum below the operator's means the
+    // kernel records do not add up to the totals.
+    if (sum >= b.t_lower_bound_operator * (1 - 1e-9)) {
+      b.t_lower_bound = sum;
+      b.lower_bound_scope = BoundScope::per_kernel;
+    } else {
+      b.notes.push_back("per-kernel lower bound " + number(sum) +
+                        " s is below the operator-level " + number(b.t_lower_bound_operator) +
+                        " s (kernel counters do not add up to the totals): per-operator kept");
+    }
+  } else if (options.per_kernel_lower_bound && !point.kernels.empty() && b.t_kernel_roof > 0) {
+    std::size_t with = 0;
+    for (const KernelRecord& k : point.kernels) with += has_counters(k) ? 1 : 0;
+    if (with > 0)
+      b.notes.push_back(std::to_string(with) + " of " + std::to_string(point.kernels.size()) +
+                        " kernels have counters: lower bound per operator");
+  }
   if (b.t_lower_bound > 0) {
     if (b.wall_s) b.headroom = *b.wall_s / b.t_lower_bound;
     if (b.kernel_s) b.kernel_headroom = *b.kernel_s / b.t_lower_bound;

@@ -7,7 +7,8 @@
 //   work only: 2:4-sparse quantities are not added). W = sum_p W_p.
 // - Q_l, bytes at level l: L1 `l1_bytes` (requested from L1/TEX), L2 `l2_bytes`
 //   (requested from L2), DRAM `dram_read_bytes + dram_write_bytes`. A level whose
-//   counters were not collected is absent, not 0.
+//   counters were not collected is absent, not 0; L1 is left out where its counter
+//   did not see the traffic (see "L1" below).
 // - Without counters (no work or no byte quantity in Point::counters) the point
 //   falls back to its analytic numbers and is marked (work_source / bytes_source =
 //   analytic): W = Point::flops in the one class its precision and math mode imply
@@ -25,7 +26,7 @@
 // - T_compute = sum_p W_p / P_p: Tensor-Core and CUDA-core work each on its own
 //   peak; split as T_compute = T_cuda + T_tensor. Work of a class without a roof is
 //   left out (noted).
-// - T_mem,l = Q_l / B_l per level.
+// - T_mem,l = Q_l / B_l per level used.
 // - T_kernel_roof = max(T_compute, max_l T_mem,l): the roof of the kernels alone,
 //   compared with T_k.
 // - T_launch = N x L (L = launch_async).
@@ -46,12 +47,40 @@
 // - Tensor-Core share = W_tensor / W; Tensor-Core utilisation = T_tensor / T_k,
 //   the fraction of kernel time the Tensor Cores would be busy at their peak.
 //
-// Lower bound and headroom (Benanza): T_lb = sum over kernels of max(W/P, Q/B).
-// Points carry counters for the whole operator, not per kernel, so here T_lb is
-// taken at the operator level: T_lb = max(T_compute, max_l T_mem,l) =
-// T_kernel_roof. By max(sum) <= sum(max) it is never above the per-kernel bound,
-// so it is still a valid (possibly looser) lower bound. headroom = T / T_lb (wall)
-// and kernel_headroom = T_k / T_lb: how many times faster the call could get.
+// L1 is used only where its counter saw the traffic. l1_bytes counts requests
+// to the L1/TEX t-stage; TMA bulk copies (cp.async.bulk) and wgmma operands move
+// data between L2 and shared memory without passing it, so for Hopper Tensor-Core
+// kernels L1 bytes can be far below L2 bytes. Every byte an SM requests from L2
+// through the L1 path was first requested from L1 (misses, stores and atomics are
+// a subset of the t-stage requests), so a kernel whose traffic all goes through L1
+// has Q_l1 >= Q_l2. Rule: L1 is used when Q_l1 >= l1_min_fraction x Q_l2
+// (default 0.5; also when L2 was not collected or is 0); otherwise the level is
+// kept with its bytes but marked excluded ("not measured meaningfully (TMA)"):
+// no T_mem, intensity or attainable, so it takes no part in T_kernel_roof, the
+// limiting roof, the class or T_lb. Why 0.5 and not 1: the recorded runs' L2
+// counter (lts__t_bytes) also counts the L2 fabric between partitions and non-TEX
+// clients, up to ~1.5x the SM<->L2 bytes, so L1-path kernels read as low as
+// ~0.65; TMA / wgmma kernels read 0.00-0.15 on the H200 sample (fp16 conv, LSTM
+// fp16), so 0.5 separates the two with margin under either L2 metric. Leaving
+// L1 out never invalidates a bound: it only drops a term from a max.
+//
+// Lower bound and headroom (Benanza): T_lb = sum over kernels k of
+// max(T_compute,k, max_l T_mem,l,k), each kernel's work on its classes' own peaks
+// and its bytes at every level (the L1 rule applied per kernel), from
+// KernelRecord::metrics, which holds the same quantities as Point::counters per
+// kernel. Used (lower_bound_scope = per_kernel) when every kernel record of the
+// point has counters (a work or a byte quantity); otherwise, or when the kernel
+// records do not add up (see below), T_lb is taken at the operator level:
+// T_lb = max(T_compute, max_l T_mem,l) = T_kernel_roof (per_operator). By
+// max(sum) <= sum(max) the per-kernel bound is never below the operator-level one
+// when the kernels' quantities add up to the operator's: a compute-bound kernel
+// followed by a memory-bound one costs the sum of their bounds, not the larger of
+// two totals. Both are valid lower bounds, so T_lb is the larger of the two; where
+// the per-kernel sum comes out below (kernel counters from another replay, or L1
+// left out for one kernel but not for the total) the operator-level bound is kept
+// and a note says so. headroom = T / T_lb (wall) and kernel_headroom = T_k / T_lb:
+// how many times faster the call could get. The profiled `duration` metric is not
+// used for the kernels either (replay inflates it); KernelRecord::duration_s is.
 #pragma once
 
 #include <array>
@@ -72,7 +101,16 @@ struct BoundsOptions {
   // T_xfer adds to T_roof (copies not overlapped with kernels), as the operator
   // sweeps run them: the copy, then the kernels, on one stream.
   bool transfers_serial = true;
+  // L1 is used only when Q_l1 >= l1_min_fraction x Q_l2 (see "L1" above); 0 keeps
+  // L1 always.
+  double l1_min_fraction = 0.5;
+  // false: T_lb at the operator level even where every kernel has counters.
+  bool per_kernel_lower_bound = true;
 };
+
+// Which Benanza bound T_lb is: summed over kernels, or of the operator's totals.
+enum class BoundScope { per_kernel, per_operator };
+const char* to_string(BoundScope scope);  // "per-kernel", "per-operator"
 
 // One memory level of one point.
 struct LevelBounds {
@@ -82,6 +120,23 @@ struct LevelBounds {
   std::optional<double> time_s;      // T_mem,l = Q_l / B_l
   std::optional<double> intensity;   // AI_l = W / Q_l (FLOP/B), +inf when Q_l = 0
   std::optional<double> attainable;  // min(P_eff, AI_l x B_l), FLOP/s
+  // L1 not measured meaningfully (TMA, see above): bytes kept, no time,
+  // intensity or attainable; excluded_reason says why with the numbers.
+  bool excluded = false;
+  std::string excluded_reason;
+};
+
+// One kernel's Benanza bound, from its KernelRecord::metrics.
+struct KernelBound {
+  std::string name;
+  double duration_s = 0;                                 // traced
+  std::array<double, kPrecisionCount> work{};            // W_p,k
+  double t_compute = 0;                                  // sum_p W_p,k / P_p
+  std::array<std::optional<double>, kLevelCount> bytes;  // Q_l,k; nullopt: not collected
+  std::array<std::optional<double>, kLevelCount> t_mem;  // Q_l,k / B_l; nullopt: absent or excluded
+  bool l1_excluded = false;                              // the L1 rule, per kernel
+  double t_bound = 0;                                    // max(t_compute, max_l t_mem)
+  std::string limiting;  // "compute", "l1", "l2", "dram"; "" when t_bound = 0 (ties: compute)
 };
 
 struct PointBounds {
@@ -118,9 +173,13 @@ struct PointBounds {
   std::optional<double> tensor_utilisation;  // T_tensor / T_k
 
   // Lower bound and headroom.
-  double t_lower_bound = 0;               // T_lb (operator level, see above)
-  std::optional<double> headroom;         // T / T_lb
-  std::optional<double> kernel_headroom;  // T_k / T_lb
+  double t_lower_bound = 0;  // T_lb (see above)
+  BoundScope lower_bound_scope = BoundScope::per_operator;
+  double t_lower_bound_operator = 0;               // max(T_compute, max_l T_mem,l)
+  std::optional<double> t_lower_bound_per_kernel;  // sum_k; where every kernel has counters
+  std::vector<KernelBound> kernel_bounds;          // where every kernel has counters
+  std::optional<double> headroom;                  // T / T_lb
+  std::optional<double> kernel_headroom;           // T_k / T_lb
 
   const LevelBounds& level(Level l) const { return levels[static_cast<std::size_t>(l)]; }
 };
@@ -129,6 +188,13 @@ struct PointBounds {
 std::optional<Precision> analytic_class(const std::string& precision, const std::string& math_mode);
 
 PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
+                         const BoundsOptions& options = {});
+
+// True when a kernel record carries counters the model reads: a work quantity
+// (work_quantity(p)) or a byte quantity (l1_bytes, l2_bytes, dram_*_bytes).
+bool has_counters(const KernelRecord& kernel);
+// One kernel's bound (see "Lower bound" above).
+KernelBound kernel_bound(const KernelRecord& kernel, const MachineRoofs& roofs,
                          const BoundsOptions& options = {});
 
 }  // namespace timeroof::roofline

@@ -29,6 +29,30 @@
 //                    level (dram over l2 over l1).
 // 5. latency_bound   otherwise: the kernels run far from every bound (too little
 //                    parallelism, dependent steps, synchronisation).
+//
+// The defaults, checked against the H200 sample (samples/sample-run.json, 259
+// measured points):
+// - roof_fraction 0.4: the points that pass rules 2-3 fall into fp16 Tensor-Core
+//   conv at 0.62-1.05 of the L2 roof, fp32 conv forward with enough work (batch
+//   >= 64, or 16 with stride 1 or 256-512 filters) at 0.45-0.56 of the FP32 FMA
+//   peak (FFMA plus address arithmetic on the CUDA cores: compute-bound as a
+//   person reads it), and the rest below 0.4 (fp32 conv backward 0.12-0.36,
+//   smaller fp32 conv forward 0.10-0.40, LSTM backward weights 0.01-0.02). 0.3
+//   would cut through the fp32 backward cluster (0.26-0.36) and make classes
+//   alternate along a batch series; 0.5 would call a batch-1024 fp32 conv at 46%
+//   of the FMA peak latency-bound.
+//   The FLOP roof counts an FMA as 2 and other instructions as 0, so real kernels
+//   rarely pass 0.6-0.7 of it (ncu's 60% "speed of light" line is too high here).
+//   The sample's L2 bytes (lts__t_bytes) include the L2 fabric; with SM<->L2
+//   bytes (20-35% fewer) the lowest fp16 points move to ~0.40-0.50: recheck then.
+// - launch_fraction 0.5, one threshold for both launch rules. The issue rule is
+//   the "near its roof" test applied to the launch roof: T_launch >=
+//   T_kernel_roof makes T_launch the largest bound of T_roof, and the call is
+//   within a factor 2 of it. It decides 9 sample points, 8 of them LSTM fp32
+//   inference and training forward at batch >= 128 with 49 launches (T_launch =
+//   148 us = 60% of T), whose kernels average 2.5-2.8 us, under the 3.0 us launch
+//   cost: the GPU runs at the host's issue rate, while the measured overhead
+//   (45-49%) sits just under 0.5 and would flip the class with run-to-run noise.
 #pragma once
 
 #include <optional>
@@ -55,6 +79,7 @@ struct Thresholds {
   double transfer_fraction = 0.5;  // transfer / T
   double launch_fraction = 0.5;    // overhead / T
   double roof_fraction = 0.4;      // T_kernel_roof / T_k (the efficiency)
+  // The launch issue rule uses launch_fraction too: T_launch / T.
 };
 
 struct Decomposition {

@@ -92,6 +92,8 @@ std::string range_text(const Series& s, const ClassSegment& g) {
   const std::string& name = s.parameter;
   const double first = s.points.front().x, last = s.points.back().x;
   if (g.x_first == g.x_last) return name + " = " + format_value(g.x_first);
+  if (g.x_first == first && g.x_last == last)
+    return name + " " + format_value(first) + "-" + format_value(last);
   if (g.x_first == first) return name + " <= " + format_value(g.x_last);
   if (g.x_last == last) return name + " >= " + format_value(g.x_first);
   return name + " " + format_value(g.x_first) + "-" + format_value(g.x_last);
@@ -105,6 +107,18 @@ const SeriesPoint& representative(const Series& s, const ClassSegment& g) {
     return l->classification.parts.wall_s < r->classification.parts.wall_s;
   });
   return *members[(members.size() - 1) / 2];
+}
+
+// " at batch 16": where the quoted numbers come from, for groups of several points.
+std::string at_text(const Series& s, const ClassSegment& g, const SeriesPoint& p) {
+  if (g.first == g.last) return "";
+  return " at " + s.parameter + " " + format_value(p.x);
+}
+
+// The share of a point's own call a value explains, in [0, 1].
+double share_of_call(double explained_s, const SeriesPoint& p) {
+  const double wall = p.classification.parts.wall_s;
+  return wall > 0 ? std::clamp(explained_s / wall, 0.0, 1.0) : 0.0;
 }
 
 double explained(const SeriesPoint& p) {
@@ -134,6 +148,7 @@ std::string sentence(const Series& s, const ClassSegment& g, const MachineRoofs&
   const Classification& c = p.classification;
   const double wall = c.parts.wall_s;
   const double tk = b.kernel_s.value_or(0);
+  const std::string at = at_text(s, g, p);
   std::string out = s.name() + ", " + range_text(s, g) + ": ";
   switch (c.bottleneck) {
     case Bottleneck::launch_bound: {
@@ -146,10 +161,10 @@ std::string sentence(const Series& s, const ClassSegment& g, const MachineRoofs&
       const bool launches_explain = b.t_launch && *b.t_launch >= 0.25 * wall;
       if (launches_explain && roofs.launch.available()) {
         out += count + " x " + format_time(*roofs.launch.value) + " = " +
-               percent(*b.t_launch / wall) + " of " + format_time(wall);
+               percent(*b.t_launch / wall) + " of " + format_time(wall) + at;
       } else {
         out += "host/API overhead " + format_time(c.parts.overhead_s) + " = " +
-               percent(c.parts.overhead_s / wall) + " of " + format_time(wall);
+               percent(c.parts.overhead_s / wall) + " of " + format_time(wall) + at;
         if (b.launches && roofs.launch.available())
           out += " with " + count + " x " + format_time(*roofs.launch.value);
       }
@@ -158,7 +173,7 @@ std::string sentence(const Series& s, const ClassSegment& g, const MachineRoofs&
     }
     case Bottleneck::transfer_bound: {
       out += "transfer-bound — host<->device copies " + format_time(c.parts.transfer_s) + " = " +
-             percent(c.parts.transfer_s / wall) + " of " + format_time(wall);
+             percent(c.parts.transfer_s / wall) + " of " + format_time(wall) + at;
       break;
     }
     case Bottleneck::memory_bound: {
@@ -166,13 +181,13 @@ std::string sentence(const Series& s, const ClassSegment& g, const MachineRoofs&
       const double tm = b.level(l).time_s.value_or(0);
       out += std::string(level_name(l)) + "-bound at " + percent(tk > 0 ? tm / tk : 0) +
              " of the " + level_name(l) + " roof (" + format_time(tm) + " of " + format_time(tk) +
-             " kernel time)";
+             " kernel time" + at + ")";
       const std::string cc = compute_clause(b, s.math_mode);
       if (!cc.empty()) out += "; " + cc;
       break;
     }
     case Bottleneck::compute_bound: {
-      out += "compute-bound — ";
+      out += "compute-bound — " + (at.empty() ? "" : at.substr(1) + ", ");
       if (c.unit == ComputeUnit::tensor_core) {
         const auto t = dominant(b, true);
         out += "Tensor Cores at " + percent(tk > 0 ? b.t_tensor / tk : 0) + " of the " +
@@ -189,9 +204,9 @@ std::string sentence(const Series& s, const ClassSegment& g, const MachineRoofs&
                               : b.limiting_roof == "l2"    ? "L2"
                               : b.limiting_roof == "dram"  ? "HBM"
                                                            : b.limiting_roof;
-      out += "latency-bound — kernels at " + percent(b.efficiency.value_or(0)) +
-             " of their roof (" + lim + "), " + format_time(tk) + " of kernels in a " +
-             format_time(wall) + " call";
+      out += "latency-bound — " + (at.empty() ? "" : at.substr(1) + ", ") + "kernels at " +
+             percent(b.efficiency.value_or(0)) + " of their roof (" + lim + "), " +
+             format_time(tk) + " of kernels in a " + format_time(wall) + " call";
       const std::string cc = compute_clause(b, s.math_mode);
       if (!cc.empty()) out += "; " + cc;
       break;
@@ -229,6 +244,7 @@ std::vector<Finding> series_findings(const std::vector<Series>& series, const Ma
   std::vector<Finding> out;
   for (const Series& s : series) {
     if (s.points.empty()) continue;
+    const double n = static_cast<double>(s.points.size());
     const std::size_t first_of_series = out.size();
     for (const ClassSegment& g : class_segments(s)) {
       Finding f;
@@ -239,7 +255,11 @@ std::vector<Finding> series_findings(const std::vector<Series>& series, const Ma
       f.x_last = g.x_last;
       f.label = g.label;
       f.points = g.last - g.first + 1;
-      for (std::size_t i = g.first; i <= g.last; ++i) f.explained_s += explained(s.points[i]);
+      for (std::size_t i = g.first; i <= g.last; ++i) {
+        const double e = explained(s.points[i]);
+        f.explained_s += e;
+        f.share += share_of_call(e, s.points[i]) / n;
+      }
       f.text = sentence(s, g, roofs);
       out.push_back(std::move(f));
     }
@@ -272,7 +292,11 @@ std::vector<Finding> series_findings(const std::vector<Series>& series, const Ma
       f.x_last = s.points.back().x;
       f.label = "fit";
       f.points = w.n;
-      f.explained_s = static_cast<double>(w.n) * std::max(w.a, 0.0);
+      for (const SeriesPoint& p : s.points) {
+        const double fixed = std::min(std::max(w.a, 0.0), p.classification.parts.wall_s);
+        f.explained_s += fixed;
+        f.share += share_of_call(fixed, p) / n;
+      }
       f.text = s.name() + ", " + s.parameter + " " + format_value(f.x_first) + "-" +
                format_value(f.x_last) + ": " + clause;
       out.push_back(std::move(f));
@@ -287,8 +311,12 @@ std::vector<Finding> series_findings(const std::vector<Series>& series, const Ma
     f.label = "fit";
     f.points = w.n;
     // Rank: the fixed cost over the points where it dominates (x <= knee).
-    for (const SeriesPoint& p : s.points)
-      if (p.x <= *w.knee) f.explained_s += std::min(w.a, p.bounds.wall_s.value_or(w.a));
+    for (const SeriesPoint& p : s.points) {
+      if (p.x > *w.knee) continue;
+      const double fixed = std::min(w.a, p.classification.parts.wall_s);
+      f.explained_s += fixed;
+      f.share += share_of_call(fixed, p) / n;
+    }
     f.text = s.name() + ", " + s.parameter + " " + format_value(f.x_first) + "-" +
              format_value(f.x_last) + ": T = " + format_time(w.a) + " fixed per call + " +
              format_time(w.c) +
@@ -303,6 +331,7 @@ std::vector<Finding> series_findings(const std::vector<Series>& series, const Ma
     out.push_back(std::move(f));
   }
   std::stable_sort(out.begin(), out.end(), [](const Finding& l, const Finding& r) {
+    if (l.share != r.share) return l.share > r.share;
     return l.explained_s > r.explained_s;
   });
   return out;

@@ -1,40 +1,49 @@
 // Findings: short, specific sentences built from the numbers of a run, ranked by
-// the time they explain.
+// the share of their series' time they explain.
 //
 // Per series (sweep_fit.hpp), consecutive points of one bottleneck class form one
-// finding with a parameter range: "batch <= X" when the group starts at the
-// series' first value, "batch >= X" when it ends at its last, "batch X-Y" in
-// between, "batch = X" for one point. The numbers quoted are those of the
-// group's representative point, the one with the median wall time (the lower
-// median for an even count). Sentences per class:
-// - launch_bound:   "<series>, <range>: launch-bound — N launches x L = p% of T;
-//                    kernels busy k% of the call" where N x L >= 25% of T (the
-//                    launches explain the call), else "host/API overhead X = p% of
-//                    T with N launches x L; kernels busy k% of the call"
+// finding with a parameter range: "batch 1-1024" when the group is the whole
+// series, "batch <= X" when it starts at the series' first value, "batch >= X"
+// when it ends at its last, "batch X-Y" in between, "batch = X" for one point.
+// The numbers quoted are those of the group's representative point, the one with
+// the median wall time (the lower median for an even count), named "at batch X"
+// where the group has several points. Sentences per class:
+// - launch_bound:   "<series>, <range>: launch-bound — N launches x L = p% of T at
+//                    batch X; kernels busy k% of the call" where N x L >= 25% of T
+//                    (the launches explain the call), else "host/API overhead O =
+//                    p% of T at batch X with N launches x L; kernels busy k% ..."
 // - transfer_bound: "<series>, <range>: transfer-bound — host<->device copies X =
-//                    p% of T"
+//                    p% of T at batch X"
 // - memory_bound:   "<series>, <range>: <LEVEL>-bound at p% of the <LEVEL> roof
-//                    (T_mem,l of T_k kernel time)" + the compute clause
-// - compute_bound:  "<series>, <range>: compute-bound — Tensor Cores at p% of the
-//                    <peak> (s% of the FLOPs)", or the compute clause
-// - latency_bound:  "<series>, <range>: latency-bound — kernels at p% of their
-//                    roof (<limiting>), T_k of kernels in a T call" + the compute
-//                    clause
+//                    (T_mem,l of T_k kernel time at batch X)" + the compute clause
+// - compute_bound:  "<series>, <range>: compute-bound — at batch X, Tensor Cores at
+//                    p% of the <peak> (s% of the FLOPs)", or the compute clause
+// - latency_bound:  "<series>, <range>: latency-bound — at batch X, kernels at p%
+//                    of their roof (<limiting>), T_k of kernels in a T call" + the
+//                    compute clause
 // Compute clause: "CUDA cores at p% of <FP32 FMA> peak" (T_cuda / T_k, named by
 // the dominant CUDA-core class; shown where no Tensor-Core work or CUDA-core work is
 // >= 10% of T_compute); "Tensor Cores do s% of the FLOPs at u% of the <peak>"
 // (T_tensor / T_k) where they work; "Tensor Cores unused (math <mode>)" where not.
-// Explained time (the rank) = the sum over the group's points of the time the
-// class names: launch: max(overhead, T_launch) capped at T; transfer: transfer
-// time; memory: T_mem,l; compute: T_compute; latency: T_k - T_kernel_roof.
+// Explained time per point e_i, the time the class names: launch: max(overhead,
+// T_launch) capped at T; transfer: transfer time; memory: T_mem,l; compute:
+// T_compute; latency: T_k - T_kernel_roof. explained_s = sum of e_i over the group.
+// Rank (share): (1/n) x sum over the group's points of min(e_i / T_i, 1), n = the
+// points of the series: each point's share of its own call, averaged over the
+// series, so every swept value weighs alike and the findings of one series add up
+// to at most 1. Summed seconds (explained_s, the former rank) let the largest
+// batches decide: a batch-1024 call costs 10-300x a batch-1 call, so on the H200
+// sample each fp16 conv series' small-batch launch-bound finding, what a batch
+// sweep is run to find, ranked below its large-batch L2-bound one. Ties:
+// explained_s.
 // Series fits (sweep_fit.hpp), one per series of >= 3 points:
 // - knee within (or below) the range: "<series>, batch 1-1024: T = a fixed per
-//   call + c per sample; work overtakes the fixed cost at batch ~ b*", ranked by
-//   the fixed cost summed over the points at or below the knee (min(a, T) each).
+//   call + c per sample; work overtakes the fixed cost at batch ~ b*", explaining
+//   the fixed cost over the points at or below the knee (min(a, T_i) each).
 // - flat series, or knee beyond the range: "time flat in batch (fit a + c per
 //   sample)" / "the fixed cost dominates up to batch X (fit ..., knee ~ b*)",
 //   appended to the series' finding where one class covers the whole series,
-//   else a finding of its own ranked by n x a.
+//   else a finding of its own explaining min(a, T_i) at every point.
 #pragma once
 
 #include <cstddef>
@@ -50,7 +59,8 @@ namespace timeroof::roofline {
 
 struct Finding {
   std::string text;
-  double explained_s = 0;  // the rank
+  double share = 0;        // the rank: share of the series' time explained, [0, 1]
+  double explained_s = 0;  // seconds explained, summed over the group's points
   std::string series;      // Series::name()
   std::string sweep;
   std::string parameter;
@@ -65,7 +75,7 @@ struct FindingsOptions {
   bool include_fits = true;
 };
 
-// Findings for the series of one run, most time explained first.
+// Findings for the series of one run, largest share first.
 std::vector<Finding> findings(const std::vector<Point>& points, const MachineRoofs& roofs,
                               const FindingsOptions& options = {});
 // The findings of already grouped series.

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -610,6 +611,53 @@ nlohmann::json Conv2d::details() const {
   if (const char* tf32 = std::getenv("NVIDIA_TF32_OVERRIDE"))
     details["nvidia_tf32_override"] = tf32;
   return details;
+}
+
+namespace {
+
+// A call's tensor by its role and the buffer (named by the forward pass) that holds it.
+struct ConvArgument {
+  const char* role;
+  ConvTensor buffer;
+};
+
+std::vector<DeviceTensor> conv2d_tensors(const Conv2dSpec& spec, const Conv2dState* state,
+                                         std::initializer_list<ConvArgument> arguments) {
+  std::vector<DeviceTensor> tensors;
+  for (const ConvArgument& a : arguments) {
+    const double elements = a.buffer == ConvTensor::x   ? conv2d_input_elements(spec)
+                            : a.buffer == ConvTensor::w ? conv2d_filter_elements(spec)
+                                                        : conv2d_output_elements(spec);
+    tensors.push_back({a.role, state ? state->buffer(a.buffer) : nullptr,
+                       static_cast<std::size_t>(elements) * element_bytes(spec.precision)});
+  }
+  return tensors;
+}
+
+}  // namespace
+
+std::vector<DeviceTensor> Conv2d::inputs() const {
+  switch (spec_.direction) {
+    case ConvDirection::fwd:
+      return conv2d_tensors(spec_, state_.get(), {{"x", ConvTensor::x}});
+    case ConvDirection::bwd_data:
+      return conv2d_tensors(spec_, state_.get(), {{"dy", ConvTensor::y}});
+    case ConvDirection::bwd_filter:
+      return conv2d_tensors(spec_, state_.get(), {{"x", ConvTensor::x}, {"dy", ConvTensor::y}});
+  }
+  return {};
+}
+
+std::vector<DeviceTensor> Conv2d::outputs() const {
+  switch (spec_.direction) {
+    case ConvDirection::fwd:
+      return conv2d_tensors(spec_, state_.get(), {{"y", ConvTensor::y}});
+    case ConvDirection::bwd_data:
+      return conv2d_tensors(spec_, state_.get(), {{"dx", ConvTensor::x}});
+    case ConvDirection::bwd_filter:
+      return conv2d_tensors(spec_, state_.get(), {{"dw", ConvTensor::w}});
+  }
+  return {};
 }
 
 void Conv2d::prepare(cudaStream_t stream) {

@@ -145,6 +145,10 @@ class Conv2d final : public Operator {
   // {"workspace_bytes", "cudnn_math_type", "deterministic", "algorithm_selection",
   //  and "search_time_ms" of the chosen algorithm for exhaustive search}.
   nlohmann::json details() const override;
+  // The call's activations; the filter stays resident (Operator::inputs()):
+  //   fwd: x -> y;  bwd_data: dy -> dx;  bwd_filter: x, dy -> dw.
+  std::vector<DeviceTensor> inputs() const override;
+  std::vector<DeviceTensor> outputs() const override;
 
   void prepare(cudaStream_t stream) override;
   void run(cudaStream_t stream) override;

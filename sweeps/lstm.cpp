@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <iterator>
 #include <limits>
 #include <stdexcept>
@@ -1127,6 +1128,67 @@ nlohmann::json Lstm::details() const {
   if (const char* tf32 = std::getenv("NVIDIA_TF32_OVERRIDE"))
     details["nvidia_tf32_override"] = tf32;
   return details;
+}
+
+namespace {
+
+// A call's tensor: its role and the buffer that holds it.
+struct LstmArgument {
+  const char* role;
+  LstmTensor tensor;
+};
+
+std::vector<DeviceTensor> lstm_tensors(const LstmSpec& spec, const LstmState* state,
+                                       std::initializer_list<LstmArgument> arguments) {
+  std::vector<DeviceTensor> tensors;
+  for (const LstmArgument& a : arguments) {
+    const double elements =
+        a.tensor == LstmTensor::x || a.tensor == LstmTensor::dx   ? lstm_x_elements(spec)
+        : a.tensor == LstmTensor::y || a.tensor == LstmTensor::dy ? lstm_y_elements(spec)
+                                                                  : lstm_state_elements(spec);
+    tensors.push_back({a.role, state ? static_cast<void*>(state->buffer(a.tensor).get()) : nullptr,
+                       static_cast<std::size_t>(elements) * element_bytes(spec.precision)});
+  }
+  return tensors;
+}
+
+}  // namespace
+
+std::vector<DeviceTensor> Lstm::inputs() const {
+  using T = LstmTensor;
+  switch (spec_.pass) {
+    case LstmPass::inference:
+    case LstmPass::training_forward:
+      return lstm_tensors(spec_, state_.get(), {{"x", T::x}, {"hx", T::hx}, {"cx", T::cx}});
+    case LstmPass::backward_data:
+      return lstm_tensors(spec_, state_.get(),
+                          {{"y", T::y},
+                           {"dy", T::dy},
+                           {"hx", T::hx},
+                           {"dhy", T::dhy},
+                           {"cx", T::cx},
+                           {"dcy", T::dcy}});
+    case LstmPass::backward_weights:
+      return lstm_tensors(spec_, state_.get(), {{"x", T::x}, {"hx", T::hx}, {"y", T::y}});
+  }
+  return {};
+}
+
+std::vector<DeviceTensor> Lstm::outputs() const {
+  using T = LstmTensor;
+  switch (spec_.pass) {
+    case LstmPass::inference:
+    case LstmPass::training_forward:
+      return lstm_tensors(spec_, state_.get(), {{"y", T::y}, {"hy", T::hy}, {"cy", T::cy}});
+    case LstmPass::backward_data:
+      return lstm_tensors(spec_, state_.get(), {{"dx", T::dx}, {"dhx", T::dhx}, {"dcx", T::dcx}});
+    case LstmPass::backward_weights:
+      if (state_) return {{"dw", state_->dweights.get(), state_->dweights.bytes()}};
+      return {
+          {"dw", nullptr,
+           static_cast<std::size_t>(lstm_weight_elements(spec_)) * element_bytes(spec_.precision)}};
+  }
+  return {};
 }
 
 void Lstm::prepare(cudaStream_t stream) {

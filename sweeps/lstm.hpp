@@ -259,6 +259,19 @@ class Lstm final : public Operator {
   //  "CUDNN_WGRAD_MODE_ADD" after a cudaMemsetAsync of dw in every run(): cuDNN
   //  9.14 refuses SET for RNNs)}.
   nlohmann::json details() const override;
+  // The call's data (Operator::inputs()): every tensor argument of the cuDNN call
+  // but the weights, the workspace and the reserve space, which stay resident, as
+  // a framework keeps its parameters and cuDNN's saved forward state on the GPU
+  // between the passes of a training step. hx and cx are always passed (this
+  // operator never uses cuDNN's implicit zero state), so they are always moved:
+  //   inference, training_forward  x, hx, cx -> y, hy, cy
+  //   backward_data                y, dy, hx, dhy, cx, dcy -> dx, dhx, dcx
+  //   backward_weights             x, hx, y -> dw (the whole weight-gradient space,
+  //                                handed to the optimizer: after prepare() cuDNN's
+  //                                weight-space size, before it the analytic
+  //                                lstm_weight_elements, which omits any padding)
+  std::vector<DeviceTensor> inputs() const override;
+  std::vector<DeviceTensor> outputs() const override;
 
   // Allocates, fills every input with random non-zero data on the device (x, h,
   // c and gradients uniform in [-1, 1), weights and biases in [-1/sqrt(H),

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -68,6 +69,14 @@ struct CheckResult {
 // with "<method>: relative error E <= T over N outputs"; callers append what ran.
 void judge(CheckResult& result);
 
+// One device tensor a caller brings to a call or takes back from it (see
+// Operator::inputs()). `data` is the operator's own buffer: null before prepare().
+struct DeviceTensor {
+  std::string role;  // the library's name of the argument: "x", "dy", "hx", "dw", ...
+  void* data = nullptr;
+  std::size_t bytes = 0;  // as stored (element_bytes() x elements)
+};
+
 class Operator {
  public:
   Operator() = default;
@@ -92,6 +101,21 @@ class Operator {
   // Facts prepare() decided that are results rather than configuration
   // (workspace bytes, the library's math type, determinism, ...); {} before prepare().
   virtual nlohmann::json details() const { return nlohmann::json::object(); }
+
+  // The per-call data of one run() call, for sweeps that time host<->device
+  // transfers with it: inputs() are what a caller brings (activations, recurrent
+  // state, incoming gradients, saved forward outputs the call reads), outputs()
+  // what it takes back. Parameters (weights, filters) are NOT listed: they stay
+  // resident on the GPU between calls, as every framework keeps them, and so do
+  // library-private spaces (workspace, cuDNN's RNN reserve space), so a transfer
+  // sweep measures moving a call's data, not its model. Roles and bytes are valid
+  // right after construction (analytic, for dry runs; no GPU work); `data` after
+  // prepare(). A caller may overwrite an input's buffer between run() calls on
+  // the run() stream (with the same values, the results stay the same) and reads
+  // an output's after run(). Empty by default: such an operator has nothing a
+  // transfer could move, and a sweep asking for transfers fails with that reason.
+  virtual std::vector<DeviceTensor> inputs() const { return {}; }
+  virtual std::vector<DeviceTensor> outputs() const { return {}; }
 
   // Allocates device memory, fills the inputs with random non-zero data on the
   // device, picks the algorithm and its workspace. Synchronizes `stream` before

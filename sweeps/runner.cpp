@@ -1,9 +1,17 @@
 #include "sweeps/runner.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 #include <optional>
+#include <stdexcept>
+#include <vector>
 
 #include "counters/activity_tracer.hpp"
 #include "counters/metric_catalog.hpp"
@@ -36,6 +44,103 @@ std::string point_label(const OperatorFamily& family, int seq, const nlohmann::j
   for (const auto& [key, value] : params.items())
     label += " " + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
   return label;
+}
+
+// The catalog's quantities (snake_case) beside the raw CUPTI metrics ("__").
+std::map<std::string, double> with_quantities(const CollectionPlan& plan,
+                                              std::map<std::string, double> values) {
+  for (const auto& [quantity, value] : evaluate(plan, values)) values[to_string(quantity)] = value;
+  return values;
+}
+
+// Operator totals from its kernels' ranges: counts add up; rates (".per_second",
+// e.g. the SM clock) are averaged weighted by each kernel's duration.
+std::map<std::string, double> sum_kernel_ranges(const ProfileResult& result) {
+  const auto duration = std::find(result.metrics.begin(), result.metrics.end(),
+                                  std::string("gpu__time_duration.sum"));
+  std::map<std::string, double> totals;
+  for (std::size_t i = 0; i < result.metrics.size(); ++i) {
+    const std::string& metric = result.metrics[i];
+    const bool rate = metric.size() > 11 && metric.rfind(".per_second") == metric.size() - 11;
+    double sum = 0, weights = 0;
+    for (const RangeValues& range : result.ranges) {
+      const double weight =
+          !rate ? 1.0
+          : duration != result.metrics.end()
+              ? range.values[static_cast<std::size_t>(duration - result.metrics.begin())]
+              : 1.0;
+      sum += weight * range.values[i];
+      weights += weight;
+    }
+    totals[metric] = rate ? (weights > 0 ? sum / weights : 0.0) : sum;
+  }
+  return totals;
+}
+
+// Host memory of one transferred tensor: page-locked (cudaMallocHost), or ordinary
+// pageable heap memory, page-aligned as a host allocator hands out large blocks and
+// touched once, so no first-touch page fault lands in a timed call.
+class HostBuffer {
+ public:
+  HostBuffer(std::size_t bytes, bool pinned) {
+    if (pinned) {
+      pinned_ = PinnedBuffer<std::byte>(bytes);
+      return;
+    }
+    const long page_size = sysconf(_SC_PAGESIZE);
+    const std::size_t page = page_size > 0 ? static_cast<std::size_t>(page_size) : 4096;
+    const std::size_t rounded = (bytes + page - 1) / page * page;  // aligned_alloc's rule
+    if (rounded == 0) return;
+    void* memory = std::aligned_alloc(page, rounded);
+    if (!memory) throw std::bad_alloc();  // a point status of out_of_memory
+    pageable_.reset(static_cast<std::byte*>(memory));
+    std::memset(memory, 0, rounded);
+  }
+  void* get() const noexcept {
+    return pageable_ ? static_cast<void*>(pageable_.get()) : static_cast<void*>(pinned_.get());
+  }
+
+ private:
+  struct Free {
+    void operator()(std::byte* memory) const noexcept { std::free(memory); }
+  };
+  PinnedBuffer<std::byte> pinned_;
+  std::unique_ptr<std::byte, Free> pageable_;
+};
+
+// One tensor copied with each call, and its host side.
+struct HostCopy {
+  DeviceTensor tensor;
+  HostBuffer host;
+};
+
+// The copies around each call of one point (RunnerOptions::transfer).
+struct Transfers {
+  std::vector<HostCopy> h2d;  // before run(): the operator's inputs()
+  std::vector<HostCopy> d2h;  // after run(): its outputs(), for h2d_input_d2h_output
+};
+
+// details["transfer"]: the mode and the analytic bytes one call copies.
+nlohmann::json transfer_details(const Operator& op, const RunnerOptions& options) {
+  const bool any = options.transfer != TransferMode::none;
+  const bool back = options.transfer == TransferMode::h2d_input_d2h_output;
+  nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
+  std::size_t h2d = 0, d2h = 0;
+  for (const DeviceTensor& t : any ? op.inputs() : std::vector<DeviceTensor>{}) {
+    inputs.push_back({{"role", t.role}, {"bytes", t.bytes}});
+    h2d += t.bytes;
+  }
+  for (const DeviceTensor& t : back ? op.outputs() : std::vector<DeviceTensor>{}) {
+    outputs.push_back({{"role", t.role}, {"bytes", t.bytes}});
+    d2h += t.bytes;
+  }
+  return {{"mode", to_string(options.transfer)},
+          {"host", any ? nlohmann::json(options.pinned_host ? "pinned" : "pageable")
+                       : nlohmann::json(nullptr)},
+          {"h2d_bytes", h2d},
+          {"d2h_bytes", d2h},
+          {"inputs", inputs},
+          {"outputs", outputs}};
 }
 
 }  // namespace
@@ -83,9 +188,47 @@ struct SweepRunner::State {
     return found->second;
   }
 
-  void timing_pass(Operator& op, Point& point) {
+  // Host buffers for the point's copies. The host inputs start as copies of the
+  // device inputs, so every call's H2D rewrites the same data and the operator
+  // computes what check() verified (zeros would also run faster than real data).
+  Transfers transfers_for(const Operator& op) {
+    Transfers transfers;
+    if (options.transfer == TransferMode::none) return transfers;
+    auto allocate = [&](const std::vector<DeviceTensor>& tensors, std::vector<HostCopy>& into) {
+      for (const DeviceTensor& tensor : tensors) {
+        if (!tensor.data && tensor.bytes)
+          throw std::logic_error(op.op() + ": tensor '" + tensor.role +
+                                 "' has no device buffer after prepare()");
+        into.push_back({tensor, HostBuffer(tensor.bytes, options.pinned_host)});
+      }
+    };
+    allocate(op.inputs(), transfers.h2d);
+    if (options.transfer == TransferMode::h2d_input_d2h_output)
+      allocate(op.outputs(), transfers.d2h);
     const cudaStream_t s = stream.get();
-    for (int i = 0; i < options.warmup_calls; ++i) op.run(s);
+    for (const HostCopy& c : transfers.h2d)
+      TR_CUDA_CHECK(
+          cudaMemcpyAsync(c.host.get(), c.tensor.data, c.tensor.bytes, cudaMemcpyDeviceToHost, s));
+    TR_CUDA_CHECK(cudaStreamSynchronize(s));
+    return transfers;
+  }
+
+  // One call as the timing and trace passes measure it: the inputs' copies, the
+  // operator, the outputs' copies, in order on the runner's stream.
+  void call(Operator& op, const Transfers& transfers) {
+    const cudaStream_t s = stream.get();
+    for (const HostCopy& c : transfers.h2d)
+      TR_CUDA_CHECK(
+          cudaMemcpyAsync(c.tensor.data, c.host.get(), c.tensor.bytes, cudaMemcpyHostToDevice, s));
+    op.run(s);
+    for (const HostCopy& c : transfers.d2h)
+      TR_CUDA_CHECK(
+          cudaMemcpyAsync(c.host.get(), c.tensor.data, c.tensor.bytes, cudaMemcpyDeviceToHost, s));
+  }
+
+  void timing_pass(Operator& op, const Transfers& transfers, Point& point) {
+    const cudaStream_t s = stream.get();
+    for (int i = 0; i < options.warmup_calls; ++i) call(op, transfers);
     TR_CUDA_CHECK(cudaStreamSynchronize(s));
     const Event start, stop;
     const ClockReader clocks(gpu.index);
@@ -94,7 +237,7 @@ struct SweepRunner::State {
           for (int i = 0; i < n; ++i) {
             flush_if_cold();
             start.record(s);
-            op.run(s);
+            call(op, transfers);
             stop.record(s);
             if (i == 0) readings.push_back(clocks.read());
             stop.synchronize();
@@ -105,20 +248,21 @@ struct SweepRunner::State {
     point.timing.wall_spread = m.spread;
     point.timing.repeats = m.repeats;
     point.details["timing"] = {
-        {"method", "CUDA events around each call, median until stable"},
+        {"method", transfers.h2d.empty() && transfers.d2h.empty()
+                       ? "CUDA events around each call, median until stable"
+                       : "CUDA events around each call and its copies, median until stable"},
         {"min_s", m.min_s},
         {"max_s", m.max_s},
         {"sm_clock_hz", m.sm_clock_hz ? nlohmann::json(*m.sm_clock_hz) : nlohmann::json(nullptr)},
         {"l2", flusher ? "cold" : "warm"}};
   }
 
-  void trace_pass(Operator& op, Point& point) {
-    const cudaStream_t s = stream.get();
+  void trace_pass(Operator& op, const Transfers& transfers, Point& point) {
     ActivityTracer tracer;
     tracer.start();
     for (int i = 0; i < options.trace_calls; ++i) {
       tracer.mark_call();
-      op.run(s);
+      call(op, transfers);
     }
     const Trace trace = tracer.stop();
     const TraceSummary summary = summarize_calls(trace, options.trace_calls);
@@ -153,25 +297,36 @@ struct SweepRunner::State {
     }
     const CollectionPlan& plan = plan_for(*profiler_session, op);
     const cudaStream_t s = stream.get();
-    UserRange range{"point", [&] { op.run(s); }, nullptr};
-    if (flusher) range.setup = [this] { flush_if_cold(); };
-    const ProfileResult result = profiler_session->profile_ranges(plan.metrics, {range});
-    if (result.ranges.size() != 1) {
+    UserRange call{"point", [&] { op.run(s); }, nullptr};
+    if (flusher) call.setup = [this] { flush_if_cold(); };
+    // One range per kernel of one call (auto range, the call replayed per pass):
+    // the operator's totals are their sum, and the model gets per-kernel work.
+    const auto launches = static_cast<std::size_t>(std::max(0L, point.timing.launches.value_or(0)));
+    const ProfileResult result =
+        profiler_session->profile_call_kernels(plan.metrics, call, 2 * launches + 64);
+    if (result.ranges.empty() || result.dropped_ranges > 0) {
       point.status = PointStatus::counters_unavailable;
       point.reason = "the range profiler returned " + std::to_string(result.ranges.size()) +
-                     " ranges for one call (dropped: " + std::to_string(result.dropped_ranges) +
-                     ")";
+                     " kernel ranges for one call and dropped " +
+                     std::to_string(result.dropped_ranges);
       return;
     }
-    std::map<std::string, double> values;
-    for (std::size_t i = 0; i < result.metrics.size(); ++i)
-      values[result.metrics[i]] = result.ranges[0].values[i];
-    point.counters = values;
-    for (const auto& [quantity, value] : evaluate(plan, values))
-      point.counters[to_string(quantity)] = value;
+    point.counters = with_quantities(plan, sum_kernel_ranges(result));
+    const bool per_kernel = result.ranges.size() == point.kernels.size();
+    if (per_kernel) {
+      for (std::size_t k = 0; k < result.ranges.size(); ++k) {
+        std::map<std::string, double> values;
+        for (std::size_t i = 0; i < result.metrics.size(); ++i)
+          values[result.metrics[i]] = result.ranges[k].values[i];
+        point.kernels[k].metrics = with_quantities(plan, values);
+      }
+    }
     point.details["counters"] = {{"collected", true},
                                  {"chip", plan.chip},
                                  {"passes", result.passes},
+                                 {"kernel_ranges", result.ranges.size()},
+                                 // kernels of the trace pass matched one to one
+                                 {"per_kernel", per_kernel},
                                  {"l2", flusher ? "cold" : "warm"}};
   }
 };
@@ -191,6 +346,15 @@ Point SweepRunner::measure_point(const OperatorFamily& family, const nlohmann::j
   point.sweep = sweep;
   point.seq = seq;
   point.params = params;
+  // A transfer mode for an operator with nothing to move is refused, not timed
+  // without copies as if it had none.
+  point.details["transfer"] = transfer_details(*op, state_->options);
+  const std::string no_transfer = transfer_unavailable(*op, state_->options.transfer);
+  if (!no_transfer.empty()) {
+    point.status = PointStatus::unsupported;
+    point.reason = no_transfer;
+    return point;
+  }
 
   const Outcome prepared = guarded([&] { op->prepare(state_->stream.get()); });
   if (prepared.status != PointStatus::ok) {
@@ -200,6 +364,7 @@ Point SweepRunner::measure_point(const OperatorFamily& family, const nlohmann::j
   }
   point.algorithm = op->algorithm();
   point.details["operator"] = op->details();
+  point.details["transfer"] = transfer_details(*op, state_->options);  // prepared sizes
 
   CheckResult check;
   const Outcome checked = guarded([&] { check = op->check(); });
@@ -226,9 +391,10 @@ Point SweepRunner::measure_point(const OperatorFamily& family, const nlohmann::j
   }
 
   const Outcome measured = guarded([&] {
-    state_->timing_pass(*op, point);
-    state_->trace_pass(*op, point);
-    state_->counter_pass(*op, point);
+    const Transfers transfers = state_->transfers_for(*op);
+    state_->timing_pass(*op, transfers, point);
+    state_->trace_pass(*op, transfers, point);
+    state_->counter_pass(*op, point);  // the operator's kernels only
   });
   if (measured.status != PointStatus::ok) {
     point.status = measured.status;

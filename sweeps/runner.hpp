@@ -13,6 +13,12 @@
 //   7. counter pass: one user range per call, replayed per pass (the catalog's plan
 //      for the operator's precision), or the point is marked counters_unavailable
 //      with the reason and keeps its timing.
+// With a transfer mode, a "call" of steps 4-6 is: a cudaMemcpyAsync host -> device
+// of each of the operator's inputs(), run(), then (h2d_input_d2h_output) a
+// cudaMemcpyAsync device -> host of each outputs(), all on the runner's stream, from
+// and into host buffers allocated once per point; the host inputs start as copies
+// of the device inputs, so every call computes what the check verified. Step 7
+// profiles run() alone (copies are not kernels); step 3 is unchanged.
 // A point that fails ends with its status and the library's reason; the sweep
 // goes on.
 #pragma once
@@ -29,13 +35,19 @@
 #include "core/results.hpp"
 #include "kernels/measure.hpp"
 #include "sweeps/family.hpp"
+#include "sweeps/spec.hpp"  // TransferMode
 
 namespace timeroof {
 
 struct RunnerOptions {
   bool counters = true;  // false: timing and trace only (--no-counters)
   bool cold_l2 = false;  // flush L2 before every timed call and every counted range
-  TimingPolicy timing;
+  // Host<->device copies timed with each call (see the top of this file); an
+  // operator without tensors to move makes its points unsupported, with the reason.
+  TransferMode transfer = TransferMode::none;
+  bool pinned_host = true;  // host buffers page-locked (cudaMallocHost), else pageable heap
+  // Operator calls are short (tens of us to ms): 100 samples cost little.
+  TimingPolicy timing{.min_repeats = 100};
   int warmup_calls = 3;
   int trace_calls = 5;
 };

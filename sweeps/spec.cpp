@@ -251,10 +251,14 @@ std::string differences(const json& point, const OperatorFamily& family) {
 }
 
 void validate_all(const std::vector<json>& points, const std::vector<std::string>& origins,
-                  const OperatorFamily& family) {
+                  const OperatorFamily& family, TransferMode transfer) {
   for (std::size_t i = 0; i < points.size(); ++i) {
     try {
       family.validate(points[i]);
+      if (transfer != TransferMode::none) {
+        const std::string why = transfer_unavailable(*family.make(points[i], nullptr), transfer);
+        if (!why.empty()) throw usage_error(why);
+      }
     } catch (const std::exception& error) {
       const std::string origin = i < origins.size() && !origins[i].empty() ? origins[i] : "";
       throw usage_error(origin + "point " + std::to_string(i) + " (" +
@@ -299,7 +303,7 @@ void apply_option(Options& options, const std::string& key, const std::string& r
 
 SweepSpec make_spec(const OperatorFamily& family, const Options& options, PointList list,
                     std::string default_name, json source) {
-  validate_all(list.points, list.origins, family);
+  validate_all(list.points, list.origins, family, options.transfer);
   SweepSpec spec;
   spec.name = options.name.value_or(std::move(default_name));
   spec.family = family.name;
@@ -442,6 +446,15 @@ TransferMode parse_transfer_mode(std::string_view text) {
                     "'; allowed: none, h2d_input, h2d_input_d2h_output");
 }
 
+std::string transfer_unavailable(const Operator& op, TransferMode mode) {
+  const std::string head = "transfer " + std::string(to_string(mode)) + ": " + op.op();
+  if (mode != TransferMode::none && op.inputs().empty())
+    return head + " has no input tensors to copy to the device; allowed: transfer none";
+  if (mode == TransferMode::h2d_input_d2h_output && op.outputs().empty())
+    return head + " has no output tensors to copy back; allowed: transfer none, h2d_input";
+  return "";
+}
+
 std::vector<json> parse_value_list(const ParamAxis& axis, std::string_view text,
                                    const std::string& where_given) {
   const std::string where = where_given.empty() ? axis.key : where_given;
@@ -487,7 +500,7 @@ json baseline_point(const OperatorFamily& family) {
 }
 
 void validate_points(const SweepSpec& spec, const OperatorFamily& family) {
-  validate_all(spec.points, {}, family);
+  validate_all(spec.points, {}, family, spec.transfer);
 }
 
 json to_json(const SweepSpec& spec) {
@@ -640,20 +653,30 @@ SweepSpec default_spec(const OperatorFamily& family) {
 }
 
 PointEstimate estimate_point(const json& point, const OperatorFamily& family,
-                             const DryRunRoofs& roofs) {
+                             const DryRunRoofs& roofs, TransferMode transfer, bool pinned_host) {
   const std::unique_ptr<Operator> op = family.make(point, nullptr);
   PointEstimate estimate;
   estimate.flops = op->flops();
   estimate.min_bytes = op->min_bytes();
-  estimate.call_s =
+  if (transfer != TransferMode::none)
+    for (const DeviceTensor& t : op->inputs()) estimate.h2d_bytes += static_cast<double>(t.bytes);
+  if (transfer == TransferMode::h2d_input_d2h_output)
+    for (const DeviceTensor& t : op->outputs()) estimate.d2h_bytes += static_cast<double>(t.bytes);
+  estimate.transfer_s = estimate.h2d_bytes / (pinned_host ? roofs.h2d_pinned_bytes_per_s
+                                                          : roofs.h2d_pageable_bytes_per_s) +
+                        estimate.d2h_bytes / (pinned_host ? roofs.d2h_pinned_bytes_per_s
+                                                          : roofs.d2h_pageable_bytes_per_s);
+  const double run_s =
       std::max(estimate.flops / peak_for(point, roofs), estimate.min_bytes / roofs.bytes_per_s) +
       roofs.call_overhead_s;
+  estimate.call_s = run_s + estimate.transfer_s;
   const double timed =
       std::max(static_cast<double>(roofs.timing_min_calls),
                estimate.call_s > 0 ? std::ceil(roofs.timing_min_s / estimate.call_s) : 0.0);
-  const double calls = roofs.warmup_calls + timed + roofs.trace_calls + roofs.counter_passes;
+  // The counter passes replay the operator alone: its copies are not kernels.
+  const double calls = roofs.warmup_calls + timed + roofs.trace_calls;
   estimate.point_s = roofs.setup_s + roofs.check_s + roofs.counter_passes * roofs.counter_pass_s +
-                     calls * estimate.call_s;
+                     calls * estimate.call_s + roofs.counter_passes * run_s;
   return estimate;
 }
 
@@ -679,18 +702,22 @@ std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> header = {"seq"};
   header.insert(header.end(), varying.begin(), varying.end());
-  for (const char* column : {"GFLOP", "MB", "call", "point"}) header.emplace_back(column);
+  const bool transfers = spec.transfer != TransferMode::none;
+  for (const char* column : {"GFLOP", "MB", "xfer MB", "call", "point"})
+    if (transfers || std::string(column) != "xfer MB") header.emplace_back(column);
   rows.push_back(header);
   double total_s = 0;
   for (std::size_t i = 0; i < spec.points.size(); ++i) {
     const json& point = spec.points[i];
-    const PointEstimate estimate = estimate_point(point, family, roofs);
+    const PointEstimate estimate =
+        estimate_point(point, family, roofs, spec.transfer, spec.pinned_host);
     total_s += estimate.point_s;
     std::vector<std::string> row = {std::to_string(i)};
     for (const std::string& key : varying)
       row.push_back(point.contains(key) ? cell(point.at(key)) : "-");
     row.push_back(number("%.4g", estimate.flops / 1e9));
     row.push_back(number("%.4g", estimate.min_bytes / 1e6));
+    if (transfers) row.push_back(number("%.4g", (estimate.h2d_bytes + estimate.d2h_bytes) / 1e6));
     row.push_back(format_si(estimate.call_s, "s"));
     row.push_back(format_si(estimate.point_s, "s"));
     rows.push_back(std::move(row));
@@ -730,8 +757,19 @@ std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
       << format_si(roofs.bytes_per_s, "B/s") << ") + " << format_si(roofs.call_overhead_s, "s")
       << "; peaks: CUDA cores " << format_si(roofs.cuda_core_flops_per_s, "FLOP/s")
       << ", Tensor Cores fp16/bf16 " << format_si(roofs.tensor_flops_per_s, "FLOP/s") << ", tf32 "
-      << format_si(roofs.tf32_flops_per_s, "FLOP/s")
-      << "; transfers, CPU reference checks and exhaustive search not modelled\n";
+      << format_si(roofs.tf32_flops_per_s, "FLOP/s");
+  if (transfers) {
+    const bool pinned = spec.pinned_host;
+    out << "; transfers (" << to_string(spec.transfer) << ", " << (pinned ? "pinned" : "pageable")
+        << ") serial with each call: H2D "
+        << format_si(pinned ? roofs.h2d_pinned_bytes_per_s : roofs.h2d_pageable_bytes_per_s, "B/s");
+    if (spec.transfer == TransferMode::h2d_input_d2h_output)
+      out << ", D2H "
+          << format_si(pinned ? roofs.d2h_pinned_bytes_per_s : roofs.d2h_pageable_bytes_per_s,
+                       "B/s");
+    out << " but not the profiled ones; weights stay on the device";
+  }
+  out << "; CPU reference checks and exhaustive search not modelled\n";
   return out.str();
 }
 

@@ -47,6 +47,10 @@ enum class TransferMode {
 const char* to_string(TransferMode mode);  // "none", "h2d_input", "h2d_input_d2h_output"
 // Throws a usage error naming `transfer` and the allowed values; dashes read as underscores.
 TransferMode parse_transfer_mode(std::string_view text);
+// Why `op` cannot be swept with `mode` (it lists no inputs() to copy in, or for
+// h2d_input_d2h_output no outputs() to copy back), in one line; empty when it can.
+// Needs no GPU: roles and sizes are known from construction.
+std::string transfer_unavailable(const Operator& op, TransferMode mode);
 
 struct SweepSpec {
   std::string name;    // flags: the family's name; TOML: [sweep] name or the file's stem;
@@ -83,7 +87,9 @@ std::vector<nlohmann::json> parse_value_list(const ParamAxis& axis, std::string_
 // Each axis at its baseline (defaults[0]).
 nlohmann::json baseline_point(const OperatorFamily& family);
 
-// Runs family.validate on every point; the error names the point's seq and params.
+// Runs family.validate on every point, and with a transfer mode checks that each
+// point's operator has tensors to move (transfer_unavailable); the error names the
+// point's seq and params.
 void validate_points(const SweepSpec& spec, const OperatorFamily& family);
 
 // Flags: (key, value list) pairs. Keys are the family's axes or the options
@@ -128,10 +134,14 @@ inline SweepSpec default_spec(const std::string& family) {
 }
 
 // --dry-run's time model. Per point:
-//   call  = max(FLOPs / peak(precision, math), min_bytes / bytes_per_s) + call_overhead_s
+//   run   = max(FLOPs / peak(precision, math), min_bytes / bytes_per_s) + call_overhead_s
+//   xfer  = h2d_bytes / B_h2d + d2h_bytes / B_d2h (the operator's inputs() and, for
+//           h2d_input_d2h_output, outputs(); B pinned or pageable; 0 for transfer none)
+//   call  = run + xfer (copies and operator are serial on one stream)
 //   timed = max(timing_min_calls, ceil(timing_min_s / call))
 //   point = setup_s + check_s + counter_passes x counter_pass_s
-//           + (warmup_calls + timed + trace_calls + counter_passes) x call
+//           + (warmup_calls + timed + trace_calls) x call + counter_passes x run
+//   (the counter passes replay the operator's kernels only, not the copies)
 // FLOPs and min_bytes are the operator's analytic ones (family.make, no GPU work). The
 // peak is picked by the point's "precision" and "math" params: fp32, or math fma_only,
 // -> cuda_core_flops_per_s; tf32 -> tf32_flops_per_s; fp16 / bf16 -> tensor_flops_per_s;
@@ -139,8 +149,10 @@ inline SweepSpec default_spec(const std::string& family) {
 // measured ceilings when it has them (fp32_fma, tensor_fp16, tensor_tf32, hbm); the
 // defaults are rough H100/H200 figures (DESIGN.md) and the fixed costs the runner's
 // passes were designed to (allocation + fill + algorithm choice, one check, warm-up,
-// timing to a stable median, one trace pass, ~3 counter passes). The CPU reference of
-// small shapes and exhaustive algorithm search are not modelled.
+// timing to a stable median, one trace pass, ~3 counter passes); the transfer
+// bandwidths are DESIGN.md's H200 figures unless the machine's h2d_pinned,
+// d2h_pinned, h2d_pageable and d2h_pageable ceilings are passed. The CPU reference
+// of small shapes and exhaustive algorithm search are not modelled.
 struct DryRunRoofs {
   double cuda_core_flops_per_s = 50e12;
   double tensor_flops_per_s = 600e12;  // fp16 / bf16 on Tensor Cores
@@ -155,21 +167,29 @@ struct DryRunRoofs {
   int counter_passes = 3;
   double counter_pass_s = 0.01;   // per pass: profiler configuration and replay setup
   double call_overhead_s = 5e-6;  // launch and synchronisation per call
+  double h2d_pinned_bytes_per_s = 50e9;
+  double d2h_pinned_bytes_per_s = 50e9;
+  double h2d_pageable_bytes_per_s = 10e9;
+  double d2h_pageable_bytes_per_s = 15e9;
 };
 
 struct PointEstimate {
-  double flops = 0;      // analytic, one call
-  double min_bytes = 0;  // analytic, one call
-  double call_s = 0;     // one call at the roof, with its overhead
-  double point_s = 0;    // everything the runner does for the point
+  double flops = 0;       // analytic, one call
+  double min_bytes = 0;   // analytic, one call
+  double h2d_bytes = 0;   // copied host -> device per call (transfer mode)
+  double d2h_bytes = 0;   // copied device -> host per call
+  double transfer_s = 0;  // the copies at the transfer bandwidths
+  double call_s = 0;      // one call at the roof, with its overhead and copies
+  double point_s = 0;     // everything the runner does for the point
 };
 PointEstimate estimate_point(const nlohmann::json& point, const OperatorFamily& family,
-                             const DryRunRoofs& roofs = {});
+                             const DryRunRoofs& roofs = {},
+                             TransferMode transfer = TransferMode::none, bool pinned_host = true);
 
 // --dry-run: a header (name, family, options, point count, the params every point
 // shares), a table with one row per point (seq, the params that vary across points,
-// GFLOP, MB, estimated time per call and per point), and the total estimate with the
-// model's figures.
+// GFLOP, MB, with a transfer mode the MB copied per call, estimated time per call
+// and per point), and the total estimate with the model's figures.
 std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
                             const DryRunRoofs& roofs = {});
 inline std::string describe_points(const SweepSpec& spec, const DryRunRoofs& roofs = {}) {

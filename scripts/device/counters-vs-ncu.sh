@@ -5,6 +5,8 @@
 #    separate process (one CUPTI profiler client per process).
 # 3. counters_compare.py: ours vs analytic vs ncu per metric, and the wall-time ratio.
 # Both start every kernel from a cold L2 (ncu: --cache-control all, its default).
+# Every step runs $REPEAT times (default 3) on both sides: the comparison is of
+# medians, beside each kernel's run-to-run spread (counters_compare.py says why).
 # Then the same for 18 cuDNN fp16 convolutions (--conv): analytic Tensor-Core FLOPs
 # and the speed ratio the counters issue asks for.
 set -uo pipefail
@@ -24,11 +26,13 @@ wall() {  # wall seconds of a command, its stdout to $1
 work=$(mktemp -d)  # $OUT brings back 8 files at most: only the results go there
 status=0
 for workload in kernels conv; do
-  flag=""; [ $workload = conv ] && flag="--conv"
-  metrics=$(.carry/counters_check ours $flag 2>/dev/null |
-            python3 -c "import json,sys; print(','.join(json.load(sys.stdin)['metrics']))")
+  flag="--repeat ${REPEAT:-3}"; [ $workload = conv ] && flag="$flag --conv"
+  # COUNTERS_EXTRA=m1,m2 adds metrics to both sides (investigations)
+  [ -n "${COUNTERS_EXTRA:-}" ] && flag="$flag --extra $COUNTERS_EXTRA"
   plain_s=$(wall "$work/plain-$workload.txt" .carry/counters_check plain $flag)
   ours_s=$(wall "$work/ours-$workload.json" .carry/counters_check ours $flag)
+  metrics=$(python3 -c "import json,sys; print(','.join(json.load(open(sys.argv[1]))['metrics']))" \
+            "$work/ours-$workload.json")
   ncu_s=$(wall "$work/ncu-$workload.csv" "$ncu" --clock-control none --profile-from-start off \
                 --metrics "$metrics" --csv --page raw --print-units base \
                 .carry/counters_check plain $flag)
@@ -37,4 +41,29 @@ for workload in kernels conv; do
     --plain-seconds "$plain_s" --ours-seconds "$ours_s" --ncu-seconds "$ncu_s" || status=1
   cp "$work/ours-$workload.json" "$work/ncu-$workload.csv" "$out/"
 done
+
+# Speed: the catalog set for the 18 convs once each, all in one collection (one
+# user range per conv, as a batch of operators is profiled), against ncu on the
+# same 18 kernels. The per-call collections above (one per conv, as the sweep
+# runner does per point) pay CUPTI's setup each time; their time is shown too.
+echo "== speed (18 cuDNN fp16 convs, once each)"
+plain_s=$(wall "$work/plain-speed.txt" .carry/counters_check plain --conv)
+batch_s=$(wall "$work/ours-speed.json" .carry/counters_check ours-user-range --conv)
+call_s=$(wall "$work/ours-call-speed.json" .carry/counters_check ours --conv)
+metrics=$(python3 -c "import json,sys; print(','.join(json.load(open(sys.argv[1]))['metrics']))" \
+          "$work/ours-speed.json")
+ncu_s=$(wall "$work/ncu-speed.csv" "$ncu" --clock-control none --profile-from-start off \
+              --metrics "$metrics" --csv --page raw --print-units base .carry/counters_check plain --conv)
+python3 - "$plain_s" "$batch_s" "$call_s" "$ncu_s" "$work/ours-speed.json" "$work/ours-call-speed.json" <<'PY'
+import json, sys
+plain, batch, call, ncu = map(float, sys.argv[1:5])
+b, c = json.load(open(sys.argv[5])), json.load(open(sys.argv[6]))
+print(f"wall: plain {plain:.3f} s; ours, one collection {batch:.3f} s (collect {b['collect_seconds']:.3f} s, "
+      f"{b['passes']} passes); ours, one collection per conv {call:.3f} s (collect {c['collect_seconds']:.3f} s); "
+      f"ncu {ncu:.3f} s")
+print(f"speed: whole process ncu/ours = {ncu / batch:.2f}x; collection cost over the plain run "
+      f"ncu/ours = {(ncu - plain) / max(batch - plain, 1e-9):.2f}x (one collection), "
+      f"{(ncu - plain) / max(call - plain, 1e-9):.2f}x (one per conv)")
+print(f"per-conv collection phases (s): {c['phase_seconds']}")
+PY
 exit $status

@@ -1,12 +1,26 @@
 #!/usr/bin/env python3
 """Ours vs analytic vs Nsight Compute, per kernel and metric, from the outputs of
-`counters_check ours` (JSON) and `ncu --csv --page raw --print-units base` on
-`counters_check plain`. Kernels are matched by launch order. Prints a table and
-the largest differences; exits 1 if ours misses analytic or ncu by more than 1%."""
+`counters_check ours --repeat N` (JSON) and `ncu --csv --page raw --print-units base`
+on `counters_check plain --repeat N`. Ranges and ncu rows are matched by launch order.
+
+Each kernel runs N times on each side; the table compares medians and shows each
+side's run-to-run spread ((max - min) / median). Some kernels' traffic is not the
+same from one run to the next (cuDNN and cuBLASLt kernels whose L1 hits depend on
+how their blocks overlap in time), so a difference is judged:
+  ok        |ours/ncu - 1| <= 1%
+  in spread larger, but no larger than the spread either tool sees between runs
+            of the same kernel: the counters agree, the kernel does not repeat itself
+  FAIL      otherwise (exit 1), and ours/analytic beyond 1% also fails (where the
+            analytic count is a minimum, as for cuDNN convs, only below it fails).
+"""
 import argparse
 import csv
 import json
+import statistics
 import sys
+from collections import defaultdict
+
+TOLERANCE = 0.01
 
 
 def read_ncu(path):
@@ -27,6 +41,27 @@ def read_ncu(path):
     return kernels
 
 
+def spread(values):
+    if len(values) < 2:
+        return 0.0
+    mid = statistics.median(values)
+    return (max(values) - min(values)) / abs(mid) if mid else 0.0
+
+
+def judged(metric, ours, theirs):
+    """What the kernel itself determines, at a size where a few cache lines do not matter."""
+    if metric == "gpu__time_duration.sum" or metric.endswith(".per_second"):
+        return False  # time and clocks differ by run (clocks, replay)
+    if metric == "dram__bytes_write.sum":
+        return False  # what is left dirty in L2 when the kernel ends, not the kernel's traffic
+    if metric == "lts__t_bytes.sum" or "srcunit_ltcfabric" in metric:
+        return False  # L2-partition traffic: where lines sit from earlier work (shown only)
+    scale = 32 if "sectors" in metric else 1 if "bytes" in metric else None
+    if scale is not None and max(abs(ours), abs(theirs)) * scale < 2**24:
+        return False  # under 16 MiB: cache state, not traffic
+    return True
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("ours")
@@ -39,64 +74,89 @@ def main():
     ncu = read_ncu(a.ncu)
     metrics = ours["metrics"]
     ranges = ours["ranges"]
-    print(f"counters validation on {ours['gpu']}: {len(ranges)} kernels, {len(metrics)} metrics, "
-          f"{ours['passes']} passes, dropped ranges {ours['dropped_ranges']}; ncu rows {len(ncu)}")
-    worst_ncu, worst_analytic, failures = 0.0, 0.0, 0
-    steps = ours["steps"]
-    # A range is one kernel in the `kernels` workload; a cuDNN call may launch
-    # several, so per-metric ncu rows only line up when the counts agree.
+    repeat = ours.get("repeat", 1)
+    print(f"counters validation on {ours['gpu']} ({ours['mode']}): {len(ranges)} kernel ranges "
+          f"({repeat} run(s) of each step), {len(metrics)} metrics, {ours['passes']} passes, "
+          f"dropped ranges {ours['dropped_ranges']}; ncu rows {len(ncu)}")
     if len(ncu) != len(ranges):
         print(f"  ncu saw {len(ncu)} kernels for {len(ranges)} ranges: per-metric ncu comparison skipped")
         ncu = []
-    print(f"  {'kernel':<16} {'metric':<52} {'ours':>16} {'analytic':>16} {'ncu':>16} {'ours/ncu-1':>11}")
+
+    # (step, kernel index within its call) -> metric -> values over the runs
+    ours_by, ncu_by = defaultdict(lambda: defaultdict(list)), defaultdict(lambda: defaultdict(list))
+    per_call = defaultdict(lambda: defaultdict(float))  # (step, call) -> metric/quantity -> sum
+    order, seen_in_call = [], defaultdict(int)
     for i, r in enumerate(ranges):
-        step = steps[i] if i < len(steps) else {"name": r["name"], "analytic": {}}
-        theirs = ncu[i] if i < len(ncu) else {}
+        k = seen_in_call[r["call"]]
+        seen_in_call[r["call"]] += 1
+        key = (r["step"], k)
+        if key not in ours_by:
+            order.append(key)
         for m in metrics:
-            v = r["values"][m]
-            exp = step["analytic"].get(m)
-            n = theirs.get(m)
-            rel_ncu = (v / n - 1) if isinstance(n, float) and n else (0.0 if n == 0 and v == 0 else None)
-            rel_exp = (v / exp - 1) if exp else None
-            if exp is None and not v and (n is None or n == 0):
-                continue  # zero everywhere: not this kernel's quantity
-            if exp is None and not isinstance(n, float):
-                continue  # nothing to compare with
-            # Durations differ by run (clocks, replay); they are shown, not judged.
-            # Judged against ncu: what the kernel itself determines. Shown only:
-            # - a user range's duration and clock rate (they span the whole range);
-            # - DRAM writes (they depend on what is left dirty in L2 when the kernel
-            #   ends, and ncu empties L2 by invalidation where we evict it by reading);
-            # - byte counts under 16 MiB (a few lines of cache state, not traffic).
-            small = "bytes" in m and max(abs(v), abs(n) if isinstance(n, float) else 0) < 2**24
-            judged = not (m == "gpu__time_duration.sum" or m.endswith(".per_second")
-                          or m == "dram__bytes_write.sum" or small)
-            if judged and rel_ncu is not None:
-                worst_ncu = max(worst_ncu, abs(rel_ncu))
-                failures += abs(rel_ncu) > 0.01
-            if rel_exp is not None:
-                worst_analytic = max(worst_analytic, abs(rel_exp))
-                failures += abs(rel_exp) > 0.01
-            fmt = lambda x: "-" if x is None else f"{x:16.6g}"
-            rel = "-" if rel_ncu is None else f"{100 * rel_ncu:+10.3f}%"
-            print(f"  {step['name']:<16} {m:<52} {fmt(v)} {fmt(exp)} {fmt(n if isinstance(n, float) else None)} {rel:>11}")
+            ours_by[key][m].append(r["values"][m])
+            per_call[(r["step"], r["call"])][m] += r["values"][m]
+            if ncu and isinstance(ncu[i].get(m), float):
+                ncu_by[key][m].append(ncu[i][m])
         for q, v in r.get("quantities", {}).items():
-            exp = step["analytic"].get(q)
-            if exp is None:
+            per_call[(r["step"], r["call"])][q] += v
+
+    counts = {"ok": 0, "in spread": 0, "FAIL": 0}
+    worst_analytic, worst_ncu = 0.0, 0.0
+    print(f"  {'kernel':<18} {'metric':<44} {'ours':>12} {'analytic':>12} {'ncu':>12} "
+          f"{'ours/ncu-1':>10} {'spread o/n':>13}  verdict")
+    fmt = lambda x: "-" if x is None else f"{x:12.6g}"
+    for key in order:
+        step, k = key
+        label = step if k == 0 and (step, 1) not in ours_by else f"{step}#{k}"
+        for m in metrics:
+            o_values, n_values = ours_by[key][m], ncu_by[key].get(m, [])
+            o = statistics.median(o_values)
+            n = statistics.median(n_values) if n_values else None
+            if not o and not n:
+                continue  # zero everywhere: not this kernel's quantity
+            rel = (o / n - 1) if n else None
+            noise = max(spread(o_values), spread(n_values))
+            verdict = "shown"
+            if rel is not None and judged(m, o, n):
+                worst_ncu = max(worst_ncu, abs(rel))
+                verdict = "ok" if abs(rel) <= TOLERANCE else "in spread" if abs(rel) <= noise else "FAIL"
+                counts[verdict] += 1
+            rel_text = "-" if rel is None else f"{100 * rel:+9.3f}%"
+            spread_text = f"{100 * spread(o_values):5.1f}/{100 * spread(n_values):5.1f}%"
+            print(f"  {label:<18} {m:<44} {fmt(o)} {'-':>12} {fmt(n)} {rel_text:>10} {spread_text:>13}  {verdict}")
+
+    # Analytic counts are per call of a step: the sum over its kernels.
+    print("  analytic counts, per call (sum over its kernels; median over runs):")
+    for s in ours["steps"]:
+        calls = [c for (step, c) in per_call if step == s["name"]]
+        for name, expected in s["analytic"].items():
+            values = [per_call[(s["name"], c)].get(name) for c in calls]
+            values = [v for v in values if v is not None]
+            if not values:
                 continue
-            rel = v / exp - 1
-            worst_analytic = max(worst_analytic, abs(rel))
-            failures += abs(rel) > 0.01
-            print(f"  {step['name']:<16} {q:<52} {v:16.6g} {exp:16.6g} {'-':>16} {'-':>11}  ours/analytic-1 {100 * rel:+.4f}%")
+            v = statistics.median(values)
+            rel = v / expected - 1
+            if s.get("analytic_is_minimum"):  # the least the kernels must do (cuDNN pads tiles)
+                verdict = "ok" if rel == 0 else "ok: more (padding)" if rel > 0 else "FAIL"
+            else:
+                worst_analytic = max(worst_analytic, abs(rel))
+                verdict = "ok" if abs(rel) <= TOLERANCE else "FAIL"
+            counts["FAIL"] += verdict == "FAIL"
+            print(f"  {s['name']:<18} {name:<44} {v:12.6g} {expected:12.6g} "
+                  f"ours/analytic-1 {100 * rel:+.4f}%  {verdict}")
+
+    judged_total = counts["ok"] + counts["in spread"] + counts["FAIL"]
+    print(f"judged against ncu: {judged_total}; within 1%: {counts['ok']}; beyond 1% but within "
+          f"the kernel's own run-to-run spread: {counts['in spread']}; failing: {counts['FAIL']}")
     print(f"largest |ours/analytic - 1| = {100 * worst_analytic:.4f}%, "
-          f"largest |ours/ncu - 1| (time excluded) = {100 * worst_ncu:.4f}%")
+          f"largest judged |ours/ncu - 1| = {100 * worst_ncu:.4f}%")
     if a.plain_seconds and a.ours_seconds and a.ncu_seconds:
         ours_cost = a.ours_seconds - a.plain_seconds
         ncu_cost = a.ncu_seconds - a.plain_seconds
         print(f"wall: plain {a.plain_seconds:.3f} s, ours {a.ours_seconds:.3f} s, ncu {a.ncu_seconds:.3f} s; "
               f"whole-process ratio ncu/ours = {a.ncu_seconds / a.ours_seconds:.2f}x; "
               f"collection cost over the plain run ncu/ours = {ncu_cost / max(ours_cost, 1e-9):.2f}x")
-    sys.exit(1 if failures else 0)
+    sys.exit(1 if counts["FAIL"] else 0)
 
 
 if __name__ == "__main__":

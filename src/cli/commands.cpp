@@ -63,9 +63,10 @@ constexpr const char* kDefaultReportDir = "timeroof-report";
 
 // Writes the report of `records` into --out (default ./timeroof-report) and
 // returns the path of its index.html.
-std::string write_report_of(const CommonOptions& options, const std::vector<RunRecord>& records) {
+std::string write_report_of(const CommonOptions& options, const std::vector<RunRecord>& records,
+                            plots::ChartFormat format = plots::ChartFormat::svg) {
   const std::string dir = options.out.empty() ? kDefaultReportDir : options.out;
-  plots::write_report(records, dir);
+  plots::write_report(records, dir, format);
   return (std::filesystem::path(dir) / "index.html").string();
 }
 
@@ -112,6 +113,13 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
   } else {
     std::cout << format_run(record);
     std::cout << "stored as run " << run.id << " in " << options.db << "\n";
+  }
+  if (!sweeps.empty()) {  // the main job ends with its report: the path is the last line
+    const std::string index = write_report_of(options, {record});
+    if (options.json)
+      std::cerr << "timeroof: report: " << index << '\n';
+    else
+      std::cout << index << '\n';
   }
   return partial ? ExitCode::partial : ExitCode::ok;
 }
@@ -310,37 +318,10 @@ ExitCode run_import(const CommonOptions& options, const std::vector<std::string>
 }
 
 ExitCode run_report(const CommonOptions& options, const std::vector<std::string>& runs,
-                    const std::vector<std::string>& from) {
-  std::vector<RunRecord> records;
-  if (!from.empty()) {
-    if (!runs.empty()) {
-      throw usage_error("name runs from the store or read --from files, not both; drop '" +
-                        runs.front() + "' or --from");
-    }
-    for (const std::string& file : from) {
-      std::vector<RunRecord> parsed = parse_export_document(read_json_file(file), file);
-      records.insert(records.end(), parsed.begin(), parsed.end());
-    }
-    if (records.empty()) throw usage_error("no runs in " + from.front() + "; nothing to report");
-  } else {
-    ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
-    if (runs.empty()) {
-      records = store.load_all();
-      if (records.empty()) {
-        throw usage_error("no runs in " + options.db +
-                          "; measure with `timeroof run` or add runs with `timeroof import`");
-      }
-    }
-    for (const std::string& id : runs) {
-      std::optional<RunRecord> record = store.load_run(id);
-      if (!record) {
-        throw usage_error("no run '" + id + "' in " + options.db +
-                          "; list the runs with `timeroof runs`");
-      }
-      records.push_back(std::move(*record));
-    }
-  }
-  std::cout << write_report_of(options, records) << '\n';
+                    const std::vector<std::string>& from, const std::string& format) {
+  const plots::ChartFormat chart_format = plots::parse_chart_format(format);  // before any work
+  const std::vector<RunRecord> records = load_runs(options, runs, from);
+  std::cout << write_report_of(options, records, chart_format) << '\n';
   return ExitCode::ok;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/results.hpp"
 
 namespace timeroof::cli {
 
@@ -30,7 +31,17 @@ ExitCode run_export(const CommonOptions& options, const std::vector<std::string>
 ExitCode run_import(const CommonOptions& options, const std::vector<std::string>& files);
 // The report of runs from the store (all, or those named), or from export files
 // (`from`), into options.out (default ./timeroof-report); prints index.html's path.
+// `format` (svg, png, pdf): the chart files report.md references.
 ExitCode run_report(const CommonOptions& options, const std::vector<std::string>& runs,
-                    const std::vector<std::string>& from);
+                    const std::vector<std::string>& from, const std::string& format = "svg");
+
+// Runs named on the command line: from export files (`from`), else from the store
+// (all, or those named by id or uuid prefix). A usage error when there are none.
+std::vector<RunRecord> load_runs(const CommonOptions& options, const std::vector<std::string>& runs,
+                                 const std::vector<std::string>& from);
+// The model's analysis of those runs (roofline/analysis.hpp) on stdout or into
+// options.out: `format` table (default), csv (one row per point) or json.
+ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string>& runs,
+                     const std::vector<std::string>& from, std::string format);
 
 }  // namespace timeroof::cli

@@ -79,9 +79,10 @@ int main(int argc, char** argv) {
   add_common(*run, options, true, true, true);
   run->footer(
       "Examples:\n  timeroof run\n  timeroof run --device 1 --db results/h200.db\n\n"
+      "It ends with the report (index.html, report.md and the charts) written into --out\n"
+      "(default ./timeroof-report) and prints the path of index.html as its last line.\n"
       "Without a GPU it says why in one line and shows the bundled sample, a real run\n"
-      "recorded on an H100/H200, instead (exit code 0): its summary, and its report\n"
-      "written into --out (default ./timeroof-report), ending with the path of index.html.");
+      "recorded on an H100/H200, instead (exit code 0): its summary and its report.");
 
   bool quick = false;
   std::vector<std::string> only;
@@ -166,6 +167,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> report_runs;
   std::vector<std::string> report_from;
+  std::string report_format = "svg";
   CLI::App* report = app.add_subcommand(
       "report",
       "Write the HTML and Markdown report of runs (all, or those named by id or uuid "
@@ -174,11 +176,40 @@ int main(int argc, char** argv) {
   report->add_option("runs", report_runs, "run ids or uuid prefixes (default: all)");
   report->add_option("--from", report_from, "read the runs from these export files, not the store");
   report->add_option("--out", options.out, "output directory (default: ./timeroof-report)");
+  report->add_option("--format", report_format,
+                     "chart files report.md references: svg (default), png or pdf (converted "
+                     "from the SVGs with rsvg-convert, package librsvg2-bin)");
   report->footer(
       "Examples:\n  timeroof report\n  timeroof report 3 --out reports/h200\n"
-      "  timeroof report --from samples/sample-run.json --out /tmp/sample-report\n\n"
+      "  timeroof report --from samples/sample-run.json --out /tmp/sample-report\n"
+      "  timeroof report --format png --out slides\n\n"
       "Writes DIR/index.html (self-contained: inline SVG and CSS, no network, no\n"
-      "JavaScript), DIR/report.md and its SVG charts, and prints the path of index.html.");
+      "JavaScript), DIR/report.md and its SVG charts (plus PNG or PDF copies that\n"
+      "report.md references, with --format), and prints the path of index.html.");
+
+  std::vector<std::string> analyze_runs;
+  std::vector<std::string> analyze_from;
+  std::string analyze_format;
+  CLI::App* analyze = app.add_subcommand(
+      "analyze",
+      "Print the model's analysis of runs (all, or those named by id or uuid prefix) from "
+      "the results store or from export files: per point the time bounds, limiting roof, "
+      "bottleneck class, efficiency and lower bound; per series the fit; the ranked "
+      "findings. No GPU needed");
+  add_common(*analyze, options, true, false, false);
+  analyze->add_option("runs", analyze_runs, "run ids or uuid prefixes (default: all)");
+  analyze->add_option("--from", analyze_from,
+                      "read the runs from these export files, not the store");
+  analyze->add_option("--format", analyze_format, "table (default), json (everything) or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  analyze->add_option("--out", options.out, "write to this file instead of stdout");
+  analyze->footer(
+      "Examples:\n  timeroof analyze\n  timeroof analyze 3 --format csv --out run3.csv\n"
+      "  timeroof analyze --from samples/sample-run.json --format json | jq '.runs[0].findings'\n\n"
+      "Table: one table of points per sweep (times per call; n/m = L1 not measured\n"
+      "meaningfully, TMA), then per series the robust fit T = a + c x batch and its knee,\n"
+      "then the findings ranked by the share of their series' time they explain.\n"
+      "CSV: one row per point, every parameter a column. JSON: the whole structure.");
 
   // Name an unknown command instead of CLI11's generic "subcommand required".
   if (argc > 1 && argv[1][0] != '-') {
@@ -216,7 +247,9 @@ int main(int argc, char** argv) {
     if (*runs) code = timeroof::cli::run_list_runs(options);
     if (*exporter) code = timeroof::cli::run_export(options, export_runs);
     if (*importer) code = timeroof::cli::run_import(options, import_files);
-    if (*report) code = timeroof::cli::run_report(options, report_runs, report_from);
+    if (*report) code = timeroof::cli::run_report(options, report_runs, report_from, report_format);
+    if (*analyze)
+      code = timeroof::cli::run_analyze(options, analyze_runs, analyze_from, analyze_format);
     return static_cast<int>(code);
   } catch (const timeroof::Error& error) {
     std::fprintf(stderr, "timeroof: %s\n", error.what());

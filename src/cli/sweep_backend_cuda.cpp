@@ -55,6 +55,10 @@ DryRunRoofs roofs_from(const Machine* machine) {
     if (c.name == "tensor_fp16") roofs.tensor_flops_per_s = c.measured;
     if (c.name == "tensor_tf32") roofs.tf32_flops_per_s = c.measured;
     if (c.name == "hbm_copy") roofs.bytes_per_s = c.measured;
+    if (c.name == "h2d_pinned") roofs.h2d_pinned_bytes_per_s = c.measured;
+    if (c.name == "d2h_pinned") roofs.d2h_pinned_bytes_per_s = c.measured;
+    if (c.name == "h2d_pageable") roofs.h2d_pageable_bytes_per_s = c.measured;
+    if (c.name == "d2h_pageable") roofs.d2h_pageable_bytes_per_s = c.measured;
   }
   return roofs;
 }
@@ -89,12 +93,7 @@ std::string describe_sweep(const SweepRequest& request, const Machine* measured)
 ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& run,
                        bool show_progress) {
   const SweepSpec spec = spec_of(request);  // validated: no GPU work before this
-  if (spec.transfer != TransferMode::none) {
-    throw usage_error("transfer " + std::string(to_string(spec.transfer)) +
-                      ": host<->device transfers around each call are not measured by this "
-                      "build yet; use transfer none (the default)");
-  }
-  bool recorded = false;  // a resumed run has its spec already
+  bool recorded = false;                    // a resumed run has its spec already
   for (const auto& sweep : run.spec["sweeps"]) recorded = recorded || sweep["name"] == spec.name;
   if (!recorded) {
     run.spec["sweeps"].push_back(to_json(spec));
@@ -104,6 +103,8 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
   RunnerOptions options;
   options.counters = request.counters;
   options.cold_l2 = spec.cold_l2;
+  options.transfer = spec.transfer;
+  options.pinned_host = spec.pinned_host;
   SweepRunner runner(run.machine.gpu, options);
   const OperatorFamily& family = find_family(spec.family);
   const SweepPlan plan{spec.name, &family, spec.points};

@@ -3,6 +3,7 @@
 // is emptied where a test needs "no GPU" even on a GPU machine.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -27,7 +28,7 @@ TEST(Cli, HelpForEveryCommand) {
   const ToolResult top = run_tool({"--help"});
   EXPECT_EQ(top.exit_code, 0);
   for (const char* command :
-       {"info", "run", "ceilings", "sweep", "metrics", "runs", "export", "import"}) {
+       {"info", "run", "ceilings", "sweep", "metrics", "runs", "export", "import", "analyze"}) {
     EXPECT_NE(top.out.find(command), std::string::npos) << command;
     const ToolResult r = run_tool({command, "--help"});
     EXPECT_EQ(r.exit_code, 0) << command;
@@ -169,6 +170,7 @@ TEST(Cli, ReportHelpHasExamples) {
   EXPECT_NE(r.out.find("Examples:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("timeroof report --from"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--out"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--format"), std::string::npos) << r.out;
 }
 
 TEST(Cli, ReportFromAnExportFileNeedsNoGpu) {
@@ -201,6 +203,90 @@ TEST(Cli, ReportFromTheStoreAllRunsOrNamedOnes) {
   EXPECT_NE(read_file(dir.file("one/index.html")).find(uuid), std::string::npos);
 }
 
+// The sample's first 18 points: a report with few charts, quick to convert.
+std::string small_sample(const TempDir& dir) {
+  auto doc = nlohmann::json::parse(read_file(kSample));
+  auto& points = doc["runs"][0]["points"];
+  points.erase(points.begin() + 18, points.end());
+  std::ofstream(dir.file("small.json")) << doc.dump();
+  return dir.file("small.json");
+}
+
+// The files report.md references as images: ![caption](file).
+std::vector<std::string> markdown_images(const std::string& markdown) {
+  std::vector<std::string> files;
+  for (std::size_t at = markdown.find("]("); at != std::string::npos;
+       at = markdown.find("](", at + 2)) {
+    const std::size_t end = markdown.find(')', at);
+    files.push_back(markdown.substr(at + 2, end - at - 2));
+  }
+  return files;
+}
+
+bool on_path(const std::string& program) {
+  return run_process({"/bin/sh", "-c", "command -v " + program}).exit_code == 0;
+}
+
+TEST(Cli, ReportFormatPngConvertsEveryChart) {
+  if (!on_path("rsvg-convert")) GTEST_SKIP() << "rsvg-convert not installed (librsvg2-bin)";
+  TempDir dir;
+  const ToolResult r = run_tool(
+      {"report", "--from", small_sample(dir), "--out", dir.file("rep"), "--format", "png"}, kNoGpu);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, dir.file("rep") + "/index.html\n");
+  const std::vector<std::string> files = markdown_images(read_file(dir.file("rep/report.md")));
+  ASSERT_GE(files.size(), 5u);
+  for (const std::string& file : files) {
+    ASSERT_EQ(file.substr(file.size() - 4), ".png") << file;
+    EXPECT_EQ(read_file(dir.file("rep/" + file)).substr(0, 4), "\x89PNG") << file;
+    EXPECT_TRUE(std::ifstream(dir.file("rep/" + file.substr(0, file.size() - 4) + ".svg")).good())
+        << "the SVG stays next to " << file;
+  }
+}
+
+TEST(Cli, ReportFormatWithoutRsvgConvertKeepsTheSvgReport) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("bin"));  // a PATH without rsvg-convert
+  const std::string report = dir.file("rep");
+  const ToolResult r =
+      run_tool({"report", "--from", small_sample(dir), "--out", report, "--format", "pdf"},
+               {{"CUDA_VISIBLE_DEVICES", ""}, {"PATH", dir.file("bin")}});
+  expect_one_line_error(r, 2, "rsvg-convert is not installed");
+  EXPECT_NE(r.err.find("sudo apt-get install librsvg2-bin"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(report), std::string::npos) << "says where the SVG report is: " << r.err;
+  // The SVG report is complete: report.md references SVG files that exist.
+  EXPECT_TRUE(std::ifstream(report + "/index.html").good());
+  const std::vector<std::string> files = markdown_images(read_file(report + "/report.md"));
+  ASSERT_GE(files.size(), 5u);
+  for (const std::string& file : files) {
+    EXPECT_EQ(file.substr(file.size() - 4), ".svg") << file;
+    EXPECT_EQ(read_file(report + "/" + file).rfind("<?xml", 0), 0u) << file;
+  }
+}
+
+TEST(Cli, ReportFormatWhenRsvgConvertFailsSaysWhy) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("bin"));
+  const std::string fake = dir.file("bin/rsvg-convert");
+  std::ofstream(fake) << "#!/bin/sh\necho 'cannot render: out of cheese' >&2\nexit 3\n";
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  const ToolResult r =
+      run_tool({"report", "--from", small_sample(dir), "--out", dir.file("rep"), "--format", "png"},
+               {{"CUDA_VISIBLE_DEVICES", ""}, {"PATH", dir.file("bin")}});
+  expect_one_line_error(r, 2, "rsvg-convert could not convert");
+  EXPECT_NE(r.err.find("cannot render: out of cheese"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::ifstream(dir.file("rep/index.html")).good());
+  EXPECT_EQ(read_file(dir.file("rep/report.md")).find(".png)"), std::string::npos);
+}
+
+TEST(Cli, ReportFormatMustBeKnown) {
+  TempDir dir;
+  expect_one_line_error(
+      run_tool({"report", "--from", kSample, "--out", dir.file("x"), "--format", "jpeg"}, kNoGpu),
+      1, "'jpeg'; use svg, png or pdf");
+  EXPECT_FALSE(std::ifstream(dir.file("x/index.html")).good()) << "nothing written on error";
+}
+
 TEST(Cli, ReportErrorsAreOneLine) {
   TempDir dir;
   expect_one_line_error(run_tool({"report", "--db", dir.file("none.db"), "--out", dir.path()}), 1,
@@ -214,6 +300,77 @@ TEST(Cli, ReportErrorsAreOneLine) {
       run_tool({"report", "--from", dir.file("missing.json"), "--out", dir.file("x")}), 1,
       dir.file("missing.json"));
   EXPECT_FALSE(std::ifstream(dir.file("x/index.html")).good()) << "nothing written on error";
+}
+
+TEST(Cli, AnalyzeTheSampleAsATableNeedsNoGpu) {
+  const ToolResult r = run_tool({"analyze", "--from", kSample}, kNoGpu);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  const auto sample = nlohmann::json::parse(read_file(kSample));
+  EXPECT_NE(r.out.find(sample["runs"][0]["machine"]["gpu"]["name"].get<std::string>()),
+            std::string::npos);
+  for (const char* text :
+       {"sweep conv2d-default", "sweep lstm-default", "T_roof", "T_cuda", "T_tc", "T_L2",
+        "T_launch", "T_xfer", "headroom", "launch_bound", "memory_bound(l2)",
+        "n/m: L1 not measured meaningfully (TMA)", "series along batch", "T = ", "knee batch ~ ",
+        "findings, ranked by the share", "  1. ["})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text;
+  // The failed point is listed with its reason.
+  EXPECT_NE(r.out.find(" failed: "), std::string::npos);
+}
+
+TEST(Cli, AnalyzeAsJsonAndCsv) {
+  TempDir dir;
+  const auto sample = nlohmann::json::parse(read_file(kSample));
+  const std::size_t points = sample["runs"][0]["points"].size();
+  const ToolResult json = run_tool({"analyze", "--from", kSample, "--format", "json"}, kNoGpu);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["format"], "timeroof-analysis");
+  ASSERT_EQ(doc["runs"].size(), 1u);
+  EXPECT_EQ(doc["runs"][0]["points"].size(), points);
+  EXPECT_FALSE(doc["runs"][0]["findings"].empty());
+  EXPECT_FALSE(doc["runs"][0]["series"].empty());
+  // --json is the same as --format json.
+  EXPECT_EQ(run_tool({"analyze", "--from", kSample, "--json"}, kNoGpu).out, json.out);
+
+  const ToolResult csv =
+      run_tool({"analyze", "--from", kSample, "--format", "csv", "--out", dir.file("a.csv")});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_TRUE(csv.out.empty()) << "--out writes the file, not stdout";
+  const std::string text = read_file(dir.file("a.csv"));
+  EXPECT_EQ(count_lines(text), static_cast<int>(points) + 1);  // header + one row per point
+  const std::string header = text.substr(0, text.find('\n'));
+  for (const char* column :
+       {"run,sweep,seq,op,precision", "param_batch", "t_roof_s", "t_l1_s", "l1_used", "class",
+        "efficiency", "tensor_share", "t_lower_bound_s", "lower_bound_scope", "headroom"})
+    EXPECT_NE(header.find(column), std::string::npos) << column;
+  EXPECT_NE(text.find(",memory_bound,memory_bound(l2),"), std::string::npos);
+  EXPECT_NE(text.find(",per-kernel,"), std::string::npos);
+}
+
+TEST(Cli, AnalyzeReadsTheStoreAndItsErrorsAreOneLine) {
+  TempDir dir;
+  const std::string db = dir.file("r.db");
+  ASSERT_EQ(run_tool({"import", kSample, "--db", db}).exit_code, 0);
+  const auto sample = nlohmann::json::parse(read_file(kSample));
+  const std::string uuid = sample["runs"][0]["uuid"];
+  const ToolResult one = run_tool({"analyze", uuid.substr(0, 8), "--db", db}, kNoGpu);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.rfind("Run " + uuid.substr(0, 8), 0), 0u) << one.out.substr(0, 200);
+  EXPECT_EQ(run_tool({"analyze", "--db", db}, kNoGpu).out, one.out);
+
+  expect_one_line_error(run_tool({"analyze", "99", "--db", db}), 1, "no run '99'");
+  expect_one_line_error(run_tool({"analyze", "--db", dir.file("none.db")}), 1, dir.file("none.db"));
+  EXPECT_FALSE(std::ifstream(dir.file("none.db")).good()) << "a read must not create the store";
+  expect_one_line_error(run_tool({"analyze", "--from", kSample, "--format", "xml"}), 1, "xml");
+  expect_one_line_error(run_tool({"analyze", "--from", kSample, "--json", "--format", "csv"}), 1,
+                        "--json");
+  expect_one_line_error(run_tool({"analyze", "1", "--from", kSample}), 1, "not both");
+  expect_one_line_error(run_tool({"analyze", "--from", dir.file("missing.json")}), 1,
+                        dir.file("missing.json"));
+  expect_one_line_error(run_tool({"analyze", "--from", kSample, "--out", dir.file("no/such/f")}), 1,
+                        "cannot write");
 }
 
 TEST(Cli, ReadingAMissingStoreNamesThePath) {

@@ -330,7 +330,7 @@ TEST(Planner, CollectsOnlyWhatTheOperatorNeeds) {
       plan_collection("GH100", {Q::l2_bytes, Q::duration, Q::l2_bytes, Q::tensor_fp8_flops});
   EXPECT_EQ(twice.quantities, (std::vector<Q>{Q::l2_bytes, Q::duration, Q::tensor_fp8_flops}));
   EXPECT_EQ(twice.metrics,
-            (std::vector<std::string>{"gpu__time_duration.sum", "lts__t_bytes.sum",
+            (std::vector<std::string>{"gpu__time_duration.sum", "lts__t_sectors_srcunit_tex.sum",
                                       "sm__ops_path_tensor_src_fp8_sparsity_off.sum"}));
   EXPECT_EQ(twice.passes(), 1u);
   EXPECT_EQ(twice.config.metrics, twice.metrics);
@@ -394,7 +394,7 @@ TEST(Evaluate, AppliesTheWeights) {
       {tc + "hmma_src_fp16_dst_fp32_sparsity_off.sum", 11},
       {tc + "hgmma_src_fp16_sparsity_off.sum", 1000},
       {"l1tex__t_bytes.sum", 900},
-      {"lts__t_bytes.sum", 500},
+      {"lts__t_sectors_srcunit_tex.sum", 500},
       {"dram__bytes_read.sum", 64},
       {"dram__bytes_write.sum", 32},
       {"not_in_the_plan.sum", 12345},
@@ -409,7 +409,7 @@ TEST(Evaluate, AppliesTheWeights) {
       {Q::tensor_fp16_mma_sync_flops, 16},
       {Q::tensor_fp16_wgmma_flops, 1000},
       {Q::l1_bytes, 900},
-      {Q::l2_bytes, 500},
+      {Q::l2_bytes, 32 * 500},
       {Q::dram_read_bytes, 64},
       {Q::dram_write_bytes, 32},
   };

@@ -3,10 +3,12 @@
 // | and backticks. index.html is checked as XML (xmllint) and as HTML (xmllint
 // --html: only the HTML4 parser's unknown-tag complaints about SVG and figure are
 // allowed), for external references, for every section, the findings and one
-// table row per point; report.md's charts must exist as SVG files. With Debian's
-// `chromium` installed the page is screenshot headless and must not be blank.
+// table row per point; report.md's charts must exist as SVG files (or PNG / PDF
+// converted by rsvg-convert). With Debian's `chromium` installed the page is
+// screenshot headless and must not be blank, and its tables must fit A4's width.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +24,7 @@
 #include "plots/svg.hpp"
 #include "roofline/findings.hpp"
 #include "roofline/machine_roofs.hpp"
+#include "roofline/sweep_fit.hpp"
 #include "tests/support/run_tool.hpp"
 
 namespace timeroof::plots {
@@ -256,6 +259,131 @@ TEST(Report, UnwritableDirectoryIsAUsageError) {
     EXPECT_EQ(e.code(), ExitCode::usage);
     EXPECT_NE(std::string(e.what()).find(dir.file("file")), std::string::npos) << e.what();
   }
+}
+
+TEST(Report, TimeBasedChartsPerSweepAndSeries) {
+  const Written& w = written();
+  const auto roofs = roofline::machine_roofs(sample().run.machine);
+  const std::vector<roofline::Series> series = roofline::group_series(sample().points, roofs);
+  std::size_t tensor_series = 0;
+  for (const roofline::Series& s : series)
+    tensor_series += std::any_of(s.points.begin(), s.points.end(), [](const auto& p) {
+      return p.bounds.tensor_share.value_or(0) > 0;
+    });
+  ASSERT_GT(tensor_series, 0u);
+  ASSERT_LT(tensor_series, series.size());
+  EXPECT_EQ(count(w.markdown, "-complexity.svg)"), 2u) << "one per sweep";
+  EXPECT_EQ(count(w.markdown, "-decomposition.svg)"), series.size()) << "one per series";
+  EXPECT_EQ(count(w.markdown, "-tensor.svg)"), tensor_series) << "series with Tensor-Core work";
+  EXPECT_EQ(count(w.html, "Tensor Cores do none of the FLOPs of "), series.size() - tensor_series);
+  for (const char* title :
+       {"Time-based roofline: conv2d-default", "Time-based roofline: lstm-default",
+        "conv2d fwd fp16: where the time goes, against batch",
+        "conv2d fwd fp16: Tensor Cores against batch"})
+    EXPECT_NE(w.html.find(std::string(">") + title + "</text>"), std::string::npos) << title;
+  // Each SVG is its own document in the HTML: its <defs> ids must not collide
+  // with another chart's (url(#id) resolves to the first in the page).
+  const std::regex id(R"( id="([^"]+)\")");
+  std::set<std::string> ids;
+  for (auto it = std::sregex_iterator(w.html.begin(), w.html.end(), id);
+       it != std::sregex_iterator(); ++it) {
+    const std::string v = (*it)[1].str();
+    if (v.rfind("lost-", 0) == 0 || v.rfind("complexity-", 0) == 0)
+      EXPECT_TRUE(ids.insert(v).second) << "duplicate id " << v;
+  }
+  EXPECT_FALSE(ids.empty());
+}
+
+// The sample's first sweep only: fewer charts to convert.
+RunRecord small_sample() {
+  RunRecord r = sample();
+  const std::string first = r.points.front().sweep;
+  r.points.erase(std::remove_if(r.points.begin(), r.points.end(),
+                                [&](const Point& p) { return p.sweep != first; }),
+                 r.points.end());
+  r.points.resize(std::min<std::size_t>(r.points.size(), 40));
+  return r;
+}
+
+// The files report.md references as images.
+std::vector<std::string> images(const std::string& markdown) {
+  const std::regex image(R"(!\[[^\]]*\]\(([^)]+)\))");
+  std::vector<std::string> files;
+  for (auto it = std::sregex_iterator(markdown.begin(), markdown.end(), image);
+       it != std::sregex_iterator(); ++it)
+    files.push_back((*it)[1].str());
+  return files;
+}
+
+TEST(Report, PngAndPdfChartsAreConvertedAndReferenced) {
+  if (which("rsvg-convert").empty())
+    GTEST_SKIP() << "rsvg-convert not installed (apt install librsvg2-bin)";
+  for (const auto& [format, magic] :
+       {std::pair<ChartFormat, std::string>{ChartFormat::png, "\x89PNG"},
+        std::pair<ChartFormat, std::string>{ChartFormat::pdf, "%PDF"}}) {
+    TempDir dir;
+    write_report({small_sample()}, dir.path(), format);
+    const std::string md = read_file(dir.file("report.md"));
+    const std::vector<std::string> files = images(md);
+    ASSERT_GE(files.size(), 5u);
+    const std::string ext = std::string(".") + to_string(format);
+    for (const std::string& file : files) {
+      ASSERT_EQ(file.substr(file.size() - 4), ext) << file;
+      EXPECT_EQ(read_file(dir.file(file)).substr(0, magic.size()), magic) << file;
+      // The SVG stays next to it; index.html still inlines SVG.
+      const std::string svg = file.substr(0, file.size() - 4) + ".svg";
+      EXPECT_EQ(read_file(dir.file(svg)).rfind("<?xml", 0), 0u) << svg;
+    }
+    EXPECT_EQ(md.find(".svg)"), std::string::npos);
+    EXPECT_NE(read_file(dir.file("index.html")).find("<svg"), std::string::npos);
+  }
+  EXPECT_EQ(parse_chart_format("pdf"), ChartFormat::pdf);
+  try {
+    parse_chart_format("jpeg");
+    FAIL() << "no error";
+  } catch (const timeroof::Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_NE(std::string(e.what()).find("svg, png or pdf"), std::string::npos) << e.what();
+  }
+}
+
+// The point tables fit an A4 page: Chromium lays the report out at the printable
+// width of A4 (186 mm = 703 CSS px; the narrow-width CSS is the print CSS) and a
+// script added to a copy of the page reports every table whose narrowest layout
+// (min-content: words whole where the CSS keeps them whole) is wider than the body.
+TEST(Report, PointTablesFitTheWidthOfAnA4Page) {
+  std::string chromium = which("chromium");
+  if (chromium.empty()) chromium = which("chromium-browser");
+  if (chromium.empty()) GTEST_SKIP() << "chromium not installed: no layout check";
+  const Written& w = written();
+  EXPECT_NE(w.html.find("@media print,(max-width:820px)"), std::string::npos);
+  EXPECT_NE(w.html.find("@page{size:A4"), std::string::npos);
+  TempDir dir;
+  std::string html = w.html;
+  const std::string probe =
+      "<script>window.addEventListener('load',()=>{const w=document.body.clientWidth;"
+      "let wide=0,n=0,widest=0;for(const t of document.querySelectorAll('table')){++n;"
+      "t.style.width='min-content';const m=t.scrollWidth;t.style.width='';"
+      "widest=Math.max(widest,m);if(m>w)++wide;}"
+      "const p=document.createElement('pre');p.id='fit';p.textContent='tables='+n+' wide='+wide+"
+      "' body='+w+' widest='+widest+' font='+"
+      "getComputedStyle(document.querySelector('td')).fontSize;"
+      "document.body.appendChild(p);});</script>";
+  html.replace(html.rfind("</body>"), 7, probe + "</body>");
+  std::ofstream(dir.file("page.html")) << html;
+  const ToolResult r = run_process(
+      {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+       "--disable-background-networking", "--disable-component-update", "--disable-sync",
+       "--user-data-dir=" + dir.file("profile"), "--window-size=715,1000",
+       "--virtual-time-budget=5000", "--dump-dom", "file://" + dir.file("page.html")});
+  ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+  const std::regex fit(R"(tables=(\d+) wide=(\d+) body=(\d+) widest=\d+ font=([0-9.]+)px)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, fit)) << r.out.substr(0, 500) << r.err.substr(0, 2000);
+  EXPECT_GT(std::stoi(m[1]), 5);
+  EXPECT_EQ(std::stoi(m[2]), 0) << "tables wider than the page: " << m[0];
+  EXPECT_LE(std::stoi(m[3]), 715);
+  EXPECT_LE(std::stod(m[4]), 10.5) << "small table font at A4 width: " << m[0];
 }
 
 TEST(Report, OpensInHeadlessChromiumAndIsNotBlank) {

@@ -1,5 +1,6 @@
 // GPU tier: the range profiler's per-operator mode (user range + user replay),
-// with idempotent work and with work that needs CUPTI's checkpoint restore.
+// with idempotent work and with work that needs CUPTI's checkpoint restore, and
+// its per-kernel mode inside one call (auto range + user replay).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -49,6 +50,41 @@ TEST(RangeProfiler, UserRangesSumEveryKernelOfAnOperator) {
   // A user range's duration is its span on the GPU, launch gaps included.
   EXPECT_GT(result.ranges[0].values[1], 0);
   EXPECT_GT(result.ranges[1].values[1], 0);
+}
+
+TEST(RangeProfiler, CallKernelsGetOneRangeEachWithTheCallReplayed) {
+  TR_REQUIRE_GPU();
+  ProfilerSession session;
+  const FfmaProbe small{32, 64, 100};
+  const FfmaProbe large{264, 256, 1000};
+  DeviceBuffer<float> out(static_cast<std::size_t>(large.blocks) * large.threads);
+  int calls = 0, setups = 0;
+  UserRange call{"op",
+                 [&] {
+                   ++calls;
+                   launch_ffma_probe(small, out.get(), nullptr);
+                   launch_ffma_probe(large, out.get(), nullptr);
+                   launch_ffma_probe(small, out.get(), nullptr);
+                 },
+                 [&] {
+                   ++setups;
+                   launch_ffma_probe(large, out.get(), nullptr);  // outside: not a range
+                 }};
+  const ProfileResult result = session.profile_call_kernels(kTwoPassMetrics, call);
+  EXPECT_GE(result.passes, 2u);
+  EXPECT_EQ(calls, static_cast<int>(result.passes)) << "the whole call runs once per pass";
+  EXPECT_EQ(setups, calls);
+  EXPECT_EQ(result.dropped_ranges, 0u);
+  ASSERT_EQ(result.ranges.size(), 3u) << "one range per kernel of the call, none for setup";
+  EXPECT_DOUBLE_EQ(result.ranges[0].values[0], small.expected_ffma());
+  EXPECT_DOUBLE_EQ(result.ranges[1].values[0], large.expected_ffma());
+  EXPECT_DOUBLE_EQ(result.ranges[2].values[0], small.expected_ffma());
+  for (const RangeValues& range : result.ranges) EXPECT_GT(range.values[1], 0) << range.name;
+
+  // More kernels than ranges: the rest are reported as dropped, never lost silently.
+  const ProfileResult capped = session.profile_call_kernels(kTwoPassMetrics, call, 2);
+  EXPECT_EQ(capped.ranges.size(), 2u);
+  EXPECT_GE(capped.dropped_ranges, 1u);
 }
 
 TEST(RangeProfiler, CheckpointRestoresStateBetweenPasses) {

@@ -54,6 +54,15 @@ TEST(SweepRunner, MeasuresAPointCompletely) {
   EXPECT_DOUBLE_EQ(p.counters.at("tensor_fp16_flops"), p.flops);
   EXPECT_GT(p.counters.at("dram_read_bytes"), 0);
   EXPECT_LE(p.details["counters"]["passes"].get<int>(), 3);
+  // Per-kernel counters add up to the operator's.
+  ASSERT_TRUE(p.details["counters"]["per_kernel"].get<bool>()) << p.details["counters"];
+  double kernel_flops = 0;
+  for (const KernelRecord& k : p.kernels) {
+    ASSERT_TRUE(k.metrics.count("tensor_fp16_flops")) << k.name;
+    ASSERT_TRUE(k.metrics.count("gpu__time_duration.sum")) << k.name;
+    kernel_flops += k.metrics.at("tensor_fp16_flops");
+  }
+  EXPECT_DOUBLE_EQ(kernel_flops, p.counters.at("tensor_fp16_flops"));
   std::printf("conv fp16 n16: %.1f us wall, %.1f us kernels, %lld launch(es), %s, %d passes\n",
               *p.timing.wall_median_s * 1e6, *p.timing.kernel_time_s * 1e6,
               static_cast<long long>(*p.timing.launches), p.algorithm.c_str(),
@@ -109,6 +118,33 @@ TEST(SweepRunner, FailedPointsGetAStatusAndTheSweepGoesOn) {
   EXPECT_FALSE(sink.points[0].reason.empty());
   EXPECT_EQ(sink.points[1].status, PointStatus::out_of_memory) << sink.points[1].reason;
   EXPECT_EQ(sink.points[2].status, PointStatus::ok) << sink.points[2].reason;
+}
+
+// An LSTM call launches dozens of kernels: each gets its own counters, in the
+// trace's order, and they add up to the operator's (the model's per-kernel bound).
+TEST(SweepRunner, MultiKernelOperatorsGetPerKernelCounters) {
+  TR_REQUIRE_GPU();
+  SweepRunner runner(inspected_gpu(), RunnerOptions{});
+  const OperatorFamily family = lstm_family();
+  const nlohmann::json params = {{"batch", 32},        {"seq_length", 16},    {"input_size", 256},
+                                 {"hidden_size", 256}, {"precision", "fp32"}, {"math", "fma_only"}};
+  const Point p = runner.measure_point(family, params, "test", 0);
+  ASSERT_EQ(p.status, PointStatus::ok) << p.reason;
+  ASSERT_GT(p.kernels.size(), 2u);
+  ASSERT_TRUE(p.details["counters"]["per_kernel"].get<bool>()) << p.details["counters"];
+  double flops = 0, l2 = 0, duration = 0;
+  for (const KernelRecord& k : p.kernels) {
+    flops += k.metrics.at("fp32_flops");
+    l2 += k.metrics.at("l2_bytes");
+    duration += k.metrics.at("duration");
+  }
+  EXPECT_NEAR(flops, p.counters.at("fp32_flops"), 1e-9 * flops);
+  EXPECT_NEAR(l2, p.counters.at("l2_bytes"), 1e-9 * l2);
+  EXPECT_NEAR(duration, p.counters.at("duration"), 1e-9 * duration);
+  // cuDNN may do a little more work than the analytic count, never less.
+  EXPECT_GE(p.counters.at("fp32_flops"), 0.99 * p.flops);
+  std::printf("lstm fp32 b32: %zu kernels with counters, %.4g FLOPs (analytic %.4g)\n",
+              p.kernels.size(), p.counters.at("fp32_flops"), p.flops);
 }
 
 TEST(SweepRunner, ColdL2IsRecorded) {

@@ -1,0 +1,24 @@
+// Pieces the chart files of plots/ share (charts.cpp, time_charts.cpp); not a
+// public interface.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plots/axes.hpp"
+#include "plots/svg.hpp"
+#include "roofline/machine_roofs.hpp"
+
+namespace timeroof::plots::detail {
+
+bool positive(double v);               // finite and > 0
+std::string percent(double fraction);  // 0.42 -> "42%"
+// The title at the top left, and a grey subtitle line under it.
+void chart_title(Svg& svg, const std::string& title, const std::string& subtitle = {});
+Bound level_bound(roofline::Level level);
+const char* level_name(roofline::Level level);  // "L1", "L2", "HBM"
+// Moves labels (pixel y positions, in order of importance) apart so that no two
+// are closer than `gap`; returns the adjusted positions in the input order.
+std::vector<double> spread_labels(std::vector<double> ys, double gap, double top, double bottom);
+
+}  // namespace timeroof::plots::detail

@@ -1,0 +1,656 @@
+// The time-based charts: the complexity chart of the time-based roofline, the
+// decomposition of each call's time, and the Tensor-Core share and utilisation.
+// Geometry and numbers come from roofline/ (charts_data, bounds, classify); this
+// file only maps them to pixels.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/format.hpp"
+#include "plots/axes.hpp"
+#include "plots/chart_parts.hpp"
+#include "plots/charts.hpp"
+#include "plots/svg.hpp"
+#include "roofline/classify.hpp"
+#include "roofline/sweep_fit.hpp"
+
+namespace timeroof::plots {
+
+using namespace detail;
+
+namespace {
+
+constexpr const char* kGrey = "#7f7f7f";     // a class without a bound colour
+constexpr const char* kIsoTime = "#9fb3c8";  // iso-time contours
+constexpr const char* kBalance = "#333333";  // machine-balance line
+constexpr const char* kNeutral = "#555555";  // legend samples of shapes
+constexpr double kLegendFont = 11;
+
+// An id for <defs> unique to this chart: several charts are inlined into one
+// HTML page, where url(#id) resolves to the first element with that id.
+std::string chart_id(const std::string& prefix, const std::string& seed) {
+  const std::size_t hash = std::hash<std::string>{}(seed)&0xffffffffu;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%zx", hash);
+  return prefix + "-" + buf;
+}
+
+// A second grey subtitle line under chart_title()'s.
+void subtitle2(Svg& svg, const std::string& text) {
+  TextStyle s;
+  s.size = 11;
+  s.fill = "#555555";
+  svg.text(16, 55, text, s);
+}
+
+// The series sorted by x, without points whose x cannot go on a log axis.
+std::vector<SeriesPoint> sorted_series(const std::vector<SeriesPoint>& in) {
+  std::vector<SeriesPoint> out;
+  for (const SeriesPoint& p : in)
+    if (positive(p.x)) out.push_back(p);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const SeriesPoint& a, const SeriesPoint& b) { return a.x < b.x; });
+  return out;
+}
+
+roofline::Classification class_of(const SeriesPoint& p) {
+  return p.classification ? *p.classification : roofline::classify(p.bounds);
+}
+
+// "operator params, time, kernel time, bound, efficiency": the first lines of
+// every hover text of a series chart.
+std::string series_tooltip(const SeriesPoint& p, const roofline::Classification& c) {
+  std::string t = p.label;
+  t += "\ntime " + format_si(p.bounds.wall_s, "s");
+  t += "\nkernel time " + format_si(p.bounds.kernel_s, "s");
+  t += "\nbound " + c.label();
+  t += "\nefficiency " + (p.bounds.efficiency ? percent(*p.bounds.efficiency) : std::string("-"));
+  return t;
+}
+
+// A log axis over the powers of two around [lo, hi], with a little room at the
+// ends for markers: the x axis of the series charts (as time_vs_parameter_chart).
+AxisSpec parameter_axis(double lo, double hi, const std::string& parameter) {
+  const double a = std::pow(2.0, std::floor(std::log2(lo)));
+  const double b = std::pow(2.0, std::ceil(std::log2(hi)));
+  AxisSpec x{Scale::log, a / 1.25, (b > a ? b : a * 2) * 1.25, parameter, ""};
+  x.powers_of_two = true;
+  return x;
+}
+
+// Classes in a fixed, readable order for legends.
+int class_rank(const std::string& label) {
+  static const char* const kOrder[] = {"launch_bound",
+                                       "transfer_bound",
+                                       "memory_bound(l1)",
+                                       "memory_bound(l2)",
+                                       "memory_bound(dram)",
+                                       "compute_bound(cuda_core)",
+                                       "compute_bound(tensor_core)",
+                                       "latency_bound",
+                                       "unknown"};
+  for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i)
+    if (label == kOrder[i]) return i;
+  return static_cast<int>(std::size(kOrder));
+}
+
+// The roof the kernels of a point are held to (the largest of T_compute and
+// T_mem,l), as a palette entry and a name.
+std::pair<Bound, std::string> kernel_roof(const roofline::PointBounds& b) {
+  if (b.limiting_roof == "l1") return {Bound::l1, "L1 roof"};
+  if (b.limiting_roof == "l2") return {Bound::l2, "L2 roof"};
+  if (b.limiting_roof == "dram") return {Bound::hbm, "HBM roof"};
+  if (b.t_tensor >= b.t_cuda && b.t_tensor > 0) return {Bound::compute_tensor, "Tensor-Core roof"};
+  return {Bound::compute_cuda, "CUDA-core roof"};
+}
+
+// A diagonal-hatch pattern in `colour`: kernel time lost to that roof.
+std::string hatch_pattern(const std::string& id, const std::string& colour) {
+  return "<pattern id=\"" + escape(id) +
+         "\" patternUnits=\"userSpaceOnUse\" width=\"6\" height=\"6\" "
+         "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\"/>"
+         "<line x1=\"1.5\" y1=\"0\" x2=\"1.5\" y2=\"6\" stroke=\"" +
+         escape(colour) + "\" stroke-width=\"2.2\"/></pattern>";
+}
+
+// 0.912 -> "91%", 0.0042 -> "0.4%": small shares keep a decimal.
+std::string fine_percent(double fraction) {
+  char buf[32];
+  if (fraction > 0 && fraction < 0.001) return "<0.1%";
+  std::snprintf(buf, sizeof buf, fraction < 0.1 ? "%.1f%%" : "%.0f%%", fraction * 100);
+  return buf;
+}
+
+void centred_message(Svg& svg, const Area& area, const std::string& text) {
+  TextStyle t;
+  t.size = 13;
+  t.anchor = Anchor::middle;
+  t.fill = "#555555";
+  svg.text(area.x + area.w / 2, area.y + area.h / 2, text, t);
+}
+
+}  // namespace
+
+const char* bound_color(const std::string& label) {
+  if (label == "launch_bound") return color(Bound::launch);
+  if (label == "transfer_bound") return color(Bound::transfer);
+  if (label == "memory_bound(dram)") return color(Bound::hbm);
+  if (label == "memory_bound(l2)") return color(Bound::l2);
+  if (label == "memory_bound(l1)") return color(Bound::l1);
+  if (label == "compute_bound(tensor_core)") return color(Bound::compute_tensor);
+  if (label == "compute_bound(cuda_core)") return color(Bound::compute_cuda);
+  return kGrey;  // latency_bound, unknown: far from every bound
+}
+
+// ---- Complexity chart ----------------------------------------------------------
+
+std::string time_complexity_chart(const roofline::ComplexityChart& chart,
+                                  const std::vector<ComplexityMark>& marks,
+                                  const std::string& title) {
+  const double B = chart.bandwidth, P = chart.peak;
+  std::vector<std::size_t> drawn;  // indices into chart.points
+  for (std::size_t i = 0; i < chart.points.size(); ++i) {
+    const roofline::ComplexityPoint& cp = chart.points[i];
+    if (cp.drawable && positive(cp.runtime_bytes) && positive(cp.runtime_flops)) drawn.push_back(i);
+  }
+  const bool usable = positive(B) && positive(P) && positive(chart.x_min) &&
+                      chart.x_max > chart.x_min && positive(chart.y_min) &&
+                      chart.y_max > chart.y_min;
+  auto mark = [&](std::size_t i) { return i < marks.size() ? marks[i] : ComplexityMark{}; };
+
+  // Legend: the shapes, then one colour per class present.
+  std::vector<LegendEntry> legend = {
+      {"complexity point (Q, W)", kNeutral, false, "", true, Marker::circle, true},
+      {"run-time point (at the roof for T)", kNeutral, false, "", true, Marker::circle, false},
+      {"segment: time lost to the roof", kNeutral, true, "", false},
+      {"machine balance P / B", kBalance, true, "", false},
+      {"iso-time (top, right axes)", kIsoTime, true, "", false},
+  };
+  if (!chart.launch_floors.empty())
+    legend.insert(legend.end() - 1,
+                  {"launch floor N x L", color(Bound::launch), true, "6 3", false});
+  std::vector<std::string> classes;
+  for (std::size_t i : drawn) {
+    const std::string b = mark(i).bound.empty() ? "unknown" : mark(i).bound;
+    if (std::find(classes.begin(), classes.end(), b) == classes.end()) classes.push_back(b);
+  }
+  std::stable_sort(classes.begin(), classes.end(), [](const std::string& a, const std::string& b) {
+    return class_rank(a) < class_rank(b);
+  });
+  for (const std::string& c : classes)
+    legend.push_back({c, bound_color(c), false, "", true, Marker::square, true});
+  const auto box = legend_size(legend, kLegendFont);
+
+  // Equal pixels per decade on both axes, so iso-AI lines (and the balance
+  // line) run at 45 degrees and the launch floors are square: the shorter range
+  // is widened about its centre to fill the plot area.
+  const double plot_w = 580, plot_h = 470;
+  double xlo = chart.x_min, xhi = chart.x_max, ylo = chart.y_min, yhi = chart.y_max;
+  if (!usable) xlo = 1e6, xhi = 1e10, ylo = 1e8, yhi = 1e13;
+  {
+    const double dx = std::log10(xhi / xlo), dy = std::log10(yhi / ylo);
+    const double per_decade = std::min(plot_w / dx, plot_h / dy);
+    const double wx = plot_w / per_decade, wy = plot_h / per_decade;
+    const double cx = std::log10(xlo) + dx / 2, cy = std::log10(ylo) + dy / 2;
+    xlo = std::pow(10.0, cx - wx / 2), xhi = std::pow(10.0, cx + wx / 2);
+    ylo = std::pow(10.0, cy - wy / 2), yhi = std::pow(10.0, cy + wy / 2);
+  }
+
+  const Area area{96, 112, plot_w, plot_h};
+  const double width = area.right() + 78 + box[0] + 16, height = area.bottom() + 64;
+  Svg svg(width, height);
+  chart_title(svg, title,
+              usable ? "x: HBM bytes Q, y: FLOPs W; top and right: the same in seconds at B = " +
+                           format_si(B, "B/s") + " (HBM) and P = " + format_si(P, "FLOP/s") + " (" +
+                           chart.peak_name + ")"
+                     : "x: HBM bytes Q, y: FLOPs W");
+  subtitle2(svg,
+            "each point is joined along its arithmetic intensity to where it would sit if it ran "
+            "at the roof for its measured time");
+  AxisSpec xs{Scale::log, xlo, xhi, "HBM bytes Q", "B"};
+  AxisSpec ys{Scale::log, ylo, yhi, "FLOPs W", ""};  // "100 G": short labels beside the title
+  xs.grid = ys.grid = false;                         // the iso-time contours are the grid
+  Axes axes(area, xs, ys);
+  const std::string clip = chart_id("complexity", title + std::to_string(chart.points.size()));
+  axes.define_clip(svg, clip);
+
+  if (usable) {
+    // Iso-time contours: the points whose roof time is t form an L with its
+    // corner (t B, t P) on the balance line. One per labelled time tick.
+    const std::vector<Tick> top = log_ticks(xlo / B, xhi / B, "s");
+    const std::vector<Tick> right = log_ticks(ylo / P, yhi / P, "s");
+    svg.raw("<g class=\"iso-time\" clip-path=\"url(#" + clip + ")\">\n");
+    std::vector<double> times;
+    for (const Tick& t : top)
+      if (!t.label.empty()) times.push_back(t.value);
+    for (const Tick& t : right)
+      if (!t.label.empty() && std::none_of(times.begin(), times.end(), [&](double v) {
+            return std::fabs(v / t.value - 1) < 1e-6;
+          }))
+        times.push_back(t.value);
+    for (double t : times) {
+      const double x = axes.px(t * B), y = axes.py(t * P);
+      svg.polyline({{x, area.bottom()}, {x, y}, {area.x, y}}, Style{kIsoTime, "none", 1, "", 1});
+    }
+    svg.raw("</g>\n");
+  }
+  axes.draw(svg);
+
+  if (usable) {
+    // Secondary axes: seconds = bytes / B on top, FLOPs / P on the right.
+    TextStyle tl;
+    tl.size = 11;
+    tl.fill = "#333333";
+    svg.begin_group({}, "time-axes");
+    tl.anchor = Anchor::middle;
+    for (const Tick& t : log_ticks(xlo / B, xhi / B, "s")) {
+      if (t.label.empty()) continue;
+      const double x = axes.px(t.value * B);
+      svg.line(x, area.y - 5, x, area.y, Style{"#444444", "none", 1, "", 1});
+      svg.text(x, area.y - 9, t.label, tl);
+    }
+    tl.anchor = Anchor::start;
+    tl.baseline = "middle";
+    for (const Tick& t : log_ticks(ylo / P, yhi / P, "s")) {
+      if (t.label.empty()) continue;
+      const double y = axes.py(t.value * P);
+      svg.line(area.right(), y, area.right() + 5, y, Style{"#444444", "none", 1, "", 1});
+      svg.text(area.right() + 8, y, t.label, tl);
+    }
+    TextStyle at;
+    at.size = 13;
+    at.anchor = Anchor::middle;
+    svg.text(area.x + area.w / 2, area.y - 28, "Time at the HBM roof: Q / B (s)", at);
+    at.rotate = 90;
+    svg.text(area.right() + 62, area.y + area.h / 2, "Time at the compute roof: W / P (s)", at);
+    svg.end_group();
+  }
+
+  if (!usable || drawn.empty()) {
+    std::string why =
+        chart.notes.empty() ? "no point has HBM bytes, FLOPs and a time" : chart.notes.front();
+    centred_message(svg, area, "nothing to draw: " + why);
+  } else {
+    svg.raw("<g class=\"roofs\" clip-path=\"url(#" + clip + ")\">\n");
+    // Machine balance: y = (P / B) x across the whole plot.
+    const double bx0 = std::max(xlo, ylo / chart.balance);
+    const double bx1 = std::min(xhi, yhi / chart.balance);
+    const bool balance_shown = bx1 > bx0;  // else the line misses the plot
+    if (balance_shown) {
+      svg.begin_group("machine balance P / B = " + format_si(chart.balance, "FLOP/B") +
+                          ": points above it are compute-side",
+                      "balance");
+      svg.line(axes.px(bx0), axes.py(bx0 * chart.balance), axes.px(bx1),
+               axes.py(bx1 * chart.balance), Style{kBalance, "none", 1.6, "", 1});
+      svg.end_group();
+    }
+    // Launch floors: the L of roof time N x L, drawn to the plot's edges.
+    for (const roofline::LaunchFloor& f : chart.launch_floors) {
+      const double x = axes.px(f.vertical.x0), y = axes.py(f.horizontal.y0);
+      svg.begin_group("launch floor: " + std::to_string(f.launches) + " launch" +
+                          (f.launches == 1 ? "" : "es") + " x " +
+                          format_si(chart.launch_cost_s, "s") + " = " + format_si(f.time_s, "s"),
+                      "launch-floor");
+      svg.polyline({{x, area.bottom()}, {x, y}, {area.x, y}},
+                   Style{color(Bound::launch), "none", 1.4, "6 3", 0.85});
+      svg.end_group();
+    }
+    svg.raw("</g>\n");
+
+    // Points: segment, run-time point (open), complexity point (filled).
+    svg.raw("<g class=\"points\" clip-path=\"url(#" + clip + ")\">\n");
+    for (std::size_t i : drawn) {
+      const roofline::ComplexityPoint& cp = chart.points[i];
+      const ComplexityMark m = mark(i);
+      const char* col = bound_color(m.bound.empty() ? "unknown" : m.bound);
+      const double x0 = axes.px(cp.bytes), y0 = axes.py(cp.flops);
+      const double x1 = axes.px(cp.runtime_bytes), y1 = axes.py(cp.runtime_flops);
+      svg.begin_group(m.tooltip, "point");
+      svg.line(x0, y0, x1, y1, Style{col, "none", 1.4, "", 0.6});
+      svg.marker(Marker::circle, x1, y1, 7, Style{col, "#ffffff", 1.3, "", 0.9});
+      svg.marker(Marker::circle, x0, y0, 7, Style{"#ffffff", col, 0.6, "", 0.9});
+      svg.end_group();
+    }
+    svg.raw("</g>\n");
+
+    // Labels last, with a halo. The balance line: along it, near its upper end.
+    TextStyle lt;
+    lt.size = 11;
+    lt.halo = true;
+    lt.bold = true;
+    if (balance_shown) {
+      const double f = 0.93;
+      const double lx = std::pow(10.0, std::log10(bx0) + f * std::log10(bx1 / bx0));
+      const double px = axes.px(lx), py = axes.py(lx * chart.balance);
+      const double angle = std::atan2(axes.py(bx1 * chart.balance) - axes.py(bx0 * chart.balance),
+                                      axes.px(bx1) - axes.px(bx0)) *
+                           180 / 3.14159265358979;
+      lt.fill = kBalance;
+      lt.anchor = Anchor::end;
+      lt.rotate = angle;
+      svg.text(px - 4, py - 6, "balance " + format_si(chart.balance, "FLOP/B"), lt);
+    }
+    // Launch floors: "N=33" up the vertical part, skipping floors too close to
+    // the previous label to be told apart (their tooltips still say).
+    lt.fill = color(Bound::launch);
+    lt.anchor = Anchor::start;
+    lt.rotate = -90;
+    lt.bold = false;
+    double last_x = -1e9;
+    for (const roofline::LaunchFloor& f : chart.launch_floors) {
+      const double x = axes.px(f.vertical.x0);
+      if (x - last_x < 14 || x < area.x + 10 || x > area.right() - 2) continue;
+      last_x = x;
+      svg.text(x - 3, area.bottom() - 6,
+               (f.launches == 1 ? std::string("floor, N=1") : "N=" + std::to_string(f.launches)),
+               lt);
+    }
+  }
+
+  // Points that could not be drawn, said on the chart, not silently dropped.
+  std::size_t left_out = 0;
+  for (const std::string& n : chart.notes)
+    if (n.find("left out") != std::string::npos || n.find("not drawable") != std::string::npos)
+      ++left_out;
+  if (left_out > 0 && !drawn.empty()) {
+    TextStyle ft;
+    ft.size = 11;
+    ft.fill = "#555555";
+    svg.text(area.x, height - 8,
+             std::to_string(left_out) + " point" + (left_out == 1 ? "" : "s") +
+                 " not drawn: no HBM bytes, no time or no work",
+             ft);
+  }
+  svg.begin_group({}, "legend outside");
+  draw_legend_at(svg, area.right() + 78, area.y, legend, kLegendFont);
+  svg.end_group();
+  return svg.str();
+}
+
+std::string time_complexity_chart(const std::vector<Point>& points,
+                                  const roofline::MachineRoofs& roofs, const std::string& title) {
+  const roofline::ComplexityChart chart = roofline::complexity_chart(points, roofs);
+  std::vector<ComplexityMark> marks;
+  for (const roofline::ComplexityPoint& cp : chart.points) {
+    const Point& p = points.at(cp.index);
+    const roofline::PointBounds b = roofline::point_bounds(p, roofs);
+    const roofline::Classification c = roofline::classify(b);
+    std::string tip = tooltip(point_sample(p, b, c));
+    tip += "\nHBM bytes " + format_si(cp.bytes, "B") + ", FLOPs " + format_si(cp.flops, "FLOP");
+    tip += "\nat the roof for " + format_si(cp.time_s, "s") + ": " +
+           format_si(cp.runtime_bytes, "B") + ", " + format_si(cp.runtime_flops, "FLOP") + " (" +
+           (cp.compute_side ? "compute" : "memory") + " side)";
+    tip += "\nlost to the roof " + format_si(cp.lost_s, "s");
+    marks.push_back({tip, c.label()});
+  }
+  return time_complexity_chart(chart, marks, title);
+}
+
+// ---- Decomposition of the time per call -------------------------------------------
+
+std::string time_decomposition_chart(const std::vector<SeriesPoint>& series_in,
+                                     const std::string& parameter, const std::string& title) {
+  const std::vector<SeriesPoint> series = sorted_series(series_in);
+  struct Bar {
+    const SeriesPoint* point;
+    roofline::Classification cls;
+    roofline::Decomposition parts;
+    Bound roof;
+    std::string roof_name;
+    double total;  // overhead + transfer + kernel
+  };
+  std::vector<Bar> bars;
+  for (const SeriesPoint& p : series) {
+    Bar b{&p, class_of(p), {}, Bound::hbm, {}, 0};
+    b.parts = b.cls.parts;
+    std::tie(b.roof, b.roof_name) = kernel_roof(p.bounds);
+    b.total = b.parts.overhead_s + b.parts.transfer_s + b.parts.kernel_s;
+    if (positive(b.total)) bars.push_back(b);
+  }
+
+  // Legend, top to bottom as the stack reads: overhead on top, kernels at the bottom.
+  const std::string seed = title + parameter + std::to_string(bars.size());
+  std::vector<Bound> roofs_used;
+  for (const Bar& b : bars)
+    if (std::find(roofs_used.begin(), roofs_used.end(), b.roof) == roofs_used.end())
+      roofs_used.push_back(b.roof);
+  std::sort(roofs_used.begin(), roofs_used.end());
+  auto pattern_id = [&](Bound r) {
+    return chart_id(std::string("lost-") + std::to_string(static_cast<int>(r)), seed);
+  };
+  auto lost_fill = [&](Bound r) { return "url(#" + pattern_id(r) + ")"; };  // hatched
+  // Only the parts some bar has: a legend entry for nothing reads as data.
+  auto any = [&](double roofline::Decomposition::*part) {
+    return std::any_of(bars.begin(), bars.end(), [&](const Bar& b) { return b.parts.*part > 0; });
+  };
+  std::vector<LegendEntry> legend;
+  if (any(&roofline::Decomposition::overhead_s))
+    legend.push_back(
+        {"launch/API overhead", color(Bound::launch), false, "", true, Marker::square, true});
+  if (any(&roofline::Decomposition::transfer_s))
+    legend.push_back({"transfer", color(Bound::transfer), false, "", true, Marker::square, true});
+  for (Bound r : roofs_used) {
+    std::string name;
+    bool lost = false;
+    for (const Bar& b : bars)
+      if (b.roof == r) name = b.roof_name, lost = lost || b.parts.lost_to_roof_s > 0;
+    if (lost)
+      legend.push_back(
+          {"kernel time lost to the " + name, lost_fill(r), false, "", true, Marker::square, true});
+    legend.push_back(
+        {"kernel time within the " + name, color(r), false, "", true, Marker::square, true});
+  }
+  legend.push_back({"measured wall time T", color(Bound::measured), true, "", false});
+  const auto box = legend_size(legend, kLegendFont);
+
+  const double plot_w = 600;
+  const Area top{84, 72, plot_w, 290};
+  const Area bottom{84, top.bottom() + 26, plot_w, 160};
+  const double width = top.right() + 16 + box[0] + 16, height = bottom.bottom() + 64;
+  Svg svg(width, height);
+  chart_title(svg, title,
+              "per call: host overhead the kernels did not hide, transfers, and kernel time "
+              "within the kernels' roof and lost to it");
+  svg.raw("<defs>");
+  for (Bound r : roofs_used) svg.raw(hatch_pattern(pattern_id(r), color(r)));
+  svg.raw("</defs>\n");
+
+  const std::size_t n = bars.size();
+  const double slot = plot_w / static_cast<double>(std::max<std::size_t>(n, 1));
+  const double bar_w = std::min(slot * 0.64, 48.0);
+  // Categories: one slot per point, labelled with its parameter value.
+  std::vector<Tick> categories, unlabelled;
+  for (std::size_t i = 0; i < n; ++i) {
+    categories.push_back({static_cast<double>(i) + 0.5, roofline::format_value(bars[i].point->x)});
+    unlabelled.push_back({static_cast<double>(i) + 0.5, ""});
+  }
+  double t_max = 0;
+  for (const Bar& b : bars) t_max = std::max({t_max, b.total, b.point->bounds.wall_s.value_or(0)});
+  if (!positive(t_max)) t_max = 1e-3;
+  std::vector<Tick> yt = linear_ticks(0, t_max, "s", 5);
+  double y_hi = t_max * 1.04;
+  if (yt.size() >= 2 && yt.back().value < y_hi)
+    y_hi = yt.back().value + (yt[1].value - yt[0].value);
+
+  AxisSpec xa{Scale::linear, 0, static_cast<double>(std::max<std::size_t>(n, 1)), "", ""};
+  xa.grid = false;
+  xa.ticks = n > 0 ? unlabelled : std::vector<Tick>{{0.5, ""}};
+  const Axes abs_axes(top, xa, AxisSpec{Scale::linear, 0, y_hi, "Time per call (s)", "s"});
+  xa.ticks = n > 0 ? categories : xa.ticks;
+  xa.title = parameter;
+  AxisSpec pa{Scale::linear, 0, 1, "Share of the call", ""};
+  pa.percent = true;
+  const Axes share_axes(bottom, xa, pa);
+  abs_axes.draw(svg);
+  share_axes.draw(svg);
+  if (n == 0) centred_message(svg, top, "no point with a wall or kernel time");
+
+  // Each bar: one group with the point's tooltip; segments bottom-up.
+  for (std::size_t i = 0; i < n; ++i) {
+    const Bar& b = bars[i];
+    const roofline::Decomposition& d = b.parts;
+    const double cx = abs_axes.px(static_cast<double>(i) + 0.5);
+    auto share = [&](double v) { return percent(v / b.total); };
+    std::string tip = series_tooltip(*b.point, b.cls);
+    tip +=
+        "\nlaunch/API overhead " + format_si(d.overhead_s, "s") + " (" + share(d.overhead_s) + ")";
+    tip += "\ntransfer " + format_si(d.transfer_s, "s") + " (" + share(d.transfer_s) + ")";
+    tip += "\nkernels within the " + b.roof_name + " " + format_si(d.within_roof_s, "s") + " (" +
+           share(d.within_roof_s) + ")";
+    tip += "\nkernels lost to the roof " + format_si(d.lost_to_roof_s, "s") + " (" +
+           share(d.lost_to_roof_s) + ")";
+    if (b.point->bounds.wall_s && b.total > *b.point->bounds.wall_s * 1.001)
+      tip += "\nkernels and transfers exceed the wall time (kernels overlap)";
+    svg.begin_group(tip, "bar");
+    const std::vector<std::pair<double, std::string>> stack = {
+        {d.within_roof_s, color(b.roof)},
+        {d.lost_to_roof_s, lost_fill(b.roof)},
+        {d.transfer_s, color(Bound::transfer)},
+        {d.overhead_s, color(Bound::launch)},
+    };
+    double base = 0;
+    for (const auto& [v, fill] : stack) {
+      if (!(v > 0)) continue;
+      // Absolute, then share.
+      const double y0 = abs_axes.py(base), y1 = abs_axes.py(base + v);
+      svg.rect(cx - bar_w / 2, y1, bar_w, y0 - y1, Style{"#ffffff", fill, 0.5, "", 1});
+      const double s0 = share_axes.py(base / b.total), s1 = share_axes.py((base + v) / b.total);
+      svg.rect(cx - bar_w / 2, s1, bar_w, s0 - s1, Style{"#ffffff", fill, 0.5, "", 1});
+      base += v;
+    }
+    if (b.point->bounds.wall_s && positive(*b.point->bounds.wall_s)) {
+      const double y = abs_axes.py(*b.point->bounds.wall_s);
+      svg.line(cx - bar_w / 2 - 4, y, cx + bar_w / 2 + 4, y,
+               Style{color(Bound::measured), "none", 2, "", 1});
+    }
+    svg.end_group();
+  }
+  // Each bar's wall time above it, where the slots leave room for the text.
+  if (slot >= 46) {
+    TextStyle vt;
+    vt.size = 10;
+    vt.anchor = Anchor::middle;
+    vt.fill = "#333333";
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& wall = bars[i].point->bounds.wall_s;
+      const double v = wall ? std::max(*wall, bars[i].total) : bars[i].total;
+      svg.text(abs_axes.px(static_cast<double>(i) + 0.5), abs_axes.py(v) - 6,
+               format_si(wall ? *wall : bars[i].total, "s"), vt);
+    }
+  }
+  svg.begin_group({}, "legend outside");
+  draw_legend_at(svg, top.right() + 16, top.y, legend, kLegendFont);
+  svg.end_group();
+  return svg.str();
+}
+
+// ---- Tensor Cores -------------------------------------------------------------------
+
+std::string tensor_core_chart(const std::vector<SeriesPoint>& series_in,
+                              const std::string& parameter, const std::string& title) {
+  const std::vector<SeriesPoint> series = sorted_series(series_in);
+  struct Line {
+    std::string name;
+    std::string dash;
+    bool filled;
+    std::vector<std::pair<const SeriesPoint*, double>> values;
+  };
+  std::vector<Line> lines = {
+      {"share of the FLOPs", "", true, {}},
+      {"utilisation (T_tensor / T_k)", "5 3", false, {}},
+  };
+  for (const SeriesPoint& p : series) {
+    if (p.bounds.tensor_share) lines[0].values.push_back({&p, *p.bounds.tensor_share});
+    if (p.bounds.tensor_utilisation) lines[1].values.push_back({&p, *p.bounds.tensor_utilisation});
+  }
+  const char* red = color(Bound::compute_tensor);
+  std::vector<LegendEntry> legend;
+  for (const Line& l : lines)
+    legend.push_back({l.name, red, true, l.dash, true, Marker::circle, l.filled});
+  const bool above = std::any_of(lines.begin(), lines.end(), [](const Line& l) {
+    return std::any_of(l.values.begin(), l.values.end(),
+                       [](const auto& pv) { return pv.second > 1.0005; });
+  });
+  if (above)
+    legend.push_back(
+        {"above 100% (counters or roof off)", red, false, "", true, Marker::triangle_up, true});
+  const auto box = legend_size(legend, kLegendFont);
+
+  double xlo = std::numeric_limits<double>::max(), xhi = 0;
+  for (const SeriesPoint& p : series) xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x);
+  if (!(xhi > 0)) xlo = 1, xhi = 1024;
+  const Area area{84, 64, 600, 330};
+  const double width = area.right() + 16 + box[0] + 16, height = area.bottom() + 64;
+  Svg svg(width, height);
+  chart_title(svg, title,
+              "share = Tensor-Core FLOPs / all FLOPs; utilisation = the fraction of kernel time "
+              "the Tensor Cores would be busy at their peak");
+  // A little room above 100%, so markers at 100% are not cut by the frame.
+  AxisSpec ya{Scale::linear, 0, 1.04, "Tensor Cores (%)", ""};
+  ya.percent = true;
+  const Axes axes(area, parameter_axis(xlo, xhi, parameter), ya);
+  axes.draw(svg);
+  if (lines[0].values.empty() && lines[1].values.empty())
+    centred_message(svg, area, "no point with FLOPs and kernel time");
+
+  for (const Line& l : lines) {
+    std::vector<XY> pts;
+    for (const auto& [p, v] : l.values) pts.push_back({axes.px(p->x), axes.py(std::min(v, 1.0))});
+    svg.begin_group(l.name, "series");
+    svg.polyline(pts, Style{red, "none", 2, l.dash, 1});
+    svg.end_group();
+  }
+  for (std::size_t li = 0; li < lines.size(); ++li) {
+    const Line& l = lines[li];
+    for (const auto& [p, v] : l.values) {
+      const roofline::Classification c = class_of(*p);
+      std::string tip = series_tooltip(*p, c);
+      tip += "\nTensor-Core share " +
+             (p->bounds.tensor_share ? fine_percent(*p->bounds.tensor_share) : std::string("-"));
+      tip += "\nTensor-Core utilisation " + (p->bounds.tensor_utilisation
+                                                 ? fine_percent(*p->bounds.tensor_utilisation)
+                                                 : std::string("-"));
+      svg.begin_group(l.name + ": " + fine_percent(v) + "\n" + tip, "point");
+      const double x = axes.px(p->x), y = axes.py(std::min(v, 1.0));
+      // Above 100% the counters or the roof are off: clamped to the top, marked.
+      const Marker shape = v > 1.0005 ? Marker::triangle_up : Marker::circle;
+      svg.marker(shape, x, y, 8, Style{red, l.filled ? red : "#ffffff", 1.4, "", 1});
+      svg.end_group();
+    }
+  }
+  // Each line's last value at its end: values near 0% cannot be read off the axis.
+  {
+    TextStyle vt;
+    vt.size = 11;
+    vt.halo = true;
+    vt.bold = true;
+    vt.fill = red;
+    vt.baseline = "middle";
+    vt.anchor = Anchor::end;
+    std::vector<double> ys;
+    std::vector<std::pair<double, std::string>> labels;
+    for (const Line& l : lines) {
+      if (l.values.empty()) continue;
+      const auto& [p, v] = l.values.back();
+      const double y = axes.py(std::min(v, 1.0));
+      ys.push_back(y - 12 < area.y + 10 ? y + 14 : y - 12);  // under the line at the top
+      labels.push_back({axes.px(p->x) - 2, fine_percent(v)});
+    }
+    ys = spread_labels(ys, 14, area.y + 8, area.bottom() - 8);
+    for (std::size_t i = 0; i < labels.size(); ++i)
+      svg.text(labels[i].first, ys[i], labels[i].second, vt);
+  }
+  svg.begin_group({}, "legend outside");
+  draw_legend_at(svg, area.right() + 16, area.y, legend, kLegendFont);
+  svg.end_group();
+  return svg.str();
+}
+
+}  // namespace timeroof::plots

@@ -1,0 +1,267 @@
+#include "roofline/analysis.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "timeroof/version.hpp"
+
+namespace timeroof::roofline {
+namespace {
+
+using nlohmann::json;
+
+// A number, or null where it is missing or not finite (JSON has no infinity).
+json num(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
+}
+
+json roof_json(const Roof& r) {
+  return {{"value", num(r.value)},
+          {"source", to_string(r.source)},
+          {"ceiling", r.ceiling},
+          {"note", r.note}};
+}
+
+json roofs_json(const MachineRoofs& roofs) {
+  json compute = json::object(), memory = json::object();
+  for (Precision p : kAllPrecisions) compute[to_string(p)] = roof_json(roofs.peak(p));
+  for (Level l : kAllLevels) memory[to_string(l)] = roof_json(roofs.bandwidth(l));
+  return {{"compute", compute},
+          {"memory", memory},
+          {"launch", roof_json(roofs.launch)},
+          {"h2d", roof_json(roofs.h2d)},
+          {"d2h", roof_json(roofs.d2h)}};
+}
+
+json level_json(const LevelBounds& lb) {
+  return {{"bytes", num(lb.bytes)},           {"bandwidth", num(lb.bandwidth)},
+          {"time_s", num(lb.time_s)},         {"intensity", num(lb.intensity)},
+          {"attainable", num(lb.attainable)}, {"used", !lb.excluded && lb.time_s.has_value()},
+          {"excluded", lb.excluded},          {"excluded_reason", lb.excluded_reason}};
+}
+
+json kernel_bound_json(const KernelBound& k) {
+  json work = json::object(), bytes = json::object(), t_mem = json::object();
+  for (Precision p : kAllPrecisions)
+    if (k.work[static_cast<std::size_t>(p)] > 0)
+      work[to_string(p)] = k.work[static_cast<std::size_t>(p)];
+  for (Level l : kAllLevels) {
+    bytes[to_string(l)] = num(k.bytes[static_cast<std::size_t>(l)]);
+    t_mem[to_string(l)] = num(k.t_mem[static_cast<std::size_t>(l)]);
+  }
+  return {{"name", k.name},
+          {"duration_s", k.duration_s},
+          {"work", work},
+          {"t_compute_s", k.t_compute},
+          {"bytes", bytes},
+          {"t_mem_s", t_mem},
+          {"l1_excluded", k.l1_excluded},
+          {"t_bound_s", k.t_bound},
+          {"limiting", k.limiting}};
+}
+
+json point_json(const Point& p, const PointAnalysis& a) {
+  json j = {{"sweep", p.sweep},
+            {"seq", p.seq},
+            {"op", p.op},
+            {"precision", p.precision},
+            {"math_mode", p.math_mode},
+            {"algorithm", p.algorithm},
+            {"params", p.params},
+            {"status", to_string(p.status)},
+            {"reason", p.reason},
+            {"analysed", a.analysed}};
+  if (!a.analysed) return j;
+  const PointBounds& b = a.bounds;
+  const Classification& c = a.classification;
+  json work = json::object(), compute = json::object(), levels = json::object();
+  for (Precision p_ : kAllPrecisions) {
+    const std::size_t i = static_cast<std::size_t>(p_);
+    if (b.work[i] > 0) work[to_string(p_)] = b.work[i];
+    if (b.compute_s[i] > 0) compute[to_string(p_)] = b.compute_s[i];
+  }
+  for (const LevelBounds& lb : b.levels) levels[to_string(lb.level)] = level_json(lb);
+  json kernels = json::array();
+  for (const KernelBound& k : b.kernel_bounds) kernels.push_back(kernel_bound_json(k));
+  j["work_source"] = to_string(b.work_source);
+  j["bytes_source"] = to_string(b.bytes_source);
+  j["wall_s"] = num(b.wall_s);
+  j["kernel_s"] = num(b.kernel_s);
+  j["launches"] = b.launches ? json(*b.launches) : json(nullptr);
+  j["transfer_measured_s"] = num(b.transfer_measured_s);
+  j["work"] = work;
+  j["total_work"] = b.total_work;
+  j["t_roof_s"] = b.t_roof;
+  j["t_kernel_roof_s"] = b.t_kernel_roof;
+  j["t_compute_s"] = b.t_compute;
+  j["t_cuda_s"] = b.t_cuda;
+  j["t_tensor_s"] = b.t_tensor;
+  j["compute_s"] = compute;
+  j["levels"] = levels;
+  j["t_launch_s"] = num(b.t_launch);
+  j["t_xfer_s"] = b.t_xfer;
+  j["limiting_roof"] = b.limiting_roof;
+  j["peak_effective"] = num(b.peak_effective);
+  j["achieved"] = num(b.achieved);
+  j["attainable"] = num(b.attainable);
+  j["efficiency"] = num(b.efficiency);
+  j["tensor_share"] = num(b.tensor_share);
+  j["tensor_utilisation"] = num(b.tensor_utilisation);
+  j["class"] = {{"label", c.label()},
+                {"bottleneck", to_string(c.bottleneck)},
+                {"level", c.level ? json(to_string(*c.level)) : json(nullptr)},
+                {"unit", to_string(c.unit)},
+                {"reason", c.reason}};
+  j["decomposition"] = {{"wall_s", c.parts.wall_s},
+                        {"overhead_s", c.parts.overhead_s},
+                        {"transfer_s", c.parts.transfer_s},
+                        {"kernel_s", c.parts.kernel_s},
+                        {"within_roof_s", c.parts.within_roof_s},
+                        {"lost_to_roof_s", c.parts.lost_to_roof_s}};
+  j["lower_bound"] = {{"t_s", b.t_lower_bound},
+                      {"scope", to_string(b.lower_bound_scope)},
+                      {"operator_s", b.t_lower_bound_operator},
+                      {"per_kernel_s", num(b.t_lower_bound_per_kernel)},
+                      {"kernels", kernels}};
+  j["headroom"] = num(b.headroom);
+  j["kernel_headroom"] = num(b.kernel_headroom);
+  j["notes"] = b.notes;
+  return j;
+}
+
+json fit_json(const LinearFit& f) {
+  return {{"n", f.n},
+          {"a_s", f.a},
+          {"c_s", f.c},
+          {"r2", num(f.r2)},
+          {"spread", f.spread},
+          {"max_rel_residual", f.max_rel_residual},
+          {"x_min", f.x_min},
+          {"x_max", f.x_max},
+          {"knee", num(f.knee)},
+          {"knee_note", f.knee_note},
+          {"iterations", f.iterations}};
+}
+
+json series_json(const SeriesAnalysis& sa, const RunRecord& record) {
+  const Series& s = sa.series;
+  json points = json::array(), segments = json::array();
+  for (const SeriesPoint& p : s.points)
+    points.push_back(
+        {{"x", p.x}, {"seq", record.points.at(p.index).seq}, {"label", p.classification.label()}});
+  for (const ClassSegment& g : sa.fit.segments)
+    segments.push_back({{"x_first", g.x_first},
+                        {"x_last", g.x_last},
+                        {"label", g.label},
+                        {"points", g.last - g.first + 1}});
+  return {{"name", s.name()},
+          {"sweep", s.sweep},
+          {"op", s.op},
+          {"precision", s.precision},
+          {"math_mode", s.math_mode},
+          {"parameter", s.parameter},
+          {"fixed", s.fixed},
+          {"points", points},
+          {"fit",
+           {{"wall", fit_json(sa.fit.wall)},
+            {"kernel", sa.fit.kernel ? fit_json(*sa.fit.kernel) : json(nullptr)}}},
+          {"segments", segments}};
+}
+
+json finding_json(const Finding& f, std::size_t rank) {
+  return {{"rank", rank},
+          {"share", f.share},
+          {"explained_s", f.explained_s},
+          {"text", f.text},
+          {"series", f.series},
+          {"sweep", f.sweep},
+          {"parameter", f.parameter},
+          {"x_first", f.x_first},
+          {"x_last", f.x_last},
+          {"label", f.label},
+          {"points", f.points}};
+}
+
+json options_json(const FindingsOptions& o) {
+  const Thresholds& t = o.series.thresholds;
+  const BoundsOptions& b = o.series.bounds;
+  return {{"parameter", o.series.parameter},
+          {"min_series_points", o.series.min_points},
+          {"thresholds",
+           {{"transfer_fraction", t.transfer_fraction},
+            {"launch_fraction", t.launch_fraction},
+            {"roof_fraction", t.roof_fraction}}},
+          {"bounds",
+           {{"transfers_serial", b.transfers_serial},
+            {"l1_min_fraction", b.l1_min_fraction},
+            {"per_kernel_lower_bound", b.per_kernel_lower_bound}}},
+          {"fit", {{"huber_k", o.fit.huber_k}, {"flat_fraction", o.fit.flat_fraction}}}};
+}
+
+}  // namespace
+
+bool analysed_status(PointStatus status) {
+  return status == PointStatus::ok || status == PointStatus::counters_unavailable;
+}
+
+RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options) {
+  RunAnalysis a;
+  a.roofs = machine_roofs(record.run.machine);
+  for (std::size_t i = 0; i < record.points.size(); ++i) {
+    PointAnalysis pa;
+    pa.index = i;
+    pa.analysed = analysed_status(record.points[i].status);
+    if (pa.analysed) {
+      pa.bounds = point_bounds(record.points[i], a.roofs, options.series.bounds);
+      pa.classification = classify(pa.bounds, options.series.thresholds);
+    }
+    a.points.push_back(std::move(pa));
+  }
+  std::vector<Series> series = group_series(record.points, a.roofs, options.series);
+  a.findings = series_findings(series, a.roofs, options);
+  for (Series& s : series) {
+    SeriesAnalysis sa;
+    sa.fit = fit_series(s, options.fit);
+    sa.series = std::move(s);
+    a.series.push_back(std::move(sa));
+  }
+  return a;
+}
+
+nlohmann::json analysis_json(const RunRecord& record, const RunAnalysis& analysis) {
+  const Run& run = record.run;
+  json points = json::array(), series = json::array(), found = json::array();
+  for (const PointAnalysis& pa : analysis.points)
+    points.push_back(point_json(record.points.at(pa.index), pa));
+  for (const SeriesAnalysis& sa : analysis.series) series.push_back(series_json(sa, record));
+  for (std::size_t i = 0; i < analysis.findings.size(); ++i)
+    found.push_back(finding_json(analysis.findings[i], i + 1));
+  return {{"run",
+           {{"uuid", run.uuid},
+            {"status", run.status},
+            {"started_at", run.started_at},
+            {"command_line", run.command_line},
+            {"tool_version", run.tool_version},
+            {"git_sha", run.git_sha},
+            {"host", run.host},
+            {"gpu", run.machine.gpu.name},
+            {"chip", run.machine.gpu.chip}}},
+          {"roofs", roofs_json(analysis.roofs)},
+          {"points", points},
+          {"series", series},
+          {"findings", found}};
+}
+
+nlohmann::json analysis_document(const std::vector<RunRecord>& records,
+                                 const FindingsOptions& options) {
+  json runs = json::array();
+  for (const RunRecord& r : records) runs.push_back(analysis_json(r, analyze(r, options)));
+  return {{"format", kAnalysisFormat},
+          {"schema_version", kAnalysisSchemaVersion},
+          {"analysed_by", std::string("timeroof ") + kToolVersion + " (" + kGitSha + ")"},
+          {"options", options_json(options)},
+          {"runs", runs}};
+}
+
+}  // namespace timeroof::roofline

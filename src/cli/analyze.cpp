@@ -1,0 +1,463 @@
+// `timeroof analyze`: the model's numbers for every point, the sweep fits and the
+// ranked findings, as a terminal table, CSV (one row per point) or JSON (the whole
+// structure, roofline/analysis.hpp). Reads the store or export files; no GPU.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/format.hpp"
+#include "core/json_io.hpp"
+#include "roofline/analysis.hpp"
+#include "src/cli/commands.hpp"
+#include "src/store/results_store.hpp"
+
+namespace timeroof::cli {
+
+namespace {
+
+using roofline::Level;
+using roofline::PointAnalysis;
+using roofline::PointBounds;
+using roofline::RunAnalysis;
+
+nlohmann::json read_export_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw usage_error("cannot read " + path + "; check the path");
+  try {
+    return nlohmann::json::parse(file);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw usage_error(path + " is not valid JSON (" + e.what() +
+                      "); pass a file written by `timeroof export`");
+  }
+}
+
+// "-" missing, "0" exactly zero, else "3.0 us" / "1.2 ms".
+std::string time_text(const std::optional<double>& s) {
+  if (!s || !std::isfinite(*s)) return "-";
+  if (*s == 0) return "0";
+  return roofline::format_time(*s);
+}
+
+// "46%"; under 1% one decimal ("0.4%", "<0.1%"), so a small share is not shown as 0.
+std::string percent_text(const std::optional<double>& f) {
+  if (!f || !std::isfinite(*f)) return "-";
+  const double pct = 100 * *f;
+  if (pct > 0 && pct < 0.05) return "<0.1%";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, pct > 0 && pct < 0.95 ? "%.1f%%" : "%.0f%%", pct);
+  return buf;
+}
+
+// "1.26x", "12.3x", "1169x".
+std::string ratio_text(const std::optional<double>& x) {
+  if (!x || !std::isfinite(*x)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, *x >= 100 ? "%.0fx" : *x >= 10 ? "%.1fx" : "%.2fx", *x);
+  return buf;
+}
+
+std::string value_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// The memory-level column: its time, "n/m" where L1 was left out (TMA).
+std::string level_text(const PointBounds& b, Level l) {
+  const roofline::LevelBounds& lb = b.level(l);
+  if (lb.excluded) return "n/m";
+  return time_text(lb.time_s);
+}
+
+// Aligned table: first column(s) left, numbers right-aligned where `right[c]`.
+std::string table(const std::vector<std::vector<std::string>>& rows,
+                  const std::vector<bool>& right) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::ostringstream out;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::string line;
+    for (std::size_t c = 0; c < rows[r].size(); ++c) {
+      const std::string pad(widths[c] - rows[r][c].size(), ' ');
+      const bool align_right = c < right.size() && right[c];
+      line += align_right ? pad + rows[r][c] : rows[r][c];
+      if (c + 1 < rows[r].size()) line += align_right ? "  " : pad + "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << "  " << line << '\n';
+  }
+  return out.str();
+}
+
+// The parameters whose values differ between the points of one sweep and are not
+// implied by the op and precision columns (conv `direction`, LSTM `pass` and
+// `math`): the ones worth showing (the rest are the sweep's baseline).
+std::vector<std::string> varying_params(const RunRecord& record, const std::string& sweep) {
+  std::map<std::string, std::set<std::string>> values;
+  std::map<std::string, std::map<std::string, std::set<std::string>>> per_group;
+  for (const Point& p : record.points) {
+    if (p.sweep != sweep || !p.params.is_object()) continue;
+    const std::string group = p.op + "\n" + p.precision;
+    for (const auto& [k, v] : p.params.items()) {
+      values[k].insert(v.dump());
+      per_group[k][group].insert(v.dump());
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [k, v] : values) {
+    if (v.size() < 2) continue;
+    const auto& groups = per_group[k];
+    const bool implied = std::all_of(groups.begin(), groups.end(),
+                                     [](const auto& g) { return g.second.size() == 1; });
+    if (!implied) out.push_back(k);
+  }
+  return out;
+}
+
+std::string params_text(const Point& p, const std::vector<std::string>& keys) {
+  std::string out;
+  for (const std::string& k : keys) {
+    if (!p.params.is_object() || !p.params.contains(k)) continue;
+    out += (out.empty() ? "" : " ") + k + "=" + value_text(p.params.at(k));
+  }
+  return out;
+}
+
+std::string roofs_text(const roofline::MachineRoofs& r) {
+  std::string out;
+  auto add = [&](const std::string& name, const roofline::Roof& roof, const char* unit) {
+    if (!roof.available()) return;
+    out += (out.empty() ? "" : ", ") + name + " " +
+           (std::string(unit) == "s" ? roofline::format_time(*roof.value)
+                                     : format_si(*roof.value, unit));
+    if (roof.source == roofline::RoofSource::theoretical) out += " (theoretical)";
+  };
+  for (roofline::Precision p : roofline::kAllPrecisions)
+    add(roofline::to_string(p), r.peak(p), "FLOP/s");
+  add("HBM", r.bandwidth(Level::dram), "B/s");
+  add("L2", r.bandwidth(Level::l2), "B/s");
+  add("L1", r.bandwidth(Level::l1), "B/s");
+  add("launch", r.launch, "s");
+  add("H2D", r.h2d, "B/s");
+  add("D2H", r.d2h, "B/s");
+  return out;
+}
+
+std::string fit_text(const roofline::LinearFit& f, const std::string& y,
+                     const std::string& parameter) {
+  if (f.n < 2) return y + ": too few points for a fit";
+  char r2[32] = "-";
+  if (f.r2) std::snprintf(r2, sizeof r2, "%.3f", *f.r2);
+  char scatter[32];
+  std::snprintf(scatter, sizeof scatter, "%.0f%%", 100 * f.spread);
+  std::string out = y + " = " + roofline::format_time(f.a) + " fixed + " +
+                    roofline::format_time(f.c) + " x " + parameter + " (robust fit of " +
+                    std::to_string(f.n) + " points, scatter " + scatter + ", R2 " + r2 + ")";
+  if (f.knee) {
+    char knee[32];
+    std::snprintf(knee, sizeof knee, *f.knee >= 10 ? "%.0f" : "%.2g", *f.knee);
+    out += "; knee " + parameter + " ~ " + knee;
+  }
+  if (!f.knee_note.empty()) out += "; " + f.knee_note;
+  return out;
+}
+
+std::string run_title(const RunRecord& record) {
+  const Run& run = record.run;
+  std::string out = "Run " + run.uuid.substr(0, 8) + ": " +
+                    (run.machine.gpu.name.empty() ? "?" : run.machine.gpu.name);
+  if (!run.machine.gpu.chip.empty()) out += " (" + run.machine.gpu.chip + ")";
+  out += ", " + run.started_at + ", " + run.status;
+  return out;
+}
+
+std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
+                           const roofline::FindingsOptions& options) {
+  std::ostringstream out;
+  std::size_t analysed = 0;
+  for (const PointAnalysis& pa : a.points) analysed += pa.analysed ? 1 : 0;
+  out << run_title(record) << ": " << record.points.size() << " points, " << analysed
+      << " analysed\n";
+  const std::string roofs = roofs_text(a.roofs);
+  out << "roofs: " << (roofs.empty() ? "none measured" : roofs) << "\n";
+  const roofline::Thresholds& th = options.series.thresholds;
+  char rules[256];
+  std::snprintf(rules, sizeof rules,
+                "classes: transfer-bound >= %.0f%% of T, launch-bound >= %.0f%% of T, near a "
+                "roof >= %.0f%% of it; L1 used where L1 bytes >= %.2g x L2 bytes\n",
+                100 * th.transfer_fraction, 100 * th.launch_fraction, 100 * th.roof_fraction,
+                options.series.bounds.l1_min_fraction);
+  out << rules;
+
+  // Points, one table per sweep in the order of the run.
+  std::vector<std::string> sweeps;
+  for (const Point& p : record.points)
+    if (std::find(sweeps.begin(), sweeps.end(), p.sweep) == sweeps.end()) sweeps.push_back(p.sweep);
+  bool any_excluded = false;
+  for (const std::string& sweep : sweeps) {
+    const std::vector<std::string> keys = varying_params(record, sweep);
+    std::vector<std::vector<std::string>> rows = {
+        {"seq",    "op",   "prec", "params", "status", "T",        "T_k",    "T_roof",
+         "T_cuda", "T_tc", "T_L1", "T_L2",   "T_HBM",  "T_launch", "T_xfer", "limit",
+         "class",  "eff",  "TC",   "T_lb",   "lb",     "headroom"}};
+    std::vector<std::string> not_analysed;
+    for (const PointAnalysis& pa : a.points) {
+      const Point& p = record.points[pa.index];
+      if (p.sweep != sweep) continue;
+      std::vector<std::string> row = {std::to_string(p.seq), p.op, p.precision,
+                                      params_text(p, keys), to_string(p.status)};
+      if (!pa.analysed) {
+        row.resize(rows.front().size(), "-");
+        not_analysed.push_back("seq " + std::to_string(p.seq) + " " + to_string(p.status) + ": " +
+                               (p.reason.empty() ? "no reason recorded" : p.reason));
+      } else {
+        const PointBounds& b = pa.bounds;
+        any_excluded = any_excluded || b.level(Level::l1).excluded;
+        const std::vector<std::string> numbers = {
+            time_text(b.wall_s),
+            time_text(b.kernel_s),
+            time_text(b.t_roof),
+            time_text(b.t_cuda),
+            time_text(b.t_tensor),
+            level_text(b, Level::l1),
+            level_text(b, Level::l2),
+            level_text(b, Level::dram),
+            time_text(b.t_launch),
+            time_text(b.t_xfer),
+            b.limiting_roof.empty() ? "-" : b.limiting_roof,
+            pa.classification.label(),
+            percent_text(b.efficiency),
+            percent_text(b.tensor_share),
+            time_text(b.t_lower_bound),
+            b.lower_bound_scope == roofline::BoundScope::per_kernel ? "kernel" : "op",
+            ratio_text(b.headroom)};
+        row.insert(row.end(), numbers.begin(), numbers.end());
+      }
+      rows.push_back(std::move(row));
+    }
+    out << "\nsweep " << (sweep.empty() ? "(unnamed)" : sweep) << ": " << rows.size() - 1
+        << " points\n";
+    std::vector<bool> right(rows.front().size(), true);
+    for (std::size_t c : {1, 2, 3, 4, 15, 16, 20}) right[c] = false;
+    out << table(rows, right);
+    for (const std::string& line : not_analysed) out << "  " << line << "\n";
+  }
+  out << "\nT roof = max(T_compute = T_cuda + T_tc, T_mem per level, T_launch) + T_xfer; eff = "
+         "T_kernel_roof / T_k; TC = Tensor-Core share of the FLOPs; T_lb = Benanza lower bound "
+         "(lb kernel: summed per kernel; op: of the operator's totals); headroom = T / T_lb.\n";
+  if (any_excluded)
+    out << "n/m: L1 not measured meaningfully (TMA): its bytes are below the L2 bytes' fraction "
+           "above, so L1 takes no part in the roof.\n";
+
+  // Series: the fits and where the class changes.
+  out << "\nseries along " << options.series.parameter << ": " << a.series.size() << "\n";
+  for (const roofline::SeriesAnalysis& sa : a.series) {
+    const roofline::Series& s = sa.series;
+    const std::vector<std::string> keys = varying_params(record, s.sweep);
+    std::string fixed;
+    for (const std::string& k : keys)
+      if (k != s.parameter && s.fixed.contains(k))
+        fixed += (fixed.empty() ? "" : " ") + k + "=" + value_text(s.fixed.at(k));
+    out << "  " << s.name() << " [" << s.sweep << "]" << (fixed.empty() ? "" : " " + fixed) << ", "
+        << s.parameter << " " << roofline::format_value(s.points.front().x) << "-"
+        << roofline::format_value(s.points.back().x) << ", " << s.points.size() << " points\n";
+    out << "    " << fit_text(sa.fit.wall, "T", s.parameter) << "\n";
+    if (sa.fit.kernel) out << "    " << fit_text(*sa.fit.kernel, "T_k", s.parameter) << "\n";
+    std::string classes;
+    for (const roofline::ClassSegment& g : sa.fit.segments) {
+      classes += (classes.empty() ? "" : ", then ") + g.label + " at " + s.parameter + " " +
+                 roofline::format_value(g.x_first);
+      if (g.x_last != g.x_first) classes += "-" + roofline::format_value(g.x_last);
+    }
+    out << "    classes: " << classes << "\n";
+  }
+
+  out << "\nfindings, ranked by the share of their series' time they explain:\n";
+  if (a.findings.empty()) out << "  none: no series of two or more measured points\n";
+  for (std::size_t i = 0; i < a.findings.size(); ++i) {
+    char rank[48];
+    std::snprintf(rank, sizeof rank, "%3zu. [%3.0f%%] ", i + 1, 100 * a.findings[i].share);
+    out << rank << a.findings[i].text << "\n";
+  }
+  return out.str();
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csv_number(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) return "";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.10g", *v);
+  return buf;
+}
+
+// One row per point of every run; every parameter of any point is a column
+// (param_<name>), empty where a point lacks it. Missing numbers are empty cells.
+std::string analysis_csv(const std::vector<RunRecord>& records,
+                         const std::vector<RunAnalysis>& analyses) {
+  std::set<std::string> keys;
+  for (const RunRecord& r : records)
+    for (const Point& p : r.points)
+      if (p.params.is_object())
+        for (const auto& [k, v] : p.params.items()) keys.insert(k);
+  std::vector<std::string> header = {"run",       "sweep",     "seq",      "op",
+                                     "precision", "math_mode", "algorithm"};
+  for (const std::string& k : keys) header.push_back("param_" + k);
+  for (const char* h : {"status",          "reason",
+                        "wall_s",          "kernel_s",
+                        "launches",        "t_roof_s",
+                        "t_kernel_roof_s", "t_compute_s",
+                        "t_cuda_s",        "t_tensor_s",
+                        "t_l1_s",          "l1_used",
+                        "t_l2_s",          "t_dram_s",
+                        "t_launch_s",      "t_xfer_s",
+                        "limiting_roof",   "bottleneck",
+                        "class",           "efficiency",
+                        "tensor_share",    "tensor_utilisation",
+                        "t_lower_bound_s", "lower_bound_scope",
+                        "headroom",        "kernel_headroom",
+                        "overhead_s",      "work_source",
+                        "bytes_source"})
+    header.push_back(h);
+  std::ostringstream out;
+  for (std::size_t c = 0; c < header.size(); ++c) out << (c ? "," : "") << header[c];
+  out << "\n";
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    for (const PointAnalysis& pa : analyses[r].points) {
+      const Point& p = records[r].points[pa.index];
+      std::vector<std::string> row = {
+          records[r].run.uuid, p.sweep,    std::to_string(p.seq), p.op, p.precision,
+          p.math_mode,         p.algorithm};
+      for (const std::string& k : keys)
+        row.push_back(p.params.is_object() && p.params.contains(k) ? value_text(p.params.at(k))
+                                                                   : "");
+      row.push_back(to_string(p.status));
+      row.push_back(p.reason);
+      if (pa.analysed) {
+        const PointBounds& b = pa.bounds;
+        const auto& l1 = b.level(Level::l1);
+        const std::vector<std::string> cells = {csv_number(b.wall_s),
+                                                csv_number(b.kernel_s),
+                                                b.launches ? std::to_string(*b.launches) : "",
+                                                csv_number(b.t_roof),
+                                                csv_number(b.t_kernel_roof),
+                                                csv_number(b.t_compute),
+                                                csv_number(b.t_cuda),
+                                                csv_number(b.t_tensor),
+                                                csv_number(l1.time_s),
+                                                l1.excluded ? "false" : (l1.time_s ? "true" : ""),
+                                                csv_number(b.level(Level::l2).time_s),
+                                                csv_number(b.level(Level::dram).time_s),
+                                                csv_number(b.t_launch),
+                                                csv_number(b.t_xfer),
+                                                b.limiting_roof,
+                                                roofline::to_string(pa.classification.bottleneck),
+                                                pa.classification.label(),
+                                                csv_number(b.efficiency),
+                                                csv_number(b.tensor_share),
+                                                csv_number(b.tensor_utilisation),
+                                                csv_number(b.t_lower_bound),
+                                                roofline::to_string(b.lower_bound_scope),
+                                                csv_number(b.headroom),
+                                                csv_number(b.kernel_headroom),
+                                                csv_number(pa.classification.parts.overhead_s),
+                                                roofline::to_string(b.work_source),
+                                                roofline::to_string(b.bytes_source)};
+        row.insert(row.end(), cells.begin(), cells.end());
+      } else {
+        row.resize(header.size(), "");
+      }
+      for (std::size_t c = 0; c < row.size(); ++c) out << (c ? "," : "") << csv_field(row[c]);
+      out << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace
+
+std::vector<RunRecord> load_runs(const CommonOptions& options, const std::vector<std::string>& runs,
+                                 const std::vector<std::string>& from) {
+  std::vector<RunRecord> records;
+  if (!from.empty()) {
+    if (!runs.empty()) {
+      throw usage_error("name runs from the store or read --from files, not both; drop '" +
+                        runs.front() + "' or --from");
+    }
+    for (const std::string& file : from) {
+      std::vector<RunRecord> parsed = parse_export_document(read_export_file(file), file);
+      records.insert(records.end(), parsed.begin(), parsed.end());
+    }
+    if (records.empty()) throw usage_error("no runs in " + from.front());
+    return records;
+  }
+  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
+  if (runs.empty()) {
+    records = store.load_all();
+    if (records.empty()) {
+      throw usage_error("no runs in " + options.db +
+                        "; measure with `timeroof run` or add runs with `timeroof import`");
+    }
+  }
+  for (const std::string& id : runs) {
+    std::optional<RunRecord> record = store.load_run(id);
+    if (!record) {
+      throw usage_error("no run '" + id + "' in " + options.db +
+                        "; list the runs with `timeroof runs`");
+    }
+    records.push_back(std::move(*record));
+  }
+  return records;
+}
+
+ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string>& runs,
+                     const std::vector<std::string>& from, std::string format) {
+  if (options.json) {
+    if (!format.empty() && format != "json")
+      throw usage_error("--json and --format " + format + " disagree; give one of them");
+    format = "json";
+  }
+  if (format.empty()) format = "table";
+  if (format != "table" && format != "json" && format != "csv")
+    throw usage_error("--format " + format + ": unknown format (table, json or csv)");
+  const std::vector<RunRecord> records = load_runs(options, runs, from);
+  const roofline::FindingsOptions model;
+  std::string text;
+  if (format == "json") {
+    text = roofline::analysis_document(records, model).dump(2) + "\n";
+  } else {
+    std::vector<RunAnalysis> analyses;
+    for (const RunRecord& r : records) analyses.push_back(roofline::analyze(r, model));
+    if (format == "csv") {
+      text = analysis_csv(records, analyses);
+    } else {
+      for (std::size_t i = 0; i < records.size(); ++i)
+        text += (i ? "\n" : "") + analysis_table(records[i], analyses[i], model);
+    }
+  }
+  if (options.out.empty()) {
+    std::cout << text;
+  } else {
+    std::ofstream file(options.out, std::ios::binary);
+    if (!(file << text)) {
+      throw usage_error("cannot write " + options.out +
+                        "; check that its directory exists and is writable");
+    }
+  }
+  return ExitCode::ok;
+}
+
+}  // namespace timeroof::cli

@@ -1,0 +1,165 @@
+// The analysis document (roofline/analysis): the model's whole view of a run as
+// JSON, on a synthetic run worked by hand (per-kernel lower bound, L1 left out, a
+// failed point) and on the real H200 sample.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/json_io.hpp"
+#include "roofline/analysis.hpp"
+#include "tests/support/run_tool.hpp"
+
+namespace timeroof::roofline {
+namespace {
+
+using nlohmann::json;
+
+Ceiling ceiling(const std::string& name, CeilingKind kind, double measured) {
+  Ceiling c;
+  c.name = name;
+  c.kind = kind;
+  c.measured = measured;
+  return c;
+}
+
+// P_fp32 = 50 TFLOP/s, B_dram = 4 TB/s, B_l2 = 10 TB/s, B_l1 = 30 TB/s, L = 2 us.
+RunRecord synthetic_run() {
+  RunRecord r;
+  r.run.uuid = "00000000-0000-4000-8000-000000000001";
+  r.run.machine.gpu.name = "Synthetic GPU";
+  r.run.machine.ceilings = {ceiling("fp32_fma", CeilingKind::compute, 50e12),
+                            ceiling("hbm_read", CeilingKind::bandwidth, 4e12),
+                            ceiling("l2_read", CeilingKind::bandwidth, 10e12),
+                            ceiling("l1_read", CeilingKind::bandwidth, 30e12),
+                            ceiling("launch_async", CeilingKind::latency, 2e-6)};
+  // batch 1: a GEMM (20 us of compute) then an epilogue (20 us of DRAM), each with
+  // its counters: T_lb = 40 us per kernel against 21 us per operator.
+  Point gemm;
+  gemm.sweep = "s";
+  gemm.seq = 0;
+  gemm.op = "fused_op";
+  gemm.precision = "fp32";
+  gemm.params = {{"batch", 1}};
+  gemm.timing.wall_median_s = 50e-6;
+  gemm.timing.kernel_time_s = 45e-6;
+  gemm.timing.launches = 2;
+  gemm.counters = {{"fp32_flops", 1.001e9}, {"dram_read_bytes", 8.4e7}, {"dram_write_bytes", 0}};
+  KernelRecord k1, k2;
+  k1.name = "gemm";
+  k1.duration_s = 24e-6;
+  k1.metrics = {{"fp32_flops", 1e9}, {"dram_read_bytes", 4e6}};
+  k2.name = "epilogue";
+  k2.duration_s = 21e-6;
+  k2.metrics = {{"fp32_flops", 1e6}, {"dram_read_bytes", 8e7}};
+  gemm.kernels = {k1, k2};
+  // batch 2: TMA-style traffic, L1 far below L2.
+  Point tma = gemm;
+  tma.seq = 1;
+  tma.params = {{"batch", 2}};
+  tma.kernels.clear();
+  tma.counters = {{"fp32_flops", 1e9}, {"l1_bytes", 1e3}, {"l2_bytes", 4e8}};
+  // batch 4: failed, nothing measured.
+  Point failed;
+  failed.sweep = "s";
+  failed.seq = 2;
+  failed.op = "fused_op";
+  failed.precision = "fp32";
+  failed.params = {{"batch", 4}};
+  failed.status = PointStatus::failed;
+  failed.reason = "output is not finite";
+  r.points = {gemm, tma, failed};
+  return r;
+}
+
+TEST(Analysis, DocumentCarriesBoundsClassesLowerBoundAndFindings) {
+  const json doc = analysis_document({synthetic_run()});
+  EXPECT_EQ(doc["format"], "timeroof-analysis");
+  EXPECT_EQ(doc["schema_version"], kAnalysisSchemaVersion);
+  EXPECT_EQ(doc["options"]["thresholds"]["roof_fraction"], 0.4);
+  EXPECT_EQ(doc["options"]["bounds"]["l1_min_fraction"], 0.5);
+  ASSERT_EQ(doc["runs"].size(), 1u);
+  const json& run = doc["runs"][0];
+  EXPECT_EQ(run["run"]["gpu"], "Synthetic GPU");
+  EXPECT_EQ(run["roofs"]["compute"]["fp32"]["value"], 50e12);
+  EXPECT_TRUE(run["roofs"]["compute"]["tensor_fp16"]["value"].is_null());
+  ASSERT_EQ(run["points"].size(), 3u);
+
+  const json& p0 = run["points"][0];
+  EXPECT_EQ(p0["analysed"], true);
+  EXPECT_EQ(p0["lower_bound"]["scope"], "per-kernel");
+  EXPECT_NEAR(p0["lower_bound"]["t_s"].get<double>(), 40e-6, 1e-18);
+  EXPECT_NEAR(p0["lower_bound"]["operator_s"].get<double>(), 21e-6, 1e-18);
+  ASSERT_EQ(p0["lower_bound"]["kernels"].size(), 2u);
+  EXPECT_EQ(p0["lower_bound"]["kernels"][0]["limiting"], "compute");
+  EXPECT_EQ(p0["lower_bound"]["kernels"][1]["limiting"], "dram");
+  EXPECT_NEAR(p0["headroom"].get<double>(), 1.25, 1e-12);
+  EXPECT_NEAR(p0["t_roof_s"].get<double>(), 21e-6, 1e-18);
+  EXPECT_EQ(p0["class"]["label"], "memory_bound(dram)");  // 21 / 45 = 47% of the roof
+  EXPECT_EQ(p0["limiting_roof"], "dram");
+  EXPECT_TRUE(p0["levels"]["l2"]["bytes"].is_null());  // not collected
+  EXPECT_EQ(p0["levels"]["dram"]["used"], true);
+
+  const json& p1 = run["points"][1];
+  EXPECT_EQ(p1["lower_bound"]["scope"], "per-operator");
+  EXPECT_EQ(p1["levels"]["l1"]["excluded"], true);
+  EXPECT_EQ(p1["levels"]["l1"]["used"], false);
+  EXPECT_EQ(p1["levels"]["l1"]["bytes"], 1e3);
+  EXPECT_TRUE(p1["levels"]["l1"]["time_s"].is_null());
+  EXPECT_NE(p1["levels"]["l1"]["excluded_reason"].get<std::string>().find("TMA"),
+            std::string::npos);
+
+  const json& p2 = run["points"][2];
+  EXPECT_EQ(p2["analysed"], false);
+  EXPECT_EQ(p2["status"], "failed");
+  EXPECT_EQ(p2["reason"], "output is not finite");
+  EXPECT_FALSE(p2.contains("class"));
+
+  ASSERT_EQ(run["series"].size(), 1u);  // batch 1 and 2; the failed point is left out
+  EXPECT_EQ(run["series"][0]["points"].size(), 2u);
+  EXPECT_EQ(run["series"][0]["fit"]["wall"]["n"], 2u);
+  ASSERT_FALSE(run["findings"].empty());
+  EXPECT_EQ(run["findings"][0]["rank"], 1u);
+  EXPECT_TRUE(run["findings"][0]["share"].is_number());
+  // Numbers only: the document survives a dump and parse (no NaN or infinity).
+  EXPECT_EQ(json::parse(doc.dump()), doc);
+}
+
+TEST(Analysis, TheSampleIsAnalysedPointByPoint) {
+  const std::string path = test::source_dir() + "/samples/sample-run.json";
+  const std::vector<RunRecord> records =
+      parse_export_document(json::parse(test::read_file(path)), path);
+  ASSERT_EQ(records.size(), 1u);
+  const RunAnalysis a = analyze(records[0]);
+  ASSERT_EQ(a.points.size(), records[0].points.size());
+  const json doc = analysis_document(records);
+  const json& run = doc["runs"][0];
+  std::size_t analysed = 0, l1_left_out = 0;
+  for (std::size_t i = 0; i < records[0].points.size(); ++i) {
+    const Point& p = records[0].points[i];
+    const json& j = run["points"][i];
+    EXPECT_EQ(j["seq"], p.seq);
+    EXPECT_EQ(j["analysed"], analysed_status(p.status));
+    if (!analysed_status(p.status)) continue;
+    ++analysed;
+    EXPECT_FALSE(j["class"]["label"].get<std::string>().empty());
+    EXPECT_EQ(j["lower_bound"]["scope"], "per-kernel");  // every kernel has its own counters
+    EXPECT_GE(j["headroom"].get<double>(), 1.0);
+    if (j["levels"]["l1"]["excluded"] == true) ++l1_left_out;
+    // fp16 convolution on Hopper loads through TMA: L1 is left out at large batch.
+    if (p.op == "conv2d_fwd" && p.precision == "fp16" && p.params.value("batch", 0) >= 256)
+      EXPECT_EQ(j["levels"]["l1"]["excluded"], true) << p.seq;
+  }
+  EXPECT_GT(analysed, records[0].points.size() / 2);
+  EXPECT_GT(l1_left_out, 0u);
+  EXPECT_EQ(run["series"].size(), a.series.size());
+  ASSERT_EQ(run["findings"].size(), a.findings.size());
+  for (std::size_t i = 1; i < a.findings.size(); ++i) {
+    EXPECT_EQ(run["findings"][i]["rank"], i + 1);
+    EXPECT_GE(run["findings"][i - 1]["share"].get<double>(),
+              run["findings"][i]["share"].get<double>());
+  }
+  EXPECT_EQ(json::parse(doc.dump()), doc);
+}
+
+}  // namespace
+}  // namespace timeroof::roofline
