@@ -16,12 +16,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
+#include "kernels/measure.hpp"
 #include "sweeps/family.hpp"
 #include "sweeps/runner.hpp"
 
@@ -57,10 +59,9 @@ std::vector<Case> cases() {
           {"lstm", lstm(512, "fp16")}};
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+// The median as every timeroof measurement takes it.
+double median(std::vector<double> seconds) {
+  return summarize(std::move(seconds)).median_s;
 }
 
 struct Bare {

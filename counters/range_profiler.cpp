@@ -423,36 +423,36 @@ ProfileResult ProfilerSession::user_replay(const std::vector<std::string>& metri
   // CUPTI decides how many passes it needs; a bound guards against a loop that
   // never reports completion.
   const std::size_t max_passes = data.config.passes + 2;
-  const auto replay_start = std::chrono::steady_clock::now();
-  bool all_submitted = false;
-  for (std::size_t pass = 0; !all_submitted; ++pass) {
-    if (pass >= max_passes) {
-      throw Error(ExitCode::environment, "CUPTI user replay did not finish after " +
-                                             std::to_string(pass) + " passes (expected " +
-                                             std::to_string(data.config.passes) + ")");
+  {
+    const PhaseTimer timer(phases_.replay);
+    bool all_submitted = false;
+    for (std::size_t pass = 0; !all_submitted; ++pass) {
+      if (pass >= max_passes) {
+        throw Error(ExitCode::environment, "CUPTI user replay did not finish after " +
+                                               std::to_string(pass) + " passes (expected " +
+                                               std::to_string(data.config.passes) + ")");
+      }
+      if (checkpoint && pass > 0) checkpoint->restore();
+      if (before_pass) {  // outside Start/Stop: its kernels are not ranges
+        before_pass();
+        TR_CUDA_CHECK(cudaDeviceSynchronize());
+      }
+      CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+      start.pRangeProfilerObject = profiler_;
+      TR_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
+      CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+      stop.pRangeProfilerObject = profiler_;
+      try {
+        pass_body();
+      } catch (...) {
+        TR_CUPTI_WARN(cuptiRangeProfilerStop(&stop));
+        throw;
+      }
+      TR_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
+      all_submitted = stop.isAllPassSubmitted != 0;
     }
-    if (checkpoint && pass > 0) checkpoint->restore();
-    if (before_pass) {  // outside Start/Stop: its kernels are not ranges
-      before_pass();
-      TR_CUDA_CHECK(cudaDeviceSynchronize());
-    }
-    CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-    start.pRangeProfilerObject = profiler_;
-    TR_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
-    CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-    stop.pRangeProfilerObject = profiler_;
-    try {
-      pass_body();
-    } catch (...) {
-      TR_CUPTI_WARN(cuptiRangeProfilerStop(&stop));
-      throw;
-    }
-    TR_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
-    all_submitted = stop.isAllPassSubmitted != 0;
+    if (checkpoint) checkpoint->restore();  // leave the state as the caller had it
   }
-  if (checkpoint) checkpoint->restore();  // leave the state as the caller had it
-  phases_.replay +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - replay_start).count();
   return decode(data);
 }
 
