@@ -604,38 +604,35 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-}  // namespace
-
-TraceSummary summarize_calls(const Trace& trace, int calls) {
+void check_calls(const Trace& trace, int calls, const char* function) {
   if (calls < 1)
     throw Error(ExitCode::usage,
-                "summarize_calls: calls must be >= 1, got " + std::to_string(calls));
+                std::string(function) + ": calls must be >= 1, got " + std::to_string(calls));
   if (!trace.call_marks_ns.empty() && trace.call_marks_ns.size() != static_cast<std::size_t>(calls))
-    throw Error(ExitCode::usage, "summarize_calls: the trace has " +
+    throw Error(ExitCode::usage, std::string(function) + ": the trace has " +
                                      std::to_string(trace.call_marks_ns.size()) +
                                      " call marks but calls = " + std::to_string(calls));
-  TraceSummary s;
-  s.calls = calls;
-  s.dropped_records = trace.dropped_records;
+}
 
-  // Kernels: count, summed time, busy union per device.
-  double kernel_ns = 0;
-  std::map<std::uint32_t, std::vector<Interval>> kernels_by_device;
-  for (const KernelActivity& k : trace.kernels) {
-    if (untimed(k.start_ns, k.end_ns)) continue;
-    kernel_ns += static_cast<double>(duration(k.start_ns, k.end_ns));
-    kernels_by_device[k.device_id].push_back({k.start_ns, k.end_ns});
-  }
-  double kernel_busy_ns = 0;
-  for (const auto& [device, intervals] : kernels_by_device)
-    kernel_busy_ns += static_cast<double>(union_length(intervals, 0, UINT64_MAX));
+// Where a top-level API call's time goes (see TraceSummary).
+enum class ApiBucket { api, sync, tracer };
 
-  // API time: top-level calls per thread. launch_start: correlation id -> start
-  // of the top-level call that contains the call with that id.
-  double api_ns = 0;
-  double sync_ns = 0;
-  double api_calls = 0;
+struct TopLevelCall {
+  std::uint64_t start_ns = 0;
+  double ns = 0;  // its own duration plus what calls nested in it run past its end
+  ApiBucket bucket = ApiBucket::api;
+};
+
+struct ApiTimeline {
+  std::vector<TopLevelCall> top_level;  // per thread in start order, threads one after another
+  // Correlation id -> start of the top-level call that contains the call with that id.
   std::unordered_map<std::uint32_t, std::uint64_t> launch_start;
+};
+
+// The top-level API calls of each thread: a call is top-level if no earlier call
+// of the same thread is still open when it starts.
+ApiTimeline api_timeline(const Trace& trace) {
+  ApiTimeline timeline;
   std::map<std::uint32_t, std::vector<const ApiActivity*>> by_thread;
   for (const ApiActivity& a : trace.api_calls)
     if (!untimed(a.start_ns, a.end_ns)) by_thread[a.thread_id].push_back(&a);
@@ -644,119 +641,187 @@ TraceSummary summarize_calls(const Trace& trace, int calls) {
       return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
     });
     bool open = false;
-    double* open_bucket = &api_ns;  // where the open top-level call's time goes
-    std::uint64_t open_start = 0;
     std::uint64_t open_end = 0;
     for (const ApiActivity* a : records) {
       if (open && a->start_ns < open_end) {  // nested in (or overlapping) the open call
         if (a->end_ns > open_end) {
-          *open_bucket += static_cast<double>(a->end_ns - open_end);
+          timeline.top_level.back().ns += static_cast<double>(a->end_ns - open_end);
           open_end = a->end_ns;
         }
       } else {
         open = true;
-        open_start = a->start_ns;
         open_end = std::max(a->end_ns, a->start_ns);
-        open_bucket = is_synchronization_api(a->name) ? &sync_ns
-                      : is_tracer_api(*a)             ? &s.tracer_api_ns
-                                                      : &api_ns;
-        *open_bucket += static_cast<double>(duration(a->start_ns, a->end_ns));
-        if (open_bucket == &api_ns) api_calls += 1;
+        const ApiBucket bucket = is_synchronization_api(a->name) ? ApiBucket::sync
+                                 : is_tracer_api(*a)             ? ApiBucket::tracer
+                                                                 : ApiBucket::api;
+        timeline.top_level.push_back(
+            {a->start_ns, static_cast<double>(duration(a->start_ns, a->end_ns)), bucket});
       }
-      auto [it, inserted] = launch_start.emplace(a->correlation_id, open_start);
+      const std::uint64_t open_start = timeline.top_level.back().start_ns;
+      auto [it, inserted] = timeline.launch_start.emplace(a->correlation_id, open_start);
       if (!inserted) it->second = std::min(it->second, open_start);
     }
   }
+  return timeline;
+}
 
-  // Launch latency: kernel start - start of the top-level API call that launched it.
+// The operator call (index into Trace::call_marks_ns) that host time `host_ns`
+// belongs to: the call whose mark precedes it; before the first mark, and in a
+// trace without marks, the first call (0).
+std::size_t call_at(const Trace& trace, std::uint64_t host_ns) {
+  const std::vector<std::uint64_t>& marks = trace.call_marks_ns;
+  const auto mark = std::upper_bound(marks.begin(), marks.end(), host_ns);
+  return mark == marks.begin() ? 0 : static_cast<std::size_t>(mark - marks.begin()) - 1;
+}
+
+// The call that issued a piece of device work (kernel, copy, memset): placed by
+// the start of its launching top-level API call, or by its own start where no
+// API record has its correlation id. A kernel that runs after the next call's
+// mark stays in the call that launched it.
+std::size_t call_of_work(const Trace& trace, const ApiTimeline& timeline,
+                         std::uint32_t correlation_id, std::uint64_t start_ns) {
+  const auto api = timeline.launch_start.find(correlation_id);
+  return call_at(trace, api != timeline.launch_start.end() ? api->second : start_ns);
+}
+
+// The per-call times of TraceSummary, for one call (or, without marks, the whole trace).
+struct CallTimes {
+  double kernel_ns = 0;
+  double kernel_busy_ns = 0;
+  double api_ns = 0;
+  double sync_ns = 0;
+  double tracer_api_ns = 0;
+  double gap_ns = 0;
+  double h2d_ns = 0;
+  double d2h_ns = 0;
+  double other_copy_ns = 0;
+  double memset_ns = 0;
+};
+
+}  // namespace
+
+TraceSummary summarize_calls(const Trace& trace, int calls) {
+  check_calls(trace, calls, "summarize_calls");
+  TraceSummary s;
+  s.calls = calls;
+  s.dropped_records = trace.dropped_records;
+
+  // With marks, one CallTimes per call, reported as the median over calls (one
+  // slow call does not move it); without, one for the whole trace, divided by calls.
+  const bool marked = !trace.call_marks_ns.empty();
+  std::vector<CallTimes> per_call(marked ? static_cast<std::size_t>(calls) : 1);
+  const ApiTimeline timeline = api_timeline(trace);
+
+  // API time: top-level calls, in the call their start falls in.
+  double api_calls = 0;
+  for (const TopLevelCall& c : timeline.top_level) {
+    CallTimes& times = per_call[call_at(trace, c.start_ns)];
+    switch (c.bucket) {
+      case ApiBucket::api:
+        times.api_ns += c.ns;
+        api_calls += 1;
+        break;
+      case ApiBucket::sync:
+        times.sync_ns += c.ns;
+        break;
+      case ApiBucket::tracer:
+        times.tracer_api_ns += c.ns;
+        break;
+    }
+  }
+
+  // Kernels: summed time per call, and per (call, device) the kernel intervals
+  // (busy union) and span (first start to last end, for the gaps).
+  std::map<std::pair<std::size_t, std::uint32_t>, std::vector<Interval>> kernels_by_call;
+  std::map<std::pair<std::size_t, std::uint32_t>, Interval> spans;
+  std::map<std::uint32_t, std::vector<Interval>> activity_by_device;  // all device activity
   std::vector<double> latencies;
   for (const KernelActivity& k : trace.kernels) {
     if (untimed(k.start_ns, k.end_ns)) continue;
-    const auto it = launch_start.find(k.correlation_id);
-    if (it == launch_start.end()) continue;
-    latencies.push_back(static_cast<double>(k.start_ns) - static_cast<double>(it->second));
-  }
-  if (!latencies.empty()) {
-    s.launch_latency_ns = median(latencies);
-    s.launch_latency_max_ns = *std::max_element(latencies.begin(), latencies.end());
-  }
-
-  // Gaps: per call and device, kernel span minus the union of device activity in it.
-  std::map<std::pair<std::size_t, std::uint32_t>, Interval> spans;  // (call, device) -> span
-  for (const KernelActivity& k : trace.kernels) {
-    if (untimed(k.start_ns, k.end_ns)) continue;
-    std::size_t call = 0;
-    if (!trace.call_marks_ns.empty()) {
-      const auto api = launch_start.find(k.correlation_id);
-      const std::uint64_t issued = api != launch_start.end() ? api->second : k.start_ns;
-      const auto mark =
-          std::upper_bound(trace.call_marks_ns.begin(), trace.call_marks_ns.end(), issued);
-      call = mark == trace.call_marks_ns.begin()
-                 ? 0
-                 : static_cast<std::size_t>(mark - trace.call_marks_ns.begin()) - 1;
-    }
-    const auto key = std::make_pair(call, k.device_id);
+    const auto key =
+        std::make_pair(call_of_work(trace, timeline, k.correlation_id, k.start_ns), k.device_id);
+    per_call[key.first].kernel_ns += static_cast<double>(duration(k.start_ns, k.end_ns));
+    kernels_by_call[key].push_back({k.start_ns, k.end_ns});
+    activity_by_device[k.device_id].push_back({k.start_ns, k.end_ns});
     auto [it, inserted] = spans.emplace(key, Interval{k.start_ns, k.end_ns});
     if (!inserted) {
       it->second.start = std::min(it->second.start, k.start_ns);
       it->second.end = std::max(it->second.end, k.end_ns);
     }
+    // Launch latency: kernel start - start of the top-level API call that launched it.
+    const auto api = timeline.launch_start.find(k.correlation_id);
+    if (api != timeline.launch_start.end())
+      latencies.push_back(static_cast<double>(k.start_ns) - static_cast<double>(api->second));
   }
-  std::map<std::uint32_t, std::vector<Interval>> activity_by_device = kernels_by_device;
-  for (const MemcpyActivity& m : trace.memcpys)
-    if (!untimed(m.start_ns, m.end_ns))
-      activity_by_device[m.device_id].push_back({m.start_ns, m.end_ns});
-  for (const MemsetActivity& m : trace.memsets)
-    if (!untimed(m.start_ns, m.end_ns))
-      activity_by_device[m.device_id].push_back({m.start_ns, m.end_ns});
-  double gap_ns = 0;
-  for (const auto& [key, span] : spans) {
-    const std::uint64_t busy = union_length(activity_by_device[key.second], span.start, span.end);
-    gap_ns += static_cast<double>(duration(span.start, span.end) -
-                                  std::min(busy, duration(span.start, span.end)));
+  for (const auto& [key, intervals] : kernels_by_call)
+    per_call[key.first].kernel_busy_ns +=
+        static_cast<double>(union_length(intervals, 0, UINT64_MAX));
+  if (!latencies.empty()) {
+    s.launch_latency_ns = median(latencies);
+    s.launch_latency_max_ns = *std::max_element(latencies.begin(), latencies.end());
   }
 
-  // Transfers and memsets.
+  // Transfers and memsets: bytes over the trace, times per call.
   for (const MemcpyActivity& m : trace.memcpys) {
     const double bytes = static_cast<double>(m.bytes);
     const double ns = static_cast<double>(duration(m.start_ns, m.end_ns));
+    CallTimes& times = per_call[call_of_work(trace, timeline, m.correlation_id, m.start_ns)];
     switch (m.direction) {
       case CopyDirection::h2d:
         s.h2d_bytes += bytes;
-        s.h2d_ns += ns;
+        times.h2d_ns += ns;
         break;
       case CopyDirection::d2h:
         s.d2h_bytes += bytes;
-        s.d2h_ns += ns;
+        times.d2h_ns += ns;
         break;
       default:
         s.other_copy_bytes += bytes;
-        s.other_copy_ns += ns;
+        times.other_copy_ns += ns;
         break;
     }
+    if (!untimed(m.start_ns, m.end_ns))
+      activity_by_device[m.device_id].push_back({m.start_ns, m.end_ns});
   }
   for (const MemsetActivity& m : trace.memsets) {
     s.memset_bytes += static_cast<double>(m.bytes);
-    s.memset_ns += static_cast<double>(duration(m.start_ns, m.end_ns));
+    per_call[call_of_work(trace, timeline, m.correlation_id, m.start_ns)].memset_ns +=
+        static_cast<double>(duration(m.start_ns, m.end_ns));
+    if (!untimed(m.start_ns, m.end_ns))
+      activity_by_device[m.device_id].push_back({m.start_ns, m.end_ns});
+  }
+
+  // Gaps: per call and device, kernel span minus the union of device activity in it.
+  for (const auto& [key, span] : spans) {
+    const std::uint64_t busy = union_length(activity_by_device[key.second], span.start, span.end);
+    const std::uint64_t length = duration(span.start, span.end);
+    per_call[key.first].gap_ns += static_cast<double>(length - std::min(busy, length));
   }
 
   const double n = calls;
+  const auto per_call_time = [&](double CallTimes::*field) {
+    if (!marked) return per_call[0].*field / n;
+    std::vector<double> values;
+    values.reserve(per_call.size());
+    for (const CallTimes& times : per_call) values.push_back(times.*field);
+    return median(std::move(values));
+  };
+  s.kernel_ns = per_call_time(&CallTimes::kernel_ns);
+  s.kernel_busy_ns = per_call_time(&CallTimes::kernel_busy_ns);
+  s.api_ns = per_call_time(&CallTimes::api_ns);
+  s.sync_ns = per_call_time(&CallTimes::sync_ns);
+  s.tracer_api_ns = per_call_time(&CallTimes::tracer_api_ns);
+  s.gap_ns = per_call_time(&CallTimes::gap_ns);
+  s.h2d_ns = per_call_time(&CallTimes::h2d_ns);
+  s.d2h_ns = per_call_time(&CallTimes::d2h_ns);
+  s.other_copy_ns = per_call_time(&CallTimes::other_copy_ns);
+  s.memset_ns = per_call_time(&CallTimes::memset_ns);
   s.launches = static_cast<double>(trace.kernels.size()) / n;
-  s.kernel_ns = kernel_ns / n;
-  s.kernel_busy_ns = kernel_busy_ns / n;
-  s.api_ns = api_ns / n;
   s.api_calls = api_calls / n;
-  s.sync_ns = sync_ns / n;
-  s.tracer_api_ns /= n;
-  s.gap_ns = gap_ns / n;
   s.h2d_bytes /= n;
-  s.h2d_ns /= n;
   s.d2h_bytes /= n;
-  s.d2h_ns /= n;
   s.other_copy_bytes /= n;
-  s.other_copy_ns /= n;
   s.memset_bytes /= n;
-  s.memset_ns /= n;
   return s;
 }
 
@@ -782,6 +847,47 @@ std::vector<KernelRecord> kernel_records(const Trace& trace) {
     r.grid = k.grid;
     r.block = k.block;
     r.duration_s = static_cast<double>(duration(k.start_ns, k.end_ns)) * 1e-9;
+    records.push_back(std::move(r));
+  }
+  return records;
+}
+
+std::vector<KernelRecord> median_call_kernels(const Trace& trace, int calls) {
+  check_calls(trace, calls, "median_call_kernels");
+  std::vector<KernelRecord> first_call = kernel_records(trace);
+  first_call.resize(
+      std::min(first_call.size(), trace.kernels.size() / static_cast<std::size_t>(calls)));
+  if (trace.call_marks_ns.empty()) return first_call;
+
+  // The kernels of each call, in start order (trace.kernels is sorted by start).
+  const ApiTimeline timeline = api_timeline(trace);
+  std::vector<std::vector<const KernelActivity*>> by_call(static_cast<std::size_t>(calls));
+  for (const KernelActivity& k : trace.kernels)
+    by_call[call_of_work(trace, timeline, k.correlation_id, k.start_ns)].push_back(&k);
+
+  // Position i must be the same kernel (name, grid, block) in every call.
+  const std::vector<const KernelActivity*>& reference = by_call[0];
+  for (const auto& kernels : by_call) {
+    if (kernels.size() != reference.size()) return first_call;
+    for (std::size_t i = 0; i < kernels.size(); ++i)
+      if (kernels[i]->name != reference[i]->name || kernels[i]->grid != reference[i]->grid ||
+          kernels[i]->block != reference[i]->block)
+        return first_call;
+  }
+
+  std::vector<KernelRecord> records;
+  records.reserve(reference.size());
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    std::vector<double> durations;
+    for (const auto& kernels : by_call)
+      if (!untimed(kernels[i]->start_ns, kernels[i]->end_ns))
+        durations.push_back(
+            static_cast<double>(duration(kernels[i]->start_ns, kernels[i]->end_ns)));
+    KernelRecord r;
+    r.name = reference[i]->name;
+    r.grid = reference[i]->grid;
+    r.block = reference[i]->block;
+    r.duration_s = durations.empty() ? 0.0 : median(std::move(durations)) * 1e-9;
     records.push_back(std::move(r));
   }
   return records;

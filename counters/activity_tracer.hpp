@@ -198,16 +198,37 @@ class ActivityTracer {
   std::unique_ptr<State> state_;
 };
 
-// Per operator call, from a trace of `calls` calls of the operator. Each sum over
-// the trace is divided by `calls`. Definitions:
+// Per operator call, from a trace of `calls` calls of the operator.
+//
+// How a figure becomes "per call": each record is attributed to one call by
+// Trace::call_marks_ns. An API call belongs to the call whose mark precedes its
+// start; device work (kernel, copy, memset) to the call whose mark precedes the
+// start of the top-level API call that issued it (the one containing the call
+// with its correlation id; its own start where no API record has that id), so a
+// kernel still running after the next mark stays in its own call. Anything
+// before the first mark belongs to the first call.
+//  - With marks (one per call), the times kernel_ns, kernel_busy_ns, api_ns,
+//    sync_ns, tracer_api_ns, gap_ns, h2d_ns, d2h_ns, other_copy_ns and memset_ns
+//    are computed for each call and reported as the MEDIAN over the calls (the
+//    mean of the middle two for an even count), so one slow call does not move
+//    them. The counts launches and api_calls and the byte counts h2d_bytes,
+//    d2h_bytes, other_copy_bytes and memset_bytes stay the trace's sum divided
+//    by `calls` (the mean: exact when every call does the same work).
+//    launch_latency_ns is the median over all kernels of the trace, not per
+//    call. Medians of different fields come from different calls and need not
+//    add up (kernel_ns + h2d_ns + d2h_ns may exceed the median call's sum).
+//  - Without marks, every figure is the trace's sum divided by `calls`, and the
+//    whole trace is one span for gap_ns (see there).
+// Definitions (per call):
 //  - launches: kernel records.
 //  - kernel_ns: the sum of (end - start) over kernels; concurrent kernels each
 //    count in full (DESIGN.md's T_k). kernel_busy_ns: the length of the union of
-//    kernel intervals per device, summed over devices (<= kernel_ns).
+//    the call's kernel intervals per device, summed over devices (<= kernel_ns).
 //  - api_ns: host time in top-level CUDA API calls, per thread, summed over
 //    threads. A call is top-level if no other API call of the same thread
 //    encloses it, so a driver call nested in a runtime call (cudaLaunchKernel ->
-//    cuLaunchKernel) is not counted twice; partial overlaps count their union.
+//    cuLaunchKernel) is not counted twice; partial overlaps count their union
+//    (in the call of the enclosing top-level call).
 //    Top-level synchronization calls (cuda/cu Device, Context, Stream, Event
 //    Synchronize) are left out of api_ns and summed in sync_ns: their time is
 //    the host waiting for the GPU, not launch overhead. A synchronous cudaMemcpy
@@ -222,16 +243,13 @@ class ActivityTracer {
 //    cudaLaunchKernel measures from cudaLaunchKernel); std::nullopt when no
 //    kernel has a correlated API record. It includes the launch call's own host
 //    time and any queueing behind earlier work on the stream.
-//    launch_latency_max_ns: the largest.
-//  - gap_ns: idle device time between kernels: per device and per call, the span
-//    from the first kernel's start to the last kernel's end minus the union of
-//    all device activity (kernels, memcpys, memsets) inside that span; summed over
-//    devices and calls. A copy between two kernels is busy time, not a gap (it
-//    is counted in the transfer figures). Calls are separated by
-//    Trace::call_marks_ns: a kernel belongs to the call whose mark precedes the
-//    start of its launching API call (its own start if it has none; before the
-//    first mark: the first call). Without marks the whole trace is one span, so
-//    host time between calls (e.g. a synchronize) shows up as gap.
+//    launch_latency_max_ns: the largest over the trace.
+//  - gap_ns: idle device time between kernels: per device, the span from the
+//    call's first kernel start to its last kernel end minus the union of all
+//    device activity (kernels, memcpys, memsets, of any call) inside that span;
+//    summed over devices. A copy between two kernels is busy time, not a gap (it
+//    is counted in the transfer figures). Without marks the whole trace is one
+//    span, so host time between calls (e.g. a synchronize) shows up as gap.
 //  - h2d_bytes / h2d_ns, d2h_bytes / d2h_ns: summed bytes and (end - start) of
 //    host-to-device and device-to-host copies; d2d and other copies are in
 //    other_copy_bytes / other_copy_ns, memsets in memset_bytes / memset_ns.
@@ -270,6 +288,19 @@ TraceSummary summarize_calls(const Trace& trace, int calls);
 // One KernelRecord per kernel of the trace, in start order: name, grid, block,
 // duration (end - start) in seconds; metrics empty.
 std::vector<KernelRecord> kernel_records(const Trace& trace);
+
+// The kernels of one call of a trace of `calls` calls, each with the median
+// duration over the calls: the calls' kernels are attributed as in
+// summarize_calls and taken in start order within each call. When every call has
+// the same number of kernels and the kernel at each position has the same name,
+// grid and block in every call, returns one KernelRecord per position with that
+// name, grid and block and as duration the median over the calls of that
+// position's (end - start) (untimed records left out; 0 if none is timed).
+// Otherwise (calls differ in kernel count or order, or the trace has no marks)
+// returns the first kernels.size() / calls of kernel_records(trace): the first
+// call's kernels with their own durations, as when the trace was cut at the
+// launches per call. Throws timeroof::Error as summarize_calls does.
+std::vector<KernelRecord> median_call_kernels(const Trace& trace, int calls);
 
 // A C++ symbol demangled with abi::__cxa_demangle ("_Z4fillIfLi4EEvPT_S0_" ->
 // "void fill<float, 4>(float*, float)"); the input unchanged if it does not demangle.

@@ -218,6 +218,128 @@ TEST(ActivitySummary, KernelRecordsCarryShapeAndDuration) {
   EXPECT_TRUE(records[0].metrics.empty());
 }
 
+// Five marked calls, each [cudaMemcpyAsync H2D, cudaLaunchKernel x2, cudaDeviceSynchronize],
+// call c starting at c * 10000. Call 2's first kernel runs 2x slower (200 ns
+// against 100); everything else is the same in every call.
+Trace five_calls_one_slow() {
+  Trace t;
+  std::uint32_t id = 1;
+  for (std::uint64_t c = 0; c < 5; ++c) {
+    const std::uint64_t base = c * 10000;
+    const std::uint64_t slow = c == 2 ? 100 : 0;
+    t.call_marks_ns.push_back(base);
+    t.api_calls.push_back(api("cudaMemcpyAsync", runtime, base + 10, base + 20, id));
+    MemcpyActivity h2d = copy(CopyDirection::h2d, 1000, base + 30, base + 80);
+    h2d.correlation_id = id++;
+    t.memcpys.push_back(h2d);
+    t.api_calls.push_back(api("cudaLaunchKernel", runtime, base + 40, base + 50, id));
+    t.kernels.push_back(kernel(base + 100, base + 200 + slow, id++));
+    KernelActivity second = kernel(base + 300 + slow, base + 350 + slow, 0);
+    second.name = "void second(float*)";
+    second.grid = {4, 1, 1};
+    t.api_calls.push_back(api("cudaLaunchKernel", runtime, base + 60, base + 70, id));
+    second.correlation_id = id++;
+    t.kernels.push_back(second);
+    t.api_calls.push_back(
+        api("cudaDeviceSynchronize", runtime, base + 80, base + 400 + slow, id++));
+  }
+  return t;
+}
+
+TEST(ActivitySummary, MarkedCallsReportTheMedianCall) {
+  const Trace t = five_calls_one_slow();
+  const TraceSummary s = summarize_calls(t, 5);
+  // Kernel time per call: 100 + 50 = 150, the slow call 200 + 50 = 250. Median
+  // 150; the mean would be (4 * 150 + 250) / 5 = 170.
+  EXPECT_EQ(s.kernel_ns, 150);
+  EXPECT_EQ(s.kernel_busy_ns, 150);
+  // Gap per call: span [100,350] - busy 150 = 100; the slow call's [100,450] - 250 = 100.
+  EXPECT_EQ(s.gap_ns, 100);
+  // Sync per call 320, the slow call 420: median 320 (mean 340).
+  EXPECT_EQ(s.sync_ns, 320);
+  EXPECT_EQ(s.api_ns, 30);
+  EXPECT_EQ(s.h2d_ns, 50);
+  // Counts and bytes are sum / calls.
+  EXPECT_EQ(s.launches, 2);
+  EXPECT_EQ(s.api_calls, 3);
+  EXPECT_EQ(s.h2d_bytes, 1000);
+  // Latency stays the median over all 10 kernels: 60 (x5), 240 (x4), 340 -> 150.
+  EXPECT_EQ(*s.launch_latency_ns, (60 + 240) / 2.0);
+  EXPECT_EQ(*s.launch_latency_max_ns, 340);
+  EXPECT_DOUBLE_EQ(*s.timing().kernel_time_s, 150e-9);
+
+  // Without marks: today's sum / calls, the slow call included.
+  Trace unmarked = t;
+  unmarked.call_marks_ns.clear();
+  const TraceSummary mean = summarize_calls(unmarked, 5);
+  EXPECT_EQ(mean.kernel_ns, (4 * 150 + 250) / 5.0);  // 170
+  EXPECT_EQ(mean.sync_ns, (4 * 320 + 420) / 5.0);    // 340
+  EXPECT_EQ(mean.launches, 2);
+}
+
+TEST(ActivitySummary, MedianOfAnEvenNumberOfCallsIsTheMeanOfTheMiddleTwo) {
+  Trace t;
+  t.call_marks_ns = {0, 1000, 2000, 3000};
+  const std::uint64_t lengths[] = {100, 400, 200, 300};
+  for (std::uint32_t c = 0; c < 4; ++c) {
+    t.api_calls.push_back(api("cudaLaunchKernel", runtime, c * 1000 + 10, c * 1000 + 20, c + 1));
+    t.kernels.push_back(kernel(c * 1000 + 50, c * 1000 + 50 + lengths[c], c + 1));
+  }
+  EXPECT_EQ(summarize_calls(t, 4).kernel_ns, (200 + 300) / 2.0);
+}
+
+TEST(ActivitySummary, MedianCallKernelsTakesTheMedianPerPosition) {
+  const Trace t = five_calls_one_slow();
+  const std::vector<KernelRecord> records = median_call_kernels(t, 5);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].name, "void k<float>(float*)");
+  EXPECT_EQ(records[0].grid, (std::array<int, 3>{8, 2, 1}));
+  EXPECT_EQ(records[0].block, (std::array<int, 3>{128, 1, 1}));
+  EXPECT_DOUBLE_EQ(records[0].duration_s, 100e-9) << "durations 100 x4 and 200: median 100";
+  EXPECT_EQ(records[1].name, "void second(float*)");
+  EXPECT_EQ(records[1].grid, (std::array<int, 3>{4, 1, 1}));
+  EXPECT_DOUBLE_EQ(records[1].duration_s, 50e-9);
+  EXPECT_TRUE(records[0].metrics.empty());
+
+  // The slow call first: the result does not depend on which call is slow.
+  Trace first_slow = t;
+  first_slow.kernels[0].end_ns += 500;
+  EXPECT_DOUBLE_EQ(median_call_kernels(first_slow, 5)[0].duration_s, 100e-9);
+  EXPECT_DOUBLE_EQ(kernel_records(first_slow)[0].duration_s, 600e-9);
+}
+
+TEST(ActivitySummary, MedianCallKernelsFallsBackToTheFirstCall) {
+  // The first call's kernels as kernel_records has them, cut at launches per call.
+  const auto expect_first_call = [](const std::vector<KernelRecord>& records, const Trace& t,
+                                    std::size_t per_call) {
+    const std::vector<KernelRecord> all = kernel_records(t);
+    ASSERT_EQ(records.size(), per_call);
+    for (std::size_t i = 0; i < per_call; ++i) {
+      EXPECT_EQ(records[i].name, all[i].name);
+      EXPECT_DOUBLE_EQ(records[i].duration_s, all[i].duration_s);
+    }
+  };
+
+  // Calls differ in kernel count: the last call launches a third kernel.
+  Trace extra = five_calls_one_slow();
+  extra.api_calls.push_back(api("cudaLaunchKernel", runtime, 40410, 40420, 999));
+  extra.kernels.push_back(kernel(40500, 40510, 999));
+  expect_first_call(median_call_kernels(extra, 5), extra, 11 / 5);
+
+  // No marks: the slow call 2 is not call 0, so the first call's 2 kernels.
+  Trace unmarked = five_calls_one_slow();
+  unmarked.call_marks_ns.clear();
+  expect_first_call(median_call_kernels(unmarked, 5), unmarked, 2);
+
+  // Same count, but the kernels at a position differ between calls.
+  Trace reordered = five_calls_one_slow();
+  reordered.kernels[7].name = "void other(float*)";  // call 3's second kernel
+  expect_first_call(median_call_kernels(reordered, 5), reordered, 2);
+
+  EXPECT_THROW(median_call_kernels(unmarked, 0), Error);
+  EXPECT_THROW(median_call_kernels(five_calls_one_slow(), 4), Error) << "5 marks, 4 calls";
+}
+
 TEST(ActivitySummary, DemanglesAndKeepsTemplates) {
   EXPECT_EQ(demangle("_Z4fillIfLi4EEvPT_S0_"), "void fill<float, 4>(float*, float)");
   EXPECT_EQ(demangle("_ZN8timeroof10trace_test12scale_kernelIfLi4EEEvPT_S2_i"),
