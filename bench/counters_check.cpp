@@ -1,11 +1,13 @@
 // Validation and speed of the counters against truth and against Nsight Compute.
 //
 //   counters_check ours    profile the workload in-process (after one warm-up run), print JSON:
-//                          as the sweeps do, one collection per step with one range per
-//                          kernel and the step replayed per pass (auto range, user replay);
-//                          `ours-user-range`: one range per step (summed over its kernels),
-//                          all steps in one collection; `ours-kernel-replay`: auto ranges
-//                          with kernel replay
+//                          as the sweeps do, one range per kernel, every step replayed per
+//                          pass, all steps in one collection (auto range, user replay,
+//                          profile_call_batch; kernels per step counted by a trace first,
+//                          as the runner's trace pass does); `ours-per-call`: the same
+//                          with one collection per step; `ours-user-range`: one range per
+//                          step (summed over its kernels), all steps in one collection;
+//                          `ours-kernel-replay`: auto ranges with kernel replay
 //   counters_check plain   run the workload with no profiler (what ncu profiles)
 //   ... --keep-enabled     one range-profiler enablement for every collection (experiment)
 //   ... --repeat N         every step N times in a row (ranges and ncu rows in the same
@@ -38,6 +40,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "counters/activity_tracer.hpp"
 #include "counters/metric_catalog.hpp"
 #include "counters/range_profiler.hpp"
 #include "gpu/device.hpp"
@@ -73,6 +76,7 @@ struct Step {
   // cuDNN may pad a tile's work (seen: +6% and +14% on two small convs, the same
   // under ncu): its analytic count is the least the kernels must do.
   bool analytic_is_minimum = false;
+  std::size_t kernels = 0;  // launches of one step (count_kernels)
 };
 
 struct Workload {
@@ -205,6 +209,16 @@ void run_all(const Workload& w, int repeat) {
   TR_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+// The launches of each step, from an activity trace of one run of it.
+void count_kernels(Workload& w) {
+  for (Step& step : w.steps) {
+    ActivityTracer tracer;
+    tracer.start();
+    step.launch(nullptr);
+    step.kernels = tracer.stop().kernels.size();
+  }
+}
+
 // Ranges of every mode, each with the step it belongs to.
 struct Collected {
   std::vector<RangeValues> ranges;
@@ -227,6 +241,19 @@ Collected collect(ProfilerSession& session, const std::string& mode,
     }
   };
   if (mode == "ours") {
+    std::vector<BatchedCall> calls;
+    for (const Step* step : order) {
+      BatchedCall call;
+      call.prelude = [&w] { flush_l2(w); };
+      call.prelude_kernels = 1;
+      call.run = [step] { step->launch(nullptr); };
+      call.kernels = step->kernels;
+      calls.push_back(std::move(call));
+    }
+    std::vector<ProfileResult> results = session.profile_call_batch(metrics, calls);
+    for (std::size_t i = 0; i < order.size(); ++i)
+      take(std::move(results[i]), order[i]->name, static_cast<int>(i));
+  } else if (mode == "ours-per-call") {
     for (std::size_t i = 0; i < order.size(); ++i) {
       const Step* step = order[i];
       take(session.profile_call_kernels(
@@ -260,11 +287,13 @@ Collected collect(ProfilerSession& session, const std::string& mode,
 
 int main_checked(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode != "ours" && mode != "ours-user-range" && mode != "ours-kernel-replay" &&
-      mode != "plain") {
-    std::fprintf(stderr,
-                 "usage: counters_check ours|ours-user-range|ours-kernel-replay|plain [--conv] "
-                 "[--repeat N] [--extra M1,M2]\n");
+  if (mode != "ours" && mode != "ours-per-call" && mode != "ours-user-range" &&
+      mode != "ours-kernel-replay" && mode != "plain") {
+    std::fprintf(
+        stderr,
+        "usage: counters_check ours|ours-per-call|ours-user-range|ours-kernel-replay|plain "
+        "[--conv] "
+        "[--repeat N] [--extra M1,M2]\n");
     return 1;
   }
   bool conv = false;
@@ -302,7 +331,8 @@ int main_checked(int argc, char** argv) {
     TR_CUDA_CHECK(cudaProfilerStop());
     return 0;
   }
-  run_all(w, 1);  // warm-up: module loads and cuBLASLt setup stay out of the numbers
+  run_all(w, 1);     // warm-up: module loads and cuBLASLt setup stay out of the numbers
+  count_kernels(w);  // the runner knows this from its trace pass, before any counters
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   ProfilerSession session;

@@ -267,7 +267,7 @@ ProfilerSession::CounterData ProfilerSession::prepare(const std::vector<std::str
   return data;
 }
 
-ProfileResult ProfilerSession::decode(CounterData& data) {
+ProfileResult ProfilerSession::decode(CounterData& data, const std::vector<bool>& keep) {
   const PhaseTimer timer(phases_.decode);
   CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
   decode.pRangeProfilerObject = profiler_;
@@ -291,8 +291,10 @@ ProfileResult ProfilerSession::decode(CounterData& data) {
     range.rangeIndex = r;
     range.rangeDelimiter = "/";
     TR_CUPTI_CHECK(cuptiRangeProfilerCounterDataGetRangeInfo(&range));
+    const bool evaluate = keep.empty() || (r < keep.size() && keep[r]);
     result.ranges.push_back({range.rangeName ? range.rangeName : "",
-                             evaluator_->evaluate(data.image, r, data.config.metrics)});
+                             evaluate ? evaluator_->evaluate(data.image, r, data.config.metrics)
+                                      : std::vector<double>{}});
   }
   return result;
 }
@@ -409,11 +411,56 @@ ProfileResult ProfilerSession::profile_call_kernels(const std::vector<std::strin
   return result;
 }
 
+std::vector<ProfileResult> ProfilerSession::profile_call_batch(
+    const std::vector<std::string>& metrics, const std::vector<BatchedCall>& calls,
+    ReplayState state) {
+  if (calls.empty()) throw usage_error("profile_call_batch: no calls to profile");
+  // Which ranges belong to whom: launch order is prelude, run, prelude, run, ...
+  std::vector<bool> keep;
+  std::vector<std::size_t> first_range;  // of each call's run
+  for (const BatchedCall& call : calls) {
+    keep.insert(keep.end(), call.prelude_kernels, false);
+    first_range.push_back(keep.size());
+    keep.insert(keep.end(), call.kernels, true);
+  }
+  const std::size_t expected = keep.size();
+  // One spare range shows kernels beyond the expected count (see profile_call_kernels).
+  ProfileResult all = user_replay(
+      metrics, expected + 1, CUPTI_AutoRange, state,
+      [&] {
+        for (const BatchedCall& call : calls) {
+          if (call.prelude) call.prelude();
+          call.run();
+          TR_CUDA_CHECK(cudaDeviceSynchronize());
+        }
+      },
+      nullptr, keep);
+  if (all.ranges.size() != expected) {
+    throw KernelCountMismatch(
+        "profile_call_batch: " + std::to_string(calls.size()) + " calls declared " +
+        std::to_string(expected) + " kernels with their preludes, CUPTI recorded " +
+        (all.ranges.size() > expected ? "more" : std::to_string(all.ranges.size())));
+  }
+  std::vector<ProfileResult> results;
+  for (std::size_t c = 0; c < calls.size(); ++c) {
+    ProfileResult& one = results.emplace_back();
+    one.metrics = all.metrics;
+    one.passes = all.passes;
+    one.dropped_ranges = all.dropped_ranges;
+    for (std::size_t k = 0; k < calls[c].kernels; ++k) {
+      RangeValues& range = all.ranges[first_range[c] + k];
+      one.ranges.push_back({std::to_string(k), std::move(range.values)});
+    }
+  }
+  return results;
+}
+
 ProfileResult ProfilerSession::user_replay(const std::vector<std::string>& metrics,
                                            std::size_t max_ranges, int range_mode,
                                            ReplayState state,
                                            const std::function<void()>& pass_body,
-                                           const std::function<void()>& before_pass) {
+                                           const std::function<void()>& before_pass,
+                                           const std::vector<bool>& keep) {
   TR_CUDA_CHECK(cudaDeviceSynchronize());
   std::unique_ptr<DeviceCheckpoint> checkpoint;
   if (state == ReplayState::checkpoint) checkpoint = std::make_unique<DeviceCheckpoint>(context_);
@@ -453,7 +500,7 @@ ProfileResult ProfilerSession::user_replay(const std::vector<std::string>& metri
     }
     if (checkpoint) checkpoint->restore();  // leave the state as the caller had it
   }
-  return decode(data);
+  return decode(data, keep);
 }
 
 }  // namespace timeroof

@@ -641,6 +641,18 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
     bool filled;
     std::vector<std::pair<double, double>> xy;  // data
   };
+  // T_xfer is on the transfer roofs of each point's host memory: named where the
+  // series uses one kind (a sweep copies from one).
+  std::string xfer_name = "transfer";
+  {
+    std::vector<roofline::HostMemory> hosts;
+    for (const SeriesPoint& p : series)
+      if (p.bounds.t_xfer > 0 &&
+          std::find(hosts.begin(), hosts.end(), p.bounds.transfer_host) == hosts.end())
+        hosts.push_back(p.bounds.transfer_host);
+    if (hosts.size() == 1)
+      xfer_name += std::string(" (") + roofline::to_string(hosts.front()) + " roofs)";
+  }
   std::vector<Line> lines = {
       {"measured wall time T", color(Bound::measured), "", true, true, {}},
       {"kernel time T_k", color(Bound::measured), "5 3", true, false, {}},
@@ -650,7 +662,7 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
       {"L2", color(Bound::l2), "8 4", false, false, {}},
       {"L1", color(Bound::l1), "8 4", false, false, {}},
       {"launch N x L", color(Bound::launch), "2 3", false, false, {}},
-      {"transfer", color(Bound::transfer), "2 3", false, false, {}},
+      {xfer_name, color(Bound::transfer), "2 3", false, false, {}},
   };
   for (const SeriesPoint& p : series) {
     const roofline::PointBounds& b = p.bounds;

@@ -452,6 +452,33 @@ void complexity_section(std::vector<Block>& doc, const std::vector<Point>& point
   }
 }
 
+// Which transfer roofs the sweep's T_xfer is on (those of its host memory,
+// pinned or pageable), and the directions left out for want of one.
+void transfer_paragraph(std::vector<Block>& doc, const std::vector<Point>& points,
+                        const roofline::MachineRoofs& roofs, const std::string& sweep) {
+  std::vector<std::string> used, missing;
+  auto add = [](std::vector<std::string>& to, const std::string& text) {
+    if (!text.empty() && std::find(to.begin(), to.end(), text) == to.end()) to.push_back(text);
+  };
+  for (const Point& p : points) {
+    const roofline::PointBounds b = roofline::point_bounds(p, roofs);
+    add(used, roofline::transfer_roofs_text(b));
+    for (const roofline::TransferBounds& x : b.transfers) {
+      if (!x.bytes || !(*x.bytes > 0) || x.bandwidth) continue;
+      add(missing, std::string("no ") + roofline::to_string(b.transfer_host) + " " +
+                       roofline::direction_name(x.direction) +
+                       " roof, those copies are left out of T_xfer (" +
+                       roofs.transfer(x.direction, b.transfer_host).note + ")");
+    }
+  }
+  if (used.empty() && missing.empty()) return;
+  std::string text = "Transfers of " + sweep + ": ";
+  std::string parts;
+  for (const std::string& u : used) parts += (parts.empty() ? "T_xfer on the " : "; ") + u;
+  for (const std::string& m : missing) parts += (parts.empty() ? "" : "; ") + m;
+  doc.push_back(paragraph(text + parts + "."));
+}
+
 void sweep_section(std::vector<Block>& doc, const RunRecord& r, const roofline::MachineRoofs& roofs,
                    const std::string& sweep, const std::string& anchor, std::size_t sweep_number) {
   std::vector<Point> points;
@@ -471,6 +498,7 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r, const roofline::
                             " measured points of " + sweep));
   }
   complexity_section(doc, points, roofs, sweep, prefix);
+  transfer_paragraph(doc, points, roofs, sweep);
 
   const std::vector<roofline::Series> series = roofline::group_series(points, roofs);
   std::size_t series_number = 0;

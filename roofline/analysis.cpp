@@ -24,14 +24,26 @@ json roof_json(const Roof& r) {
 }
 
 json roofs_json(const MachineRoofs& roofs) {
-  json compute = json::object(), memory = json::object();
+  json compute = json::object(), memory = json::object(), transfer = json::object();
   for (Precision p : kAllPrecisions) compute[to_string(p)] = roof_json(roofs.peak(p));
   for (Level l : kAllLevels) memory[to_string(l)] = roof_json(roofs.bandwidth(l));
+  for (TransferDirection d : kAllTransferDirections)
+    for (HostMemory h : kAllHostMemories)
+      transfer[to_string(d)][to_string(h)] = roof_json(roofs.transfer(d, h));
   return {{"compute", compute},
           {"memory", memory},
           {"launch", roof_json(roofs.launch)},
-          {"h2d", roof_json(roofs.h2d)},
-          {"d2h", roof_json(roofs.d2h)}};
+          {"transfer", transfer}};
+}
+
+json transfer_json(const PointBounds& b) {
+  json j = {{"host", to_string(b.transfer_host)}, {"t_s", b.t_xfer}};
+  for (const TransferBounds& x : b.transfers)
+    j[to_string(x.direction)] = {{"bytes", num(x.bytes)},
+                                 {"bandwidth", num(x.bandwidth)},
+                                 {"ceiling", x.ceiling},
+                                 {"time_s", num(x.time_s)}};
+  return j;
 }
 
 json level_json(const LevelBounds& lb) {
@@ -101,6 +113,7 @@ json point_json(const Point& p, const PointAnalysis& a) {
   j["levels"] = levels;
   j["t_launch_s"] = num(b.t_launch);
   j["t_xfer_s"] = b.t_xfer;
+  j["transfer"] = transfer_json(b);
   j["limiting_roof"] = b.limiting_roof;
   j["peak_effective"] = num(b.peak_effective);
   j["achieved"] = num(b.achieved);

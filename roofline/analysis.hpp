@@ -49,7 +49,12 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options = {}
 // {"format": "timeroof-analysis", "schema_version", "options", "runs": [{"run",
 // "roofs", "points", "series", "findings"}]}. Times in seconds, rates in SI units;
 // a value the model could not form is null (also +infinity intensities).
-inline constexpr int kAnalysisSchemaVersion = 1;
+// "roofs": {"compute": {class: roof}, "memory": {level: roof}, "launch": roof,
+// "transfer": {"h2d"|"d2h": {"pinned"|"pageable": roof}}}; a point's "transfer":
+// {"host", "t_s", "h2d"|"d2h": {"bytes", "bandwidth", "ceiling", "time_s"}}, the
+// roofs its T_xfer was taken on. Version 2: the four transfer roofs replaced
+// version 1's "h2d" and "d2h" (the pinned pair only).
+inline constexpr int kAnalysisSchemaVersion = 2;
 inline constexpr const char* kAnalysisFormat = "timeroof-analysis";
 nlohmann::json analysis_json(const RunRecord& record, const RunAnalysis& analysis);
 nlohmann::json analysis_document(const std::vector<RunRecord>& records,

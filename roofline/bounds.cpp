@@ -6,6 +6,8 @@
 #include <limits>
 #include <map>
 
+#include "core/format.hpp"
+
 namespace timeroof::roofline {
 
 namespace {
@@ -113,6 +115,30 @@ KernelBound kernel_bound(const KernelRecord& kernel, const MachineRoofs& roofs,
     }
   }
   return k;
+}
+
+HostMemory transfer_host(const Point& point, std::string* unknown) {
+  if (unknown) unknown->clear();
+  const nlohmann::json& d = point.details;
+  if (!d.is_object() || !d.contains("transfer") || !d.at("transfer").is_object())
+    return HostMemory::pinned;
+  const nlohmann::json& t = d.at("transfer");
+  if (!t.contains("host") || t.at("host").is_null()) return HostMemory::pinned;
+  const nlohmann::json& h = t.at("host");
+  const std::string text = h.is_string() ? h.get<std::string>() : h.dump();
+  if (const auto host = host_memory_from_string(text)) return *host;
+  if (unknown) *unknown = text;
+  return HostMemory::pinned;
+}
+
+std::string transfer_roofs_text(const PointBounds& bounds) {
+  std::string out;
+  for (const TransferBounds& x : bounds.transfers) {
+    if (!x.bandwidth) continue;
+    out += (out.empty() ? "" : ", ") + std::string(to_string(bounds.transfer_host)) + " " +
+           direction_name(x.direction) + " roof " + format_si(*x.bandwidth, "B/s");
+  }
+  return out;
 }
 
 const char* to_string(Source source) {
@@ -247,17 +273,33 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
   b.t_kernel_roof = std::max(b.t_compute, t_mem_max);
   if (b.launches && roofs.launch.available())
     b.t_launch = static_cast<double>(*b.launches) * *roofs.launch.value;
-  if (t.h2d_bytes && *t.h2d_bytes > 0) {
-    if (roofs.h2d.available())
-      b.t_xfer += *t.h2d_bytes / *roofs.h2d.value;
-    else
-      b.notes.push_back("no H2D roof: " + roofs.h2d.note);
-  }
-  if (t.d2h_bytes && *t.d2h_bytes > 0) {
-    if (roofs.d2h.available())
-      b.t_xfer += *t.d2h_bytes / *roofs.d2h.value;
-    else
-      b.notes.push_back("no D2H roof: " + roofs.d2h.note);
+  // T_xfer on the roofs of the point's own host memory (header).
+  std::string unknown_host;
+  b.transfer_host = transfer_host(point, &unknown_host);
+  const std::string host = to_string(b.transfer_host);
+  for (TransferDirection d : kAllTransferDirections) {
+    TransferBounds& x = b.transfers[static_cast<std::size_t>(d)];
+    x.direction = d;
+    x.bytes = d == TransferDirection::h2d ? t.h2d_bytes : t.d2h_bytes;
+    if (!x.bytes || !std::isfinite(*x.bytes) || *x.bytes <= 0) continue;
+    if (!unknown_host.empty()) {
+      b.notes.push_back("unknown transfer host '" + unknown_host + "': " + direction_name(d) +
+                        " on the pinned roof (the fastest, so T_xfer stays a lower bound)");
+    }
+    const Roof& roof = roofs.transfer(d, b.transfer_host);
+    const std::string what = host + " " + direction_name(d) + " roof";
+    if (!roof.available()) {
+      b.notes.push_back("no " + what + ": " + direction_name(d) + " left out of T_xfer (" +
+                        roof.note + ")");
+      continue;
+    }
+    x.bandwidth = roof.value;
+    x.ceiling = roof.ceiling;
+    x.time_s = *x.bytes / *roof.value;
+    b.t_xfer += *x.time_s;
+    b.notes.push_back("T_xfer on the " + what + " " + format_si(*roof.value, "B/s") + " (" +
+                      roof.ceiling +
+                      (roof.source == RoofSource::theoretical ? ", theoretical" : "") + ")");
   }
   b.t_roof = std::max(b.t_kernel_roof, b.t_launch.value_or(0)) +
              (options.transfers_serial ? b.t_xfer : 0.0);

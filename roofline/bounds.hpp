@@ -21,6 +21,8 @@
 //   NOT used: it is timed under profiler replay and is inflated (an H200 conv2d
 //   with batch 1: 214.6 us profiled, 4.9 us traced).
 // - N, launches: Timing::launches. Q_h2d, Q_d2h: Timing::h2d_bytes / d2h_bytes.
+// - Host memory of the transfers: Point::details["transfer"]["host"], "pinned" or
+//   "pageable" as the runner writes it (transfer_host below).
 //
 // Time bounds (seconds; each one is a time the call cannot beat):
 // - T_compute = sum_p W_p / P_p: Tensor-Core and CUDA-core work each on its own
@@ -30,7 +32,15 @@
 // - T_kernel_roof = max(T_compute, max_l T_mem,l): the roof of the kernels alone,
 //   compared with T_k.
 // - T_launch = N x L (L = launch_async).
-// - T_xfer = Q_h2d / B_h2d + Q_d2h / B_d2h (modelled).
+// - T_xfer = Q_h2d / B_h2d + Q_d2h / B_d2h (modelled), on the transfer roofs of
+//   the point's host memory: h2d_pageable / d2h_pageable for pageable points,
+//   h2d_pinned / d2h_pinned for pinned ones and for points that record no host
+//   (no transfers, older runs). An unknown host value takes the pinned roofs, the
+//   fastest, so T_xfer stays a lower bound, and is noted. A direction that moved
+//   bytes but whose roof is absent is left out of T_xfer with a note; it never
+//   borrows the other host memory's roof (a pinned roof would make a pageable
+//   copy's bound 3-5x too optimistic). Every roof used is recorded
+//   (PointBounds::transfers) and noted ("T_xfer on the pageable H2D roof ...").
 // - T_roof = max(T_kernel_roof, T_launch) (+ T_xfer when transfers are serial),
 //   compared with T.
 //
@@ -139,6 +149,15 @@ struct KernelBound {
   std::string limiting;  // "compute", "l1", "l2", "dram"; "" when t_bound = 0 (ties: compute)
 };
 
+// One direction of T_xfer.
+struct TransferBounds {
+  TransferDirection direction = TransferDirection::h2d;
+  std::optional<double> bytes;      // Q_h2d or Q_d2h; nullopt: not recorded
+  std::optional<double> bandwidth;  // B of the roof used; nullopt: no bytes moved, or no roof
+  std::string ceiling;              // the roof's Ceiling, e.g. "h2d_pageable"; "" when none
+  std::optional<double> time_s;     // Q / B
+};
+
 struct PointBounds {
   Source work_source = Source::none;
   Source bytes_source = Source::none;
@@ -159,9 +178,11 @@ struct PointBounds {
   double t_compute = 0;                             // T_compute
   std::array<LevelBounds, kLevelCount> levels;      // T_mem,l and the classic per level
   std::optional<double> t_launch;                   // N x L
-  double t_xfer = 0;                                // modelled transfer time
-  double t_kernel_roof = 0;                         // max(T_compute, max_l T_mem,l)
-  double t_roof = 0;                                // max(T_kernel_roof, T_launch) (+T_xfer)
+  double t_xfer = 0;                                // modelled transfer time, sum of transfers
+  HostMemory transfer_host = HostMemory::pinned;    // whose transfer roofs T_xfer is on
+  std::array<TransferBounds, kTransferDirectionCount> transfers;  // H2D, D2H
+  double t_kernel_roof = 0;                                       // max(T_compute, max_l T_mem,l)
+  double t_roof = 0;  // max(T_kernel_roof, T_launch) (+T_xfer)
 
   // Classic roofline.
   std::optional<double> peak_effective;      // P_eff
@@ -182,10 +203,22 @@ struct PointBounds {
   std::optional<double> kernel_headroom;           // T_k / T_lb
 
   const LevelBounds& level(Level l) const { return levels[static_cast<std::size_t>(l)]; }
+  const TransferBounds& transfer(TransferDirection d) const {
+    return transfers[static_cast<std::size_t>(d)];
+  }
 };
 
 // The precision class analytic work of a point falls into, or nullopt.
 std::optional<Precision> analytic_class(const std::string& precision, const std::string& math_mode);
+
+// The host memory of a point's transfers (details["transfer"]["host"]): pinned
+// where it is absent, null or not a known value; `unknown`, when given, receives a
+// value that is present but neither "pinned" nor "pageable" (else it is cleared).
+HostMemory transfer_host(const Point& point, std::string* unknown = nullptr);
+
+// The transfer roofs T_xfer used, for reports: "pageable H2D roof 11.2 GB/s,
+// pageable D2H roof 18.0 GB/s"; "" when it used none.
+std::string transfer_roofs_text(const PointBounds& bounds);
 
 PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
                          const BoundsOptions& options = {});

@@ -174,6 +174,16 @@ std::string sentence(const Series& s, const ClassSegment& g, const MachineRoofs&
     case Bottleneck::transfer_bound: {
       out += "transfer-bound — host<->device copies " + format_time(c.parts.transfer_s) + " = " +
              percent(c.parts.transfer_s / wall) + " of " + format_time(wall) + at;
+      // The roofs of the point's own host memory, and how close the copies came.
+      const std::string xfer_roofs = transfer_roofs_text(b);
+      if (b.t_xfer > 0 && !xfer_roofs.empty()) {
+        out += "; T_xfer " + format_time(b.t_xfer) + " on the " + xfer_roofs;
+        if (b.transfer_measured_s && *b.transfer_measured_s > 0) {
+          const bool both = xfer_roofs.find(", ") != std::string::npos;
+          out += " (copies at " + percent(b.t_xfer / *b.transfer_measured_s) + " of the roof" +
+                 (both ? "s)" : ")");
+        }
+      }
       break;
     }
     case Bottleneck::memory_bound: {

@@ -13,7 +13,9 @@
 //                    (the launches explain the call), else "host/API overhead O =
 //                    p% of T at batch X with N launches x L; kernels busy k% ..."
 // - transfer_bound: "<series>, <range>: transfer-bound — host<->device copies X =
-//                    p% of T at batch X"
+//                    p% of T at batch X; T_xfer Y on the <host> H2D roof B (copies
+//                    at e% of the roof)": the roofs of the point's host memory
+//                    (pinned or pageable, bounds.hpp), e = T_xfer / the timed copies
 // - memory_bound:   "<series>, <range>: <LEVEL>-bound at p% of the <LEVEL> roof
 //                    (T_mem,l of T_k kernel time at batch X)" + the compute clause
 // - compute_bound:  "<series>, <range>: compute-bound — at batch X, Tensor Cores at

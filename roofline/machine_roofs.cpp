@@ -114,6 +114,42 @@ const char* to_string(Level level) {
   return "?";
 }
 
+const char* to_string(HostMemory host) {
+  switch (host) {
+    case HostMemory::pinned:
+      return "pinned";
+    case HostMemory::pageable:
+      return "pageable";
+  }
+  return "?";
+}
+
+const char* to_string(TransferDirection direction) {
+  switch (direction) {
+    case TransferDirection::h2d:
+      return "h2d";
+    case TransferDirection::d2h:
+      return "d2h";
+  }
+  return "?";
+}
+
+const char* direction_name(TransferDirection direction) {
+  switch (direction) {
+    case TransferDirection::h2d:
+      return "H2D";
+    case TransferDirection::d2h:
+      return "D2H";
+  }
+  return "?";
+}
+
+std::optional<HostMemory> host_memory_from_string(const std::string& text) {
+  for (HostMemory h : kAllHostMemories)
+    if (text == to_string(h)) return h;
+  return std::nullopt;
+}
+
 const char* to_string(RoofSource source) {
   switch (source) {
     case RoofSource::measured:
@@ -191,6 +227,10 @@ std::vector<std::string> memory_variants(Level level) {
   return {};
 }
 
+std::string transfer_ceiling(TransferDirection direction, HostMemory host) {
+  return std::string(to_string(direction)) + "_" + to_string(host);
+}
+
 MachineRoofs machine_roofs(const Machine& machine) {
   MachineRoofs roofs;
   for (Precision p : kAllPrecisions)
@@ -202,8 +242,11 @@ MachineRoofs machine_roofs(const Machine& machine) {
     roofs.memory[static_cast<std::size_t>(l)] = pick(machine, memory_variants(l), extra);
   }
   roofs.launch = pick(machine, {"launch_async"}, {}, /*larger_is_better=*/false);
-  roofs.h2d = pick(machine, {"h2d_pinned"});
-  roofs.d2h = pick(machine, {"d2h_pinned"});
+  // Each pair on its own: a missing pageable roof is absent, never the pinned one.
+  for (TransferDirection d : kAllTransferDirections)
+    for (HostMemory h : kAllHostMemories)
+      roofs.transfers[static_cast<std::size_t>(d)][static_cast<std::size_t>(h)] =
+          pick(machine, {transfer_ceiling(d, h)});
   return roofs;
 }
 

@@ -11,7 +11,11 @@
 //   `hbm_copy` (copy counts read + write bytes per second), L2 `l2_read`, L1
 //   `l1_read`.
 // - L, launch cost: `launch_async` (seconds per kernel launch issued back to back).
-// - B_h2d, B_d2h: `h2d_pinned`, `d2h_pinned`.
+// - B_h2d, B_d2h per host memory: `h2d_pinned`, `d2h_pinned` for page-locked host
+//   memory, `h2d_pageable`, `d2h_pageable` for ordinary (pageable) host memory,
+//   whose copies are staged through a driver buffer and run several times slower
+//   (H200: 55 GB/s pinned, 11 / 18 GB/s pageable). A point's transfers are bounded
+//   by the pair of its own host memory (bounds.hpp), never by the other pair.
 // Missing inputs: a roof with no measured variant (absent, or measured <= 0)
 // falls back to the best *theoretical* value of its variants (CUPTI
 // `.peak_sustained` x clock, filled by counters/theoretical_peaks) and says so
@@ -54,8 +58,26 @@ enum class Level { l1, l2, dram };
 inline constexpr std::size_t kLevelCount = 3;
 inline constexpr std::array<Level, kLevelCount> kAllLevels = {Level::l1, Level::l2, Level::dram};
 
+// Host memory of a host<->device copy: page-locked (pinned) or pageable.
+enum class HostMemory { pinned, pageable };
+inline constexpr std::size_t kHostMemoryCount = 2;
+inline constexpr std::array<HostMemory, kHostMemoryCount> kAllHostMemories = {HostMemory::pinned,
+                                                                              HostMemory::pageable};
+
+// Direction of a host<->device copy.
+enum class TransferDirection { h2d, d2h };
+inline constexpr std::size_t kTransferDirectionCount = 2;
+inline constexpr std::array<TransferDirection, kTransferDirectionCount> kAllTransferDirections = {
+    TransferDirection::h2d, TransferDirection::d2h};
+
 const char* to_string(Precision precision);
 const char* to_string(Level level);
+const char* to_string(HostMemory host);              // "pinned", "pageable"
+const char* to_string(TransferDirection direction);  // "h2d", "d2h"
+// "H2D", "D2H": as reports write them.
+const char* direction_name(TransferDirection direction);
+// "pinned" -> pinned, "pageable" -> pageable; anything else nullopt.
+std::optional<HostMemory> host_memory_from_string(const std::string& text);
 // True for the Tensor-Core classes (tensor_*).
 bool is_tensor(Precision precision);
 // The point counter (metric catalog quantity name) that holds W_p, e.g.
@@ -79,15 +101,20 @@ struct MachineRoofs {
   std::array<Roof, kPrecisionCount> compute;  // P_p, FLOP/s (op/s for int8)
   std::array<Roof, kLevelCount> memory;       // B_l, B/s
   Roof launch;                                // L, s per launch
-  Roof h2d;                                   // B_h2d, B/s
-  Roof d2h;                                   // B_d2h, B/s
+  // B_h2d, B_d2h, B/s: [direction][host memory].
+  std::array<std::array<Roof, kHostMemoryCount>, kTransferDirectionCount> transfers;
   const Roof& peak(Precision p) const { return compute[static_cast<std::size_t>(p)]; }
   const Roof& bandwidth(Level l) const { return memory[static_cast<std::size_t>(l)]; }
+  const Roof& transfer(TransferDirection d, HostMemory h) const {
+    return transfers[static_cast<std::size_t>(d)][static_cast<std::size_t>(h)];
+  }
 };
 
 // The Ceiling names compared for a roof, best measured wins (listed for reports).
 std::vector<std::string> compute_variants(Precision precision);
 std::vector<std::string> memory_variants(Level level);
+// The Ceiling of a transfer roof: "h2d_pinned", "d2h_pageable", ...
+std::string transfer_ceiling(TransferDirection direction, HostMemory host);
 
 // Picks every roof of the model from `machine` (see the header comment).
 MachineRoofs machine_roofs(const Machine& machine);

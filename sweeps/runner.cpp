@@ -143,6 +143,19 @@ nlohmann::json transfer_details(const Operator& op, const RunnerOptions& options
           {"outputs", outputs}};
 }
 
+// Operators with the same key are profiled with the same metrics.
+std::string plan_key(const Operator& op) {
+  return op.precision() + "/" + op.math_mode();
+}
+
+// A point whose timing and trace are done, waiting for its counters with its
+// operator (and the operator's device memory) kept alive; `op` is null once the
+// point is final.
+struct PendingPoint {
+  std::unique_ptr<Operator> op;
+  Point point;
+};
+
 }  // namespace
 
 struct SweepRunner::State {
@@ -156,6 +169,17 @@ struct SweepRunner::State {
   std::unique_ptr<ProfilerSession> profiler;
   std::string counters_unavailable;
   std::map<std::string, CollectionPlan> plans;  // by precision/math
+
+  PendingPoint measure_until_counters(const OperatorFamily& family, const nlohmann::json& params,
+                                      const std::string& sweep, int seq);
+
+  // Less than half the device memory free: points waiting for their counters
+  // should give theirs back before the next point allocates.
+  bool memory_is_tight() const {
+    std::size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess) return true;
+    return free < total / 2;
+  }
 
   void flush_if_cold() {
     if (flusher) flusher->flush(stream.get());
@@ -177,7 +201,7 @@ struct SweepRunner::State {
   }
 
   const CollectionPlan& plan_for(ProfilerSession& session, const Operator& op) {
-    const std::string key = op.precision() + "/" + op.math_mode();
+    const std::string key = plan_key(op);
     auto found = plans.find(key);
     if (found == plans.end()) {
       found = plans
@@ -228,8 +252,14 @@ struct SweepRunner::State {
 
   void timing_pass(Operator& op, const Transfers& transfers, Point& point) {
     const cudaStream_t s = stream.get();
-    for (int i = 0; i < options.warmup_calls; ++i) call(op, transfers);
-    TR_CUDA_CHECK(cudaStreamSynchronize(s));
+    const auto warmup_start = std::chrono::steady_clock::now();
+    for (int i = 0;; ++i) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - warmup_start).count();
+      if (i >= options.warmup_calls && elapsed >= options.warmup_seconds) break;
+      call(op, transfers);
+      TR_CUDA_CHECK(cudaStreamSynchronize(s));  // wall time is GPU time, not enqueue time
+    }
     const Event start, stop;
     const ClockReader clocks(gpu.index);
     const Measurement m = measure_until_stable(
@@ -275,42 +305,18 @@ struct SweepRunner::State {
     point.timing.h2d_time_s = traced.h2d_time_s;
     point.timing.d2h_bytes = traced.d2h_bytes;
     point.timing.d2h_time_s = traced.d2h_time_s;
-    std::vector<KernelRecord> kernels = kernel_records(trace);
-    const auto per_call = static_cast<std::size_t>(summary.launches);
-    if (kernels.size() > per_call) kernels.resize(per_call);  // the first call's kernels
-    point.kernels = std::move(kernels);
+    // One call's kernels, each with its median duration over the traced calls.
+    point.kernels = median_call_kernels(trace, options.trace_calls);
     point.details["trace"] = {{"calls", options.trace_calls},
                               {"dropped_records", trace.dropped_records}};
     if (summary.launch_latency_ns)
       point.details["trace"]["launch_latency_s"] = *summary.launch_latency_ns * 1e-9;
   }
 
-  void counter_pass(Operator& op, Point& point) {
-    ProfilerSession* profiler_session = session();
-    if (!profiler_session) {
-      if (options.counters) {
-        point.status = PointStatus::counters_unavailable;
-        point.reason = counters_unavailable;
-      }
-      point.details["counters"] = {{"collected", false}, {"reason", counters_unavailable}};
-      return;
-    }
-    const CollectionPlan& plan = plan_for(*profiler_session, op);
-    const cudaStream_t s = stream.get();
-    UserRange call{"point", [&] { op.run(s); }, nullptr};
-    if (flusher) call.setup = [this] { flush_if_cold(); };
-    // One range per kernel of one call (auto range, the call replayed per pass):
-    // the operator's totals are their sum, and the model gets per-kernel work.
-    const auto launches = static_cast<std::size_t>(std::max(0L, point.timing.launches.value_or(0)));
-    const ProfileResult result =
-        profiler_session->profile_call_kernels(plan.metrics, call, 2 * launches + 64);
-    if (result.ranges.empty() || result.dropped_ranges > 0) {
-      point.status = PointStatus::counters_unavailable;
-      point.reason = "the range profiler returned " + std::to_string(result.ranges.size()) +
-                     " kernel ranges for one call and dropped " +
-                     std::to_string(result.dropped_ranges);
-      return;
-    }
+  // The point's counters from its kernels' ranges of one call; `collection` says
+  // how they were collected (details["counters"]).
+  void store_counters(const CollectionPlan& plan, const ProfileResult& result,
+                      nlohmann::json collection, Point& point) {
     point.counters = with_quantities(plan, sum_kernel_ranges(result));
     const bool per_kernel = result.ranges.size() == point.kernels.size();
     if (per_kernel) {
@@ -321,13 +327,116 @@ struct SweepRunner::State {
         point.kernels[k].metrics = with_quantities(plan, values);
       }
     }
-    point.details["counters"] = {{"collected", true},
-                                 {"chip", plan.chip},
-                                 {"passes", result.passes},
-                                 {"kernel_ranges", result.ranges.size()},
-                                 // kernels of the trace pass matched one to one
-                                 {"per_kernel", per_kernel},
-                                 {"l2", flusher ? "cold" : "warm"}};
+    collection.update({{"collected", true},
+                       {"chip", plan.chip},
+                       {"passes", result.passes},
+                       {"kernel_ranges", result.ranges.size()},
+                       // kernels of the trace pass matched one to one
+                       {"per_kernel", per_kernel}});
+    point.details["counters"] = std::move(collection);
+  }
+
+  // Marks the point when no counters can be collected; false then.
+  bool counters_possible(Point& point) {
+    if (session()) return true;
+    if (options.counters) {
+      point.status = PointStatus::counters_unavailable;
+      point.reason = counters_unavailable;
+    }
+    point.details["counters"] = {{"collected", false}, {"reason", counters_unavailable}};
+    return false;
+  }
+
+  // The fallback: one collection for one point (profile_call_kernels), with the
+  // L2 flush, if cold, outside the counters before each pass. Warm is then only
+  // the L2 CUPTI leaves between passes: on an H200 it had evicted the call's
+  // data (a batch-4 conv read its whole input from DRAM, 0 B with a prelude).
+  void counter_pass_alone(Operator& op, Point& point, const std::string& why) {
+    const CollectionPlan& plan = plan_for(*profiler, op);
+    const cudaStream_t s = stream.get();
+    UserRange call{"point", [&] { op.run(s); }, nullptr};
+    if (flusher) call.setup = [this] { flush_if_cold(); };
+    const auto launches = static_cast<std::size_t>(std::max(0L, point.timing.launches.value_or(0)));
+    const ProfileResult result =
+        profiler->profile_call_kernels(plan.metrics, call, 2 * launches + 64);
+    if (result.ranges.empty() || result.dropped_ranges > 0) {
+      point.status = PointStatus::counters_unavailable;
+      point.reason = "the range profiler returned " + std::to_string(result.ranges.size()) +
+                     " kernel ranges for one call and dropped " +
+                     std::to_string(result.dropped_ranges);
+      return;
+    }
+    store_counters(plan, result,
+                   {{"batch_size", 1},
+                    {"prelude", flusher ? "L2 flush, before each pass" : "none"},
+                    {"l2", flusher ? "cold" : "as CUPTI leaves it between passes"},
+                    {"fallback", why}},
+                   point);
+  }
+
+  // The counters of points that share a collection plan, in one collection
+  // (profile_call_batch; a single point is a batch of one). Before each call a
+  // prelude inside the pass puts L2 where the timing pass found it: a flush when
+  // cold; when warm, one call of the same operator, as the timed calls run back
+  // to back. Falls back to one collection per point when the batch cannot be
+  // profiled as declared (a call launched other kernels than its trace showed).
+  void counter_batch(const std::vector<PendingPoint*>& batch) {
+    const cudaStream_t s = stream.get();
+    std::vector<BatchedCall> calls;
+    for (PendingPoint* pending : batch) {
+      Operator* op = pending->op.get();
+      const std::size_t kernels = pending->point.kernels.size();
+      BatchedCall call;
+      call.run = [op, s] { op->run(s); };
+      call.kernels = kernels;
+      if (flusher) {
+        call.prelude = [this] { flush_if_cold(); };
+        call.prelude_kernels = L2Flusher::kernels_per_flush;
+      } else {
+        call.prelude = call.run;
+        call.prelude_kernels = kernels;
+      }
+      calls.push_back(std::move(call));
+    }
+    const CollectionPlan& plan = plan_for(*profiler, *batch.front()->op);
+    std::vector<ProfileResult> results;
+    const Outcome batched =
+        guarded([&] { results = profiler->profile_call_batch(plan.metrics, calls); });
+    if (batched.status == PointStatus::ok) {
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        store_counters(plan, results[i],
+                       {{"batch_size", batch.size()},
+                        {"prelude", flusher ? "L2 flush" : "one call of the operator"},
+                        {"l2", flusher ? "cold" : "warm"}},
+                       batch[i]->point);
+      }
+      return;
+    }
+    for (PendingPoint* pending : batch) run_guarded(*pending, batched.reason);
+  }
+
+  // counter_pass_alone, its failure the point's status.
+  void run_guarded(PendingPoint& pending, const std::string& why) {
+    const Outcome outcome = guarded([&] { counter_pass_alone(*pending.op, pending.point, why); });
+    if (outcome.status != PointStatus::ok) {
+      pending.point.status = outcome.status;
+      pending.point.reason = outcome.reason;
+    }
+  }
+
+  // Collects the counters of every point in `points` that waits for them, in
+  // batches of points with the same collection plan, and releases their operators.
+  void collect_counters(std::vector<PendingPoint>& points) {
+    std::map<std::string, std::vector<PendingPoint*>> by_plan;
+    for (PendingPoint& pending : points) {
+      if (!pending.op || !counters_possible(pending.point)) continue;
+      if (pending.point.kernels.empty())  // no kernel count to map ranges by
+        run_guarded(pending, "the trace pass recorded no kernels");
+      else
+        by_plan[plan_key(*pending.op)].push_back(&pending);
+    }
+    for (const auto& [key, batch] : by_plan) counter_batch(batch);
+    for (PendingPoint& pending : points) pending.op.reset();
   }
 };
 
@@ -339,39 +448,44 @@ SweepRunner::SweepRunner(GpuInfo gpu, RunnerOptions options) : state_(std::make_
 
 SweepRunner::~SweepRunner() = default;
 
-Point SweepRunner::measure_point(const OperatorFamily& family, const nlohmann::json& params,
-                                 const std::string& sweep, int seq) {
-  std::unique_ptr<Operator> op = family.make(params, state_->cudnn);
-  Point point = describe(*op);
+// Steps 1-6 of a point (see runner.hpp); the operator stays with the point when
+// its counters are still to be collected.
+PendingPoint SweepRunner::State::measure_until_counters(const OperatorFamily& family,
+                                                        const nlohmann::json& params,
+                                                        const std::string& sweep, int seq) {
+  PendingPoint pending;
+  std::unique_ptr<Operator> op = family.make(params, cudnn);
+  Point& point = pending.point;
+  point = describe(*op);
   point.sweep = sweep;
   point.seq = seq;
   point.params = params;
   // A transfer mode for an operator with nothing to move is refused, not timed
   // without copies as if it had none.
-  point.details["transfer"] = transfer_details(*op, state_->options);
-  const std::string no_transfer = transfer_unavailable(*op, state_->options.transfer);
+  point.details["transfer"] = transfer_details(*op, options);
+  const std::string no_transfer = transfer_unavailable(*op, options.transfer);
   if (!no_transfer.empty()) {
     point.status = PointStatus::unsupported;
     point.reason = no_transfer;
-    return point;
+    return pending;
   }
 
-  const Outcome prepared = guarded([&] { op->prepare(state_->stream.get()); });
+  const Outcome prepared = guarded([&] { op->prepare(stream.get()); });
   if (prepared.status != PointStatus::ok) {
     point.status = prepared.status;
     point.reason = prepared.reason;
-    return point;
+    return pending;
   }
   point.algorithm = op->algorithm();
   point.details["operator"] = op->details();
-  point.details["transfer"] = transfer_details(*op, state_->options);  // prepared sizes
+  point.details["transfer"] = transfer_details(*op, options);  // prepared sizes
 
   CheckResult check;
   const Outcome checked = guarded([&] { check = op->check(); });
   if (checked.status != PointStatus::ok) {
     point.status = checked.status;
     point.reason = "output check: " + checked.reason;
-    return point;
+    return pending;
   }
   // A NaN or infinite error means the output itself is not finite (e.g. fp16
   // overflow): stored as null, and the point fails with that reason.
@@ -387,20 +501,40 @@ Point SweepRunner::measure_point(const OperatorFamily& family, const nlohmann::j
     point.reason = finite_error ? "wrong output: " + check.detail
                                 : "output is not finite (NaN or Inf; e.g. " + point.precision +
                                       " overflow): " + check.detail;
-    return point;
+    return pending;
   }
 
   const Outcome measured = guarded([&] {
-    const Transfers transfers = state_->transfers_for(*op);
-    state_->timing_pass(*op, transfers, point);
-    state_->trace_pass(*op, transfers, point);
-    state_->counter_pass(*op, point);  // the operator's kernels only
+    const Transfers transfers = transfers_for(*op);
+    timing_pass(*op, transfers, point);
+    trace_pass(*op, transfers, point);
   });
   if (measured.status != PointStatus::ok) {
     point.status = measured.status;
     point.reason = measured.reason;
+  } else if (options.counters && counters_unavailable.empty()) {
+    // Kept for the counter pass, which profiles run() alone (copies are not
+    // kernels). The profiler session is not created here: enabled, it would
+    // stay attached through the next point's timing.
+    pending.op = std::move(op);
+  } else {
+    counters_possible(point);  // says why there are none
   }
+  return pending;
+}
+
+Point SweepRunner::time_prepared(Operator& op) {
+  Point point = describe(op);
+  state_->timing_pass(op, Transfers{}, point);
   return point;
+}
+
+Point SweepRunner::measure_point(const OperatorFamily& family, const nlohmann::json& params,
+                                 const std::string& sweep, int seq) {
+  std::vector<PendingPoint> one;
+  one.push_back(state_->measure_until_counters(family, params, sweep, seq));
+  state_->collect_counters(one);
+  return std::move(one.front().point);
 }
 
 SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finished, PointSink& sink,
@@ -411,18 +545,7 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
   for (int seq = 0; seq < static_cast<int>(plan.points.size()); ++seq)
     status.total += finished.count(seq) ? 0 : 1;
   const auto started = std::chrono::steady_clock::now();
-  for (int seq = 0; seq < static_cast<int>(plan.points.size()); ++seq) {
-    if (finished.count(seq)) {
-      ++outcome.already_finished;
-      continue;
-    }
-    if (stop.load()) {
-      outcome.interrupted = true;
-      break;
-    }
-    status.current = point_label(*plan.family, seq, plan.points[seq]);
-    if (progress) progress(status);
-    Point point = measure_point(*plan.family, plan.points[seq], plan.name, seq);
+  auto write = [&](Point& point) {
     try {
       sink.write(point);
     } catch (const Error& refused) {
@@ -443,7 +566,50 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
     ++status.done;
     status.elapsed_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  // Points wait here, in order, for one counter collection per batch; then they
+  // are written. What is pending when the sweep stops is collected and written
+  // first, so Ctrl-C loses nothing; a crash loses at most one batch.
+  std::vector<PendingPoint> pending;
+  std::size_t waiting = 0;   // pending points that still need counters
+  std::string waiting_plan;  // their plan_key
+  auto finish_pending = [&] {
+    state_->collect_counters(pending);
+    for (PendingPoint& p : pending) write(p.point);
+    pending.clear();
+    waiting = 0;
+  };
+  for (int seq = 0; seq < static_cast<int>(plan.points.size()); ++seq) {
+    if (finished.count(seq)) {
+      ++outcome.already_finished;
+      continue;
+    }
+    if (stop.load()) {
+      outcome.interrupted = true;
+      break;
+    }
+    // The next point must not run short of memory because of the waiting ones.
+    if (waiting > 0 && state_->memory_is_tight()) finish_pending();
+    status.current = point_label(*plan.family, seq, plan.points[seq]);
+    if (progress) progress(status);
+    PendingPoint measured =
+        state_->measure_until_counters(*plan.family, plan.points[seq], plan.name, seq);
+    if (measured.point.status == PointStatus::out_of_memory && waiting > 0) {
+      finish_pending();  // the waiting points' memory was in the way: once more without it
+      measured = state_->measure_until_counters(*plan.family, plan.points[seq], plan.name, seq);
+    }
+    if (measured.op) {
+      if (waiting > 0 && plan_key(*measured.op) != waiting_plan)
+        finish_pending();  // a batch shares one metric set
+      waiting_plan = plan_key(*measured.op);
+      ++waiting;
+    }
+    pending.push_back(std::move(measured));
+    // Written now if nothing waits for counters (or the batch is full).
+    if (waiting == 0 || static_cast<int>(waiting) >= std::max(1, state_->options.counter_batch))
+      finish_pending();
   }
+  finish_pending();
   if (progress) {
     status.current.clear();
     progress(status);

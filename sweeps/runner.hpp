@@ -9,10 +9,14 @@
 //      (the events enclose the host's enqueue, so a launch-bound call is timed as
 //      such); L2 flushed before each call when cold;
 //   6. trace pass: CUPTI activity records of a few calls -> kernels, launches, API
-//      time, gaps, transfers;
-//   7. counter pass: one user range per call, replayed per pass (the catalog's plan
-//      for the operator's precision), or the point is marked counters_unavailable
-//      with the reason and keeps its timing.
+//      time, gaps, transfers (times: the median over the calls);
+//   7. counter pass: one range per kernel of one call, the call replayed per pass
+//      (the catalog's plan for the operator's precision), or the point is marked
+//      counters_unavailable with the reason and keeps its timing. run() collects
+//      the counters of up to RunnerOptions::counter_batch consecutive points with
+//      the same plan in one collection: those points keep their operators (and
+//      device memory) until then, and are written to the sink after it, in order;
+//      the batch ends early when half the device memory is in use.
 // With a transfer mode, a "call" of steps 4-6 is: a cudaMemcpyAsync host -> device
 // of each of the operator's inputs(), run(), then (h2d_input_d2h_output) a
 // cudaMemcpyAsync device -> host of each outputs(), all on the runner's stream, from
@@ -48,8 +52,14 @@ struct RunnerOptions {
   bool pinned_host = true;  // host buffers page-locked (cudaMallocHost), else pageable heap
   // Operator calls are short (tens of us to ms): 100 samples cost little.
   TimingPolicy timing{.min_repeats = 100};
+  // Warm-up before the timing pass: at least this many calls and this much wall
+  // time, so the SM clock has left its idle state when timing starts.
   int warmup_calls = 3;
+  double warmup_seconds = 0.02;
   int trace_calls = 5;
+  // Points of a sweep whose counters are collected together (one CUPTI collection
+  // costs ~0.2 s per pass on an H200, whatever it holds); 1 = one per point.
+  int counter_batch = 16;
 };
 
 // What a sweep measures: a family and its points (params objects), in order.
@@ -89,7 +99,8 @@ class SweepRunner {
   SweepRunner& operator=(const SweepRunner&) = delete;
 
   // Measures every point whose seq is not in `finished`. Checks `stop` between
-  // points: the current point is finished and written first.
+  // points: the current point, and those waiting for their counters, are
+  // finished and written first.
   SweepOutcome run(const SweepPlan& plan, const std::set<int>& finished, PointSink& sink,
                    const std::atomic<bool>& stop,
                    const std::function<void(const SweepProgress&)>& progress = nullptr);
@@ -97,6 +108,9 @@ class SweepRunner {
   // Measures one point (exposed for tests and benchmarks).
   Point measure_point(const OperatorFamily& family, const nlohmann::json& params,
                       const std::string& sweep, int seq);
+  // Step 5 alone (warm-up and timing pass) on an operator the caller prepared:
+  // the point's timing and details["timing"] (for benchmarks of the method).
+  Point time_prepared(Operator& op);
 
  private:
   struct State;

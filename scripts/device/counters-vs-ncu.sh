@@ -42,28 +42,34 @@ for workload in kernels conv; do
   cp "$work/ours-$workload.json" "$work/ncu-$workload.csv" "$out/"
 done
 
-# Speed: the catalog set for the 18 convs once each, all in one collection (one
-# user range per conv, as a batch of operators is profiled), against ncu on the
-# same 18 kernels. The per-call collections above (one per conv, as the sweep
-# runner does per point) pay CUPTI's setup each time; their time is shown too.
+# Speed: the catalog set for the 18 convs once each, against ncu on the same 18
+# kernels. `ours` is what the sweep runner does: one range per kernel, the convs
+# batched into one collection. Also shown: one user range per conv in one collection,
+# and one collection per conv (what the runner did before batching: CUPTI's per-pass
+# setup paid per conv).
 echo "== speed (18 cuDNN fp16 convs, once each)"
 plain_s=$(wall "$work/plain-speed.txt" .carry/counters_check plain --conv)
-batch_s=$(wall "$work/ours-speed.json" .carry/counters_check ours-user-range --conv)
-call_s=$(wall "$work/ours-call-speed.json" .carry/counters_check ours --conv)
+ours_s=$(wall "$work/ours-speed.json" .carry/counters_check ours --conv)
+range_s=$(wall "$work/ours-range-speed.json" .carry/counters_check ours-user-range --conv)
+call_s=$(wall "$work/ours-call-speed.json" .carry/counters_check ours-per-call --conv)
 metrics=$(python3 -c "import json,sys; print(','.join(json.load(open(sys.argv[1]))['metrics']))" \
           "$work/ours-speed.json")
 ncu_s=$(wall "$work/ncu-speed.csv" "$ncu" --clock-control none --profile-from-start off \
               --metrics "$metrics" --csv --page raw --print-units base .carry/counters_check plain --conv)
-python3 - "$plain_s" "$batch_s" "$call_s" "$ncu_s" "$work/ours-speed.json" "$work/ours-call-speed.json" <<'PY'
+python3 - "$plain_s" "$ours_s" "$range_s" "$call_s" "$ncu_s" "$work"/ours-speed.json \
+          "$work"/ours-range-speed.json "$work"/ours-call-speed.json <<'PY'
 import json, sys
-plain, batch, call, ncu = map(float, sys.argv[1:5])
-b, c = json.load(open(sys.argv[5])), json.load(open(sys.argv[6]))
-print(f"wall: plain {plain:.3f} s; ours, one collection {batch:.3f} s (collect {b['collect_seconds']:.3f} s, "
-      f"{b['passes']} passes); ours, one collection per conv {call:.3f} s (collect {c['collect_seconds']:.3f} s); "
-      f"ncu {ncu:.3f} s")
-print(f"speed: whole process ncu/ours = {ncu / batch:.2f}x; collection cost over the plain run "
-      f"ncu/ours = {(ncu - plain) / max(batch - plain, 1e-9):.2f}x (one collection), "
-      f"{(ncu - plain) / max(call - plain, 1e-9):.2f}x (one per conv)")
-print(f"per-conv collection phases (s): {c['phase_seconds']}")
+plain, ours, user_range, call, ncu = map(float, sys.argv[1:6])
+o, r, c = (json.load(open(f)) for f in sys.argv[6:9])
+print(f"wall: plain {plain:.3f} s; ncu {ncu:.3f} s; ours (as the runner: per kernel, one batch) "
+      f"{ours:.3f} s (collect {o['collect_seconds']:.3f} s, {o['passes']} passes); "
+      f"one user range per conv {user_range:.3f} s (collect {r['collect_seconds']:.3f} s); "
+      f"one collection per conv {call:.3f} s (collect {c['collect_seconds']:.3f} s)")
+def ratio(t):
+    return f"whole process {ncu / t:.2f}x, collection cost over the plain run {(ncu - plain) / max(t - plain, 1e-9):.2f}x"
+print(f"speed ncu/ours: as the runner: {ratio(ours)}; user ranges: {ratio(user_range)}; "
+      f"one collection per conv: {ratio(call)}")
+for name, d in (("as the runner", o), ("one per conv", c)):
+    print(f"collection phases (s), {name}: {d['phase_seconds']}")
 PY
 exit $status

@@ -146,8 +146,10 @@ std::string roofs_text(const roofline::MachineRoofs& r) {
   add("L2", r.bandwidth(Level::l2), "B/s");
   add("L1", r.bandwidth(Level::l1), "B/s");
   add("launch", r.launch, "s");
-  add("H2D", r.h2d, "B/s");
-  add("D2H", r.d2h, "B/s");
+  for (roofline::HostMemory h : roofline::kAllHostMemories)
+    for (roofline::TransferDirection d : roofline::kAllTransferDirections)
+      add(std::string(roofline::direction_name(d)) + " " + roofline::to_string(h), r.transfer(d, h),
+          "B/s");
   return out;
 }
 
@@ -208,7 +210,7 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
         {"seq",    "op",   "prec", "params", "status", "T",        "T_k",    "T_roof",
          "T_cuda", "T_tc", "T_L1", "T_L2",   "T_HBM",  "T_launch", "T_xfer", "limit",
          "class",  "eff",  "TC",   "T_lb",   "lb",     "headroom"}};
-    std::vector<std::string> not_analysed;
+    std::vector<std::string> not_analysed, xfer_roofs;
     for (const PointAnalysis& pa : a.points) {
       const Point& p = record.points[pa.index];
       if (p.sweep != sweep) continue;
@@ -221,6 +223,10 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
       } else {
         const PointBounds& b = pa.bounds;
         any_excluded = any_excluded || b.level(Level::l1).excluded;
+        const std::string xfer = roofline::transfer_roofs_text(b);
+        if (!xfer.empty() &&
+            std::find(xfer_roofs.begin(), xfer_roofs.end(), xfer) == xfer_roofs.end())
+          xfer_roofs.push_back(xfer);
         const std::vector<std::string> numbers = {
             time_text(b.wall_s),
             time_text(b.kernel_s),
@@ -248,9 +254,11 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
     std::vector<bool> right(rows.front().size(), true);
     for (std::size_t c : {1, 2, 3, 4, 15, 16, 20}) right[c] = false;
     out << table(rows, right);
+    for (const std::string& line : xfer_roofs) out << "  T_xfer on the " << line << "\n";
     for (const std::string& line : not_analysed) out << "  " << line << "\n";
   }
-  out << "\nT roof = max(T_compute = T_cuda + T_tc, T_mem per level, T_launch) + T_xfer; eff = "
+  out << "\nT roof = max(T_compute = T_cuda + T_tc, T_mem per level, T_launch) + T_xfer (on the "
+         "pinned or pageable H2D/D2H roofs, as the point's host memory); eff = "
          "T_kernel_roof / T_k; TC = Tensor-Core share of the FLOPs; T_lb = Benanza lower bound "
          "(lb kernel: summed per kernel; op: of the operator's totals); headroom = T / T_lb.\n";
   if (any_excluded)
@@ -324,6 +332,7 @@ std::string analysis_csv(const std::vector<RunRecord>& records,
                         "t_l1_s",          "l1_used",
                         "t_l2_s",          "t_dram_s",
                         "t_launch_s",      "t_xfer_s",
+                        "transfer_host",   "transfer_measured_s",
                         "limiting_roof",   "bottleneck",
                         "class",           "efficiency",
                         "tensor_share",    "tensor_utilisation",
@@ -363,6 +372,8 @@ std::string analysis_csv(const std::vector<RunRecord>& records,
                                                 csv_number(b.level(Level::dram).time_s),
                                                 csv_number(b.t_launch),
                                                 csv_number(b.t_xfer),
+                                                roofline::to_string(b.transfer_host),
+                                                csv_number(b.transfer_measured_s),
                                                 b.limiting_roof,
                                                 roofline::to_string(pa.classification.bottleneck),
                                                 pa.classification.label(),

@@ -315,6 +315,10 @@ TEST(Cli, AnalyzeTheSampleAsATableNeedsNoGpu) {
         "n/m: L1 not measured meaningfully (TMA)", "series along batch", "T = ", "knee batch ~ ",
         "findings, ranked by the share", "  1. ["})
     EXPECT_NE(r.out.find(text), std::string::npos) << text;
+  // All four transfer roofs: a point's T_xfer is on those of its host memory.
+  for (const char* roof :
+       {"H2D pinned 55.4 GB/s", "H2D pageable 10.0 GB/s", "D2H pageable 18.6 GB/s"})
+    EXPECT_NE(r.out.find(roof), std::string::npos) << roof;
   // The failed point is listed with its reason.
   EXPECT_NE(r.out.find(" failed: "), std::string::npos);
 }
@@ -341,9 +345,9 @@ TEST(Cli, AnalyzeAsJsonAndCsv) {
   const std::string text = read_file(dir.file("a.csv"));
   EXPECT_EQ(count_lines(text), static_cast<int>(points) + 1);  // header + one row per point
   const std::string header = text.substr(0, text.find('\n'));
-  for (const char* column :
-       {"run,sweep,seq,op,precision", "param_batch", "t_roof_s", "t_l1_s", "l1_used", "class",
-        "efficiency", "tensor_share", "t_lower_bound_s", "lower_bound_scope", "headroom"})
+  for (const char* column : {"run,sweep,seq,op,precision", "param_batch", "t_roof_s", "t_l1_s",
+                             "l1_used", "class", "efficiency", "tensor_share", "t_lower_bound_s",
+                             "lower_bound_scope", "headroom", "t_xfer_s,transfer_host"})
     EXPECT_NE(header.find(column), std::string::npos) << column;
   EXPECT_NE(text.find(",memory_bound,memory_bound(l2),"), std::string::npos);
   EXPECT_NE(text.find(",per-kernel,"), std::string::npos);

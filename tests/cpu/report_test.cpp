@@ -305,6 +305,35 @@ RunRecord small_sample() {
   return r;
 }
 
+// A sweep that copied its inputs from pageable memory is bounded by the pageable
+// roof and the report says which; without that roof it says so, and does not
+// quietly use the pinned one.
+TEST(Report, TransferRoofOfTheSweepsHostMemoryIsNamed) {
+  RunRecord r = small_sample();
+  for (Point& p : r.points) {
+    p.timing.h2d_bytes = 64e6;
+    p.timing.d2h_bytes = 0;
+    p.details["transfer"] = {{"mode", "h2d_input"}, {"host", "pageable"}};
+  }
+  TempDir dir;
+  write_report({r}, dir.path());
+  const std::string html = read_file(dir.file("index.html"));
+  EXPECT_NE(html.find("T_xfer on the pageable H2D roof 10.0 GB/s"), std::string::npos);
+  EXPECT_NE(html.find("transfer (pageable roofs)"), std::string::npos) << "time chart's line";
+  EXPECT_EQ(html.find("pinned H2D roof"), std::string::npos);
+
+  auto& ceilings = r.run.machine.ceilings;
+  ceilings.erase(std::remove_if(ceilings.begin(), ceilings.end(),
+                                [](const Ceiling& c) { return c.name == "h2d_pageable"; }),
+                 ceilings.end());
+  TempDir missing;
+  write_report({r}, missing.path());
+  const std::string without = read_file(missing.file("index.html"));
+  EXPECT_NE(without.find("no pageable H2D roof, those copies are left out of T_xfer"),
+            std::string::npos);
+  EXPECT_EQ(without.find("T_xfer on the"), std::string::npos);
+}
+
 // The files report.md references as images.
 std::vector<std::string> images(const std::string& markdown) {
   const std::regex image(R"(!\[[^\]]*\]\(([^)]+)\))");

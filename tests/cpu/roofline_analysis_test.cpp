@@ -124,6 +124,49 @@ TEST(Analysis, DocumentCarriesBoundsClassesLowerBoundAndFindings) {
   EXPECT_EQ(json::parse(doc.dump()), doc);
 }
 
+// A pageable sweep: 1 GB copied in per call at batch 1, 2 GB at batch 2, on a
+// machine with pinned 50 GB/s and pageable 10 GB/s H2D roofs (no D2H roofs).
+TEST(Analysis, TransferRoofsAllFourListedAndEachPointSaysWhichItUsed) {
+  RunRecord r = synthetic_run();
+  r.run.machine.ceilings.push_back(ceiling("h2d_pinned", CeilingKind::bandwidth, 50e9));
+  r.run.machine.ceilings.push_back(ceiling("h2d_pageable", CeilingKind::bandwidth, 10e9));
+  r.points.resize(2);
+  for (Point& p : r.points) {
+    const double batch = p.params["batch"].get<double>();
+    p.kernels.clear();
+    p.timing.wall_median_s = 0.15 * batch;
+    p.timing.h2d_bytes = 1e9 * batch;
+    p.timing.h2d_time_s = 0.125 * batch;  // 8 GB/s: 80% of the pageable roof
+    p.timing.d2h_bytes = 0;
+    p.details["transfer"] = {{"mode", "h2d_input"}, {"host", "pageable"}};
+  }
+  const RunAnalysis a = analyze(r);
+  const json run = analysis_json(r, a);
+  const json& t = run["roofs"]["transfer"];
+  EXPECT_EQ(t["h2d"]["pinned"]["value"], 50e9);
+  EXPECT_EQ(t["h2d"]["pageable"]["value"], 10e9);
+  EXPECT_EQ(t["h2d"]["pageable"]["ceiling"], "h2d_pageable");
+  EXPECT_TRUE(t["d2h"]["pinned"]["value"].is_null());
+  EXPECT_EQ(t["d2h"]["pageable"]["source"], "absent");
+  EXPECT_FALSE(run["roofs"].contains("h2d"));  // schema 1's pinned-only key is gone
+
+  const json& p0 = run["points"][0];
+  EXPECT_NEAR(p0["t_xfer_s"].get<double>(), 0.1, 1e-15);  // 1 GB at 10 GB/s, not 50
+  EXPECT_EQ(p0["transfer"]["host"], "pageable");
+  EXPECT_EQ(p0["transfer"]["h2d"]["ceiling"], "h2d_pageable");
+  EXPECT_EQ(p0["transfer"]["h2d"]["bandwidth"], 10e9);
+  EXPECT_EQ(p0["transfer"]["d2h"]["bytes"], 0.0);
+  EXPECT_TRUE(p0["transfer"]["d2h"]["bandwidth"].is_null());
+  EXPECT_EQ(p0["class"]["label"], "transfer_bound");
+
+  ASSERT_FALSE(a.findings.empty());
+  const std::string& text = a.findings[0].text;
+  EXPECT_NE(text.find("transfer-bound"), std::string::npos) << text;
+  EXPECT_NE(text.find("on the pageable H2D roof 10.0 GB/s (copies at 80% of the roof)"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Analysis, TheSampleIsAnalysedPointByPoint) {
   const std::string path = test::source_dir() + "/samples/sample-run.json";
   const std::vector<RunRecord> records =

@@ -546,8 +546,8 @@ TEST(SampleRun, LstmFp16InferenceFindingIsLaunchBoundWithCountAndCost) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->x_first, 1);  // from the smallest batch on
   EXPECT_NE(f->text.find("launch-bound"), std::string::npos) << f->text;
-  // The launch cost is the sample's measured 3.6 us; a call takes ~210 us.
-  EXPECT_NE(f->text.find("33 launches x 3.6 us"), std::string::npos) << f->text;
+  // The launch cost is the sample's measured 3.4 us; a call takes ~200 us.
+  EXPECT_NE(f->text.find("33 launches x 3.4 us"), std::string::npos) << f->text;
   EXPECT_NE(f->text.find("% of 2"), std::string::npos) << f->text;
 }
 

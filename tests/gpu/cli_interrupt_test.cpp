@@ -26,11 +26,16 @@ using test::read_file;
 using test::run_tool;
 using test::TempDir;
 
-// 18 points (9 batches x 2 directions) with counters: about 10 s on an H200
-// (without counters the sweep ended within 3 s, before the Ctrl-C).
+// 33 points (11 batches x 3 directions) with counters: long enough that Ctrl-C
+// 1.5 s in lands mid-sweep (18 smaller points once ended within 3 s without
+// counters; batched counters now cost little more).
+constexpr int kPoints = 33;
 std::vector<std::string> sweep_args(const std::string& db) {
-  return {"sweep",        "conv2d",      "--batch", "1..256:x2", "--direction",
-          "fwd,bwd_data", "--precision", "fp16",    "--db",      db};
+  return {"sweep",       "conv2d",
+          "--batch",     "1..1024:x2",
+          "--direction", "fwd,bwd_data,bwd_filter",
+          "--precision", "fp16",
+          "--db",        db};
 }
 
 // "N point(s) measured, M not ok, K already stored" from the sweep's last line.
@@ -83,7 +88,8 @@ TEST(CliInterrupt, CtrlCStoresTheCurrentPointAndResumeFinishesTheRest) {
   EXPECT_EQ(WEXITSTATUS(status), 3) << first_err;
   const Summary first = summary_of(first_err);
   ASSERT_GT(first.measured, 0) << first_err;
-  ASSERT_LT(first.measured, 18) << "the sweep ended before Ctrl-C: make it longer\n" << first_err;
+  ASSERT_LT(first.measured, kPoints) << "the sweep ended before Ctrl-C: make it longer\n"
+                                     << first_err;
   EXPECT_NE(first_err.find("interrupted: resume with --resume"), std::string::npos) << first_err;
 
   const test::ToolResult runs = run_tool({"runs", "--db", db, "--json"});
@@ -99,9 +105,9 @@ TEST(CliInterrupt, CtrlCStoresTheCurrentPointAndResumeFinishesTheRest) {
   ASSERT_EQ(second.exit_code, 0) << second.err;
   const Summary rest = summary_of(second.err);
   EXPECT_EQ(rest.already, first.measured) << second.err;
-  EXPECT_EQ(rest.measured + rest.already, 18) << second.err;
-  std::printf("Ctrl-C after %d of 18 points (exit 3); --resume measured the other %d\n",
-              first.measured, rest.measured);
+  EXPECT_EQ(rest.measured + rest.already, kPoints) << second.err;
+  std::printf("Ctrl-C after %d of %d points (exit 3); --resume measured the other %d\n",
+              first.measured, kPoints, rest.measured);
 }
 
 }  // namespace

@@ -87,6 +87,69 @@ TEST(RangeProfiler, CallKernelsGetOneRangeEachWithTheCallReplayed) {
   EXPECT_GE(capped.dropped_ranges, 1u);
 }
 
+// Several calls in one collection: each call's ranges are its own kernels, the
+// preludes' kernels are dropped, and the counts equal the analytic ones.
+TEST(RangeProfiler, CallBatchGivesEachCallItsKernels) {
+  TR_REQUIRE_GPU();
+  ProfilerSession session;
+  const FfmaProbe small{32, 64, 100};
+  const FfmaProbe medium{132, 128, 300};
+  const FfmaProbe large{264, 256, 1000};
+  DeviceBuffer<float> out(static_cast<std::size_t>(large.blocks) * large.threads);
+  int runs_a = 0, preludes_a = 0;
+  BatchedCall a;  // two kernels, a one-kernel prelude
+  a.prelude = [&] {
+    ++preludes_a;
+    launch_ffma_probe(large, out.get(), nullptr);
+  };
+  a.prelude_kernels = 1;
+  a.run = [&] {
+    ++runs_a;
+    launch_ffma_probe(small, out.get(), nullptr);
+    launch_ffma_probe(medium, out.get(), nullptr);
+  };
+  a.kernels = 2;
+  BatchedCall b;  // one kernel, its prelude a call of its own (warm)
+  b.run = [&] { launch_ffma_probe(large, out.get(), nullptr); };
+  b.kernels = 1;
+  b.prelude = b.run;
+  b.prelude_kernels = 1;
+  BatchedCall c;  // three kernels, no prelude
+  c.run = [&] {
+    launch_ffma_probe(medium, out.get(), nullptr);
+    launch_ffma_probe(small, out.get(), nullptr);
+    launch_ffma_probe(large, out.get(), nullptr);
+  };
+  c.kernels = 3;
+  const std::vector<ProfileResult> results = session.profile_call_batch(kTwoPassMetrics, {a, b, c});
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_GE(results[0].passes, 2u);
+  EXPECT_EQ(runs_a, static_cast<int>(results[0].passes)) << "every call runs once per pass";
+  EXPECT_EQ(preludes_a, runs_a);
+  ASSERT_EQ(results[0].ranges.size(), 2u);
+  ASSERT_EQ(results[1].ranges.size(), 1u);
+  ASSERT_EQ(results[2].ranges.size(), 3u);
+  EXPECT_DOUBLE_EQ(results[0].ranges[0].values[0], small.expected_ffma());
+  EXPECT_DOUBLE_EQ(results[0].ranges[1].values[0], medium.expected_ffma());
+  EXPECT_DOUBLE_EQ(results[1].ranges[0].values[0], large.expected_ffma());
+  EXPECT_DOUBLE_EQ(results[2].ranges[0].values[0], medium.expected_ffma());
+  EXPECT_DOUBLE_EQ(results[2].ranges[1].values[0], small.expected_ffma());
+  EXPECT_DOUBLE_EQ(results[2].ranges[2].values[0], large.expected_ffma());
+  for (const ProfileResult& r : results) {
+    EXPECT_EQ(r.dropped_ranges, 0u);
+    for (const RangeValues& range : r.ranges) EXPECT_GT(range.values[1], 0) << range.name;
+  }
+
+  // A call that launches more or fewer kernels than it declares cannot be mapped.
+  BatchedCall wrong = c;
+  wrong.kernels = 2;
+  EXPECT_THROW(session.profile_call_batch(kTwoPassMetrics, {a, wrong}), KernelCountMismatch);
+  wrong.kernels = 4;
+  EXPECT_THROW(session.profile_call_batch(kTwoPassMetrics, {wrong, b}), KernelCountMismatch);
+  // The session is usable after a mismatch.
+  EXPECT_EQ(session.profile_call_batch(kTwoPassMetrics, {b}).at(0).ranges.size(), 1u);
+}
+
 TEST(RangeProfiler, CheckpointRestoresStateBetweenPasses) {
   TR_REQUIRE_GPU();
   constexpr int kBlocks = 132, kThreads = 128, kIterations = 500;

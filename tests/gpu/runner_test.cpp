@@ -147,6 +147,76 @@ TEST(SweepRunner, MultiKernelOperatorsGetPerKernelCounters) {
               p.kernels.size(), p.counters.at("fp32_flops"), p.flops);
 }
 
+// A sweep collects the counters of consecutive points in one collection, a
+// batch ending where the metric set changes (fp16 -> fp32); each call finds L2
+// as its timed calls did: warm (a call of its own just before) or cold (a flush).
+TEST(SweepRunner, BatchedCountersGiveEachPointItsOwnCounters) {
+  TR_REQUIRE_GPU();
+  const OperatorFamily family = conv2d_family();
+  nlohmann::json fp32 = paper_point(8);
+  fp32["precision"] = "fp32";
+  fp32["math"] = "fma_only";
+  const SweepPlan plan{
+      "batched", &family, {paper_point(4), paper_point(16), paper_point(32), fp32}};
+  const std::atomic<bool> stop = false;
+  auto sweep = [&](bool cold) {
+    RunnerOptions options;
+    options.counter_batch = 3;
+    options.cold_l2 = cold;
+    SweepRunner runner(inspected_gpu(), options);
+    CollectingSink sink;
+    const SweepOutcome outcome = runner.run(plan, {}, sink, stop);
+    EXPECT_EQ(outcome.not_ok, 0);
+    return sink.points;
+  };
+  const std::vector<Point> warm = sweep(false);
+  ASSERT_EQ(warm.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    const Point& p = warm[i];
+    ASSERT_EQ(p.status, PointStatus::ok) << p.reason;
+    EXPECT_EQ(p.seq, i) << "written in order";
+    EXPECT_EQ(p.details["counters"]["batch_size"].get<int>(), i < 3 ? 3 : 1)
+        << p.details["counters"];
+    EXPECT_EQ(p.details["counters"]["l2"], "warm");
+    EXPECT_TRUE(p.details["counters"]["per_kernel"].get<bool>()) << p.details["counters"];
+    if (i < 3) EXPECT_DOUBLE_EQ(p.counters.at("tensor_fp16_flops"), p.flops);
+  }
+  EXPECT_GT(warm[3].counters.at("fp32_flops"), 0.99 * warm[3].flops);
+  // Batch 4 (8 MB) fits in L2: warm, it reads next to nothing from DRAM.
+  EXPECT_LT(warm[0].counters.at("dram_read_bytes"), 0.1 * warm[0].min_bytes);
+
+  // Cold: each point reads at least its input from DRAM, and the batch gives the
+  // same counters as each point in a collection of its own (a batch of one).
+  const std::vector<Point> cold = sweep(true);
+  ASSERT_EQ(cold.size(), 4u);
+  RunnerOptions alone_options;
+  alone_options.cold_l2 = true;
+  SweepRunner alone_runner(inspected_gpu(), alone_options);
+  for (int i = 0; i < 3; ++i) {
+    const Point& batched = cold[i];
+    ASSERT_EQ(batched.status, PointStatus::ok) << batched.reason;
+    EXPECT_EQ(batched.details["counters"]["l2"], "cold");
+    const Point alone = alone_runner.measure_point(family, plan.points[i], "alone", i);
+    ASSERT_EQ(alone.status, PointStatus::ok) << alone.reason;
+    EXPECT_EQ(alone.details["counters"]["batch_size"].get<int>(), 1);
+    EXPECT_DOUBLE_EQ(batched.counters.at("tensor_fp16_flops"),
+                     alone.counters.at("tensor_fp16_flops"));
+    const double input_bytes = batched.params["batch"].get<double>() * 64 * 112 * 112 * 2;
+    EXPECT_GE(batched.counters.at("dram_read_bytes"), 0.95 * input_bytes);
+    for (const char* bytes : {"dram_read_bytes", "l2_bytes"}) {
+      EXPECT_NEAR(batched.counters.at(bytes), alone.counters.at(bytes),
+                  0.05 * alone.counters.at(bytes))
+          << bytes << " at batch " << batched.params["batch"];
+    }
+    std::printf(
+        "cold batch %d: dram read %.4g B batched, %.4g B alone; l2 %.4g / %.4g B; "
+        "warm dram read %.4g B\n",
+        batched.params["batch"].get<int>(), batched.counters.at("dram_read_bytes"),
+        alone.counters.at("dram_read_bytes"), batched.counters.at("l2_bytes"),
+        alone.counters.at("l2_bytes"), warm[i].counters.at("dram_read_bytes"));
+  }
+}
+
 TEST(SweepRunner, ColdL2IsRecorded) {
   TR_REQUIRE_GPU();
   RunnerOptions options;
