@@ -142,6 +142,8 @@ class Conv2d final : public Operator {
   std::string algorithm() const override;
   double flops() const override;
   double min_bytes() const override;
+  // cuDNN 9.14 on an H200 launched 1-5 kernels per call (fp32 FMA-only: 4-5).
+  double expected_launches() const override { return 2; }
   // {"workspace_bytes", "cudnn_math_type", "deterministic", "algorithm_selection",
   //  and "search_time_ms" of the chosen algorithm for exhaustive search}.
   nlohmann::json details() const override;

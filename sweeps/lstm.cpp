@@ -1082,6 +1082,12 @@ std::string Lstm::math_mode() const {
 std::string Lstm::algorithm() const {
   return state_ ? std::string(cudnn_name(spec_.algorithm)) : std::string();
 }
+double Lstm::expected_launches() const {
+  const double stacks = static_cast<double>(spec_.layers * lstm_directions(spec_));
+  if (spec_.pass == LstmPass::backward_weights) return 4 * stacks;
+  return (2 * static_cast<double>(spec_.seq_length) + 1) * stacks;
+}
+
 double Lstm::flops() const {
   return lstm_flops(spec_);
 }

@@ -251,6 +251,9 @@ class Lstm final : public Operator {
   std::string algorithm() const override;
   double flops() const override;
   double min_bytes() const override;
+  // Seen on an H200 (cuDNN 9.14, standard algorithm): 2 T + 1 per layer and
+  // direction (3 T + 1 for some fp32 inference calls), 4-6 for backward_weights.
+  double expected_launches() const override;
   // {"workspace_bytes", "reserve_bytes", "weight_space_bytes", "cudnn_math_type",
   //  "cudnn_math_precision", "cudnn_data_type", "deterministic", "prepare_calls"
   //  (what prepare() ran before the timed call), "run_calls" (what one run()

@@ -98,6 +98,9 @@ class Operator {
   // reads or writes, once, at its stored precision. Workspaces and internal
   // accumulators are not counted.
   virtual double min_bytes() const = 0;
+  // A rough count of the kernels one call launches, for --dry-run's time model
+  // only (the trace pass counts the real ones; the counter pass pays per kernel).
+  virtual double expected_launches() const { return 1; }
   // Facts prepare() decided that are results rather than configuration
   // (workspace bytes, the library's math type, determinism, ...); {} before prepare().
   virtual nlohmann::json details() const { return nlohmann::json::object(); }

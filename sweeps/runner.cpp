@@ -143,6 +143,26 @@ nlohmann::json transfer_details(const Operator& op, const RunnerOptions& options
           {"outputs", outputs}};
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Wall seconds of each step of a point, into details["runner_seconds"]: where a
+// sweep's time goes, and what --dry-run's time model is calibrated against.
+class StepClock {
+ public:
+  explicit StepClock(Point& point) : point_(point) {}
+  // Ends the current step as `name` and starts the next.
+  void lap(const char* name) {
+    point_.details["runner_seconds"][name] = seconds_since(start_);
+    start_ = std::chrono::steady_clock::now();
+  }
+
+ private:
+  Point& point_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 // Operators with the same key are profiled with the same metrics.
 std::string plan_key(const Operator& op) {
   return op.precision() + "/" + op.math_mode();
@@ -254,9 +274,7 @@ struct SweepRunner::State {
     const cudaStream_t s = stream.get();
     const auto warmup_start = std::chrono::steady_clock::now();
     for (int i = 0;; ++i) {
-      const double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - warmup_start).count();
-      if (i >= options.warmup_calls && elapsed >= options.warmup_seconds) break;
+      if (i >= options.warmup_calls && seconds_since(warmup_start) >= options.warmup_seconds) break;
       call(op, transfers);
       TR_CUDA_CHECK(cudaStreamSynchronize(s));  // wall time is GPU time, not enqueue time
     }
@@ -400,15 +418,21 @@ struct SweepRunner::State {
     }
     const CollectionPlan& plan = plan_for(*profiler, *batch.front()->op);
     std::vector<ProfileResult> results;
+    const auto start = std::chrono::steady_clock::now();
     const Outcome batched =
         guarded([&] { results = profiler->profile_call_batch(plan.metrics, calls); });
+    const double seconds = seconds_since(start);
     if (batched.status == PointStatus::ok) {
       for (std::size_t i = 0; i < batch.size(); ++i) {
         store_counters(plan, results[i],
                        {{"batch_size", batch.size()},
+                        {"batch_seconds", seconds},
                         {"prelude", flusher ? "L2 flush" : "one call of the operator"},
                         {"l2", flusher ? "cold" : "warm"}},
                        batch[i]->point);
+        // The batch's share; the whole collection is in details["counters"].
+        batch[i]->point.details["runner_seconds"]["counters"] =
+            seconds / static_cast<double>(batch.size());
       }
       return;
     }
@@ -457,6 +481,7 @@ PendingPoint SweepRunner::State::measure_until_counters(const OperatorFamily& fa
   std::unique_ptr<Operator> op = family.make(params, cudnn);
   Point& point = pending.point;
   point = describe(*op);
+  StepClock clock(point);
   point.sweep = sweep;
   point.seq = seq;
   point.params = params;
@@ -471,6 +496,7 @@ PendingPoint SweepRunner::State::measure_until_counters(const OperatorFamily& fa
   }
 
   const Outcome prepared = guarded([&] { op->prepare(stream.get()); });
+  clock.lap("prepare");
   if (prepared.status != PointStatus::ok) {
     point.status = prepared.status;
     point.reason = prepared.reason;
@@ -482,6 +508,7 @@ PendingPoint SweepRunner::State::measure_until_counters(const OperatorFamily& fa
 
   CheckResult check;
   const Outcome checked = guarded([&] { check = op->check(); });
+  clock.lap("check");
   if (checked.status != PointStatus::ok) {
     point.status = checked.status;
     point.reason = "output check: " + checked.reason;
@@ -507,7 +534,9 @@ PendingPoint SweepRunner::State::measure_until_counters(const OperatorFamily& fa
   const Outcome measured = guarded([&] {
     const Transfers transfers = transfers_for(*op);
     timing_pass(*op, transfers, point);
+    clock.lap("timing");
     trace_pass(*op, transfers, point);
+    clock.lap("trace");
   });
   if (measured.status != PointStatus::ok) {
     point.status = measured.status;
@@ -564,8 +593,7 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
     ++outcome.measured;
     outcome.not_ok += point.status != PointStatus::ok;
     ++status.done;
-    status.elapsed_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    status.elapsed_s = seconds_since(started);
   };
   // Points wait here, in order, for one counter collection per batch; then they
   // are written. What is pending when the sweep stops is collected and written
@@ -610,6 +638,7 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
       finish_pending();
   }
   finish_pending();
+  outcome.seconds = seconds_since(started);
   if (progress) {
     status.current.clear();
     progress(status);

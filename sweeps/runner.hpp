@@ -24,7 +24,8 @@
 // of the device inputs, so every call computes what the check verified. Step 7
 // profiles run() alone (copies are not kernels); step 3 is unchanged.
 // A point that fails ends with its status and the library's reason; the sweep
-// goes on.
+// goes on. details["runner_seconds"] holds the wall time of each step (prepare,
+// check, timing, trace, and counters: the point's share of its batch).
 #pragma once
 
 #include <atomic>
@@ -88,6 +89,7 @@ struct SweepOutcome {
   int already_finished = 0;  // skipped because the store had them (--resume)
   int not_ok = 0;            // measured, with a status other than ok
   bool interrupted = false;  // stopped by the stop flag before the end
+  double seconds = 0;        // wall time of this invocation
 };
 
 class SweepRunner {

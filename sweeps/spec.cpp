@@ -666,17 +666,23 @@ PointEstimate estimate_point(const json& point, const OperatorFamily& family,
                                                           : roofs.h2d_pageable_bytes_per_s) +
                         estimate.d2h_bytes / (pinned_host ? roofs.d2h_pinned_bytes_per_s
                                                           : roofs.d2h_pageable_bytes_per_s);
+  const double roof_s =
+      std::max(estimate.flops / peak_for(point, roofs), estimate.min_bytes / roofs.bytes_per_s);
   const double run_s =
-      std::max(estimate.flops / peak_for(point, roofs), estimate.min_bytes / roofs.bytes_per_s) +
+      std::max(roof_s / roofs.expected_efficiency, op->expected_launches() * roofs.launch_s) +
       roofs.call_overhead_s;
   estimate.call_s = run_s + estimate.transfer_s;
-  const double timed =
-      std::max(static_cast<double>(roofs.timing_min_calls),
-               estimate.call_s > 0 ? std::ceil(roofs.timing_min_s / estimate.call_s) : 0.0);
-  // The counter passes replay the operator alone: its copies are not kernels.
-  const double calls = roofs.warmup_calls + timed + roofs.trace_calls;
-  estimate.point_s = roofs.setup_s + roofs.check_s + roofs.counter_passes * roofs.counter_pass_s +
-                     calls * estimate.call_s + roofs.counter_passes * run_s;
+  const double sample_s = estimate.call_s + roofs.sample_overhead_s;
+  const double warmup_s = std::max(roofs.warmup_calls * sample_s, roofs.warmup_s);
+  const double timing_s = std::min(roofs.timing_min_calls * sample_s, roofs.timing_max_s);
+  const double trace_s = roofs.trace_calls * estimate.call_s + roofs.trace_overhead_s;
+  // The counter passes replay the operator alone (its copies are not kernels),
+  // after a warm-up call of its own, in a collection shared by counter_batch points.
+  const double counters_s =
+      roofs.counter_passes *
+      (roofs.counter_pass_s / std::max(1, roofs.counter_batch) +
+       2 * op->expected_launches() * roofs.counter_range_s + 2 * roofs.profiled_slowdown * run_s);
+  estimate.point_s = roofs.setup_s + roofs.check_s + warmup_s + timing_s + trace_s + counters_s;
   return estimate;
 }
 
@@ -749,14 +755,21 @@ std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
   out << "estimated time: " << format_si(total_s, "s") << " for " << spec.points.size()
       << (spec.points.size() == 1 ? " point" : " points") << "\n"
       << "model: per point " << format_si(roofs.setup_s, "s") << " setup + "
-      << format_si(roofs.check_s, "s") << " check + " << roofs.counter_passes
-      << " counter passes x " << format_si(roofs.counter_pass_s, "s") << " + calls x ("
-      << roofs.warmup_calls << " warm-up + max(" << roofs.timing_min_calls << ", "
-      << format_si(roofs.timing_min_s, "s") << " / call) timed + " << roofs.trace_calls
-      << " traced + " << roofs.counter_passes << " profiled); call = max(FLOPs / peak, min bytes / "
-      << format_si(roofs.bytes_per_s, "B/s") << ") + " << format_si(roofs.call_overhead_s, "s")
-      << "; peaks: CUDA cores " << format_si(roofs.cuda_core_flops_per_s, "FLOP/s")
-      << ", Tensor Cores fp16/bf16 " << format_si(roofs.tensor_flops_per_s, "FLOP/s") << ", tf32 "
+      << format_si(roofs.check_s, "s") << " check + warm-up max(" << roofs.warmup_calls
+      << " calls, " << format_si(roofs.warmup_s, "s") << ") + min(" << roofs.timing_min_calls
+      << " timed calls, " << format_si(roofs.timing_max_s, "s") << ") + " << roofs.trace_calls
+      << " traced calls + "
+      << (roofs.counter_passes > 0
+              ? std::to_string(roofs.counter_passes) + " counter passes x (" +
+                    format_si(roofs.counter_pass_s, "s") + " / " +
+                    std::to_string(roofs.counter_batch) + " points + 2 x launches x " +
+                    format_si(roofs.counter_range_s, "s") + " + 2 profiled calls)"
+              : std::string("no counters"))
+      << "; call = max(max(FLOPs / peak, min bytes / " << format_si(roofs.bytes_per_s, "B/s")
+      << ") / " << roofs.expected_efficiency << ", launches x " << format_si(roofs.launch_s, "s")
+      << ") + " << format_si(roofs.call_overhead_s, "s") << "; peaks: CUDA cores "
+      << format_si(roofs.cuda_core_flops_per_s, "FLOP/s") << ", Tensor Cores fp16/bf16 "
+      << format_si(roofs.tensor_flops_per_s, "FLOP/s") << ", tf32 "
       << format_si(roofs.tf32_flops_per_s, "FLOP/s");
   if (transfers) {
     const bool pinned = spec.pinned_host;

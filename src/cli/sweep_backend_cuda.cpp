@@ -87,7 +87,9 @@ std::string duration_text(double seconds) {
 
 std::string describe_sweep(const SweepRequest& request, const Machine* measured) {
   const SweepSpec spec = spec_of(request);
-  return describe_points(spec, roofs_from(measured));
+  DryRunRoofs roofs = roofs_from(measured);
+  if (!request.counters) roofs.counter_passes = 0;  // --no-counters
+  return describe_points(spec, roofs);
 }
 
 ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& run,
@@ -120,8 +122,9 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
                      p.current.substr(0, 100).c_str());
         if (p.current.empty()) std::fputs("\r\033[K", stderr);
       });
-  std::fprintf(stderr, "timeroof: %s: %d point(s) measured, %d not ok, %d already stored%s\n",
+  std::fprintf(stderr, "timeroof: %s: %d point(s) measured, %d not ok, %d already stored (%s)%s\n",
                spec.name.c_str(), outcome.measured, outcome.not_ok, outcome.already_finished,
+               duration_text(outcome.seconds).c_str(),
                outcome.interrupted ? "; interrupted: resume with --resume" : "");
   return outcome.interrupted ? ExitCode::partial : ExitCode::ok;
 }

@@ -234,6 +234,16 @@ TEST(LstmSpec, OperatorIdentityWithoutGpu) {
   EXPECT_STREQ(cudnn_name(LstmAlgorithm::standard), "CUDNN_RNN_ALGO_STANDARD");
 }
 
+// The dry run's kernel count: the H200 traced 33 for the 16-step baseline.
+TEST(LstmSpec, ExpectedLaunchesForTheDryRun) {
+  EXPECT_EQ(Lstm(baseline(LstmPass::inference, Precision::fp16)).expected_launches(), 33);
+  EXPECT_EQ(Lstm(baseline(LstmPass::backward_weights, Precision::fp16)).expected_launches(), 4);
+  LstmSpec deep = baseline(LstmPass::training_forward, Precision::fp32);
+  deep.layers = 2;
+  deep.bidirectional = true;
+  EXPECT_EQ(Lstm(deep).expected_launches(), 4 * 33);
+}
+
 TEST(LstmFamily, DefaultSweepIsThePapersGridWithBatchTo1024) {
   const OperatorFamily family = lstm_family();
   EXPECT_EQ(family.name, "lstm");

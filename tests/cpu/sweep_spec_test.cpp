@@ -484,18 +484,27 @@ TEST(SweepSpecDryRun, TableAndEstimate) {
   EXPECT_MENTIONS(text, "model: per point");
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 1 + 1 + 108 + 2);
 
-  // The model, by hand: baseline fp16 = 3.699 GFLOP, 32.19 MB.
+  // The model, by hand: baseline fp16 = 3.699 GFLOP, 32.19 MB, 2 launches expected.
   DryRunRoofs roofs;
   roofs.tensor_flops_per_s = 1e12;  // 3.699 ms of compute
   roofs.bytes_per_s = 1e12;         // 32 us of memory
   roofs.call_overhead_s = 0;
-  roofs.timing_min_s = 0.1;  // 28 timed calls
+  roofs.expected_efficiency = 0.5;  // 7.399 ms per call
+  roofs.sample_overhead_s = 1e-3;
+  roofs.timing_max_s = 0.5;  // 100 samples of 8.4 ms would take 0.84 s
   const PointEstimate e = estimate_point(baseline_point(conv()), conv(), roofs);
   EXPECT_DOUBLE_EQ(e.flops, 3'699'376'128.0);
   EXPECT_DOUBLE_EQ(e.min_bytes, 32'186'368.0);
-  EXPECT_DOUBLE_EQ(e.call_s, 3.699376128e-3);
-  const double calls = 3 + 28 + 5 + 3;
-  EXPECT_NEAR(e.point_s, 0.02 + 0.01 + 3 * 0.01 + calls * e.call_s, 1e-12);
+  const double call = 2 * 3.699376128e-3;
+  EXPECT_DOUBLE_EQ(e.call_s, call);
+  const double setup_check = 0.003 + 0.02, warmup = 3 * (call + 1e-3), timing = 0.5,
+               trace = 5 * call + 0.0025, counters = 2 * (0.12 / 16 + 2 * 2 * 1e-3 + 2 * 2 * call);
+  EXPECT_NEAR(e.point_s, setup_check + warmup + timing + trace + counters, 1e-12);
+  // A launch-bound call: 2 launches x 10 ms is the floor.
+  roofs.launch_s = 10e-3;
+  EXPECT_DOUBLE_EQ(estimate_point(baseline_point(conv()), conv(), roofs).call_s, 20e-3);
+  roofs.launch_s = 0;
+  roofs.expected_efficiency = 1;
   // fp32 uses the CUDA-core peak; a memory-bound point the bandwidth.
   json fp32 = baseline_point(conv());
   fp32["precision"] = "fp32";

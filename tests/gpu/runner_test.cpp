@@ -63,6 +63,11 @@ TEST(SweepRunner, MeasuresAPointCompletely) {
     kernel_flops += k.metrics.at("tensor_fp16_flops");
   }
   EXPECT_DOUBLE_EQ(kernel_flops, p.counters.at("tensor_fp16_flops"));
+  // Where the point's time went, step by step.
+  for (const char* step : {"prepare", "check", "timing", "trace", "counters"}) {
+    ASSERT_TRUE(p.details["runner_seconds"].contains(step)) << step << p.details;
+    EXPECT_GT(p.details["runner_seconds"][step].get<double>(), 0) << step;
+  }
   std::printf("conv fp16 n16: %.1f us wall, %.1f us kernels, %lld launch(es), %s, %d passes\n",
               *p.timing.wall_median_s * 1e6, *p.timing.kernel_time_s * 1e6,
               static_cast<long long>(*p.timing.launches), p.algorithm.c_str(),
