@@ -13,6 +13,11 @@
 //   ... --repeat N         every step N times in a row (ranges and ncu rows in the same
 //                          order), to see each kernel's run-to-run spread
 //   ... --extra M1,M2      also collect these metrics (for investigations; ncu gets them too)
+//   ... --prelude V        `ours` only, what runs before each step inside the pass
+//                          (investigations of the L2 state ncu's --cache-control all
+//                          leaves): flush (default: read 2x L2), flush-idle (then wait
+//                          2 ms), flush-empty (then an empty kernel), write (write 2x L2:
+//                          L2 left full of dirty lines)
 //   ... --conv             the workload is 18 cuDNN fp16 convolutions (the paper's layer,
 //                          batch 1-256, K 64 and 128) and the metrics are the catalog's plan
 //                          for an fp16 Conv2D: the speed comparison with ncu
@@ -34,6 +39,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda_profiler_api.h>
@@ -47,6 +53,7 @@
 #include "gpu/handles.hpp"
 #include "kernels/cublas_reference.hpp"
 #include "kernels/cuda_core.hpp"
+#include "kernels/launch.hpp"
 #include "kernels/memory.hpp"
 #include "sweeps/conv2d.hpp"
 
@@ -227,8 +234,40 @@ struct Collected {
   std::size_t passes = 0, dropped_ranges = 0;
 };
 
+// The prelude of `ours` (--prelude) and how many kernels it launches.
+std::pair<std::function<void()>, std::size_t> prelude_of(const std::string& variant,
+                                                         const Workload& w) {
+  if (variant == "flush") return {[&w] { flush_l2(w); }, 1};
+  if (variant == "flush-idle") {
+    return {[&w] {
+              flush_l2(w);
+              TR_CUDA_CHECK(cudaDeviceSynchronize());
+              std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            },
+            1};
+  }
+  if (variant == "flush-empty") {
+    return {[&w] {
+              flush_l2(w);
+              launch_empty_kernel(nullptr);
+            },
+            2};
+  }
+  if (variant == "write") {
+    return {[&w] {
+              const HbmVariant& write = hbm_write_variants().front();
+              launch_hbm_write(write, const_cast<uint4*>(w.flush.get()), w.flush.size(), 5,
+                               hbm_blocks_for(write, w.flush.size()), nullptr);
+            },
+            1};
+  }
+  throw usage_error("--prelude: unknown variant '" + variant +
+                    "'; allowed: flush, flush-idle, flush-empty, write");
+}
+
 Collected collect(ProfilerSession& session, const std::string& mode,
-                  const std::vector<std::string>& metrics, const Workload& w, int repeat) {
+                  const std::vector<std::string>& metrics, const Workload& w, int repeat,
+                  const std::string& prelude) {
   Collected c;
   const std::vector<const Step*> order = sequence(w, repeat);
   auto take = [&](ProfileResult result, const std::string& step, int call) {
@@ -242,10 +281,11 @@ Collected collect(ProfilerSession& session, const std::string& mode,
   };
   if (mode == "ours") {
     std::vector<BatchedCall> calls;
+    const auto [before, before_kernels] = prelude_of(prelude, w);
     for (const Step* step : order) {
       BatchedCall call;
-      call.prelude = [&w] { flush_l2(w); };
-      call.prelude_kernels = 1;
+      call.prelude = before;
+      call.prelude_kernels = before_kernels;
       call.run = [step] { step->launch(nullptr); };
       call.kernels = step->kernels;
       calls.push_back(std::move(call));
@@ -292,13 +332,13 @@ int main_checked(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: counters_check ours|ours-per-call|ours-user-range|ours-kernel-replay|plain "
-        "[--conv] "
-        "[--repeat N] [--extra M1,M2]\n");
+        "[--conv] [--repeat N] [--extra M1,M2] [--prelude V]\n");
     return 1;
   }
   bool conv = false;
   int repeat = 1;
   bool keep_enabled = false;  // experiment: one range-profiler enablement for all collections
+  std::string prelude = "flush";
   std::vector<std::string> extra;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -306,6 +346,8 @@ int main_checked(int argc, char** argv) {
       conv = true;
     } else if (arg == "--keep-enabled") {
       keep_enabled = true;
+    } else if (arg == "--prelude" && i + 1 < argc) {
+      prelude = argv[++i];
     } else if (arg == "--repeat" && i + 1 < argc) {
       repeat = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--extra" && i + 1 < argc) {
@@ -347,7 +389,7 @@ int main_checked(int argc, char** argv) {
   }
   metrics.insert(metrics.end(), extra.begin(), extra.end());
   const auto t1 = Clock::now();
-  const Collected result = collect(session, mode, metrics, w, repeat);
+  const Collected result = collect(session, mode, metrics, w, repeat, prelude);
   const auto t2 = Clock::now();
   const double seconds = std::chrono::duration<double>(t2 - t0).count();
   nlohmann::json doc = {{"gpu", query_gpu(0).name},
@@ -360,6 +402,7 @@ int main_checked(int argc, char** argv) {
                         {"session_seconds", std::chrono::duration<double>(t1 - t0).count()},
                         {"collect_seconds", std::chrono::duration<double>(t2 - t1).count()},
                         {"keep_enabled", keep_enabled},
+                        {"prelude", prelude},
                         {"phase_seconds",
                          {{"enable", session.phase_seconds().enable},
                           {"configure", session.phase_seconds().configure},
