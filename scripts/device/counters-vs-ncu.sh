@@ -9,6 +9,11 @@
 # medians, beside each kernel's run-to-run spread (counters_compare.py says why).
 # Then the same for 18 cuDNN fp16 convolutions (--conv): analytic Tensor-Core FLOPs
 # and the speed ratio the counters issue asks for.
+# The L2 sectors of small convs split by kind (they differ from ncu in read hits
+# only, seen on an H200):
+#   COUNTERS_EXTRA=lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,\
+#   lts__t_sectors_srcunit_tex_lookup_hit.sum,lts__t_sectors_srcunit_tex_lookup_miss.sum \
+#     scripts/device/counters-vs-ncu.sh
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
