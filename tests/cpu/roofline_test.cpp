@@ -373,6 +373,24 @@ TEST(Synthetic, MissingPageableRoofLeavesTheCopiesOutNotOnThePinnedRoof) {
               1e-15);
 }
 
+// T_k (trace pass) above T (timing pass): said, with the size of the gap; 2% is
+// within what two windows of the same call differ by, and stays quiet.
+TEST(Synthetic, KernelTimeAboveTheWallTimeIsNoted) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  const std::map<std::string, double> counters = {
+      {"fp32_flops", 1e6}, {"dram_read_bytes", 1e6}, {"dram_write_bytes", 0}};
+  auto mentions_windows = [&](double wall, double kernel) {
+    const PointBounds b = point_bounds(point(wall, kernel, 1, counters), r);
+    for (const std::string& note : b.notes)
+      if (note.find("different windows") != std::string::npos) return note;
+    return std::string();
+  };
+  EXPECT_NE(mentions_windows(682e-6, 710e-6).find("exceeds the wall time T (timing pass) by 4%"),
+            std::string::npos);
+  EXPECT_EQ(mentions_windows(700e-6, 710e-6), "");
+  EXPECT_EQ(mentions_windows(750e-6, 710e-6), "");
+}
+
 TEST(Synthetic, PointWithoutCountersFallsBackToAnalyticAndIsMarked) {
   const MachineRoofs r = machine_roofs(synthetic_machine());
   Point p = point(0.6e-3, 0.5e-3, 1, {});
