@@ -249,6 +249,20 @@ std::string format_time(double seconds) {
   return buf;
 }
 
+// A finding about `s` over [x_first, x_last], with nothing explained yet.
+Finding series_finding(const Series& s, double x_first, double x_last, std::string label,
+                       std::size_t points) {
+  Finding f;
+  f.series = s.name();
+  f.sweep = s.sweep;
+  f.parameter = s.parameter;
+  f.x_first = x_first;
+  f.x_last = x_last;
+  f.label = std::move(label);
+  f.points = points;
+  return f;
+}
+
 std::vector<Finding> series_findings(const std::vector<Series>& series, const MachineRoofs& roofs,
                                      const FindingsOptions& options) {
   std::vector<Finding> out;
@@ -257,14 +271,7 @@ std::vector<Finding> series_findings(const std::vector<Series>& series, const Ma
     const double n = static_cast<double>(s.points.size());
     const std::size_t first_of_series = out.size();
     for (const ClassSegment& g : class_segments(s)) {
-      Finding f;
-      f.series = s.name();
-      f.sweep = s.sweep;
-      f.parameter = s.parameter;
-      f.x_first = g.x_first;
-      f.x_last = g.x_last;
-      f.label = g.label;
-      f.points = g.last - g.first + 1;
+      Finding f = series_finding(s, g.x_first, g.x_last, g.label, g.last - g.first + 1);
       for (std::size_t i = g.first; i <= g.last; ++i) {
         const double e = explained(s.points[i]);
         f.explained_s += e;
@@ -277,9 +284,9 @@ std::vector<Finding> series_findings(const std::vector<Series>& series, const Ma
     const SeriesFit fit = fit_series(s, options.fit);
     const LinearFit& w = fit.wall;
     if (w.n < 3) continue;
-    const std::string line =
-        format_time(w.a) + " + " + format_time(w.c) +
-        (s.parameter == "batch" ? std::string(" per sample") : " per unit of " + s.parameter);
+    const std::string per_unit =
+        s.parameter == "batch" ? std::string(" per sample") : " per unit of " + s.parameter;
+    const std::string line = format_time(w.a) + " + " + format_time(w.c) + per_unit;
     const bool beyond = w.knee && *w.knee > w.x_max;
     if (!w.knee || beyond) {
       // Flat, fixed cost dominant over the whole range, or no fixed cost: said on
@@ -294,14 +301,7 @@ std::vector<Finding> series_findings(const std::vector<Series>& series, const Ma
         out[first_of_series].text += "; " + clause;
         continue;
       }
-      Finding f;
-      f.series = s.name();
-      f.sweep = s.sweep;
-      f.parameter = s.parameter;
-      f.x_first = s.points.front().x;
-      f.x_last = s.points.back().x;
-      f.label = "fit";
-      f.points = w.n;
+      Finding f = series_finding(s, s.points.front().x, s.points.back().x, "fit", w.n);
       for (const SeriesPoint& p : s.points) {
         const double fixed = std::min(std::max(w.a, 0.0), p.classification.parts.wall_s);
         f.explained_s += fixed;
@@ -312,14 +312,7 @@ std::vector<Finding> series_findings(const std::vector<Series>& series, const Ma
       out.push_back(std::move(f));
       continue;
     }
-    Finding f;
-    f.series = s.name();
-    f.sweep = s.sweep;
-    f.parameter = s.parameter;
-    f.x_first = s.points.front().x;
-    f.x_last = s.points.back().x;
-    f.label = "fit";
-    f.points = w.n;
+    Finding f = series_finding(s, s.points.front().x, s.points.back().x, "fit", w.n);
     // Rank: the fixed cost over the points where it dominates (x <= knee).
     for (const SeriesPoint& p : s.points) {
       if (p.x > *w.knee) continue;
@@ -329,8 +322,7 @@ std::vector<Finding> series_findings(const std::vector<Series>& series, const Ma
     }
     f.text = s.name() + ", " + s.parameter + " " + format_value(f.x_first) + "-" +
              format_value(f.x_last) + ": T = " + format_time(w.a) + " fixed per call + " +
-             format_time(w.c) +
-             (s.parameter == "batch" ? std::string(" per sample") : " per unit of " + s.parameter);
+             format_time(w.c) + per_unit;
     if (w.knee_note.empty())
       f.text += "; work overtakes the fixed cost at " + s.parameter + " ~ " +
                 printf_string("%.0f", *w.knee);
