@@ -13,16 +13,19 @@
 //   ... --repeat N         every step N times in a row (ranges and ncu rows in the same
 //                          order), to see each kernel's run-to-run spread
 //   ... --extra M1,M2      also collect these metrics (for investigations; ncu gets them too)
-//   ... --prelude V        `ours` only, what runs before each step inside the pass
-//                          (investigations of the L2 state ncu's --cache-control all
-//                          leaves): flush (default: read 2x L2), flush-idle (then wait
-//                          2 ms), flush-empty (then an empty kernel), write (write 2x L2:
-//                          L2 left full of dirty lines)
+//   ... --prelude V        what runs before each step (investigations of the L2 state
+//                          ncu's --cache-control all leaves): flush (the default of
+//                          `ours`: the runner's L2Flusher, a read of 2x L2), flush-idle
+//                          (then wait 2 ms), flush-empty (then an empty kernel), write
+//                          (write 2x L2: L2 left full of dirty lines), none (the default
+//                          of `plain`). `plain --prelude V` under `ncu --replay-mode
+//                          application --cache-control none` gives ncu the cache state
+//                          `ours --prelude V` profiles in.
 //   ... --conv             the workload is 18 cuDNN fp16 convolutions (the paper's layer,
 //                          batch 1-256, K 64 and 128) and the metrics are the catalog's plan
 //                          for an fp16 Conv2D: the speed comparison with ncu
-// Every range starts from a cold L2 (a read of twice the L2 size runs before it,
-// outside the range), as ncu's default --cache-control all does.
+// Every range starts from a cold L2 (the runner's L2 flush runs before it, outside
+// the range), as ncu's default --cache-control all does.
 //
 // The workload: kernels with analytic counts (FFMA, DFMA and HFMA2 loops, a 1 GiB
 // copy, cuBLASLt bf16/fp16/tf32 GEMMs). scripts/device/counters-vs-ncu.sh runs
@@ -53,6 +56,7 @@
 #include "gpu/handles.hpp"
 #include "kernels/cublas_reference.hpp"
 #include "kernels/cuda_core.hpp"
+#include "kernels/l2_flush.hpp"
 #include "kernels/launch.hpp"
 #include "kernels/memory.hpp"
 #include "sweeps/conv2d.hpp"
@@ -95,17 +99,13 @@ struct Workload {
   DeviceBuffer<char> workspace{64 << 20};
   std::shared_ptr<CudnnHandle> cudnn;
   std::vector<std::unique_ptr<Conv2d>> convs;
-  DeviceBuffer<uint4> flush;
-  DeviceBuffer<std::uint32_t> flush_sums;
+  std::unique_ptr<L2Flusher> flusher;  // the runner's cold-L2 prelude
+  DeviceBuffer<uint4> flush;           // 2x L2, for the write prelude
   std::vector<Step> steps;
 };
 
-// Reads twice the L2 size: dirty lines of earlier work are written back now,
-// not during the next range.
 void flush_l2(const Workload& w) {
-  const HbmVariant& read = hbm_read_variants().front();
-  launch_hbm_read(read, w.flush.get(), w.flush.size(), w.flush_sums.get(),
-                  hbm_blocks_for(read, w.flush.size()), nullptr);
+  w.flusher->flush(nullptr);
 }
 
 void build_convs(Workload& w) {
@@ -170,10 +170,10 @@ void add_gemm(Workload& w, TensorType type, const char* metric) {
 }
 
 void build(Workload& w, bool conv) {
-  const std::size_t l2_elements = static_cast<std::size_t>(query_gpu(0).l2_bytes) / sizeof(uint4);
+  const std::int64_t l2_bytes = query_gpu(0).l2_bytes;
+  w.flusher = std::make_unique<L2Flusher>(l2_bytes);
+  const std::size_t l2_elements = static_cast<std::size_t>(l2_bytes) / sizeof(uint4);
   w.flush = DeviceBuffer<uint4>(2 * l2_elements);
-  w.flush_sums = DeviceBuffer<std::uint32_t>(1 << 20);
-  fill_pattern(w.flush.get(), w.flush.size(), 3, nullptr);
   if (conv) {
     build_convs(w);
     TR_CUDA_CHECK(cudaDeviceSynchronize());
@@ -210,9 +210,13 @@ std::vector<const Step*> sequence(const Workload& w, int repeat) {
   return order;
 }
 
-// No L2 flushes: ncu flushes by itself (--cache-control all) before each kernel.
-void run_all(const Workload& w, int repeat) {
-  for (const Step* step : sequence(w, repeat)) step->launch(nullptr);
+// No L2 flushes unless asked: ncu flushes by itself (--cache-control all) before
+// each kernel.
+void run_all(const Workload& w, int repeat, const std::function<void()>& prelude = nullptr) {
+  for (const Step* step : sequence(w, repeat)) {
+    if (prelude) prelude();
+    step->launch(nullptr);
+  }
   TR_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
@@ -237,21 +241,23 @@ struct Collected {
 // The prelude of `ours` (--prelude) and how many kernels it launches.
 std::pair<std::function<void()>, std::size_t> prelude_of(const std::string& variant,
                                                          const Workload& w) {
-  if (variant == "flush") return {[&w] { flush_l2(w); }, 1};
+  if (variant == "none") return {nullptr, 0};
+  constexpr std::size_t kFlush = L2Flusher::kernels_per_flush;
+  if (variant == "flush") return {[&w] { flush_l2(w); }, kFlush};
   if (variant == "flush-idle") {
     return {[&w] {
               flush_l2(w);
               TR_CUDA_CHECK(cudaDeviceSynchronize());
               std::this_thread::sleep_for(std::chrono::milliseconds(2));
             },
-            1};
+            kFlush};
   }
   if (variant == "flush-empty") {
     return {[&w] {
               flush_l2(w);
               launch_empty_kernel(nullptr);
             },
-            2};
+            kFlush + 1};
   }
   if (variant == "write") {
     return {[&w] {
@@ -262,7 +268,7 @@ std::pair<std::function<void()>, std::size_t> prelude_of(const std::string& vari
             1};
   }
   throw usage_error("--prelude: unknown variant '" + variant +
-                    "'; allowed: flush, flush-idle, flush-empty, write");
+                    "'; allowed: flush, flush-idle, flush-empty, write, none");
 }
 
 Collected collect(ProfilerSession& session, const std::string& mode,
@@ -338,7 +344,7 @@ int main_checked(int argc, char** argv) {
   bool conv = false;
   int repeat = 1;
   bool keep_enabled = false;  // experiment: one range-profiler enablement for all collections
-  std::string prelude = "flush";
+  std::string prelude = mode == "plain" ? "none" : "flush";
   std::vector<std::string> extra;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -368,8 +374,9 @@ int main_checked(int argc, char** argv) {
   if (mode == "plain") {
     // Once, between cudaProfilerStart/Stop: ncu (--profile-from-start off) then
     // sees exactly the kernel sequence `ours` profiles, not the setup fills.
+    const auto before = prelude_of(prelude, w).first;  // checked before profiling starts
     TR_CUDA_CHECK(cudaProfilerStart());
-    run_all(w, repeat);
+    run_all(w, repeat, before);
     TR_CUDA_CHECK(cudaProfilerStop());
     return 0;
   }

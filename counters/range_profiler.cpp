@@ -304,21 +304,30 @@ ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& m
                                                std::size_t max_ranges) {
   const Collection collection(*this);
   CounterData data = prepare(metrics, max_ranges, CUPTI_AutoRange, CUPTI_KernelReplay);
+  {
+    const PhaseTimer timer(phases_.replay);
+    run_between_start_and_stop([&] {
+      work();
+      TR_CUDA_CHECK(cudaDeviceSynchronize());
+    });
+  }
+  return decode(data);
+}
+
+bool ProfilerSession::run_between_start_and_stop(const std::function<void()>& body) {
   CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
   start.pRangeProfilerObject = profiler_;
   TR_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
   CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
   stop.pRangeProfilerObject = profiler_;
   try {
-    const PhaseTimer timer(phases_.replay);
-    work();
-    TR_CUDA_CHECK(cudaDeviceSynchronize());
+    body();
   } catch (...) {
     TR_CUPTI_WARN(cuptiRangeProfilerStop(&stop));
     throw;
   }
   TR_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
-  return decode(data);
+  return stop.isAllPassSubmitted != 0;
 }
 
 namespace {
@@ -484,19 +493,7 @@ ProfileResult ProfilerSession::user_replay(const std::vector<std::string>& metri
         before_pass();
         TR_CUDA_CHECK(cudaDeviceSynchronize());
       }
-      CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-      start.pRangeProfilerObject = profiler_;
-      TR_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
-      CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-      stop.pRangeProfilerObject = profiler_;
-      try {
-        pass_body();
-      } catch (...) {
-        TR_CUPTI_WARN(cuptiRangeProfilerStop(&stop));
-        throw;
-      }
-      TR_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
-      all_submitted = stop.isAllPassSubmitted != 0;
+      all_submitted = run_between_start_and_stop(pass_body);
     }
     if (checkpoint) checkpoint->restore();  // leave the state as the caller had it
   }

@@ -169,6 +169,9 @@ class ProfilerSession {
                       int range_mode, int replay_mode);
   // Evaluates every range, or only those `keep` marks (the others keep empty values).
   ProfileResult decode(CounterData& data, const std::vector<bool>& keep = {});
+  // Runs body between cuptiRangeProfilerStart and Stop (Stop also when body
+  // throws); returns whether CUPTI has now been given every pass.
+  bool run_between_start_and_stop(const std::function<void()>& body);
   // The user-replay pass loop: before_pass, Start, pass_body, Stop, until CUPTI
   // has every pass; restores a checkpoint between passes when asked.
   ProfileResult user_replay(const std::vector<std::string>& metrics, std::size_t max_ranges,

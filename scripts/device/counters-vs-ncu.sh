@@ -3,8 +3,14 @@
 # 1. `counters_check ours`: our in-process range profiler on kernels with analytic counts.
 # 2. `ncu --metrics ... counters_check plain`: Nsight Compute on the same kernels, in a
 #    separate process (one CUPTI profiler client per process).
-# 3. counters_compare.py: ours vs analytic vs ncu per metric, and the wall-time ratio.
+# 3. The same under ncu in the cache state ours profiles in: application replay,
+#    --cache-control none, and the runner's L2 flush before each kernel.
+# 4. counters_compare.py: ours vs analytic vs ncu per metric, and the wall-time ratio.
 # Both start every kernel from a cold L2 (ncu: --cache-control all, its default).
+# Cold is not one state: a few small convs issue 1.5-4.5% more L2 reads after our
+# flush kernel than after ncu's invalidation (the same instructions, and ncu counts
+# the same as we do in our state; scripts/device/counters-l2-state.sh). Such a value
+# is judged `cache state`, not a failure, only where it agrees with ncu in our state.
 # Every step runs $REPEAT times (default 3) on both sides: the comparison is of
 # medians, beside each kernel's run-to-run spread (counters_compare.py says why).
 # Then the same for 18 cuDNN fp16 convolutions (--conv): analytic Tensor-Core FLOPs
@@ -41,10 +47,16 @@ for workload in kernels conv; do
   ncu_s=$(wall "$work/ncu-$workload.csv" "$ncu" --clock-control none --profile-from-start off \
                 --metrics "$metrics" --csv --page raw --print-units base \
                 .carry/counters_check plain $flag)
+  "$ncu" --clock-control none --profile-from-start off --replay-mode application \
+    --cache-control none --metrics "$metrics" --csv --page raw --print-units base \
+    .carry/counters_check plain $flag --prelude flush > "$work/ncu-same-$workload.csv" \
+    2> "$work/ncu-same-$workload.err" || { echo "ncu in our cache state failed" >&2; status=1; }
   echo "== $workload"
   python3 scripts/device/counters_compare.py "$work/ours-$workload.json" "$work/ncu-$workload.csv" \
+    --ncu-same-state "$work/ncu-same-$workload.csv" --skip-kernels hbm_read_kernel \
     --plain-seconds "$plain_s" --ours-seconds "$ours_s" --ncu-seconds "$ncu_s" || status=1
-  cp "$work/ours-$workload.json" "$work/ncu-$workload.csv" "$out/"
+  tar czf "$out/ncu-$workload.tgz" -C "$work" "ours-$workload.json" "ncu-$workload.csv" \
+    "ncu-same-$workload.csv"
 done
 
 # Speed: the catalog set for the 18 convs once each, against ncu on the same 18

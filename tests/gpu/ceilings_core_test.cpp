@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -21,10 +22,12 @@
 #include <thread>
 #include <vector>
 
+#include "counters/range_profiler.hpp"
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/ceilings.hpp"
 #include "kernels/cuda_core.hpp"
+#include "kernels/l2_flush.hpp"
 #include "kernels/launch.hpp"
 #include "kernels/memory.hpp"
 #include "kernels/transfer.hpp"
@@ -229,6 +232,48 @@ TEST(CeilingsCore, HbmKernelsReadWriteAndCopyEveryElement) {
     }
     EXPECT_GT(hbm_copy_blocks_per_sm(v), 0) << v.name;
   }
+}
+
+// The cold-L2 prelude of the sweeps (and of counters_check): a buffer that fits in
+// L2 and was just read comes from L2 again; after L2Flusher::flush it comes from
+// DRAM. Measured with the counters, each read right after its prelude inside the
+// pass (L2 does not survive between passes).
+TEST(L2Flusher, LeavesNoDataOfEarlierWorkInL2) {
+  TR_REQUIRE_GPU();
+  const GpuInfo gpu = query_gpu(0);
+  const std::size_t bytes = std::size_t{8} << 20;  // a sixth of an H100's L2
+  DeviceBuffer<uint4> data(bytes / sizeof(uint4));
+  const HbmVariant& variant = hbm_read_variants().front();
+  const int blocks = hbm_blocks_for(variant, data.size());
+  DeviceBuffer<std::uint32_t> sums(static_cast<std::size_t>(blocks));
+  fill_pattern(data.get(), data.size(), 5, nullptr);
+  const L2Flusher flusher(gpu.l2_bytes);
+  auto read = [&] {
+    launch_hbm_read(variant, data.get(), data.size(), sums.get(), blocks, nullptr);
+  };
+
+  ProfilerSession session;
+  // DRAM bytes of a read of `data` right after a read of it and `then`.
+  auto dram_read_after = [&](const std::function<void()>& then, std::size_t then_kernels) {
+    BatchedCall call;
+    call.prelude = [&] {
+      read();
+      if (then) then();
+    };
+    call.prelude_kernels = 1 + then_kernels;
+    call.run = read;
+    call.kernels = 1;
+    const std::vector<ProfileResult> results =
+        session.profile_call_batch({"dram__bytes_read.sum"}, {call});
+    return results.at(0).ranges.at(0).values.at(0);
+  };
+  const double warm = dram_read_after(nullptr, 0);
+  const double flushed =
+      dram_read_after([&] { flusher.flush(nullptr); }, L2Flusher::kernels_per_flush);
+  std::printf("8 MiB buffer read from DRAM: %.4g B after a read of it, %.4g B after a flush (%s)\n",
+              warm, flushed, gpu.name.c_str());
+  EXPECT_LT(warm, 0.05 * bytes) << "a buffer read just before should be in L2";
+  EXPECT_GT(flushed, 0.95 * bytes) << "after a flush the buffer should come from DRAM";
 }
 
 TEST(CeilingsCore, CacheKernelsReadWhatTheySay) {
