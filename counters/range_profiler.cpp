@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "core/elapsed.hpp"
 #include "counters/metric_host.hpp"
 #include "gpu/check.hpp"
 #include "gpu/driver.hpp"
@@ -79,9 +80,7 @@ namespace {
 class PhaseTimer {
  public:
   explicit PhaseTimer(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
-  ~PhaseTimer() {
-    total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
+  ~PhaseTimer() { total_ += seconds_since(start_); }
   PhaseTimer(const PhaseTimer&) = delete;
   PhaseTimer& operator=(const PhaseTimer&) = delete;
 

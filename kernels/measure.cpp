@@ -5,6 +5,7 @@
 #include <cmath>
 #include <thread>
 
+#include "core/elapsed.hpp"
 #include "gpu/check.hpp"
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
@@ -39,8 +40,7 @@ Measurement measure_until_stable(
   while (true) {
     run_round(policy.round, samples, clocks);
     const double median = *median_of(samples);
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double elapsed = seconds_since(start);
     const bool stable = previous_median > 0 &&
                         static_cast<int>(samples.size()) >= policy.min_repeats &&
                         std::fabs(median - previous_median) <= policy.stable_tolerance * median;
@@ -121,8 +121,7 @@ Measurement measure_on_host(const std::function<void()>& work, const TimingPolic
         for (int i = 0; i < n; ++i) {
           const auto t0 = std::chrono::steady_clock::now();
           work();
-          samples.push_back(
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+          samples.push_back(seconds_since(t0));
         }
         clocks.push_back(clock_reader.read());
       });

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/elapsed.hpp"
 #include "counters/activity_tracer.hpp"
 #include "counters/metric_catalog.hpp"
 #include "counters/range_profiler.hpp"
@@ -141,10 +142,6 @@ nlohmann::json transfer_details(const Operator& op, const RunnerOptions& options
           {"d2h_bytes", d2h},
           {"inputs", inputs},
           {"outputs", outputs}};
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // Wall seconds of each step of a point, into details["runner_seconds"]: where a

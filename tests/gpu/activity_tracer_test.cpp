@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/elapsed.hpp"
 #include "counters/activity_tracer.hpp"
 #include "counters/probe_kernel.hpp"
 #include "gpu/check.hpp"
@@ -30,10 +31,6 @@ namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 const FfmaProbe kProbes[3] = {{32, 64, 64}, {64, 128, 128}, {96, 256, 256}};
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // The top-level API call (on its thread) that contains the call with this
 // correlation id: cudaLaunchKernel for a kernel even where CUPTI correlates the
