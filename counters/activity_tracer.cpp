@@ -684,19 +684,13 @@ std::size_t call_of_work(const Trace& trace, const ApiTimeline& timeline,
   return call_at(trace, api != timeline.launch_start.end() ? api->second : start_ns);
 }
 
-// The per-call times of TraceSummary, for one call (or, without marks, the whole trace).
-struct CallTimes {
-  double kernel_ns = 0;
-  double kernel_busy_ns = 0;
-  double api_ns = 0;
-  double sync_ns = 0;
-  double tracer_api_ns = 0;
-  double gap_ns = 0;
-  double h2d_ns = 0;
-  double d2h_ns = 0;
-  double other_copy_ns = 0;
-  double memset_ns = 0;
-};
+// The fields of TraceSummary that summarize_calls measures per call (the others are
+// counts and bytes over the whole trace).
+constexpr double TraceSummary::*kPerCallTimes[] = {
+    &TraceSummary::kernel_ns, &TraceSummary::kernel_busy_ns, &TraceSummary::api_ns,
+    &TraceSummary::sync_ns,   &TraceSummary::tracer_api_ns,  &TraceSummary::gap_ns,
+    &TraceSummary::h2d_ns,    &TraceSummary::d2h_ns,         &TraceSummary::other_copy_ns,
+    &TraceSummary::memset_ns};
 
 }  // namespace
 
@@ -706,16 +700,16 @@ TraceSummary summarize_calls(const Trace& trace, int calls) {
   s.calls = calls;
   s.dropped_records = trace.dropped_records;
 
-  // With marks, one CallTimes per call, reported as the median over calls (one
-  // slow call does not move it); without, one for the whole trace, divided by calls.
+  // With marks, the times of each call (kPerCallTimes), reported as the median over
+  // calls (one slow call does not move it); without, of the whole trace, divided by calls.
   const bool marked = !trace.call_marks_ns.empty();
-  std::vector<CallTimes> per_call(marked ? static_cast<std::size_t>(calls) : 1);
+  std::vector<TraceSummary> per_call(marked ? static_cast<std::size_t>(calls) : 1);
   const ApiTimeline timeline = api_timeline(trace);
 
   // API time: top-level calls, in the call their start falls in.
   double api_calls = 0;
   for (const TopLevelCall& c : timeline.top_level) {
-    CallTimes& times = per_call[call_at(trace, c.start_ns)];
+    TraceSummary& times = per_call[call_at(trace, c.start_ns)];
     switch (c.bucket) {
       case ApiBucket::api:
         times.api_ns += c.ns;
@@ -765,7 +759,7 @@ TraceSummary summarize_calls(const Trace& trace, int calls) {
   for (const MemcpyActivity& m : trace.memcpys) {
     const double bytes = static_cast<double>(m.bytes);
     const double ns = static_cast<double>(duration(m.start_ns, m.end_ns));
-    CallTimes& times = per_call[call_of_work(trace, timeline, m.correlation_id, m.start_ns)];
+    TraceSummary& times = per_call[call_of_work(trace, timeline, m.correlation_id, m.start_ns)];
     switch (m.direction) {
       case CopyDirection::h2d:
         s.h2d_bytes += bytes;
@@ -799,23 +793,16 @@ TraceSummary summarize_calls(const Trace& trace, int calls) {
   }
 
   const double n = calls;
-  const auto per_call_time = [&](double CallTimes::*field) {
-    if (!marked) return per_call[0].*field / n;
+  for (double TraceSummary::*field : kPerCallTimes) {
+    if (!marked) {
+      s.*field = per_call[0].*field / n;
+      continue;
+    }
     std::vector<double> values;
     values.reserve(per_call.size());
-    for (const CallTimes& times : per_call) values.push_back(times.*field);
-    return median(std::move(values));
-  };
-  s.kernel_ns = per_call_time(&CallTimes::kernel_ns);
-  s.kernel_busy_ns = per_call_time(&CallTimes::kernel_busy_ns);
-  s.api_ns = per_call_time(&CallTimes::api_ns);
-  s.sync_ns = per_call_time(&CallTimes::sync_ns);
-  s.tracer_api_ns = per_call_time(&CallTimes::tracer_api_ns);
-  s.gap_ns = per_call_time(&CallTimes::gap_ns);
-  s.h2d_ns = per_call_time(&CallTimes::h2d_ns);
-  s.d2h_ns = per_call_time(&CallTimes::d2h_ns);
-  s.other_copy_ns = per_call_time(&CallTimes::other_copy_ns);
-  s.memset_ns = per_call_time(&CallTimes::memset_ns);
+    for (const TraceSummary& times : per_call) values.push_back(times.*field);
+    s.*field = median(std::move(values));
+  }
   s.launches = static_cast<double>(trace.kernels.size()) / n;
   s.api_calls = api_calls / n;
   s.h2d_bytes /= n;
