@@ -27,7 +27,7 @@
 // Every range starts from a cold L2 (the runner's L2 flush runs before it, outside
 // the range), as ncu's default --cache-control all does.
 //
-// The workload: kernels with analytic counts (FFMA, DFMA and HFMA2 loops, a 1 GiB
+// The workload: kernels with analytic counts (FFMA, DFMA and HFMA2 loops, a 4 GiB
 // copy, cuBLASLt bf16/fp16/tf32 GEMMs). scripts/device/counters-vs-ncu.sh runs
 // `ours`, then `plain` under `ncu --metrics` in a separate process (a process that
 // uses the CUPTI profiler cannot be profiled by ncu), and compares ours, analytic

@@ -7,7 +7,7 @@
 #    --cache-control none, and the runner's L2 flush before each kernel.
 # 4. counters_compare.py: ours vs analytic vs ncu per metric, and the wall-time ratio.
 # Both start every kernel from a cold L2 (ncu: --cache-control all, its default).
-# Cold is not one state: a few small convs issue 1.5-4.5% more L2 reads after our
+# Cold is not one state: a few small convs issue 1.4-5.7% more L2 reads after our
 # flush kernel than after ncu's invalidation (the same instructions, and ncu counts
 # the same as we do in our state; scripts/device/counters-l2-state.sh). Such a value
 # is judged `cache state`, not a failure, only where it agrees with ncu in our state.

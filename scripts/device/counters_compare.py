@@ -13,7 +13,7 @@ how their blocks overlap in time), so a difference is judged:
   cache state  larger, but ok or in spread against ncu profiling the same kernels in
             the cache state ours profiles in (--ncu-same-state): ncu's own invalidation
             changed what the kernel did, not how it was counted (seen on small cuDNN
-            convs: the same instructions, 1.5-4.5% more L2 read hits after a flush
+            convs: the same instructions, 1.4-5.7% more L2 reads after a flush
             kernel than after ncu's invalidation; scripts/device/counters-l2-state.sh)
   FAIL      otherwise (exit 1), and ours/analytic beyond 1% also fails (where the
             analytic count is a minimum, as for cuDNN convs, only below it fails).
