@@ -27,17 +27,6 @@ using roofline::PointAnalysis;
 using roofline::PointBounds;
 using roofline::RunAnalysis;
 
-nlohmann::json read_export_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw usage_error("cannot read " + path + "; check the path");
-  try {
-    return nlohmann::json::parse(file);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw usage_error(path + " is not valid JSON (" + e.what() +
-                      "); pass a file written by `timeroof export`");
-  }
-}
-
 // "-" missing, "0" exactly zero, else "3.0 us" / "1.2 ms".
 std::string time_text(const std::optional<double>& s) {
   if (!s || !std::isfinite(*s)) return "-";
@@ -409,7 +398,7 @@ std::vector<RunRecord> load_runs(const CommonOptions& options, const std::vector
                         runs.front() + "' or --from");
     }
     for (const std::string& file : from) {
-      std::vector<RunRecord> parsed = parse_export_document(read_export_file(file), file);
+      std::vector<RunRecord> parsed = read_export_file(file);
       records.insert(records.end(), parsed.begin(), parsed.end());
     }
     if (records.empty()) throw usage_error("no runs in " + from.front());

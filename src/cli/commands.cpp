@@ -41,22 +41,11 @@ void emit(const CommonOptions& options, const std::string& text) {
   }
 }
 
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw usage_error("cannot read " + path + "; check the path");
-  try {
-    return nlohmann::json::parse(file);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw usage_error(path + " is not valid JSON (" + e.what() +
-                      "); pass a file written by `timeroof export`");
-  }
-}
-
 // The bundled sample: a real run recorded on the device machine.
 std::vector<RunRecord> load_sample(std::string& path) {
   const char* override_path = std::getenv("TIMEROOF_SAMPLE");
   path = override_path ? override_path : TIMEROOF_SAMPLE_PATH;
-  return parse_export_document(read_json_file(path), path);
+  return read_export_file(path);
 }
 
 constexpr const char* kDefaultReportDir = "timeroof-report";
@@ -125,6 +114,19 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
 }
 
 }  // namespace
+
+std::vector<RunRecord> read_export_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw usage_error("cannot read " + path + "; check the path");
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(file);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw usage_error(path + " is not valid JSON (" + e.what() +
+                      "); pass a file written by `timeroof export`");
+  }
+  return parse_export_document(document, path);
+}
 
 ExitCode run_info(const CommonOptions& options) {
   const GpuAvailability gpus = find_gpus();
@@ -308,7 +310,7 @@ ExitCode run_import(const CommonOptions& options, const std::vector<std::string>
   // Parse every file before touching the store: a bad file imports nothing.
   std::vector<RunRecord> records;
   for (const std::string& file : files) {
-    std::vector<RunRecord> parsed = parse_export_document(read_json_file(file), file);
+    std::vector<RunRecord> parsed = read_export_file(file);
     records.insert(records.end(), parsed.begin(), parsed.end());
   }
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);

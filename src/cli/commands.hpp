@@ -35,6 +35,10 @@ ExitCode run_import(const CommonOptions& options, const std::vector<std::string>
 ExitCode run_report(const CommonOptions& options, const std::vector<std::string>& runs,
                     const std::vector<std::string>& from, const std::string& format = "svg");
 
+// The runs of a file written by `timeroof export`; a usage error naming the file
+// when it cannot be read or is not such a document.
+std::vector<RunRecord> read_export_file(const std::string& path);
+
 // Runs named on the command line: from export files (`from`), else from the store
 // (all, or those named by id or uuid prefix). A usage error when there are none.
 std::vector<RunRecord> load_runs(const CommonOptions& options, const std::vector<std::string>& runs,
