@@ -16,6 +16,7 @@
 #include "core/json_io.hpp"
 #include "roofline/analysis.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/console.hpp"
 #include "src/store/results_store.hpp"
 
 namespace timeroof::cli {
@@ -61,29 +62,6 @@ std::string level_text(const PointBounds& b, Level l) {
   const roofline::LevelBounds& lb = b.level(l);
   if (lb.excluded) return "n/m";
   return time_text(lb.time_s);
-}
-
-// Aligned table: first column(s) left, numbers right-aligned where `right[c]`.
-std::string table(const std::vector<std::vector<std::string>>& rows,
-                  const std::vector<bool>& right) {
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()));
-    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
-  }
-  std::ostringstream out;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    std::string line;
-    for (std::size_t c = 0; c < rows[r].size(); ++c) {
-      const std::string pad(widths[c] - rows[r][c].size(), ' ');
-      const bool align_right = c < right.size() && right[c];
-      line += align_right ? pad + rows[r][c] : rows[r][c];
-      if (c + 1 < rows[r].size()) line += align_right ? "  " : pad + "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << "  " << line << '\n';
-  }
-  return out.str();
 }
 
 // The parameters whose values differ between the points of one sweep and are not
@@ -242,7 +220,7 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
         << " points\n";
     std::vector<bool> right(rows.front().size(), true);
     for (std::size_t c : {1, 2, 3, 4, 15, 16, 20}) right[c] = false;
-    out << table(rows, right);
+    out << text_table(rows, right);
     for (const std::string& line : xfer_roofs) out << "  T_xfer on the " << line << "\n";
     for (const std::string& line : not_analysed) out << "  " << line << "\n";
   }

@@ -8,9 +8,8 @@
 
 namespace timeroof::cli {
 
-namespace {
-// Left-aligned text table with a header row and a rule under it.
-std::string table(const std::vector<std::vector<std::string>>& rows) {
+std::string text_table(const std::vector<std::vector<std::string>>& rows,
+                       const std::vector<bool>& right, bool rule_under_header) {
   std::vector<std::size_t> widths;
   for (const auto& row : rows) {
     widths.resize(std::max(widths.size(), row.size()));
@@ -20,17 +19,27 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
   for (std::size_t r = 0; r < rows.size(); ++r) {
     std::string line;
     for (std::size_t c = 0; c < rows[r].size(); ++c) {
-      line += rows[r][c];
-      if (c + 1 < rows[r].size()) line += std::string(widths[c] - rows[r][c].size() + 2, ' ');
+      const std::string pad(widths[c] - rows[r][c].size(), ' ');
+      const bool align_right = c < right.size() && right[c];
+      line += align_right ? pad + rows[r][c] : rows[r][c];
+      if (c + 1 < rows[r].size()) line += align_right ? "  " : pad + "  ";
     }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
     out << "  " << line << '\n';
-    if (r == 0) {
+    if (r == 0 && rule_under_header) {
       std::size_t total = 0;
       for (std::size_t w : widths) total += w + 2;
       out << "  " << std::string(total - 2, '-') << '\n';
     }
   }
   return out.str();
+}
+
+namespace {
+
+// Left-aligned, with a rule under the header row.
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+  return text_table(rows, {}, true);
 }
 
 std::string clocks(const std::optional<double>& current, const std::optional<double>& base,

@@ -8,6 +8,11 @@
 
 namespace timeroof::cli {
 
+// Aligned text table, each line indented by two spaces: columns left-aligned, or
+// right-aligned where `right[c]`; optionally a rule under the first (header) row.
+std::string text_table(const std::vector<std::vector<std::string>>& rows,
+                       const std::vector<bool>& right = {}, bool rule_under_header = false);
+
 std::string format_gpu(const GpuInfo& gpu);
 std::string format_ceilings(const std::vector<Ceiling>& ceilings);
 std::string format_run(const RunRecord& record);
