@@ -15,9 +15,12 @@
 #include "gpu/check.hpp"
 #include "sweeps/conv2d.hpp"
 #include "sweeps/operator.hpp"
+#include "tests/support/usage_errors.hpp"
 
 namespace timeroof {
 namespace {
+
+using test::usage_message;
 
 // The paper's baseline: input 112x112x64 NHWC, 64 filters 3x3x64, stride 2, batch 16.
 Conv2dSpec baseline() {
@@ -33,22 +36,6 @@ Conv2dSpec baseline() {
   spec.precision = Precision::fp16;
   return spec;
 }
-
-// The message of the usage error `body` throws ("" when it throws none).
-template <typename Body>
-std::string usage_message(Body body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ExitCode::usage) << error.what();
-    return error.what();
-  }
-  ADD_FAILURE() << "no error thrown";
-  return "";
-}
-
-#define EXPECT_MENTIONS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
 
 TEST(Conv2dSpec, BaselineOutputShapeByHand) {
   // P = floor((112 + 2*1 - 1*(3-1) - 1) / 2) + 1 = floor(111 / 2) + 1 = 56.

@@ -20,9 +20,12 @@
 #include "sweeps/family.hpp"
 #include "sweeps/lstm.hpp"
 #include "sweeps/operator.hpp"
+#include "tests/support/usage_errors.hpp"
 
 namespace timeroof {
 namespace {
+
+using test::usage_message;
 
 // The paper's baseline: batch 16, 16 steps, 32 features, hidden 16.
 LstmSpec baseline(LstmPass pass, Precision precision = Precision::fp32) {
@@ -35,22 +38,6 @@ LstmSpec baseline(LstmPass pass, Precision precision = Precision::fp32) {
   spec.precision = precision;
   return spec;
 }
-
-// The message of the usage error `body` throws ("" when it throws none).
-template <typename Body>
-std::string usage_message(Body body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ExitCode::usage) << error.what();
-    return error.what();
-  }
-  ADD_FAILURE() << "no error thrown";
-  return "";
-}
-
-#define EXPECT_MENTIONS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
 
 TEST(LstmSpec, BaselineFlopsByHand) {
   // Per step: the four gates' GEMMs 2 * 4H * (I + H) * B = 8 * 16 * 48 * 16 = 98,304.

@@ -21,28 +21,15 @@
 #include "sweeps/conv2d.hpp"
 #include "sweeps/family.hpp"
 #include "sweeps/spec.hpp"
+#include "tests/support/usage_errors.hpp"
 
 namespace timeroof {
 namespace {
 
+using test::usage_message;
+
 using nlohmann::json;
 using Flags = std::vector<std::pair<std::string, std::string>>;
-
-// The message of the usage error `body` throws ("" when it throws none).
-template <typename Body>
-std::string usage_message(Body body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ExitCode::usage) << error.what();
-    return error.what();
-  }
-  ADD_FAILURE() << "no error thrown";
-  return "";
-}
-
-#define EXPECT_MENTIONS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
 
 const OperatorFamily& conv() {
   static const OperatorFamily family = conv2d_family();

@@ -20,14 +20,13 @@
 #include "sweeps/lstm.hpp"
 #include "sweeps/spec.hpp"
 #include "tests/support/run_tool.hpp"
+#include "tests/support/usage_errors.hpp"
 
 namespace timeroof {
 namespace {
 
 using nlohmann::json;
-
-#define EXPECT_MENTIONS(text, needle) \
-  EXPECT_NE(std::string(text).find(needle), std::string::npos) << (text)
+using test::usage_message;
 
 // "role:bytes" of each tensor, in order; every data pointer is null before prepare().
 std::vector<std::string> listed(const std::vector<DeviceTensor>& tensors) {
@@ -132,18 +131,6 @@ OperatorFamily family_of(const std::string& name) {
     return std::make_unique<Op>();
   };
   return family;
-}
-
-template <typename Body>
-std::string usage_message(Body body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ExitCode::usage) << error.what();
-    return error.what();
-  }
-  ADD_FAILURE() << "no error thrown";
-  return "";
 }
 
 TEST(TransferRefusal, AnOperatorWithNothingToMoveIsAUsageError) {
