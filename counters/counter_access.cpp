@@ -5,6 +5,7 @@
 
 #include "counters/probe_kernel.hpp"
 #include "counters/range_profiler.hpp"
+#include "gpu/device.hpp"
 #include "gpu/handles.hpp"
 
 namespace timeroof {
@@ -55,6 +56,13 @@ std::string current_chip_name(int device_index) {
   } catch (const CounterAccessError&) {
     return {};  // the counter probe reports why
   }
+}
+
+GpuInfo inspect_gpu(int device) {
+  GpuInfo gpu = query_gpu(device);
+  gpu.chip = current_chip_name(device);
+  gpu.counters = probe_counter_access();
+  return gpu;
 }
 
 }  // namespace timeroof

@@ -14,4 +14,9 @@ CounterAccess probe_counter_access();
 // The CUPTI chip name of the current device ("GH100"), or "" if CUPTI cannot say.
 std::string current_chip_name(int device_index);
 
+// query_gpu(device) with the CUPTI chip name and the counter probe's verdict: the
+// GPU as `timeroof info` and every run record describe it. `device` must be the
+// selected one.
+GpuInfo inspect_gpu(int device);
+
 }  // namespace timeroof

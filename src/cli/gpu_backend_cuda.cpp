@@ -24,10 +24,7 @@ GpuAvailability find_gpus() {
 }
 
 GpuInfo inspect_gpu(int device) {
-  GpuInfo gpu = query_gpu(device);
-  gpu.chip = current_chip_name(device);
-  gpu.counters = probe_counter_access();
-  return gpu;
+  return timeroof::inspect_gpu(device);
 }
 
 std::vector<std::string> supported_chips() {

@@ -6,6 +6,7 @@
 #include "counters/counter_access.hpp"
 #include "sweeps/runner.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/paper_layer.hpp"
 
 namespace timeroof {
 namespace {
@@ -19,24 +20,9 @@ struct CollectingSink : PointSink {
   }
 };
 
-// The paper's layer (112x112x64 NHWC, 3x3x64, stride 2), fp16 with Tensor Cores;
-// at batch 16 cuDNN does exactly the analytic work (seen on an H200).
-nlohmann::json paper_point(int batch) {
-  return {{"batch", batch},     {"channels", 64},  {"height", 112}, {"width", 112},
-          {"filters", 64},      {"filter", 3},     {"stride", 2},   {"precision", "fp16"},
-          {"direction", "fwd"}, {"layout", "nhwc"}};
-}
-
-GpuInfo inspected_gpu() {
-  GpuInfo gpu = query_gpu(0);
-  gpu.chip = current_chip_name(0);
-  gpu.counters = probe_counter_access();
-  return gpu;
-}
-
 TEST(SweepRunner, MeasuresAPointCompletely) {
   TR_REQUIRE_GPU();
-  SweepRunner runner(inspected_gpu(), RunnerOptions{});
+  SweepRunner runner(inspect_gpu(0), RunnerOptions{});
   const OperatorFamily family = conv2d_family();
   const Point p = runner.measure_point(family, paper_point(16), "test", 0);
   ASSERT_EQ(p.status, PointStatus::ok) << p.reason;
@@ -78,7 +64,7 @@ TEST(SweepRunner, ResumesAndStopsBetweenPoints) {
   TR_REQUIRE_GPU();
   RunnerOptions options;
   options.counters = false;  // timing-only mode: points stay ok, counters empty
-  SweepRunner runner(inspected_gpu(), options);
+  SweepRunner runner(inspect_gpu(0), options);
   const OperatorFamily family = conv2d_family();
   SweepPlan plan{
       "batch", &family, {paper_point(1), paper_point(2), paper_point(4), paper_point(8)}};
@@ -108,7 +94,7 @@ TEST(SweepRunner, ResumesAndStopsBetweenPoints) {
 
 TEST(SweepRunner, FailedPointsGetAStatusAndTheSweepGoesOn) {
   TR_REQUIRE_GPU();
-  SweepRunner runner(inspected_gpu(), RunnerOptions{});
+  SweepRunner runner(inspect_gpu(0), RunnerOptions{});
   const OperatorFamily family = conv2d_family();
   nlohmann::json unsupported = paper_point(2);
   unsupported["algorithm"] = "CUDNN_CONVOLUTION_FWD_ALGO_FFT";  // FFT rejects stride 2
@@ -129,7 +115,7 @@ TEST(SweepRunner, FailedPointsGetAStatusAndTheSweepGoesOn) {
 // trace's order, and they add up to the operator's (the model's per-kernel bound).
 TEST(SweepRunner, MultiKernelOperatorsGetPerKernelCounters) {
   TR_REQUIRE_GPU();
-  SweepRunner runner(inspected_gpu(), RunnerOptions{});
+  SweepRunner runner(inspect_gpu(0), RunnerOptions{});
   const OperatorFamily family = lstm_family();
   const nlohmann::json params = {{"batch", 32},        {"seq_length", 16},    {"input_size", 256},
                                  {"hidden_size", 256}, {"precision", "fp32"}, {"math", "fma_only"}};
@@ -168,7 +154,7 @@ TEST(SweepRunner, BatchedCountersGiveEachPointItsOwnCounters) {
     RunnerOptions options;
     options.counter_batch = 3;
     options.cold_l2 = cold;
-    SweepRunner runner(inspected_gpu(), options);
+    SweepRunner runner(inspect_gpu(0), options);
     CollectingSink sink;
     const SweepOutcome outcome = runner.run(plan, {}, sink, stop);
     EXPECT_EQ(outcome.not_ok, 0);
@@ -196,7 +182,7 @@ TEST(SweepRunner, BatchedCountersGiveEachPointItsOwnCounters) {
   ASSERT_EQ(cold.size(), 4u);
   RunnerOptions alone_options;
   alone_options.cold_l2 = true;
-  SweepRunner alone_runner(inspected_gpu(), alone_options);
+  SweepRunner alone_runner(inspect_gpu(0), alone_options);
   for (int i = 0; i < 3; ++i) {
     const Point& batched = cold[i];
     ASSERT_EQ(batched.status, PointStatus::ok) << batched.reason;
@@ -226,7 +212,7 @@ TEST(SweepRunner, ColdL2IsRecorded) {
   TR_REQUIRE_GPU();
   RunnerOptions options;
   options.cold_l2 = true;
-  SweepRunner runner(inspected_gpu(), options);
+  SweepRunner runner(inspect_gpu(0), options);
   const OperatorFamily family = conv2d_family();
   const Point cold = runner.measure_point(family, paper_point(4), "cold", 0);
   ASSERT_EQ(cold.status, PointStatus::ok) << cold.reason;

@@ -10,23 +10,10 @@
 #include "counters/counter_access.hpp"
 #include "sweeps/runner.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/paper_layer.hpp"
 
 namespace timeroof {
 namespace {
-
-// The paper's layer (112x112x64 NHWC, 3x3x64, stride 2, same padding), fp16.
-nlohmann::json paper_point(int batch) {
-  return {{"batch", batch},     {"channels", 64},  {"height", 112}, {"width", 112},
-          {"filters", 64},      {"filter", 3},     {"stride", 2},   {"precision", "fp16"},
-          {"direction", "fwd"}, {"layout", "nhwc"}};
-}
-
-GpuInfo inspected_gpu() {
-  GpuInfo gpu = query_gpu(0);
-  gpu.chip = current_chip_name(0);
-  gpu.counters = probe_counter_access();
-  return gpu;
-}
 
 Point measure(const OperatorFamily& family, const nlohmann::json& params, TransferMode mode,
               bool pinned, bool counters = false) {
@@ -34,7 +21,7 @@ Point measure(const OperatorFamily& family, const nlohmann::json& params, Transf
   options.counters = counters;
   options.transfer = mode;
   options.pinned_host = pinned;
-  SweepRunner runner(inspected_gpu(), options);
+  SweepRunner runner(inspect_gpu(0), options);
   return runner.measure_point(family, params, "transfer", 0);
 }
 
