@@ -40,6 +40,9 @@ struct XmlCheck {
   std::size_t elements = 0;
   std::vector<std::string> titles;
   std::vector<std::string> texts;  // decoded text of <text> elements
+  bool has_text(const std::string& t) const {
+    return std::find(texts.begin(), texts.end(), t) != texts.end();
+  }
 };
 
 bool decode_entity(const std::string& s, std::size_t& i, std::string& out) {
@@ -368,26 +371,23 @@ TEST(ClassicRoofline, RoofsLabelledWithValuesAxesAndOneGroupPerSample) {
   const std::string svg = classic_roofline_chart(roofs, samples);
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
-  auto has_text = [&](const std::string& t) {
-    return std::find(x.texts.begin(), x.texts.end(), t) != x.texts.end();
-  };
-  EXPECT_TRUE(has_text("fp32 50.0 TFLOP/s"));
-  EXPECT_TRUE(has_text("tensor_fp16 800 TFLOP/s"));
-  EXPECT_TRUE(has_text("HBM 4.00 TB/s"));
-  EXPECT_TRUE(has_text("L2 10.0 TB/s"));
-  EXPECT_TRUE(has_text("L1 30.0 TB/s"));
-  EXPECT_TRUE(has_text("Arithmetic intensity (FLOP/byte)"));
-  EXPECT_TRUE(has_text("Performance (FLOP/s)"));
+  EXPECT_TRUE(x.has_text("fp32 50.0 TFLOP/s"));
+  EXPECT_TRUE(x.has_text("tensor_fp16 800 TFLOP/s"));
+  EXPECT_TRUE(x.has_text("HBM 4.00 TB/s"));
+  EXPECT_TRUE(x.has_text("L2 10.0 TB/s"));
+  EXPECT_TRUE(x.has_text("L1 30.0 TB/s"));
+  EXPECT_TRUE(x.has_text("Arithmetic intensity (FLOP/byte)"));
+  EXPECT_TRUE(x.has_text("Performance (FLOP/s)"));
   // y: 5 TFLOP/s .. 1.2 PFLOP/s -> decades 1 T .. 10 P (the roof over 10, the
   // lowest sample); every decade labelled, the unit in the axis title.
-  for (const char* t : {"1 T", "10 T", "100 T", "1 P", "10 P"}) EXPECT_TRUE(has_text(t)) << t;
+  for (const char* t : {"1 T", "10 T", "100 T", "1 P", "10 P"}) EXPECT_TRUE(x.has_text(t)) << t;
   EXPECT_EQ(count(svg, "class=\"sample\""), 3u);
   EXPECT_EQ(count(svg, "class=\"compute-roof\""), 2u);    // the samples' classes only
   EXPECT_EQ(count(svg, "class=\"bandwidth-roof\""), 3u);  // L1, L2, HBM
   EXPECT_EQ(count(svg, "<polygon"), 3u + 1u);  // an L1 triangle per sample, one in the legend
-  EXPECT_TRUE(has_text("AI at HBM"));
-  EXPECT_TRUE(has_text("fp32 samples"));
-  EXPECT_TRUE(has_text("tensor_fp16 samples"));
+  EXPECT_TRUE(x.has_text("AI at HBM"));
+  EXPECT_TRUE(x.has_text("fp32 samples"));
+  EXPECT_TRUE(x.has_text("tensor_fp16 samples"));
   // A tooltip per sample: operator, params, time, bound, efficiency.
   ASSERT_GE(x.titles.size(), 3u);
   const auto tip = std::find_if(x.titles.begin(), x.titles.end(),
@@ -425,14 +425,11 @@ TEST(Ceilings, OneRowPerCeilingGroupedByKind) {
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
   EXPECT_EQ(count(svg, "class=\"ceiling\""), 6u);
-  auto has_text = [&](const std::string& t) {
-    return std::find(x.texts.begin(), x.texts.end(), t) != x.texts.end();
-  };
-  EXPECT_TRUE(has_text("Compute (FLOP/s)"));
-  EXPECT_TRUE(has_text("Bandwidth (B/s)"));
-  EXPECT_TRUE(has_text("Latency (s), lower is better"));
-  EXPECT_TRUE(has_text("800 TFLOP/s  (80%)"));
-  EXPECT_TRUE(has_text("2.00 us"));
+  EXPECT_TRUE(x.has_text("Compute (FLOP/s)"));
+  EXPECT_TRUE(x.has_text("Bandwidth (B/s)"));
+  EXPECT_TRUE(x.has_text("Latency (s), lower is better"));
+  EXPECT_TRUE(x.has_text("800 TFLOP/s  (80%)"));
+  EXPECT_TRUE(x.has_text("2.00 us"));
 }
 
 TEST(WorkingSet, CurveRoofsAndL2Size) {
@@ -441,13 +438,10 @@ TEST(WorkingSet, CurveRoofsAndL2Size) {
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
   EXPECT_EQ(count(svg, "class=\"sample\""), m.working_set.size());
-  auto has_text = [&](const std::string& t) {
-    return std::find(x.texts.begin(), x.texts.end(), t) != x.texts.end();
-  };
-  EXPECT_TRUE(has_text("L2 size 50.0 MiB"));
-  EXPECT_TRUE(has_text("HBM roof 4.00 TB/s"));
-  EXPECT_TRUE(has_text("L1 roof 30.0 TB/s"));
-  EXPECT_TRUE(has_text("10 MB"));  // x ticks in bytes
+  EXPECT_TRUE(x.has_text("L2 size 50.0 MiB"));
+  EXPECT_TRUE(x.has_text("HBM roof 4.00 TB/s"));
+  EXPECT_TRUE(x.has_text("L1 roof 30.0 TB/s"));
+  EXPECT_TRUE(x.has_text("10 MB"));  // x ticks in bytes
 }
 
 TEST(TimeVsParameter, MeasuredTimeAndEveryBoundAsLines) {
@@ -470,12 +464,9 @@ TEST(TimeVsParameter, MeasuredTimeAndEveryBoundAsLines) {
   ASSERT_TRUE(x.ok) << x.error;
   EXPECT_EQ(count(svg, "class=\"series\""), 8u);  // all but transfer (no copies)
   EXPECT_EQ(count(svg, "class=\"point\""), 2u * 9u);
-  auto has_text = [&](const std::string& t) {
-    return std::find(x.texts.begin(), x.texts.end(), t) != x.texts.end();
-  };
   for (const char* t : {"1", "2", "256", "batch", "Time per call (s)", "launch N x L",
                         "Tensor-Core compute", "CUDA-core compute", "HBM"})
-    EXPECT_TRUE(has_text(t)) << t;
+    EXPECT_TRUE(x.has_text(t)) << t;
 }
 
 // ---- Time-based complexity chart ------------------------------------------------------
@@ -544,18 +535,15 @@ TEST(TimeComplexity, AxesInBytesFlopsAndSecondsPointsSegmentsFloors) {
   const std::string svg = time_complexity_chart(fixed_complexity(), marks, "Complexity <test>");
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
-  auto has_text = [&](const std::string& t) {
-    return std::find(x.texts.begin(), x.texts.end(), t) != x.texts.end();
-  };
   // Titles of the four axes.
   for (const char* t : {"Complexity <test>", "HBM bytes Q", "FLOPs W",
                         "Time at the HBM roof: Q / B (s)", "Time at the compute roof: W / P (s)"})
-    EXPECT_TRUE(has_text(t)) << t;
+    EXPECT_TRUE(x.has_text(t)) << t;
   // Bottom: bytes; left: FLOPs; top: bytes / B; right: FLOPs / P, every decade.
   for (const char* t :
        {"10 kB", "100 kB", "1 MB", "10 MB", "100 MB", "1 GB", "100 M", "1 G", "10 G", "100 G",
         "1 T", "10 ns", "100 ns", "1 us", "10 us", "100 us", "1 ms", "10 ms"})
-    EXPECT_TRUE(has_text(t)) << t;
+    EXPECT_TRUE(x.has_text(t)) << t;
   // Points: complexity (filled) and run-time (open) joined by a segment; the
   // point without bytes is not drawn but counted.
   EXPECT_EQ(count(svg, "class=\"point\""), 2u);
@@ -568,19 +556,19 @@ TEST(TimeComplexity, AxesInBytesFlopsAndSecondsPointsSegmentsFloors) {
                std::string(bound_color("compute_bound(tensor_core)")) + "\" fill=\"#ffffff\""),
       std::string::npos);
   EXPECT_NE(svg.find("<line x1=\"496\" y1=\"482\" x2=\"596\" y2=\"382\""), std::string::npos);
-  EXPECT_TRUE(has_text("2 points not drawn: no HBM bytes, no time or no work"));
+  EXPECT_TRUE(x.has_text("2 points not drawn: no HBM bytes, no time or no work"));
   // Balance line y = 100 x across the plot, labelled with its value.
   EXPECT_EQ(count(svg, "class=\"balance\""), 1u);
   EXPECT_NE(svg.find("<line x1=\"296\" y1=\"582\" x2=\"676\" y2=\"202\""), std::string::npos);
-  EXPECT_TRUE(has_text("balance " + format_si(100.0, "FLOP/B")));
+  EXPECT_TRUE(x.has_text("balance " + format_si(100.0, "FLOP/B")));
   // Launch floors: an L per launch count, corner on the balance line.
   EXPECT_EQ(count(svg, "class=\"launch-floor\""), 2u);
   EXPECT_NE(svg.find("<polyline points=\"396,582 396,482 96,482\" stroke=\"" +
                      std::string(color(Bound::launch)) + "\""),
             std::string::npos);
   EXPECT_NE(svg.find("<polyline points=\"456.21,582 456.21,421.79 96,421.79\""), std::string::npos);
-  EXPECT_TRUE(has_text("floor, N=1"));
-  EXPECT_TRUE(has_text("N=4"));
+  EXPECT_TRUE(x.has_text("floor, N=1"));
+  EXPECT_TRUE(x.has_text("N=4"));
   // Iso-time contours: one L per time decade (10 us coincides with N=1's floor).
   EXPECT_NE(svg.find("<polyline points=\"396,582 396,482 96,482\" stroke=\"#9fb3c8\""),
             std::string::npos);
@@ -589,8 +577,8 @@ TEST(TimeComplexity, AxesInBytesFlopsAndSecondsPointsSegmentsFloors) {
   EXPECT_EQ(svg.find("conv<half"), std::string::npos);
   for (const char* t : {"complexity point (Q, W)", "run-time point (at the roof for T)",
                         "launch floor N x L", "memory_bound(dram)", "compute_bound(tensor_core)"})
-    EXPECT_TRUE(has_text(t)) << t;
-  EXPECT_FALSE(has_text("launch_bound")) << "the class of an undrawn point is not in the legend";
+    EXPECT_TRUE(x.has_text(t)) << t;
+  EXPECT_FALSE(x.has_text("launch_bound")) << "the class of an undrawn point is not in the legend";
   EXPECT_NE(svg.find("class=\"legend outside\""), std::string::npos);
 }
 
@@ -671,13 +659,10 @@ TEST(TimeDecomposition, StackedBarsInSecondsAndShares) {
   const std::string svg = time_decomposition_chart(series, "batch", "Where <it> goes");
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
-  auto has_text = [&](const std::string& t) {
-    return std::find(x.texts.begin(), x.texts.end(), t) != x.texts.end();
-  };
   EXPECT_EQ(count(svg, "class=\"bar\""), 3u);
   for (const char* t : {"Where <it> goes", "batch", "1", "2", "4", "Time per call (s)",
                         "Share of the call", "20 us", "100 us", "0%", "40%", "100%"})
-    EXPECT_TRUE(has_text(t)) << t;
+    EXPECT_TRUE(x.has_text(t)) << t;
   // Share panel (y 388..548, 160 px), bar 1 centred at 84 + 200 / 2, 48 px wide:
   // within 30% at the bottom, lost 20%, transfer 10%, overhead 40% on top.
   const std::string hbm = color(Bound::hbm);
@@ -706,11 +691,11 @@ TEST(TimeDecomposition, StackedBarsInSecondsAndShares) {
   for (const char* t : {"launch/API overhead", "transfer", "kernel time lost to the HBM roof",
                         "kernel time within the HBM roof", "kernel time within the L2 roof",
                         "measured wall time T"})
-    EXPECT_TRUE(has_text(t)) << t;
-  EXPECT_FALSE(has_text("kernel time lost to the L2 roof"));
+    EXPECT_TRUE(x.has_text(t)) << t;
+  EXPECT_FALSE(x.has_text("kernel time lost to the L2 roof"));
   // Wall time above each bar, and a tooltip per bar with every part.
-  EXPECT_TRUE(has_text(format_si(100e-6, "s")));
-  EXPECT_TRUE(has_text(format_si(80e-6, "s")));
+  EXPECT_TRUE(x.has_text(format_si(100e-6, "s")));
+  EXPECT_TRUE(x.has_text(format_si(80e-6, "s")));
   const auto tip = std::find_if(x.titles.begin(), x.titles.end(), [](const std::string& t) {
     return t.rfind("conv<half> batch=1\n", 0) == 0;
   });
@@ -744,18 +729,15 @@ TEST(TensorCores, ShareAndUtilisationOnAPercentAxis) {
   const std::string svg = tensor_core_chart(series, "batch", "TC");
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
-  auto has_text = [&](const std::string& t) {
-    return std::find(x.texts.begin(), x.texts.end(), t) != x.texts.end();
-  };
   EXPECT_EQ(count(svg, "class=\"series\""), 2u);
   EXPECT_EQ(count(svg, "class=\"point\""), 8u);
   for (const char* t : {"0%", "20%", "40%", "60%", "80%", "100%", "1", "2", "4", "8", "batch",
                         "Tensor Cores (%)", "share of the FLOPs", "utilisation (T_tensor / T_k)"})
-    EXPECT_TRUE(has_text(t)) << t;
+    EXPECT_TRUE(x.has_text(t)) << t;
   // 120% is drawn at the top as a triangle and said in the legend and at the line's end.
-  EXPECT_TRUE(has_text("above 100% (counters or roof off)"));
+  EXPECT_TRUE(x.has_text("above 100% (counters or roof off)"));
   EXPECT_EQ(count(svg, "<polygon"), 2u);
-  EXPECT_TRUE(has_text("120%"));
+  EXPECT_TRUE(x.has_text("120%"));
   // Exact positions: plot 84..684 x 64..394, x log over [0.8, 10], y over [0, 1.04].
   auto px = [](double v) {
     return 84 + (std::log10(v) - std::log10(0.8)) / (1 - std::log10(0.8)) * 600;
