@@ -49,6 +49,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_main.hpp"
 #include "counters/activity_tracer.hpp"
 #include "counters/metric_catalog.hpp"
 #include "counters/range_profiler.hpp"
@@ -56,9 +57,9 @@
 #include "gpu/handles.hpp"
 #include "kernels/cublas_reference.hpp"
 #include "kernels/cuda_core.hpp"
-#include "kernels/l2_flush.hpp"
 #include "kernels/launch.hpp"
 #include "kernels/memory.hpp"
+#include "measure/l2_flush.hpp"
 #include "sweeps/conv2d.hpp"
 
 namespace timeroof {
@@ -449,10 +450,5 @@ int main_checked(int argc, char** argv) {
 }  // namespace timeroof
 
 int main(int argc, char** argv) {
-  try {
-    return timeroof::main_checked(argc, argv);
-  } catch (const timeroof::Error& e) {
-    std::fprintf(stderr, "counters_check: %s\n", e.what());
-    return static_cast<int>(e.code());
-  }
+  return timeroof::bench_main("counters_check", timeroof::main_checked, argc, argv);
 }

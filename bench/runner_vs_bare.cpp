@@ -1,37 +1,40 @@
-// The sweep runner's timing of a point against a bare loop of the same cuDNN call
-// (the sweeps issue's target: under 2% apart). Prints a table and the ratios.
+// The sweep runner's three times of a point against bare loops of the same cuDNN
+// call (the timing issue's target: under 2% apart). Prints a table and the ratios.
 //
 //   runner_vs_bare [--rounds N]
 //
-// Bare loop: what an engineer writes by hand around one call: 3 warm-up calls,
-// then 200 calls, each between two CUDA events and synchronized, and the median.
+// Bare loops: what an engineer writes by hand around one call, after 3 warm-up calls:
+//  - call:   200 calls, each between two CUDA events and synchronized; the median;
+//  - stream: 200 calls back to back between two events, per call; the median of 5;
+//  - graph:  the call captured into a CUDA graph as many times as the runner's
+//            graph holds it (details.timing.graph.copies_per_graph), 50 replays
+//            back to back between two events, per call; the median of 5.
 // Two comparisons per point, each over `rounds` alternating rounds (each side's
 // figure is the median over its rounds):
 //  - same operator: the runner's timing pass (SweepRunner::time_prepared) and the
-//    bare loop on one prepared operator: the timing method alone;
+//    bare loops on one prepared operator: the timing method alone;
 //  - separate operators: SweepRunner::measure_point (build, prepare, check, time;
-//    counters off: they do not touch the timing pass) against a bare loop on an
-//    operator of its own, which adds allocation and library-state differences.
+//    counters off: they do not touch the timing pass) against bare loops on an
+//    operator of their own, which adds allocation and library-state differences.
 // Each round runs the runner between two bare loops; the runner is compared with
 // both pooled, and the second bare loop against the first is the noise floor: how
-// far the same hand-written loop moves from one ~50 ms window to the next (on an
-// H200, up to 10% for launch-bound LSTM calls and under the power cap). Each round
-// shows the runner's and the first bare loop's SM clock (NVML, read mid-loop).
-// Also shown: the back-to-back time per call (200 calls between two events), the
-// rate when the host enqueues ahead of the GPU, a different quantity.
+// far the same hand-written loop moves from one window to the next.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_main.hpp"
+#include "core/statistics.hpp"
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
-#include "kernels/measure.hpp"
 #include "sweeps/family.hpp"
 #include "sweeps/runner.hpp"
 
@@ -67,40 +70,61 @@ std::vector<Case> cases() {
           {"lstm", lstm(512, "fp16")}};
 }
 
-// The median as every timeroof measurement takes it.
 double median(std::vector<double> seconds) {
-  return summarize(std::move(seconds)).median_s;
+  return median_of(seconds);
 }
 
+// The three times per call of one bare round.
 struct Bare {
-  double per_call_median_s = 0;
-  double back_to_back_s = 0;
-  double sm_clock_hz = 0;  // one NVML reading halfway through the loop
+  std::array<double, 3> seconds{};  // call, stream, graph
 };
 
-// The hand-written loop on a prepared operator.
-Bare bare_loop_on(Operator& op, const ClockReader& clocks) {
+constexpr std::array<const char*, 3> kTimes = {"T_call", "T_stream", "T_graph"};
+
+// The hand-written loops on a prepared operator; `copies`: calls per graph.
+Bare bare_loops_on(Operator& op, int copies) {
   const Stream stream;
   const cudaStream_t s = stream.get();
   for (int i = 0; i < 3; ++i) op.run(s);
   TR_CUDA_CHECK(cudaStreamSynchronize(s));
   const Event start, stop;
-  std::vector<double> samples;
   Bare bare;
+  std::vector<double> samples;
   for (int i = 0; i < 200; ++i) {
     start.record(s);
     op.run(s);
     stop.record(s);
-    if (i == 100) bare.sm_clock_hz = clocks.read().sm_hz.value_or(0);
     stop.synchronize();
     samples.push_back(stop.seconds_since(start));
   }
-  start.record(s);
-  for (int i = 0; i < 200; ++i) op.run(s);
-  stop.record(s);
-  stop.synchronize();
-  bare.per_call_median_s = median(samples);
-  bare.back_to_back_s = stop.seconds_since(start) / 200;
+  bare.seconds[0] = median(samples);
+  samples.clear();
+  for (int r = 0; r < 5; ++r) {
+    start.record(s);
+    for (int i = 0; i < 200; ++i) op.run(s);
+    stop.record(s);
+    stop.synchronize();
+    samples.push_back(stop.seconds_since(start) / 200);
+  }
+  bare.seconds[1] = median(samples);
+  samples.clear();
+  TR_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < copies; ++i) op.run(s);
+  cudaGraph_t raw = nullptr;
+  TR_CUDA_CHECK(cudaStreamEndCapture(s, &raw));
+  const Graph graph(raw);
+  cudaGraphExec_t exec_raw = nullptr;
+  TR_CUDA_CHECK(cudaGraphInstantiate(&exec_raw, graph.get(), 0));
+  const GraphExec exec(exec_raw);
+  for (int i = 0; i < 3; ++i) TR_CUDA_CHECK(cudaGraphLaunch(exec.get(), s));
+  for (int r = 0; r < 5; ++r) {
+    start.record(s);
+    for (int i = 0; i < 50; ++i) TR_CUDA_CHECK(cudaGraphLaunch(exec.get(), s));
+    stop.record(s);
+    stop.synchronize();
+    samples.push_back(stop.seconds_since(start) / (50.0 * copies));
+  }
+  bare.seconds[2] = median(samples);
   return bare;
 }
 
@@ -111,9 +135,13 @@ std::unique_ptr<Operator> prepared(const OperatorFamily& family, const nlohmann:
   return op;
 }
 
-double sm_clock_of(const Point& p) {
-  const nlohmann::json& hz = p.details["timing"]["sm_clock_hz"];
-  return hz.is_number() ? hz.get<double>() : 0.0;
+std::array<std::optional<double>, 3> runner_times(const Point& p) {
+  return {p.timing.call_s(), p.timing.stream_s(), p.timing.graph_s()};
+}
+
+int copies_of(const Point& p) {
+  const nlohmann::json& copies = p.details["timing"]["graph"]["copies_per_graph"];
+  return copies.is_number_integer() ? std::max(1, copies.get<int>()) : 1;
 }
 
 struct Tally {
@@ -127,7 +155,7 @@ struct Tally {
 };
 
 int main_checked(int argc, char** argv) {
-  int rounds = 11;
+  int rounds = 5;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--rounds" && i + 1 < argc) {
       rounds = std::max(1, std::atoi(argv[++i]));
@@ -138,18 +166,15 @@ int main_checked(int argc, char** argv) {
   }
   select_gpu(0);
   GpuInfo gpu = query_gpu(0);
-  const ClockReader clocks(0);
   RunnerOptions options;
   options.counters = false;
   SweepRunner runner(gpu, options);
   auto cudnn = std::make_shared<CudnnHandle>();
-  std::printf(
-      "runner vs bare loop on %s (%d rounds each, alternating; runner warm-up %d calls and "
-      "%.0f ms)\n",
-      gpu.name.c_str(), rounds, options.warmup_calls, options.warmup_seconds * 1e3);
-  std::printf("%-40s %-9s %10s %10s %10s %9s %14s\n", "point", "operator", "runner us", "bare us",
-              "runner/bare", "bare/bare", "back-to-back us");
-  Tally same_tally, fresh_tally;
+  std::printf("runner vs bare loops on %s (%d rounds each, alternating)\n", gpu.name.c_str(),
+              rounds);
+  std::printf("%-40s %-9s %-8s %11s %11s %12s %9s\n", "point", "operator", "time", "runner us",
+              "bare us", "runner/bare", "bare/bare");
+  std::array<Tally, 3> same_tally, fresh_tally;
   int within_noise = 0;
   for (const Case& c : cases()) {
     const OperatorFamily& family = find_family(c.family);
@@ -157,67 +182,68 @@ int main_checked(int argc, char** argv) {
                               c.params.value("precision", std::string()) + " " +
                               c.params.value("direction", std::string()) + " batch " +
                               std::to_string(c.params["batch"].get<int>());
-    // Same operator: the runner's timing pass and the bare loop on one prepared
-    // operator: the timing method alone. Separate operators: measure_point (build,
-    // prepare, check, time) against a bare loop on an operator of its own: adds
-    // placement and library-state differences. Each round runs the runner between
-    // two bare loops; the second bare loop against the first is the noise floor:
-    // how far the same hand-written loop moves between two windows.
     for (const bool same : {true, false}) {
-      std::vector<double> runner_s, bare_s, again_s, pipelined_s;
-      std::string status, rounds_text;
+      std::array<std::vector<double>, 3> runner_s, bare_s, again_s;
+      std::string status;
       std::unique_ptr<Operator> shared = same ? prepared(family, c.params, cudnn) : nullptr;
-      auto bare = [&] {
-        return same ? bare_loop_on(*shared, clocks)
-                    : bare_loop_on(*prepared(family, c.params, cudnn), clocks);
+      auto bare = [&](int copies) {
+        return same ? bare_loops_on(*shared, copies)
+                    : bare_loops_on(*prepared(family, c.params, cudnn), copies);
       };
       for (int r = 0; r < rounds && status.empty(); ++r) {
-        const Bare first = bare();
         const Point p = same ? runner.time_prepared(*shared)
                              : runner.measure_point(family, c.params, "bench", 0);
-        const Bare again = bare();
-        if (p.status != PointStatus::ok || !p.timing.wall_median_s) {
+        if (p.status != PointStatus::ok || !p.timing.call) {
           status = std::string(to_string(p.status)) + ": " + p.reason;
           break;
         }
-        runner_s.push_back(*p.timing.wall_median_s);
-        bare_s.push_back(first.per_call_median_s);
-        again_s.push_back(again.per_call_median_s);
-        pipelined_s.push_back(first.back_to_back_s);
-        char text[200];
-        std::snprintf(text, sizeof text, " [%.1f/%.1f/%.1f us, SM %.0f/%.0f MHz]",
-                      runner_s.back() * 1e6, first.per_call_median_s * 1e6,
-                      again.per_call_median_s * 1e6, sm_clock_of(p) / 1e6, first.sm_clock_hz / 1e6);
-        rounds_text += text;
+        const int copies = copies_of(p);
+        const Bare first = bare(copies);
+        const Bare again = bare(copies);
+        const auto times = runner_times(p);
+        for (std::size_t t = 0; t < 3; ++t) {
+          if (!times[t]) continue;
+          runner_s[t].push_back(*times[t]);
+          bare_s[t].push_back(first.seconds[t]);
+          again_s[t].push_back(again.seconds[t]);
+        }
       }
       if (!status.empty()) {
         std::printf("%-40s %-9s %s\n", label.c_str(), same ? "same" : "separate", status.c_str());
         continue;
       }
-      // The runner against both bare loops pooled; the noise floor from the two.
-      std::vector<double> both = bare_s;
-      both.insert(both.end(), again_s.begin(), again_s.end());
-      const double ratio = median(runner_s) / median(both);
-      const double noise = std::abs(median(again_s) / median(bare_s) - 1);
-      (same ? same_tally : fresh_tally).add(ratio);
-      const bool ok = std::abs(ratio - 1) < 0.02;
-      within_noise += !ok && std::abs(ratio - 1) <= noise;
-      std::printf("%-40s %-9s %10.2f %10.2f %+9.2f%% %8.2f%% %14.2f  %s\n", label.c_str(),
-                  same ? "same" : "separate", median(runner_s) * 1e6, median(both) * 1e6,
-                  100 * (ratio - 1), 100 * noise, median(pipelined_s) * 1e6,
-                  ok                             ? "within 2%"
-                  : std::abs(ratio - 1) <= noise ? "within the bare loop's own noise"
-                                                 : "OUTSIDE");
-      std::printf("    rounds runner/bare/bare again:%s\n", rounds_text.c_str());
+      for (std::size_t t = 0; t < 3; ++t) {
+        if (runner_s[t].empty()) {
+          std::printf("%-40s %-9s %-8s not measured by the runner\n", label.c_str(),
+                      same ? "same" : "separate", kTimes[t]);
+          continue;
+        }
+        // The runner against both bare loops pooled; the noise floor from the two.
+        std::vector<double> both = bare_s[t];
+        both.insert(both.end(), again_s[t].begin(), again_s[t].end());
+        const double ratio = median(runner_s[t]) / median(both);
+        const double noise = std::abs(median(again_s[t]) / median(bare_s[t]) - 1);
+        (same ? same_tally : fresh_tally)[t].add(ratio);
+        const bool ok = std::abs(ratio - 1) < 0.02;
+        within_noise += !ok && std::abs(ratio - 1) <= noise;
+        std::printf("%-40s %-9s %-8s %11.2f %11.2f %+11.2f%% %8.2f%%  %s\n", label.c_str(),
+                    same ? "same" : "separate", kTimes[t], median(runner_s[t]) * 1e6,
+                    median(both) * 1e6, 100 * (ratio - 1), 100 * noise,
+                    ok                             ? "within 2%"
+                    : std::abs(ratio - 1) <= noise ? "within the bare loop's own noise"
+                                                   : "OUTSIDE");
+      }
     }
   }
-  std::printf(
-      "same operator: %d of %d points within 2%% of the bare loop; largest |runner/bare - 1| = "
-      "%.2f%%\n",
-      same_tally.within, same_tally.total, 100 * same_tally.worst);
-  std::printf(
-      "separate operators: %d of %d points within 2%%; largest |runner/bare - 1| = %.2f%%\n",
-      fresh_tally.within, fresh_tally.total, 100 * fresh_tally.worst);
+  for (std::size_t t = 0; t < 3; ++t) {
+    std::printf(
+        "%s same operator: %d of %d points within 2%% of the bare loop; largest |runner/bare - 1| "
+        "= %.2f%%\n",
+        kTimes[t], same_tally[t].within, same_tally[t].total, 100 * same_tally[t].worst);
+    std::printf(
+        "%s separate operators: %d of %d points within 2%%; largest |runner/bare - 1| = %.2f%%\n",
+        kTimes[t], fresh_tally[t].within, fresh_tally[t].total, 100 * fresh_tally[t].worst);
+  }
   std::printf("beyond 2%% but within the bare loop's own round-to-round difference: %d\n",
               within_noise);
   return 0;
@@ -227,10 +253,5 @@ int main_checked(int argc, char** argv) {
 }  // namespace timeroof
 
 int main(int argc, char** argv) {
-  try {
-    return timeroof::main_checked(argc, argv);
-  } catch (const timeroof::Error& e) {
-    std::fprintf(stderr, "runner_vs_bare: %s\n", e.what());
-    return static_cast<int>(e.code());
-  }
+  return timeroof::bench_main("runner_vs_bare", timeroof::main_checked, argc, argv);
 }

@@ -151,11 +151,37 @@ void from_json(const json& j, Machine& v) {
   get(j, "skipped", v.skipped);
 }
 
+void to_json(json& j, const TimeStats& v) {
+  j = json::object();
+  j["median_s"] = v.median_s;
+  put(j, "ci_low_s", v.ci_low_s);
+  put(j, "ci_high_s", v.ci_high_s);
+  j["spread"] = v.spread;
+  j["min_s"] = v.min_s;
+  j["max_s"] = v.max_s;
+  j["samples"] = v.samples;
+  j["calls_per_sample"] = v.calls_per_sample;
+  j["converged"] = v.converged;
+}
+void from_json(const json& j, TimeStats& v) {
+  get(j, "median_s", v.median_s);
+  get(j, "ci_low_s", v.ci_low_s);
+  get(j, "ci_high_s", v.ci_high_s);
+  get(j, "spread", v.spread);
+  get(j, "min_s", v.min_s);
+  get(j, "max_s", v.max_s);
+  get(j, "samples", v.samples);
+  get(j, "calls_per_sample", v.calls_per_sample);
+  get(j, "converged", v.converged);
+}
+
 void to_json(json& j, const Timing& v) {
   j = json::object();
-  put(j, "wall_median_s", v.wall_median_s);
-  put(j, "wall_spread", v.wall_spread);
-  j["repeats"] = v.repeats;
+  put(j, "call", v.call);
+  put(j, "stream", v.stream);
+  put(j, "graph", v.graph);
+  put(j, "issue", v.issue);
+  j["graph_unavailable"] = v.graph_unavailable;
   put(j, "kernel_time_s", v.kernel_time_s);
   put(j, "launches", v.launches);
   put(j, "api_time_s", v.api_time_s);
@@ -166,9 +192,26 @@ void to_json(json& j, const Timing& v) {
   put(j, "d2h_time_s", v.d2h_time_s);
 }
 void from_json(const json& j, Timing& v) {
-  get(j, "wall_median_s", v.wall_median_s);
-  get(j, "wall_spread", v.wall_spread);
-  get(j, "repeats", v.repeats);
+  if (j.contains("call")) {
+    get(j, "call", v.call);
+    get(j, "stream", v.stream);
+    get(j, "graph", v.graph);
+    get(j, "issue", v.issue);
+    get(j, "graph_unavailable", v.graph_unavailable);
+  } else {
+    // Schema 1 measured one time, events around each synchronized call: T_call,
+    // without a confidence interval.
+    std::optional<double> median, spread;
+    get(j, "wall_median_s", median);
+    get(j, "wall_spread", spread);
+    if (median) {
+      TimeStats call;
+      call.median_s = call.min_s = call.max_s = *median;
+      call.spread = spread.value_or(0);
+      get(j, "repeats", call.samples);
+      v.call = call;
+    }
+  }
   get(j, "kernel_time_s", v.kernel_time_s);
   get(j, "launches", v.launches);
   get(j, "api_time_s", v.api_time_s);
@@ -265,7 +308,7 @@ void from_json(const json& j, RunRecord& v) {
 
 json export_document(const std::vector<RunRecord>& runs) {
   return json{{"format", kExportFormat},
-              {"schema_version", kSchemaVersion},
+              {"schema_version", kExportSchemaVersion},
               {"exported_by", {{"tool_version", kToolVersion}, {"git_sha", kGitSha}}},
               {"runs", runs}};
 }
@@ -276,9 +319,9 @@ std::vector<RunRecord> parse_export_document(const json& doc, const std::string&
                       "\"); pass a file written by `timeroof export --json`");
   }
   const int version = doc.value("schema_version", 0);
-  if (version > kSchemaVersion) {
+  if (version > kExportSchemaVersion) {
     throw usage_error(source + ": written by a newer timeroof (schema " + std::to_string(version) +
-                      ", this build reads up to " + std::to_string(kSchemaVersion) +
+                      ", this build reads up to " + std::to_string(kExportSchemaVersion) +
                       "); upgrade timeroof to read it");
   }
   if (version < 1) {

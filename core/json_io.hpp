@@ -13,8 +13,15 @@
 
 namespace timeroof {
 
-// Version of the export format and of the store's schema; bumped together.
-inline constexpr int kSchemaVersion = 1;
+// Version of the export format. 2: a point's timing holds three measured times
+// with their statistics (call, stream, graph) and the host issue time, where 1
+// had one wall time (wall_median_s, wall_spread, repeats); version 1 documents
+// are read with that time as T_call.
+inline constexpr int kExportSchemaVersion = 2;
+// Version of the store's tables (PRAGMA user_version). Its JSON columns hold the
+// current export form of their struct; the readers accept every earlier form, so
+// a store of schema 1 with points of export version 1 reads as it always did.
+inline constexpr int kStoreSchemaVersion = 1;
 inline constexpr const char* kExportFormat = "timeroof-results";
 
 void to_json(nlohmann::json& j, const SoftwareVersions& v);
@@ -31,6 +38,8 @@ void to_json(nlohmann::json& j, const CeilingSkip& v);
 void from_json(const nlohmann::json& j, CeilingSkip& v);
 void to_json(nlohmann::json& j, const Machine& v);
 void from_json(const nlohmann::json& j, Machine& v);
+void to_json(nlohmann::json& j, const TimeStats& v);
+void from_json(const nlohmann::json& j, TimeStats& v);
 void to_json(nlohmann::json& j, const Timing& v);
 void from_json(const nlohmann::json& j, Timing& v);
 void to_json(nlohmann::json& j, const KernelRecord& v);

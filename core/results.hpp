@@ -104,11 +104,48 @@ struct Machine {
 
 enum class PointStatus { ok, unsupported, out_of_memory, counters_unavailable, failed };
 
+// One measured time per call (seconds) with its statistics: the median of the
+// samples and a bootstrap 95% confidence interval of that median (percentile
+// method, core/statistics.hpp). A sample is one call's time, or the mean over
+// `calls_per_sample` consecutive calls timed as one (back-to-back and graph
+// times, where one call is too short to time alone).
+struct TimeStats {
+  double median_s = 0;
+  // 95% confidence interval of the median; nullopt where it is unknown (runs
+  // recorded before the interval existed).
+  std::optional<double> ci_low_s;
+  std::optional<double> ci_high_s;
+  double spread = 0;  // (p90 - p10) / median of the samples
+  double min_s = 0;
+  double max_s = 0;
+  int samples = 0;
+  int calls_per_sample = 1;
+  // The interval reached the target width (runner: +-1% of the median) before
+  // the time budget ran out; false: the budget ended the measurement first.
+  bool converged = false;
+  // Half the interval's width over the median (0.01 = +-1%); nullopt without one.
+  std::optional<double> relative_ci() const {
+    if (!ci_low_s || !ci_high_s || median_s <= 0) return std::nullopt;
+    return (*ci_high_s - *ci_low_s) / (2 * median_s);
+  }
+  bool operator==(const TimeStats&) const = default;
+};
+
 // Time and traffic of one operator call, from the timing and trace passes.
+// Three times per call, each measured on its own (sweeps/runner.hpp says how):
+// - call:   T_call, one call synchronized: the latency one isolated call sees
+//           (host issue + launch + kernels), CUDA events around it;
+// - stream: T_stream, per call with calls issued back to back: what a training
+//           or inference loop pays, host issue overlapped with GPU work;
+// - graph:  T_graph, per call when the call is captured into a CUDA graph and
+//           replayed back to back: the device floor without host overhead;
+// - issue:  the host time to enqueue one call (steady clock around it, untraced).
 struct Timing {
-  std::optional<double> wall_median_s;  // per call
-  std::optional<double> wall_spread;    // (p90 - p10) / median
-  int repeats = 0;
+  std::optional<TimeStats> call;
+  std::optional<TimeStats> stream;
+  std::optional<TimeStats> graph;
+  std::optional<TimeStats> issue;
+  std::string graph_unavailable;  // why there is no T_graph (e.g. capture failed); "" otherwise
   std::optional<double> kernel_time_s;   // summed kernel time per call
   std::optional<std::int64_t> launches;  // kernel launches per call
   std::optional<double> api_time_s;      // CPU time in CUDA/cuDNN API calls per call
@@ -117,7 +154,18 @@ struct Timing {
   std::optional<double> h2d_time_s;
   std::optional<double> d2h_bytes;
   std::optional<double> d2h_time_s;
+
+  // The medians, where measured.
+  std::optional<double> call_s() const { return median_of(call); }
+  std::optional<double> stream_s() const { return median_of(stream); }
+  std::optional<double> graph_s() const { return median_of(graph); }
+  std::optional<double> issue_s() const { return median_of(issue); }
   bool operator==(const Timing&) const = default;
+
+ private:
+  static std::optional<double> median_of(const std::optional<TimeStats>& stats) {
+    return stats ? std::optional<double>(stats->median_s) : std::nullopt;
+  }
 };
 
 // One kernel of a point, as traced and (optionally) profiled.

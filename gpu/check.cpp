@@ -49,12 +49,16 @@ void fail_driver(CUresult status, const char* call, const char* file, int line) 
 void fail_cupti(CUptiResult status, const char* call, const char* file, int line) {
   fail("CUPTI", status, cupti_message(status), call, file, line);
 }
-void fail_cudnn(cudnnStatus_t status, const char* call, const char* file, int line) {
-  char detail[512] = {};
+std::string cudnn_message(cudnnStatus_t status) {
+  char detail[1024] = {};
   cudnnGetLastErrorString(detail, sizeof detail);
   std::string message = cudnnGetErrorString(status);
   if (detail[0]) message += ": " + std::string(detail);
-  fail("cuDNN", status, message, call, file, line);
+  return message;
+}
+
+void fail_cudnn(cudnnStatus_t status, const char* call, const char* file, int line) {
+  fail("cuDNN", status, cudnn_message(status), call, file, line);
 }
 void fail_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
   fail("cuBLAS", status, cublasGetStatusString(status), call, file, line);

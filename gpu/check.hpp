@@ -32,12 +32,17 @@ namespace check_detail {
 [[noreturn]] void fail_cuda(cudaError_t status, const char* call, const char* file, int line);
 [[noreturn]] void fail_driver(CUresult status, const char* call, const char* file, int line);
 [[noreturn]] void fail_cupti(CUptiResult status, const char* call, const char* file, int line);
+// Wrappers that know a better call text and their caller's location (the cuDNN
+// graph layer, sweeps/cudnn_graph.cpp) call fail_cudnn directly.
 [[noreturn]] void fail_cudnn(cudnnStatus_t status, const char* call, const char* file, int line);
 [[noreturn]] void fail_cublas(cublasStatus_t status, const char* call, const char* file, int line);
 void warn(const char* library, int status, const char* message, const char* call, const char* file,
           int line) noexcept;
 std::string cupti_message(CUptiResult status);
 std::string driver_message(CUresult status);
+// cudnnGetErrorString, then cudnnGetLastErrorString's detail (the graph API's
+// only explanation of why a descriptor did not finalize), read once.
+std::string cudnn_message(cudnnStatus_t status);
 }  // namespace check_detail
 
 }  // namespace timeroof
@@ -93,8 +98,9 @@ std::string driver_message(CUresult status);
   do {                                                                                            \
     const cudnnStatus_t tr_status_ = (call);                                                      \
     if (tr_status_ != CUDNN_STATUS_SUCCESS)                                                       \
-      ::timeroof::check_detail::warn("cuDNN", tr_status_, cudnnGetErrorString(tr_status_), #call, \
-                                     __FILE__, __LINE__);                                         \
+      ::timeroof::check_detail::warn("cuDNN", tr_status_,                                         \
+                                     ::timeroof::check_detail::cudnn_message(tr_status_).c_str(), \
+                                     #call, __FILE__, __LINE__);                                  \
   } while (0)
 #define TR_CUBLAS_WARN(call)                                                                  \
   do {                                                                                        \

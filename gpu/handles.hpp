@@ -44,6 +44,12 @@ struct StreamRelease {
 struct EventRelease {
   void operator()(cudaEvent_t e) const noexcept { TR_CUDA_WARN(cudaEventDestroy(e)); }
 };
+struct GraphRelease {
+  void operator()(cudaGraph_t g) const noexcept { TR_CUDA_WARN(cudaGraphDestroy(g)); }
+};
+struct GraphExecRelease {
+  void operator()(cudaGraphExec_t g) const noexcept { TR_CUDA_WARN(cudaGraphExecDestroy(g)); }
+};
 struct DeviceMemoryRelease {
   void operator()(void* p) const noexcept { TR_CUDA_WARN(cudaFree(p)); }
 };
@@ -85,6 +91,10 @@ class Event {
  private:
   UniqueHandle<cudaEvent_t, EventRelease> handle_;
 };
+
+// A captured CUDA graph (cudaStreamEndCapture's result) and its executable form.
+using Graph = UniqueHandle<cudaGraph_t, GraphRelease>;
+using GraphExec = UniqueHandle<cudaGraphExec_t, GraphExecRelease>;
 
 // Device memory of `count` elements of T (uninitialised).
 template <typename T>

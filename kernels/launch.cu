@@ -31,10 +31,10 @@ EmptyKernelGraph::EmptyKernelGraph(int nodes) : nodes_(nodes) {
     throw;
   }
   TR_CUDA_CHECK(cudaStreamEndCapture(capture.get(), &graph));
-  graph_ = GraphHandle(graph);
+  graph_ = Graph(graph);
   cudaGraphExec_t exec = nullptr;
   TR_CUDA_CHECK(cudaGraphInstantiate(&exec, graph_.get(), 0));
-  exec_ = GraphExecHandle(exec);
+  exec_ = GraphExec(exec);
 }
 
 void EmptyKernelGraph::launch(cudaStream_t stream) const {

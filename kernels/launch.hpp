@@ -13,15 +13,6 @@ namespace timeroof {
 // own status is checked, no extra cudaGetLastError round per launch).
 void launch_empty_kernel(cudaStream_t stream);
 
-struct GraphRelease {
-  void operator()(cudaGraph_t g) const noexcept { TR_CUDA_WARN(cudaGraphDestroy(g)); }
-};
-struct GraphExecRelease {
-  void operator()(cudaGraphExec_t g) const noexcept { TR_CUDA_WARN(cudaGraphExecDestroy(g)); }
-};
-using GraphHandle = UniqueHandle<cudaGraph_t, GraphRelease>;
-using GraphExecHandle = UniqueHandle<cudaGraphExec_t, GraphExecRelease>;
-
 // An instantiated graph of `nodes` empty kernels in one chain, captured from a
 // private stream (the legacy default stream cannot be captured).
 class EmptyKernelGraph {
@@ -33,8 +24,8 @@ class EmptyKernelGraph {
 
  private:
   int nodes_;
-  GraphHandle graph_;
-  GraphExecHandle exec_;
+  Graph graph_;
+  GraphExec exec_;
 };
 
 }  // namespace timeroof

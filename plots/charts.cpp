@@ -20,6 +20,13 @@ using roofline::Level;
 using roofline::Precision;
 using namespace detail;
 
+namespace {
+// The measured times besides T_stream (Bound::measured, black): distinct from
+// every bound's hue.
+constexpr const char* kCallColor = "#393b79";   // indigo
+constexpr const char* kGraphColor = "#17becf";  // cyan
+}  // namespace
+
 // Shared with time_charts.cpp (chart_parts.hpp).
 namespace detail {
 
@@ -159,7 +166,8 @@ PointSample point_sample(const Point& point, const roofline::PointBounds& bounds
     if (ai && positive(*ai)) s.intensity[static_cast<std::size_t>(l)] = ai;
   }
   s.achieved = bounds.achieved;
-  s.time_s = bounds.wall_s;
+  s.time_s = bounds.time_s;
+  s.time_name = roofline::to_string(bounds.time_source);
   s.bound = classification.label();
   s.efficiency = bounds.efficiency;
   return s;
@@ -181,6 +189,7 @@ std::string tooltip(const PointSample& s) {
   std::string t = s.label;
   if (!s.params.empty()) t += "\n" + s.params;
   t += "\ntime " + format_si(s.time_s, "s");
+  if (s.time_s) t += " (" + s.time_name + ")";
   t += "\nachieved " + format_si(s.achieved, "FLOP/s");
   for (Level l : kAllLevels) {
     const auto& ai = s.intensity[static_cast<std::size_t>(l)];
@@ -633,6 +642,11 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
   std::sort(series.begin(), series.end(),
             [](const SeriesPoint& a, const SeriesPoint& b) { return a.x < b.x; });
 
+  // One line per measured time and per bound; a measured time carries its 95%
+  // interval per point (a band where the point has one).
+  struct Interval {
+    double x, low, high;
+  };
   struct Line {
     std::string name;
     std::string color;
@@ -640,6 +654,7 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
     bool markers;
     bool filled;
     std::vector<std::pair<double, double>> xy;  // data
+    std::vector<Interval> band;
   };
   // T_xfer is on the transfer roofs of each point's host memory: named where the
   // series uses one kind (a sweep copies from one).
@@ -654,44 +669,61 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
       xfer_name += std::string(" (") + roofline::to_string(hosts.front()) + " roofs)";
   }
   std::vector<Line> lines = {
-      {"measured wall time T", color(Bound::measured), "", true, true, {}},
-      {"kernel time T_k", color(Bound::measured), "5 3", true, false, {}},
-      {"CUDA-core compute", color(Bound::compute_cuda), "", false, false, {}},
-      {"Tensor-Core compute", color(Bound::compute_tensor), "", false, false, {}},
-      {"HBM", color(Bound::hbm), "", false, false, {}},
-      {"L2", color(Bound::l2), "8 4", false, false, {}},
-      {"L1", color(Bound::l1), "8 4", false, false, {}},
-      {"launch N x L", color(Bound::launch), "2 3", false, false, {}},
-      {xfer_name, color(Bound::transfer), "2 3", false, false, {}},
+      {"T_stream: calls back to back", color(Bound::measured), "", true, true, {}, {}},
+      {"T_call: one synchronized call", kCallColor, "", true, false, {}, {}},
+      {"T_graph: CUDA graph replay", kGraphColor, "", true, true, {}, {}},
+      {"kernel time T_k", color(Bound::measured), "5 3", true, false, {}, {}},
+      {"CUDA-core compute", color(Bound::compute_cuda), "", false, false, {}, {}},
+      {"Tensor-Core compute", color(Bound::compute_tensor), "", false, false, {}, {}},
+      {"HBM", color(Bound::hbm), "", false, false, {}, {}},
+      {"L2", color(Bound::l2), "8 4", false, false, {}, {}},
+      {"L1", color(Bound::l1), "8 4", false, false, {}, {}},
+      {"launch N x L", color(Bound::launch), "2 3", false, false, {}, {}},
+      {xfer_name, color(Bound::transfer), "2 3", false, false, {}, {}},
   };
   for (const SeriesPoint& p : series) {
     const roofline::PointBounds& b = p.bounds;
     auto add = [&](std::size_t i, std::optional<double> v) {
       if (v && positive(*v)) lines[i].xy.push_back({p.x, *v});
     };
-    add(0, b.wall_s);
-    add(1, b.kernel_s);
-    add(2, b.t_cuda);
-    add(3, b.t_tensor);
-    add(4, b.level(Level::dram).time_s);
-    add(5, b.level(Level::l2).time_s);
-    add(6, b.level(Level::l1).time_s);
-    add(7, b.t_launch);
-    add(8, b.t_xfer);
+    auto add_time = [&](std::size_t i, const std::optional<TimeStats>& t) {
+      if (!t || !positive(t->median_s)) return;
+      lines[i].xy.push_back({p.x, t->median_s});
+      if (t->ci_low_s && t->ci_high_s && positive(*t->ci_low_s))
+        lines[i].band.push_back({p.x, *t->ci_low_s, *t->ci_high_s});
+    };
+    add_time(0, b.stream);
+    add_time(1, b.call);
+    add_time(2, b.graph);
+    add(3, b.kernel_s);
+    add(4, b.t_cuda);
+    add(5, b.t_tensor);
+    add(6, b.level(Level::dram).time_s);
+    add(7, b.level(Level::l2).time_s);
+    add(8, b.level(Level::l1).time_s);
+    add(9, b.t_launch);
+    add(10, b.t_xfer);
   }
   lines.erase(
       std::remove_if(lines.begin(), lines.end(), [](const Line& l) { return l.xy.empty(); }),
       lines.end());
+  const bool bands =
+      std::any_of(lines.begin(), lines.end(), [](const Line& l) { return !l.band.empty(); });
 
   double xlo = std::numeric_limits<double>::max(), xhi = 0;
   double ylo = std::numeric_limits<double>::max(), yhi = 0;
-  for (const Line& l : lines)
+  for (const Line& l : lines) {
     for (const auto& [x, y] : l.xy) {
       xlo = std::min(xlo, x);
       xhi = std::max(xhi, x);
       ylo = std::min(ylo, y);
       yhi = std::max(yhi, y);
     }
+    for (const Interval& i : l.band) {
+      ylo = std::min(ylo, i.low);
+      yhi = std::max(yhi, i.high);
+    }
+  }
   if (!(xhi > 0)) xlo = 1, xhi = 1000;
   if (!(yhi > 0)) ylo = 1e-6, yhi = 1e-3;
   // Bounds far below the measured time squash the chart: keep 3 decades below
@@ -708,13 +740,16 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
   std::vector<LegendEntry> legend;
   for (const Line& l : lines)
     legend.push_back({l.name, l.color, true, l.dash, l.markers, Marker::circle, l.filled});
+  if (bands)
+    legend.push_back(
+        {"shaded: 95% interval of the median", "#999999", false, "", true, Marker::square, true});
   // Many lines cross every corner: the legend sits outside, right of the plot.
   const auto box = legend_size(legend);
   const double width = 760 + box[0] + 16, height = 580;
   Svg svg(width, height);
   chart_title(svg, title,
-              "lines are the time bounds of the model; where T hugs a bound, that "
-              "bound is the bottleneck");
+              "lines are the time bounds of the model; where the measured time hugs a bound, "
+              "that bound is the bottleneck");
   const Margins m;
   const Area area{m.left, m.top + 8, width - m.left - box[0] - 28, height - m.top - 8 - m.bottom};
   AxisSpec xs{Scale::log, xr[0] / 1.25, xr[1] * 1.25, parameter, ""};
@@ -724,6 +759,17 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
   axes.define_clip(svg, "time-plot");
 
   svg.raw("<g clip-path=\"url(#time-plot)\">\n");
+  // Bands first, under every line: low edge left to right, high edge back.
+  for (const Line& l : lines) {
+    if (l.band.empty()) continue;
+    std::vector<XY> outline;
+    for (const Interval& i : l.band) outline.push_back({axes.px(i.x), axes.py(i.low)});
+    for (auto i = l.band.rbegin(); i != l.band.rend(); ++i)
+      outline.push_back({axes.px(i->x), axes.py(i->high)});
+    svg.begin_group(l.name + ": 95% interval of the median", "band");
+    svg.polygon(outline, Style{"none", l.color, 1, "", 0.18});
+    svg.end_group();
+  }
   for (const Line& l : lines) {
     std::vector<XY> pts;
     for (const auto& [x, y] : l.xy) pts.push_back({axes.px(x), axes.py(y)});
@@ -735,12 +781,16 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
   for (const Line& l : lines) {
     if (!l.markers) continue;
     for (std::size_t i = 0; i < l.xy.size(); ++i) {
-      std::string tip = l.name + ": " + format_si(l.xy[i].second, "s") + " at " + parameter + " " +
-                        si_label(l.xy[i].first);
+      const auto [x, y] = l.xy[i];
+      std::string tip = l.name + ": " + format_si(y, "s");
+      for (const Interval& b : l.band)
+        if (b.x == x)
+          tip += " (95% interval " + format_si(b.low, "s") + " to " + format_si(b.high, "s") + ")";
+      tip += " at " + parameter + " " + si_label(x);
       for (const SeriesPoint& p : series)
-        if (p.x == l.xy[i].first && !p.label.empty()) tip = p.label + "\n" + tip;
+        if (p.x == x && !p.label.empty()) tip = p.label + "\n" + tip;
       svg.begin_group(tip, "point");
-      svg.marker(Marker::circle, axes.px(l.xy[i].first), axes.py(l.xy[i].second), 7,
+      svg.marker(Marker::circle, axes.px(x), axes.py(y), 7,
                  Style{l.color, l.filled ? l.color : "#ffffff", 1.3, "", 1});
       svg.end_group();
     }

@@ -12,8 +12,10 @@
 //   up to the highest compute roof drawn, each labelled with its value; one
 //   marker shape per memory level, one colour per precision class, a <title>
 //   tooltip per sample.
-// - time_vs_parameter_chart: one series (e.g. a batch sweep), measured wall and
-//   kernel time against the swept parameter with each time bound as a line.
+// - time_vs_parameter_chart: one series (e.g. a batch sweep), the measured
+//   times T_stream, T_call and T_graph, each with its 95% interval as a shaded
+//   band (where measured: older runs have T_call only, without an interval),
+//   and T_k against the swept parameter, with each time bound as a line.
 // - time_complexity_chart (time_charts.cpp): the time-based roofline's complexity
 //   chart drawn from roofline::ComplexityChart, log-log HBM bytes (x) and FLOPs
 //   (y); the same axes in seconds at the top (bytes / B) and right (FLOPs / P)
@@ -21,9 +23,13 @@
 //   point its complexity point (filled) and run-time point (open) joined along
 //   its iso-AI line, coloured by bottleneck class; dashed launch floors.
 // - time_decomposition_chart (time_charts.cpp): one series, a stacked bar per
-//   point of launch/API overhead, transfer, kernel time within the roof (coloured
-//   by the roof that bounds the kernels) and kernel time lost to the roof
-//   (roofline::decompose), in seconds above and as shares of the bar below.
+//   point of the measured parts of T (roofline::decompose): kernel time within
+//   the roof (coloured by the roof that bounds the kernels) and lost to it,
+//   transfer, device gaps, host overhead on top ("host overhead + device gaps"
+//   where not measured separately), and a not-explained part where one is left;
+//   in seconds above, with T marked, and as shares of T below. Where measured
+//   parts exceed T (kernel overlap, passes that differ) the bar rises above the
+//   T mark and its tooltip says by how much and why.
 // - tensor_core_chart (time_charts.cpp): one series, Tensor-Core share of the
 //   FLOPs and Tensor-Core utilisation (T_tensor / T_k) against the swept
 //   parameter, 0-100%.
@@ -50,9 +56,10 @@ struct PointSample {
   std::string precision_class;  // the class with the most work, e.g. "tensor_fp16"
   std::array<std::optional<double>, roofline::kLevelCount> intensity;  // AI_l, FLOP/B
   std::optional<double> achieved;                                      // W / T_k, FLOP/s
-  std::optional<double> time_s;                                        // wall time T
-  std::string bound;                                                   // classification label
-  std::optional<double> efficiency;                                    // T_kernel_roof / T_k
+  std::optional<double> time_s;                                        // T
+  std::string time_name;             // which time T is: "T_stream", "T_call"
+  std::string bound;                 // classification label
+  std::optional<double> efficiency;  // T_kernel_roof / T_k
 };
 
 // The sample of one point (its bounds and class from roofline/).

@@ -23,6 +23,7 @@
 #include "core/format.hpp"
 #include "plots/charts.hpp"
 #include "plots/svg.hpp"
+#include "roofline/analysis.hpp"
 #include "roofline/bounds.hpp"
 #include "roofline/charts_data.hpp"
 #include "roofline/classify.hpp"
@@ -265,7 +266,8 @@ std::string percent(const std::optional<double>& fraction) {
   return fixed(*fraction * 100, *fraction < 0.1 ? 1 : 0) + "%";
 }
 std::string time_text(const std::optional<double>& seconds) {
-  return seconds && std::isfinite(*seconds) ? roofline::format_time(*seconds) : "-";
+  if (!seconds || !std::isfinite(*seconds)) return "-";
+  return *seconds == 0 ? "0" : roofline::format_time(*seconds);
 }
 std::string times_text(const std::optional<double>& factor) {
   if (!factor || !std::isfinite(*factor)) return "-";
@@ -367,21 +369,21 @@ void summary_section(std::vector<Block>& doc, const RunRecord& r, const std::str
             "summary"));
 }
 
-void findings_section(std::vector<Block>& doc, const RunRecord& r,
-                      const roofline::MachineRoofs& roofs, const std::string& anchor) {
+void findings_section(std::vector<Block>& doc, const roofline::RunAnalysis& analysis,
+                      const std::string& anchor) {
   doc.push_back(heading(3, "Findings", anchor + "-findings"));
-  const std::vector<roofline::Finding> found = roofline::findings(r.points, roofs);
-  if (found.empty()) {
+  if (analysis.findings.empty()) {
     doc.push_back(paragraph("No findings: the run has no series of measured points."));
     return;
   }
   doc.push_back(
-      paragraph("Ranked by the share of its series' time each finding explains (each point's "
-                "share of its own call, averaged over the series), most first."));
+      paragraph("Ranked by the time each finding explains, in seconds summed over its points, "
+                "most first; beside it the share of its series' time (each point's share of its "
+                "own call, averaged over the series)."));
   std::vector<std::string> items;
-  for (const roofline::Finding& f : found)
-    items.push_back(f.text + " [explains " + percent(f.share) + " of the series' time, " +
-                    roofline::format_time(f.explained_s) + " in all]");
+  for (const roofline::Finding& f : analysis.findings)
+    items.push_back(f.text + " [explains " + roofline::format_time(f.explained_s) + ", " +
+                    percent(f.share) + " of the series' time]");
   doc.push_back(list(std::move(items), true));
 }
 
@@ -454,14 +456,16 @@ void complexity_section(std::vector<Block>& doc, const std::vector<Point>& point
 
 // Which transfer roofs the sweep's T_xfer is on (those of its host memory,
 // pinned or pageable), and the directions left out for want of one.
-void transfer_paragraph(std::vector<Block>& doc, const std::vector<Point>& points,
-                        const roofline::MachineRoofs& roofs, const std::string& sweep) {
+void transfer_paragraph(std::vector<Block>& doc, const RunRecord& r,
+                        const roofline::RunAnalysis& analysis, const std::string& sweep) {
+  const roofline::MachineRoofs& roofs = analysis.roofs;
   std::vector<std::string> used, missing;
   auto add = [](std::vector<std::string>& to, const std::string& text) {
     if (!text.empty() && std::find(to.begin(), to.end(), text) == to.end()) to.push_back(text);
   };
-  for (const Point& p : points) {
-    const roofline::PointBounds b = roofline::point_bounds(p, roofs);
+  for (const roofline::PointAnalysis& pa : analysis.points) {
+    if (!pa.analysed || r.points[pa.index].sweep != sweep) continue;
+    const roofline::PointBounds& b = pa.bounds;
     add(used, roofline::transfer_roofs_text(b));
     for (const roofline::TransferBounds& x : b.transfers) {
       if (!x.bytes || !(*x.bytes > 0) || x.bandwidth) continue;
@@ -479,18 +483,30 @@ void transfer_paragraph(std::vector<Block>& doc, const std::vector<Point>& point
   doc.push_back(paragraph(text + parts + "."));
 }
 
-void sweep_section(std::vector<Block>& doc, const RunRecord& r, const roofline::MachineRoofs& roofs,
-                   const std::string& sweep, const std::string& anchor, std::size_t sweep_number) {
+void sweep_section(std::vector<Block>& doc, const RunRecord& r,
+                   const roofline::RunAnalysis& analysis, const std::string& sweep,
+                   const std::string& anchor, std::size_t sweep_number) {
+  const roofline::MachineRoofs& roofs = analysis.roofs;
   std::vector<Point> points;
   std::vector<const Point*> refs;
-  for (const Point& p : r.points)
-    if (p.sweep == sweep) points.push_back(p);
+  std::vector<const roofline::PointAnalysis*> models;  // parallel to points
+  for (const roofline::PointAnalysis& pa : analysis.points) {
+    if (r.points[pa.index].sweep != sweep) continue;
+    points.push_back(r.points[pa.index]);
+    models.push_back(&pa);
+  }
   for (const Point& p : points) refs.push_back(&p);
   const std::string prefix =
       anchor + "-sweep" + std::to_string(sweep_number) + "-" + file_safe(sweep);
   doc.push_back(heading(3, "Sweep " + sweep, prefix));
 
-  const std::vector<PointSample> samples = point_samples(points, roofs);
+  std::vector<PointSample> samples;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const roofline::PointAnalysis& pa = *models[i];
+    if (points[i].status != PointStatus::ok || !pa.bounds.achieved || !(*pa.bounds.achieved > 0))
+      continue;
+    samples.push_back(point_sample(points[i], pa.bounds, pa.classification));
+  }
   if (!samples.empty()) {
     doc.push_back(chart(classic_roofline_chart(roofs, samples, "Hierarchical Roofline: " + sweep),
                         prefix + "-roofline.svg",
@@ -498,11 +514,12 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r, const roofline::
                             " measured points of " + sweep));
   }
   complexity_section(doc, points, roofs, sweep, prefix);
-  transfer_paragraph(doc, points, roofs, sweep);
+  transfer_paragraph(doc, r, analysis, sweep);
 
-  const std::vector<roofline::Series> series = roofline::group_series(points, roofs);
   std::size_t series_number = 0;
-  for (const roofline::Series& s : series) {
+  for (const roofline::SeriesAnalysis& sa : analysis.series) {
+    const roofline::Series& s = sa.series;
+    if (s.sweep != sweep) continue;
     ++series_number;
     std::vector<SeriesPoint> chart_points;
     bool tensor_work = false;
@@ -519,12 +536,14 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r, const roofline::
     doc.push_back(heading(4, s.name() + " against " + s.parameter));
     const std::string title = s.name() + ": time against " + s.parameter;
     doc.push_back(chart(time_vs_parameter_chart(chart_points, s.parameter, title), file + ".svg",
-                        title + " (" + fixed_text + ")"));
+                        title + " (" + fixed_text +
+                            "): T_stream, T_call and T_graph with their "
+                            "95% intervals, T_k and the bounds"));
     const std::string parts = s.name() + ": where the time goes, against " + s.parameter;
     doc.push_back(chart(time_decomposition_chart(chart_points, s.parameter, parts),
                         file + "-decomposition.svg",
-                        parts + ": launch/API overhead, transfer, kernel time within and lost "
-                                "to the roof"));
+                        parts + ": host overhead, device gaps, transfer, kernel time within and "
+                                "lost to the roof"));
     if (tensor_work) {
       const std::string tc = s.name() + ": Tensor Cores against " + s.parameter;
       doc.push_back(chart(tensor_core_chart(chart_points, s.parameter, tc), file + "-tensor.svg",
@@ -568,26 +587,50 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r, const roofline::
 
   const std::vector<std::string> keys = varying_keys(refs);
   const std::string fixed_text = fixed_params(refs, keys);
-  std::vector<std::vector<std::string>> rows;
-  for (const Point& p : points) {
-    const roofline::PointBounds b = roofline::point_bounds(p, roofs);
-    const roofline::Classification c = roofline::classify(b);
+  std::vector<std::vector<std::string>> rows, times;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Point& p = points[i];
+    const roofline::PointBounds& b = models[i]->bounds;
+    const roofline::Classification& c = models[i]->classification;
+    const bool analysed = models[i]->analysed;
     std::string status = to_string(p.status);
     if (!p.reason.empty()) status += ": " + p.reason;
     std::string precision = p.precision + (p.math_mode.empty() ? "" : "/" + p.math_mode);
-    rows.push_back({std::to_string(p.seq), p.op + " " + precision, or_dash(params_of(p, keys)),
-                    time_text(b.wall_s), time_text(b.kernel_s),
-                    b.launches ? std::to_string(*b.launches) : "-",
+    const std::string params = or_dash(params_of(p, keys));
+    rows.push_back({std::to_string(p.seq), p.op + " " + precision, params, time_text(b.time_s),
+                    time_text(b.kernel_s), b.launches ? std::to_string(*b.launches) : "-",
                     p.status == PointStatus::ok ? c.label() : "-", percent(b.efficiency),
                     percent(b.tensor_share), times_text(b.headroom), status});
+    if (!analysed) continue;
+    const roofline::Decomposition& d = c.parts;
+    const std::string host = time_text(d.host_overhead_s) + (d.separated ? "" : " (with gaps)");
+    times.push_back({std::to_string(p.seq), params, roofline::format_time_stats(b.call),
+                     roofline::format_time_stats(b.stream), roofline::format_time_stats(b.graph),
+                     roofline::format_time_stats(b.issue), host,
+                     d.separated ? time_text(d.device_gaps_s) : "-", time_text(d.transfer_s),
+                     time_text(d.within_roof_s), time_text(d.lost_to_roof_s),
+                     time_text(d.not_explained_s), c.reason});
   }
-  doc.push_back(table({"#", "Operator", "Parameters", "Wall time", "Kernel time", "Launches",
-                       "Bound", "Efficiency", "Tensor-Core share", "Headroom", "Status"},
+  doc.push_back(table({"#", "Operator", "Parameters", "Time T", "Kernel time", "Launches", "Bound",
+                       "Efficiency", "Tensor-Core share", "Headroom", "Status"},
                       std::move(rows), "point",
-                      "Points of " + sweep + (fixed_text.empty() ? "" : "; fixed: " + fixed_text)));
+                      "Points of " + sweep + (fixed_text.empty() ? "" : "; fixed: " + fixed_text) +
+                          ". T is T_stream where measured, else T_call."));
   // Numbers and class labels whole; the text columns wrap, so the table fits A4.
   doc.back().nowrap = {0, 3, 4, 5, 6, 7, 8, 9};
   doc.back().words = {1};
+  if (times.empty()) return;
+  doc.push_back(table(
+      {"#", "Parameters", "T_call", "T_stream", "T_graph", "Issue", "Host overhead", "Device gaps",
+       "Transfer", "Kernels within roof", "Lost to roof", "Not explained", "Class: why"},
+      std::move(times), "times",
+      "Measured times of " + sweep +
+          " (median +- half its 95% interval) and where T goes: host overhead = "
+          "T - T_graph, device gaps = T_graph - T_k - transfer (\"with gaps\" "
+          "where T_graph was not measured); not explained is negative where "
+          "measured parts exceed T (see the findings)."));
+  doc.back().nowrap = {0};
+  doc.back().words = {2, 3, 4, 5, 6, 12};
 }
 
 void provenance_section(std::vector<Block>& doc, const RunRecord& r, const std::string& anchor) {
@@ -710,13 +753,13 @@ std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
   for (const RunRecord& r : runs) {
     ++run_number;
     const std::string anchor = "run" + std::to_string(run_number);
-    const roofline::MachineRoofs roofs = roofline::machine_roofs(r.run.machine);
+    const roofline::RunAnalysis analysis = roofline::analyze(r);
     doc.push_back(heading(2,
                           "Run " + std::to_string(run_number) + ": " +
                               or_dash(r.run.machine.gpu.name) + ", " + or_dash(r.run.started_at),
                           anchor));
     summary_section(doc, r, anchor);
-    findings_section(doc, r, roofs, anchor);
+    findings_section(doc, analysis, anchor);
     roofs_section(doc, r, anchor);
     std::vector<std::string> sweeps;
     for (const Point& p : r.points)
@@ -724,7 +767,7 @@ std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
         sweeps.push_back(p.sweep);
     std::size_t sweep_number = 0;
     for (const std::string& sweep : sweeps)
-      sweep_section(doc, r, roofs, sweep, anchor, ++sweep_number);
+      sweep_section(doc, r, analysis, sweep, anchor, ++sweep_number);
     provenance_section(doc, r, anchor);
   }
   return doc;

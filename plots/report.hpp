@@ -3,13 +3,16 @@
 // JavaScript) and a report.md with the same content, its charts written as SVG
 // files next to it and referenced by relative paths.
 //
-// Sections per run: summary (GPU, date, tool version, command line, points per
-// status), findings (roofline::findings, ranked), the machine's roofs (ceilings
-// and working-set charts, a table of every ceiling), per sweep the classic
-// roofline chart of its points and its time-based complexity chart; per batch
-// series (roofline::group_series) the time-vs-parameter chart, the decomposition
-// of each call's time and, where Tensor Cores do work, their share and
-// utilisation; a table with one row per point; and provenance.
+// Sections per run, all from one roofline::analyze of the run (points, series,
+// fits and findings computed once): summary (GPU, date, tool version, command
+// line, points per status), findings (ranked by the seconds they explain), the
+// machine's roofs (ceilings and working-set charts, a table of every ceiling),
+// per sweep the classic roofline chart of its points and its time-based
+// complexity chart; per batch series the time-vs-parameter chart (T_call,
+// T_stream, T_graph with their 95% intervals), the decomposition of each call's
+// time into measured parts and, where Tensor Cores do work, their share and
+// utilisation; a table with one row per point, and one per analysed point of its
+// measured times, the parts of T and the reason for its class; and provenance.
 // Every piece of text taken from the data (kernel and operator names, params,
 // reasons, command lines) is escaped: XML entities in HTML; in Markdown too
 // (renderers pass HTML through), plus | and backticks.

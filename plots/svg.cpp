@@ -85,15 +85,27 @@ void Svg::line(double x1, double y1, double x2, double y2, const Style& style) {
            num(y2) + "\"" + attributes(style) + "/>\n";
 }
 
-void Svg::polyline(const std::vector<XY>& points, const Style& style) {
-  if (points.empty()) return;
+namespace {
+std::string points_text(const std::vector<XY>& points) {
   std::string pts;
   for (const XY& p : points) {
     if (!pts.empty()) pts += ' ';
     pts += num(p.first) + "," + num(p.second);
   }
-  body_ +=
-      "<polyline points=\"" + pts + "\"" + attributes(style) + " stroke-linejoin=\"round\"/>\n";
+  return pts;
+}
+}  // namespace
+
+void Svg::polyline(const std::vector<XY>& points, const Style& style) {
+  if (points.empty()) return;
+  body_ += "<polyline points=\"" + points_text(points) + "\"" + attributes(style) +
+           " stroke-linejoin=\"round\"/>\n";
+}
+
+void Svg::polygon(const std::vector<XY>& points, const Style& style) {
+  if (points.empty()) return;
+  body_ += "<polygon points=\"" + points_text(points) + "\"" + attributes(style) +
+           " stroke-linejoin=\"round\"/>\n";
 }
 
 void Svg::rect(double x, double y, double w, double h, const Style& style) {

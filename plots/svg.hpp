@@ -51,6 +51,8 @@ class Svg {
 
   void line(double x1, double y1, double x2, double y2, const Style& style);
   void polyline(const std::vector<XY>& points, const Style& style);
+  // A closed shape through `points` (e.g. an interval band).
+  void polygon(const std::vector<XY>& points, const Style& style);
   void rect(double x, double y, double w, double h, const Style& style);
   void circle(double cx, double cy, double r, const Style& style);
   // A marker of `size` pixels (its bounding box) centred on (x, y).

@@ -27,10 +27,12 @@ using namespace detail;
 
 namespace {
 
-constexpr const char* kGrey = "#7f7f7f";     // a class without a bound colour
-constexpr const char* kIsoTime = "#9fb3c8";  // iso-time contours
-constexpr const char* kBalance = "#333333";  // machine-balance line
-constexpr const char* kNeutral = "#555555";  // legend samples of shapes
+constexpr const char* kGrey = "#7f7f7f";         // a class without a bound colour
+constexpr const char* kIsoTime = "#9fb3c8";      // iso-time contours
+constexpr const char* kBalance = "#333333";      // machine-balance line
+constexpr const char* kNeutral = "#555555";      // legend samples of shapes
+constexpr const char* kDeviceGaps = "#c49c94";   // device gaps: the host overhead's hue, light
+constexpr const char* kUnexplained = "#bdbdbd";  // a part nothing measured explains
 constexpr double kLegendFont = 11;
 
 // An id for <defs> unique to this chart: several charts are inlined into one
@@ -68,7 +70,21 @@ roofline::Classification class_of(const SeriesPoint& p) {
 // every hover text of a series chart.
 std::string series_tooltip(const SeriesPoint& p, const roofline::Classification& c) {
   std::string t = p.label;
-  t += "\ntime " + format_si(p.bounds.wall_s, "s");
+  t += "\ntime " + format_si(p.bounds.time_s, "s");
+  if (p.bounds.time_s) t += std::string(" (") + roofline::to_string(p.bounds.time_source) + ")";
+  const auto with_interval = [&](const char* name, const std::optional<TimeStats>& s) {
+    if (!s) return;
+    t += std::string("\n") + name + " " + format_si(s->median_s, "s");
+    if (s->ci_low_s && s->ci_high_s)
+      t += " (95% interval " + format_si(*s->ci_low_s, "s") + " to " +
+           format_si(*s->ci_high_s, "s") + ")";
+  };
+  with_interval("T_call", p.bounds.call);
+  with_interval("T_stream", p.bounds.stream);
+  with_interval("T_graph", p.bounds.graph);
+  with_interval("issue", p.bounds.issue);
+  if (!p.bounds.graph && !p.bounds.graph_unavailable.empty())
+    t += "\nno T_graph: " + p.bounds.graph_unavailable;
   t += "\nkernel time " + format_si(p.bounds.kernel_s, "s");
   t += "\nbound " + c.label();
   t += "\nefficiency " + (p.bounds.efficiency ? percent(*p.bounds.efficiency) : std::string("-"));
@@ -404,18 +420,20 @@ std::string time_decomposition_chart(const std::vector<SeriesPoint>& series_in,
     roofline::Decomposition parts;
     Bound roof;
     std::string roof_name;
-    double total;  // overhead + transfer + kernel
+    double total;  // the stacked parts: T, plus what measured parts exceed it by
   };
   std::vector<Bar> bars;
   for (const SeriesPoint& p : series) {
     Bar b{&p, class_of(p), {}, Bound::hbm, {}, 0};
     b.parts = b.cls.parts;
     std::tie(b.roof, b.roof_name) = kernel_roof(p.bounds);
-    b.total = b.parts.overhead_s + b.parts.transfer_s + b.parts.kernel_s;
+    const roofline::Decomposition& d = b.parts;
+    b.total = d.host_overhead_s + d.device_gaps_s + d.transfer_s + d.kernel_s +
+              std::max(0.0, d.not_explained_s);
     if (positive(b.total)) bars.push_back(b);
   }
 
-  // Legend, top to bottom as the stack reads: overhead on top, kernels at the bottom.
+  // Legend, top to bottom as the stack reads: host overhead on top, kernels at the bottom.
   const std::string seed = title + parameter + std::to_string(bars.size());
   std::vector<Bound> roofs_used;
   for (const Bar& b : bars)
@@ -427,27 +445,46 @@ std::string time_decomposition_chart(const std::vector<SeriesPoint>& series_in,
   };
   auto lost_fill = [&](Bound r) { return "url(#" + pattern_id(r) + ")"; };  // hatched
   // Only the parts some bar has: a legend entry for nothing reads as data.
-  auto any = [&](double roofline::Decomposition::*part) {
-    return std::any_of(bars.begin(), bars.end(), [&](const Bar& b) { return b.parts.*part > 0; });
-  };
+  auto any_bar = [&](auto holds) { return std::any_of(bars.begin(), bars.end(), holds); };
+  const bool separated_host =
+      any_bar([](const Bar& b) { return b.parts.separated && b.parts.host_overhead_s > 0; });
+  const bool joint_host =
+      any_bar([](const Bar& b) { return !b.parts.separated && b.parts.host_overhead_s > 0; });
   std::vector<LegendEntry> legend;
-  if (any(&roofline::Decomposition::overhead_s))
-    legend.push_back(
-        {"launch/API overhead", color(Bound::launch), false, "", true, Marker::square, true});
-  if (any(&roofline::Decomposition::transfer_s))
-    legend.push_back({"transfer", color(Bound::transfer), false, "", true, Marker::square, true});
+  auto square = [&](const std::string& name, const std::string& fill) {
+    legend.push_back({name, fill, false, "", true, Marker::square, true});
+  };
+  if (any_bar([](const Bar& b) { return b.parts.not_explained_s > 0; }))
+    square("not explained", kUnexplained);
+  if (separated_host) square("host overhead (T_stream - T_graph)", color(Bound::launch));
+  if (joint_host)
+    square("host overhead + device gaps (not measured separately)", color(Bound::launch));
+  if (any_bar([](const Bar& b) { return b.parts.device_gaps_s > 0; }))
+    square("device gaps (T_graph - T_k - transfer)", kDeviceGaps);
+  if (any_bar([](const Bar& b) { return b.parts.transfer_s > 0; }))
+    square("transfer", color(Bound::transfer));
   for (Bound r : roofs_used) {
     std::string name;
     bool lost = false;
     for (const Bar& b : bars)
       if (b.roof == r) name = b.roof_name, lost = lost || b.parts.lost_to_roof_s > 0;
-    if (lost)
-      legend.push_back(
-          {"kernel time lost to the " + name, lost_fill(r), false, "", true, Marker::square, true});
-    legend.push_back(
-        {"kernel time within the " + name, color(r), false, "", true, Marker::square, true});
+    if (lost) square("kernel time lost to the " + name, lost_fill(r));
+    square("kernel time within the " + name, color(r));
   }
-  legend.push_back({"measured wall time T", color(Bound::measured), true, "", false});
+  std::vector<std::string> sources;
+  for (const Bar& b : bars) {
+    const std::string name = b.parts.time_source == roofline::TimeSource::none
+                                 ? "T_k + transfer"
+                                 : roofline::to_string(b.parts.time_source);
+    if (std::find(sources.begin(), sources.end(), name) == sources.end()) sources.push_back(name);
+  }
+  std::string t_name;
+  for (const std::string& name : sources) t_name += (t_name.empty() ? "" : " or ") + name;
+  legend.push_back({"T, the time explained" + (t_name.empty() ? "" : " (" + t_name + ")"),
+                    color(Bound::measured), true, "", false});
+  if (any_bar([](const Bar& b) { return b.total > b.parts.time_s * (1 + 1e-9); }))
+    legend.push_back({"bar above T: measured parts exceed it (see its tooltip)",
+                      color(Bound::measured), true, "2 2", false});
   const auto box = legend_size(legend, kLegendFont);
 
   const double plot_w = 600;
@@ -456,8 +493,8 @@ std::string time_decomposition_chart(const std::vector<SeriesPoint>& series_in,
   const double width = top.right() + 16 + box[0] + 16, height = bottom.bottom() + 64;
   Svg svg(width, height);
   chart_title(svg, title,
-              "per call: host overhead the kernels did not hide, transfers, and kernel time "
-              "within the kernels' roof and lost to it");
+              "per call, measured: host overhead, device gaps, transfers, and kernel time within "
+              "the kernels' roof and lost to it");
   svg.raw("<defs>");
   for (Bound r : roofs_used) svg.raw(hatch_pattern(pattern_id(r), color(r)));
   svg.raw("</defs>\n");
@@ -472,7 +509,7 @@ std::string time_decomposition_chart(const std::vector<SeriesPoint>& series_in,
     unlabelled.push_back({static_cast<double>(i) + 0.5, ""});
   }
   double t_max = 0;
-  for (const Bar& b : bars) t_max = std::max({t_max, b.total, b.point->bounds.wall_s.value_or(0)});
+  for (const Bar& b : bars) t_max = std::max({t_max, b.total, b.parts.time_s});
   if (!positive(t_max)) t_max = 1e-3;
   std::vector<Tick> yt = linear_ticks(0, t_max, "s", 5);
   double y_hi = t_max * 1.04;
@@ -490,30 +527,34 @@ std::string time_decomposition_chart(const std::vector<SeriesPoint>& series_in,
   const Axes share_axes(bottom, xa, pa);
   abs_axes.draw(svg);
   share_axes.draw(svg);
-  if (n == 0) centred_message(svg, top, "no point with a wall or kernel time");
+  if (n == 0) centred_message(svg, top, "no point with a time or kernel time");
 
   // Each bar: one group with the point's tooltip; segments bottom-up.
   for (std::size_t i = 0; i < n; ++i) {
     const Bar& b = bars[i];
     const roofline::Decomposition& d = b.parts;
     const double cx = abs_axes.px(static_cast<double>(i) + 0.5);
-    auto share = [&](double v) { return percent(v / b.total); };
+    auto part = [&](const std::string& name, double v) {
+      return "\n" + name + " " + format_si(v, "s") + " (" + percent(v / b.total) + ")";
+    };
     std::string tip = series_tooltip(*b.point, b.cls);
-    tip +=
-        "\nlaunch/API overhead " + format_si(d.overhead_s, "s") + " (" + share(d.overhead_s) + ")";
-    tip += "\ntransfer " + format_si(d.transfer_s, "s") + " (" + share(d.transfer_s) + ")";
-    tip += "\nkernels within the " + b.roof_name + " " + format_si(d.within_roof_s, "s") + " (" +
-           share(d.within_roof_s) + ")";
-    tip += "\nkernels lost to the roof " + format_si(d.lost_to_roof_s, "s") + " (" +
-           share(d.lost_to_roof_s) + ")";
-    if (b.point->bounds.wall_s && b.total > *b.point->bounds.wall_s * 1.001)
-      tip += "\nkernels and transfers exceed the wall time (kernels overlap)";
+    tip += d.separated
+               ? part("host overhead (T_stream - T_graph)", d.host_overhead_s) +
+                     part("device gaps", d.device_gaps_s)
+               : part("host overhead + device gaps (not measured separately)", d.host_overhead_s);
+    tip += part("transfer", d.transfer_s);
+    tip += part("kernels within the " + b.roof_name, d.within_roof_s);
+    tip += part("kernels lost to the roof", d.lost_to_roof_s);
+    if (d.kernel_overlap_s > 0) tip += "\nkernel overlap -" + format_si(d.kernel_overlap_s, "s");
+    if (d.not_explained_s != 0) tip += "\nnot explained " + format_si(d.not_explained_s, "s");
+    for (const std::string& note : d.notes) tip += "\n" + note;
+    if (d.call_premium_s)
+      tip += "\none-call premium T_call - T_stream " + format_si(*d.call_premium_s, "s");
     svg.begin_group(tip, "bar");
     const std::vector<std::pair<double, std::string>> stack = {
-        {d.within_roof_s, color(b.roof)},
-        {d.lost_to_roof_s, lost_fill(b.roof)},
-        {d.transfer_s, color(Bound::transfer)},
-        {d.overhead_s, color(Bound::launch)},
+        {d.within_roof_s, color(b.roof)},          {d.lost_to_roof_s, lost_fill(b.roof)},
+        {d.transfer_s, color(Bound::transfer)},    {d.device_gaps_s, kDeviceGaps},
+        {d.host_overhead_s, color(Bound::launch)}, {std::max(0.0, d.not_explained_s), kUnexplained},
     };
     double base = 0;
     for (const auto& [v, fill] : stack) {
@@ -525,24 +566,23 @@ std::string time_decomposition_chart(const std::vector<SeriesPoint>& series_in,
       svg.rect(cx - bar_w / 2, s1, bar_w, s0 - s1, Style{"#ffffff", fill, 0.5, "", 1});
       base += v;
     }
-    if (b.point->bounds.wall_s && positive(*b.point->bounds.wall_s)) {
-      const double y = abs_axes.py(*b.point->bounds.wall_s);
+    if (positive(d.time_s)) {
+      const double y = abs_axes.py(d.time_s);
       svg.line(cx - bar_w / 2 - 4, y, cx + bar_w / 2 + 4, y,
                Style{color(Bound::measured), "none", 2, "", 1});
     }
     svg.end_group();
   }
-  // Each bar's wall time above it, where the slots leave room for the text.
+  // Each bar's T above it, where the slots leave room for the text.
   if (slot >= 46) {
     TextStyle vt;
     vt.size = 10;
     vt.anchor = Anchor::middle;
     vt.fill = "#333333";
     for (std::size_t i = 0; i < n; ++i) {
-      const auto& wall = bars[i].point->bounds.wall_s;
-      const double v = wall ? std::max(*wall, bars[i].total) : bars[i].total;
-      svg.text(abs_axes.px(static_cast<double>(i) + 0.5), abs_axes.py(v) - 6,
-               format_si(wall ? *wall : bars[i].total, "s"), vt);
+      const double t = bars[i].parts.time_s;
+      svg.text(abs_axes.px(static_cast<double>(i) + 0.5),
+               abs_axes.py(std::max(t, bars[i].total)) - 6, format_si(t, "s"), vt);
     }
   }
   svg.begin_group({}, "legend outside");

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/json_io.hpp"
 #include "timeroof/version.hpp"
 
 namespace timeroof::roofline {
@@ -73,6 +74,42 @@ json kernel_bound_json(const KernelBound& k) {
           {"limiting", k.limiting}};
 }
 
+// A measured time in the export's form (core/json_io.hpp): a missing interval is null.
+json stats_json(const std::optional<TimeStats>& t) {
+  return t ? json(*t) : json(nullptr);
+}
+
+const char* to_text(Separation s) {
+  switch (s) {
+    case Separation::apart:
+      return "apart";
+    case Separation::overlapping:
+      return "overlapping";
+    case Separation::unknown:
+      return "unknown";
+  }
+  return "?";
+}
+
+json decomposition_json(const Decomposition& d) {
+  return {{"time_s", d.time_s},
+          {"time_source", to_string(d.time_source)},
+          {"separated", d.separated},
+          {"host_overhead_s", d.host_overhead_s},
+          {"device_gaps_s", d.device_gaps_s},
+          {"transfer_s", d.transfer_s},
+          {"kernel_s", d.kernel_s},
+          {"within_roof_s", d.within_roof_s},
+          {"lost_to_roof_s", d.lost_to_roof_s},
+          {"kernel_overlap_s", d.kernel_overlap_s},
+          {"not_explained_s", d.not_explained_s},
+          {"graph_above_time_s", d.graph_above_time_s},
+          {"kernels_above_device_s", d.kernels_above_device_s},
+          {"graph_vs_time", to_text(d.graph_vs_time)},
+          {"call_premium_s", num(d.call_premium_s)},
+          {"notes", d.notes}};
+}
+
 json point_json(const Point& p, const PointAnalysis& a) {
   json j = {{"sweep", p.sweep},
             {"seq", p.seq},
@@ -98,8 +135,15 @@ json point_json(const Point& p, const PointAnalysis& a) {
   for (const KernelBound& k : b.kernel_bounds) kernels.push_back(kernel_bound_json(k));
   j["work_source"] = to_string(b.work_source);
   j["bytes_source"] = to_string(b.bytes_source);
-  j["wall_s"] = num(b.wall_s);
+  j["times"] = {{"call", stats_json(b.call)},
+                {"stream", stats_json(b.stream)},
+                {"graph", stats_json(b.graph)},
+                {"issue", stats_json(b.issue)},
+                {"graph_unavailable", b.graph_unavailable}};
+  j["time_s"] = num(b.time_s);
+  j["time_source"] = to_string(b.time_source);
   j["kernel_s"] = num(b.kernel_s);
+  j["kernel_busy_s"] = num(b.kernel_busy_s);
   j["launches"] = b.launches ? json(*b.launches) : json(nullptr);
   j["transfer_measured_s"] = num(b.transfer_measured_s);
   j["work"] = work;
@@ -121,17 +165,11 @@ json point_json(const Point& p, const PointAnalysis& a) {
   j["efficiency"] = num(b.efficiency);
   j["tensor_share"] = num(b.tensor_share);
   j["tensor_utilisation"] = num(b.tensor_utilisation);
-  j["class"] = {{"label", c.label()},
-                {"bottleneck", to_string(c.bottleneck)},
-                {"level", c.level ? json(to_string(*c.level)) : json(nullptr)},
-                {"unit", to_string(c.unit)},
-                {"reason", c.reason}};
-  j["decomposition"] = {{"wall_s", c.parts.wall_s},
-                        {"overhead_s", c.parts.overhead_s},
-                        {"transfer_s", c.parts.transfer_s},
-                        {"kernel_s", c.parts.kernel_s},
-                        {"within_roof_s", c.parts.within_roof_s},
-                        {"lost_to_roof_s", c.parts.lost_to_roof_s}};
+  j["class"] = {
+      {"label", c.label()},        {"bottleneck", to_string(c.bottleneck)},
+      {"rule", to_string(c.rule)}, {"level", c.level ? json(to_string(*c.level)) : json(nullptr)},
+      {"unit", to_string(c.unit)}, {"reason", c.reason}};
+  j["decomposition"] = decomposition_json(c.parts);
   j["lower_bound"] = {{"t_s", b.t_lower_bound},
                       {"scope", to_string(b.lower_bound_scope)},
                       {"operator_s", b.t_lower_bound_operator},
@@ -146,7 +184,13 @@ json point_json(const Point& p, const PointAnalysis& a) {
 json fit_json(const LinearFit& f) {
   return {{"n", f.n},
           {"a_s", f.a},
+          {"a_low_s", num(f.a_low)},
+          {"a_high_s", num(f.a_high)},
           {"c_s", f.c},
+          {"c_low_s", num(f.c_low)},
+          {"c_high_s", num(f.c_high)},
+          {"flat", f.flat},
+          {"flat_within_s", f.flat_within},
           {"r2", num(f.r2)},
           {"spread", f.spread},
           {"max_rel_residual", f.max_rel_residual},
@@ -177,15 +221,17 @@ json series_json(const SeriesAnalysis& sa, const RunRecord& record) {
           {"fixed", s.fixed},
           {"points", points},
           {"fit",
-           {{"wall", fit_json(sa.fit.wall)},
+           {{"time_source", to_string(sa.fit.time_source)},
+            {"time", fit_json(sa.fit.time)},
+            {"graph", sa.fit.graph ? fit_json(*sa.fit.graph) : json(nullptr)},
             {"kernel", sa.fit.kernel ? fit_json(*sa.fit.kernel) : json(nullptr)}}},
           {"segments", segments}};
 }
 
 json finding_json(const Finding& f, std::size_t rank) {
   return {{"rank", rank},
-          {"share", f.share},
           {"explained_s", f.explained_s},
+          {"share", f.share},
           {"text", f.text},
           {"series", f.series},
           {"sweep", f.sweep},
@@ -199,17 +245,23 @@ json finding_json(const Finding& f, std::size_t rank) {
 json options_json(const FindingsOptions& o) {
   const Thresholds& t = o.series.thresholds;
   const BoundsOptions& b = o.series.bounds;
-  return {{"parameter", o.series.parameter},
-          {"min_series_points", o.series.min_points},
-          {"thresholds",
-           {{"transfer_fraction", t.transfer_fraction},
-            {"launch_fraction", t.launch_fraction},
-            {"roof_fraction", t.roof_fraction}}},
-          {"bounds",
-           {{"transfers_serial", b.transfers_serial},
-            {"l1_min_fraction", b.l1_min_fraction},
-            {"per_kernel_lower_bound", b.per_kernel_lower_bound}}},
-          {"fit", {{"huber_k", o.fit.huber_k}, {"flat_fraction", o.fit.flat_fraction}}}};
+  return {
+      {"parameter", o.series.parameter},
+      {"min_series_points", o.series.min_points},
+      {"thresholds",
+       {{"transfer_fraction", t.transfer_fraction},
+        {"issue_ratio", t.issue_ratio},
+        {"launch_fraction", t.launch_fraction},
+        {"roof_fraction", t.roof_fraction}}},
+      {"bounds",
+       {{"transfers_serial", b.transfers_serial},
+        {"l1_min_fraction", b.l1_min_fraction},
+        {"per_kernel_lower_bound", b.per_kernel_lower_bound}}},
+      {"fit",
+       {{"huber_k", o.fit.huber_k},
+        {"min_knee_r2", o.fit.min_knee_r2},
+        {"min_fixed_fraction", o.fit.min_fixed_fraction}}},
+      {"findings", {{"graph_min_gain", o.graph_min_gain}, {"pass_tolerance", o.pass_tolerance}}}};
 }
 
 }  // namespace
@@ -231,14 +283,16 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options) {
     }
     a.points.push_back(std::move(pa));
   }
-  std::vector<Series> series = group_series(record.points, a.roofs, options.series);
-  a.findings = series_findings(series, a.roofs, options);
-  for (Series& s : series) {
-    SeriesAnalysis sa;
-    sa.fit = fit_series(s, options.fit);
-    sa.series = std::move(s);
-    a.series.push_back(std::move(sa));
-  }
+  // Series, fits and findings from the per-point numbers above, not recomputed.
+  std::vector<Series> series = group_series(
+      record.points,
+      [&](std::size_t i) { return std::make_pair(a.points[i].bounds, a.points[i].classification); },
+      options.series);
+  std::vector<SeriesFit> fits;
+  for (const Series& s : series) fits.push_back(fit_series(s, options.fit));
+  a.findings = series_findings(series, fits, a.roofs, options);
+  for (std::size_t i = 0; i < series.size(); ++i)
+    a.series.push_back({std::move(series[i]), std::move(fits[i])});
   return a;
 }
 

@@ -3,7 +3,7 @@
 // as a table, CSV or JSON; the JSON form (analysis_document) carries every field.
 //
 // Points analysed: status ok or counters_unavailable (timed, so the model has a
-// wall time; the bounds fall back to analytic work without counters). Points that
+// time; the bounds fall back to analytic work without counters). Points that
 // failed, were unsupported or ran out of memory measured nothing: they are listed
 // with their status and reason only.
 #pragma once
@@ -52,9 +52,30 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options = {}
 // "roofs": {"compute": {class: roof}, "memory": {level: roof}, "launch": roof,
 // "transfer": {"h2d"|"d2h": {"pinned"|"pageable": roof}}}; a point's "transfer":
 // {"host", "t_s", "h2d"|"d2h": {"bytes", "bandwidth", "ceiling", "time_s"}}, the
-// roofs its T_xfer was taken on. Version 2: the four transfer roofs replaced
-// version 1's "h2d" and "d2h" (the pinned pair only).
-inline constexpr int kAnalysisSchemaVersion = 2;
+// roofs its T_xfer was taken on.
+// A point's times: "times": {"call"|"stream"|"graph"|"issue": {"median_s",
+// "ci_low_s", "ci_high_s", "spread", "min_s", "max_s", "samples",
+// "calls_per_sample", "converged"} or null, "graph_unavailable"}; "time_s" (T),
+// "time_source" ("T_stream", "T_call", "none"), "kernel_s", "kernel_busy_s".
+// "decomposition" (classify.hpp): {"time_s", "time_source", "separated",
+// "host_overhead_s", "device_gaps_s", "transfer_s", "kernel_s", "within_roof_s",
+// "lost_to_roof_s", "kernel_overlap_s", "not_explained_s", "graph_above_time_s",
+// "kernels_above_device_s", "graph_vs_time" ("apart", "overlapping", "unknown"),
+// "call_premium_s", "notes"}; "class": {"label", "bottleneck", "rule", "level",
+// "unit", "reason"}. A series' "fit": {"time_source", "time", "graph", "kernel"},
+// each fit {"n", "a_s", "a_low_s", "a_high_s", "c_s", "c_low_s", "c_high_s",
+// "flat", "flat_within_s", "r2", ...}. Findings in rank order (most "explained_s"
+// first).
+// Version 3: the three measured times with their intervals and the issue time;
+// "wall_s" became "time_s" with "time_source"; the decomposition on measured
+// parts (its "wall_s" / "overhead_s" became "time_s" / "host_overhead_s", plus
+// device gaps, overlap and the labelled remainder); the class's "rule"; the fits'
+// "wall" became "time", with "graph", slope and fixed-cost intervals and "flat";
+// findings ranked by explained seconds; options "issue_ratio", "min_knee_r2",
+// "min_fixed_fraction", "graph_min_gain" and "pass_tolerance" ("flat_fraction"
+// gone). Version 2: the four transfer roofs replaced version 1's "h2d" and "d2h"
+// (the pinned pair only).
+inline constexpr int kAnalysisSchemaVersion = 3;
 inline constexpr const char* kAnalysisFormat = "timeroof-analysis";
 nlohmann::json analysis_json(const RunRecord& record, const RunAnalysis& analysis);
 nlohmann::json analysis_document(const std::vector<RunRecord>& records,

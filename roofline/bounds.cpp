@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include "core/format.hpp"
 
@@ -70,7 +71,77 @@ std::optional<double> positive(const std::optional<double>& v) {
   return std::nullopt;
 }
 
+// A time that was measured: a positive, finite median.
+std::optional<TimeStats> measured(const std::optional<TimeStats>& stats) {
+  if (stats && positive(stats->median_s)) return stats;
+  return std::nullopt;
+}
+
+// details["trace"]["kernel_busy_s"] where the trace pass recorded it.
+std::optional<double> kernel_busy(const Point& point) {
+  const nlohmann::json& d = point.details;
+  if (!d.is_object() || !d.contains("trace") || !d.at("trace").is_object()) return std::nullopt;
+  const nlohmann::json& trace = d.at("trace");
+  const auto it = trace.find("kernel_busy_s");
+  if (it == trace.end() || !it->is_number()) return std::nullopt;
+  return positive(it->get<double>());
+}
+
 }  // namespace
+
+std::string format_time(double seconds) {
+  const double a = std::fabs(seconds);
+  const char* unit = "s";
+  double v = seconds;
+  if (a < 1e-3) {
+    unit = "us";
+    v = seconds * 1e6;
+  } else if (a < 1) {
+    unit = "ms";
+    v = seconds * 1e3;
+  }
+  const double av = std::fabs(v);
+  const char* format = av < 10 ? "%.1f %s" : "%.0f %s";
+  if (av > 0 && av < 0.1) format = "%.2g %s";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, format, v, unit);
+  return buf;
+}
+
+namespace {
+// The unit format_time would pick for `seconds`, and its scale.
+std::pair<const char*, double> time_unit(double seconds) {
+  const double a = std::fabs(seconds);
+  if (a < 1e-3) return {"us", 1e6};
+  if (a < 1) return {"ms", 1e3};
+  return {"s", 1};
+}
+}  // namespace
+
+std::string format_time_3(double seconds) {
+  const auto [unit, scale] = time_unit(seconds);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3g %s", seconds * scale, unit);
+  return buf;
+}
+
+std::string format_time_stats(const std::optional<TimeStats>& stats) {
+  if (!stats) return "-";
+  std::string out = format_time(stats->median_s);
+  if (const auto ci = stats->relative_ci()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, *ci < 0.1 ? " +-%.1f%%" : " +-%.0f%%", 100 * *ci);
+    out += buf;
+  }
+  return out;
+}
+
+std::string format_time_interval(double low, double high) {
+  const auto [unit, scale] = time_unit(std::max(std::fabs(low), std::fabs(high)));
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.3g to %.3g %s", low * scale, high * scale, unit);
+  return buf;
+}
 
 const char* to_string(BoundScope scope) {
   switch (scope) {
@@ -141,6 +212,23 @@ std::string transfer_roofs_text(const PointBounds& bounds) {
   return out;
 }
 
+const char* to_string(TimeSource source) {
+  switch (source) {
+    case TimeSource::stream:
+      return "T_stream";
+    case TimeSource::call:
+      return "T_call";
+    case TimeSource::none:
+      return "none";
+  }
+  return "?";
+}
+
+Separation separation(const TimeStats& slower, const TimeStats& faster) {
+  if (!slower.ci_low_s || !faster.ci_high_s) return Separation::unknown;
+  return *slower.ci_low_s > *faster.ci_high_s ? Separation::apart : Separation::overlapping;
+}
+
 const char* to_string(Source source) {
   switch (source) {
     case Source::counters:
@@ -207,7 +295,18 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
   const std::string l1_out = l1_exclusion(bytes, options.l1_min_fraction);
 
   // --- Timing -----------------------------------------------------------------
-  b.wall_s = positive(t.wall_median_s);
+  b.call = measured(t.call);
+  b.stream = measured(t.stream);
+  b.graph = measured(t.graph);
+  b.issue = measured(t.issue);
+  b.graph_unavailable = t.graph_unavailable;
+  if (b.stream) {
+    b.time_s = b.stream->median_s;
+    b.time_source = TimeSource::stream;
+  } else if (b.call) {
+    b.time_s = b.call->median_s;
+    b.time_source = TimeSource::call;
+  }
   b.kernel_s = positive(t.kernel_time_s);
   if (!b.kernel_s && !point.kernels.empty()) {
     double sum = 0;
@@ -215,17 +314,7 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
     b.kernel_s = positive(sum);
     if (b.kernel_s) b.notes.push_back("kernel time from the traced kernel records");
   }
-  // T_k comes from the trace pass and T from the timing pass: two windows. Under
-  // a power cap the same HBM-bound call ran 4% slower in the trace than in the
-  // timing (an H200, conv fp16 batch 1024); say so rather than hide it.
-  if (b.wall_s && b.kernel_s && *b.kernel_s > 1.02 * *b.wall_s) {
-    char text[160];
-    std::snprintf(text, sizeof text,
-                  "kernel time T_k (trace pass) exceeds the wall time T (timing pass) by %.0f%%: "
-                  "measured in different windows",
-                  100 * (*b.kernel_s / *b.wall_s - 1));
-    b.notes.push_back(text);
-  }
+  b.kernel_busy_s = kernel_busy(point);
   b.launches = t.launches;
   if (t.h2d_time_s || t.d2h_time_s)
     b.transfer_measured_s = t.h2d_time_s.value_or(0) + t.d2h_time_s.value_or(0);
@@ -369,7 +458,7 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
                         " kernels have counters: lower bound per operator");
   }
   if (b.t_lower_bound > 0) {
-    if (b.wall_s) b.headroom = *b.wall_s / b.t_lower_bound;
+    if (b.time_s) b.headroom = *b.time_s / b.t_lower_bound;
     if (b.kernel_s) b.kernel_headroom = *b.kernel_s / b.t_lower_bound;
   }
   return b;

@@ -16,10 +16,18 @@
 //   tensor_tf32, fp8, int8, fp64 -> their Tensor-Core class; otherwise fp16/bf16
 //   -> half, fp32, fp64), Q_dram = Point::min_bytes (each tensor moved once: a
 //   lower bound of the traffic), no L1/L2.
-// - T, wall time: Timing::wall_median_s. T_k, kernel time: Timing::kernel_time_s,
-//   else the sum of the traced KernelRecord durations. The counters' `duration` is
-//   NOT used: it is timed under profiler replay and is inflated (an H200 conv2d
-//   with batch 1: 214.6 us profiled, 4.9 us traced).
+// - Times per call (Timing, each a TimeStats with its median and 95% interval):
+//   T_call (one synchronized call), T_stream (calls back to back), T_graph (the
+//   call replayed from a CUDA graph: the device floor) and the host issue time.
+//   T, the time the model explains, is T_stream where measured (what a training
+//   or inference loop pays), else T_call (runs recorded before T_stream existed);
+//   time_source says which. T_k, kernel time: Timing::kernel_time_s, else the sum
+//   of the traced KernelRecord durations. The counters' `duration` is NOT used:
+//   it is timed under profiler replay and is inflated (an H200 conv2d with batch
+//   1: 214.6 us profiled, 4.9 us traced).
+// - Kernel busy time: details["trace"]["kernel_busy_s"], the union of the call's
+//   kernel intervals in the trace pass, where the trace recorded it; below T_k
+//   when kernels overlap on several streams (classify.hpp uses it).
 // - N, launches: Timing::launches. Q_h2d, Q_d2h: Timing::h2d_bytes / d2h_bytes.
 // - Host memory of the transfers: Point::details["transfer"]["host"], "pinned" or
 //   "pageable" as the runner writes it (transfer_host below).
@@ -88,7 +96,7 @@
 // two totals. Both are valid lower bounds, so T_lb is the larger of the two; where
 // the per-kernel sum comes out below (kernel counters from another replay, or L1
 // left out for one kernel but not for the total) the operator-level bound is kept
-// and a note says so. headroom = T / T_lb (wall) and kernel_headroom = T_k / T_lb:
+// and a note says so. headroom = T / T_lb (T as above) and kernel_headroom = T_k / T_lb:
 // how many times faster the call could get. The profiled `duration` metric is not
 // used for the kernels either (replay inflates it); KernelRecord::duration_s is.
 #pragma once
@@ -106,6 +114,17 @@ namespace timeroof::roofline {
 
 enum class Source { counters, analytic, none };
 const char* to_string(Source source);
+
+// Which measured time T is: T_stream, T_call (older runs), or none measured.
+enum class TimeSource { stream, call, none };
+const char* to_string(TimeSource source);  // "T_stream", "T_call", "none"
+
+// How two measured times compare, by their 95% intervals: `apart` when the
+// slower one's interval lies wholly above the faster one's, `overlapping` when
+// the intervals meet (the difference is within noise), `unknown` when either has
+// no interval (runs recorded before the intervals existed).
+enum class Separation { apart, overlapping, unknown };
+Separation separation(const TimeStats& slower, const TimeStats& faster);
 
 struct BoundsOptions {
   // T_xfer adds to T_roof (copies not overlapped with kernels), as the operator
@@ -166,10 +185,16 @@ struct PointBounds {
   // Inputs as the model read them.
   std::array<double, kPrecisionCount> work{};  // W_p
   double total_work = 0;                       // W
-  std::optional<double> wall_s;                // T
-  std::optional<double> kernel_s;              // T_k
-  std::optional<std::int64_t> launches;        // N
-  std::optional<double> transfer_measured_s;   // h2d_time_s + d2h_time_s, if timed
+  // The measured times per call with their statistics (see above); absent where
+  // not measured.
+  std::optional<TimeStats> call, stream, graph, issue;
+  std::string graph_unavailable;  // why T_graph is absent, as the runner said
+  std::optional<double> time_s;   // T: T_stream, else T_call
+  TimeSource time_source = TimeSource::none;
+  std::optional<double> kernel_s;             // T_k
+  std::optional<double> kernel_busy_s;        // union of the kernel intervals, where traced
+  std::optional<std::int64_t> launches;       // N
+  std::optional<double> transfer_measured_s;  // h2d_time_s + d2h_time_s, if timed
 
   // Time-based roofline.
   std::array<double, kPrecisionCount> compute_s{};  // W_p / P_p
@@ -202,6 +227,13 @@ struct PointBounds {
   std::optional<double> headroom;                  // T / T_lb
   std::optional<double> kernel_headroom;           // T_k / T_lb
 
+  std::optional<double> call_s() const { return median(call); }
+  std::optional<double> stream_s() const { return median(stream); }
+  std::optional<double> graph_s() const { return median(graph); }
+  std::optional<double> issue_s() const { return median(issue); }
+  static std::optional<double> median(const std::optional<TimeStats>& stats) {
+    return stats ? std::optional<double>(stats->median_s) : std::nullopt;
+  }
   const LevelBounds& level(Level l) const { return levels[static_cast<std::size_t>(l)]; }
   const TransferBounds& transfer(TransferDirection d) const {
     return transfers[static_cast<std::size_t>(d)];
@@ -219,6 +251,17 @@ HostMemory transfer_host(const Point& point, std::string* unknown = nullptr);
 // The transfer roofs T_xfer used, for reports: "pageable H2D roof 11.2 GB/s,
 // pageable D2H roof 18.0 GB/s"; "" when it used none.
 std::string transfer_roofs_text(const PointBounds& bounds);
+
+// "3.0 us", "187 us", "1.2 ms", "2.1 s": a time as the findings and tables print it.
+std::string format_time(double seconds);
+// "10.1 us": three significant digits, for two close times side by side.
+std::string format_time_3(double seconds);
+// "45 us +-1.2%": a measured time and the half width of its 95% interval relative
+// to it ("45 us" without an interval, "-" when not measured).
+std::string format_time_stats(const std::optional<TimeStats>& stats);
+// "0.592 to 0.618 us": an interval, both ends in the unit of the larger one, to
+// three significant digits.
+std::string format_time_interval(double low, double high);
 
 PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
                          const BoundsOptions& options = {});

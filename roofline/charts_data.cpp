@@ -24,7 +24,7 @@ ComplexityChart complexity_chart(const std::vector<Point>& points, const Machine
     const PointBounds b = point_bounds(p, roofs, options.bounds);
     const std::string who = p.op + " " + p.precision + " seq " + std::to_string(p.seq);
     const auto& q = b.level(Level::dram).bytes;
-    const std::optional<double> t = options.use_kernel_time ? b.kernel_s : b.wall_s;
+    const std::optional<double> t = options.use_kernel_time ? b.kernel_s : b.time_s;
     if (!q || !b.peak_effective || b.total_work <= 0 || !t) {
       chart.notes.push_back(who + ": left out (" +
                             (!q   ? "no DRAM bytes"
@@ -123,7 +123,10 @@ TimeChart time_chart(const Series& series) {
     TimeRow row;
     row.x = p.x;
     row.index = p.index;
-    row.wall_s = b.wall_s;
+    row.time_s = b.time_s;
+    row.call = b.call;
+    row.stream = b.stream;
+    row.graph = b.graph;
     row.kernel_s = b.kernel_s;
     row.t_cuda = b.t_cuda;
     row.t_tensor = b.t_tensor;

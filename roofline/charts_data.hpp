@@ -13,7 +13,7 @@
 //      chart's x range. A point with AI = W / Q >= P / B is compute-side.
 //    - Complexity point: (Q, W).
 //    - Run-time point: where the point would sit if it ran at the roof for its
-//      measured time T (wall time; kernel time with use_kernel_time), along its
+//      measured time T (T_stream, else T_call; T_k with use_kernel_time), along its
 //      iso-AI line y = AI x: AI >= P_eff / B: W' = T P_eff, Q' = W' / AI (Q' = 0
 //      when Q = 0); else Q' = T B, W' = Q' AI. So W' / P_eff = T on the compute
 //      side and Q' / B = T on the memory side: the run-time point lies on the
@@ -27,8 +27,10 @@
 //    - Range: the min / max over every complexity point, run-time point and floor
 //      corner (positive values only; log axes), widened by a factor 2 each way.
 // 2. Time vs parameter: per series (sweep_fit.hpp) and parameter value the
-//    measured T and T_k and each bound: T_compute on CUDA cores and on Tensor
-//    Cores, T_mem per level, T_launch, T_xfer, T_roof (seconds; absent = nullopt).
+//    measured T_call, T_stream and T_graph with their statistics, T (the one the
+//    model explains) and T_k, and each bound: T_compute on CUDA cores and on
+//    Tensor Cores, T_mem per level, T_launch, T_xfer, T_roof (seconds; absent =
+//    nullopt).
 #pragma once
 
 #include <array>
@@ -100,8 +102,9 @@ ComplexityChart complexity_chart(const std::vector<Point>& points, const Machine
 
 struct TimeRow {
   double x = 0;
-  std::size_t index = 0;  // into the run's points
-  std::optional<double> wall_s, kernel_s;
+  std::size_t index = 0;                         // into the run's points
+  std::optional<double> time_s, kernel_s;        // T, T_k
+  std::optional<TimeStats> call, stream, graph;  // with their 95% intervals
   double t_cuda = 0, t_tensor = 0;
   std::array<std::optional<double>, kLevelCount> t_mem;  // l1, l2, dram
   std::optional<double> t_launch;

@@ -99,12 +99,12 @@ std::string range_text(const Series& s, const ClassSegment& g) {
   return name + " " + format_value(g.x_first) + "-" + format_value(g.x_last);
 }
 
-// The point of the group with the median wall time (lower median).
+// The point of the group with the median time T (lower median).
 const SeriesPoint& representative(const Series& s, const ClassSegment& g) {
   std::vector<const SeriesPoint*> members;
   for (std::size_t i = g.first; i <= g.last; ++i) members.push_back(&s.points[i]);
   std::sort(members.begin(), members.end(), [](const SeriesPoint* l, const SeriesPoint* r) {
-    return l->classification.parts.wall_s < r->classification.parts.wall_s;
+    return l->classification.parts.time_s < r->classification.parts.time_s;
   });
   return *members[(members.size() - 1) / 2];
 }
@@ -117,17 +117,25 @@ std::string at_text(const Series& s, const ClassSegment& g, const SeriesPoint& p
 
 // The share of a point's own call a value explains, in [0, 1].
 double share_of_call(double explained_s, const SeriesPoint& p) {
-  const double wall = p.classification.parts.wall_s;
-  return wall > 0 ? std::clamp(explained_s / wall, 0.0, 1.0) : 0.0;
+  const double t = p.classification.parts.time_s;
+  return t > 0 ? std::clamp(explained_s / t, 0.0, 1.0) : 0.0;
+}
+
+// "T_stream 45 us".
+std::string time_named(const Decomposition& d) {
+  const std::string name =
+      d.time_source == TimeSource::none ? "T_k + transfer" : to_string(d.time_source);
+  return name + " " + format_time(d.time_s);
 }
 
 double explained(const SeriesPoint& p) {
   const PointBounds& b = p.bounds;
   const Classification& c = p.classification;
-  const double wall = c.parts.wall_s;
   switch (c.bottleneck) {
     case Bottleneck::launch_bound:
-      return std::min(wall, std::max(c.parts.overhead_s, b.t_launch.value_or(0)));
+      if (c.rule == ClassRule::launch_roof)
+        return std::min(c.parts.time_s, std::max(c.parts.host_overhead_s, b.t_launch.value_or(0)));
+      return c.parts.host_overhead_s;
     case Bottleneck::transfer_bound:
       return c.parts.transfer_s;
     case Bottleneck::memory_bound:
@@ -142,38 +150,67 @@ double explained(const SeriesPoint& p) {
   return 0;
 }
 
+// "; kernels busy 10% of the call", or where the kernels exceed the call, that.
+std::string busy_clause(const Decomposition& d) {
+  if (d.time_s <= 0) return "";
+  const double busy = d.kernel_s - d.kernel_overlap_s;
+  if (busy > d.time_s)
+    return "; kernel time exceeds the call by " + format_time(busy - d.time_s) +
+           " (kernels overlapping, or passes at different clocks)";
+  return "; kernels busy " + percent(busy / d.time_s) + " of the call";
+}
+
+std::string launch_sentence(const SeriesPoint& p, const MachineRoofs& roofs,
+                            const std::string& at) {
+  const PointBounds& b = p.bounds;
+  const Classification& c = p.classification;
+  const Decomposition& d = c.parts;
+  const std::string count =
+      b.launches ? std::to_string(*b.launches) + (*b.launches == 1 ? " launch" : " launches")
+                 : std::string("launches unknown");
+  const std::string cost =
+      roofs.launch.available() ? " x " + format_time(*roofs.launch.value) : std::string();
+  std::string out = "launch-bound — ";
+  switch (c.rule) {
+    case ClassRule::host_issue: {
+      std::string device_name;
+      const double device = device_time(b, d, &device_name).value_or(0);
+      out += "the host issues a call in " + format_time(b.issue_s().value_or(0)) +
+             ", the GPU runs it in " + format_time(device) + " (" + device_name + ")" + at;
+      if (d.time_source == TimeSource::stream)
+        out += "; back to back a call takes " + format_time(d.time_s) + " (T_stream)";
+      out += "; " + count + " per call";
+      break;
+    }
+    case ClassRule::launch_roof:
+      out += count + cost + " = " + format_time(b.t_launch.value_or(0)) + " = " +
+             percent(b.t_launch.value_or(0) / d.time_s) + " of " + time_named(d) + at +
+             ", above the kernels' roof " + format_time(b.t_kernel_roof) + busy_clause(d);
+      break;
+    default:  // overhead_share
+      out += "host overhead and device gaps " + format_time(d.host_overhead_s) + " = " +
+             percent(d.host_overhead_s / d.time_s) + " of " + time_named(d) + at +
+             " (not measured separately); " + count + cost + busy_clause(d);
+      break;
+  }
+  return out;
+}
+
 std::string sentence(const Series& s, const ClassSegment& g, const MachineRoofs& roofs) {
   const SeriesPoint& p = representative(s, g);
   const PointBounds& b = p.bounds;
   const Classification& c = p.classification;
-  const double wall = c.parts.wall_s;
+  const double t = c.parts.time_s;
   const double tk = b.kernel_s.value_or(0);
   const std::string at = at_text(s, g, p);
   std::string out = s.name() + ", " + range_text(s, g) + ": ";
   switch (c.bottleneck) {
-    case Bottleneck::launch_bound: {
-      // Lead with the launches where N x L explains a good part of the call (the
-      // LSTM's per-step launches); else with the host/API time they do not explain.
-      out += "launch-bound — ";
-      const std::string count =
-          b.launches ? std::to_string(*b.launches) + (*b.launches == 1 ? " launch" : " launches")
-                     : std::string("launches unknown");
-      const bool launches_explain = b.t_launch && *b.t_launch >= 0.25 * wall;
-      if (launches_explain && roofs.launch.available()) {
-        out += count + " x " + format_time(*roofs.launch.value) + " = " +
-               percent(*b.t_launch / wall) + " of " + format_time(wall) + at;
-      } else {
-        out += "host/API overhead " + format_time(c.parts.overhead_s) + " = " +
-               percent(c.parts.overhead_s / wall) + " of " + format_time(wall) + at;
-        if (b.launches && roofs.launch.available())
-          out += " with " + count + " x " + format_time(*roofs.launch.value);
-      }
-      if (wall > 0) out += "; kernels busy " + percent(tk / wall) + " of the call";
+    case Bottleneck::launch_bound:
+      out += launch_sentence(p, roofs, at);
       break;
-    }
     case Bottleneck::transfer_bound: {
       out += "transfer-bound — host<->device copies " + format_time(c.parts.transfer_s) + " = " +
-             percent(c.parts.transfer_s / wall) + " of " + format_time(wall) + at;
+             percent(c.parts.transfer_s / t) + " of " + time_named(c.parts) + at;
       // The roofs of the point's own host memory, and how close the copies came.
       const std::string xfer_roofs = transfer_roofs_text(b);
       if (b.t_xfer > 0 && !xfer_roofs.empty()) {
@@ -199,9 +236,9 @@ std::string sentence(const Series& s, const ClassSegment& g, const MachineRoofs&
     case Bottleneck::compute_bound: {
       out += "compute-bound — " + (at.empty() ? "" : at.substr(1) + ", ");
       if (c.unit == ComputeUnit::tensor_core) {
-        const auto t = dominant(b, true);
+        const auto tc = dominant(b, true);
         out += "Tensor Cores at " + percent(tk > 0 ? b.t_tensor / tk : 0) + " of the " +
-               (t ? peak_name(*t) : std::string("Tensor Core peak")) + " (" +
+               (tc ? peak_name(*tc) : std::string("Tensor Core peak")) + " (" +
                percent(b.tensor_share.value_or(0)) + " of the FLOPs)";
       } else {
         out += compute_clause(b, s.math_mode);
@@ -216,7 +253,7 @@ std::string sentence(const Series& s, const ClassSegment& g, const MachineRoofs&
                                                            : b.limiting_roof;
       out += "latency-bound — " + (at.empty() ? "" : at.substr(1) + ", ") + "kernels at " +
              percent(b.efficiency.value_or(0)) + " of their roof (" + lim + "), " +
-             format_time(tk) + " of kernels in a " + format_time(wall) + " call";
+             format_time(tk) + " of kernels in a " + format_time(t) + " call";
       const std::string cc = compute_clause(b, s.math_mode);
       if (!cc.empty()) out += "; " + cc;
       break;
@@ -228,113 +265,198 @@ std::string sentence(const Series& s, const ClassSegment& g, const MachineRoofs&
   return out;
 }
 
-}  // namespace
-
-std::string format_time(double seconds) {
-  const double a = std::fabs(seconds);
-  const char* unit = "s";
-  double v = seconds;
-  if (a < 1e-3) {
-    unit = "us";
-    v = seconds * 1e6;
-  } else if (a < 1) {
-    unit = "ms";
-    v = seconds * 1e3;
+// The runs of consecutive points of `s` for which `holds` is true.
+template <typename Predicate>
+std::vector<ClassSegment> runs_where(const Series& s, const std::string& label, Predicate holds) {
+  std::vector<ClassSegment> out;
+  bool open = false;
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    if (!holds(s.points[i])) {
+      open = false;
+      continue;
+    }
+    if (!open) out.push_back({i, i, s.points[i].x, s.points[i].x, label});
+    out.back().last = i;
+    out.back().x_last = s.points[i].x;
+    open = true;
   }
-  const double av = std::fabs(v);
-  const char* format = av < 10 ? "%.1f %s" : "%.0f %s";
-  if (av > 0 && av < 0.1) format = "%.2g %s";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, format, v, unit);
-  return buf;
+  return out;
 }
 
-// A finding about `s` over [x_first, x_last], with nothing explained yet.
-Finding series_finding(const Series& s, double x_first, double x_last, std::string label,
-                       std::size_t points) {
+// The CUDA-graph saving of a point where it is measured and resolved (see the
+// header), else nullopt.
+std::optional<double> graph_saving(const SeriesPoint& p, double min_gain) {
+  const PointBounds& b = p.bounds;
+  if (!b.stream || !b.graph || separation(*b.stream, *b.graph) != Separation::apart)
+    return std::nullopt;
+  if (b.stream->median_s < min_gain * b.graph->median_s) return std::nullopt;
+  return b.stream->median_s - b.graph->median_s;
+}
+
+// "44.1 to 46.0 us": a 95% interval.
+std::string interval_text(const TimeStats& t) {
+  return format_time_interval(t.ci_low_s.value_or(t.median_s), t.ci_high_s.value_or(t.median_s));
+}
+
+std::string graph_sentence(const Series& s, const ClassSegment& g) {
+  const SeriesPoint& p = representative(s, g);
+  const TimeStats& stream = *p.bounds.stream;
+  const TimeStats& graph = *p.bounds.graph;
+  return s.name() + ", " + range_text(s, g) + ": a CUDA graph would take this call from " +
+         format_time(stream.median_s) + " to " + format_time(graph.median_s) + " (" +
+         printf_string("%.1f", stream.median_s / graph.median_s) + "x, measured" +
+         at_text(s, g, p) + "; T_stream 95% interval " + interval_text(stream) + ", T_graph " +
+         interval_text(graph) + ")";
+}
+
+// Measured parts above T by more than the tolerance (classify.hpp), either cause.
+double excess(const SeriesPoint& p, double tolerance) {
+  const Decomposition& d = p.classification.parts;
+  const double above = d.graph_above_time_s + d.kernels_above_device_s;
+  return above > tolerance * d.time_s ? above : 0;
+}
+
+// The notes of the decomposition that say why parts exceed T (classify.hpp).
+std::string excess_sentence(const Series& s, const ClassSegment& g) {
+  const SeriesPoint& p = representative(s, g);
+  const std::string at = at_text(s, g, p);
+  std::string why;
+  for (const std::string& note : p.classification.parts.notes)
+    if (note.find("exceed") != std::string::npos) why += (why.empty() ? "" : "; ") + note;
+  return s.name() + ", " + range_text(s, g) + ": " + (at.empty() ? "" : at.substr(1) + ", ") + why;
+}
+
+// "T_stream = 25 us fixed per call + 0.60 us per sample (95% interval ...)",
+// "T_stream flat within +-6.1 us (3% of its median 187 us)": a fit, never with
+// a slope its interval does not resolve.
+std::string fit_text(const LinearFit& f, const std::string& y, const std::string& per_unit,
+                     double y_median) {
+  if (f.flat) {
+    return y + " flat within +-" + format_time(f.flat_within) + " (" +
+           percent(y_median > 0 ? f.flat_within / y_median : 0) + " of its median " +
+           format_time(y_median) + ")";
+  }
+  const bool fixed = f.knee_note.find("no fixed cost") == std::string::npos;
+  std::string out = y + " = " + (fixed ? format_time(f.a) + " fixed per call + " : "") +
+                    format_time_3(f.c) + per_unit;
+  if (f.c_low && f.c_high)
+    out += " (95% interval " + format_time_interval(*f.c_low, *f.c_high) + ")";
+  if (!fixed) out += "; no fixed cost resolved";
+  return out;
+}
+
+// The knee clause of a fit that is not flat: quoted with R2, or why not.
+std::string knee_text(const LinearFit& f, const std::string& parameter) {
+  char r2[32];
+  std::snprintf(r2, sizeof r2, "R2 %.2f", f.r2.value_or(0));
+  if (!f.knee) {
+    if (f.knee_note.find("R2") != std::string::npos) return "; " + f.knee_note;
+    return "";
+  }
+  if (*f.knee > f.x_max)
+    return "; the fixed cost dominates up to " + parameter + " " + format_value(f.x_max) +
+           " (knee ~ " + printf_string("%.0f", *f.knee) + ", " + r2 + ")";
+  if (*f.knee < f.x_min)
+    return "; the work dominates from the smallest " + parameter + " on (knee ~ " +
+           printf_string("%.3g", *f.knee) + ", " + r2 + ")";
+  return "; work overtakes the fixed cost at " + parameter + " ~ " +
+         printf_string("%.0f", *f.knee) + " (" + r2 + ", scatter " + percent(f.spread) + ")";
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t mid = v.size() / 2;
+  return v.size() % 2 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
+}
+
+// A finding about `s` over the group `g`, with nothing explained yet.
+Finding series_finding(const Series& s, const ClassSegment& g) {
   Finding f;
   f.series = s.name();
   f.sweep = s.sweep;
   f.parameter = s.parameter;
-  f.x_first = x_first;
-  f.x_last = x_last;
-  f.label = std::move(label);
-  f.points = points;
+  f.x_first = g.x_first;
+  f.x_last = g.x_last;
+  f.label = g.label;
+  f.points = g.last - g.first + 1;
   return f;
 }
 
+}  // namespace
+
 std::vector<Finding> series_findings(const std::vector<Series>& series, const MachineRoofs& roofs,
                                      const FindingsOptions& options) {
+  std::vector<SeriesFit> fits;
+  for (const Series& s : series) fits.push_back(fit_series(s, options.fit));
+  return series_findings(series, fits, roofs, options);
+}
+
+std::vector<Finding> series_findings(const std::vector<Series>& series,
+                                     const std::vector<SeriesFit>& fits, const MachineRoofs& roofs,
+                                     const FindingsOptions& options) {
   std::vector<Finding> out;
-  for (const Series& s : series) {
+  for (std::size_t si = 0; si < series.size(); ++si) {
+    const Series& s = series[si];
     if (s.points.empty()) continue;
     const double n = static_cast<double>(s.points.size());
-    const std::size_t first_of_series = out.size();
-    for (const ClassSegment& g : class_segments(s)) {
-      Finding f = series_finding(s, g.x_first, g.x_last, g.label, g.last - g.first + 1);
+    // A finding per group, explaining per point `value(point)` seconds.
+    auto add = [&](const ClassSegment& g, const std::string& text, auto value) {
+      Finding f = series_finding(s, g);
       for (std::size_t i = g.first; i <= g.last; ++i) {
-        const double e = explained(s.points[i]);
+        const double e = value(s.points[i]);
         f.explained_s += e;
         f.share += share_of_call(e, s.points[i]) / n;
       }
-      f.text = sentence(s, g, roofs);
+      f.text = text;
       out.push_back(std::move(f));
-    }
+    };
+    for (const ClassSegment& g : class_segments(s)) add(g, sentence(s, g, roofs), explained);
+
+    const auto saving = [&](const SeriesPoint& p) {
+      return graph_saving(p, options.graph_min_gain).value_or(0);
+    };
+    for (const ClassSegment& g : runs_where(s, "cuda_graph", [&](const SeriesPoint& p) {
+           return graph_saving(p, options.graph_min_gain).has_value();
+         }))
+      add(g, graph_sentence(s, g), saving);
+
+    const auto above = [&](const SeriesPoint& p) { return excess(p, options.pass_tolerance); };
+    for (const ClassSegment& g :
+         runs_where(s, "parts_above_time", [&](const SeriesPoint& p) { return above(p) > 0; }))
+      add(g, excess_sentence(s, g), above);
+
     if (!options.include_fits || s.points.size() < 3) continue;
-    const SeriesFit fit = fit_series(s, options.fit);
-    const LinearFit& w = fit.wall;
+    const SeriesFit& fit = fits.at(si);
+    const LinearFit& w = fit.time;
     if (w.n < 3) continue;
     const std::string per_unit =
         s.parameter == "batch" ? std::string(" per sample") : " per unit of " + s.parameter;
-    const std::string line = format_time(w.a) + " + " + format_time(w.c) + per_unit;
-    const bool beyond = w.knee && *w.knee > w.x_max;
-    if (!w.knee || beyond) {
-      // Flat, fixed cost dominant over the whole range, or no fixed cost: said on
-      // the series' finding where one class covers it all, else on its own.
-      const std::string clause = beyond ? "the fixed cost dominates up to " + s.parameter + " " +
-                                              format_value(w.x_max) + " (fit " + line +
-                                              ", knee ~ " + printf_string("%.0f", *w.knee) + ")"
-                                 : w.knee_note.find("flat") != std::string::npos
-                                     ? "time flat in " + s.parameter + " (fit " + line + ")"
-                                     : "no fixed cost resolved (fit " + line + ")";
-      if (fit.segments.size() == 1) {
-        out[first_of_series].text += "; " + clause;
-        continue;
-      }
-      Finding f = series_finding(s, s.points.front().x, s.points.back().x, "fit", w.n);
-      for (const SeriesPoint& p : s.points) {
-        const double fixed = std::min(std::max(w.a, 0.0), p.classification.parts.wall_s);
-        f.explained_s += fixed;
-        f.share += share_of_call(fixed, p) / n;
-      }
-      f.text = s.name() + ", " + s.parameter + " " + format_value(f.x_first) + "-" +
-               format_value(f.x_last) + ": " + clause;
-      out.push_back(std::move(f));
-      continue;
-    }
-    Finding f = series_finding(s, s.points.front().x, s.points.back().x, "fit", w.n);
-    // Rank: the fixed cost over the points where it dominates (x <= knee).
+    std::vector<double> times, graphs;
     for (const SeriesPoint& p : s.points) {
-      if (p.x > *w.knee) continue;
-      const double fixed = std::min(w.a, p.classification.parts.wall_s);
-      f.explained_s += fixed;
-      f.share += share_of_call(fixed, p) / n;
+      if (p.bounds.time_s) times.push_back(*p.bounds.time_s);
+      if (const auto g = p.bounds.graph_s()) graphs.push_back(*g);
     }
-    f.text = s.name() + ", " + s.parameter + " " + format_value(f.x_first) + "-" +
-             format_value(f.x_last) + ": T = " + format_time(w.a) + " fixed per call + " +
-             format_time(w.c) + per_unit;
-    if (w.knee_note.empty())
-      f.text += "; work overtakes the fixed cost at " + s.parameter + " ~ " +
-                printf_string("%.0f", *w.knee);
-    else  // knee below the range
-      f.text += "; the work dominates from the smallest " + s.parameter + " on (knee ~ " +
-                printf_string("%.3g", *w.knee) + ")";
-    f.text += " (robust fit, scatter " + percent(w.spread) + ")";
-    out.push_back(std::move(f));
+    const std::string y =
+        fit.time_source == TimeSource::none ? std::string("T") : to_string(fit.time_source);
+    const ClassSegment whole{0, s.points.size() - 1, s.points.front().x, s.points.back().x, "fit"};
+    std::string text = s.name() + ", " + range_text(s, whole) + ": " +
+                       fit_text(w, y, per_unit, median_of(times)) +
+                       (w.flat ? "" : knee_text(w, s.parameter));
+    if (fit.graph) text += "; " + fit_text(*fit.graph, "T_graph", per_unit, median_of(graphs));
+    // Explains the fixed cost where it dominates: at or below the knee, everywhere
+    // in a flat series or one whose knee lies beyond the range; nothing without one.
+    const bool fixed = !w.flat && w.knee_note.find("no fixed cost") == std::string::npos;
+    const double level = w.flat ? median_of(times) : fixed ? w.a : 0;
+    add(whole, text, [&](const SeriesPoint& p) {
+      if (w.knee && p.x > *w.knee) return 0.0;
+      if (!w.flat && !w.knee) return 0.0;
+      return std::min(level, p.classification.parts.time_s);
+    });
   }
   std::stable_sort(out.begin(), out.end(), [](const Finding& l, const Finding& r) {
-    if (l.share != r.share) return l.share > r.share;
-    return l.explained_s > r.explained_s;
+    if (l.explained_s != r.explained_s) return l.explained_s > r.explained_s;
+    return l.share > r.share;
   });
   return out;
 }

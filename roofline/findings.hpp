@@ -1,17 +1,24 @@
 // Findings: short, specific sentences built from the numbers of a run, ranked by
-// the share of their series' time they explain.
+// the time they explain, in seconds.
 //
 // Per series (sweep_fit.hpp), consecutive points of one bottleneck class form one
 // finding with a parameter range: "batch 1-1024" when the group is the whole
 // series, "batch <= X" when it starts at the series' first value, "batch >= X"
 // when it ends at its last, "batch X-Y" in between, "batch = X" for one point.
 // The numbers quoted are those of the group's representative point, the one with
-// the median wall time (the lower median for an even count), named "at batch X"
-// where the group has several points. Sentences per class:
-// - launch_bound:   "<series>, <range>: launch-bound — N launches x L = p% of T at
-//                    batch X; kernels busy k% of the call" where N x L >= 25% of T
-//                    (the launches explain the call), else "host/API overhead O =
-//                    p% of T at batch X with N launches x L; kernels busy k% ..."
+// the median time T (the lower median for an even count), named "at batch X"
+// where the group has several points. T is T_stream, else T_call (bounds.hpp),
+// named in the sentence. Each class sentence leads with the quantity that
+// decided the class (classify.hpp's rule), so it never states a number that
+// contradicts the class:
+// - launch_bound, host_issue: "<series>, <range>: launch-bound — the host issues
+//                    a call in I, the GPU runs it in G (T_graph) at batch X; back
+//                    to back a call takes T (T_stream); N launches per call"
+//   overhead_share:  "launch-bound — host overhead and device gaps H = p% of T at
+//                    batch X (not measured separately); N launches x L; kernels
+//                    busy k% of the call"
+//   launch_roof:     "launch-bound — N launches x L = T_launch = p% of T at batch
+//                    X, above the kernels' roof R; kernels busy k% of the call"
 // - transfer_bound: "<series>, <range>: transfer-bound — host<->device copies X =
 //                    p% of T at batch X; T_xfer Y on the <host> H2D roof B (copies
 //                    at e% of the roof)": the roofs of the point's host memory
@@ -27,25 +34,39 @@
 // the dominant CUDA-core class; shown where no Tensor-Core work or CUDA-core work is
 // >= 10% of T_compute); "Tensor Cores do s% of the FLOPs at u% of the <peak>"
 // (T_tensor / T_k) where they work; "Tensor Cores unused (math <mode>)" where not.
-// Explained time per point e_i, the time the class names: launch: max(overhead,
-// T_launch) capped at T; transfer: transfer time; memory: T_mem,l; compute:
-// T_compute; latency: T_k - T_kernel_roof. explained_s = sum of e_i over the group.
-// Rank (share): (1/n) x sum over the group's points of min(e_i / T_i, 1), n = the
-// points of the series: each point's share of its own call, averaged over the
-// series, so every swept value weighs alike and the findings of one series add up
-// to at most 1. Summed seconds (explained_s, the former rank) let the largest
-// batches decide: a batch-1024 call costs 10-300x a batch-1 call, so on the H200
-// sample each fp16 conv series' small-batch launch-bound finding, what a batch
-// sweep is run to find, ranked below its large-batch L2-bound one. Ties:
-// explained_s.
-// Series fits (sweep_fit.hpp), one per series of >= 3 points:
-// - knee within (or below) the range: "<series>, batch 1-1024: T = a fixed per
-//   call + c per sample; work overtakes the fixed cost at batch ~ b*", explaining
-//   the fixed cost over the points at or below the knee (min(a, T_i) each).
-// - flat series, or knee beyond the range: "time flat in batch (fit a + c per
-//   sample)" / "the fixed cost dominates up to batch X (fit ..., knee ~ b*)",
-//   appended to the series' finding where one class covers the whole series,
-//   else a finding of its own explaining min(a, T_i) at every point.
+// Explained time per point e_i, the time the class names: launch: the host
+// overhead H (launch_roof: max(H, T_launch) capped at T); transfer: transfer
+// time; memory: T_mem,l; compute: T_compute; latency: T_k - T_kernel_roof.
+//
+// Besides the classes, per series:
+// - CUDA graph (label "cuda_graph"), over the consecutive points where T_stream
+//   and T_graph are both measured, their 95% intervals do not overlap and
+//   T_stream >= graph_min_gain x T_graph: "<series>, <range>: a CUDA graph would
+//   take this call from T_stream to T_graph (r x, measured at batch X; T_stream
+//   95% interval ..., T_graph ...)"; e_i = T_stream - T_graph. graph_min_gain 1.2:
+//   a smaller saving is not worth restructuring a loop for, and is within what T
+//   differs by between runs (0.58-1.47x on the H100 of issue 13).
+// - Parts above T (label "parts_above_time"), over the consecutive points whose
+//   measured parts exceed T (kernels above the device time, or T_graph above T:
+//   classify.hpp) by more than pass_tolerance x T: "<series>, <range>: measured
+//   parts exceed T_stream 80 us at batch X by 40 us: <why, with both numbers and
+//   their passes>"; e_i = the excess. pass_tolerance 0.02: two passes over the
+//   same call differ by up to 2% (clock and power) and stay quiet.
+// - The fit (label "fit"), series of >= 3 points (sweep_fit.hpp), on T:
+//   "<series>, batch 1-1024: T_stream = a fixed per call + c per sample (95%
+//   interval c_low-c_high); work overtakes the fixed cost at batch ~ b* (R2 r,
+//   scatter s)", or "... the fixed cost dominates up to batch X (knee ~ b*, R2)"
+//   / "the work dominates from the smallest batch on (knee ~ b*, R2)" for a knee
+//   beyond / below the range; "; knee not quoted: the line explains R2 = r" where
+//   the fit does not explain the data; "T_stream = c per sample (...); no fixed
+//   cost resolved"; and for a flat series "T_stream flat within +-x (p% of its
+//   median m)", never a slope. Then "; T_graph ..." alike where every point has
+//   T_graph. e_i = min(a, T_i) at points at or below the knee, or every point of a
+//   series that is flat (a = the median T) or whose knee lies beyond it; 0 else.
+// Rank: explained_s = sum of e_i over the finding's points, most first: the
+// seconds a user would win back. Ties: share = (1/n) x sum over the finding's
+// points of min(e_i / T_i, 1), n = the points of the series (each point's share
+// of its own call, averaged over the series), reported beside.
 #pragma once
 
 #include <cstddef>
@@ -61,13 +82,13 @@ namespace timeroof::roofline {
 
 struct Finding {
   std::string text;
-  double share = 0;        // the rank: share of the series' time explained, [0, 1]
-  double explained_s = 0;  // seconds explained, summed over the group's points
+  double explained_s = 0;  // the rank: seconds explained, summed over the group's points
+  double share = 0;        // share of the series' time explained, [0, 1] (ties)
   std::string series;      // Series::name()
   std::string sweep;
   std::string parameter;
   double x_first = 0, x_last = 0;
-  std::string label;  // the bottleneck class, or "fit"
+  std::string label;  // the bottleneck class, "cuda_graph", "parts_above_time" or "fit"
   std::size_t points = 0;
 };
 
@@ -75,16 +96,20 @@ struct FindingsOptions {
   SeriesOptions series;
   FitOptions fit;
   bool include_fits = true;
+  double graph_min_gain = 1.2;   // CUDA-graph finding: T_stream / T_graph at least
+  double pass_tolerance = 0.02;  // parts-above-T finding: excess / T above
 };
 
-// Findings for the series of one run, largest share first.
+// Findings for the series of one run, most seconds explained first.
 std::vector<Finding> findings(const std::vector<Point>& points, const MachineRoofs& roofs,
                               const FindingsOptions& options = {});
 // The findings of already grouped series.
 std::vector<Finding> series_findings(const std::vector<Series>& series, const MachineRoofs& roofs,
                                      const FindingsOptions& options = {});
-
-// "3.0 us", "187 us", "1.25 ms", "2.1 s".
-std::string format_time(double seconds);
+// The same with each series' fit already made (fits[i] of series[i], by
+// fit_series with options.fit).
+std::vector<Finding> series_findings(const std::vector<Series>& series,
+                                     const std::vector<SeriesFit>& fits, const MachineRoofs& roofs,
+                                     const FindingsOptions& options = {});
 
 }  // namespace timeroof::roofline

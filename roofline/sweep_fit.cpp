@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -38,6 +39,20 @@ Eigen::Vector2d weighted_line(const Eigen::VectorXd& x, const Eigen::VectorXd& y
   return A.colPivHouseholderQr().solve(b);
 }
 
+// t(0.975, df): the two-sided 95% quantile of Student's t.
+double t975(std::size_t df) {
+  static constexpr double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                      2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                      2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                      2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df == 0) return 0;
+  if (df <= std::size(kTable)) return kTable[df - 1];
+  if (df <= 40) return 2.021;
+  if (df <= 60) return 2.000;
+  if (df <= 120) return 1.980;
+  return 1.960;
+}
+
 }  // namespace
 
 std::string format_value(double x) {
@@ -56,6 +71,18 @@ std::string Series::name() const {
 }
 
 std::vector<Series> group_series(const std::vector<Point>& points, const MachineRoofs& roofs,
+                                 const SeriesOptions& options) {
+  return group_series(
+      points,
+      [&](std::size_t i) {
+        PointBounds b = point_bounds(points[i], roofs, options.bounds);
+        Classification c = classify(b, options.thresholds);
+        return std::make_pair(std::move(b), std::move(c));
+      },
+      options);
+}
+
+std::vector<Series> group_series(const std::vector<Point>& points, const PointModel& model,
                                  const SeriesOptions& options) {
   using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
   std::map<Key, Series> groups;
@@ -81,8 +108,7 @@ std::vector<Series> group_series(const std::vector<Point>& points, const Machine
     SeriesPoint sp;
     sp.index = i;
     sp.x = it->get<double>();
-    sp.bounds = point_bounds(p, roofs, options.bounds);
-    sp.classification = classify(sp.bounds, options.thresholds);
+    std::tie(sp.bounds, sp.classification) = model(i);
     g->second.points.push_back(std::move(sp));
   }
   std::vector<Series> out;
@@ -146,6 +172,30 @@ LinearFit robust_linear_fit(const std::vector<double>& xs, const std::vector<dou
   fit.c = beta(1);
   for (Eigen::Index i = 0; i < n; ++i) fit.weights[static_cast<std::size_t>(i)] = huber(i);
 
+  // 95% intervals from the least-squares covariance of the relative fit, every
+  // point at full weight (header).
+  if (fit.n > 2) {
+    Eigen::Matrix2d xtwx = Eigen::Matrix2d::Zero();
+    double ss = 0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double w = 1 / (scale(i) * scale(i));
+      xtwx(0, 0) += w;
+      xtwx(0, 1) += w * x(i);
+      xtwx(1, 1) += w * x(i) * x(i);
+      ss += r(i) * r(i);
+    }
+    xtwx(1, 0) = xtwx(0, 1);
+    const double s2 = ss / static_cast<double>(fit.n - 2);
+    const Eigen::Matrix2d cov = s2 * xtwx.inverse();
+    const double t = t975(fit.n - 2);
+    const double a_half = t * std::sqrt(std::max(0.0, cov(0, 0)));
+    const double c_half = t * std::sqrt(std::max(0.0, cov(1, 1)));
+    fit.a_low = fit.a - a_half;
+    fit.a_high = fit.a + a_half;
+    fit.c_low = fit.c - c_half;
+    fit.c_high = fit.c + c_half;
+  }
+
   // Quality: R^2 on the data, relative scatter.
   const double y_mean = y.mean();
   double ss_res = 0, ss_tot = 0;
@@ -161,25 +211,39 @@ LinearFit robust_linear_fit(const std::vector<double>& xs, const std::vector<dou
   fit.spread = 1.4826 * median(rel);
   fit.max_rel_residual = *std::max_element(rel.begin(), rel.end());
 
-  // Knee.
-  const double work_over_range = fit.c * (fit.x_max - fit.x_min);
-  const double resolvable =
-      std::max(options.flat_fraction * std::fabs(fit.a), 2 * fit.spread * std::fabs(y_median));
+  // Flat, then the knee's tests in order (header).
+  const double range = fit.x_max - fit.x_min;
+  fit.flat = (fit.c_low ? *fit.c_low <= 0 : fit.c <= 0) ||
+             std::fabs(fit.c) * range <= 1e-9 * std::fabs(y_median);
+  if (fit.flat) {
+    fit.flat_within = range * std::max(std::fabs(fit.c_low.value_or(fit.c)),
+                                       std::fabs(fit.c_high.value_or(fit.c)));
+    fit.knee_note = "knee undefined: flat series (within +-" + format_time(fit.flat_within) +
+                    " over " + format_value(fit.x_min) + "-" + format_value(fit.x_max) + ")";
+    return fit;
+  }
+  const bool fixed_resolved = fit.a_low ? *fit.a_low > 0 : fit.a > 0;
+  const double y_min = y.minCoeff();
+  if (!fixed_resolved || fit.a < options.min_fixed_fraction * y_min) {
+    fit.knee_note = "knee undefined: no fixed cost resolved (a = " + format_time(fit.a) +
+                    (fit.a_low ? ", 95% interval " + format_time_interval(*fit.a_low, *fit.a_high)
+                               : std::string()) +
+                    "), work dominates throughout";
+    return fit;
+  }
   char buf[200];
-  if (fit.c <= 0 || work_over_range < resolvable) {
+  if (!fit.r2 || *fit.r2 < options.min_knee_r2) {
     std::snprintf(buf, sizeof buf,
-                  "knee undefined: flat series (c x range = %.3g, below the resolvable %.3g)",
-                  work_over_range, resolvable);
+                  "knee not quoted: the line explains R2 = %.2f of the data (< %.2f)",
+                  fit.r2.value_or(0), options.min_knee_r2);
     fit.knee_note = buf;
-  } else if (fit.a <= 0) {
-    fit.knee_note = "knee undefined: no fixed cost resolved (a <= 0), work dominates throughout";
-  } else {
-    fit.knee = fit.a / fit.c;
-    if (*fit.knee < fit.x_min || *fit.knee > fit.x_max) {
-      std::snprintf(buf, sizeof buf, "knee %.4g extrapolated outside the measured range [%s, %s]",
-                    *fit.knee, format_value(fit.x_min).c_str(), format_value(fit.x_max).c_str());
-      fit.knee_note = buf;
-    }
+    return fit;
+  }
+  fit.knee = fit.a / fit.c;
+  if (*fit.knee < fit.x_min || *fit.knee > fit.x_max) {
+    std::snprintf(buf, sizeof buf, "knee %.4g extrapolated outside the measured range [%s, %s]",
+                  *fit.knee, format_value(fit.x_min).c_str(), format_value(fit.x_max).c_str());
+    fit.knee_note = buf;
   }
   return fit;
 }
@@ -205,20 +269,27 @@ std::vector<ClassSegment> class_segments(const Series& series) {
 
 SeriesFit fit_series(const Series& series, const FitOptions& options) {
   SeriesFit out;
-  std::vector<double> x, wall, xk, kernel;
+  std::vector<double> x, time, graph, kernel;
+  bool one_source = true;
   for (const SeriesPoint& p : series.points) {
-    if (p.bounds.wall_s) {
+    const PointBounds& b = p.bounds;
+    if (b.time_s) {
       x.push_back(p.x);
-      wall.push_back(*p.bounds.wall_s);
+      time.push_back(*b.time_s);
+      if (out.time_source == TimeSource::none && time.size() == 1) out.time_source = b.time_source;
+      one_source = one_source && b.time_source == out.time_source;
     }
-    if (p.bounds.kernel_s) {
-      xk.push_back(p.x);
-      kernel.push_back(*p.bounds.kernel_s);
-    }
+    if (const auto g = b.graph_s()) graph.push_back(*g);
+    if (b.kernel_s) kernel.push_back(*b.kernel_s);
   }
-  out.wall = robust_linear_fit(x, wall, options);
+  if (!one_source) out.time_source = TimeSource::none;
+  out.time = robust_linear_fit(x, time, options);
+  std::vector<double> all_x;
+  for (const SeriesPoint& p : series.points) all_x.push_back(p.x);
+  if (!graph.empty() && graph.size() == series.points.size())
+    out.graph = robust_linear_fit(all_x, graph, options);
   if (!kernel.empty() && kernel.size() == series.points.size())
-    out.kernel = robust_linear_fit(xk, kernel, options);
+    out.kernel = robust_linear_fit(all_x, kernel, options);
   out.segments = class_segments(series);
   return out;
 }

@@ -9,6 +9,8 @@
 // shorter than SeriesOptions::min_points are dropped.
 //
 // Fit (per series, time y against parameter x): T(x) = a + c x.
+// - y is T (T_stream, else T_call: bounds.hpp) of each point; SeriesFit also
+//   fits T_graph where every point has it, and T_k where every point has it.
 // - a, fixed cost per call (s): what a call costs with no work (launch, API,
 //   fixed kernel setup); c, marginal cost per unit of x (s per sample).
 // - Method: iteratively reweighted least squares (Eigen, QR per step) with Huber
@@ -20,14 +22,35 @@
 //   M-estimate is a convex problem: the start (ordinary least squares on relative
 //   residuals) does not change the answer, only the iterations it takes. An
 //   outlier's pull on the fit is bounded by k s instead of growing with it.
+// - 95% intervals of c and a: from the fit's covariance, the least-squares
+//   covariance of the relative-residual line, s2 (X' W X)^-1 with W =
+//   diag(1 / y_i^2) and s2 = sum r_i^2 / (n - 2) over every point at full
+//   weight; the interval is the estimate +- t(0.975, n - 2) x its standard error
+//   (Student t, so 3-5 points get the wide interval they deserve). The Huber
+//   weights shape the estimate but not the interval: where the weights discount
+//   points (an outlier, or alternating scatter that collapses the MAD scale onto
+//   half the points), the interval widens with them instead of hiding them, so
+//   a slope the scatter does not support is never claimed. Chosen over a
+//   bootstrap over points: a batch sweep has 5-11 points and its few largest
+//   batches carry the slope, so resamples that miss them swing the slope widely
+//   and with the seed; the covariance is deterministic and exact for a line with
+//   normal relative noise. Two points leave no degree of freedom: no interval.
+// - Flat: the slope's interval reaches 0 or lies below it (c_low <= 0), or no
+//   interval and c <= 0, or the line moves by less than 1e-9 of the median time
+//   over the range (a slope at rounding level, as for an exactly flat series). A flat fit is never
+//   printed with its slope; it is "flat within +-flat_within", flat_within = max(|c_low|, |c_high|)
+//   x (x_max - x_min): the largest change over the measured range the data allow.
 // - r2: 1 - SS_res / SS_tot on the data (unweighted); nullopt when SS_tot = 0.
 // - spread: 1.4826 x median |r_i|, the robust relative scatter of the points
 //   around the line; max_rel_residual: the largest |r_i| (the worst point).
 // - Knee b* = a / c: the parameter value where the work (c b) equals the fixed
-//   cost (a); above it work dominates. Undefined (nullopt, knee_note says why)
-//   when a <= 0 (no fixed cost resolved) or when the series is flat: c <= 0 or the
-//   work over the whole range, c (x_max - x_min), is below max(flat_fraction x a,
-//   2 x spread x median(y)), i.e. not resolved above the noise. A knee outside
+//   cost (a); above it work dominates. Quoted (knee set) only where the fit
+//   explains the data and both terms are resolved: not flat; the fixed cost's
+//   interval above 0 (a_low > 0, or a > 0 without an interval) and a >= 1% of
+//   the fastest time (a smaller fixed cost is none worth a knee); and
+//   r2 >= min_knee_r2 (0.9: the line explains 90% of the variance; below it the
+//   series bends or scatters and a / c describes no point of it). Otherwise
+//   knee_note says which test failed, with the numbers. A knee outside
 //   [x_min, x_max] is kept and noted as an extrapolation.
 //
 // Class changes: along the sorted series, consecutive points with the same
@@ -36,8 +59,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -79,19 +104,29 @@ struct Series {
 // Groups `points` (a run's, indices kept) into series along options.parameter.
 std::vector<Series> group_series(const std::vector<Point>& points, const MachineRoofs& roofs,
                                  const SeriesOptions& options = {});
+// The same with each point's bounds and class from `model(index)`, for a caller
+// that has them already (roofline::analyze): nothing is computed twice.
+using PointModel = std::function<std::pair<PointBounds, Classification>(std::size_t index)>;
+std::vector<Series> group_series(const std::vector<Point>& points, const PointModel& model,
+                                 const SeriesOptions& options = {});
 
 struct FitOptions {
   double huber_k = 1.345;
   int max_iterations = 50;
-  double tolerance = 1e-10;        // relative change of (a, c) that stops the iteration
-  double flat_fraction = 0.1;      // see "Knee" above
-  bool relative_residuals = true;  // false: plain Huber on absolute residuals
+  double tolerance = 1e-10;          // relative change of (a, c) that stops the iteration
+  double min_knee_r2 = 0.9;          // see "Knee" above
+  double min_fixed_fraction = 0.01;  // a >= this x the fastest time, for a knee
+  bool relative_residuals = true;    // false: plain Huber on absolute residuals
 };
 
 struct LinearFit {
   std::size_t n = 0;
   double a = 0;  // fixed cost per call (units of y)
   double c = 0;  // marginal cost per unit of x
+  // 95% intervals of a and c (see above); nullopt with fewer than 3 points.
+  std::optional<double> a_low, a_high, c_low, c_high;
+  bool flat = false;       // see "Flat" above
+  double flat_within = 0;  // +- over the range, where flat
   std::optional<double> r2;
   double spread = 0;            // robust relative scatter (see above)
   double max_rel_residual = 0;  // worst point
@@ -116,9 +151,11 @@ struct ClassSegment {
 };
 
 struct SeriesFit {
-  LinearFit wall;                      // T (wall time) against x
-  std::optional<LinearFit> kernel;     // T_k against x, where every point has it
-  std::vector<ClassSegment> segments;  // in x order
+  LinearFit time;                             // T against x
+  TimeSource time_source = TimeSource::none;  // of every point's T; none: mixed or unmeasured
+  std::optional<LinearFit> graph;             // T_graph against x, where every point has it
+  std::optional<LinearFit> kernel;            // T_k against x, where every point has it
+  std::vector<ClassSegment> segments;         // in x order
   // segments[1..]: the class changes, each at the first x of its new class.
   std::vector<ClassSegment> changes() const {
     return segments.size() > 1 ? std::vector<ClassSegment>(segments.begin() + 1, segments.end())

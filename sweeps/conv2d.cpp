@@ -19,6 +19,7 @@
 #include "gpu/check.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/device_fill.hpp"
+#include "sweeps/cudnn_graph.hpp"
 #include "sweeps/cudnn_handles.hpp"
 #include "sweeps/cudnn_support.hpp"
 #include "sweeps/device_compare.hpp"
@@ -102,6 +103,46 @@ std::string join(const std::vector<std::string>& items) {
   std::string text;
   for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
   return text;
+}
+
+// The algorithm names the spec's API allows, for usage errors.
+std::string allowed_algorithms(CudnnApi api, ConvDirection direction) {
+  if (api == CudnnApi::graph)
+    return std::string("heuristic, exhaustive, ") + kConv2dEngineNamePattern;
+  return "heuristic, exhaustive, " + join(conv2d_algorithm_names(direction));
+}
+
+// Legacy names only with cudnn_api = legacy, engine names only with graph.
+void validate_algorithm(const Conv2dSpec& spec) {
+  if (spec.algorithm == "heuristic" || spec.algorithm == "exhaustive") return;
+  const std::string head = "conv2d: algorithm = '" + spec.algorithm + "'";
+  if (is_engine_name(spec.algorithm)) {
+    if (spec.api != CudnnApi::graph)
+      throw usage_error(head +
+                        " is a cuDNN graph engine, which needs cudnn_api = graph, not legacy; "
+                        "allowed with cudnn_api = legacy: " +
+                        allowed_algorithms(CudnnApi::legacy, spec.direction));
+    try {
+      (void)cudnn_graph::parse_plan_name(spec.algorithm);
+    } catch (const Error& error) {
+      throw usage_error(std::string("conv2d: algorithm = ") + error.what());
+    }
+    return;
+  }
+  if (algorithm_index(spec.direction, spec.algorithm) >= 0) {
+    if (spec.api != CudnnApi::legacy)
+      throw usage_error(head +
+                        " is a legacy cuDNN algorithm, which needs cudnn_api = legacy, not "
+                        "graph; allowed with cudnn_api = graph: " +
+                        allowed_algorithms(CudnnApi::graph, spec.direction));
+    return;
+  }
+  throw usage_error(
+      head + " is not a " + to_string(spec.direction) + " algorithm; allowed: " +
+      allowed_algorithms(spec.api, spec.direction) + " (cudnn_api = " + to_string(spec.api) +
+      "), or with cudnn_api = " + (spec.api == CudnnApi::graph ? "legacy: " : "graph: ") +
+      allowed_algorithms(spec.api == CudnnApi::graph ? CudnnApi::legacy : CudnnApi::graph,
+                         spec.direction));
 }
 
 void require_range(const char* field, std::int64_t value, std::int64_t low) {
@@ -188,11 +229,16 @@ void validate(const Conv2dSpec& spec) {
     throw usage_error(
         "conv2d: math = fma_only with precision = tf32: TF32 exists only on Tensor Cores "
         "(fp32 on FMA units is precision fp32); allowed with tf32: tensor");
-  if (spec.algorithm != "heuristic" && spec.algorithm != "exhaustive" &&
-      algorithm_index(spec.direction, spec.algorithm) < 0)
-    throw usage_error("conv2d: algorithm = '" + spec.algorithm + "' is not a " +
-                      to_string(spec.direction) + " algorithm; allowed: heuristic, exhaustive, " +
-                      join(conv2d_algorithm_names(spec.direction)));
+  if (spec.api != CudnnApi::graph && spec.api != CudnnApi::legacy)
+    throw usage_error("conv2d: cudnn_api is not a known value; allowed: graph, legacy");
+  validate_algorithm(spec);
+}
+
+bool is_engine_name(std::string_view algorithm) {
+  if (algorithm.size() < 3) return false;
+  for (std::size_t i = 0; i < 3; ++i)
+    if (std::tolower(static_cast<unsigned char>(algorithm[i])) != "eng"[i]) return false;
+  return true;
 }
 
 double conv2d_input_elements(const Conv2dSpec& spec) {
@@ -261,22 +307,9 @@ ConvTensor conv2d_output_tensor(ConvDirection direction) {
 }
 
 // ---------------------------------------------------------------------------
-// The cuDNN side.
+// Numerical tolerance (both APIs).
 
 namespace {
-
-// The math type asked of cuDNN. cuDNN documents CUDNN_DEFAULT_MATH as "on A100
-// and later, Tensor Core TF32 operation is permitted" for fp32 data, and
-// CUDNN_FMA_MATH as "restricted to kernels that use FMA instructions" (so no TF32).
-// fp16 / bf16 ask for CUDNN_TENSOR_OP_MATH, never _ALLOW_CONVERSION.
-// Algorithms that use atomics and so may differ in the last bits from call to call.
-bool known_deterministic(ConvDirection direction, int algo) {
-  if (direction == ConvDirection::bwd_data) return algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
-  if (direction == ConvDirection::bwd_filter)
-    return algo != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 &&
-           algo != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
-  return true;
-}
 
 // Length of the dot products each output element sums (at most, for bwd_data).
 double reduction_length(const Conv2dSpec& spec) {
@@ -297,12 +330,27 @@ double reduction_length(const Conv2dSpec& spec) {
 // GEMM or direct method (x10); and summing L terms in fp32 costs about
 // 2^-24 sqrt(L) (4 sigma: 4 * 2^-24 sqrt(L)), which passes 1e-5 for L > ~1,700,
 // e.g. backward-filter's N P Q = 50,176 on the paper's baseline.
-double tolerance_for(const Conv2dSpec& spec, const std::string& algorithm) {
-  const bool transform =
-      algorithm.find("FFT") != std::string::npos || algorithm.find("WINOGRAD") != std::string::npos;
+double tolerance_for(const Conv2dSpec& spec, bool transform) {
   double tolerance = relative_tolerance(spec.precision);
   if (spec.precision == Precision::fp32 && transform) tolerance *= 10;
   return std::max(tolerance, long_sum_tolerance(reduction_length(spec)));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// The legacy path: cudnnConvolutionForward / BackwardData / BackwardFilter.
+
+namespace conv2d_detail {
+namespace {
+
+// Algorithms that use atomics and so may differ in the last bits from call to call.
+bool known_deterministic(ConvDirection direction, int algo) {
+  if (direction == ConvDirection::bwd_data) return algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+  if (direction == ConvDirection::bwd_filter)
+    return algo != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 &&
+           algo != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+  return true;
 }
 
 // One row of cuDNN's algorithm lists, the same for all three directions.
@@ -324,53 +372,129 @@ std::vector<Candidate> to_candidates(const std::vector<Perf>& perf, int count) {
   return candidates;
 }
 
-}  // namespace
+bool is_transform(const std::string& algorithm) {
+  return algorithm.find("FFT") != std::string::npos ||
+         algorithm.find("WINOGRAD") != std::string::npos;
+}
 
-// Everything prepare() creates; destroyed with the operator.
-class Conv2dState {
+// The math type asked of cuDNN. cuDNN documents CUDNN_DEFAULT_MATH as "on A100
+// and later, Tensor Core TF32 operation is permitted" for fp32 data, and
+// CUDNN_FMA_MATH as "restricted to kernels that use FMA instructions" (so no TF32).
+// fp16 / bf16 ask for CUDNN_TENSOR_OP_MATH, never _ALLOW_CONVERSION.
+class LegacyPath final : public Conv2dPath {
  public:
-  Conv2dState(const Conv2dSpec& conv, std::shared_ptr<CudnnHandle> cudnn, cudaStream_t prepared_on)
-      : spec(conv), shared_handle(std::move(cudnn)), stream(prepared_on) {}
+  LegacyPath(const Conv2dSpec& conv, cudnnHandle_t cudnn, cudaStream_t prepared_on,
+             const ConvBuffers& tensors)
+      : spec(conv), handle(cudnn), stream(prepared_on), buffers(tensors) {}
 
-  const Conv2dSpec& spec;
-  std::shared_ptr<CudnnHandle> shared_handle;
-  cudaStream_t stream;  // the prepare() stream: check() and download() use it
-  TensorDescriptor x_desc;
-  TensorDescriptor y_desc;
-  FilterDescriptor w_desc;
-  ConvolutionDescriptor conv_desc;
-  DeviceBuffer<std::byte> x, w, y, workspace;
-  int algo = -1;
-  std::string algo_name;
-  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-  bool deterministic = true;
-  float search_time_ms = -1;  // exhaustive search only
+  void prepare() {
+    const cudnnDataType_t type = cudnn_data_type(spec.precision);
+    const cudnnTensorFormat_t format =
+        spec.layout == Layout::nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    auto i32 = [](std::int64_t v) { return static_cast<int>(v); };  // validate() bounds them
+    const Conv2dOutputShape out = conv2d_output_shape(spec);
+    TR_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x_desc.get(), format, type, i32(spec.n), i32(spec.c),
+                                              i32(spec.h), i32(spec.w)));
+    TR_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc.get(), type, format, i32(spec.k),
+                                              i32(spec.c / spec.groups), i32(spec.r), i32(spec.s)));
+    TR_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+        conv_desc.get(), i32(spec.pad_h), i32(spec.pad_w), i32(spec.stride_h), i32(spec.stride_w),
+        i32(spec.dilation_h), i32(spec.dilation_w), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    TR_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_desc.get(), i32(spec.groups)));
+    set_math(requested_math(spec.precision, resolved_math(spec)));
+    int on = 0, oc = 0, oh = 0, ow = 0;
+    TR_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_desc.get(), x_desc.get(),
+                                                         w_desc.get(), &on, &oc, &oh, &ow));
+    if (on != spec.n || oc != spec.k || oh != out.p || ow != out.q)
+      throw std::logic_error("conv2d: cuDNN's output shape " + std::to_string(on) + "x" +
+                             std::to_string(oc) + "x" + std::to_string(oh) + "x" +
+                             std::to_string(ow) + " differs from the formula's");
+    TR_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y_desc.get(), format, type, on, oc, oh, ow));
 
-  cudnnHandle_t handle() const { return shared_handle->get(); }
+    if (spec.algorithm == "heuristic" || spec.algorithm == "exhaustive") {
+      const bool exhaustive = spec.algorithm == "exhaustive";
+      std::vector<Candidate> candidates;
+      if (exhaustive) {
+        TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+        std::size_t free_bytes = 0;
+        std::size_t total_bytes = 0;
+        TR_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        // Every algorithm may use up to half of what is left, so the search itself
+        // cannot run the GPU out of memory.
+        const std::size_t budget = std::min(largest_workspace(), free_bytes / 2);
+        DeviceBuffer<std::byte> scratch(budget);
+        candidates = search(scratch);
+        for (Candidate& c : candidates)
+          if (c.memory > budget) c.status = CUDNN_STATUS_NOT_SUPPORTED;
+      } else {
+        candidates = heuristic();
+      }
+      const auto pick = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) {
+        return c.status == CUDNN_STATUS_SUCCESS && acceptable(c);
+      });
+      if (pick == candidates.end())
+        throw_none(exhaustive ? "exhaustive search" : "heuristic", candidates);
+      algo = pick->algo;
+      set_math(math_for(*pick));
+      deterministic_ = pick->determinism == CUDNN_DETERMINISTIC;
+      if (exhaustive) search_time_ms = pick->time_ms;
+    } else {
+      algo = algorithm_index(spec.direction, spec.algorithm);
+      deterministic_ = known_deterministic(spec.direction, algo);
+    }
+    algo_name = name_of(algo);
+    workspace = DeviceBuffer<std::byte>(workspace_size(algo));
+  }
 
-  void* buffer(ConvTensor which) const {
-    switch (which) {
-      case ConvTensor::x:
-        return x.get();
-      case ConvTensor::w:
-        return w.get();
-      case ConvTensor::y:
-        return y.get();
+  void execute() override { execute(algo, output(), workspace.get(), workspace.bytes()); }
+  std::string name() const override { return algo_name; }
+  nlohmann::json details() const override {
+    nlohmann::json details = {{"cudnn_math_type", math_type_name(math)}};
+    if (search_time_ms >= 0) details["search_time_ms"] = search_time_ms;
+    return details;
+  }
+  std::size_t workspace_bytes() const override { return workspace.bytes(); }
+  bool deterministic() const override { return deterministic_; }
+  bool transform() const override { return is_transform(algo_name); }
+
+  // A second algorithm from cuDNN's heuristic list, with its own math type.
+  SecondRun run_second(void* out) override {
+    const std::vector<Candidate> candidates = heuristic();
+    const cudnnMathType_t chosen_math = math;
+    SecondRun second;
+    for (const Candidate& c : candidates) {
+      if (c.algo == algo || c.status != CUDNN_STATUS_SUCCESS || !acceptable(c)) continue;
+      const Outcome outcome = guarded([&] {
+        set_math(math_for(c));
+        DeviceBuffer<std::byte> work(workspace_size(c.algo));
+        execute(c.algo, out, work.get(), work.bytes());
+        TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+      });
+      if (outcome.status == PointStatus::ok) {
+        second.name = name_of(c.algo);
+        second.transform = is_transform(second.name);
+        break;
+      }
+      second.why_none +=
+          (second.why_none.empty() ? "" : "; ") + name_of(c.algo) + ": " + outcome.reason;
+    }
+    set_math(chosen_math);
+    if (second.name.empty() && second.why_none.empty()) second.why_none = "none listed";
+    return second;
+  }
+
+ private:
+  void* output() const {
+    switch (spec.direction) {
+      case ConvDirection::fwd:
+        return buffers.y;
+      case ConvDirection::bwd_data:
+        return buffers.x;
+      case ConvDirection::bwd_filter:
+        return buffers.w;
     }
     return nullptr;
   }
-  std::size_t elements(ConvTensor which) const {
-    switch (which) {
-      case ConvTensor::x:
-        return static_cast<std::size_t>(conv2d_input_elements(spec));
-      case ConvTensor::w:
-        return static_cast<std::size_t>(conv2d_filter_elements(spec));
-      case ConvTensor::y:
-        return static_cast<std::size_t>(conv2d_output_elements(spec));
-    }
-    return 0;
-  }
-  void* output() const { return buffer(conv2d_output_tensor(spec.direction)); }
 
   std::string name_of(int index) const {
     const std::vector<std::string> names = conv2d_algorithm_names(spec.direction);
@@ -385,26 +509,26 @@ class Conv2dState {
     int got = 0;
     switch (spec.direction) {
       case ConvDirection::fwd: {
-        TR_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle(), &max));
+        TR_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max));
         std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max));
-        TR_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle(), x_desc.get(), w_desc.get(),
+        TR_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle, x_desc.get(), w_desc.get(),
                                                               conv_desc.get(), y_desc.get(), max,
                                                               &got, perf.data()));
         return to_candidates(perf, got);
       }
       case ConvDirection::bwd_data: {
-        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle(), &max));
+        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &max));
         std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(max));
         TR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-            handle(), w_desc.get(), y_desc.get(), conv_desc.get(), x_desc.get(), max, &got,
+            handle, w_desc.get(), y_desc.get(), conv_desc.get(), x_desc.get(), max, &got,
             perf.data()));
         return to_candidates(perf, got);
       }
       case ConvDirection::bwd_filter: {
-        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle(), &max));
+        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &max));
         std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(max));
         TR_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-            handle(), x_desc.get(), y_desc.get(), conv_desc.get(), w_desc.get(), max, &got,
+            handle, x_desc.get(), y_desc.get(), conv_desc.get(), w_desc.get(), max, &got,
             perf.data()));
         return to_candidates(perf, got);
       }
@@ -413,33 +537,33 @@ class Conv2dState {
   }
 
   // Every algorithm run and timed by cuDNN (cudnnFind*AlgorithmEx) on our own
-  // buffers and a workspace of `workspace_bytes`, fastest first.
+  // buffers and the scratch workspace, fastest first.
   std::vector<Candidate> search(DeviceBuffer<std::byte>& scratch) const {
     int max = 0;
     int got = 0;
     void* out = output();
     switch (spec.direction) {
       case ConvDirection::fwd: {
-        TR_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle(), &max));
+        TR_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max));
         std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max));
         TR_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-            handle(), x_desc.get(), x.get(), w_desc.get(), w.get(), conv_desc.get(), y_desc.get(),
+            handle, x_desc.get(), buffers.x, w_desc.get(), buffers.w, conv_desc.get(), y_desc.get(),
             out, max, &got, perf.data(), scratch.get(), scratch.bytes()));
         return to_candidates(perf, got);
       }
       case ConvDirection::bwd_data: {
-        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle(), &max));
+        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &max));
         std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(max));
         TR_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
-            handle(), w_desc.get(), w.get(), y_desc.get(), y.get(), conv_desc.get(), x_desc.get(),
+            handle, w_desc.get(), buffers.w, y_desc.get(), buffers.y, conv_desc.get(), x_desc.get(),
             out, max, &got, perf.data(), scratch.get(), scratch.bytes()));
         return to_candidates(perf, got);
       }
       case ConvDirection::bwd_filter: {
-        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle(), &max));
+        TR_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &max));
         std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(max));
         TR_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-            handle(), x_desc.get(), x.get(), y_desc.get(), y.get(), conv_desc.get(), w_desc.get(),
+            handle, x_desc.get(), buffers.x, y_desc.get(), buffers.y, conv_desc.get(), w_desc.get(),
             out, max, &got, perf.data(), scratch.get(), scratch.bytes()));
         return to_candidates(perf, got);
       }
@@ -454,17 +578,17 @@ class Conv2dState {
     switch (spec.direction) {
       case ConvDirection::fwd:
         TR_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-            handle(), x_desc.get(), w_desc.get(), conv_desc.get(), y_desc.get(),
+            handle, x_desc.get(), w_desc.get(), conv_desc.get(), y_desc.get(),
             static_cast<cudnnConvolutionFwdAlgo_t>(index), &bytes));
         break;
       case ConvDirection::bwd_data:
         TR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-            handle(), w_desc.get(), y_desc.get(), conv_desc.get(), x_desc.get(),
+            handle, w_desc.get(), y_desc.get(), conv_desc.get(), x_desc.get(),
             static_cast<cudnnConvolutionBwdDataAlgo_t>(index), &bytes));
         break;
       case ConvDirection::bwd_filter:
         TR_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-            handle(), x_desc.get(), y_desc.get(), conv_desc.get(), w_desc.get(),
+            handle, x_desc.get(), y_desc.get(), conv_desc.get(), w_desc.get(),
             static_cast<cudnnConvolutionBwdFilterAlgo_t>(index), &bytes));
         break;
     }
@@ -489,20 +613,20 @@ class Conv2dState {
     const float beta = 0.0f;
     switch (spec.direction) {
       case ConvDirection::fwd:
-        TR_CUDNN_CHECK(cudnnConvolutionForward(handle(), &alpha, x_desc.get(), x.get(),
-                                               w_desc.get(), w.get(), conv_desc.get(),
+        TR_CUDNN_CHECK(cudnnConvolutionForward(handle, &alpha, x_desc.get(), buffers.x,
+                                               w_desc.get(), buffers.w, conv_desc.get(),
                                                static_cast<cudnnConvolutionFwdAlgo_t>(index), work,
                                                work_bytes, &beta, y_desc.get(), out));
         break;
       case ConvDirection::bwd_data:
         TR_CUDNN_CHECK(cudnnConvolutionBackwardData(
-            handle(), &alpha, w_desc.get(), w.get(), y_desc.get(), y.get(), conv_desc.get(),
+            handle, &alpha, w_desc.get(), buffers.w, y_desc.get(), buffers.y, conv_desc.get(),
             static_cast<cudnnConvolutionBwdDataAlgo_t>(index), work, work_bytes, &beta,
             x_desc.get(), out));
         break;
       case ConvDirection::bwd_filter:
         TR_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-            handle(), &alpha, x_desc.get(), x.get(), y_desc.get(), y.get(), conv_desc.get(),
+            handle, &alpha, x_desc.get(), buffers.x, y_desc.get(), buffers.y, conv_desc.get(),
             static_cast<cudnnConvolutionBwdFilterAlgo_t>(index), work, work_bytes, &beta,
             w_desc.get(), out));
         break;
@@ -540,6 +664,82 @@ class Conv2dState {
                        " algorithm usable with math " + to_string(resolved_math(spec)) + " (" +
                        how + ": " + (listed.empty() ? "none listed" : listed) + ")");
   }
+
+  const Conv2dSpec& spec;
+  cudnnHandle_t handle;
+  cudaStream_t stream;
+  ConvBuffers buffers;
+  TensorDescriptor x_desc;
+  TensorDescriptor y_desc;
+  FilterDescriptor w_desc;
+  ConvolutionDescriptor conv_desc;
+  DeviceBuffer<std::byte> workspace;
+  int algo = -1;
+  std::string algo_name;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  bool deterministic_ = true;
+  float search_time_ms = -1;  // exhaustive search only
+};
+
+}  // namespace
+
+std::unique_ptr<Conv2dPath> prepare_legacy(const Conv2dSpec& spec, cudnnHandle_t handle,
+                                           cudaStream_t stream, const ConvBuffers& buffers) {
+  auto path = std::make_unique<LegacyPath>(spec, handle, stream, buffers);
+  path->prepare();
+  return path;
+}
+
+}  // namespace conv2d_detail
+
+// ---------------------------------------------------------------------------
+// The operator (both APIs).
+
+// Everything prepare() creates; destroyed with the operator.
+class Conv2dState {
+ public:
+  Conv2dState(const Conv2dSpec& conv, std::shared_ptr<CudnnHandle> cudnn, cudaStream_t prepared_on)
+      : spec(conv), shared_handle(std::move(cudnn)), stream(prepared_on) {}
+
+  const Conv2dSpec& spec;
+  std::shared_ptr<CudnnHandle> shared_handle;
+  cudaStream_t stream;  // the prepare() stream: check() and download() use it
+  DeviceBuffer<std::byte> x, w, y;
+  // Declared after the buffers: released before them.
+  std::unique_ptr<conv2d_detail::Conv2dPath> path;
+
+  cudnnHandle_t handle() const { return shared_handle->get(); }
+
+  // The handle may be shared: point it at `on` only when it is elsewhere.
+  void use_stream(cudaStream_t on) const {
+    cudaStream_t current = nullptr;
+    TR_CUDNN_CHECK(cudnnGetStream(handle(), &current));
+    if (current != on) TR_CUDNN_CHECK(cudnnSetStream(handle(), on));
+  }
+
+  void* buffer(ConvTensor which) const {
+    switch (which) {
+      case ConvTensor::x:
+        return x.get();
+      case ConvTensor::w:
+        return w.get();
+      case ConvTensor::y:
+        return y.get();
+    }
+    return nullptr;
+  }
+  std::size_t elements(ConvTensor which) const {
+    switch (which) {
+      case ConvTensor::x:
+        return static_cast<std::size_t>(conv2d_input_elements(spec));
+      case ConvTensor::w:
+        return static_cast<std::size_t>(conv2d_filter_elements(spec));
+      case ConvTensor::y:
+        return static_cast<std::size_t>(conv2d_output_elements(spec));
+    }
+    return 0;
+  }
+  void* output() const { return buffer(conv2d_output_tensor(spec.direction)); }
 };
 
 Conv2d::Conv2d(Conv2dSpec spec, std::shared_ptr<CudnnHandle> handle)
@@ -573,7 +773,8 @@ nlohmann::json Conv2d::params() const {
           {"groups", spec_.groups},
           {"p", out.p},
           {"q", out.q},
-          {"algorithm_selection", searched ? spec_.algorithm : std::string("fixed")}};
+          {"algorithm_selection", searched ? spec_.algorithm : std::string("fixed")},
+          {"cudnn_api", to_string(spec_.api)}};
 }
 
 std::string Conv2d::precision() const {
@@ -583,7 +784,7 @@ std::string Conv2d::math_mode() const {
   return to_string(resolved_math(spec_));
 }
 std::string Conv2d::algorithm() const {
-  return state_ ? state_->algo_name : std::string();
+  return state_ ? state_->path->name() : std::string();
 }
 double Conv2d::flops() const {
   return conv2d_flops(spec_);
@@ -592,21 +793,19 @@ double Conv2d::min_bytes() const {
   return conv2d_min_bytes(spec_);
 }
 std::size_t Conv2d::workspace_bytes() const noexcept {
-  return state_ ? state_->workspace.bytes() : 0;
+  return state_ ? state_->path->workspace_bytes() : 0;
 }
 bool Conv2d::deterministic() const noexcept {
-  return state_ ? state_->deterministic : true;
+  return state_ ? state_->path->deterministic() : true;
 }
 
 nlohmann::json Conv2d::details() const {
   if (!state_) return nlohmann::json::object();
-  nlohmann::json details = {
-      {"workspace_bytes", state_->workspace.bytes()},
-      {"cudnn_math_type", math_type_name(state_->math)},
-      {"deterministic", state_->deterministic},
-      {"algorithm_selection", params()["algorithm_selection"]},
-  };
-  if (state_->search_time_ms >= 0) details["search_time_ms"] = state_->search_time_ms;
+  nlohmann::json details = state_->path->details();
+  details["cudnn_api"] = to_string(spec_.api);
+  details["workspace_bytes"] = state_->path->workspace_bytes();
+  details["deterministic"] = state_->path->deterministic();
+  details["algorithm_selection"] = params()["algorithm_selection"];
   // NVIDIA_TF32_OVERRIDE=0 turns TF32 off in every NVIDIA library: record it.
   if (const char* tf32 = std::getenv("NVIDIA_TF32_OVERRIDE"))
     details["nvidia_tf32_override"] = tf32;
@@ -673,29 +872,6 @@ void Conv2d::prepare(cudaStream_t stream) {
   Conv2dState& st = *state;
   TR_CUDNN_CHECK(cudnnSetStream(st.handle(), stream));
 
-  const cudnnDataType_t type = cudnn_data_type(spec.precision);
-  const cudnnTensorFormat_t format =
-      spec.layout == Layout::nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
-  auto i32 = [](std::int64_t v) { return static_cast<int>(v); };  // validate() bounds them
-  const Conv2dOutputShape out = conv2d_output_shape(spec);
-  TR_CUDNN_CHECK(cudnnSetTensor4dDescriptor(st.x_desc.get(), format, type, i32(spec.n), i32(spec.c),
-                                            i32(spec.h), i32(spec.w)));
-  TR_CUDNN_CHECK(cudnnSetFilter4dDescriptor(st.w_desc.get(), type, format, i32(spec.k),
-                                            i32(spec.c / spec.groups), i32(spec.r), i32(spec.s)));
-  TR_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
-      st.conv_desc.get(), i32(spec.pad_h), i32(spec.pad_w), i32(spec.stride_h), i32(spec.stride_w),
-      i32(spec.dilation_h), i32(spec.dilation_w), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  TR_CUDNN_CHECK(cudnnSetConvolutionGroupCount(st.conv_desc.get(), i32(spec.groups)));
-  st.set_math(requested_math(spec.precision, resolved_math(spec)));
-  int on = 0, oc = 0, oh = 0, ow = 0;
-  TR_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(st.conv_desc.get(), st.x_desc.get(),
-                                                       st.w_desc.get(), &on, &oc, &oh, &ow));
-  if (on != spec.n || oc != spec.k || oh != out.p || ow != out.q)
-    throw std::logic_error("conv2d: cuDNN's output shape " + std::to_string(on) + "x" +
-                           std::to_string(oc) + "x" + std::to_string(oh) + "x" +
-                           std::to_string(ow) + " differs from the formula's");
-  TR_CUDNN_CHECK(cudnnSetTensor4dDescriptor(st.y_desc.get(), format, type, on, oc, oh, ow));
-
   // Random inputs, never all zeros (zeros run faster than real data); the
   // output is filled too, so nothing ever reads uninitialised memory.
   const ElementType etype = element_type(spec.precision);
@@ -707,51 +883,22 @@ void Conv2d::prepare(cudaStream_t stream) {
     fill_random(buffer.get(), st.elements(which), etype, seed++, stream);
   }
 
-  std::vector<Candidate> candidates;
-  if (spec.algorithm == "heuristic" || spec.algorithm == "exhaustive") {
-    const bool exhaustive = spec.algorithm == "exhaustive";
-    if (exhaustive) {
-      TR_CUDA_CHECK(cudaStreamSynchronize(stream));
-      std::size_t free_bytes = 0;
-      std::size_t total_bytes = 0;
-      TR_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-      // Every algorithm may use up to half of what is left, so the search itself
-      // cannot run the GPU out of memory.
-      const std::size_t budget = std::min(st.largest_workspace(), free_bytes / 2);
-      DeviceBuffer<std::byte> scratch(budget);
-      candidates = st.search(scratch);
-      for (Candidate& c : candidates)
-        if (c.memory > budget) c.status = CUDNN_STATUS_NOT_SUPPORTED;
-    } else {
-      candidates = st.heuristic();
-    }
-    const auto pick = std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) {
-      return c.status == CUDNN_STATUS_SUCCESS && st.acceptable(c);
-    });
-    if (pick == candidates.end())
-      st.throw_none(exhaustive ? "exhaustive search" : "heuristic", candidates);
-    st.algo = pick->algo;
-    st.set_math(st.math_for(*pick));
-    st.deterministic = pick->determinism == CUDNN_DETERMINISTIC;
-    if (exhaustive) st.search_time_ms = pick->time_ms;
-  } else {
-    st.algo = algorithm_index(spec.direction, spec.algorithm);
-    st.deterministic = known_deterministic(spec.direction, st.algo);
-  }
-  st.algo_name = st.name_of(st.algo);
-  st.workspace = DeviceBuffer<std::byte>(st.workspace_size(st.algo));
+  const conv2d_detail::ConvBuffers buffers{st.x.get(), st.w.get(), st.y.get()};
+  st.path = spec.api == CudnnApi::graph
+                ? conv2d_detail::prepare_graph(spec, st.handle(), stream, buffers)
+                : conv2d_detail::prepare_legacy(spec, st.handle(), stream, buffers);
+  // One call now: an execution failure surfaces here, and lazily loaded kernels
+  // and library state exist before run() is timed or captured into a CUDA graph.
+  st.use_stream(stream);
+  st.path->execute();
   TR_CUDA_CHECK(cudaStreamSynchronize(stream));
   state_ = std::move(state);
 }
 
 void Conv2d::run(cudaStream_t stream) {
   if (!state_) throw std::logic_error("conv2d: run() before a successful prepare()");
-  // The handle may be shared: point it at this stream only when it is elsewhere.
-  cudaStream_t current = nullptr;
-  TR_CUDNN_CHECK(cudnnGetStream(state_->handle(), &current));
-  if (current != stream) TR_CUDNN_CHECK(cudnnSetStream(state_->handle(), stream));
-  state_->execute(state_->algo, state_->output(), state_->workspace.get(),
-                  state_->workspace.bytes());
+  state_->use_stream(stream);
+  state_->path->execute();
 }
 
 std::vector<double> Conv2d::download(ConvTensor which) const {
@@ -785,7 +932,7 @@ CheckResult Conv2d::check(CheckMethod method) {
                                                        : CheckMethod::second_algorithm;
   CheckResult result;
   result.elements = st.elements(out_tensor);
-  result.tolerance = tolerance_for(spec_, st.algo_name);
+  result.tolerance = tolerance_for(spec_, st.path->transform());
 
   if (method == CheckMethod::cpu_reference) {
     run(st.stream);
@@ -808,44 +955,26 @@ CheckResult Conv2d::check(CheckMethod method) {
     result.method = "cpu reference (double)";
     result.relative_error = relative_error(got, expected);
   } else {
-    // A second algorithm from cuDNN's heuristic list, into a scratch output.
-    const std::vector<Candidate> candidates = st.heuristic();
-    const cudnnMathType_t chosen_math = st.math;
-    std::string tried;
-    std::string second;
-    DeviceBuffer<std::byte> reference;
-    for (const Candidate& c : candidates) {
-      if (c.algo == st.algo || c.status != CUDNN_STATUS_SUCCESS || !st.acceptable(c)) continue;
-      const Outcome outcome = guarded([&] {
-        st.set_math(st.math_for(c));
-        DeviceBuffer<std::byte> work(st.workspace_size(c.algo));
-        reference = DeviceBuffer<std::byte>(result.elements * element_bytes(spec_.precision));
-        st.execute(c.algo, reference.get(), work.get(), work.bytes());
-        TR_CUDA_CHECK(cudaStreamSynchronize(st.stream));
-      });
-      if (outcome.status == PointStatus::ok) {
-        second = st.name_of(c.algo);
-        break;
-      }
-      tried += (tried.empty() ? "" : "; ") + st.name_of(c.algo) + ": " + outcome.reason;
-    }
-    st.set_math(chosen_math);
-    if (second.empty()) {
+    // A second algorithm into a scratch output.
+    st.use_stream(st.stream);
+    DeviceBuffer<std::byte> reference(result.elements * element_bytes(spec_.precision));
+    const conv2d_detail::SecondRun second = st.path->run_second(reference.get());
+    if (second.name.empty()) {
       result.status = CheckStatus::skipped;
       result.method = "agreement with a second algorithm";
       result.detail = "no second " + std::string(to_string(spec_.direction)) +
-                      " algorithm could run (" + (tried.empty() ? "none listed" : tried) + ")";
+                      " algorithm could run (" + second.why_none + ")";
       return result;
     }
     run(st.stream);
     const DeviceDifference difference = compare_on_device(
         st.output(), reference.get(), result.elements, element_type(spec_.precision), st.stream);
-    result.method = "agreement with " + second;
-    result.tolerance += tolerance_for(spec_, second);
+    result.method = "agreement with " + second.name;
+    result.tolerance += tolerance_for(spec_, second.transform);
     result.relative_error = difference.relative_error();
   }
   judge(result);
-  result.detail += " of " + st.algo_name;
+  result.detail += " of " + st.path->name();
   return result;
 }
 

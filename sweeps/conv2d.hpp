@@ -1,7 +1,12 @@
-// 2-D convolution through cuDNN's legacy convolution API (cudnn_cnn_v9.h):
-// forward, backward-data and backward-filter, NCHW or NHWC, groups, dilation,
-// fp32 / tf32 / fp16 / bf16, Tensor Cores allowed or FMA only, and the algorithm
-// picked by cuDNN's heuristic, by exhaustive search, or fixed by name.
+// 2-D convolution through cuDNN: forward, backward-data and backward-filter,
+// NCHW or NHWC, groups, dilation, fp32 / tf32 / fp16 / bf16, Tensor Cores
+// allowed or FMA only, and the implementation picked by cuDNN's heuristic, by
+// exhaustive search, or fixed by name. Two ways to call cuDNN (Conv2dSpec::api):
+//   graph   the graph (backend) API, as PyTorch calls cuDNN: an operation graph,
+//           an execution plan built once in prepare(), cudnnBackendExecute per
+//           call (sweeps/conv2d_graph.cpp, on sweeps/cudnn_graph.hpp);
+//   legacy  the deprecated convolution API (cudnn_cnn_v9.h), which cuDNN 9 maps
+//           onto its graph engines inside every call.
 //
 // Convolution here is cross-correlation (CUDNN_CROSS_CORRELATION), as in every
 // DL framework. Shapes: input x N x C x H x W, filter w K x (C/groups) x R x S,
@@ -23,7 +28,10 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sweeps/cudnn_handles.hpp"
+#include "sweeps/cudnn_support.hpp"
 #include "sweeps/operator.hpp"
 
 namespace timeroof {
@@ -50,11 +58,32 @@ struct Conv2dSpec {
   // Unset: fp32 -> fma_only, tf32 / fp16 / bf16 -> tensor. fp32 with tensor is
   // rejected (that is tf32), and so is tf32 with fma_only (that is fp32).
   std::optional<MathMode> math;
-  // "heuristic" (cudnnGet*Algorithm_v7's first usable choice), "exhaustive"
-  // (cudnnFind*AlgorithmEx's fastest that succeeded) or a cuDNN algorithm of the
-  // direction by name, e.g. "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM".
+  CudnnApi api = CudnnApi::graph;
+  // "heuristic", "exhaustive", or a fixed choice of the API:
+  //   graph:  the first engine configuration of cuDNN's heuristic list
+  //           (CUDNN_HEUR_MODE_A, then the fallback list) that finalizes into a
+  //           plan and respects the math mode; the fastest plan that finalizes,
+  //           each timed on the operator's buffers; or an engine by plan name
+  //           (see kConv2dEngineNamePattern);
+  //   legacy: cudnnGet*Algorithm_v7's first usable choice; cudnnFind*AlgorithmEx's
+  //           fastest that succeeded; or an algorithm of the direction by name,
+  //           e.g. "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM".
+  // Math mode on the graph path: fma_only never takes an engine with
+  // CUDNN_NUMERICAL_NOTE_TENSOR_CORE; no mode takes one with
+  // CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS (inputs quietly converted to a
+  // lower precision).
   std::string algorithm = "heuristic";
 };
+
+// A graph engine by name, as Conv2d::algorithm() prints plans: "eng<N>" alone
+// takes the first of the engine's configurations in the heuristic lists that
+// finalizes into a plan (its default knobs when none is listed), "eng<N>
+// <knob>=<value> ..." exactly those knobs (cudnn_graph::parse_plan_name). The text before '<' is
+// what the sweep spec matches (sweeps/spec.hpp: a pattern value).
+inline constexpr const char kConv2dEngineNamePattern[] = "eng<N>[ <knob>=<value>...]";
+// Whether `algorithm` names a graph engine (starts with "eng", any case); the
+// name itself is checked by validate().
+bool is_engine_name(std::string_view algorithm);
 
 // Output height P and width Q by the formula above (may be <= 0 for a bad spec).
 struct Conv2dOutputShape {
@@ -90,7 +119,7 @@ double conv2d_min_bytes(const Conv2dSpec& spec);
 
 // "conv2d_fwd", "conv2d_bwd_data", "conv2d_bwd_filter".
 std::string conv2d_op_name(ConvDirection direction);
-// Every cuDNN algorithm name of a direction, in enum order.
+// Every legacy cuDNN algorithm name of a direction, in enum order.
 std::vector<std::string> conv2d_algorithm_names(ConvDirection direction);
 
 // The three tensors by their forward names; which one is the output depends on
@@ -118,10 +147,11 @@ std::size_t conv2d_y_offset(const Conv2dSpec& spec, std::int64_t n, std::int64_t
 
 // check() compares against the CPU reference up to this many multiply-adds
 // (about a second of host time), and against a second cuDNN algorithm above it
-// (the next usable one of the heuristic's list, into a scratch output; the
-// tolerance is then the sum of both algorithms'). The tolerance is the
-// precision's (relative_tolerance()), x10 for fp32 through FFT / Winograd, and at
-// least 4 * 2^-24 * sqrt(L) for dot products of length L (fp32 accumulation).
+// (the next usable one of the heuristic's list, or engine configuration of the
+// heuristic lists on the graph path, into a scratch output; the tolerance is
+// then the sum of both algorithms'). The tolerance is the precision's
+// (relative_tolerance()), x10 for fp32 through FFT / Winograd, and at least
+// 4 * 2^-24 * sqrt(L) for dot products of length L (fp32 accumulation).
 inline constexpr double kConv2dCpuReferenceMaxMacs = 1e8;
 enum class CheckMethod { automatic, cpu_reference, second_algorithm };
 
@@ -144,15 +174,30 @@ class Conv2d final : public Operator {
   double min_bytes() const override;
   // cuDNN 9.14 on an H200 launched 1-5 kernels per call (fp32 FMA-only: 4-5).
   double expected_launches() const override { return 2; }
-  // {"workspace_bytes", "cudnn_math_type", "deterministic", "algorithm_selection",
-  //  and "search_time_ms" of the chosen algorithm for exhaustive search}.
+  // Both APIs: "cudnn_api" ("graph" / "legacy"), "workspace_bytes",
+  // "deterministic", "algorithm_selection" (heuristic / exhaustive / fixed), and
+  // "nvidia_tf32_override" when that variable is set.
+  // graph:  "engine" (global index), "knobs" ({knob name: choice}),
+  //         "numerical_notes" / "behavior_notes" (cuDNN's enum names),
+  //         "heuristic_mode" (CUDNN_HEUR_MODE_A / CUDNN_HEUR_MODE_FALLBACK, or
+  //         "none" for a named engine in neither list) and "heuristic_rank" (the
+  //         plan's 0-based place in that list, -1 for none); exhaustive search adds
+  //         "search_time_ms" (the chosen plan's time per call while searching),
+  //         "search_duration_ms" (the whole search) and "plans_timed".
+  // legacy: "cudnn_math_type", and "search_time_ms" for exhaustive search.
   nlohmann::json details() const override;
   // The call's activations; the filter stays resident (Operator::inputs()):
   //   fwd: x -> y;  bwd_data: dy -> dx;  bwd_filter: x, dy -> dw.
   std::vector<DeviceTensor> inputs() const override;
   std::vector<DeviceTensor> outputs() const override;
 
+  // Builds everything a call needs once (the graph path: operation graph,
+  // execution plan, workspace and variant pack) and runs the call once, so lazy
+  // library and module loading are done before anyone captures run().
   void prepare(cudaStream_t stream) override;
+  // Points the (possibly shared) handle at `stream` when it is elsewhere and
+  // enqueues the call: no allocation, no descriptor work, so it can be captured
+  // into a CUDA graph (cudaStreamCaptureModeThreadLocal).
   void run(cudaStream_t stream) override;
   CheckResult check() override { return check(CheckMethod::automatic); }
   CheckResult check(CheckMethod method);
@@ -170,5 +215,52 @@ class Conv2d final : public Operator {
   std::shared_ptr<CudnnHandle> handle_;
   std::unique_ptr<Conv2dState> state_;  // created by prepare()
 };
+
+// Internal: how a prepared Conv2d reaches cuDNN, one implementation per API
+// (legacy in conv2d.cpp, graph in conv2d_graph.cpp). Not for use elsewhere.
+namespace conv2d_detail {
+
+// The operator's device tensors by their forward names (bwd_data writes dx into
+// x and reads dy from y; bwd_filter writes dw into w).
+struct ConvBuffers {
+  void* x = nullptr;
+  void* w = nullptr;
+  void* y = nullptr;
+};
+
+// A second algorithm's output, for check().
+struct SecondRun {
+  std::string name;        // empty when none could run
+  bool transform = false;  // computed through FFT or Winograd
+  std::string why_none;    // what was tried, when none could run
+};
+
+class Conv2dPath {
+ public:
+  Conv2dPath() = default;
+  virtual ~Conv2dPath() = default;
+  Conv2dPath(const Conv2dPath&) = delete;
+  Conv2dPath& operator=(const Conv2dPath&) = delete;
+
+  // Enqueues one call on the handle's current stream, overwriting the output.
+  virtual void execute() = 0;
+  virtual std::string name() const = 0;        // Operator::algorithm()
+  virtual nlohmann::json details() const = 0;  // the API's own keys (see Conv2d::details)
+  virtual std::size_t workspace_bytes() const = 0;
+  virtual bool deterministic() const = 0;
+  virtual bool transform() const = 0;  // FFT or Winograd: fp32 loses a digit
+  // Runs the next usable algorithm after the chosen one into `output` (sized as
+  // the direction's output) on the handle's stream, and synchronizes it.
+  virtual SecondRun run_second(void* output) = 0;
+};
+
+// Pick the implementation as Conv2dSpec::algorithm says and build what a call
+// needs; the handle already points at `stream`, the buffers hold random data.
+std::unique_ptr<Conv2dPath> prepare_legacy(const Conv2dSpec& spec, cudnnHandle_t handle,
+                                           cudaStream_t stream, const ConvBuffers& buffers);
+std::unique_ptr<Conv2dPath> prepare_graph(const Conv2dSpec& spec, cudnnHandle_t handle,
+                                          cudaStream_t stream, const ConvBuffers& buffers);
+
+}  // namespace conv2d_detail
 
 }  // namespace timeroof

@@ -6,7 +6,9 @@
 //   batch N, channels C, height H, width W, filters K (output channels),
 //   filter R = S, stride (both dims), pad (both dims; "same" = dilation (filter - 1) / 2,
 //   i.e. filter / 2 for odd filters), dilation, groups, layout nchw | nhwc,
-//   algorithm heuristic | exhaustive | a cuDNN name, math auto | tensor | fma_only
+//   algorithm heuristic | exhaustive | a graph engine by plan name (eng<N>
+//   [<knob>=<value> ...], cudnn_api graph) | a legacy cuDNN algorithm name
+//   (cudnn_api legacy), cudnn_api graph | legacy, math auto | tensor | fma_only
 //   (auto: the precision's default, fp32 -> fma_only, others -> tensor),
 //   direction fwd | bwd_data | bwd_filter, precision fp32 | tf32 | fp16 | bf16.
 //
@@ -34,6 +36,7 @@
 #include "core/error.hpp"
 #include "sweeps/conv2d.hpp"
 #include "sweeps/family.hpp"
+#include "sweeps/spec.hpp"
 
 namespace timeroof {
 namespace {
@@ -68,10 +71,13 @@ ParamAxis text_axis(std::string key, std::string help, std::vector<std::string> 
   return axis;
 }
 
+// The legacy names come right after the two searches (as before the graph
+// path); the engine pattern last (sweeps/spec.hpp: a value with '<' is a pattern).
 std::vector<std::string> algorithm_values() {
   std::vector<std::string> values = {"heuristic", "exhaustive"};
   for (ConvDirection d : {ConvDirection::fwd, ConvDirection::bwd_data, ConvDirection::bwd_filter})
     for (std::string& name : conv2d_algorithm_names(d)) values.push_back(std::move(name));
+  values.emplace_back(kConv2dEngineNamePattern);
   return values;
 }
 
@@ -94,8 +100,15 @@ std::vector<ParamAxis> conv2d_axes() {
       integer_axis("dilation", "filter dilation, both dimensions", json::array({1})),
       integer_axis("groups", "groups (divides channels and filters)", json::array({1})),
       text_axis("layout", "tensor memory order", {"nchw", "nhwc"}, json::array({"nhwc"})),
-      text_axis("algorithm", "cuDNN heuristic, exhaustive search, or a fixed algorithm by name",
+      text_axis("algorithm",
+                "cuDNN heuristic, exhaustive search, or a fixed choice: with cudnn_api graph an "
+                "engine as timeroof prints plans (eng<N>, or eng<N> <knob>=<value> ...), with "
+                "cudnn_api legacy a CUDNN_CONVOLUTION_*_ALGO_* name",
                 algorithm_values(), json::array({"heuristic"})),
+      text_axis("cudnn_api",
+                "graph = cuDNN's graph (backend) API with an execution plan built once, as "
+                "PyTorch calls cuDNN; legacy = the deprecated cudnnConvolution* calls",
+                {"graph", "legacy"}, json::array({"graph"})),
       text_axis("math",
                 "Tensor Cores allowed or FMA units only; auto = fp32 -> fma_only, others -> "
                 "tensor",
@@ -144,9 +157,13 @@ std::int64_t integer(const json& point, const ParamAxis& axis, std::int64_t low)
 
 std::string text(const json& point, const ParamAxis& axis) {
   const json& value = point.contains(axis.key) ? point.at(axis.key) : axis.defaults.at(0);
-  if (value.is_string())
-    for (const std::string& allowed : axis.allowed)
-      if (value.get<std::string>() == allowed) return allowed;
+  if (value.is_string()) {
+    const std::string given = value.get<std::string>();
+    for (const std::string& allowed : axis.allowed) {
+      if (given == allowed) return allowed;
+      if (matches_pattern(allowed, given)) return given;  // validate() checks the rest
+    }
+  }
   throw usage_error("conv2d: " + axis.key + " = " + value.dump() +
                     " is not a known value; allowed: " + join(axis.allowed));
 }
@@ -183,6 +200,7 @@ Conv2dSpec to_spec(const json& point) {
       pad_value == "same" ? spec.dilation_h * (spec.r - 1) / 2 : integer(point, pad, 0);
   spec.layout = text(point, axis("layout")) == "nchw" ? Layout::nchw : Layout::nhwc;
   spec.algorithm = text(point, axis("algorithm"));
+  spec.api = parse_cudnn_api(text(point, axis("cudnn_api")));
   const std::string math = text(point, axis("math"));
   if (math != "auto") spec.math = parse_math_mode(math);
   spec.direction = parse_direction(text(point, axis("direction")));
@@ -204,7 +222,7 @@ Conv2dSpec to_spec(const json& point) {
                       std::to_string(size) + ", pad = " + std::to_string(spec.pad_h) +
                       "); allowed: dilation (filter - 1) + 1 <= " + name + " + 2 pad");
   }
-  validate(spec);  // the rest (math with precision, algorithm of the direction)
+  validate(spec);  // the rest (math with precision, algorithm of the direction and the API)
   return spec;
 }
 

@@ -1,14 +1,23 @@
-// What every cuDNN operator needs the same way: our precisions as cuDNN and
-// device-fill types, the math type a precision and mode ask of cuDNN, and the
-// memory check that fails an impossible point fast.
+// What every cuDNN operator needs the same way: which cuDNN API it calls, our
+// precisions as cuDNN and device-fill types, the math type a precision and mode
+// ask of cuDNN, and the memory check that fails an impossible point fast.
 #pragma once
 
 #include <cudnn.h>
+
+#include <string_view>
 
 #include "kernels/device_fill.hpp"
 #include "sweeps/operator.hpp"
 
 namespace timeroof {
+
+// graph: the graph (backend) API with an execution plan built once, as frameworks
+// call cuDNN (sweeps/cudnn_graph.hpp); legacy: the deprecated per-operator API.
+enum class CudnnApi { graph, legacy };
+const char* to_string(CudnnApi api);  // "graph", "legacy"
+// Throws a usage error naming cudnn_api and the allowed values.
+CudnnApi parse_cudnn_api(std::string_view text);
 
 cudnnDataType_t cudnn_data_type(Precision precision);  // tf32 stores fp32
 ElementType element_type(Precision precision);

@@ -18,8 +18,17 @@
 #include "counters/metric_catalog.hpp"
 #include "counters/range_profiler.hpp"
 #include "gpu/check.hpp"
+#include "gpu/device.hpp"
 #include "gpu/handles.hpp"
-#include "kernels/l2_flush.hpp"
+#include "measure/back_to_back.hpp"
+#include "measure/counter_collection.hpp"
+#include "measure/graph_replay.hpp"
+#include "measure/host_probe.hpp"
+#include "measure/l2_flush.hpp"
+#include "measure/pinned_thread.hpp"
+#include "measure/synchronized.hpp"
+#include "measure/trace_calls.hpp"
+#include "measure/warmup.hpp"
 #include "sweeps/cudnn_handles.hpp"
 
 namespace timeroof {
@@ -45,37 +54,6 @@ std::string point_label(const OperatorFamily& family, int seq, const nlohmann::j
   for (const auto& [key, value] : params.items())
     label += " " + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
   return label;
-}
-
-// The catalog's quantities (snake_case) beside the raw CUPTI metrics ("__").
-std::map<std::string, double> with_quantities(const CollectionPlan& plan,
-                                              std::map<std::string, double> values) {
-  for (const auto& [quantity, value] : evaluate(plan, values)) values[to_string(quantity)] = value;
-  return values;
-}
-
-// Operator totals from its kernels' ranges: counts add up; rates (".per_second",
-// e.g. the SM clock) are averaged weighted by each kernel's duration.
-std::map<std::string, double> sum_kernel_ranges(const ProfileResult& result) {
-  const auto duration = std::find(result.metrics.begin(), result.metrics.end(),
-                                  std::string("gpu__time_duration.sum"));
-  std::map<std::string, double> totals;
-  for (std::size_t i = 0; i < result.metrics.size(); ++i) {
-    const std::string& metric = result.metrics[i];
-    const bool rate = metric.size() > 11 && metric.rfind(".per_second") == metric.size() - 11;
-    double sum = 0, weights = 0;
-    for (const RangeValues& range : result.ranges) {
-      const double weight =
-          !rate ? 1.0
-          : duration != result.metrics.end()
-              ? range.values[static_cast<std::size_t>(duration - result.metrics.begin())]
-              : 1.0;
-      sum += weight * range.values[i];
-      weights += weight;
-    }
-    totals[metric] = rate ? (weights > 0 ? sum / weights : 0.0) : sum;
-  }
-  return totals;
 }
 
 // Host memory of one transferred tensor: page-locked (cudaMallocHost), or ordinary
@@ -181,6 +159,7 @@ struct SweepRunner::State {
   Stream stream;
   std::shared_ptr<CudnnHandle> cudnn = std::make_shared<CudnnHandle>();
   std::optional<L2Flusher> flusher;
+  std::unique_ptr<ClockReader> clock_reader;  // NVML loaded once per runner, on first use
   // Counters: one session per sweep, created on first use; if it cannot be
   // created, every point says why and keeps its timing.
   std::unique_ptr<ProfilerSession> profiler;
@@ -196,6 +175,11 @@ struct SweepRunner::State {
     std::size_t free = 0, total = 0;
     if (cudaMemGetInfo(&free, &total) != cudaSuccess) return true;
     return free < total / 2;
+  }
+
+  const ClockReader& clocks() {
+    if (!clock_reader) clock_reader = std::make_unique<ClockReader>(gpu.index);
+    return *clock_reader;
   }
 
   void flush_if_cold() {
@@ -255,9 +239,8 @@ struct SweepRunner::State {
   }
 
   // One call as the timing and trace passes measure it: the inputs' copies, the
-  // operator, the outputs' copies, in order on the runner's stream.
-  void call(Operator& op, const Transfers& transfers) {
-    const cudaStream_t s = stream.get();
+  // operator, the outputs' copies, in order on `s`.
+  static void call(Operator& op, const Transfers& transfers, cudaStream_t s) {
     for (const HostCopy& c : transfers.h2d)
       TR_CUDA_CHECK(
           cudaMemcpyAsync(c.tensor.data, c.host.get(), c.tensor.bytes, cudaMemcpyHostToDevice, s));
@@ -267,88 +250,88 @@ struct SweepRunner::State {
           cudaMemcpyAsync(c.host.get(), c.tensor.data, c.tensor.bytes, cudaMemcpyDeviceToHost, s));
   }
 
+  // What precedes each timed and counted call: the L2 flush when cold.
+  std::function<void(cudaStream_t)> prelude() {
+    if (!flusher) return nullptr;
+    return [this](cudaStream_t s) { flusher->flush(s); };
+  }
+  // The call with its copies (timing and trace), or run() alone (counters:
+  // copies are not kernels).
+  CallUnderTest call_under_test(Operator& op, const Transfers& transfers) {
+    return {[&op, &transfers](cudaStream_t s) { call(op, transfers, s); }, prelude()};
+  }
+  CallUnderTest run_alone(Operator& op) {
+    return {[&op](cudaStream_t s) { op.run(s); }, prelude()};
+  }
+
+  // Step 5: warm-up, then T_call (with the host issue time), T_stream and
+  // T_graph, each until its interval is narrow enough or its budget is spent,
+  // the measuring thread pinned to its core.
   void timing_pass(Operator& op, const Transfers& transfers, Point& point) {
     const cudaStream_t s = stream.get();
-    const auto warmup_start = std::chrono::steady_clock::now();
-    for (int i = 0;; ++i) {
-      if (i >= options.warmup_calls && seconds_since(warmup_start) >= options.warmup_seconds) break;
-      call(op, transfers);
-      TR_CUDA_CHECK(cudaStreamSynchronize(s));  // wall time is GPU time, not enqueue time
-    }
-    const Event start, stop;
-    const ClockReader clocks(gpu.index);
-    const Measurement m = measure_until_stable(
-        options.timing, [&](int n, std::vector<double>& samples, std::vector<Clocks>& readings) {
-          for (int i = 0; i < n; ++i) {
-            flush_if_cold();
-            start.record(s);
-            call(op, transfers);
-            stop.record(s);
-            if (i == 0) readings.push_back(clocks.read());
-            stop.synchronize();
-            samples.push_back(stop.seconds_since(start));
-          }
+    const CallUnderTest under_test = call_under_test(op, transfers);
+    const PinnedThread pinned;
+    const double probe_before = host_probe_seconds();
+    warm_up(under_test, s, options.warmup);
+    const SynchronizedTimes synchronized = time_synchronized(under_test, s, options.call_rule);
+    std::optional<double> sm_clock;
+    const ClockReader& reader = clocks();
+    const MeasuredTime back_to_back = time_back_to_back(
+        under_test, s, options.stream_rule, synchronized.call.stats.median_s, {}, [&] {
+          if (!sm_clock) sm_clock = reader.read().sm_hz;  // once, while the GPU is busy
         });
-    point.timing.wall_median_s = m.median_s;
-    point.timing.wall_spread = m.spread;
-    point.timing.repeats = m.repeats;
+    const GraphReplay graph = time_graph_replay(under_test, s, options.graph_rule);
+    const double probe_after = host_probe_seconds();
+
+    Timing& t = point.timing;
+    t.call = synchronized.call.stats;
+    t.issue = synchronized.issue.stats;
+    t.stream = back_to_back.stats;
+    if (graph.time) t.graph = graph.time->stats;
+    t.graph_unavailable = graph.unavailable;
+    nlohmann::json graph_details = {{"copies_per_graph", graph.copies},
+                                    {"nodes_per_call", graph.nodes_per_call}};
+    if (graph.time)
+      graph_details["method"] = graph.time->method;
+    else
+      graph_details["unavailable"] = graph.unavailable;
     point.details["timing"] = {
-        {"method", transfers.h2d.empty() && transfers.d2h.empty()
-                       ? "CUDA events around each call, median until stable"
-                       : "CUDA events around each call and its copies, median until stable"},
-        {"min_s", m.min_s},
-        {"max_s", m.max_s},
-        {"sm_clock_hz", m.sm_clock_hz ? nlohmann::json(*m.sm_clock_hz) : nlohmann::json(nullptr)},
+        {"call", {{"method", synchronized.call.method}}},
+        {"issue", {{"method", synchronized.issue.method}}},
+        {"stream", {{"method", back_to_back.method}}},
+        {"graph", graph_details},
+        {"copies", transfers.h2d.empty() && transfers.d2h.empty()
+                       ? "none"
+                       : "each call includes its host<->device copies"},
+        {"stop_rule",
+         {{"target_relative_ci", options.call_rule.target_relative_ci},
+          {"budget_s",
+           {{"call", options.call_rule.budget_s},
+            {"stream", options.stream_rule.budget_s},
+            {"graph", options.graph_rule.budget_s}}}}},
+        {"sm_clock_hz", sm_clock ? nlohmann::json(*sm_clock) : nlohmann::json(nullptr)},
+        {"pinned_core", pinned.core() ? nlohmann::json(*pinned.core()) : nlohmann::json(nullptr)},
+        // The host's speed before and after (measure/host_probe.hpp): host-bound
+        // times scale with it.
+        {"host_probe_s", {probe_before, probe_after}},
         {"l2", flusher ? "cold" : "warm"}};
+    if (!pinned.core()) point.details["timing"]["pin_failure"] = pinned.failure();
   }
 
   void trace_pass(Operator& op, const Transfers& transfers, Point& point) {
-    ActivityTracer tracer;
-    tracer.start();
-    for (int i = 0; i < options.trace_calls; ++i) {
-      tracer.mark_call();
-      call(op, transfers);
-    }
-    const Trace trace = tracer.stop();
-    const TraceSummary summary = summarize_calls(trace, options.trace_calls);
-    const Timing traced = summary.timing();
-    point.timing.kernel_time_s = traced.kernel_time_s;
-    point.timing.launches = traced.launches;
-    point.timing.api_time_s = traced.api_time_s;
-    point.timing.launch_gap_s = traced.launch_gap_s;
-    point.timing.h2d_bytes = traced.h2d_bytes;
-    point.timing.h2d_time_s = traced.h2d_time_s;
-    point.timing.d2h_bytes = traced.d2h_bytes;
-    point.timing.d2h_time_s = traced.d2h_time_s;
-    // One call's kernels, each with its median duration over the traced calls.
-    point.kernels = median_call_kernels(trace, options.trace_calls);
-    point.details["trace"] = {{"calls", options.trace_calls},
-                              {"dropped_records", trace.dropped_records}};
-    if (summary.launch_latency_ns)
-      point.details["trace"]["launch_latency_s"] = *summary.launch_latency_ns * 1e-9;
-  }
-
-  // The point's counters from its kernels' ranges of one call; `collection` says
-  // how they were collected (details["counters"]).
-  void store_counters(const CollectionPlan& plan, const ProfileResult& result,
-                      nlohmann::json collection, Point& point) {
-    point.counters = with_quantities(plan, sum_kernel_ranges(result));
-    const bool per_kernel = result.ranges.size() == point.kernels.size();
-    if (per_kernel) {
-      for (std::size_t k = 0; k < result.ranges.size(); ++k) {
-        std::map<std::string, double> values;
-        for (std::size_t i = 0; i < result.metrics.size(); ++i)
-          values[result.metrics[i]] = result.ranges[k].values[i];
-        point.kernels[k].metrics = with_quantities(plan, values);
-      }
-    }
-    collection.update({{"collected", true},
-                       {"chip", plan.chip},
-                       {"passes", result.passes},
-                       {"kernel_ranges", result.ranges.size()},
-                       // kernels of the trace pass matched one to one
-                       {"per_kernel", per_kernel}});
-    point.details["counters"] = std::move(collection);
+    TracedCalls traced =
+        trace_calls(call_under_test(op, transfers), stream.get(), options.trace_calls);
+    Timing& t = point.timing;
+    t.kernel_time_s = traced.timing.kernel_time_s;
+    t.launches = traced.timing.launches;
+    t.api_time_s = traced.timing.api_time_s;
+    t.launch_gap_s = traced.timing.launch_gap_s;
+    t.h2d_bytes = traced.timing.h2d_bytes;
+    t.h2d_time_s = traced.timing.h2d_time_s;
+    t.d2h_bytes = traced.timing.d2h_bytes;
+    t.d2h_time_s = traced.timing.d2h_time_s;
+    point.kernels = std::move(traced.kernels);
+    point.details["trace"] = std::move(traced.details);
   }
 
   // Marks the point when no counters can be collected; false then.
@@ -381,7 +364,7 @@ struct SweepRunner::State {
                      std::to_string(result.dropped_ranges);
       return;
     }
-    store_counters(plan, result,
+    apply_counters(plan, result,
                    {{"batch_size", 1},
                     {"prelude", flusher ? "L2 flush, before each pass" : "none"},
                     {"l2", flusher ? "cold" : "as CUPTI leaves it between passes"},
@@ -399,19 +382,8 @@ struct SweepRunner::State {
     const cudaStream_t s = stream.get();
     std::vector<BatchedCall> calls;
     for (PendingPoint* pending : batch) {
-      Operator* op = pending->op.get();
-      const std::size_t kernels = pending->point.kernels.size();
-      BatchedCall call;
-      call.run = [op, s] { op->run(s); };
-      call.kernels = kernels;
-      if (flusher) {
-        call.prelude = [this] { flush_if_cold(); };
-        call.prelude_kernels = L2Flusher::kernels_per_flush;
-      } else {
-        call.prelude = call.run;
-        call.prelude_kernels = kernels;
-      }
-      calls.push_back(std::move(call));
+      calls.push_back(counted_call(run_alone(*pending->op), s, pending->point.kernels.size(),
+                                   L2Flusher::kernels_per_flush));
     }
     const CollectionPlan& plan = plan_for(*profiler, *batch.front()->op);
     std::vector<ProfileResult> results;
@@ -421,7 +393,7 @@ struct SweepRunner::State {
     const double seconds = seconds_since(start);
     if (batched.status == PointStatus::ok) {
       for (std::size_t i = 0; i < batch.size(); ++i) {
-        store_counters(plan, results[i],
+        apply_counters(plan, results[i],
                        {{"batch_size", batch.size()},
                         {"batch_seconds", seconds},
                         {"prelude", flusher ? "L2 flush" : "one call of the operator"},

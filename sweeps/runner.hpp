@@ -4,12 +4,15 @@
 //   1. build the operator (no GPU work) and describe it (analytic FLOPs/bytes);
 //   2. prepare: allocate, fill random data, choose the algorithm;
 //   3. check the output once (CPU reference or a second algorithm);
-//   4. warm up;
-//   5. timing pass: event-timed calls until the median is stable, no tool attached
-//      (the events enclose the host's enqueue, so a launch-bound call is timed as
-//      such); L2 flushed before each call when cold;
-//   6. trace pass: CUPTI activity records of a few calls -> kernels, launches, API
-//      time, gaps, transfers (times: the median over the calls);
+//   4. warm up (measure/warmup.hpp);
+//   5. timing: T_call with the host issue time, T_stream and T_graph
+//      (measure/synchronized.hpp, back_to_back.hpp, graph_replay.hpp), each until
+//      the 95% interval of its median is within +-1% or its budget is spent, no
+//      tool attached, the thread pinned to its core; L2 flushed before each call
+//      when cold;
+//   6. trace pass (measure/trace_calls.hpp): CUPTI activity records of a few calls
+//      -> kernels, launches, API time (and every API name per call), gaps,
+//      transfers (times: the median over the calls);
 //   7. counter pass: one range per kernel of one call, the call replayed per pass
 //      (the catalog's plan for the operator's precision), or the point is marked
 //      counters_unavailable with the reason and keeps its timing. run() collects
@@ -38,7 +41,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/results.hpp"
-#include "kernels/measure.hpp"
+#include "core/statistics.hpp"
+#include "measure/warmup.hpp"
 #include "sweeps/family.hpp"
 #include "sweeps/spec.hpp"  // TransferMode
 
@@ -51,12 +55,15 @@ struct RunnerOptions {
   // operator without tensors to move makes its points unsupported, with the reason.
   TransferMode transfer = TransferMode::none;
   bool pinned_host = true;  // host buffers page-locked (cudaMallocHost), else pageable heap
-  // Operator calls are short (tens of us to ms): 100 samples cost little.
-  TimingPolicy timing{.min_repeats = 100};
   // Warm-up before the timing pass: at least this many calls and this much wall
   // time, so the SM clock has left its idle state when timing starts.
-  int warmup_calls = 3;
-  double warmup_seconds = 0.02;
+  WarmupPolicy warmup{.min_calls = 3, .min_seconds = 0.02};
+  // When each time stops: its interval within +-1% of the median, or its budget
+  // spent (then TimeStats::converged is false). T_call's samples are single
+  // synchronized calls, the noisiest, so it gets the most samples and time.
+  StopRule call_rule{.min_samples = 30, .max_samples = 3000, .budget_s = 0.3};
+  StopRule stream_rule{.min_samples = 16, .max_samples = 1000, .budget_s = 0.2};
+  StopRule graph_rule{.min_samples = 16, .max_samples = 1000, .budget_s = 0.2};
   int trace_calls = 5;
   // Points of a sweep whose counters are collected together (one CUPTI collection
   // costs ~0.2 s per pass on an H200, whatever it holds); 1 = one per point.
@@ -110,8 +117,9 @@ class SweepRunner {
   // Measures one point (exposed for tests and benchmarks).
   Point measure_point(const OperatorFamily& family, const nlohmann::json& params,
                       const std::string& sweep, int seq);
-  // Step 5 alone (warm-up and timing pass) on an operator the caller prepared:
-  // the point's timing and details["timing"] (for benchmarks of the method).
+  // Steps 4-5 alone (warm-up and timing pass) on an operator the caller
+  // prepared: the point's three times and details["timing"] (for benchmarks of
+  // the method).
   Point time_prepared(Operator& op);
 
  private:

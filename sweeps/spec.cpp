@@ -455,6 +455,12 @@ std::string transfer_unavailable(const Operator& op, TransferMode mode) {
   return "";
 }
 
+bool matches_pattern(const std::string& allowed, std::string_view item) {
+  const std::size_t open = allowed.find('<');
+  if (open == std::string::npos || item.size() < open) return false;
+  return lower(allowed.substr(0, open)) == lower(std::string(item.substr(0, open)));
+}
+
 std::vector<json> parse_value_list(const ParamAxis& axis, std::string_view text,
                                    const std::string& where_given) {
   const std::string where = where_given.empty() ? axis.key : where_given;
@@ -473,8 +479,13 @@ std::vector<json> parse_value_list(const ParamAxis& axis, std::string_view text,
     // Words first: a text axis' values, or the words an integer axis accepts.
     const auto word = std::find_if(axis.allowed.begin(), axis.allowed.end(),
                                    [&](const std::string& a) { return lower(a) == lower(item); });
+    const auto pattern =
+        std::find_if(axis.allowed.begin(), axis.allowed.end(),
+                     [&](const std::string& a) { return matches_pattern(a, item); });
     if (word != axis.allowed.end()) {
       values.emplace_back(*word);
+    } else if (pattern != axis.allowed.end()) {
+      values.emplace_back(item);  // as written: the family's validate checks the rest
     } else if (is_text) {
       throw usage_error(
           where + ": unknown value '" + item + "'" +
@@ -674,7 +685,12 @@ PointEstimate estimate_point(const json& point, const OperatorFamily& family,
   estimate.call_s = run_s + estimate.transfer_s;
   const double sample_s = estimate.call_s + roofs.sample_overhead_s;
   const double warmup_s = std::max(roofs.warmup_calls * sample_s, roofs.warmup_s);
-  const double timing_s = std::min(roofs.timing_min_calls * sample_s, roofs.timing_max_s);
+  const double stream_sample_s = std::max(estimate.call_s, roofs.stream_sample_s);
+  const double stream_s = roofs.convergence * roofs.stream_min_samples * stream_sample_s;
+  const double timing_s =
+      std::min(roofs.convergence * roofs.call_min_samples * sample_s, roofs.call_budget_s) +
+      std::min(stream_s, roofs.stream_budget_s) + roofs.graph_capture_s +
+      std::min(stream_s, roofs.graph_budget_s);
   const double trace_s = roofs.trace_calls * estimate.call_s + roofs.trace_overhead_s;
   // The counter passes replay the operator alone (its copies are not kernels),
   // after a warm-up call of its own, in a collection shared by counter_batch points.
@@ -756,9 +772,10 @@ std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
       << (spec.points.size() == 1 ? " point" : " points") << "\n"
       << "model: per point " << format_si(roofs.setup_s, "s") << " setup + "
       << format_si(roofs.check_s, "s") << " check + warm-up max(" << roofs.warmup_calls
-      << " calls, " << format_si(roofs.warmup_s, "s") << ") + min(" << roofs.timing_min_calls
-      << " timed calls, " << format_si(roofs.timing_max_s, "s") << ") + " << roofs.trace_calls
-      << " traced calls + "
+      << " calls, " << format_si(roofs.warmup_s, "s")
+      << ") + T_call, T_stream, T_graph until +-1% (at most " << format_si(roofs.call_budget_s, "s")
+      << " + " << format_si(roofs.stream_budget_s, "s") << " + "
+      << format_si(roofs.graph_budget_s, "s") << ") + " << roofs.trace_calls << " traced calls + "
       << (roofs.counter_passes > 0
               ? std::to_string(roofs.counter_passes) + " counter passes x (" +
                     format_si(roofs.counter_pass_s, "s") + " / " +

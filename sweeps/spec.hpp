@@ -14,7 +14,10 @@
 //                 case-insensitively and stored as the family spells them
 // A range includes its end when a step lands on it (16..100:x2 is 16, 32, 64).
 // Repeated values are kept once (first occurrence). An integer axis may also name
-// words (ParamAxis::allowed of an integer axis, e.g. conv2d's pad = same).
+// words (ParamAxis::allowed of an integer axis, e.g. conv2d's pad = same). An
+// allowed value with a '<' is a pattern (conv2d's eng<N>[ <knob>=<value>...]): an
+// item starting with the text before the '<' is kept as written, and the family's
+// validate checks the rest (matches_pattern).
 //
 // Points: the Cartesian product of the given axes, nested in the family's axis
 // order with the FIRST axis varying fastest (conv2d lists batch first, so a sweep
@@ -76,6 +79,10 @@ SweepSpec spec_from_json(const nlohmann::json& json);
 inline constexpr std::size_t kMaxSweepPoints = 100'000;
 // The value-list syntax above in one line, for --help and error messages.
 extern const char* const kValueListSyntax;
+
+// Whether `item` starts (case-insensitively) with the text before the '<' of the
+// pattern `allowed`; false when `allowed` is no pattern.
+bool matches_pattern(const std::string& allowed, std::string_view item);
 
 // The values of `axis` that `text` lists (integers as JSON integers, text as the
 // family's spelling). Errors name `where` (default: the axis' key) and the allowed
@@ -141,7 +148,12 @@ inline SweepSpec default_spec(const std::string& family) {
 //   call     = run + xfer (copies and operator are serial on one stream)
 //   sample   = call + sample_overhead_s (each timed call is synchronized and read back)
 //   warm-up  = max(warmup_calls x sample, warmup_s)
-//   timing   = min(timing_min_calls x sample, timing_max_s)
+//   timing   = T_call + T_stream + T_graph, each until its interval is narrow
+//              enough, at most its budget (RunnerOptions' stop rules):
+//              T_call   = min(convergence x call_min_samples x sample, call_budget_s)
+//              T_stream = min(convergence x stream_min_samples x max(call, 200 us),
+//              stream_budget_s) T_graph  = graph_capture_s + the same as T_stream with
+//              graph_budget_s
 //   trace    = trace_calls x call + trace_overhead_s
 //   counters = counter_passes x (counter_pass_s / counter_batch
 //                                + 2 x launches x counter_range_s + 2 x profiled_slowdown x run)
@@ -167,9 +179,17 @@ struct DryRunRoofs {
   double check_s = 0.02;   // verify the output once (device comparison)
   int warmup_calls = 3;
   double warmup_s = 0.02;
-  double sample_overhead_s = 2e-4;  // per timed call: sync, event read, clock reads
-  int timing_min_calls = 100;
-  double timing_max_s = 2.0;
+  double sample_overhead_s = 2e-4;  // per timed call: sync, event read
+  // The stop rules' minimum samples and budgets (RunnerOptions), and how many
+  // times the minimum a time typically needs before its interval is within +-1%.
+  int call_min_samples = 30;
+  double call_budget_s = 0.3;
+  int stream_min_samples = 16;
+  double stream_budget_s = 0.2;
+  double graph_budget_s = 0.2;
+  double stream_sample_s = 200e-6;  // a warm back-to-back sample spans at least this
+  double graph_capture_s = 0.002;   // capture, instantiate, upload and the pilot replays
+  double convergence = 2;
   int trace_calls = 5;
   double trace_overhead_s = 0.0025;
   int counter_passes = 2;         // the catalog's plan for fp16 conv and LSTM on GH100

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs ON THE DEVICE MACHINE from .carry/ (pack.sh): records the bundled sample
-# (samples/sample-run.json: `timeroof run`, i.e. roofs + default sweeps + report)
-# and the batch fixture (tests/fixtures/conv2d-batch-h200.json), and brings back
-# the exports, the run's console output and its report as an archive.
+# Runs ON THE DEVICE MACHINE from .carry/ (pack.sh): records a bundled sample
+# (`timeroof run`, i.e. roofs + default sweeps + report) as $OUT/$SAMPLE
+# (default sample-run.json, the H200's; sample-run-h100.json on an H100) and,
+# unless BATCH_FIXTURE is empty, the batch fixture (tests/fixtures/conv2d-batch-h200.json),
+# and brings back the exports, the run's console output and its report as an archive.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -18,12 +19,16 @@ t0=$(date +%s)
 rc=$?
 echo "timeroof run: exit $rc in $(( $(date +%s) - t0 )) s; last lines:"; tail -4 "$work/run.err"; tail -2 "$work/run.out"
 [ $rc -eq 0 ] || [ $rc -eq 3 ] || status=1
-.carry/timeroof export --db "$work/run.db" --out "$out/sample-run.json" || status=1
+.carry/timeroof export --db "$work/run.db" --out "$out/${SAMPLE:-sample-run.json}" || status=1
 
-t0=$(date +%s)
-.carry/timeroof sweep conv2d --batch 1..1024:x2 --db "$work/batch.db" 2> "$work/batch.err"
-echo "batch sweep: exit $? in $(( $(date +%s) - t0 )) s"; tail -1 "$work/batch.err"
-.carry/timeroof export --db "$work/batch.db" --out "$out/conv2d-batch-h200.json" || status=1
+batch=${BATCH_FIXTURE-conv2d-batch-h200.json}
+touch "$work/batch.err"
+if [ -n "$batch" ]; then
+  t0=$(date +%s)
+  .carry/timeroof sweep conv2d --batch 1..1024:x2 --db "$work/batch.db" 2> "$work/batch.err"
+  echo "batch sweep: exit $? in $(( $(date +%s) - t0 )) s"; tail -1 "$work/batch.err"
+  .carry/timeroof export --db "$work/batch.db" --out "$out/$batch" || status=1
+fi
 
 tar czf "$out/run-report.tgz" -C "$work" machine.txt run.out run.err report batch.err
 exit $status

@@ -127,9 +127,17 @@ std::string fit_text(const roofline::LinearFit& f, const std::string& y,
   if (f.r2) std::snprintf(r2, sizeof r2, "%.3f", *f.r2);
   char scatter[32];
   std::snprintf(scatter, sizeof scatter, "%.0f%%", 100 * f.spread);
+  const std::string quality =
+      " (robust fit of " + std::to_string(f.n) + " points, scatter " + scatter + ", R2 " + r2 + ")";
+  if (f.flat)
+    return y + " flat in " + parameter + " within +-" + roofline::format_time(f.flat_within) +
+           " over " + roofline::format_value(f.x_min) + "-" + roofline::format_value(f.x_max) +
+           quality;
   std::string out = y + " = " + roofline::format_time(f.a) + " fixed + " +
-                    roofline::format_time(f.c) + " x " + parameter + " (robust fit of " +
-                    std::to_string(f.n) + " points, scatter " + scatter + ", R2 " + r2 + ")";
+                    roofline::format_time_3(f.c) + " x " + parameter;
+  if (f.c_low && f.c_high)
+    out += " (slope 95% interval " + roofline::format_time_interval(*f.c_low, *f.c_high) + ")";
+  out += quality;
   if (f.knee) {
     char knee[32];
     std::snprintf(knee, sizeof knee, *f.knee >= 10 ? "%.0f" : "%.2g", *f.knee);
@@ -158,12 +166,14 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
   const std::string roofs = roofs_text(a.roofs);
   out << "roofs: " << (roofs.empty() ? "none measured" : roofs) << "\n";
   const roofline::Thresholds& th = options.series.thresholds;
-  char rules[256];
+  char rules[400];
   std::snprintf(rules, sizeof rules,
-                "classes: transfer-bound >= %.0f%% of T, launch-bound >= %.0f%% of T, near a "
-                "roof >= %.0f%% of it; L1 used where L1 bytes >= %.2g x L2 bytes\n",
-                100 * th.transfer_fraction, 100 * th.launch_fraction, 100 * th.roof_fraction,
-                options.series.bounds.l1_min_fraction);
+                "classes: transfer-bound >= %.0f%% of T; launch-bound where the host issues a "
+                "call in more than %.3g x the device time (T_graph, else T_k + transfer; older "
+                "runs: host overhead or N x L >= %.0f%% of T); near a roof >= %.0f%% of it; L1 "
+                "used where L1 bytes >= %.2g x L2 bytes\n",
+                100 * th.transfer_fraction, th.issue_ratio, 100 * th.launch_fraction,
+                100 * th.roof_fraction, options.series.bounds.l1_min_fraction);
   out << rules;
 
   // Points, one table per sweep in the order of the run.
@@ -177,7 +187,10 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
         {"seq",    "op",   "prec", "params", "status", "T",        "T_k",    "T_roof",
          "T_cuda", "T_tc", "T_L1", "T_L2",   "T_HBM",  "T_launch", "T_xfer", "limit",
          "class",  "eff",  "TC",   "T_lb",   "lb",     "headroom"}};
-    std::vector<std::string> not_analysed, xfer_roofs;
+    std::vector<std::vector<std::string>> times = {{"seq", "T_call", "T_stream", "T_graph", "issue",
+                                                    "T is", "host", "gaps", "xfer", "within",
+                                                    "lost", "not expl", "premium", "class: why"}};
+    std::vector<std::string> not_analysed, xfer_roofs, notes;
     for (const PointAnalysis& pa : a.points) {
       const Point& p = record.points[pa.index];
       if (p.sweep != sweep) continue;
@@ -194,8 +207,21 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
         if (!xfer.empty() &&
             std::find(xfer_roofs.begin(), xfer_roofs.end(), xfer) == xfer_roofs.end())
           xfer_roofs.push_back(xfer);
+        const roofline::Decomposition& d = pa.classification.parts;
+        times.push_back({std::to_string(p.seq), roofline::format_time_stats(b.call),
+                         roofline::format_time_stats(b.stream),
+                         roofline::format_time_stats(b.graph), roofline::format_time_stats(b.issue),
+                         roofline::to_string(d.time_source),
+                         time_text(d.host_overhead_s) + (d.separated ? "" : "*"),
+                         d.separated ? time_text(d.device_gaps_s) : "-", time_text(d.transfer_s),
+                         time_text(d.within_roof_s), time_text(d.lost_to_roof_s),
+                         time_text(d.not_explained_s), time_text(d.call_premium_s),
+                         pa.classification.label() + ": " + pa.classification.reason});
+        for (const std::string& note : d.notes)
+          if (note.find("not measured separately") == std::string::npos)
+            notes.push_back("seq " + std::to_string(p.seq) + ": " + note);
         const std::vector<std::string> numbers = {
-            time_text(b.wall_s),
+            time_text(b.time_s),
             time_text(b.kernel_s),
             time_text(b.t_roof),
             time_text(b.t_cuda),
@@ -223,11 +249,24 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
     out << text_table(rows, right);
     for (const std::string& line : xfer_roofs) out << "  T_xfer on the " << line << "\n";
     for (const std::string& line : not_analysed) out << "  " << line << "\n";
+    out << "\ntimes of sweep " << (sweep.empty() ? "(unnamed)" : sweep)
+        << ": median +- half its 95% interval, and where T goes\n";
+    std::vector<bool> right_times(times.front().size(), true);
+    right_times.back() = false;
+    right_times[5] = false;
+    out << text_table(times, right_times);
+    for (const std::string& line : notes) out << "  " << line << "\n";
   }
-  out << "\nT roof = max(T_compute = T_cuda + T_tc, T_mem per level, T_launch) + T_xfer (on the "
-         "pinned or pageable H2D/D2H roofs, as the point's host memory); eff = "
-         "T_kernel_roof / T_k; TC = Tensor-Core share of the FLOPs; T_lb = Benanza lower bound "
-         "(lb kernel: summed per kernel; op: of the operator's totals); headroom = T / T_lb.\n";
+  out << "\nT = T_stream where measured, else T_call; T roof = max(T_compute = T_cuda + T_tc, "
+         "T_mem per level, T_launch) + T_xfer (on the pinned or pageable H2D/D2H roofs, as the "
+         "point's host memory); eff = T_kernel_roof / T_k; TC = Tensor-Core share of the FLOPs; "
+         "T_lb = Benanza lower bound (lb kernel: summed per kernel; op: of the operator's "
+         "totals); headroom = T / T_lb.\n"
+         "Times: host = T - T_graph (* where T_graph was not measured: host overhead and device "
+         "gaps together); gaps = T_graph - T_k - transfer; within / lost = kernel time within "
+         "and beyond the kernels' roof; not expl = T - the parts (negative where measured parts "
+         "exceed T: the notes say why); premium = T_call - T_stream, one isolated call's extra "
+         "latency.\n";
   if (any_excluded)
     out << "n/m: L1 not measured meaningfully (TMA): its bytes are below the L2 bytes' fraction "
            "above, so L1 takes no part in the roof.\n";
@@ -244,7 +283,11 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
     out << "  " << s.name() << " [" << s.sweep << "]" << (fixed.empty() ? "" : " " + fixed) << ", "
         << s.parameter << " " << roofline::format_value(s.points.front().x) << "-"
         << roofline::format_value(s.points.back().x) << ", " << s.points.size() << " points\n";
-    out << "    " << fit_text(sa.fit.wall, "T", s.parameter) << "\n";
+    const std::string y = sa.fit.time_source == roofline::TimeSource::none
+                              ? "T"
+                              : roofline::to_string(sa.fit.time_source);
+    out << "    " << fit_text(sa.fit.time, y, s.parameter) << "\n";
+    if (sa.fit.graph) out << "    " << fit_text(*sa.fit.graph, "T_graph", s.parameter) << "\n";
     if (sa.fit.kernel) out << "    " << fit_text(*sa.fit.kernel, "T_k", s.parameter) << "\n";
     std::string classes;
     for (const roofline::ClassSegment& g : sa.fit.segments) {
@@ -255,11 +298,12 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
     out << "    classes: " << classes << "\n";
   }
 
-  out << "\nfindings, ranked by the share of their series' time they explain:\n";
+  out << "\nfindings, ranked by the time they explain (seconds summed over their points):\n";
   if (a.findings.empty()) out << "  none: no series of two or more measured points\n";
   for (std::size_t i = 0; i < a.findings.size(); ++i) {
-    char rank[48];
-    std::snprintf(rank, sizeof rank, "%3zu. [%3.0f%%] ", i + 1, 100 * a.findings[i].share);
+    char rank[64];
+    std::snprintf(rank, sizeof rank, "%3zu. [%8s] ", i + 1,
+                  roofline::format_time(a.findings[i].explained_s).c_str());
     out << rank << a.findings[i].text << "\n";
   }
   return out.str();
@@ -291,21 +335,48 @@ std::string analysis_csv(const std::vector<RunRecord>& records,
   std::vector<std::string> header = {"run",       "sweep",     "seq",      "op",
                                      "precision", "math_mode", "algorithm"};
   for (const std::string& k : keys) header.push_back("param_" + k);
-  for (const char* h : {"status",          "reason",
-                        "wall_s",          "kernel_s",
-                        "launches",        "t_roof_s",
-                        "t_kernel_roof_s", "t_compute_s",
-                        "t_cuda_s",        "t_tensor_s",
-                        "t_l1_s",          "l1_used",
-                        "t_l2_s",          "t_dram_s",
-                        "t_launch_s",      "t_xfer_s",
-                        "transfer_host",   "transfer_measured_s",
-                        "limiting_roof",   "bottleneck",
-                        "class",           "efficiency",
-                        "tensor_share",    "tensor_utilisation",
-                        "t_lower_bound_s", "lower_bound_scope",
-                        "headroom",        "kernel_headroom",
-                        "overhead_s",      "work_source",
+  for (const char* h : {"status", "reason", "time_s", "time_source"}) header.push_back(h);
+  for (const char* t : {"call", "stream", "graph", "issue"})
+    for (const char* field : {"_s", "_ci_low_s", "_ci_high_s"})
+      header.push_back(std::string(t) + field);
+  for (const char* h : {"graph_unavailable",
+                        "kernel_s",
+                        "launches",
+                        "t_roof_s",
+                        "t_kernel_roof_s",
+                        "t_compute_s",
+                        "t_cuda_s",
+                        "t_tensor_s",
+                        "t_l1_s",
+                        "l1_used",
+                        "t_l2_s",
+                        "t_dram_s",
+                        "t_launch_s",
+                        "t_xfer_s",
+                        "transfer_host",
+                        "transfer_measured_s",
+                        "limiting_roof",
+                        "bottleneck",
+                        "class",
+                        "efficiency",
+                        "tensor_share",
+                        "tensor_utilisation",
+                        "t_lower_bound_s",
+                        "lower_bound_scope",
+                        "headroom",
+                        "kernel_headroom",
+                        "separated",
+                        "host_overhead_s",
+                        "device_gaps_s",
+                        "transfer_s",
+                        "within_roof_s",
+                        "lost_to_roof_s",
+                        "kernel_overlap_s",
+                        "not_explained_s",
+                        "call_premium_s",
+                        "class_rule",
+                        "class_reason",
+                        "work_source",
                         "bytes_source"})
     header.push_back(h);
   std::ostringstream out;
@@ -325,35 +396,53 @@ std::string analysis_csv(const std::vector<RunRecord>& records,
       if (pa.analysed) {
         const PointBounds& b = pa.bounds;
         const auto& l1 = b.level(Level::l1);
-        const std::vector<std::string> cells = {csv_number(b.wall_s),
-                                                csv_number(b.kernel_s),
-                                                b.launches ? std::to_string(*b.launches) : "",
-                                                csv_number(b.t_roof),
-                                                csv_number(b.t_kernel_roof),
-                                                csv_number(b.t_compute),
-                                                csv_number(b.t_cuda),
-                                                csv_number(b.t_tensor),
-                                                csv_number(l1.time_s),
-                                                l1.excluded ? "false" : (l1.time_s ? "true" : ""),
-                                                csv_number(b.level(Level::l2).time_s),
-                                                csv_number(b.level(Level::dram).time_s),
-                                                csv_number(b.t_launch),
-                                                csv_number(b.t_xfer),
-                                                roofline::to_string(b.transfer_host),
-                                                csv_number(b.transfer_measured_s),
-                                                b.limiting_roof,
-                                                roofline::to_string(pa.classification.bottleneck),
-                                                pa.classification.label(),
-                                                csv_number(b.efficiency),
-                                                csv_number(b.tensor_share),
-                                                csv_number(b.tensor_utilisation),
-                                                csv_number(b.t_lower_bound),
-                                                roofline::to_string(b.lower_bound_scope),
-                                                csv_number(b.headroom),
-                                                csv_number(b.kernel_headroom),
-                                                csv_number(pa.classification.parts.overhead_s),
-                                                roofline::to_string(b.work_source),
-                                                roofline::to_string(b.bytes_source)};
+        const roofline::Decomposition& d = pa.classification.parts;
+        std::vector<std::string> cells = {csv_number(b.time_s), roofline::to_string(b.time_source)};
+        for (const auto* t : {&b.call, &b.stream, &b.graph, &b.issue}) {
+          cells.push_back(csv_number(roofline::PointBounds::median(*t)));
+          cells.push_back(csv_number(*t ? (*t)->ci_low_s : std::nullopt));
+          cells.push_back(csv_number(*t ? (*t)->ci_high_s : std::nullopt));
+        }
+        const std::vector<std::string> rest = {b.graph_unavailable,
+                                               csv_number(b.kernel_s),
+                                               b.launches ? std::to_string(*b.launches) : "",
+                                               csv_number(b.t_roof),
+                                               csv_number(b.t_kernel_roof),
+                                               csv_number(b.t_compute),
+                                               csv_number(b.t_cuda),
+                                               csv_number(b.t_tensor),
+                                               csv_number(l1.time_s),
+                                               l1.excluded ? "false" : (l1.time_s ? "true" : ""),
+                                               csv_number(b.level(Level::l2).time_s),
+                                               csv_number(b.level(Level::dram).time_s),
+                                               csv_number(b.t_launch),
+                                               csv_number(b.t_xfer),
+                                               roofline::to_string(b.transfer_host),
+                                               csv_number(b.transfer_measured_s),
+                                               b.limiting_roof,
+                                               roofline::to_string(pa.classification.bottleneck),
+                                               pa.classification.label(),
+                                               csv_number(b.efficiency),
+                                               csv_number(b.tensor_share),
+                                               csv_number(b.tensor_utilisation),
+                                               csv_number(b.t_lower_bound),
+                                               roofline::to_string(b.lower_bound_scope),
+                                               csv_number(b.headroom),
+                                               csv_number(b.kernel_headroom),
+                                               d.separated ? "true" : "false",
+                                               csv_number(d.host_overhead_s),
+                                               csv_number(d.device_gaps_s),
+                                               csv_number(d.transfer_s),
+                                               csv_number(d.within_roof_s),
+                                               csv_number(d.lost_to_roof_s),
+                                               csv_number(d.kernel_overlap_s),
+                                               csv_number(d.not_explained_s),
+                                               csv_number(d.call_premium_s),
+                                               roofline::to_string(pa.classification.rule),
+                                               pa.classification.reason,
+                                               roofline::to_string(b.work_source),
+                                               roofline::to_string(b.bytes_source)};
+        cells.insert(cells.end(), rest.begin(), rest.end());
         row.insert(row.end(), cells.begin(), cells.end());
       } else {
         row.resize(header.size(), "");

@@ -312,8 +312,11 @@ TEST(Cli, AnalyzeTheSampleAsATableNeedsNoGpu) {
   for (const char* text :
        {"sweep conv2d-default", "sweep lstm-default", "T_roof", "T_cuda", "T_tc", "T_L2",
         "T_launch", "T_xfer", "headroom", "launch_bound", "memory_bound(l2)",
-        "n/m: L1 not measured meaningfully (TMA)", "series along batch", "T = ", "knee batch ~ ",
-        "findings, ranked by the share", "  1. ["})
+        "n/m: L1 not measured meaningfully (TMA)", "series along batch",
+        "T_call = ", "knee batch ~ ", "findings, ranked by the time they explain", "  1. [",
+        // The times table: schema 1 has T_call only, so host overhead and gaps together.
+        "times of sweep conv2d-default", "T_stream", "T_graph", "not expl", "premium", "class: why",
+        "launch_bound: host overhead and device gaps (not measured separately) "})
     EXPECT_NE(r.out.find(text), std::string::npos) << text;
   // All four transfer roofs: a point's T_xfer is on those of its host memory.
   for (const char* roof :
@@ -345,11 +348,22 @@ TEST(Cli, AnalyzeAsJsonAndCsv) {
   const std::string text = read_file(dir.file("a.csv"));
   EXPECT_EQ(count_lines(text), static_cast<int>(points) + 1);  // header + one row per point
   const std::string header = text.substr(0, text.find('\n'));
-  for (const char* column : {"run,sweep,seq,op,precision", "param_batch", "t_roof_s", "t_l1_s",
-                             "l1_used", "class", "efficiency", "tensor_share", "t_lower_bound_s",
-                             "lower_bound_scope", "headroom", "t_xfer_s,transfer_host"})
+  for (const char* column :
+       {"run,sweep,seq,op,precision", "param_batch", "t_roof_s", "t_l1_s", "l1_used", "class",
+        "efficiency", "tensor_share", "t_lower_bound_s", "lower_bound_scope", "headroom",
+        "t_xfer_s,transfer_host",
+        "status,reason,time_s,time_source,call_s,call_ci_low_s,call_ci_high_s,stream_s,"
+        "stream_ci_low_s,stream_ci_high_s,graph_s,graph_ci_low_s,graph_ci_high_s,issue_s,"
+        "issue_ci_low_s,issue_ci_high_s,graph_unavailable,kernel_s",
+        "separated,host_overhead_s,device_gaps_s,transfer_s,within_roof_s,lost_to_roof_s,"
+        "kernel_overlap_s,not_explained_s,call_premium_s,class_rule,class_reason"})
     EXPECT_NE(header.find(column), std::string::npos) << column;
   EXPECT_NE(text.find(",memory_bound,memory_bound(l2),"), std::string::npos);
+  EXPECT_NE(text.find(",T_call,"), std::string::npos);
+  EXPECT_NE(text.find(",false,"), std::string::npos);  // not separated: no T_graph
+  EXPECT_NE(text.find(",overhead_share,host overhead and device gaps (not measured separately) "),
+            std::string::npos);
+  EXPECT_EQ(text.find(",-0,"), std::string::npos);  // no negative zero
   EXPECT_NE(text.find(",per-kernel,"), std::string::npos);
 }
 

@@ -1,20 +1,28 @@
 // CPU tier, Conv2D without a GPU: output shape, analytic FLOPs and bytes worked by
-// hand (the paper's baseline), spec validation that names the field, the
-// operator's identity, the failure-to-status mapping, and the double-precision
-// reference convolution against hand-computed values and its own adjoints.
+// hand (the paper's baseline), spec validation that names the field, the cuDNN
+// API choice (cudnn_api graph | legacy, graph engine names, their parsing and the
+// usage errors of names of the other API), the operator's identity and params,
+// the failure-to-status mapping, and the double-precision reference convolution
+// against hand-computed values and its own adjoints.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <limits>
 #include <new>
 #include <random>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
 #include "gpu/check.hpp"
 #include "sweeps/conv2d.hpp"
+#include "sweeps/cudnn_graph.hpp"
+#include "sweeps/cudnn_support.hpp"
+#include "sweeps/family.hpp"
 #include "sweeps/operator.hpp"
+#include "sweeps/spec.hpp"
 #include "tests/support/usage_errors.hpp"
 
 namespace timeroof {
@@ -147,16 +155,210 @@ TEST(Conv2dSpec, ValidationNamesTheFieldAndTheAllowedValues) {
   });
   EXPECT_MENTIONS(m, "math = fma_only");
   m = with([](Conv2dSpec& s) { s.algorithm = "fastest"; });
-  EXPECT_MENTIONS(m, "algorithm = 'fastest'");
+  EXPECT_MENTIONS(m, "algorithm = 'fastest' is not a fwd algorithm");
+  EXPECT_MENTIONS(m,
+                  "allowed: heuristic, exhaustive, eng<N>[ <knob>=<value>...] (cudnn_api = graph)");
   EXPECT_MENTIONS(m, "heuristic, exhaustive, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM");
   EXPECT_MENTIONS(m, "CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED");
   m = with([](Conv2dSpec& s) { s.algorithm = "CUDNN_CONVOLUTION_BWD_DATA_ALGO_1"; });
+  EXPECT_MENTIONS(m, "is not a fwd algorithm");
+  m = with([](Conv2dSpec& s) {
+    s.api = CudnnApi::legacy;
+    s.algorithm = "CUDNN_CONVOLUTION_BWD_DATA_ALGO_1";
+  });
   EXPECT_MENTIONS(m, "is not a fwd algorithm");
   // The operator validates on construction, before any GPU work.
   Conv2dSpec bad = baseline();
   bad.c = 0;
   EXPECT_MENTIONS(usage_message([&] { Conv2d op(bad); }), "c = 0");
   EXPECT_NO_THROW(validate(baseline()));
+}
+
+TEST(Conv2dSpec, CudnnApiDefaultsToGraphAndParses) {
+  EXPECT_EQ(Conv2dSpec{}.api, CudnnApi::graph);
+  for (CudnnApi api : {CudnnApi::graph, CudnnApi::legacy})
+    EXPECT_EQ(parse_cudnn_api(to_string(api)), api);
+  EXPECT_STREQ(to_string(CudnnApi::graph), "graph");
+  EXPECT_STREQ(to_string(CudnnApi::legacy), "legacy");
+  const std::string m = usage_message([] { parse_cudnn_api("backend"); });
+  EXPECT_MENTIONS(m, "cudnn_api: unknown value 'backend'; allowed: graph, legacy");
+  Conv2dSpec bad = baseline();
+  bad.api = static_cast<CudnnApi>(7);
+  EXPECT_MENTIONS(usage_message([&] { validate(bad); }), "cudnn_api is not a known value");
+}
+
+// Legacy algorithm names only with cudnn_api = legacy, graph engines only with
+// graph; both searches with either.
+TEST(Conv2dSpec, AlgorithmNamesBelongToTheirApi) {
+  auto with = [](CudnnApi api, const std::string& algorithm) {
+    Conv2dSpec spec = baseline();
+    spec.api = api;
+    spec.algorithm = algorithm;
+    return usage_message([&] { validate(spec); });
+  };
+  for (CudnnApi api : {CudnnApi::graph, CudnnApi::legacy})
+    for (const char* search : {"heuristic", "exhaustive"}) {
+      Conv2dSpec spec = baseline();
+      spec.api = api;
+      spec.algorithm = search;
+      EXPECT_NO_THROW(validate(spec)) << search;
+    }
+  std::string m = with(CudnnApi::graph, "CUDNN_CONVOLUTION_FWD_ALGO_GEMM");
+  EXPECT_MENTIONS(m, "algorithm = 'CUDNN_CONVOLUTION_FWD_ALGO_GEMM' is a legacy cuDNN algorithm");
+  EXPECT_MENTIONS(m, "needs cudnn_api = legacy");
+  EXPECT_MENTIONS(m, "allowed with cudnn_api = graph: heuristic, exhaustive, eng<N>");
+  m = with(CudnnApi::legacy, "eng28 tile_size=3");
+  EXPECT_MENTIONS(m, "algorithm = 'eng28 tile_size=3' is a cuDNN graph engine");
+  EXPECT_MENTIONS(m, "needs cudnn_api = graph");
+  EXPECT_MENTIONS(m,
+                  "allowed with cudnn_api = legacy: heuristic, exhaustive, CUDNN_CONVOLUTION_FWD");
+  // Engine names, as Conv2d::algorithm() prints them, any case.
+  for (const char* name : {"eng0", "eng28 tile_size=3 edge=1", "ENG28 EDGE=1 Tile_Size=3",
+                           "eng7  k2=3", "eng12 split_k_slc=-1"}) {
+    Conv2dSpec spec = baseline();
+    spec.algorithm = name;
+    EXPECT_NO_THROW(validate(spec)) << name;
+    EXPECT_TRUE(is_engine_name(name)) << name;
+  }
+  EXPECT_FALSE(is_engine_name("heuristic"));
+  EXPECT_FALSE(is_engine_name("CUDNN_CONVOLUTION_FWD_ALGO_GEMM"));
+  const std::pair<const char*, const char*> bad[] = {
+      {"eng", "does not start with eng<N>"},
+      {"engine7", "does not start with eng<N>"},
+      {"eng-1", "does not start with eng<N>"},
+      {"eng28 tile_size", "'tile_size' is not <knob>=<integer>"},
+      {"eng28 tile_size=x", "'tile_size=x' is not <knob>=<integer>"},
+      {"eng28 warp=2", "unknown knob 'warp'"},
+      {"eng28 k999=2", "unknown knob 'k999'"},
+      {"eng28 tile_size=1 k2=2", "knob tile_size is given twice"},
+  };
+  for (const auto& [name, why] : bad) {
+    m = with(CudnnApi::graph, name);
+    EXPECT_MENTIONS(m, std::string("conv2d: algorithm = '") + name + "' is not an engine name");
+    EXPECT_MENTIONS(m, why);
+    EXPECT_MENTIONS(m, "allowed: eng<N>, optionally followed by <knob>=<value> pairs");
+  }
+}
+
+// A plan name reads back as the same engine and knobs, whatever the order and
+// case it was written in, and prints the same way again.
+TEST(CudnnGraphNames, PlanNamesReadBackAsPrinted) {
+  using cudnn_graph::KnobChoice;
+  const std::vector<KnobChoice> knobs = {
+      {CUDNN_KNOB_TYPE_EDGE, 1}, {CUDNN_KNOB_TYPE_TILE_SIZE, 3}, {CUDNN_KNOB_TYPE_SPLIT_K_SLC, -1}};
+  const std::string name = cudnn_graph::plan_name(28, knobs);
+  EXPECT_EQ(name, "eng28 tile_size=3 edge=1 split_k_slc=-1");  // knob-type order: 2, 4, 17
+  const cudnn_graph::PlanName parsed = cudnn_graph::parse_plan_name(name);
+  EXPECT_EQ(parsed.engine, 28);
+  ASSERT_EQ(parsed.knobs.size(), 3u);
+  EXPECT_EQ(parsed.knobs[0], (KnobChoice{CUDNN_KNOB_TYPE_TILE_SIZE, 3}));
+  EXPECT_EQ(parsed.knobs[1], (KnobChoice{CUDNN_KNOB_TYPE_EDGE, 1}));
+  EXPECT_EQ(parsed.knobs[2], (KnobChoice{CUDNN_KNOB_TYPE_SPLIT_K_SLC, -1}));
+  EXPECT_EQ(cudnn_graph::plan_name(parsed.engine, parsed.knobs), name);
+  const cudnn_graph::PlanName other =
+      cudnn_graph::parse_plan_name(" Eng28  K4=1 k17=-1 TILE_SIZE=3 ");
+  EXPECT_EQ(cudnn_graph::plan_name(other.engine, other.knobs), name);
+  EXPECT_EQ(cudnn_graph::plan_name(5, {}), "eng5");
+  EXPECT_TRUE(cudnn_graph::parse_plan_name("eng5").knobs.empty());
+  EXPECT_EQ(cudnn_graph::knob_name(CUDNN_KNOB_TYPE_TILE_SIZE), "tile_size");
+  EXPECT_EQ(cudnn_graph::knob_name(CUDNN_KNOB_TYPE_COUNTS),
+            "k44");  // a type this build cannot name
+  EXPECT_EQ(cudnn_graph::to_string(CUDNN_NUMERICAL_NOTE_TENSOR_CORE),
+            "CUDNN_NUMERICAL_NOTE_TENSOR_CORE");
+  EXPECT_EQ(cudnn_graph::to_string(CUDNN_HEUR_MODE_FALLBACK), "CUDNN_HEUR_MODE_FALLBACK");
+  EXPECT_EQ(cudnn_graph::to_string(CUDNN_BACKEND_TENSOR_DESCRIPTOR),
+            "CUDNN_BACKEND_TENSOR_DESCRIPTOR");
+  EXPECT_EQ(cudnn_graph::to_string(CUDNN_TYPE_INT64), "CUDNN_TYPE_INT64");
+}
+
+const OperatorFamily& conv_family() {
+  static const OperatorFamily family = conv2d_family();
+  return family;
+}
+
+TEST(Conv2dFamily, CudnnApiAxisParsesAndNamesItsValues) {
+  const OperatorFamily& family = conv_family();
+  const ParamAxis* api_axis = nullptr;
+  for (const ParamAxis& axis : family.axes)
+    if (axis.key == "cudnn_api") api_axis = &axis;
+  ASSERT_NE(api_axis, nullptr);
+  EXPECT_EQ(api_axis->kind, ParamAxis::Kind::text);
+  EXPECT_EQ(api_axis->allowed, (std::vector<std::string>{"graph", "legacy"}));
+  EXPECT_EQ(api_axis->defaults, nlohmann::json::array({"graph"}));
+  EXPECT_FALSE(api_axis->help.empty());
+  EXPECT_EQ(baseline_point(family)["cudnn_api"], "graph");
+  EXPECT_EQ(parse_value_list(*api_axis, "Legacy,graph"),
+            (std::vector<nlohmann::json>{"legacy", "graph"}));
+  std::string m = usage_message([&] { parse_value_list(*api_axis, "backend"); });
+  EXPECT_MENTIONS(m, "cudnn_api: unknown value 'backend'; allowed: graph, legacy");
+  m = usage_message([&] { family.validate({{"cudnn_api", 3}}); });
+  EXPECT_MENTIONS(m, "conv2d: cudnn_api = 3 is not a known value; allowed: graph, legacy");
+
+  // Flags: the API and the algorithm of that API.
+  SweepSpec spec = spec_from_flags(family, {{"cudnn_api", "graph,legacy"}});
+  ASSERT_EQ(spec.points.size(), 2u);
+  EXPECT_EQ(spec.points[0]["cudnn_api"], "graph");
+  EXPECT_EQ(spec.points[1]["cudnn_api"], "legacy");
+  spec = spec_from_flags(
+      family, {{"cudnn-api", "legacy"}, {"algorithm", "cudnn_convolution_fwd_algo_gemm"}});
+  EXPECT_EQ(spec.points.at(0)["algorithm"], "CUDNN_CONVOLUTION_FWD_ALGO_GEMM");
+  spec = spec_from_flags(family, {{"algorithm", "eng28 tile_size=3 edge=1,exhaustive"}});
+  ASSERT_EQ(spec.points.size(), 2u);
+  EXPECT_EQ(spec.points[0]["algorithm"], "eng28 tile_size=3 edge=1");  // kept as written
+  EXPECT_EQ(family.make(spec.points[0], nullptr)->params()["algorithm_selection"], "fixed");
+  m = usage_message([&] { spec_from_flags(family, {{"algorithm", "eng28 bogus"}}); });
+  EXPECT_MENTIONS(m, "algorithm = 'eng28 bogus' is not an engine name");
+  m = usage_message([&] {
+    spec_from_flags(family, {{"algorithm", "eng3"}, {"cudnn_api", "legacy"}});
+  });
+  EXPECT_MENTIONS(m, "is a cuDNN graph engine, which needs cudnn_api = graph");
+  m = usage_message([&] {
+    spec_from_flags(family, {{"algorithm", "CUDNN_CONVOLUTION_FWD_ALGO_GEMM"}});
+  });
+  EXPECT_MENTIONS(m, "is a legacy cuDNN algorithm, which needs cudnn_api = legacy");
+  m = usage_message([&] { spec_from_flags(family, {{"algorithm", "fastest"}}); });
+  EXPECT_MENTIONS(m, "algorithm: unknown value 'fastest'");
+  EXPECT_MENTIONS(m, "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM");
+  EXPECT_MENTIONS(m, "eng<N>[ <knob>=<value>...]");
+}
+
+// params() keeps its keys (cudnn_api added), and a point rebuilt from an
+// operator's params builds an operator with the same params.
+TEST(Conv2dFamily, ParamsRoundTripWithTheApi) {
+  const OperatorFamily& family = conv_family();
+  for (const char* api : {"graph", "legacy"}) {
+    const nlohmann::json point = {{"batch", 4},          {"channels", 8},
+                                  {"height", 9},         {"width", 7},
+                                  {"filters", 6},        {"filter", 3},
+                                  {"stride", 2},         {"pad", 1},
+                                  {"dilation", 2},       {"groups", 2},
+                                  {"layout", "nchw"},    {"cudnn_api", api},
+                                  {"precision", "fp16"}, {"direction", "bwd_data"}};
+    const nlohmann::json params = family.make(point, nullptr)->params();
+    std::set<std::string> keys;
+    for (const auto& item : params.items()) keys.insert(item.key());
+    EXPECT_EQ(keys,
+              (std::set<std::string>{"layout", "n", "c", "h", "w", "k", "r", "s", "stride_h",
+                                     "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w",
+                                     "groups", "p", "q", "algorithm_selection", "cudnn_api"}));
+    EXPECT_EQ(params["cudnn_api"], api);
+    EXPECT_TRUE(params["n"].is_number_integer());
+    nlohmann::json rebuilt = {{"batch", params["n"]},
+                              {"channels", params["c"]},
+                              {"height", params["h"]},
+                              {"width", params["w"]},
+                              {"filters", params["k"]},
+                              {"filter", params["r"]},
+                              {"stride", params["stride_h"]},
+                              {"pad", params["pad_h"]},
+                              {"dilation", params["dilation_h"]},
+                              {"groups", params["groups"]},
+                              {"layout", params["layout"] == "NCHW" ? "nchw" : "nhwc"},
+                              {"cudnn_api", params["cudnn_api"]},
+                              {"precision", "fp16"},
+                              {"direction", "bwd_data"}};
+    EXPECT_EQ(family.make(rebuilt, nullptr)->params(), params) << api;
+  }
 }
 
 TEST(Conv2dSpec, ParsersNameTheFieldAndTheAllowedValues) {
@@ -192,6 +394,7 @@ TEST(Conv2dSpec, OperatorIdentityWithoutGpu) {
   EXPECT_EQ(params["q"], 56);
   EXPECT_EQ(params["stride_h"], 2);
   EXPECT_EQ(params["algorithm_selection"], "heuristic");
+  EXPECT_EQ(params["cudnn_api"], "graph");  // the default
   const Point point = describe(op);
   EXPECT_EQ(point.op, "conv2d_bwd_filter");
   EXPECT_EQ(point.params, params);
@@ -201,10 +404,15 @@ TEST(Conv2dSpec, OperatorIdentityWithoutGpu) {
 
   Conv2dSpec fp32 = baseline();
   fp32.precision = Precision::fp32;
+  fp32.api = CudnnApi::legacy;
   fp32.algorithm = "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM";
   const Conv2d fixed(fp32);
   EXPECT_EQ(fixed.math_mode(), "fma_only");  // fp32's default: no TF32
   EXPECT_EQ(fixed.params()["algorithm_selection"], "fixed");
+  EXPECT_EQ(fixed.params()["cudnn_api"], "legacy");
+  Conv2dSpec engine = baseline();
+  engine.algorithm = "eng28 tile_size=3";
+  EXPECT_EQ(Conv2d(engine).params()["algorithm_selection"], "fixed");
   EXPECT_EQ(conv2d_algorithm_names(ConvDirection::bwd_filter).size(), 7u);
   EXPECT_EQ(conv2d_algorithm_names(ConvDirection::bwd_data)[1],
             "CUDNN_CONVOLUTION_BWD_DATA_ALGO_1");

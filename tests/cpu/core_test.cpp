@@ -35,7 +35,7 @@ RunRecord sample_record() {
   point.op = "conv2d_fwd";
   point.params = {{"n", 16}, {"c", 64}, {"alpha", 0.1}, {"tiny", 1e-300}};
   point.flops = 2.0 * 16 * 64 * 64 * 9 * 56 * 56;
-  point.timing.wall_median_s = 1.234567890123e-5;
+  point.timing.call = TimeStats{.median_s = 1.234567890123e-5};
   point.timing.launches = 3;
   point.counters["dram__bytes_read.sum"] = 1048576;
   point.kernels.push_back({"void cutlass::Kernel<Params<a, b>>(T&)",
@@ -69,10 +69,55 @@ TEST(Results, MissingValuesAreNullAndNumbersAreNumbers) {
   EXPECT_EQ(j.at("points").at(0).at("status"), "unsupported");
 }
 
+// Schema 1 stored one wall time per point (events around each synchronized
+// call): it reads as T_call, without an interval; the other times stay empty.
+TEST(Results, SchemaOneTimingReadsAsTCall) {
+  const nlohmann::json v1 = {
+      {"wall_median_s", 4.5e-5}, {"wall_spread", 0.12},  {"repeats", 100},
+      {"kernel_time_s", 1.5e-5}, {"launches", 2},        {"api_time_s", 8e-6},
+      {"launch_gap_s", nullptr}, {"h2d_bytes", nullptr}, {"h2d_time_s", nullptr},
+      {"d2h_bytes", nullptr},    {"d2h_time_s", nullptr}};
+  const Timing t = v1.get<Timing>();
+  ASSERT_TRUE(t.call);
+  EXPECT_DOUBLE_EQ(t.call->median_s, 4.5e-5);
+  EXPECT_DOUBLE_EQ(t.call->spread, 0.12);
+  EXPECT_EQ(t.call->samples, 100);
+  EXPECT_FALSE(t.call->ci_low_s);
+  EXPECT_FALSE(t.call->relative_ci());
+  EXPECT_FALSE(t.stream || t.graph || t.issue);
+  EXPECT_DOUBLE_EQ(*t.kernel_time_s, 1.5e-5);
+  // Without a wall time nothing is invented.
+  nlohmann::json unmeasured = v1;
+  unmeasured["wall_median_s"] = nullptr;
+  EXPECT_FALSE(unmeasured.get<Timing>().call);
+}
+
+TEST(Results, ThreeTimesRoundTripWithTheirStatistics) {
+  Timing t;
+  t.call = TimeStats{.median_s = 5e-5,
+                     .ci_low_s = 4.9e-5,
+                     .ci_high_s = 5.2e-5,
+                     .spread = 0.1,
+                     .min_s = 4e-5,
+                     .max_s = 9e-5,
+                     .samples = 300,
+                     .calls_per_sample = 1,
+                     .converged = false};
+  t.stream = TimeStats{.median_s = 2e-5, .samples = 40, .calls_per_sample = 10, .converged = true};
+  t.issue = TimeStats{.median_s = 1.8e-5, .samples = 300};
+  t.graph_unavailable =
+      "the call cannot be captured into a CUDA graph: cudaErrorStreamCaptureUnsupported";
+  const nlohmann::json j = t;
+  EXPECT_TRUE(j.at("graph").is_null());
+  EXPECT_EQ(j.at("stream").at("calls_per_sample"), 10);
+  EXPECT_FALSE(j.contains("wall_median_s"));
+  EXPECT_EQ(j.get<Timing>(), t);
+}
+
 TEST(Results, ExportDocumentIsVersioned) {
   const nlohmann::json doc = export_document({});
   EXPECT_EQ(doc.at("format"), kExportFormat);
-  EXPECT_EQ(doc.at("schema_version"), kSchemaVersion);
+  EXPECT_EQ(doc.at("schema_version"), kExportSchemaVersion);
   EXPECT_TRUE(doc.at("exported_by").at("git_sha").is_string());
 }
 
@@ -85,7 +130,7 @@ TEST(Results, RejectsForeignAndNewerDocuments) {
     EXPECT_NE(std::string(e.what()).find("x.json: not a timeroof export"), std::string::npos);
   }
   nlohmann::json newer = export_document({});
-  newer["schema_version"] = kSchemaVersion + 1;
+  newer["schema_version"] = kExportSchemaVersion + 1;
   try {
     parse_export_document(newer, "y.json");
     FAIL() << "no error";

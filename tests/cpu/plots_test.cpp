@@ -450,7 +450,7 @@ TEST(TimeVsParameter, MeasuredTimeAndEveryBoundAsLines) {
   for (int b = 1; b <= 256; b *= 2) {
     Point p;
     p.op = "conv";
-    p.timing.wall_median_s = 20e-6 + b * 1e-6;
+    p.timing.call = TimeStats{.median_s = 20e-6 + b * 1e-6};
     p.timing.kernel_time_s = 5e-6 + b * 0.9e-6;
     p.timing.launches = 3;
     p.counters = {{"tensor_fp16_flops", b * 1e9}, {"fp32_flops", b * 1e6},
@@ -467,6 +467,59 @@ TEST(TimeVsParameter, MeasuredTimeAndEveryBoundAsLines) {
   for (const char* t : {"1", "2", "256", "batch", "Time per call (s)", "launch N x L",
                         "Tensor-Core compute", "CUDA-core compute", "HBM"})
     EXPECT_TRUE(x.has_text(t)) << t;
+}
+
+// T_call, T_stream and T_graph, each with its 95% interval as a band, and a
+// legend; a point without an interval has no band there.
+TEST(TimeVsParameter, ThreeMeasuredTimesWithTheirIntervalBands) {
+  const auto roofs = roofline::machine_roofs(synthetic_machine());
+  auto stats = [](double median, double half) {
+    TimeStats t;
+    t.median_s = median;
+    t.ci_low_s = median - half;
+    t.ci_high_s = median + half;
+    return t;
+  };
+  std::vector<SeriesPoint> series;
+  for (int b = 1; b <= 8; b *= 2) {
+    Point p;
+    p.op = "conv";
+    p.timing.call = stats(60e-6 + b * 1e-6, 2e-6);
+    p.timing.stream = stats(40e-6 + b * 1e-6, 1e-6);
+    p.timing.graph = stats(10e-6 + b * 1e-6, 0.5e-6);
+    p.timing.kernel_time_s = 5e-6 + b * 0.9e-6;
+    p.timing.launches = 1;
+    p.counters = {{"fp32_flops", b * 1e9}, {"dram_read_bytes", b * 2e6}};
+    series.push_back({static_cast<double>(b), roofline::point_bounds(p, roofs),
+                      "conv batch=" + std::to_string(b)});
+  }
+  const std::string svg = time_vs_parameter_chart(series);
+  const XmlCheck x = check_xml(svg);
+  ASSERT_TRUE(x.ok) << x.error;
+  EXPECT_EQ(count(svg, "class=\"band\""), 3u);
+  EXPECT_EQ(count(svg, "<polygon "), 3u);
+  // Per band: 4 low edge points left to right, then 4 high edge points back.
+  EXPECT_EQ(count(svg, "class=\"point\""), 4u * 4u);  // T_stream, T_call, T_graph, T_k
+  for (const char* t :
+       {"T_stream: calls back to back", "T_call: one synchronized call",
+        "T_graph: CUDA graph replay", "kernel time T_k", "shaded: 95% interval of the median"})
+    EXPECT_TRUE(x.has_text(t)) << t;
+  const auto tip = std::find(x.titles.begin(), x.titles.end(),
+                             "conv batch=2\nT_graph: CUDA graph replay: " + format_si(12e-6, "s") +
+                                 " (95% interval " + format_si(11.5e-6, "s") + " to " +
+                                 format_si(12.5e-6, "s") + ") at batch 2");
+  EXPECT_NE(tip, x.titles.end());
+  // An older run: T_call only, no interval: one line, no band, no band legend.
+  for (SeriesPoint& p : series) {
+    p.bounds.stream.reset();
+    p.bounds.graph.reset();
+    p.bounds.call->ci_low_s.reset();
+  }
+  const std::string old = time_vs_parameter_chart(series);
+  EXPECT_EQ(count(old, "class=\"band\""), 0u);
+  EXPECT_EQ(old.find("T_stream"), std::string::npos);
+  EXPECT_NE(old.find(">T_call: one synchronized call<"), std::string::npos);
+  EXPECT_EQ(old.find("shaded: 95% interval"), std::string::npos);
 }
 
 // ---- Time-based complexity chart ------------------------------------------------------
@@ -603,7 +656,7 @@ std::vector<Point> synthetic_points(const std::string& op = "conv") {
     p.precision = "fp16";
     p.seq = static_cast<std::int64_t>(points.size());
     p.params = {{"batch", b}};
-    p.timing.wall_median_s = 20e-6 + b * 1e-6;
+    p.timing.call = TimeStats{.median_s = 20e-6 + b * 1e-6};
     p.timing.kernel_time_s = 5e-6 + b * 0.9e-6;
     p.timing.launches = 3;
     p.counters = {{"tensor_fp16_flops", b * 1e9}, {"fp32_flops", b * 1e6},
@@ -636,25 +689,35 @@ TEST(TimeComplexity, FromPointsEveryPointHasItsTooltip) {
 
 // ---- Decomposition and Tensor Cores ------------------------------------------------------
 
-// A series point with the decomposition given (seconds), against `roof`.
-SeriesPoint parts_point(double x, double overhead, double transfer, double within, double lost,
-                        const std::string& roof) {
+// A series point with measured parts given (seconds), T = their sum, against `roof`.
+SeriesPoint parts_point(double x, double host, double gaps, double transfer, double within,
+                        double lost, const std::string& roof) {
   roofline::PointBounds b;
   b.kernel_s = within + lost;
-  b.wall_s = overhead + transfer + within + lost;
+  b.time_s = host + gaps + transfer + within + lost;
+  b.time_source = roofline::TimeSource::stream;
   b.limiting_roof = roof;
   b.efficiency = within / (within + lost);
   roofline::Classification c;
   c.bottleneck = roofline::Bottleneck::launch_bound;
-  c.parts = {*b.wall_s, overhead, transfer, *b.kernel_s, within, lost};
+  roofline::Decomposition& d = c.parts;
+  d.time_s = *b.time_s;
+  d.time_source = roofline::TimeSource::stream;
+  d.separated = true;
+  d.host_overhead_s = host;
+  d.device_gaps_s = gaps;
+  d.transfer_s = transfer;
+  d.kernel_s = within + lost;
+  d.within_roof_s = within;
+  d.lost_to_roof_s = lost;
   return {x, b, "conv<half> batch=" + roofline::format_value(x), c};
 }
 
-TEST(TimeDecomposition, StackedBarsInSecondsAndShares) {
+TEST(TimeDecomposition, StackedMeasuredPartsInSecondsAndShares) {
   const std::vector<SeriesPoint> series = {
-      parts_point(4, 0, 0, 80e-6, 0, "l2"),  // given out of order: sorted by x
-      parts_point(1, 40e-6, 10e-6, 30e-6, 20e-6, "dram"),
-      parts_point(2, 20e-6, 0, 50e-6, 30e-6, "dram"),
+      parts_point(4, 0, 0, 0, 80e-6, 0, "l2"),  // given out of order: sorted by x
+      parts_point(1, 30e-6, 10e-6, 10e-6, 30e-6, 20e-6, "dram"),
+      parts_point(2, 20e-6, 0, 0, 50e-6, 30e-6, "dram"),
   };
   const std::string svg = time_decomposition_chart(series, "batch", "Where <it> goes");
   const XmlCheck x = check_xml(svg);
@@ -664,23 +727,17 @@ TEST(TimeDecomposition, StackedBarsInSecondsAndShares) {
                         "Share of the call", "20 us", "100 us", "0%", "40%", "100%"})
     EXPECT_TRUE(x.has_text(t)) << t;
   // Share panel (y 388..548, 160 px), bar 1 centred at 84 + 200 / 2, 48 px wide:
-  // within 30% at the bottom, lost 20%, transfer 10%, overhead 40% on top.
-  const std::string hbm = color(Bound::hbm);
-  EXPECT_NE(svg.find("<rect x=\"160\" y=\"500\" width=\"48\" height=\"48\" stroke=\"#ffffff\" "
-                     "fill=\"" +
-                     hbm + "\""),
-            std::string::npos);
-  EXPECT_NE(svg.find("<rect x=\"160\" y=\"468\" width=\"48\" height=\"32\" stroke=\"#ffffff\" "
-                     "fill=\"url(#lost-"),
-            std::string::npos);
-  EXPECT_NE(svg.find("<rect x=\"160\" y=\"452\" width=\"48\" height=\"16\" stroke=\"#ffffff\" "
-                     "fill=\"" +
-                     std::string(color(Bound::transfer)) + "\""),
-            std::string::npos);
-  EXPECT_NE(svg.find("<rect x=\"160\" y=\"388\" width=\"48\" height=\"64\" stroke=\"#ffffff\" "
-                     "fill=\"" +
-                     std::string(color(Bound::launch)) + "\""),
-            std::string::npos);
+  // within 30% at the bottom, lost 20%, transfer 10%, device gaps 10%, host
+  // overhead 30% on top.
+  auto rect = [&](const std::string& y, const std::string& h, const std::string& fill) {
+    return svg.find("<rect x=\"160\" y=\"" + y + "\" width=\"48\" height=\"" + h +
+                    "\" stroke=\"#ffffff\" fill=\"" + fill);
+  };
+  EXPECT_NE(rect("500", "48", color(Bound::hbm)), std::string::npos);
+  EXPECT_NE(rect("468", "32", "url(#lost-"), std::string::npos);
+  EXPECT_NE(rect("452", "16", color(Bound::transfer)), std::string::npos);
+  EXPECT_NE(rect("436", "16", "#c49c94"), std::string::npos);  // device gaps
+  EXPECT_NE(rect("388", "48", color(Bound::launch)), std::string::npos);
   // Bar 3: all kernel time within the L2 roof.
   EXPECT_NE(svg.find("<rect x=\"560\" y=\"388\" width=\"48\" height=\"160\" stroke=\"#ffffff\" "
                      "fill=\"" +
@@ -688,34 +745,77 @@ TEST(TimeDecomposition, StackedBarsInSecondsAndShares) {
             std::string::npos);
   EXPECT_EQ(count(svg, "<pattern "), 2u);  // a hatch per roof
   // Legend: the parts present, kernel time per roof.
-  for (const char* t : {"launch/API overhead", "transfer", "kernel time lost to the HBM roof",
-                        "kernel time within the HBM roof", "kernel time within the L2 roof",
-                        "measured wall time T"})
+  for (const char* t :
+       {"host overhead (T_stream - T_graph)", "device gaps (T_graph - T_k - transfer)", "transfer",
+        "kernel time lost to the HBM roof", "kernel time within the HBM roof",
+        "kernel time within the L2 roof", "T, the time explained (T_stream)"})
     EXPECT_TRUE(x.has_text(t)) << t;
   EXPECT_FALSE(x.has_text("kernel time lost to the L2 roof"));
-  // Wall time above each bar, and a tooltip per bar with every part.
+  EXPECT_FALSE(x.has_text("not explained"));
+  EXPECT_FALSE(x.has_text("host overhead + device gaps (not measured separately)"));
+  // T above each bar, and a tooltip per bar with every part.
   EXPECT_TRUE(x.has_text(format_si(100e-6, "s")));
   EXPECT_TRUE(x.has_text(format_si(80e-6, "s")));
   const auto tip = std::find_if(x.titles.begin(), x.titles.end(), [](const std::string& t) {
     return t.rfind("conv<half> batch=1\n", 0) == 0;
   });
   ASSERT_NE(tip, x.titles.end());
-  for (const std::string& part : {std::string("bound launch_bound"), std::string("efficiency 60%"),
-                                  "launch/API overhead " + format_si(40e-6, "s") + " (40%)",
-                                  "transfer " + format_si(10e-6, "s") + " (10%)",
-                                  "kernels within the HBM roof " + format_si(30e-6, "s") + " (30%)",
-                                  "kernels lost to the roof " + format_si(20e-6, "s") + " (20%)"})
+  for (const std::string& part :
+       {std::string("bound launch_bound"), std::string("efficiency 60%"),
+        "host overhead (T_stream - T_graph) " + format_si(30e-6, "s") + " (30%)",
+        "device gaps " + format_si(10e-6, "s") + " (10%)",
+        "transfer " + format_si(10e-6, "s") + " (10%)",
+        "kernels within the HBM roof " + format_si(30e-6, "s") + " (30%)",
+        "kernels lost to the roof " + format_si(20e-6, "s") + " (20%)"})
     EXPECT_NE(tip->find(part), std::string::npos) << part << " in " << *tip;
   // Without transfers, no transfer entry.
   const std::string no_xfer =
-      time_decomposition_chart({parts_point(1, 10e-6, 0, 5e-6, 5e-6, "l1")}, "batch", "t");
+      time_decomposition_chart({parts_point(1, 10e-6, 0, 0, 5e-6, 5e-6, "l1")}, "batch", "t");
   EXPECT_EQ(no_xfer.find(">transfer<"), std::string::npos);
   EXPECT_NE(no_xfer.find(">kernel time within the L1 roof<"), std::string::npos);
 }
 
+// Measured parts above T (kernels 10 us against T_graph 8 us): the bar rises 2 us
+// above the T mark, the legend says what that means and the tooltip says why; an
+// older run's bar names its joint host overhead and gaps.
+TEST(TimeDecomposition, PartsAboveTAndOlderRunsAreLabelled) {
+  SeriesPoint above = parts_point(1, 37e-6, 0, 0, 10e-6, 0, "dram");
+  roofline::Decomposition& d = above.classification->parts;
+  d.time_s = 45e-6;
+  *above.bounds.time_s = 45e-6;
+  d.kernels_above_device_s = 2e-6;
+  d.not_explained_s = -2e-6;
+  d.notes = {"T_k 10 us (trace pass, 1 kernel) exceeds T_graph 8.0 us by 2.0 us (25%)"};
+  SeriesPoint old = parts_point(2, 40e-6, 0, 0, 10e-6, 0, "dram");
+  old.classification->parts.separated = false;
+  old.classification->parts.time_source = roofline::TimeSource::call;
+  const std::string svg = time_decomposition_chart({above, old}, "batch", "t");
+  const XmlCheck x = check_xml(svg);
+  ASSERT_TRUE(x.ok) << x.error;
+  for (const char* t :
+       {"bar above T: measured parts exceed it (see its tooltip)",
+        "host overhead + device gaps (not measured separately)",
+        "host overhead (T_stream - T_graph)", "T, the time explained (T_stream or T_call)"})
+    EXPECT_TRUE(x.has_text(t)) << t;
+  const auto tip = std::find_if(x.titles.begin(), x.titles.end(), [](const std::string& t) {
+    return t.rfind("conv<half> batch=1\n", 0) == 0;
+  });
+  ASSERT_NE(tip, x.titles.end());
+  EXPECT_NE(tip->find("\nnot explained " + format_si(-2e-6, "s")), std::string::npos) << *tip;
+  EXPECT_NE(tip->find("\nT_k 10 us (trace pass, 1 kernel) exceeds T_graph 8.0 us"),
+            std::string::npos)
+      << *tip;
+  // The T mark of bar 1 lies 2 us below the top of its stack (47 us). The axis
+  // runs 0-60 us over 290 px (ticks every 10 us; 1.04 x 50 us passes the last
+  // tick, so one more): the stack's top at 72 + 290 (1 - 47 / 60) = 134.83 px, the
+  // T mark at 72 + 290 (1 - 45 / 60) = 144.5 px.
+  EXPECT_NE(svg.find(" y=\"134.83\" width=\"48\""), std::string::npos);
+  EXPECT_NE(svg.find(" y1=\"144.5\" x2=\""), std::string::npos);
+}
+
 SeriesPoint tensor_point(double x, double share, double utilisation) {
   roofline::PointBounds b;
-  b.wall_s = 1e-4;
+  b.time_s = 1e-4;
   b.kernel_s = 8e-5;
   b.efficiency = 0.5;
   b.tensor_share = share;

@@ -22,6 +22,7 @@
 #include "core/json_io.hpp"
 #include "plots/report.hpp"
 #include "plots/svg.hpp"
+#include "roofline/analysis.hpp"
 #include "roofline/findings.hpp"
 #include "roofline/machine_roofs.hpp"
 #include "roofline/sweep_fit.hpp"
@@ -173,6 +174,30 @@ TEST(Report, OneTableRowPerPoint) {
   for (const Point& p : sample().points)
     if (p.status != PointStatus::ok)
       EXPECT_NE(w.html.find(escape(p.reason)), std::string::npos) << p.reason;
+}
+
+// The times table: one row per analysed point, with T_call (schema 1: no
+// interval, no T_stream or T_graph), the parts and the class with its reason.
+TEST(Report, TimesTableShowsTheMeasuredTimesThePartsAndTheClassReason) {
+  const Written& w = written();
+  std::size_t analysed = 0;
+  for (const Point& p : sample().points) analysed += roofline::analysed_status(p.status);
+  EXPECT_EQ(count(w.html, "<tr class=\"times\">"), analysed);
+  for (const char* header : {"<th>T_call</th>", "<th>T_stream</th>", "<th>T_graph</th>",
+                             "<th>Issue</th>", "<th>Host overhead</th>", "<th>Device gaps</th>",
+                             "<th>Not explained</th>", "<th>Class: why</th>"})
+    EXPECT_NE(w.html.find(header), std::string::npos) << header;
+  // The first point of the sample: T_call 26.5 us -> "27 us", host overhead and
+  // gaps together (22 us, 81% of T_call), and the class says so.
+  const std::string row =
+      "<tr class=\"times\"><td class=\"n\">0</td><td>batch=1 direction=fwd filter=3 filters=64 "
+      "stride=2</td><td class=\"w\">27 us</td><td class=\"w\">-</td><td class=\"w\">-</td>"
+      "<td class=\"w\">-</td><td class=\"w\">22 us (with gaps)</td><td>-</td><td>0</td><td>0.5 "
+      "us</td><td>4.5 us</td><td>0</td>";
+  EXPECT_NE(w.html.find(row), std::string::npos);
+  EXPECT_NE(w.html.find("host overhead and device gaps (not measured separately) 22 us = 81% of "
+                        "T_call 27 us (kernels 5.0 us)</td>"),
+            std::string::npos);
 }
 
 TEST(Report, MarkdownChartsAreSvgFilesNextToIt) {

@@ -40,7 +40,7 @@ RunRecord synthetic_run() {
   gemm.op = "fused_op";
   gemm.precision = "fp32";
   gemm.params = {{"batch", 1}};
-  gemm.timing.wall_median_s = 50e-6;
+  gemm.timing.call = TimeStats{.median_s = 50e-6};
   gemm.timing.kernel_time_s = 45e-6;
   gemm.timing.launches = 2;
   gemm.counters = {{"fp32_flops", 1.001e9}, {"dram_read_bytes", 8.4e7}, {"dram_write_bytes", 0}};
@@ -116,11 +116,73 @@ TEST(Analysis, DocumentCarriesBoundsClassesLowerBoundAndFindings) {
 
   ASSERT_EQ(run["series"].size(), 1u);  // batch 1 and 2; the failed point is left out
   EXPECT_EQ(run["series"][0]["points"].size(), 2u);
-  EXPECT_EQ(run["series"][0]["fit"]["wall"]["n"], 2u);
+  EXPECT_EQ(run["series"][0]["fit"]["time"]["n"], 2u);
+  EXPECT_EQ(run["series"][0]["fit"]["time_source"], "T_call");
+  EXPECT_TRUE(run["series"][0]["fit"]["time"]["c_low_s"].is_null());  // 2 points: no interval
+  EXPECT_TRUE(run["series"][0]["fit"]["graph"].is_null());
   ASSERT_FALSE(run["findings"].empty());
   EXPECT_EQ(run["findings"][0]["rank"], 1u);
   EXPECT_TRUE(run["findings"][0]["share"].is_number());
+  EXPECT_TRUE(run["findings"][0]["explained_s"].is_number());
+  // An older-style point (T_call only): T is T_call, parts not separated.
+  EXPECT_EQ(p0["time_source"], "T_call");
+  EXPECT_EQ(p0["time_s"], 50e-6);
+  EXPECT_EQ(p0["times"]["call"]["median_s"], 50e-6);
+  EXPECT_TRUE(p0["times"]["call"]["ci_low_s"].is_null());
+  EXPECT_TRUE(p0["times"]["stream"].is_null());
+  EXPECT_EQ(p0["decomposition"]["separated"], false);
+  EXPECT_NEAR(p0["decomposition"]["host_overhead_s"].get<double>(), 5e-6, 1e-18);
+  EXPECT_EQ(p0["class"]["rule"], "near_roof");
   // Numbers only: the document survives a dump and parse (no NaN or infinity).
+  EXPECT_EQ(json::parse(doc.dump()), doc);
+}
+
+TimeStats stats(double median_s, double half) {
+  TimeStats t;
+  t.median_s = t.min_s = t.max_s = median_s;
+  t.ci_low_s = median_s - half;
+  t.ci_high_s = median_s + half;
+  t.samples = 40;
+  t.converged = true;
+  return t;
+}
+
+// Schema 3: the three times with their intervals, the issue time, the measured
+// parts and the rule of the class, as numbers.
+TEST(Analysis, DocumentCarriesTheThreeTimesThePartsAndTheRule) {
+  RunRecord r = synthetic_run();
+  Point& p = r.points[0];
+  p.timing.call = stats(60e-6, 1e-6);
+  p.timing.stream = stats(50e-6, 0.5e-6);
+  p.timing.graph = stats(47e-6, 0.5e-6);
+  p.timing.issue = stats(10e-6, 0.1e-6);
+  r.points[1].timing.graph_unavailable = "capture failed";
+  const json doc = analysis_document({r});
+  EXPECT_EQ(doc["schema_version"], 3);
+  EXPECT_EQ(doc["options"]["thresholds"]["issue_ratio"], 1.0);
+  EXPECT_EQ(doc["options"]["fit"]["min_knee_r2"], 0.9);
+  EXPECT_EQ(doc["options"]["findings"]["graph_min_gain"], 1.2);
+  const json& j = doc["runs"][0]["points"][0];
+  EXPECT_EQ(j["time_source"], "T_stream");
+  EXPECT_EQ(j["time_s"], 50e-6);
+  EXPECT_DOUBLE_EQ(j["times"]["stream"]["ci_low_s"].get<double>(), 49.5e-6);
+  EXPECT_DOUBLE_EQ(j["times"]["graph"]["ci_high_s"].get<double>(), 47.5e-6);
+  EXPECT_EQ(j["times"]["issue"]["median_s"], 10e-6);
+  EXPECT_EQ(j["times"]["call"]["samples"], 40);
+  EXPECT_EQ(j["times"]["call"]["converged"], true);
+  const json& d = j["decomposition"];
+  EXPECT_EQ(d["separated"], true);
+  EXPECT_NEAR(d["host_overhead_s"].get<double>(), 3e-6, 1e-18);  // 50 - 47
+  EXPECT_NEAR(d["device_gaps_s"].get<double>(), 2e-6, 1e-18);    // 47 - 45
+  EXPECT_NEAR(d["kernel_s"].get<double>(), 45e-6, 1e-18);
+  EXPECT_EQ(d["not_explained_s"], 0.0);
+  EXPECT_NEAR(d["call_premium_s"].get<double>(), 10e-6, 1e-18);
+  EXPECT_EQ(d["graph_vs_time"], "unknown");
+  EXPECT_TRUE(d["notes"].empty());
+  // The host issues in 10 us, the device runs the call in 47 us: not launch-bound.
+  EXPECT_EQ(j["class"]["label"], "memory_bound(dram)");
+  EXPECT_EQ(j["class"]["rule"], "near_roof");
+  EXPECT_EQ(doc["runs"][0]["points"][1]["times"]["graph_unavailable"], "capture failed");
   EXPECT_EQ(json::parse(doc.dump()), doc);
 }
 
@@ -134,7 +196,7 @@ TEST(Analysis, TransferRoofsAllFourListedAndEachPointSaysWhichItUsed) {
   for (Point& p : r.points) {
     const double batch = p.params["batch"].get<double>();
     p.kernels.clear();
-    p.timing.wall_median_s = 0.15 * batch;
+    p.timing.call = TimeStats{.median_s = 0.15 * batch};
     p.timing.h2d_bytes = 1e9 * batch;
     p.timing.h2d_time_s = 0.125 * batch;  // 8 GB/s: 80% of the pageable roof
     p.timing.d2h_bytes = 0;
@@ -198,8 +260,19 @@ TEST(Analysis, TheSampleIsAnalysedPointByPoint) {
   ASSERT_EQ(run["findings"].size(), a.findings.size());
   for (std::size_t i = 1; i < a.findings.size(); ++i) {
     EXPECT_EQ(run["findings"][i]["rank"], i + 1);
-    EXPECT_GE(run["findings"][i - 1]["share"].get<double>(),
-              run["findings"][i]["share"].get<double>());
+    EXPECT_GE(run["findings"][i - 1]["explained_s"].get<double>(),
+              run["findings"][i]["explained_s"].get<double>());
+  }
+  // One analysis: the findings, fits and per-point numbers agree with the model's
+  // functions run on their own.
+  const std::vector<Finding> alone = findings(records[0].points, a.roofs);
+  ASSERT_EQ(alone.size(), a.findings.size());
+  for (std::size_t i = 0; i < alone.size(); ++i) EXPECT_EQ(alone[i].text, a.findings[i].text);
+  for (const SeriesAnalysis& sa : a.series) {
+    for (const SeriesPoint& sp : sa.series.points) {
+      EXPECT_EQ(sp.bounds.time_s, a.points[sp.index].bounds.time_s);
+      EXPECT_EQ(sp.classification.reason, a.points[sp.index].classification.reason);
+    }
   }
   EXPECT_EQ(json::parse(doc.dump()), doc);
 }

@@ -198,9 +198,17 @@ Point conv_point() {
   point.status = PointStatus::ok;
   point.reason = "";
   Timing& t = point.timing;
-  t.wall_median_s = 1.25e-4;
-  t.wall_spread = 0.031;
-  t.repeats = 50;
+  t.call = TimeStats{.median_s = 1.25e-4,
+                     .ci_low_s = 1.24e-4,
+                     .ci_high_s = 1.26e-4,
+                     .spread = 0.031,
+                     .min_s = 1.2e-4,
+                     .max_s = 1.4e-4,
+                     .samples = 50,
+                     .calls_per_sample = 1,
+                     .converged = true};
+  t.stream = TimeStats{.median_s = 1.0e-4, .samples = 30, .calls_per_sample = 8};
+  t.graph_unavailable = "capture failed: operation not permitted when stream is capturing";
   t.kernel_time_s = 9.5e-5;
   t.launches = 3;
   t.api_time_s = 1.1e-5;
@@ -316,7 +324,7 @@ TEST_F(StoreTest, StoredRunLoadsBackEqual) {
   EXPECT_EQ(loaded.points[0].params["tiny"].get<double>(), 1e-300);
   EXPECT_EQ(loaded.points[0].params["third"].get<double>(), 1.0 / 3);
   EXPECT_TRUE(loaded.points[0].params["batch"].is_number_integer());
-  EXPECT_FALSE(loaded.points[1].timing.wall_median_s.has_value());
+  EXPECT_FALSE(loaded.points[1].timing.call.has_value());
   EXPECT_EQ(loaded.points[1].reason, "CUDNN_STATUS_ALLOC_FAILED: <workspace> & output > 140 GiB");
 
   const std::vector<RunRecord> all = store.load_all();
@@ -404,7 +412,7 @@ TEST_F(StoreTest, SchemaPragmasAndNumericColumns) {
     store_record(store, record);
   }
   EXPECT_EQ(raw_query_text(path, "PRAGMA application_id"), std::to_string(0x54524F46));
-  EXPECT_EQ(raw_query_text(path, "PRAGMA user_version"), std::to_string(kSchemaVersion));
+  EXPECT_EQ(raw_query_text(path, "PRAGMA user_version"), std::to_string(kStoreSchemaVersion));
   EXPECT_EQ(raw_query_text(path, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(raw_query_text(path, "SELECT typeof(flops) FROM points WHERE seq = 0 LIMIT 1"), "real");
   EXPECT_EQ(raw_query_text(path, "SELECT typeof(theoretical) FROM ceilings WHERE seq = 1"), "null");
@@ -443,9 +451,9 @@ TEST_F(StoreTest, NonFiniteValuesAreRejectedBeforeWriting) {
   store.begin_run(run);
 
   Point nan_timing = conv_point();
-  nan_timing.timing.wall_median_s = std::numeric_limits<double>::quiet_NaN();
+  nan_timing.timing.call = TimeStats{.median_s = std::numeric_limits<double>::quiet_NaN()};
   EXPECT_TRUE(Contains(error_of([&] { store.add_point(run.id, nan_timing); }),
-                       "timing.wall_median_s is nan"));
+                       "timing.call.median_s is nan"));
 
   Point inf_metric = conv_point();
   inf_metric.kernels[1].metrics["x"] = std::numeric_limits<double>::infinity();
@@ -527,7 +535,7 @@ TEST_F(StoreTest, NewerSchemaIsRefusedAndFileUnchanged) {
     timeroof::Run run = sample_run(kUuidA);
     store.begin_run(run);
   }
-  raw_exec(path, "PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
+  raw_exec(path, "PRAGMA user_version = " + std::to_string(kStoreSchemaVersion + 1));
   const std::string before = read_bytes(path);
   ASSERT_FALSE(before.empty());
 
@@ -535,8 +543,8 @@ TEST_F(StoreTest, NewerSchemaIsRefusedAndFileUnchanged) {
     const std::string message = error_of([&] { ResultsStore::open(path, access); });
     EXPECT_TRUE(Contains(message, "newer"));
     EXPECT_TRUE(Contains(message, path));
-    EXPECT_TRUE(Contains(message, "schema " + std::to_string(kSchemaVersion + 1) + " > " +
-                                      std::to_string(kSchemaVersion)));
+    EXPECT_TRUE(Contains(message, "schema " + std::to_string(kStoreSchemaVersion + 1) + " > " +
+                                      std::to_string(kStoreSchemaVersion)));
   }
   EXPECT_EQ(read_bytes(path), before);
   EXPECT_FALSE(has_side_files(path));

@@ -274,7 +274,9 @@ TEST(SweepSpecFlags, ImpossibleShapesAreRejectedNamingTheKey) {
   m = flags_error({{"algorithm", "CUDNN_CONVOLUTION_BWD_DATA_ALGO_1"}});
   EXPECT_MENTIONS(m, "algorithm = 'CUDNN_CONVOLUTION_BWD_DATA_ALGO_1' is not a fwd algorithm");
   EXPECT_NO_THROW(spec_from_flags(
-      conv(), {{"algorithm", "cudnn_convolution_bwd_data_algo_1"}, {"direction", "bwd_data"}}));
+      conv(), {{"algorithm", "cudnn_convolution_bwd_data_algo_1"},
+               {"direction", "bwd_data"},
+               {"cudnn_api", "legacy"}}));
 
   // The family's own validate: unknown keys, wrong types, unknown text.
   m = usage_message([] { conv().validate({{"bach", 1}}); });
@@ -478,13 +480,17 @@ TEST(SweepSpecDryRun, TableAndEstimate) {
   roofs.call_overhead_s = 0;
   roofs.expected_efficiency = 0.5;  // 7.399 ms per call
   roofs.sample_overhead_s = 1e-3;
-  roofs.timing_max_s = 0.5;  // 100 samples of 8.4 ms would take 0.84 s
+  // Budget-bound: 2 x 30 samples of 8.4 ms would take 0.5 s, 2 x 16 of 7.4 ms 0.24 s.
+  roofs.call_budget_s = 0.3;
+  roofs.stream_budget_s = 0.2;
+  roofs.graph_budget_s = 0.1;
   const PointEstimate e = estimate_point(baseline_point(conv()), conv(), roofs);
   EXPECT_DOUBLE_EQ(e.flops, 3'699'376'128.0);
   EXPECT_DOUBLE_EQ(e.min_bytes, 32'186'368.0);
   const double call = 2 * 3.699376128e-3;
   EXPECT_DOUBLE_EQ(e.call_s, call);
-  const double setup_check = 0.003 + 0.02, warmup = 3 * (call + 1e-3), timing = 0.5,
+  const double setup_check = 0.003 + 0.02, warmup = 3 * (call + 1e-3),
+               timing = 0.3 + 0.2 + 0.002 + 0.1,
                trace = 5 * call + 0.0025, counters = 2 * (0.12 / 16 + 2 * 2 * 1e-3 + 2 * 2 * call);
   EXPECT_NEAR(e.point_s, setup_check + warmup + timing + trace + counters, 1e-12);
   // A launch-bound call: 2 launches x 10 ms is the floor.

@@ -198,7 +198,7 @@ TEST(TransferStore, DetailsSurviveTheStoreAndJson) {
   point.precision = "fp16";
   point.math_mode = "tensor";
   point.params = {{"batch", 16}};
-  point.timing.wall_median_s = 6.1e-4;
+  point.timing.call = TimeStats{.median_s = 6.1e-4};
   point.timing.h2d_bytes = 25690112;
   point.timing.h2d_time_s = 4.7e-4;
   point.timing.d2h_bytes = 0;

@@ -27,7 +27,7 @@
 #include "gpu/handles.hpp"
 #include "kernels/ceilings.hpp"
 #include "kernels/cuda_core.hpp"
-#include "kernels/l2_flush.hpp"
+#include "measure/l2_flush.hpp"
 #include "kernels/launch.hpp"
 #include "kernels/memory.hpp"
 #include "kernels/transfer.hpp"

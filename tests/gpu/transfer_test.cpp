@@ -33,7 +33,7 @@ double bytes_of(const std::vector<DeviceTensor>& tensors) {
 
 void print(const char* what, const Point& p) {
   std::printf("%s: %.1f us wall, h2d %.0f B in %.1f us, d2h %.0f B in %.1f us\n", what,
-              *p.timing.wall_median_s * 1e6, p.timing.h2d_bytes.value_or(-1),
+              *p.timing.call_s() * 1e6, p.timing.h2d_bytes.value_or(-1),
               p.timing.h2d_time_s.value_or(0) * 1e6, p.timing.d2h_bytes.value_or(-1),
               p.timing.d2h_time_s.value_or(0) * 1e6);
 }
@@ -61,8 +61,8 @@ TEST(SweepTransfers, Conv2dInputCopiedFromPinnedMemory) {
   EXPECT_EQ(t["d2h_bytes"].get<double>(), 0);
   EXPECT_EQ(t["inputs"][0]["role"], "x");
   // 25.7 MB at tens of GB/s: hundreds of microseconds on top of the kernels.
-  ASSERT_TRUE(p.timing.wall_median_s && resident.timing.wall_median_s);
-  EXPECT_GT(*p.timing.wall_median_s, *resident.timing.wall_median_s + *p.timing.h2d_time_s * 0.5);
+  ASSERT_TRUE(p.timing.call && resident.timing.call);
+  EXPECT_GT(*p.timing.call_s(), *resident.timing.call_s() + *p.timing.h2d_time_s * 0.5);
   // The counters profile the operator's kernels only: the copies are not kernels.
   ASSERT_TRUE(p.counters.count("tensor_fp16_flops")) << p.details["counters"];
   EXPECT_DOUBLE_EQ(p.counters.at("tensor_fp16_flops"), p.flops);
@@ -90,7 +90,7 @@ TEST(SweepTransfers, Conv2dInputAndOutputThroughPageableMemory) {
   EXPECT_EQ(p.details["transfer"]["host"], "pageable");
   EXPECT_EQ(p.details["transfer"]["d2h_bytes"].get<double>(), y_bytes);
   EXPECT_EQ(p.details["transfer"]["outputs"][0]["role"], "y");
-  EXPECT_GT(*p.timing.wall_median_s, *resident.timing.wall_median_s);
+  EXPECT_GT(*p.timing.call_s(), *resident.timing.call_s());
   print("conv fp16 n8, h2d+d2h pageable", p);
 
   // Pinned copies of the same bytes are faster than pageable ones (DESIGN.md: 55
@@ -98,7 +98,7 @@ TEST(SweepTransfers, Conv2dInputAndOutputThroughPageableMemory) {
   const Point pinned = measure(family, paper_point(8), TransferMode::h2d_input_d2h_output, true);
   ASSERT_EQ(pinned.status, PointStatus::ok) << pinned.reason;
   EXPECT_EQ(pinned.timing.h2d_bytes.value_or(-1), x_bytes);
-  EXPECT_LT(*pinned.timing.wall_median_s, *p.timing.wall_median_s);
+  EXPECT_LT(*pinned.timing.call_s(), *p.timing.call_s());
   print("conv fp16 n8, h2d+d2h pinned", pinned);
 }
 
@@ -137,7 +137,7 @@ TEST(SweepTransfers, LstmDataAndStateCopiedWeightsStay) {
   EXPECT_EQ(p.timing.d2h_bytes.value_or(-1), y + 2 * s);  // y, hy, cy
   EXPECT_EQ(p.details["transfer"]["h2d_bytes"].get<double>(), x + 2 * s);
   EXPECT_EQ(p.details["transfer"]["inputs"].size(), 3u);
-  EXPECT_GT(*p.timing.wall_median_s, *resident.timing.wall_median_s);
+  EXPECT_GT(*p.timing.call_s(), *resident.timing.call_s());
   EXPECT_EQ(p.timing.launches.value_or(-1), resident.timing.launches.value_or(-2));
   print("lstm fp16 inference, resident", resident);
   print("lstm fp16 inference, h2d+d2h pageable", p);

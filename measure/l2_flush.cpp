@@ -1,4 +1,4 @@
-#include "kernels/l2_flush.hpp"
+#include "measure/l2_flush.hpp"
 
 #include "kernels/memory.hpp"
 

@@ -1,0 +1,104 @@
+#include "core/statistics.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "core/elapsed.hpp"
+
+namespace timeroof {
+
+double quantile_of_sorted(std::span<const double> sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(position));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  const double fraction = position - static_cast<double>(below);
+  return sorted[below] + fraction * (sorted[above] - sorted[below]);
+}
+
+namespace {
+
+// The median of `values`, reordering them (nth_element, linear time).
+double median_in_place(std::vector<double>& values) {
+  const std::size_t n = values.size();
+  if (n == 0) return 0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  const double upper = *middle;
+  if (n % 2 == 1) return upper;
+  return (*std::max_element(values.begin(), middle) + upper) / 2;
+}
+
+}  // namespace
+
+double median_of(std::span<const double> samples) {
+  std::vector<double> copy(samples.begin(), samples.end());
+  return median_in_place(copy);
+}
+
+MedianInterval bootstrap_median_interval(std::span<const double> samples, int resamples,
+                                         double level, std::uint64_t seed) {
+  MedianInterval interval;
+  interval.median = median_of(samples);
+  interval.low = interval.high = interval.median;
+  if (samples.size() < 2 || resamples < 1) return interval;
+  std::mt19937_64 generator(seed);
+  std::uniform_int_distribution<std::size_t> pick(0, samples.size() - 1);
+  std::vector<double> medians(static_cast<std::size_t>(resamples));
+  std::vector<double> draw(samples.size());
+  for (double& median : medians) {
+    for (double& value : draw) value = samples[pick(generator)];
+    median = median_in_place(draw);
+  }
+  std::sort(medians.begin(), medians.end());
+  interval.low = quantile_of_sorted(medians, (1 - level) / 2);
+  interval.high = quantile_of_sorted(medians, (1 + level) / 2);
+  return interval;
+}
+
+TimeStats time_stats(std::span<const double> samples, int calls_per_sample, bool converged) {
+  TimeStats stats;
+  stats.samples = static_cast<int>(samples.size());
+  stats.calls_per_sample = calls_per_sample;
+  stats.converged = converged;
+  if (samples.empty()) return stats;
+  std::vector<double> sorted(samples.begin(), samples.end());
+  std::sort(sorted.begin(), sorted.end());
+  const MedianInterval interval = bootstrap_median_interval(samples);
+  stats.median_s = interval.median;
+  stats.ci_low_s = interval.low;
+  stats.ci_high_s = interval.high;
+  stats.min_s = sorted.front();
+  stats.max_s = sorted.back();
+  stats.spread =
+      stats.median_s > 0
+          ? (quantile_of_sorted(sorted, 0.9) - quantile_of_sorted(sorted, 0.1)) / stats.median_s
+          : 0;
+  return stats;
+}
+
+bool interval_converged(std::span<const double> samples, const StopRule& rule) {
+  if (static_cast<int>(samples.size()) < std::max(rule.min_samples, 2)) return false;
+  const MedianInterval interval = bootstrap_median_interval(samples, 250);
+  if (interval.median <= 0) return true;  // nothing to resolve
+  return (interval.high - interval.low) / (2 * interval.median) <= rule.target_relative_ci;
+}
+
+bool sample_until_converged(const StopRule& rule, std::vector<double>& samples,
+                            const std::function<void(int, std::vector<double>&)>& round,
+                            int first_round) {
+  const auto start = std::chrono::steady_clock::now();
+  while (true) {
+    const int have = static_cast<int>(samples.size());
+    const int wanted = std::max({first_round, have / 4, rule.min_samples - have, 1});
+    round(std::min(wanted, std::max(rule.max_samples - have, 1)), samples);
+    if (interval_converged(samples, rule)) return true;
+    if (static_cast<int>(samples.size()) >= rule.max_samples ||
+        seconds_since(start) >= rule.budget_s)
+      return false;
+  }
+}
+
+}  // namespace timeroof

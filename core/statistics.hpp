@@ -1,0 +1,64 @@
+// Statistics of repeated time samples: the median, its bootstrap confidence
+// interval, the spread, and the stopping rule the runner's timing strategies use.
+// Host-only and deterministic (a fixed-seed generator), so a set of samples
+// always gives the same interval.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "core/results.hpp"
+
+namespace timeroof {
+
+// The q-quantile (0 <= q <= 1) of `sorted` (ascending) by linear interpolation
+// between order statistics; 0 for an empty span.
+double quantile_of_sorted(std::span<const double> sorted, double q);
+
+// The median (the mean of the two middle values for an even count); 0 when empty.
+double median_of(std::span<const double> samples);
+
+struct MedianInterval {
+  double median = 0;
+  double low = 0;
+  double high = 0;
+};
+
+// Percentile bootstrap: `resamples` samples of the same size drawn with
+// replacement, the median of each, and their (1 - level) / 2 and (1 + level) / 2
+// quantiles. Why a bootstrap: call times are skewed (a slow tail from host
+// preemption, clock changes), so a normal-theory interval on the mean would be
+// wrong twice, on the statistic and on its shape. For one sample the interval is
+// that sample.
+MedianInterval bootstrap_median_interval(std::span<const double> samples, int resamples = 1000,
+                                         double level = 0.95, std::uint64_t seed = 0x7133u);
+
+// TimeStats of per-call samples (seconds; each the mean over `calls_per_sample`
+// calls): median, bootstrap 95% interval, spread (p90 - p10) / median, min, max.
+TimeStats time_stats(std::span<const double> samples, int calls_per_sample, bool converged);
+
+// When to stop sampling a time: at least `min_samples` samples, and the 95%
+// interval of the median within +-`target_relative_ci` of it; or, whatever the
+// interval, `max_samples` or `budget_s` seconds spent (converged = false then).
+struct StopRule {
+  int min_samples = 20;
+  int max_samples = 2000;
+  double target_relative_ci = 0.01;
+  double budget_s = 0.25;
+};
+
+// True when the interval of `samples` is narrow enough under `rule`. The check
+// uses fewer resamples than the reported interval (it runs after every round).
+bool interval_converged(std::span<const double> samples, const StopRule& rule);
+
+// Calls `round(n, samples)`, which appends n new samples, until `rule` stops it;
+// rounds grow with the samples (a quarter of them, at least `first_round`), so
+// the interval is checked O(log n) times. Returns whether the interval
+// converged; false means the budget or max_samples ended it.
+bool sample_until_converged(const StopRule& rule, std::vector<double>& samples,
+                            const std::function<void(int, std::vector<double>&)>& round,
+                            int first_round = 10);
+
+}  // namespace timeroof

@@ -1,0 +1,29 @@
+// T_stream: the time per call when calls are issued back to back on one stream,
+// as a training or inference loop issues them: the host enqueues the next call
+// while the GPU runs the previous one (sequence_timing.hpp says how it is timed).
+// It is the larger of the host's issue rate and the GPU's time per call, plus
+// whatever the two fail to overlap.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+
+#include "core/statistics.hpp"
+#include "measure/call_under_test.hpp"
+
+namespace timeroof {
+
+struct BackToBackOptions {
+  // A warm sample spans about this long (many calls per sample for short calls).
+  double sample_seconds = 200e-6;
+  int max_calls_per_sample = 1000;
+};
+
+// `per_call_estimate_s` (e.g. T_call's median) sizes the samples. `while_busy`
+// runs once per chunk while the GPU works (e.g. a clock reading).
+MeasuredTime time_back_to_back(const CallUnderTest& call, cudaStream_t stream, const StopRule& rule,
+                               double per_call_estimate_s, const BackToBackOptions& options = {},
+                               const std::function<void()>& while_busy = nullptr);
+
+}  // namespace timeroof

@@ -1,0 +1,133 @@
+#include "measure/graph_replay.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <string>
+
+#include "core/elapsed.hpp"
+#include "gpu/check.hpp"
+#include "gpu/handles.hpp"
+#include "measure/sequence_timing.hpp"
+
+namespace timeroof {
+
+namespace {
+
+std::string cuda_failure(const char* call, cudaError_t status) {
+  return std::string(call) + ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status);
+}
+
+struct Captured {
+  GraphExec exec;
+  std::size_t nodes = 0;
+  std::string failure;  // empty when exec is ready
+};
+
+// `copies` calls captured into one graph, instantiated and uploaded.
+Captured capture(const CallUnderTest& call, cudaStream_t stream, int copies) {
+  Captured captured;
+  TR_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  std::string failure;
+  try {
+    for (int i = 0; i < copies; ++i) call.enqueue(stream);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  cudaGraph_t raw = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream, &raw);  // always: leaves capture mode
+  const Graph graph(raw);
+  if (failure.empty() && ended != cudaSuccess)
+    failure = cuda_failure("cudaStreamEndCapture", ended);
+  if (failure.empty()) {
+    TR_CUDA_CHECK(cudaGraphGetNodes(graph.get(), nullptr, &captured.nodes));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t made = cudaGraphInstantiate(&exec, graph.get(), 0);
+    if (made == cudaSuccess)
+      captured.exec = GraphExec(exec);
+    else
+      failure = cuda_failure("cudaGraphInstantiate", made);
+  }
+  if (!failure.empty()) {
+    (void)cudaGetLastError();  // a failed capture leaves a non-sticky error behind
+    captured.failure = "the call cannot be captured into a CUDA graph: " + failure;
+    return captured;
+  }
+  TR_CUDA_CHECK(cudaGraphUpload(captured.exec.get(), stream));
+  return captured;
+}
+
+void launch(const GraphExec& exec, cudaStream_t stream) {
+  TR_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream));
+}
+
+// Host seconds per cudaGraphLaunch and GPU seconds per replay, over a few replays.
+struct Pilot {
+  double host_s = 0;
+  double gpu_s = 0;
+};
+
+Pilot pilot(const GraphExec& exec, cudaStream_t stream) {
+  constexpr int kWarm = 2, kTimed = 8;
+  for (int i = 0; i < kWarm; ++i) launch(exec, stream);
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const Event start, stop;
+  start.record(stream);
+  const auto issued = std::chrono::steady_clock::now();
+  for (int i = 0; i < kTimed; ++i) launch(exec, stream);
+  Pilot p;
+  p.host_s = seconds_since(issued) / kTimed;
+  stop.record(stream);
+  stop.synchronize();
+  p.gpu_s = stop.seconds_since(start) / kTimed;
+  return p;
+}
+
+}  // namespace
+
+GraphReplay time_graph_replay(const CallUnderTest& call, cudaStream_t stream, const StopRule& rule,
+                              const GraphReplayOptions& options) {
+  GraphReplay replay;
+  Captured captured = capture(call, stream, 1);
+  if (!captured.failure.empty()) {
+    replay.unavailable = captured.failure;
+    return replay;
+  }
+  replay.copies = 1;
+  replay.nodes_per_call = captured.nodes;
+  Pilot measured = pilot(captured.exec, stream);
+  if (!call.prelude) {
+    // More copies per graph while the host's launch is not well hidden behind
+    // the replay; a host-bound pilot reads gpu ~ host, so grow geometrically.
+    const int node_cap = static_cast<int>(
+        std::max<std::size_t>(1, options.max_nodes / std::max<std::size_t>(1, captured.nodes)));
+    const int cap = std::min(options.max_copies, node_cap);
+    while (measured.host_s > options.host_share * measured.gpu_s && replay.copies < cap) {
+      const int copies = std::min(cap, replay.copies * 8);
+      Captured larger = capture(call, stream, copies);
+      if (!larger.failure.empty()) break;  // keep the smaller graph
+      captured = std::move(larger);
+      replay.copies = copies;
+      measured = pilot(captured.exec, stream);
+    }
+  }
+  SequenceOptions sequence;
+  sequence.calls_per_launch = replay.copies;
+  sequence.launches_per_sample =
+      launches_for(options.sample_seconds, measured.gpu_s, options.max_launches_per_sample);
+  MeasuredTime time;
+  time.stats = time_sequence([&](cudaStream_t s) { launch(captured.exec, s); }, call.prelude,
+                             stream, rule, sequence);
+  time.method =
+      "the call captured " + std::to_string(replay.copies) +
+      (replay.copies == 1 ? " time" : " times") +
+      " into one CUDA graph (thread-local stream capture), the graph replayed back to "
+      "back" +
+      (call.prelude
+           ? " with the prelude (L2 flush) before each replay, events around each"
+           : ", events every " + std::to_string(sequence.launches_per_sample) + " replays");
+  replay.time = std::move(time);
+  return replay;
+}
+
+}  // namespace timeroof

@@ -1,0 +1,46 @@
+// T_graph: the call captured into a CUDA graph (stream capture, thread-local
+// mode: a library call that is not capturable fails the capture instead of
+// corrupting it) and the graph replayed back to back (sequence_timing.hpp). The
+// host's per-launch work is gone; what remains is the device's time per call:
+// kernels, the gaps between them, and the graph's own per-node cost (~0.5 us).
+// Where one replay is so short that the host's cudaGraphLaunch could not keep
+// ahead of the GPU, the graph holds several copies of the call (at most
+// max_copies, and at most max_nodes graph nodes), so the replay measures the
+// device and not the host's graph-launch rate. With a prelude (cold L2) the graph
+// holds one copy and the prelude runs outside it, before each replay.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <optional>
+#include <string>
+
+#include "core/statistics.hpp"
+#include "measure/call_under_test.hpp"
+
+namespace timeroof {
+
+struct GraphReplayOptions {
+  double sample_seconds = 200e-6;
+  int max_launches_per_sample = 1000;
+  int max_copies = 256;
+  int max_nodes = 20000;
+  // The host's time per cudaGraphLaunch must stay under this share of a
+  // replay's GPU time, else more copies are captured.
+  double host_share = 0.5;
+};
+
+struct GraphReplay {
+  std::optional<MeasuredTime> time;  // per call
+  std::string unavailable;           // why there is no time (capture failed, ...)
+  int copies = 0;                    // calls captured into the graph
+  std::size_t nodes_per_call = 0;    // graph nodes one call captured
+};
+
+// Throws only for failures outside the capture (a broken stream, a failed
+// replay); a call that cannot be captured gives `unavailable` and leaves the
+// stream usable.
+GraphReplay time_graph_replay(const CallUnderTest& call, cudaStream_t stream, const StopRule& rule,
+                              const GraphReplayOptions& options = {});
+
+}  // namespace timeroof

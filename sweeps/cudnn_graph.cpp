@@ -1,0 +1,567 @@
+#include "sweeps/cudnn_graph.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <string>
+#include <utility>
+
+#include "core/error.hpp"
+#include "gpu/check.hpp"
+
+namespace timeroof::cudnn_graph {
+
+namespace {
+
+// Throws through the project's cuDNN check with a call text that names the
+// descriptor and attribute (built only on failure) and the caller's line.
+template <typename CallText>
+void check(cudnnStatus_t status, CallText&& call_text, const Where& where) {
+  if (status == CUDNN_STATUS_SUCCESS) return;
+  const std::string call = call_text();
+  check_detail::fail_cudnn(status, call.c_str(), where.file_name(), static_cast<int>(where.line()));
+}
+
+template <std::size_t N>
+std::string name_in(const std::array<const char*, N>& names, long long value, const char* what) {
+  if (value >= 0 && static_cast<std::size_t>(value) < N)
+    return names[static_cast<std::size_t>(value)];
+  return std::string(what) + " " + std::to_string(value);
+}
+
+// cudnnBackendDescriptorType_t, cudnnBackendAttributeType_t and the note enums
+// are contiguous from 0 in cudnn_graph.h: tables indexed by value.
+constexpr std::array<const char*, 44> kDescriptorTypeNames = {
+    "CUDNN_BACKEND_POINTWISE_DESCRIPTOR",
+    "CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR",
+    "CUDNN_BACKEND_ENGINE_DESCRIPTOR",
+    "CUDNN_BACKEND_ENGINECFG_DESCRIPTOR",
+    "CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR",
+    "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR",
+    "CUDNN_BACKEND_INTERMEDIATE_INFO_DESCRIPTOR",
+    "CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR",
+    "CUDNN_BACKEND_KNOB_INFO_DESCRIPTOR",
+    "CUDNN_BACKEND_LAYOUT_INFO_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR",
+    "CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR",
+    "CUDNN_BACKEND_TENSOR_DESCRIPTOR",
+    "CUDNN_BACKEND_MATMUL_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR",
+    "CUDNN_BACKEND_REDUCTION_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR",
+    "CUDNN_BACKEND_RESAMPLE_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_RESAMPLE_BWD_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_SIGNAL_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR",
+    "CUDNN_BACKEND_RNG_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR",
+    "CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR",
+    "CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_EXPAND_BAND_MATRIX_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_CONTRACT_BAND_MATRIX_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR",
+    "CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR",
+};
+
+constexpr std::array<const char*, 31> kAttributeTypeNames = {
+    "CUDNN_TYPE_HANDLE",
+    "CUDNN_TYPE_DATA_TYPE",
+    "CUDNN_TYPE_BOOLEAN",
+    "CUDNN_TYPE_INT64",
+    "CUDNN_TYPE_FLOAT",
+    "CUDNN_TYPE_DOUBLE",
+    "CUDNN_TYPE_VOID_PTR",
+    "CUDNN_TYPE_CONVOLUTION_MODE",
+    "CUDNN_TYPE_HEUR_MODE",
+    "CUDNN_TYPE_KNOB_TYPE",
+    "CUDNN_TYPE_NAN_PROPOGATION",
+    "CUDNN_TYPE_NUMERICAL_NOTE",
+    "CUDNN_TYPE_LAYOUT_TYPE",
+    "CUDNN_TYPE_ATTRIB_NAME",
+    "CUDNN_TYPE_POINTWISE_MODE",
+    "CUDNN_TYPE_BACKEND_DESCRIPTOR",
+    "CUDNN_TYPE_GENSTATS_MODE",
+    "CUDNN_TYPE_BN_FINALIZE_STATS_MODE",
+    "CUDNN_TYPE_REDUCTION_OPERATOR_TYPE",
+    "CUDNN_TYPE_BEHAVIOR_NOTE",
+    "CUDNN_TYPE_TENSOR_REORDERING_MODE",
+    "CUDNN_TYPE_RESAMPLE_MODE",
+    "CUDNN_TYPE_PADDING_MODE",
+    "CUDNN_TYPE_INT32",
+    "CUDNN_TYPE_CHAR",
+    "CUDNN_TYPE_SIGNAL_MODE",
+    "CUDNN_TYPE_FRACTION",
+    "CUDNN_TYPE_NORM_MODE",
+    "CUDNN_TYPE_NORM_FWD_PHASE",
+    "CUDNN_TYPE_RNG_DISTRIBUTION",
+    "CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE",
+};
+
+constexpr std::array<const char*, 10> kNumericalNoteNames = {
+    "CUDNN_NUMERICAL_NOTE_TENSOR_CORE",
+    "CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS",
+    "CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION",
+    "CUDNN_NUMERICAL_NOTE_FFT",
+    "CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC",
+    "CUDNN_NUMERICAL_NOTE_WINOGRAD",
+    "CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4",
+    "CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6",
+    "CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13",
+    "CUDNN_NUMERICAL_NOTE_STRICT_NAN_PROP",
+};
+
+constexpr std::array<const char*, 5> kBehaviorNoteNames = {
+    "CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION",
+    "CUDNN_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8x32_REORDER",
+    "CUDNN_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8x32_REORDER",
+    "CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API",
+    "CUDNN_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY",
+};
+
+constexpr std::array<const char*, 4> kHeurModeNames = {
+    "CUDNN_HEUR_MODE_INSTANT",
+    "CUDNN_HEUR_MODE_B",
+    "CUDNN_HEUR_MODE_FALLBACK",
+    "CUDNN_HEUR_MODE_A",
+};
+
+// CUDNN_KNOB_TYPE_<NAME> in lower case, by value (cudnn_graph.h, 9.19).
+constexpr std::array<const char*, 44> kKnobNames = {
+    "split_k",
+    "swizzle",
+    "tile_size",
+    "use_tex",
+    "edge",
+    "kblock",
+    "ldga",
+    "ldgb",
+    "chunk_k",
+    "split_h",
+    "wino_tile",
+    "multiply",
+    "split_k_buf",
+    "tilek",
+    "stages",
+    "reduction_mode",
+    "cta_split_k_mode",
+    "split_k_slc",
+    "idx_mode",
+    "sliced",
+    "split_rs",
+    "singlebuffer",
+    "ldgc",
+    "specfilt",
+    "kernel_cfg",
+    "workspace",
+    "tile_cga",
+    "tile_cga_m",
+    "tile_cga_n",
+    "block_size",
+    "occupancy",
+    "array_size_per_thread",
+    "num_c_per_block",
+    "split_cols",
+    "tile_rows",
+    "tile_cols",
+    "load_size",
+    "cta_count",
+    "stream_k",
+    "split_p_slc",
+    "tile_m",
+    "tile_n",
+    "warp_spec_cfg",
+    "swap_ab",
+};
+
+std::string element_count_text(std::int64_t count) {
+  return std::to_string(count) + (count == 1 ? " element" : " elements");
+}
+
+}  // namespace
+
+std::string to_string(cudnnBackendDescriptorType_t type) {
+  return name_in(kDescriptorTypeNames, type, "descriptor type");
+}
+std::string to_string(cudnnBackendAttributeType_t type) {
+  return name_in(kAttributeTypeNames, type, "attribute type");
+}
+std::string to_string(cudnnBackendNumericalNote_t note) {
+  return name_in(kNumericalNoteNames, note, "numerical note");
+}
+std::string to_string(cudnnBackendBehaviorNote_t note) {
+  return name_in(kBehaviorNoteNames, note, "behavior note");
+}
+std::string to_string(cudnnBackendHeurMode_t mode) {
+  return name_in(kHeurModeNames, mode, "heuristic mode");
+}
+
+// ---------------------------------------------------------------------------
+// Descriptor
+
+Descriptor::Descriptor(cudnnBackendDescriptorType_t type, Where where) : type_(type) {
+  cudnnBackendDescriptor_t raw = nullptr;
+  check(
+      cudnnBackendCreateDescriptor(type, &raw),
+      [&] { return "cudnnBackendCreateDescriptor(" + to_string(type) + ")"; }, where);
+  handle_ = UniqueHandle<cudnnBackendDescriptor_t, detail::DescriptorRelease>(raw);
+}
+
+void Descriptor::set_raw(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+                         std::int64_t count, const void* values, const Where& where) {
+  check(
+      cudnnBackendSetAttribute(get(), name, type, count, values),
+      [&] {
+        return "cudnnBackendSetAttribute(" + to_string(type_) + ", attribute " +
+               std::to_string(name) + ", " + to_string(type) + ", " + element_count_text(count) +
+               ")";
+      },
+      where);
+}
+
+std::int64_t Descriptor::get_raw(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+                                 std::int64_t requested, void* values, const Where& where) const {
+  std::int64_t count = 0;
+  check(
+      cudnnBackendGetAttribute(get(), name, type, requested, &count, values),
+      [&] {
+        return "cudnnBackendGetAttribute(" + to_string(type_) + ", attribute " +
+               std::to_string(name) + ", " + to_string(type) + ", up to " +
+               element_count_text(requested) + ")";
+      },
+      where);
+  return count;
+}
+
+Descriptor& Descriptor::set(cudnnBackendAttributeName_t name, const Descriptor& value,
+                            Where where) {
+  const cudnnBackendDescriptor_t raw = value.get();
+  set_raw(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw, where);
+  return *this;
+}
+
+Descriptor& Descriptor::set_descriptors(cudnnBackendAttributeName_t name,
+                                        std::span<const Descriptor* const> values, Where where) {
+  std::vector<cudnnBackendDescriptor_t> raw;
+  raw.reserve(values.size());
+  for (const Descriptor* value : values) raw.push_back(value->get());
+  set_raw(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<std::int64_t>(raw.size()), raw.data(),
+          where);
+  return *this;
+}
+
+Descriptor& Descriptor::set_pointer(cudnnBackendAttributeName_t name, void* value, Where where) {
+  set_raw(name, CUDNN_TYPE_VOID_PTR, 1, &value, where);
+  return *this;
+}
+
+Descriptor& Descriptor::set_pointers(cudnnBackendAttributeName_t name,
+                                     std::span<void* const> values, Where where) {
+  set_raw(name, CUDNN_TYPE_VOID_PTR, static_cast<std::int64_t>(values.size()), values.data(),
+          where);
+  return *this;
+}
+
+Descriptor& Descriptor::finalize(Where where) {
+  check(
+      cudnnBackendFinalize(get()), [&] { return "cudnnBackendFinalize(" + to_string(type_) + ")"; },
+      where);
+  finalized_ = true;
+  return *this;
+}
+
+std::int64_t Descriptor::count(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+                               Where where) const {
+  return get_raw(name, type, 0, nullptr, where);
+}
+
+Descriptor Descriptor::get_descriptor(cudnnBackendAttributeName_t name,
+                                      cudnnBackendDescriptorType_t element_type,
+                                      Where where) const {
+  std::vector<Descriptor> one = get_descriptors(name, element_type, 1, where);
+  if (one.empty())
+    throw GpuError("cuDNN", CUDNN_STATUS_INTERNAL_ERROR_UNEXPECTED_VALUE,
+                   "cuDNN returned no " + to_string(element_type) + " for attribute " +
+                       std::to_string(name) + " of a " + to_string(type_) + " (at " +
+                       where.file_name() + ":" + std::to_string(where.line()) + ")");
+  return std::move(one.front());
+}
+
+std::vector<Descriptor> Descriptor::get_descriptors(cudnnBackendAttributeName_t name,
+                                                    cudnnBackendDescriptorType_t element_type,
+                                                    std::int64_t max_count, Where where) const {
+  std::vector<Descriptor> out;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  out.reserve(static_cast<std::size_t>(max_count));
+  raw.reserve(static_cast<std::size_t>(max_count));
+  for (std::int64_t i = 0; i < max_count; ++i) {
+    out.emplace_back(element_type, where);
+    raw.push_back(out.back().get());
+  }
+  const std::int64_t got =
+      get_raw(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, max_count, raw.data(), where);
+  out.erase(out.begin() + std::clamp<std::int64_t>(got, 0, max_count), out.end());
+  for (Descriptor& d : out) d.finalized_ = true;  // cuDNN hands out finalized descriptors
+  return out;
+}
+
+std::string Descriptor::get_text(cudnnBackendAttributeName_t name, Where where) const {
+  const std::int64_t size = count(name, CUDNN_TYPE_CHAR, where);
+  std::string text(static_cast<std::size_t>(std::max<std::int64_t>(size, 0)), '\0');
+  const std::int64_t got = get_raw(name, CUDNN_TYPE_CHAR, size, text.data(), where);
+  text.resize(static_cast<std::size_t>(std::clamp<std::int64_t>(got, 0, size)));
+  const std::size_t end = text.find('\0');
+  if (end != std::string::npos) text.resize(end);
+  return text;
+}
+
+Descriptor& Descriptor::keep_alive(std::shared_ptr<const Descriptor> part) {
+  parts_.push_back(std::move(part));
+  return *this;
+}
+
+// ---------------------------------------------------------------------------
+// Graph, heuristics, engines
+
+Descriptor make_tensor(const TensorSpec& spec, Where where) {
+  if (spec.dims.empty() || spec.dims.size() != spec.strides.size())
+    throw std::logic_error("cudnn_graph::make_tensor: " + std::to_string(spec.dims.size()) +
+                           " dims and " + std::to_string(spec.strides.size()) +
+                           " strides for tensor uid " + std::to_string(spec.uid));
+  Descriptor tensor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, where);
+  tensor.set(CUDNN_ATTR_TENSOR_DATA_TYPE, spec.data_type, where)
+      .set_array<std::int64_t>(CUDNN_ATTR_TENSOR_DIMENSIONS, spec.dims, where)
+      .set_array<std::int64_t>(CUDNN_ATTR_TENSOR_STRIDES, spec.strides, where)
+      .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, spec.uid, where)
+      .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, spec.alignment, where);
+  if (spec.is_virtual) tensor.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, true, where);
+  tensor.finalize(where);
+  return tensor;
+}
+
+Descriptor make_operation_graph(cudnnHandle_t handle,
+                                const std::vector<const Descriptor*>& operations, Where where) {
+  Descriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, where);
+  // The handle is optional from cuDNN 9.8 on; cudnn-frontend still sets it, and
+  // 9.x before 9.8 requires it.
+  graph.set_descriptors(CUDNN_ATTR_OPERATIONGRAPH_OPS, operations, where)
+      .set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, handle, where)
+      .finalize(where);
+  return graph;
+}
+
+std::int64_t engine_count(const Descriptor& graph, Where where) {
+  return graph.get<std::int64_t>(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, where);
+}
+
+std::vector<Descriptor> heuristic_configs(const Descriptor& graph, cudnnBackendHeurMode_t mode,
+                                          Where where) {
+  Descriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, where);
+  heuristics.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph, where)
+      .set(CUDNN_ATTR_ENGINEHEUR_MODE, mode, where)
+      .finalize(where);
+  const std::int64_t listed =
+      heuristics.count(CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, where);
+  return heuristics.get_descriptors(CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                    CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, listed, where);
+}
+
+bool ConfigInfo::has(cudnnBackendNumericalNote_t note) const {
+  return std::find(numerical_notes.begin(), numerical_notes.end(), note) != numerical_notes.end();
+}
+bool ConfigInfo::has(cudnnBackendBehaviorNote_t note) const {
+  return std::find(behavior_notes.begin(), behavior_notes.end(), note) != behavior_notes.end();
+}
+std::string ConfigInfo::name() const {
+  return plan_name(engine, knobs);
+}
+
+ConfigInfo describe_config(const Descriptor& config, Where where) {
+  ConfigInfo info;
+  const Descriptor engine =
+      config.get_descriptor(CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_BACKEND_ENGINE_DESCRIPTOR, where);
+  info.engine = engine.get<std::int64_t>(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, where);
+  info.numerical_notes = engine.get_array<cudnnBackendNumericalNote_t>(
+      CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_NUMERICAL_NOTE_TYPE_COUNT, where);
+  info.behavior_notes = engine.get_array<cudnnBackendBehaviorNote_t>(
+      CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, where);
+  const std::vector<Descriptor> choices =
+      config.get_descriptors(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                             CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, CUDNN_KNOB_TYPE_COUNTS, where);
+  for (const Descriptor& choice : choices)
+    info.knobs.push_back(
+        {choice.get<cudnnBackendKnobType_t>(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, where),
+         choice.get<std::int64_t>(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, where)});
+  std::sort(info.knobs.begin(), info.knobs.end(),
+            [](const KnobChoice& a, const KnobChoice& b) { return a.type < b.type; });
+  return info;
+}
+
+Descriptor make_engine(const Descriptor& graph, std::int64_t global_index, Where where) {
+  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, where);
+  engine.set(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph, where)
+      .set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, global_index, where)
+      .finalize(where);
+  return engine;
+}
+
+std::vector<KnobRange> engine_knobs(const Descriptor& engine, Where where) {
+  std::vector<KnobRange> ranges;
+  for (const Descriptor& knob :
+       engine.get_descriptors(CUDNN_ATTR_ENGINE_KNOB_INFO, CUDNN_BACKEND_KNOB_INFO_DESCRIPTOR,
+                              CUDNN_KNOB_TYPE_COUNTS, where))
+    ranges.push_back({knob.get<cudnnBackendKnobType_t>(CUDNN_ATTR_KNOB_INFO_TYPE, where),
+                      knob.get<std::int64_t>(CUDNN_ATTR_KNOB_INFO_MINIMUM_VALUE, where),
+                      knob.get<std::int64_t>(CUDNN_ATTR_KNOB_INFO_MAXIMUM_VALUE, where),
+                      knob.get<std::int64_t>(CUDNN_ATTR_KNOB_INFO_STRIDE, where)});
+  return ranges;
+}
+
+Descriptor make_engine_config(std::shared_ptr<const Descriptor> engine,
+                              std::span<const KnobChoice> knobs, Where where) {
+  Descriptor config(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, where);
+  config.set(CUDNN_ATTR_ENGINECFG_ENGINE, *engine, where);
+  std::vector<const Descriptor*> choices;
+  for (const KnobChoice& knob : knobs) {
+    auto choice = std::make_shared<Descriptor>(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, where);
+    choice->set(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, knob.type, where)
+        .set(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, knob.value, where)
+        .finalize(where);
+    choices.push_back(choice.get());
+    config.keep_alive(std::move(choice));
+  }
+  if (!choices.empty()) config.set_descriptors(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, choices, where);
+  config.keep_alive(std::move(engine)).finalize(where);
+  return config;
+}
+
+// ---------------------------------------------------------------------------
+// Plans, variant packs, execution
+
+ExecutionPlan::ExecutionPlan(std::shared_ptr<const Descriptor> config, Where where)
+    : config_(std::move(config)), plan_(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, where) {
+  plan_.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *config_, where).finalize(where);
+  info_ = describe_config(*config_, where);
+  workspace_bytes_ = plan_.get<std::int64_t>(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, where);
+  if (workspace_bytes_ < 0)
+    throw GpuError("cuDNN", CUDNN_STATUS_INTERNAL_ERROR_UNEXPECTED_VALUE,
+                   "cuDNN reports a negative workspace (" + std::to_string(workspace_bytes_) +
+                       " bytes) for plan " + info_.name());
+}
+
+VariantPack::VariantPack(std::span<const TensorPointer> tensors, void* workspace, Where where)
+    : pack_(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, where) {
+  for (const TensorPointer& tensor : tensors) {
+    uids_.push_back(tensor.uid);
+    pointers_.push_back(tensor.data);
+  }
+  pack_.set_array<std::int64_t>(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, uids_, where)
+      .set_pointers(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, pointers_, where)
+      .set_pointer(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, workspace, where)
+      .finalize(where);
+}
+
+void execute(cudnnHandle_t handle, const ExecutionPlan& plan, const VariantPack& pack,
+             Where where) {
+  check(
+      cudnnBackendExecute(handle, plan.descriptor().get(), pack.descriptor().get()),
+      [&] { return "cudnnBackendExecute(" + plan.name() + ")"; }, where);
+}
+
+// ---------------------------------------------------------------------------
+// Plan names
+
+std::string knob_name(cudnnBackendKnobType_t type) {
+  const auto index = static_cast<long long>(type);
+  if (index >= 0 && static_cast<std::size_t>(index) < kKnobNames.size())
+    return kKnobNames[static_cast<std::size_t>(index)];
+  return "k" + std::to_string(index);
+}
+
+std::string plan_name(std::int64_t engine, std::span<const KnobChoice> knobs) {
+  std::vector<KnobChoice> sorted(knobs.begin(), knobs.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const KnobChoice& a, const KnobChoice& b) { return a.type < b.type; });
+  std::string name = "eng" + std::to_string(engine);
+  for (const KnobChoice& knob : sorted)
+    name += " " + knob_name(knob.type) + "=" + std::to_string(knob.value);
+  return name;
+}
+
+namespace {
+
+constexpr const char* kPlanNameSyntax =
+    "eng<N>, optionally followed by <knob>=<value> pairs as timeroof prints plans, e.g. 'eng28' "
+    "or 'eng28 tile_size=3 edge=1'";
+
+[[noreturn]] void bad_plan_name(std::string_view text, const std::string& why) {
+  throw usage_error("'" + std::string(text) + "' is not an engine name: " + why +
+                    "; allowed: " + kPlanNameSyntax);
+}
+
+// A decimal integer filling all of `text` (a leading '-' when `negative_ok`).
+bool parse_integer(std::string_view text, std::int64_t& value, bool negative_ok) {
+  if (text.empty() || (!negative_ok && text.front() == '-')) return false;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+PlanName parse_plan_name(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::vector<std::string_view> words;
+  const std::string_view all(lower);
+  for (std::size_t at = 0; at < all.size();) {
+    const std::size_t begin = all.find_first_not_of(" \t", at);
+    if (begin == std::string_view::npos) break;
+    const std::size_t end = std::min(all.find_first_of(" \t", begin), all.size());
+    words.push_back(all.substr(begin, end - begin));
+    at = end;
+  }
+  PlanName plan;
+  if (words.empty() || words.front().substr(0, 3) != "eng" ||
+      !parse_integer(words.front().substr(3), plan.engine, false))
+    bad_plan_name(text, "it does not start with eng<N> (N the engine's global index)");
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    const std::string_view word = words[i];
+    const std::size_t equals = word.find('=');
+    std::int64_t value = 0;
+    if (equals == std::string_view::npos || !parse_integer(word.substr(equals + 1), value, true))
+      bad_plan_name(text, "'" + std::string(word) + "' is not <knob>=<integer>");
+    const std::string_view knob = word.substr(0, equals);
+    std::int64_t type = -1;
+    for (std::size_t t = 0; t < kKnobNames.size(); ++t)
+      if (knob == kKnobNames[t]) type = static_cast<std::int64_t>(t);
+    if (type < 0 && !(knob.substr(0, 1) == "k" && parse_integer(knob.substr(1), type, false) &&
+                      type < CUDNN_KNOB_TYPE_COUNTS))
+      bad_plan_name(text, "unknown knob '" + std::string(knob) +
+                              "' (cuDNN's CUDNN_KNOB_TYPE_<NAME> in lower case, or k<T>)");
+    const auto knob_type = static_cast<cudnnBackendKnobType_t>(type);
+    for (const KnobChoice& earlier : plan.knobs)
+      if (earlier.type == knob_type)
+        bad_plan_name(text, "knob " + knob_name(knob_type) + " is given twice");
+    plan.knobs.push_back({knob_type, value});
+  }
+  std::sort(plan.knobs.begin(), plan.knobs.end(),
+            [](const KnobChoice& a, const KnobChoice& b) { return a.type < b.type; });
+  return plan;
+}
+
+}  // namespace timeroof::cudnn_graph

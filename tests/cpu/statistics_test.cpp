@@ -1,0 +1,116 @@
+// core/statistics: quantiles, the bootstrap interval of the median (its coverage
+// checked by simulation), the stop rule, and TimeStats.
+#include "core/statistics.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace timeroof {
+namespace {
+
+TEST(Statistics, QuantilesInterpolateBetweenOrderStatistics) {
+  const std::vector<double> sorted = {1, 2, 3, 4};
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(sorted, 0), 1);
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(sorted, 1), 4);
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(sorted, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(sorted, 0.9), 3.7);
+  EXPECT_DOUBLE_EQ(quantile_of_sorted({}, 0.5), 0);
+  EXPECT_DOUBLE_EQ(median_of(std::vector<double>{5, 1, 3}), 3);
+  EXPECT_DOUBLE_EQ(median_of(std::vector<double>{5, 1, 3, 10}), 4);
+}
+
+TEST(Statistics, BootstrapIntervalBracketsTheMedianAndIsDeterministic) {
+  std::mt19937_64 rng(1);
+  std::lognormal_distribution<double> skewed(std::log(50e-6), 0.2);
+  std::vector<double> samples(200);
+  for (double& x : samples) x = skewed(rng);
+  const MedianInterval a = bootstrap_median_interval(samples);
+  const MedianInterval b = bootstrap_median_interval(samples);
+  EXPECT_EQ(a.low, b.low);
+  EXPECT_EQ(a.high, b.high);
+  EXPECT_LT(a.low, a.median);
+  EXPECT_GT(a.high, a.median);
+  // One sample: the interval is that sample.
+  const MedianInterval one = bootstrap_median_interval(std::vector<double>{3.0});
+  EXPECT_EQ(one.low, 3.0);
+  EXPECT_EQ(one.high, 3.0);
+}
+
+// The interval must hold the true median about 95% of the time: 400 simulated
+// measurements of skewed (lognormal) times with a known median.
+TEST(Statistics, BootstrapIntervalCoversTheTrueMedianNinetyFivePercentOfTheTime) {
+  const double true_median = 80e-6;
+  std::mt19937_64 rng(42);
+  std::lognormal_distribution<double> times(std::log(true_median), 0.3);
+  int covered = 0;
+  const int trials = 400;
+  for (int t = 0; t < trials; ++t) {
+    std::vector<double> samples(60);
+    for (double& x : samples) x = times(rng);
+    const MedianInterval interval = bootstrap_median_interval(samples, 500, 0.95, 1000 + t);
+    covered += interval.low <= true_median && true_median <= interval.high;
+  }
+  const double coverage = static_cast<double>(covered) / trials;
+  EXPECT_GT(coverage, 0.90);
+  EXPECT_LT(coverage, 0.99);
+}
+
+TEST(Statistics, TimeStatsCarryTheIntervalSpreadAndCounts) {
+  std::vector<double> samples;
+  for (int i = 1; i <= 100; ++i) samples.push_back(i * 1e-6);
+  const TimeStats stats = time_stats(samples, 4, true);
+  EXPECT_DOUBLE_EQ(stats.median_s, 50.5e-6);
+  EXPECT_DOUBLE_EQ(stats.min_s, 1e-6);
+  EXPECT_DOUBLE_EQ(stats.max_s, 100e-6);
+  EXPECT_NEAR(stats.spread, (90.1e-6 - 10.9e-6) / 50.5e-6, 1e-12);
+  EXPECT_EQ(stats.samples, 100);
+  EXPECT_EQ(stats.calls_per_sample, 4);
+  EXPECT_TRUE(stats.converged);
+  ASSERT_TRUE(stats.ci_low_s && stats.ci_high_s);
+  EXPECT_LT(*stats.ci_low_s, stats.median_s);
+  EXPECT_GT(*stats.ci_high_s, stats.median_s);
+  ASSERT_TRUE(stats.relative_ci());
+  EXPECT_NEAR(*stats.relative_ci(), (*stats.ci_high_s - *stats.ci_low_s) / (2 * 50.5e-6), 1e-15);
+}
+
+TEST(Statistics, SamplingStopsWhenTheIntervalIsNarrowEnough) {
+  // Nearly constant times converge right after the minimum.
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> tight(100e-6, 0.1e-6);
+  StopRule rule{.min_samples = 20, .max_samples = 5000, .budget_s = 10};
+  std::vector<double> samples;
+  const bool converged = sample_until_converged(rule, samples, [&](int n, std::vector<double>& s) {
+    for (int i = 0; i < n; ++i) s.push_back(tight(rng));
+  });
+  EXPECT_TRUE(converged);
+  EXPECT_GE(samples.size(), 20u);
+  EXPECT_LE(samples.size(), 40u);
+}
+
+TEST(Statistics, SamplingStopsAtTheLimitsAndSaysItDidNotConverge) {
+  // Times spread over a factor 10 cannot give +-1% in 200 samples.
+  std::mt19937_64 rng(4);
+  std::uniform_real_distribution<double> wide(10e-6, 100e-6);
+  StopRule rule{.min_samples = 20, .max_samples = 200, .budget_s = 10};
+  std::vector<double> samples;
+  const bool converged = sample_until_converged(rule, samples, [&](int n, std::vector<double>& s) {
+    for (int i = 0; i < n; ++i) s.push_back(wide(rng));
+  });
+  EXPECT_FALSE(converged);
+  EXPECT_EQ(samples.size(), 200u);
+  // The time budget ends it too.
+  rule.max_samples = 1'000'000;
+  rule.budget_s = 0.05;
+  samples.clear();
+  EXPECT_FALSE(sample_until_converged(rule, samples, [&](int n, std::vector<double>& s) {
+    for (int i = 0; i < n; ++i) s.push_back(wide(rng));
+  }));
+  EXPECT_LT(samples.size(), 1'000'000u);
+}
+
+}  // namespace
+}  // namespace timeroof

@@ -1,0 +1,150 @@
+// GPU tier: the timing strategies of measure/ against work of known shape: a
+// spin kernel of known GPU time, a call of many empty launches (host-bound), a
+// call that cannot be captured, and a prelude that must stay out of the time.
+#include <gtest/gtest.h>
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <cstdio>
+
+#include "gpu/check.hpp"
+#include "gpu/handles.hpp"
+#include "measure/back_to_back.hpp"
+#include "measure/graph_replay.hpp"
+#include "measure/pinned_thread.hpp"
+#include "measure/synchronized.hpp"
+#include "measure/trace_calls.hpp"
+#include "measure/warmup.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/measure_kernels.hpp"
+
+namespace timeroof {
+namespace {
+
+const StopRule kRule{.min_samples = 20, .max_samples = 1000, .budget_s = 0.3};
+
+CallUnderTest spin_call(long long ns) {
+  return {[ns](cudaStream_t s) { test::launch_spin(ns, s); }, nullptr};
+}
+
+// A long kernel: the GPU time dominates, so all three times and the traced
+// kernel time agree, and the host issue time is a small part.
+TEST(Measure, ThreeTimesAgreeOnALongKernel) {
+  TR_REQUIRE_GPU();
+  const Stream stream;
+  const CallUnderTest call = spin_call(200'000);
+  warm_up(call, stream.get());
+  const SynchronizedTimes sync = time_synchronized(call, stream.get(), kRule);
+  const MeasuredTime back = time_back_to_back(call, stream.get(), kRule, sync.call.stats.median_s);
+  const GraphReplay graph = time_graph_replay(call, stream.get(), kRule);
+  ASSERT_TRUE(graph.time) << graph.unavailable;
+  const TracedCalls traced = trace_calls(call, stream.get(), 5);
+  ASSERT_TRUE(traced.timing.kernel_time_s);
+  const double kernel = *traced.timing.kernel_time_s;
+  std::printf(
+      "spin 200 us: T_call %.2f us, T_stream %.2f us, T_graph %.2f us (%d copies), "
+      "T_k %.2f us, issue %.2f us\n",
+      sync.call.stats.median_s * 1e6, back.stats.median_s * 1e6, graph.time->stats.median_s * 1e6,
+      graph.copies, kernel * 1e6, sync.issue.stats.median_s * 1e6);
+  EXPECT_NEAR(kernel, 200e-6, 10e-6);
+  EXPECT_NEAR(graph.time->stats.median_s / kernel, 1, 0.03);
+  EXPECT_NEAR(back.stats.median_s / kernel, 1, 0.03);
+  EXPECT_GE(sync.call.stats.median_s, back.stats.median_s * 0.99);
+  EXPECT_LT(sync.issue.stats.median_s, 50e-6);
+  EXPECT_EQ(graph.copies, 1);  // a 200 us replay hides any graph launch
+  EXPECT_TRUE(sync.call.stats.converged);
+  EXPECT_TRUE(back.stats.converged);
+  EXPECT_TRUE(graph.time->stats.converged);
+  ASSERT_TRUE(back.stats.relative_ci());
+  EXPECT_LE(*back.stats.relative_ci(), 0.01);
+  EXPECT_GE(back.stats.calls_per_sample, 1);
+}
+
+// 40 empty launches per call: the host's issue time is far above the GPU's
+// time, so back-to-back calls run at the host's rate and a graph removes it.
+TEST(Measure, HostBoundCallRunsAtTheIssueRateAndAGraphRemovesIt) {
+  TR_REQUIRE_GPU();
+  const Stream stream;
+  const CallUnderTest call{[](cudaStream_t s) {
+                             for (int i = 0; i < 40; ++i) test::launch_empty(s);
+                           },
+                           nullptr};
+  warm_up(call, stream.get());
+  const SynchronizedTimes sync = time_synchronized(call, stream.get(), kRule);
+  const MeasuredTime back = time_back_to_back(call, stream.get(), kRule, sync.call.stats.median_s);
+  const GraphReplay graph = time_graph_replay(call, stream.get(), kRule);
+  ASSERT_TRUE(graph.time) << graph.unavailable;
+  const double issue = sync.issue.stats.median_s;
+  std::printf(
+      "40 empty launches: T_call %.2f us, T_stream %.2f us, T_graph %.2f us "
+      "(%d copies, %zu nodes per call), issue %.2f us\n",
+      sync.call.stats.median_s * 1e6, back.stats.median_s * 1e6, graph.time->stats.median_s * 1e6,
+      graph.copies, graph.nodes_per_call, issue * 1e6);
+  EXPECT_EQ(graph.nodes_per_call, 40u);
+  EXPECT_GT(back.stats.median_s, 0.8 * issue);
+  EXPECT_LT(back.stats.median_s, 1.3 * issue);
+  EXPECT_LT(graph.time->stats.median_s, 0.5 * back.stats.median_s);
+  EXPECT_GT(sync.call.stats.median_s, issue);
+}
+
+// A call that synchronizes inside cannot be captured: T_graph says why and the
+// stream stays usable.
+TEST(Measure, AnUncapturableCallSaysWhyAndLeavesTheStreamUsable) {
+  TR_REQUIRE_GPU();
+  const Stream stream;
+  const CallUnderTest call{[](cudaStream_t s) {
+                             test::launch_spin(5'000, s);
+                             TR_CUDA_CHECK(cudaStreamSynchronize(s));
+                           },
+                           nullptr};
+  const GraphReplay graph = time_graph_replay(call, stream.get(), kRule);
+  EXPECT_FALSE(graph.time);
+  EXPECT_NE(graph.unavailable.find("cannot be captured into a CUDA graph"), std::string::npos)
+      << graph.unavailable;
+  EXPECT_NE(graph.unavailable.find("cudaStreamSynchronize"), std::string::npos)
+      << graph.unavailable;
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusActive;
+  TR_CUDA_CHECK(cudaStreamIsCapturing(stream.get(), &capturing));
+  EXPECT_EQ(capturing, cudaStreamCaptureStatusNone);
+  const SynchronizedTimes sync = time_synchronized(spin_call(10'000), stream.get(), kRule);
+  EXPECT_GT(sync.call.stats.median_s, 9e-6);
+}
+
+// A prelude (the cold-L2 flush's place) of 300 us before a 20 us call stays out
+// of every time.
+TEST(Measure, ThePreludeStaysOutOfEveryTime) {
+  TR_REQUIRE_GPU();
+  const Stream stream;
+  CallUnderTest call = spin_call(20'000);
+  call.prelude = [](cudaStream_t s) { test::launch_spin(300'000, s); };
+  const SynchronizedTimes sync = time_synchronized(call, stream.get(), kRule);
+  const MeasuredTime back = time_back_to_back(call, stream.get(), kRule, sync.call.stats.median_s);
+  const GraphReplay graph = time_graph_replay(call, stream.get(), kRule);
+  ASSERT_TRUE(graph.time) << graph.unavailable;
+  EXPECT_EQ(graph.copies, 1);
+  for (double t : {sync.call.stats.median_s, back.stats.median_s, graph.time->stats.median_s}) {
+    EXPECT_GT(t, 19e-6);
+    EXPECT_LT(t, 60e-6);
+  }
+}
+
+TEST(Measure, PinnedThreadStaysOnOneCoreAndRestoresItsAffinity) {
+  TR_REQUIRE_GPU();
+  cpu_set_t before;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof before, &before), 0);
+  {
+    const PinnedThread pinned;
+    ASSERT_TRUE(pinned.core()) << pinned.failure();
+    cpu_set_t now;
+    ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof now, &now), 0);
+    EXPECT_EQ(CPU_COUNT(&now), 1);
+    EXPECT_TRUE(CPU_ISSET(*pinned.core(), &now));
+  }
+  cpu_set_t after;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+}
+
+}  // namespace
+}  // namespace timeroof
