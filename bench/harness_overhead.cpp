@@ -3,7 +3,10 @@
 // prepared operator, in alternating rounds, and the times are compared. Prints one
 // table per experiment and a summary of the ratios.
 //
-//   harness_overhead [--rounds N]
+//   harness_overhead [--rounds N] [--only cupti]
+//
+// --only cupti runs E1 alone (a fresh process per repetition: its "before" is a
+// process that never touched CUPTI).
 //
 // Per case (the paper's conv2d layer, fp16, batch 16 and 1024, through cuDNN's
 // graph API and its legacy API; the paper's LSTM, fp16 inference, batch 16):
@@ -249,11 +252,16 @@ void host_experiment(const Case& c, const std::shared_ptr<CudnnHandle>& cudnn,
 
 int main_checked(int argc, char** argv) {
   int rounds = 4;
+  bool only_cupti = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--rounds" && i + 1 < argc) {
       rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (std::string(argv[i]) == "--only" && i + 1 < argc &&
+               std::string(argv[i + 1]) == "cupti") {
+      only_cupti = true;
+      ++i;
     } else {
-      std::fprintf(stderr, "usage: harness_overhead [--rounds N]\n");
+      std::fprintf(stderr, "usage: harness_overhead [--rounds N] [--only cupti]\n");
       return 1;
     }
   }
@@ -266,6 +274,7 @@ int main_checked(int argc, char** argv) {
   const cudaStream_t s = stream.get();
   const std::vector<Case> all = cases();
   cupti_experiment(all, cudnn, stream);
+  if (only_cupti) return 0;
 
   std::printf("\n== E2 api, E3 nvml, E4 pinning, E5 sleep\n");
   const ClockReader clocks(gpu.index);

@@ -160,6 +160,11 @@ struct SweepRunner::State {
   std::shared_ptr<CudnnHandle> cudnn = std::make_shared<CudnnHandle>();
   std::optional<L2Flusher> flusher;
   std::unique_ptr<ClockReader> clock_reader;  // NVML loaded once per runner, on first use
+  // CUPTI has been used in this process (a trace or a counter collection): it
+  // stays attached, and on an H100 host-side times after it read up to 1.5x
+  // those of a process that never used it (bench/harness_overhead E1), so each
+  // point records whether its timing ran after it.
+  bool cupti_attached = false;
   // Counters: one session per sweep, created on first use; if it cannot be
   // created, every point says why and keeps its timing.
   std::unique_ptr<ProfilerSession> profiler;
@@ -314,11 +319,13 @@ struct SweepRunner::State {
         // The host's speed before and after (measure/host_probe.hpp): host-bound
         // times scale with it.
         {"host_probe_s", {probe_before, probe_after}},
-        {"l2", flusher ? "cold" : "warm"}};
+        {"l2", flusher ? "cold" : "warm"},
+        {"after_cupti", cupti_attached}};
     if (!pinned.core()) point.details["timing"]["pin_failure"] = pinned.failure();
   }
 
   void trace_pass(Operator& op, const Transfers& transfers, Point& point) {
+    cupti_attached = true;
     TracedCalls traced =
         trace_calls(call_under_test(op, transfers), stream.get(), options.trace_calls);
     Timing& t = point.timing;

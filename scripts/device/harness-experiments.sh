@@ -12,7 +12,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH
 status=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv \
   | tee "$out/machine.txt"
-for test in ${TESTS:-gpu_measure_test gpu_conv2d_test gpu_runner_test}; do
+for test in ${TESTS-gpu_measure_test gpu_conv2d_test gpu_runner_test}; do
   t0=$(date +%s)
   .carry/tests/$test > "$out/$test.log" 2>&1
   rc=$?
