@@ -3,10 +3,11 @@
 // corrupting it) and the graph replayed back to back (sequence_timing.hpp). The
 // host's per-launch work is gone; what remains is the device's time per call:
 // kernels, the gaps between them, and the graph's own per-node cost (~0.5 us).
-// Where one replay is so short that the host's cudaGraphLaunch could not keep
-// ahead of the GPU, the graph holds several copies of the call (at most
-// max_copies, and at most max_nodes graph nodes), so the replay measures the
-// device and not the host's graph-launch rate. With a prelude (cold L2) the graph
+// Where one replay is so short that the host's cudaGraphLaunch cannot keep
+// ahead of the GPU, the graph holds several copies of the call: x8 at a time
+// while that lowers a pilot's time per call by min_gain or more, at most
+// max_copies and max_nodes graph nodes, so the replay measures the device and
+// not the host's graph-launch rate. With a prelude (cold L2) the graph
 // holds one copy and the prelude runs outside it, before each replay.
 #pragma once
 
@@ -25,9 +26,7 @@ struct GraphReplayOptions {
   int max_launches_per_sample = 1000;
   int max_copies = 256;
   int max_nodes = 20000;
-  // The host's time per cudaGraphLaunch must stay under this share of a
-  // replay's GPU time, else more copies are captured.
-  double host_share = 0.5;
+  double min_gain = 0.02;  // more copies are kept only if they lower the time per call this much
 };
 
 struct GraphReplay {

@@ -88,6 +88,26 @@ TEST(Measure, HostBoundCallRunsAtTheIssueRateAndAGraphRemovesIt) {
   EXPECT_GT(sync.call.stats.median_s, issue);
 }
 
+// One empty kernel: a graph of one copy replays at the host's cudaGraphLaunch
+// rate (microseconds), so more copies are captured until the time per call
+// stops falling: the device's own cost of a node.
+TEST(Measure, ShortCallsGetMoreCopiesPerGraphWhileTheyLowerTheTime) {
+  TR_REQUIRE_GPU();
+  const Stream stream;
+  const CallUnderTest call{[](cudaStream_t s) { test::launch_empty(s); }, nullptr};
+  warm_up(call, stream.get());
+  const SynchronizedTimes sync = time_synchronized(call, stream.get(), kRule);
+  const MeasuredTime back = time_back_to_back(call, stream.get(), kRule, sync.call.stats.median_s);
+  const GraphReplay graph = time_graph_replay(call, stream.get(), kRule);
+  ASSERT_TRUE(graph.time) << graph.unavailable;
+  std::printf("one empty kernel: T_stream %.2f us, T_graph %.2f us with %d copies per graph\n",
+              back.stats.median_s * 1e6, graph.time->stats.median_s * 1e6, graph.copies);
+  EXPECT_GE(graph.copies, 8);
+  EXPECT_LT(graph.time->stats.median_s, back.stats.median_s);
+  EXPECT_LT(graph.time->stats.median_s, 2e-6);
+  EXPECT_EQ(graph.time->stats.calls_per_sample % graph.copies, 0);
+}
+
 // A call that synchronizes inside cannot be captured: T_graph says why and the
 // stream stays usable.
 TEST(Measure, AnUncapturableCallSaysWhyAndLeavesTheStreamUsable) {
