@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/elapsed.hpp"
+#include "core/json_io.hpp"
 #include "counters/activity_tracer.hpp"
 #include "counters/metric_catalog.hpp"
 #include "counters/range_profiler.hpp"
@@ -30,6 +31,7 @@
 #include "measure/trace_calls.hpp"
 #include "measure/warmup.hpp"
 #include "sweeps/cudnn_handles.hpp"
+#include "sweeps/timing_worker.hpp"
 
 namespace timeroof {
 
@@ -165,6 +167,10 @@ struct SweepRunner::State {
   // those of a process that never used it (bench/harness_overhead E1), so each
   // point records whether its timing ran after it.
   bool cupti_attached = false;
+  // The timing worker, started on first use; once it fails, every later point
+  // is timed here and says why.
+  std::unique_ptr<TimingWorker> worker;
+  std::string worker_failure;
   // Counters: one session per sweep, created on first use; if it cannot be
   // created, every point says why and keeps its timing.
   std::unique_ptr<ProfilerSession> profiler;
@@ -322,6 +328,47 @@ struct SweepRunner::State {
         {"l2", flusher ? "cold" : "warm"},
         {"after_cupti", cupti_attached}};
     if (!pinned.core()) point.details["timing"]["pin_failure"] = pinned.failure();
+  }
+
+  // Step 5 in the timing worker (timing_worker.hpp), the algorithm chosen here
+  // pinned so both processes run the same plan; in this process where there is
+  // no worker or it fails, saying why.
+  void timing_step(const OperatorFamily& family, const nlohmann::json& params, Operator& op,
+                   const Transfers& transfers, Point& point) {
+    std::string why_here = options.timing_worker.empty() ? "" : worker_failure;
+    if (!options.timing_worker.empty() && worker_failure.empty()) {
+      try {
+        if (!worker) worker = std::make_unique<TimingWorker>(options.timing_worker, gpu.index);
+        nlohmann::json pinned = params;
+        const std::string selection = pinned.value("algorithm", std::string());
+        if (selection == "heuristic" || selection == "exhaustive")
+          pinned["algorithm"] = op.algorithm();
+        const nlohmann::json reply = worker->time(family.name, pinned, options);
+        const std::string algorithm = reply.value("algorithm", std::string());
+        if (reply.at("status") == "ok" && algorithm == op.algorithm()) {
+          const Timing timed = reply.at("timing").get<Timing>();
+          point.timing.call = timed.call;
+          point.timing.stream = timed.stream;
+          point.timing.graph = timed.graph;
+          point.timing.issue = timed.issue;
+          point.timing.graph_unavailable = timed.graph_unavailable;
+          point.details["timing"] = reply.at("details");
+          point.details["timing"]["process"] = "timing worker";
+          return;
+        }
+        why_here = reply.at("status") != "ok"
+                       ? "the timing worker: " + reply.at("status").get<std::string>() + ": " +
+                             reply.value("reason", std::string())
+                       : "the timing worker chose " + algorithm + ", not " + op.algorithm();
+      } catch (const std::exception& e) {
+        worker_failure = e.what();  // the worker is gone: time here from now on
+        worker.reset();
+        why_here = worker_failure;
+      }
+    }
+    timing_pass(op, transfers, point);
+    point.details["timing"]["process"] = "runner";
+    if (!why_here.empty()) point.details["timing"]["worker_failure"] = why_here;
   }
 
   void trace_pass(Operator& op, const Transfers& transfers, Point& point) {
@@ -509,7 +556,7 @@ PendingPoint SweepRunner::State::measure_until_counters(const OperatorFamily& fa
 
   const Outcome measured = guarded([&] {
     const Transfers transfers = transfers_for(*op);
-    timing_pass(*op, transfers, point);
+    timing_step(family, params, *op, transfers, point);
     clock.lap("timing");
     trace_pass(*op, transfers, point);
     clock.lap("trace");
@@ -526,6 +573,27 @@ PendingPoint SweepRunner::State::measure_until_counters(const OperatorFamily& fa
     counters_possible(point);  // says why there are none
   }
   return pending;
+}
+
+Point SweepRunner::time_point(const OperatorFamily& family, const nlohmann::json& params) {
+  std::unique_ptr<Operator> op = family.make(params, state_->cudnn);
+  Point point = describe(*op);
+  point.params = params;
+  const std::string no_transfer = transfer_unavailable(*op, state_->options.transfer);
+  if (!no_transfer.empty()) {
+    point.status = PointStatus::unsupported;
+    point.reason = no_transfer;
+    return point;
+  }
+  const Outcome timed = guarded([&] {
+    op->prepare(state_->stream.get());
+    point.algorithm = op->algorithm();
+    const Transfers transfers = state_->transfers_for(*op);
+    state_->timing_pass(*op, transfers, point);
+  });
+  point.status = timed.status;
+  point.reason = timed.reason;
+  return point;
 }
 
 Point SweepRunner::time_prepared(Operator& op) {

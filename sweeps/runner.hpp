@@ -7,9 +7,11 @@
 //   4. warm up (measure/warmup.hpp);
 //   5. timing: T_call with the host issue time, T_stream and T_graph
 //      (measure/synchronized.hpp, back_to_back.hpp, graph_replay.hpp), each until
-//      the 95% interval of its median is within +-1% or its budget is spent, no
-//      tool attached, the thread pinned to its core; L2 flushed before each call
-//      when cold;
+//      the 95% interval of its median is within +-1% or its budget is spent, the
+//      thread pinned to its core; L2 flushed before each call when cold. Run in
+//      the timing worker (timing_worker.hpp: a process CUPTI never attached to,
+//      the algorithm chosen here pinned) where RunnerOptions::timing_worker
+//      names one; here otherwise, or where the worker fails (details say why);
 //   6. trace pass (measure/trace_calls.hpp): CUPTI activity records of a few calls
 //      -> kernels, launches, API time (and every API name per call), gaps,
 //      transfers (times: the median over the calls);
@@ -65,6 +67,9 @@ struct RunnerOptions {
   StopRule stream_rule{.min_samples = 16, .max_samples = 1000, .budget_s = 0.2};
   StopRule graph_rule{.min_samples = 16, .max_samples = 1000, .budget_s = 0.2};
   int trace_calls = 5;
+  // The executable of `timeroof timing-worker` (sweeps/timing_worker.hpp): step 5
+  // runs there, in a process CUPTI never attached to; empty: in this process.
+  std::string timing_worker;
   // Points of a sweep whose counters are collected together (one CUPTI collection
   // costs ~0.2 s per pass on an H200, whatever it holds); 1 = one per point.
   int counter_batch = 16;
@@ -117,6 +122,9 @@ class SweepRunner {
   // Measures one point (exposed for tests and benchmarks).
   Point measure_point(const OperatorFamily& family, const nlohmann::json& params,
                       const std::string& sweep, int seq);
+  // Steps 1, 2, 4 and 5 of one point (build, prepare, warm up, time), in this
+  // process: what the timing worker runs; the point carries its status.
+  Point time_point(const OperatorFamily& family, const nlohmann::json& params);
   // Steps 4-5 alone (warm-up and timing pass) on an operator the caller
   // prepared: the point's three times and details["timing"] (for benchmarks of
   // the method).

@@ -41,5 +41,8 @@ std::string describe_sweep(const SweepRequest&, const Machine*) {
 ExitCode measure_sweep(const SweepRequest&, ResultsStore&, Run&, bool) {
   throw environment_error(kWhy);
 }
+ExitCode serve_timing_worker(int) {
+  throw environment_error(kWhy);
+}
 
 }  // namespace timeroof::cli

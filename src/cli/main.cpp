@@ -126,6 +126,12 @@ int main(int argc, char** argv) {
       "  timeroof sweep my-sweep.toml --l2 cold\n  timeroof sweep conv2d --resume 3\n\n"
       "Ctrl-C finishes the current point, stores it and exits with code 3.");
 
+  // Hidden: the timing worker a sweep starts (sweeps/timing_worker.hpp).
+  int worker_device = 0;
+  CLI::App* timing_worker = app.add_subcommand("timing-worker", "");
+  timing_worker->group("");
+  timing_worker->add_option("--device", worker_device, "GPU index");
+
   std::string chip;
   std::string metric_filter;
   std::vector<std::string> passes_for;
@@ -243,6 +249,7 @@ int main(int argc, char** argv) {
       sweep_request.flags = timeroof::cli::flag_pairs(sweep->remaining());
       code = timeroof::cli::run_sweep(options, sweep_request, resume);
     }
+    if (*timing_worker) code = timeroof::cli::serve_timing_worker(worker_device);
     if (*metrics) code = timeroof::cli::run_metrics(options, chip, metric_filter, passes_for);
     if (*runs) code = timeroof::cli::run_list_runs(options);
     if (*exporter) code = timeroof::cli::run_export(options, export_runs);

@@ -36,4 +36,9 @@ std::string describe_sweep(const SweepRequest& request, const Machine* measured)
 ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& run,
                        bool show_progress);
 
+// `timeroof timing-worker --device N` (hidden): times the points the runner of
+// another timeroof process sends on stdin, replying on stdout, until stdin ends
+// (sweeps/timing_worker.hpp).
+ExitCode serve_timing_worker(int device);
+
 }  // namespace timeroof::cli

@@ -1,11 +1,16 @@
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
+#include <iostream>
 
 #include "core/format.hpp"
+#include "gpu/device.hpp"
 #include "src/cli/sweep_backend.hpp"
 #include "src/store/results_store.hpp"
 #include "sweeps/runner.hpp"
 #include "sweeps/spec.hpp"
+#include "sweeps/timing_worker.hpp"
 
 namespace timeroof::cli {
 
@@ -31,6 +36,14 @@ class StopOnInterrupt {
  private:
   void (*previous_)(int) = SIG_DFL;
 };
+
+// This program's own path, to start its timing worker; "" where it cannot be read
+// (the runner then times in this process and says so).
+std::string own_executable() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
+}
 
 SweepSpec spec_of(const SweepRequest& request) {
   const bool file = request.target.size() > 5 &&
@@ -103,6 +116,7 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
   }
 
   RunnerOptions options;
+  options.timing_worker = own_executable();  // timing in a process CUPTI never attached to
   options.counters = request.counters;
   options.cold_l2 = spec.cold_l2;
   options.transfer = spec.transfer;
@@ -127,6 +141,12 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
                duration_text(outcome.seconds).c_str(),
                outcome.interrupted ? "; interrupted: resume with --resume" : "");
   return outcome.interrupted ? ExitCode::partial : ExitCode::ok;
+}
+
+ExitCode serve_timing_worker(int device) {
+  select_gpu(device);
+  serve_timing_requests(std::cin, std::cout, query_gpu(device));
+  return ExitCode::ok;
 }
 
 }  // namespace timeroof::cli

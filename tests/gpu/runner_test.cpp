@@ -8,6 +8,7 @@
 #include "sweeps/runner.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/gpu/paper_layer.hpp"
+#include "tests/support/run_tool.hpp"
 
 namespace timeroof {
 namespace {
@@ -118,8 +119,8 @@ TEST(SweepRunner, FailedPointsGetAStatusAndTheSweepGoesOn) {
   const OperatorFamily family = conv2d_family();
   nlohmann::json unsupported = paper_point(2);
   unsupported["algorithm"] = "CUDNN_CONVOLUTION_FWD_ALGO_FFT";  // FFT rejects stride 2
-  unsupported["cudnn_api"] = "legacy";  // cuDNN's own refusal, not our usage error
-  nlohmann::json huge = paper_point(1 << 20);                   // terabytes of input
+  unsupported["cudnn_api"] = "legacy";         // cuDNN's own refusal, not our usage error
+  nlohmann::json huge = paper_point(1 << 20);  // terabytes of input
   SweepPlan plan{"bad", &family, {unsupported, huge, paper_point(1)}};
   CollectingSink sink;
   const std::atomic<bool> stop = false;
@@ -241,6 +242,54 @@ TEST(SweepRunner, ColdL2IsRecorded) {
   EXPECT_EQ(cold.details["counters"]["l2"], "cold");
   // From a cold L2 the inputs come from DRAM: at least the filter and input bytes.
   EXPECT_GT(cold.counters.at("dram_read_bytes"), 0.5 * cold.min_bytes * 0.5);
+}
+
+// Every point of a sweep is timed in the timing worker, a process CUPTI never
+// attached to, although this process traces and counts between the points; the
+// worker runs the plan this process chose.
+TEST(SweepRunner, TimesEveryPointInAWorkerCuptiNeverAttachedTo) {
+  TR_REQUIRE_GPU();
+  RunnerOptions options;
+  options.timing_worker = test::tool_binary();
+  SweepRunner runner(inspect_gpu(0), options);
+  const OperatorFamily conv = conv2d_family();
+  SweepPlan plan{"worker", &conv, {paper_point(1), paper_point(8), paper_point(64)}};
+  CollectingSink sink;
+  const std::atomic<bool> stop = false;
+  runner.run(plan, {}, sink, stop);
+  ASSERT_EQ(sink.points.size(), 3u);
+  for (const Point& p : sink.points) {
+    ASSERT_EQ(p.status, PointStatus::ok) << p.reason;
+    const nlohmann::json& timing = p.details["timing"];
+    EXPECT_EQ(timing["process"], "timing worker") << timing;
+    EXPECT_EQ(timing["after_cupti"], false) << timing;
+    EXPECT_FALSE(timing.contains("worker_failure")) << timing;
+    ASSERT_TRUE(p.timing.call && p.timing.stream && p.timing.graph && p.timing.issue);
+    EXPECT_TRUE(p.timing.kernel_time_s) << "the trace still runs here";
+    EXPECT_TRUE(p.counters.count("tensor_fp16_flops")) << "and the counters";
+    // The worker's device time agrees with this process's kernel time.
+    EXPECT_GE(*p.timing.graph_s(), *p.timing.kernel_time_s * 0.9);
+    std::printf("worker: batch %lld T_call %.1f us, T_stream %.1f us, T_graph %.1f us, T_k %.1f\n",
+                static_cast<long long>(p.params["batch"].get<int>()), *p.timing.call_s() * 1e6,
+                *p.timing.stream_s() * 1e6, *p.timing.graph_s() * 1e6,
+                *p.timing.kernel_time_s * 1e6);
+  }
+}
+
+// A worker that cannot start leaves the timing to this process, which says why.
+TEST(SweepRunner, WithoutItsWorkerTheRunnerTimesHereAndSaysWhy) {
+  TR_REQUIRE_GPU();
+  RunnerOptions options;
+  options.timing_worker = "/nonexistent/timeroof";
+  options.counters = false;
+  SweepRunner runner(inspect_gpu(0), options);
+  const Point p = runner.measure_point(conv2d_family(), paper_point(2), "test", 0);
+  ASSERT_EQ(p.status, PointStatus::ok) << p.reason;
+  EXPECT_EQ(p.details["timing"]["process"], "runner");
+  EXPECT_NE(p.details["timing"]["worker_failure"].get<std::string>().find("cannot start"),
+            std::string::npos)
+      << p.details["timing"];
+  EXPECT_TRUE(p.timing.stream && p.timing.graph);
 }
 
 }  // namespace
