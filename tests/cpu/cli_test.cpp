@@ -313,14 +313,17 @@ TEST(Cli, AnalyzeTheSampleAsATableNeedsNoGpu) {
        {"sweep conv2d-default", "sweep lstm-default", "T_roof", "T_cuda", "T_tc", "T_L2",
         "T_launch", "T_xfer", "headroom", "launch_bound", "memory_bound(l2)",
         "n/m: L1 not measured meaningfully (TMA)", "series along batch",
-        "T_call = ", "knee batch ~ ", "findings, ranked by the time they explain", "  1. [",
-        // The times table: schema 1 has T_call only, so host overhead and gaps together.
+        "T_stream = ", "slope 95% interval", "knee batch ~ ",
+        "findings, ranked by the time they explain", "  1. [",
+        // The times table: three times with intervals, the measured parts, the class
+        // leading with the numbers that decided it.
         "times of sweep conv2d-default", "T_stream", "T_graph", "not expl", "premium", "class: why",
-        "launch_bound: host overhead and device gaps (not measured separately) "})
+        "launch_bound: the host issues a call in 6.1 us, the GPU runs it in 5.0 us (T_graph)"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text;
-  // All four transfer roofs: a point's T_xfer is on those of its host memory.
+  // All four transfer roofs (the H200 sample's): a point's T_xfer is on those of
+  // its host memory.
   for (const char* roof :
-       {"H2D pinned 55.4 GB/s", "H2D pageable 10.0 GB/s", "D2H pageable 18.6 GB/s"})
+       {"H2D pinned 55.3 GB/s", "H2D pageable 8.46 GB/s", "D2H pageable 17.4 GB/s"})
     EXPECT_NE(r.out.find(roof), std::string::npos) << roof;
   // The failed point is listed with its reason.
   EXPECT_NE(r.out.find(" failed: "), std::string::npos);
@@ -359,9 +362,11 @@ TEST(Cli, AnalyzeAsJsonAndCsv) {
         "kernel_overlap_s,not_explained_s,call_premium_s,class_rule,class_reason"})
     EXPECT_NE(header.find(column), std::string::npos) << column;
   EXPECT_NE(text.find(",memory_bound,memory_bound(l2),"), std::string::npos);
-  EXPECT_NE(text.find(",T_call,"), std::string::npos);
-  EXPECT_NE(text.find(",false,"), std::string::npos);  // not separated: no T_graph
-  EXPECT_NE(text.find(",overhead_share,host overhead and device gaps (not measured separately) "),
+  EXPECT_NE(text.find(",T_stream,"), std::string::npos);
+  EXPECT_EQ(text.find(",T_call,"), std::string::npos);  // every point has T_stream
+  EXPECT_NE(text.find(",true,"), std::string::npos);    // separated: T_graph measured
+  EXPECT_NE(text.find(",host_issue,\"the host issues a call in 6.1 us, the GPU runs it in 5.0 us "
+                      "(T_graph)\","),
             std::string::npos);
   EXPECT_EQ(text.find(",-0,"), std::string::npos);  // no negative zero
   EXPECT_NE(text.find(",per-kernel,"), std::string::npos);

@@ -90,11 +90,13 @@ TEST(Fixtures, BatchSweepPointsAreCompleteAndConsistent) {
     EXPECT_EQ(p.seq, static_cast<int>(i));
     EXPECT_EQ(p.params.at("batch").get<int>(), 1 << i);
     EXPECT_EQ(p.details.at("check").at("status"), "passed");
-    ASSERT_TRUE(p.timing.call && p.timing.kernel_time_s && p.timing.launches);
-    // A call cannot take less wall time than its kernels run. The two come from
-    // separate passes (timing, then trace): at batch 1024 the traced kernels ran
-    // 4% longer than the timed calls (power-capped clocks), so allow 10%.
-    EXPECT_GE(*p.timing.call_s() * 1.10, *p.timing.kernel_time_s);
+    ASSERT_TRUE(p.timing.call && p.timing.stream && p.timing.graph && p.timing.issue &&
+                p.timing.kernel_time_s && p.timing.launches);
+    EXPECT_EQ(p.details.at("timing").at("process"), "timing worker");
+    // A call cannot take less device time than its one kernel runs. T_graph and
+    // T_k come from separate passes in separate processes (power-capped clocks
+    // moved the first pass, T_call, up to 14% below the last here), so 10%.
+    EXPECT_GE(*p.timing.graph_s() * 1.10, *p.timing.kernel_time_s);
     EXPECT_EQ(p.kernels.size(), static_cast<std::size_t>(*p.timing.launches));
     EXPECT_LE(p.details.at("counters").at("passes").get<int>(), 3);
     // Tensor Cores do at least the analytic work; cuDNN pads some shapes (batch 2:

@@ -785,32 +785,37 @@ TEST(SampleRun, PrintFindings) {
   for (const auto& [series, total] : per_series) EXPECT_LE(total, 1 + 1e-12) << series;
 }
 
-// Schema 1 (T_call only): every launch-bound finding was decided by the host
-// overhead share, and its sentence leads with that share, which is >= the 50%
-// threshold: never "37% of 478 us" for a launch-bound class (issue 13).
-TEST(SampleRun, LaunchBoundFindingsLeadWithTheShareThatDecidedThem) {
+// Every launch-bound finding was decided by the issue rule and leads with its two
+// numbers: the host's issue time above the device time T_graph (never "37% of
+// 478 us" for a launch-bound class, issue 13). On this H200 they are the LSTM
+// series with cuDNN's standard algorithm (33-49 launches, the host 1.5-4.5x
+// slower than the GPU), LSTM backward weights, and fp16 conv2d at batch <= 2.
+TEST(SampleRun, LaunchBoundFindingsLeadWithTheNumbersThatDecidedThem) {
   int seen = 0;
   const std::regex lead(
-      R"(: launch-bound — host overhead and device gaps [0-9.]+ [um]?s = ([0-9]+)% of T_call )");
+      R"(: launch-bound — the host issues a call in ([0-9.]+) ([um]?s), the GPU runs it in ([0-9.]+) ([um]?s) \(T_graph\))");
+  const auto seconds = [](const std::string& value, const std::string& unit) {
+    return std::stod(value) * (unit == "us" ? 1e-6 : unit == "ms" ? 1e-3 : 1.0);
+  };
   for (const Finding& f : sample_findings()) {
     if (f.label != "launch_bound") continue;
     ++seen;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(f.text, m, lead)) << f.text;
-    EXPECT_GE(std::stoi(m[1]), 50) << f.text;
+    EXPECT_GT(seconds(m[1], m[2]), seconds(m[3], m[4])) << f.text;
   }
-  EXPECT_GE(seen, 10);
+  EXPECT_GE(seen, 8);
 }
 
 // No fit prints a negative slope; a fit called flat is flat within at least the
-// change its line makes over the range; a CUDA-graph line needs T_graph, which
-// schema 1 lacks.
+// change its line makes over the range; fits are of T_stream, with T_graph's
+// beside them.
 TEST(SampleRun, FitsNeverPrintANegativeSlopeAndFlatMeansFlat) {
   const std::vector<Series> series = group_series(sample().points, h200());
   for (const Series& s : series) {
     const SeriesFit fit = fit_series(s);
-    EXPECT_EQ(fit.time_source, TimeSource::call) << s.name();
-    EXPECT_FALSE(fit.graph);
+    EXPECT_EQ(fit.time_source, TimeSource::stream) << s.name();
+    EXPECT_TRUE(fit.graph) << s.name();
     if (fit.time.flat) {
       EXPECT_LE(*fit.time.c_low, 0) << s.name();
       EXPECT_GE(fit.time.flat_within,
@@ -821,31 +826,35 @@ TEST(SampleRun, FitsNeverPrintANegativeSlopeAndFlatMeansFlat) {
   }
   int fits = 0;
   for (const Finding& f : sample_findings()) {
-    EXPECT_NE(f.label, "cuda_graph") << f.text;
     if (f.label != "fit") continue;
     ++fits;
     EXPECT_EQ(f.text.find("+ -"), std::string::npos) << f.text;
     EXPECT_EQ(f.text.find("= -"), std::string::npos) << f.text;
     const bool flat = f.text.find(" flat within +-") != std::string::npos;
     const bool slope = f.text.find(" per sample") != std::string::npos;
-    EXPECT_NE(flat, slope) << f.text;
+    EXPECT_TRUE(flat || slope) << f.text;
     if (f.text.find("work overtakes the fixed cost") != std::string::npos)
       EXPECT_NE(f.text.find("(R2 "), std::string::npos) << f.text;
+    EXPECT_NE(f.text.find("T_graph"), std::string::npos) << f.text;  // the graph fit beside
   }
   EXPECT_EQ(fits, 14);
 }
 
-// T_k above T on the sample's LSTM backward-weights points: said where it happens.
-TEST(SampleRun, KernelTimeAboveTIsAFinding) {
+// Parts above T on the sample (LSTM backward weights: kernels on several streams
+// overlap; large convs: the passes ran at different clocks): said where they
+// happen, naming the pass each number comes from.
+TEST(SampleRun, PartsAboveTAreFindings) {
   int seen = 0;
   for (const Finding& f : sample_findings()) {
     if (f.label != "parts_above_time") continue;
     ++seen;
-    EXPECT_NE(f.text.find("(trace pass, "), std::string::npos) << f.text;
-    EXPECT_NE(f.text.find(" exceeds T_call "), std::string::npos) << f.text;
+    EXPECT_TRUE(f.text.find("(trace pass, ") != std::string::npos ||
+                f.text.find("(graph replay)") != std::string::npos)
+        << f.text;
+    EXPECT_NE(f.text.find(" exceed"), std::string::npos) << f.text;
     EXPECT_GT(f.explained_s, 0);
   }
-  EXPECT_GE(seen, 1);
+  EXPECT_GE(seen, 3);
 }
 
 const Finding* find(const std::string& series, const std::string& label) {
@@ -854,20 +863,29 @@ const Finding* find(const std::string& series, const std::string& label) {
   return nullptr;
 }
 
+// LSTM fp16 inference with cuDNN's standard algorithm: 33 launches per call, the
+// host ~200 us per call against ~70 us on the GPU, at every batch; a CUDA graph
+// would take the call to its T_graph, measured.
 TEST(SampleRun, LstmFp16InferenceFindingIsLaunchBoundWithCountAndCost) {
   const Finding* f = find("lstm inference fp16", "launch_bound");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->x_first, 1);  // from the smallest batch on
-  EXPECT_NE(f->text.find("launch-bound"), std::string::npos) << f->text;
-  // The launch cost is the sample's measured 3.4 us; a call takes ~200 us.
-  EXPECT_NE(f->text.find("33 launches x 3.4 us"), std::string::npos) << f->text;
-  EXPECT_NE(f->text.find("% of T_call 2"), std::string::npos) << f->text;
+  EXPECT_EQ(f->x_last, 1024);
+  EXPECT_NE(f->text.find("launch-bound — the host issues a call in "), std::string::npos)
+      << f->text;
+  EXPECT_NE(f->text.find("33 launches per call"), std::string::npos) << f->text;
+  const Finding* graph = find("lstm inference fp16", "cuda_graph");
+  ASSERT_NE(graph, nullptr);
+  EXPECT_NE(graph->text.find("a CUDA graph would take this call from "), std::string::npos)
+      << graph->text;
+  EXPECT_NE(graph->text.find("x, measured"), std::string::npos) << graph->text;
 }
 
 TEST(SampleRun, Conv2dFp16LargeBatchFindingNamesTheMemoryLevel) {
   const Finding* large = nullptr;
   for (const Finding& f : sample_findings())
-    if (f.series == "conv2d fwd fp16" && f.x_last == 1024 && f.label != "fit") large = &f;
+    if (f.series == "conv2d fwd fp16" && f.x_last == 1024 && f.label.rfind("memory_bound", 0) == 0)
+      large = &f;
   ASSERT_NE(large, nullptr);
   EXPECT_TRUE(large->label == "memory_bound(l2)" || large->label == "memory_bound(dram)")
       << large->text;
@@ -882,7 +900,9 @@ TEST(SampleRun, Conv2dFp16LargeBatchFindingNamesTheMemoryLevel) {
 TEST(SampleRun, Fp32Conv2dFindingsSayTensorCoresAreUnused) {
   int seen = 0;
   for (const Finding& f : sample_findings()) {
-    if (f.series != "conv2d fwd fp32" || f.label == "fit" || f.label == "launch_bound") continue;
+    if (f.series != "conv2d fwd fp32" || f.label == "fit" || f.label == "launch_bound" ||
+        f.label == "cuda_graph" || f.label == "parts_above_time")
+      continue;
     ++seen;
     EXPECT_NE(f.text.find("CUDA cores at"), std::string::npos) << f.text;
     EXPECT_NE(f.text.find("FP32 FMA peak"), std::string::npos) << f.text;

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/json_io.hpp"
 #include "roofline/bounds.hpp"
@@ -855,8 +856,12 @@ TEST(SampleRun, MachineRoofsAreTheMeasuredH200Ones) {
   for (Level l : kAllLevels) EXPECT_EQ(r.bandwidth(l).source, RoofSource::measured);
   EXPECT_EQ(r.peak(Precision::tensor_fp16).ceiling, "tensor_fp16");  // wgmma, 819 TFLOP/s
   EXPECT_NEAR(*r.peak(Precision::tensor_fp16).value, 819e12, 5e12);
-  EXPECT_EQ(r.bandwidth(Level::dram).ceiling, "hbm_read");  // 4.52 TB/s over copy 4.32
-  EXPECT_NEAR(*r.launch.value, 3.36e-6, 0.1e-6);
+  EXPECT_EQ(r.bandwidth(Level::dram).ceiling, "hbm_read");  // 4.61 TB/s over copy 4.30
+  // The launch roof is the sample's launch_async ceiling (4.83 us on this H200;
+  // host-side, so it moves with the host between runs: 3.4-5.4 us seen).
+  EXPECT_EQ(r.launch.ceiling, "launch_async");
+  EXPECT_GT(*r.launch.value, 2e-6);
+  EXPECT_LT(*r.launch.value, 8e-6);
   for (TransferDirection d : kAllTransferDirections)
     for (HostMemory h : kAllHostMemories)
       EXPECT_EQ(r.transfer(d, h).source, RoofSource::measured)
@@ -878,18 +883,25 @@ TEST(SampleRun, PropertiesHoldOverEveryRealPoint) {
   // conv2d-batch-h200.json has no ceilings: judge its points on the sample's roofs.
   std::vector<Point> points = sample().points;
   for (const Point& p : load("tests/fixtures/conv2d-batch-h200.json").points) points.push_back(p);
-  int checked = 0, over_measured = 0, kernel_over_wall = 0;
+  int checked = 0, over_measured = 0, kernel_over_wall = 0, launch_roof_over_time = 0,
+      call_below_graph = 0;
   for (const Point& p : points) {
     if (p.status != PointStatus::ok) continue;
     ++checked;
     const PointBounds b = point_bounds(p, measured);
     ASSERT_TRUE(b.time_s && b.kernel_s) << p.op << " seq " << p.seq;
-    // Schema 1: T_call only, no interval; T is T_call.
-    EXPECT_EQ(b.time_source, TimeSource::call);
-    EXPECT_FALSE(b.stream || b.graph || b.issue);
+    // Schema 2: three times with intervals and the issue time; T is T_stream.
+    EXPECT_EQ(b.time_source, TimeSource::stream);
+    ASSERT_TRUE(b.call && b.stream && b.graph && b.issue) << p.op << " seq " << p.seq;
+    EXPECT_TRUE(b.stream->ci_low_s && b.stream->ci_high_s);
     EXPECT_EQ(b.work_source, Source::counters);
-    // T_roof <= T for honest data: the call cannot beat its roof.
-    EXPECT_LE(b.t_roof, *b.time_s) << p.op << " seq " << p.seq;
+    // The call cannot beat its kernels' roof. T_roof also holds T_launch = N x L,
+    // and L (launch_async) is measured in the run's own process after the counter
+    // probe attached CUPTI, which inflates host times (bench/harness_overhead E1),
+    // while T is timed in the worker CUPTI never attached to: 8 LSTM points of
+    // 33-129 launches read T_launch up to 6% above T. Counted, not asserted.
+    EXPECT_LE(b.t_kernel_roof, *b.time_s) << p.op << " seq " << p.seq;
+    if (b.t_roof > *b.time_s) ++launch_roof_over_time;
     // No T_k <= T here: T_k is the *summed* kernel time of the trace pass and T
     // the timing pass's wall time; LSTM backward-weights points have T_k up to
     // 1.5 x T (kernels on several streams overlap). The decomposition copes.
@@ -912,46 +924,111 @@ TEST(SampleRun, PropertiesHoldOverEveryRealPoint) {
     }
     // Classic and time-based efficiency agree.
     EXPECT_NEAR(*b.achieved / *b.attainable, *b.efficiency, 1e-9 * *b.efficiency);
-    // The older decomposition (no T_graph): host overhead and gaps together, and
-    // the parts add up to T exactly, the remainder being T_k + transfer above T.
+    // The measured decomposition: host overhead T_stream - T_graph and device gaps
+    // apart, the parts adding up to T exactly, and a remainder only where a part
+    // exceeds what holds it (T_graph above T, kernels above T_graph), said why.
     const Decomposition d = classify(b).parts;
-    EXPECT_FALSE(d.separated);
-    EXPECT_EQ(d.device_gaps_s, 0);
+    EXPECT_TRUE(d.separated);
     EXPECT_NEAR(d.sum(), *b.time_s, 1e-12 * *b.time_s);
-    EXPECT_NEAR(
-        d.host_overhead_s + d.transfer_s + d.within_roof_s + d.lost_to_roof_s + d.not_explained_s,
-        *b.time_s, 1e-12 * *b.time_s);
-    EXPECT_NEAR(d.not_explained_s, -std::max(0.0, *b.kernel_s + d.transfer_s - *b.time_s), 1e-15);
-    if (d.not_explained_s < 0) EXPECT_EQ(d.notes.size(), 2u) << p.op << " seq " << p.seq;
+    EXPECT_NEAR(d.host_overhead_s + d.device_gaps_s + d.transfer_s + d.within_roof_s +
+                    d.lost_to_roof_s - d.kernel_overlap_s + d.not_explained_s,
+                *b.time_s, 1e-12 * *b.time_s);
+    EXPECT_NEAR(d.host_overhead_s, std::max(0.0, *b.time_s - b.graph->median_s), 1e-12 * *b.time_s);
+    EXPECT_NEAR(d.not_explained_s, -(d.graph_above_time_s + d.kernels_above_device_s), 1e-15);
+    EXPECT_LE(d.not_explained_s, 0);
+    if (d.not_explained_s < 0) EXPECT_FALSE(d.notes.empty()) << p.op << " seq " << p.seq;
+    // One isolated call cannot beat the device floor at one clock. The passes run
+    // one after the other, though, and under the H200's power cap the SM clock
+    // falls during long GPU-bound points: T_call (first) reads up to 14% below
+    // T_graph (last) on the largest convs (the batch fixture's batch 1024: 618
+    // against 720 us). So within 20%, and counted beyond 5%.
+    // (Not T_call >= T_stream: for host-bound LSTM calls the host's own speed
+    // moves between the passes, T_call 203-257 us against T_stream 258-321 us.)
+    EXPECT_GE(b.call->median_s * 1.2, b.graph->median_s) << p.op << " seq " << p.seq;
+    if (b.call->median_s * 1.05 < b.graph->median_s) ++call_below_graph;
     EXPECT_GE(*b.headroom, 1.0);
   }
   EXPECT_EQ(checked, 259 + 11);
-  std::printf("%d of %d points beat the measured kernel roof (by < 10%%); %d have T_k > T\n",
-              over_measured, checked, kernel_over_wall);
+  EXPECT_LE(launch_roof_over_time, 12);
+  EXPECT_LE(call_below_graph, 10);
+  std::printf(
+      "%d of %d points beat the measured kernel roof (by < 10%%); %d have T_k > T; %d have "
+      "T_launch > T; %d have T_call more than 5%% below T_graph\n",
+      over_measured, checked, kernel_over_wall, launch_roof_over_time, call_below_graph);
 }
 
-// fp16 conv2d forward, batch 1-16: one cuDNN kernel of 5-15 us in a 33-62 us call,
-// the rest is host time (cuDNN API ~12-18 us, events): launch-bound. fp32 runs 4
-// kernels of 24-160 us: batch 1 is launch-bound, batches 2-16 have kernels that
-// reach only 10-35% of their roofs (latency-bound, not overhead).
-TEST(SampleRun, SmallBatchConv2dIsLaunchBound) {
-  int seen = 0;
+// Small-batch conv2d forward is NOT launch-bound once cuDNN is called through its
+// graph API and the call is timed as a loop runs it. The sample recorded before
+// (legacy convolution API, T_call only) showed fp16 batch 1-16 at 33-62 us per
+// call for 5-15 us of kernels and called it launch-bound; here the same calls take
+// 6-17 us (T_stream) for 5-15 us of kernels: the kernels are most of the call,
+// the host adds at most a quarter, and only fp16 batch 1-2 are launch-bound, by
+// a hair (host issue 6.1 us against 5.0 us of device time at batch 1).
+TEST(SampleRun, SmallBatchConv2dIsMostlyKernelTimeThroughTheGraphApi) {
+  int seen = 0, launch_bound = 0;
   for (const Point& p : sample().points) {
     if (p.op != "conv2d_fwd" || !conv_baseline_but_batch(p) || param(p, "batch") > 16) continue;
     ++seen;
     const PointBounds b = point_bounds(p, machine_roofs(sample().run.machine));
     const Classification c = classify(b);
-    if (p.precision == "fp16" || param(p, "batch") == 1) {
-      EXPECT_EQ(c.bottleneck, Bottleneck::launch_bound)
-          << p.precision << " batch " << param(p, "batch") << ": " << c.reason;
-      EXPECT_GT(*b.time_s, 2.5 * *b.kernel_s);  // T >> kernel time
-    } else {
-      EXPECT_EQ(c.bottleneck, Bottleneck::latency_bound)
-          << p.precision << " batch " << param(p, "batch") << ": " << c.reason;
-      EXPECT_LT(*b.efficiency, 0.4);
+    const std::string what = p.precision + " batch " + std::to_string(param(p, "batch"));
+    EXPECT_GE(*b.kernel_s, 0.75 * *b.time_s) << what;  // the kernels are most of the call
+    EXPECT_LE(c.parts.host_overhead_s, 0.25 * *b.time_s) << what;
+    if (c.bottleneck == Bottleneck::launch_bound) {
+      ++launch_bound;
+      EXPECT_EQ(p.precision, "fp16") << what;
+      EXPECT_LE(param(p, "batch"), 2) << what;
+      EXPECT_LT(b.issue->median_s, 1.5 * b.graph->median_s) << what << ": " << c.reason;
     }
   }
-  EXPECT_GE(seen, 10);
+  EXPECT_EQ(seen, 10);
+  EXPECT_LE(launch_bound, 2);
+}
+
+// Both bundled samples, recorded by one commit on an H200 and an H100: what must
+// hold on any GPU. Every analysed point was timed in the worker CUPTI never
+// attached to and has the three times with their intervals; the measured parts
+// add up to T exactly; a launch-bound point's host issues it more slowly than its
+// GPU runs it; and the H100's slower host shows in the host-bound LSTM series.
+TEST(SampleRun, BothGpusSamplesHoldTheSameProperties) {
+  static const RunRecord h100 = load("samples/sample-run-h100.json");
+  EXPECT_EQ(h100.run.git_sha, sample().run.git_sha);  // the same commit
+  EXPECT_NE(h100.run.machine.gpu.name, sample().run.machine.gpu.name);
+  std::map<std::string, double> lstm_issue;  // GPU -> median issue time of LSTM points
+  for (const RunRecord* record : {&sample(), &h100}) {
+    const MachineRoofs roofs = machine_roofs(record->run.machine);
+    std::vector<double> issues;
+    int analysed = 0, launch_bound = 0;
+    for (const Point& p : record->points) {
+      if (p.status != PointStatus::ok) continue;
+      ++analysed;
+      const std::string what =
+          record->run.machine.gpu.name + " " + p.op + " seq " + std::to_string(p.seq);
+      EXPECT_EQ(p.details["timing"]["process"], "timing worker") << what;
+      EXPECT_EQ(p.details["timing"]["after_cupti"], false) << what;
+      const PointBounds b = point_bounds(p, roofs);
+      ASSERT_TRUE(b.call && b.stream && b.graph && b.issue) << what;
+      for (const TimeStats* t : {&*b.call, &*b.stream, &*b.graph}) {
+        ASSERT_TRUE(t->ci_low_s && t->ci_high_s) << what;
+        EXPECT_LE(*t->ci_low_s, t->median_s) << what;
+        EXPECT_GE(*t->ci_high_s, t->median_s) << what;
+      }
+      const Classification c = classify(b);
+      EXPECT_NEAR(c.parts.sum(), *b.time_s, 1e-12 * *b.time_s) << what;
+      if (c.bottleneck == Bottleneck::launch_bound) {
+        ++launch_bound;
+        EXPECT_GT(b.issue->median_s, b.graph->median_s) << what << ": " << c.reason;
+      }
+      if (p.op.rfind("lstm_", 0) == 0) issues.push_back(b.issue->median_s);
+    }
+    EXPECT_EQ(analysed, 259) << record->run.machine.gpu.name;
+    EXPECT_GE(launch_bound, 40) << record->run.machine.gpu.name;  // the LSTM series
+    std::sort(issues.begin(), issues.end());
+    lstm_issue[record->run.machine.gpu.name] = issues[issues.size() / 2];
+  }
+  // 152 LSTM points per GPU: the H100's host issues them more slowly than the H200's
+  // (medians 241 against 199 us in these recordings).
+  EXPECT_GT(lstm_issue[h100.run.machine.gpu.name], lstm_issue[sample().run.machine.gpu.name]);
 }
 
 TEST(SampleRun, LargeBatchFp16Conv2dForwardRunsNearItsRoof) {

@@ -273,10 +273,9 @@ TEST(SweepSpecFlags, ImpossibleShapesAreRejectedNamingTheKey) {
   EXPECT_MENTIONS(m, "allowed with fp32: fma_only");
   m = flags_error({{"algorithm", "CUDNN_CONVOLUTION_BWD_DATA_ALGO_1"}});
   EXPECT_MENTIONS(m, "algorithm = 'CUDNN_CONVOLUTION_BWD_DATA_ALGO_1' is not a fwd algorithm");
-  EXPECT_NO_THROW(spec_from_flags(
-      conv(), {{"algorithm", "cudnn_convolution_bwd_data_algo_1"},
-               {"direction", "bwd_data"},
-               {"cudnn_api", "legacy"}}));
+  EXPECT_NO_THROW(spec_from_flags(conv(), {{"algorithm", "cudnn_convolution_bwd_data_algo_1"},
+                                           {"direction", "bwd_data"},
+                                           {"cudnn_api", "legacy"}}));
 
   // The family's own validate: unknown keys, wrong types, unknown text.
   m = usage_message([] { conv().validate({{"bach", 1}}); });
@@ -490,8 +489,8 @@ TEST(SweepSpecDryRun, TableAndEstimate) {
   const double call = 2 * 3.699376128e-3;
   EXPECT_DOUBLE_EQ(e.call_s, call);
   const double setup_check = 0.003 + 0.02, warmup = 3 * (call + 1e-3),
-               timing = 0.3 + 0.2 + 0.002 + 0.1,
-               trace = 5 * call + 0.0025, counters = 2 * (0.12 / 16 + 2 * 2 * 1e-3 + 2 * 2 * call);
+               timing = 0.3 + 0.2 + 0.002 + 0.1, trace = 5 * call + 0.0025,
+               counters = 2 * (0.12 / 16 + 2 * 2 * 1e-3 + 2 * 2 * call);
   EXPECT_NEAR(e.point_s, setup_check + warmup + timing + trace + counters, 1e-12);
   // A launch-bound call: 2 launches x 10 ms is the floor.
   roofs.launch_s = 10e-3;
