@@ -8,7 +8,7 @@
 
 namespace timeroof {
 
-// Exit codes of the CLI (DESIGN.md): they are part of the interface.
+// Exit codes of the CLI (docs/design.md): they are part of the interface.
 enum class ExitCode : int {
   ok = 0,
   usage = 1,        // bad flags, bad input file, bad spec: the message names the fix

@@ -222,7 +222,7 @@ class ActivityTracer {
 // Definitions (per call):
 //  - launches: kernel records.
 //  - kernel_ns: the sum of (end - start) over kernels; concurrent kernels each
-//    count in full (DESIGN.md's T_k). kernel_busy_ns: the length of the union of
+//    count in full (docs/design.md's T_k). kernel_busy_ns: the length of the union of
 //    the call's kernel intervals per device, summed over devices (<= kernel_ns).
 //  - api_ns: host time in top-level CUDA API calls, per thread, summed over
 //    threads. A call is top-level if no other API call of the same thread

@@ -76,7 +76,7 @@ enum class Quantity {
   dram_write_bytes,
 };
 
-// The precision classes of the model (DESIGN.md, W_p); none for time, clocks, bytes.
+// The precision classes of the model (docs/design.md, W_p); none for time, clocks, bytes.
 enum class PrecisionClass {
   none,
   fp64,

@@ -1,6 +1,6 @@
 // The roofs the model divides by, taken from a run's Machine (core/results.hpp).
 //
-// Definitions (DESIGN.md, "The model"):
+// Definitions (docs/design.md, "The model"):
 // - P_p, peak FLOP/s of precision class p: the best *measured* ceiling among the
 //   variants of that class (Tensor Cores: the wgmma kernel `tensor_<type>`, the
 //   mma.sync kernel `tensor_<type>_mma_sync`, the library GEMM `cublaslt_<type>` /

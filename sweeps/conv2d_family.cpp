@@ -12,7 +12,7 @@
 //   (auto: the precision's default, fp32 -> fma_only, others -> tensor),
 //   direction fwd | bwd_data | bwd_filter, precision fp32 | tf32 | fp16 | bf16.
 //
-// Default grid (DESIGN.md, the paper's authors' scripts): around the baseline
+// Default grid (docs/design.md, the paper's authors' scripts): around the baseline
 // (input 112x112x64 NHWC, 64 filters 3x3, stride 2, same padding, batch 16) vary one
 // parameter at a time, as the paper did, with its batch range extended to today's:
 //   batch 1, 2, 4, ..., 1024 (11 points, the rest at the baseline)

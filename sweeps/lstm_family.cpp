@@ -1,7 +1,7 @@
 // The "lstm" operator family: cuDNN LSTM (sweeps/lstm.hpp) over batch, steps,
 // features and hidden size, per pass and precision.
 //
-// The default sweep is the paper's grid (DESIGN.md): from the baseline batch 16,
+// The default sweep is the paper's grid (docs/design.md): from the baseline batch 16,
 // 16 steps, 32 features, hidden 16 (1 layer, unidirectional), one parameter at a
 // time: batch 1, 2, 4, ..., 1024 (the paper's 16-128 extended to today's range),
 // steps 32, 64, 128, features 64, 128, hidden 32, 64, 128 (16-128 in the paper):

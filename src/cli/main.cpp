@@ -1,5 +1,5 @@
 // The timeroof command line. The one place that catches: every error below
-// becomes one line on stderr and the exit code of DESIGN.md.
+// becomes one line on stderr and the exit code of docs/design.md.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>

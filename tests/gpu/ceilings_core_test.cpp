@@ -27,10 +27,10 @@
 #include "gpu/handles.hpp"
 #include "kernels/ceilings.hpp"
 #include "kernels/cuda_core.hpp"
-#include "measure/l2_flush.hpp"
 #include "kernels/launch.hpp"
 #include "kernels/memory.hpp"
 #include "kernels/transfer.hpp"
+#include "measure/l2_flush.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace timeroof {

@@ -93,7 +93,7 @@ TEST(SweepTransfers, Conv2dInputAndOutputThroughPageableMemory) {
   EXPECT_GT(*p.timing.call_s(), *resident.timing.call_s());
   print("conv fp16 n8, h2d+d2h pageable", p);
 
-  // Pinned copies of the same bytes are faster than pageable ones (DESIGN.md: 55
+  // Pinned copies of the same bytes are faster than pageable ones (docs/design.md: 55
   // vs 11-18 GB/s on an H200).
   const Point pinned = measure(family, paper_point(8), TransferMode::h2d_input_d2h_output, true);
   ASSERT_EQ(pinned.status, PointStatus::ok) << pinned.reason;
