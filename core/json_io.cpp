@@ -1,5 +1,10 @@
 #include "core/json_io.hpp"
 
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
 #include "core/error.hpp"
 #include "timeroof/version.hpp"
 
@@ -15,14 +20,59 @@ void put(json& j, const char* key, const std::optional<T>& value) {
 }
 
 template <typename T>
+constexpr bool kExactInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// An integer read exactly: a value outside T's range, or not an integer, is
+// refused, never wrapped (an import once read repeats 4294967303 as 7 and
+// launches 1e20 as INT64_MIN).
+template <typename T>
+T exact_integer(const json& field, const std::string& key) {
+  using Limits = std::numeric_limits<T>;
+  if (field.is_number_unsigned()) {
+    const auto value = field.get<std::uint64_t>();
+    if (value <= static_cast<std::uint64_t>(Limits::max())) return static_cast<T>(value);
+  } else if (field.is_number_integer()) {
+    const auto value = field.get<std::int64_t>();
+    if (value >= static_cast<std::int64_t>(Limits::min()) &&
+        (value < 0 ||
+         static_cast<std::uint64_t>(value) <= static_cast<std::uint64_t>(Limits::max())))
+      return static_cast<T>(value);
+  } else if (!field.is_number()) {
+    return field.get<T>();  // the library's type error names the type
+  }
+  throw usage_error(key + " = " + field.dump() + " is not an integer from " +
+                    std::to_string(Limits::min()) + " to " + std::to_string(Limits::max()));
+}
+
+template <typename T>
 void get(const json& j, const char* key, std::optional<T>& value) {
   const json& field = j.at(key);
-  value = field.is_null() ? std::nullopt : std::optional<T>(field.get<T>());
+  if (field.is_null()) {
+    value = std::nullopt;
+  } else if constexpr (kExactInteger<T>) {
+    value = exact_integer<T>(field, key);
+  } else {
+    value = field.get<T>();
+  }
 }
 
 template <typename T>
 void get(const json& j, const char* key, T& value) {
-  j.at(key).get_to(value);
+  if constexpr (kExactInteger<T>)
+    value = exact_integer<T>(j.at(key), key);
+  else
+    j.at(key).get_to(value);
+}
+
+// A fixed-size integer array (grid, block): exactly N integers, each exact.
+template <std::size_t N>
+void get(const json& j, const char* key, std::array<int, N>& value) {
+  const json& field = j.at(key);
+  if (!field.is_array() || field.size() != N)
+    throw usage_error(std::string(key) + " = " + field.dump() + " is not " + std::to_string(N) +
+                      " integers");
+  for (std::size_t i = 0; i < N; ++i)
+    value[i] = exact_integer<int>(field[i], std::string(key) + "[" + std::to_string(i) + "]");
 }
 
 }  // namespace
@@ -77,9 +127,10 @@ void from_json(const json& j, GpuInfo& v) {
   get(j, "chip", v.chip);
   get(j, "uuid", v.uuid);
   get(j, "pci_bus_id", v.pci_bus_id);
-  const json& cc = j.at("compute_capability");
-  cc.at(0).get_to(v.cc_major);
-  cc.at(1).get_to(v.cc_minor);
+  std::array<int, 2> cc{};
+  get(j, "compute_capability", cc);
+  v.cc_major = cc[0];
+  v.cc_minor = cc[1];
   get(j, "sm_count", v.sm_count);
   get(j, "l2_bytes", v.l2_bytes);
   get(j, "memory_bytes", v.memory_bytes);
@@ -306,6 +357,36 @@ void from_json(const json& j, RunRecord& v) {
   get(j, "points", v.points);
 }
 
+namespace {
+
+template <typename Input>
+json parse_bounded(Input&& input, const std::string& source, const std::string& fix) {
+  // nlohmann's parser is iterative; its callback sees each value's depth, so the
+  // limit stops the parse before anything deep is built.
+  const json::parser_callback_t bound = [&](int depth, json::parse_event_t, json&) {
+    if (depth >= kMaxJsonDepth)  // depth counts from 0: at most kMaxJsonDepth levels
+      throw usage_error(source + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                        " levels, which no timeroof document is; " + fix);
+    return true;
+  };
+  try {
+    return json::parse(std::forward<Input>(input), bound);
+  } catch (const json::parse_error& e) {
+    throw usage_error(source + " is not valid JSON (" + e.what() + "); " + fix);
+  }
+}
+
+}  // namespace
+
+json parse_untrusted_json(std::istream& input, const std::string& source, const std::string& fix) {
+  return parse_bounded(input, source, fix);
+}
+
+json parse_untrusted_json(const std::string& text, const std::string& source,
+                          const std::string& fix) {
+  return parse_bounded(text, source, fix);
+}
+
 json export_document(const std::vector<RunRecord>& runs) {
   return json{{"format", kExportFormat},
               {"schema_version", kExportSchemaVersion},
@@ -314,22 +395,27 @@ json export_document(const std::vector<RunRecord>& runs) {
 }
 
 std::vector<RunRecord> parse_export_document(const json& doc, const std::string& source) {
-  if (!doc.is_object() || doc.value("format", "") != kExportFormat) {
+  const auto format = doc.is_object() ? doc.find("format") : doc.end();
+  if (!doc.is_object() || format == doc.end() || *format != kExportFormat) {
     throw usage_error(source + ": not a timeroof export (no \"format\": \"" + kExportFormat +
                       "\"); pass a file written by `timeroof export --json`");
   }
-  const int version = doc.value("schema_version", 0);
-  if (version > kExportSchemaVersion) {
-    throw usage_error(source + ": written by a newer timeroof (schema " + std::to_string(version) +
+  const auto schema = doc.find("schema_version");
+  if (schema == doc.end() || !schema->is_number_integer() || *schema < 1) {
+    throw usage_error(source + ": invalid schema_version " +
+                      (schema == doc.end() ? std::string("(missing)") : schema->dump()) +
+                      "; pass a file written by `timeroof export`");
+  }
+  if (*schema > kExportSchemaVersion) {
+    throw usage_error(source + ": written by a newer timeroof (schema " + schema->dump() +
                       ", this build reads up to " + std::to_string(kExportSchemaVersion) +
                       "); upgrade timeroof to read it");
-  }
-  if (version < 1) {
-    throw usage_error(source + ": invalid schema_version " + std::to_string(version));
   }
   try {
     return doc.at("runs").get<std::vector<RunRecord>>();
   } catch (const json::exception& e) {
+    throw usage_error(source + ": malformed timeroof export: " + e.what());
+  } catch (const Error& e) {
     throw usage_error(source + ": malformed timeroof export: " + e.what());
   }
 }

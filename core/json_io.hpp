@@ -51,6 +51,17 @@ void from_json(const nlohmann::json& j, Run& v);
 void to_json(nlohmann::json& j, const RunRecord& v);
 void from_json(const nlohmann::json& j, RunRecord& v);
 
+// Parses JSON that came from outside (an export file, a store's JSON column)
+// with its nesting bounded: the code that reads a value back walks it
+// recursively, and a value nested 30,000 deep (a 60 KB file) overflowed the stack.
+// Throws a usage error naming `source` and the limit, or the parse error, each
+// followed by `fix` ("; pass ...").
+inline constexpr int kMaxJsonDepth = 256;
+nlohmann::json parse_untrusted_json(std::istream& input, const std::string& source,
+                                    const std::string& fix);
+nlohmann::json parse_untrusted_json(const std::string& text, const std::string& source,
+                                    const std::string& fix);
+
 // The export document: {"format", "schema_version", "exported_by", "runs": [...]}.
 nlohmann::json export_document(const std::vector<RunRecord>& runs);
 // Parses an export document; throws a usage error naming the problem

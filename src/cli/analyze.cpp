@@ -266,7 +266,8 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
          "gaps together); gaps = T_graph - T_k - transfer; within / lost = kernel time within "
          "and beyond the kernels' roof; not expl = T - the parts (negative where measured parts "
          "exceed T: the notes say why); premium = T_call - T_stream, one isolated call's extra "
-         "latency.\n";
+         "latency (negative beyond both intervals: the passes ran at different speeds, flagged "
+         "in the notes).\n";
   if (any_excluded)
     out << "n/m: L1 not measured meaningfully (TMA): its bytes are below the L2 bytes' fraction "
            "above, so L1 takes no part in the roof.\n";
@@ -500,6 +501,10 @@ ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string
   if (format.empty()) format = "table";
   if (format != "table" && format != "json" && format != "csv")
     throw usage_error("--format " + format + ": unknown format (table, json or csv)");
+  // The store or the --from files are this command's inputs: --out must be neither.
+  const std::vector<std::string> inputs =
+      from.empty() ? std::vector<std::string>{options.db} : from;
+  refuse_overwriting(options.out, inputs);
   const std::vector<RunRecord> records = load_runs(options, runs, from);
   const roofline::FindingsOptions model;
   std::string text;
@@ -515,15 +520,7 @@ ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string
         text += (i ? "\n" : "") + analysis_table(records[i], analyses[i], model);
     }
   }
-  if (options.out.empty()) {
-    std::cout << text;
-  } else {
-    std::ofstream file(options.out, std::ios::binary);
-    if (!(file << text)) {
-      throw usage_error("cannot write " + options.out +
-                        "; check that its directory exists and is writable");
-    }
-  }
+  write_output(options.out, text, inputs);
   return ExitCode::ok;
 }
 

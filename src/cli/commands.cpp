@@ -28,19 +28,6 @@ void print_json(const nlohmann::json& value) {
   std::cout << value.dump(2) << '\n';
 }
 
-// Writes `text` to --out when given, else to stdout.
-void emit(const CommonOptions& options, const std::string& text) {
-  if (options.out.empty()) {
-    std::cout << text;
-    return;
-  }
-  std::ofstream file(options.out, std::ios::binary);
-  if (!(file << text)) {
-    throw usage_error("cannot write " + options.out +
-                      "; check that its directory exists and is writable");
-  }
-}
-
 // The bundled sample: a real run recorded on the device machine.
 std::vector<RunRecord> load_sample(std::string& path) {
   const char* override_path = std::getenv("TIMEROOF_SAMPLE");
@@ -118,13 +105,8 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
 std::vector<RunRecord> read_export_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw usage_error("cannot read " + path + "; check the path");
-  nlohmann::json document;
-  try {
-    document = nlohmann::json::parse(file);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw usage_error(path + " is not valid JSON (" + e.what() +
-                      "); pass a file written by `timeroof export`");
-  }
+  const nlohmann::json document =
+      parse_untrusted_json(file, path, "pass a file written by `timeroof export`");
   return parse_export_document(document, path);
 }
 
@@ -302,7 +284,7 @@ ExitCode run_export(const CommonOptions& options, const std::vector<std::string>
       records.push_back(std::move(*record));
     }
   }
-  emit(options, export_document(records).dump(2) + "\n");
+  write_output(options.out, export_document(records).dump(2) + "\n", {options.db});
   return ExitCode::ok;
 }
 
@@ -322,6 +304,7 @@ ExitCode run_import(const CommonOptions& options, const std::vector<std::string>
 ExitCode run_report(const CommonOptions& options, const std::vector<std::string>& runs,
                     const std::vector<std::string>& from, const std::string& format) {
   const plots::ChartFormat chart_format = plots::parse_chart_format(format);  // before any work
+  refuse_overwriting(options.out, from.empty() ? std::vector<std::string>{options.db} : from);
   const std::vector<RunRecord> records = load_runs(options, runs, from);
   std::cout << write_report_of(options, records, chart_format) << '\n';
   return ExitCode::ok;

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <sstream>
 
+#include "core/error.hpp"
 #include "core/format.hpp"
 
 namespace timeroof::cli {
@@ -131,6 +135,33 @@ std::string format_run_list(const std::vector<Run>& runs) {
                     run.machine.gpu.name, run.status, run.command_line});
   }
   return table(rows);
+}
+
+void refuse_overwriting(const std::string& out, const std::vector<std::string>& protected_files) {
+  namespace fs = std::filesystem;
+  if (out.empty()) return;
+  for (const std::string& file : protected_files) {
+    std::error_code error;
+    const bool same = fs::exists(out, error) && fs::exists(file, error)
+                          ? fs::equivalent(out, file, error)
+                          : fs::weakly_canonical(out, error) == fs::weakly_canonical(file, error);
+    if (same)
+      throw usage_error("--out " + out + " is " + file +
+                        ", which this command reads: writing there would destroy it; pass "
+                        "another --out");
+  }
+}
+
+void write_output(const std::string& out, const std::string& text,
+                  const std::vector<std::string>& protected_files) {
+  if (out.empty()) {
+    std::cout << text;
+    return;
+  }
+  refuse_overwriting(out, protected_files);
+  std::ofstream file(out, std::ios::binary);
+  if (!(file << text))
+    throw usage_error("cannot write " + out + "; check that its directory exists and is writable");
 }
 
 }  // namespace timeroof::cli

@@ -13,6 +13,15 @@ namespace timeroof::cli {
 std::string text_table(const std::vector<std::vector<std::string>>& rows,
                        const std::vector<bool>& right = {}, bool rule_under_header = false);
 
+// Writes `text` to the file `out`, or to stdout when `out` is empty. Refuses,
+// before writing anything, an `out` that is the same file as the store or as one
+// of the command's inputs (any spelling of the path, links included): writing
+// there would destroy what the command reads.
+void write_output(const std::string& out, const std::string& text,
+                  const std::vector<std::string>& protected_files);
+// The same refusal alone, for outputs written elsewhere (a report directory).
+void refuse_overwriting(const std::string& out, const std::vector<std::string>& protected_files);
+
 std::string format_gpu(const GpuInfo& gpu);
 std::string format_ceilings(const std::vector<Ceiling>& ceilings);
 std::string format_run(const RunRecord& record);

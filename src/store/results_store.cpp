@@ -365,7 +365,9 @@ std::string dump(const json& value) {
 template <typename T>
 T parse_column(const std::string& path, const std::string& text, const std::string& what) {
   try {
-    return json::parse(text).get<T>();
+    return parse_untrusted_json(text, path + ": damaged results database, " + what,
+                                "pass another --db")
+        .template get<T>();
   } catch (const json::exception& e) {
     throw usage_error(path + ": damaged results database, cannot read " + what + ": " + e.what());
   }
@@ -376,6 +378,14 @@ T parse_column(const std::string& path, const std::string& text, const std::stri
 // ---- Opening ----
 
 ResultsStore ResultsStore::open(const std::string& path, Access access) {
+  // SQLite takes "" for a temporary file and ":memory:" (or a "file:" URI) for
+  // names of its own: a store there would vanish with the process, so an import
+  // would report success and keep nothing.
+  if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) {
+    throw usage_error("--db '" + path +
+                      "' is not a file path (SQLite would keep nothing there); pass a path such "
+                      "as ./timeroof.db");
+  }
   const FileState state = inspect(path);
   if (access == Access::read_only) {
     if (state == FileState::missing) {

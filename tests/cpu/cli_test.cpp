@@ -421,6 +421,72 @@ TEST(Cli, ImportThenExportRoundTripsTheSampleExactly) {
   expect_one_line_error(run_tool({"export", "99", "--db", db}), 1, "no run '99'");
 }
 
+// An --out that is the store or an input is refused before anything is written,
+// whatever the path's spelling (issue 16: `export --out` of the store replaced it
+// with JSON, exit 0, and every other run was lost).
+TEST(Cli, OutputThatIsTheStoreOrAnInputIsRefusedAndNothingChanges) {
+  TempDir dir;
+  const std::string db = dir.file("s.db");
+  ASSERT_EQ(run_tool({"import", kSample, "--db", db}).exit_code, 0);
+  const std::string store_before = read_file(db);
+  std::filesystem::create_symlink(db, dir.file("link.db"));
+  const std::string other_spelling = dir.path() + "/./s.db";
+  for (const std::string& out : {db, other_spelling, dir.file("link.db")}) {
+    expect_one_line_error(run_tool({"export", "--db", db, "--out", out}), 1,
+                          "which this command reads");
+    expect_one_line_error(run_tool({"analyze", "--db", db, "--format", "csv", "--out", out}), 1,
+                          "which this command reads");
+    expect_one_line_error(run_tool({"report", "--db", db, "--out", out}), 1,
+                          "which this command reads");
+  }
+  EXPECT_EQ(read_file(db), store_before);
+  // An --from file is an input too.
+  const std::string copy = dir.file("x.json");
+  std::filesystem::copy_file(kSample, copy);
+  const std::string json_before = read_file(copy);
+  expect_one_line_error(run_tool({"analyze", "--from", copy, "--out", copy}), 1,
+                        "which this command reads");
+  expect_one_line_error(run_tool({"report", "--from", copy, "--out", copy}), 1,
+                        "which this command reads");
+  EXPECT_EQ(read_file(copy), json_before);
+  // Another path is written as before.
+  const ToolResult ok = run_tool({"export", "--db", db, "--out", dir.file("e.json")});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+// SQLite's own names ("" = a temporary file, ":memory:", "file:" URIs) would take
+// an import and keep nothing (issue 16: "imported 1 run(s)", exit 0).
+TEST(Cli, DbNamesThatKeepNothingAreRefused) {
+  for (const std::string& db : {std::string(), std::string(":memory:"), std::string("file:x.db")}) {
+    expect_one_line_error(run_tool({"import", kSample, "--db", db}), 1, "is not a file path");
+    expect_one_line_error(run_tool({"runs", "--db", db}), 1, "is not a file path");
+  }
+}
+
+// A value nested 100,000 deep in a point's details (issue 16: import crashed at
+// 30,000, analyze and report --from at 100,000) is a one-line error naming the
+// limit, and the store is not created.
+TEST(Cli, DeeplyNestedJsonIsRefusedWithTheLimitNotACrash) {
+  TempDir dir;
+  nlohmann::json doc = nlohmann::json::parse(read_file(kSample));
+  std::string deep = "{\"format\": \"timeroof-results\", \"schema_version\": 2, \"runs\": [";
+  deep += std::string(100000, '[') + std::string(100000, ']') + "]}";
+  std::ofstream(dir.file("deep.json")) << deep;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"import", dir.file("deep.json"), "--db", dir.file("d.db")},
+        {"analyze", "--from", dir.file("deep.json")},
+        {"report", "--from", dir.file("deep.json"), "--out", dir.file("r")}})
+    expect_one_line_error(run_tool(args), 1, "JSON nested deeper than 256 levels");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("d.db")));
+  // Deep inside a real point's details, just past the limit: refused as well.
+  nlohmann::json nested = 1;
+  for (int i = 0; i < 300; ++i) nested = nlohmann::json::array({nested});
+  doc["runs"][0]["points"][0]["details"]["deep"] = nested;
+  std::ofstream(dir.file("details.json")) << doc.dump();
+  expect_one_line_error(run_tool({"import", dir.file("details.json"), "--db", dir.file("d.db")}), 1,
+                        "JSON nested deeper than 256 levels");
+}
+
 TEST(Cli, ImportOfABadFileIsOneLineAndImportsNothing) {
   TempDir dir;
   std::ofstream(dir.file("bad.json")) << "{not json";

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "core/error.hpp"
@@ -112,6 +113,61 @@ TEST(Results, ThreeTimesRoundTripWithTheirStatistics) {
   EXPECT_EQ(j.at("stream").at("calls_per_sample"), 10);
   EXPECT_FALSE(j.contains("wall_median_s"));
   EXPECT_EQ(j.get<Timing>(), t);
+}
+
+// Numbers are imported exactly or refused with the key (issue 16: repeats
+// 4294967303 became 7, launches 1e20 INT64_MIN, seq 2^40+1 1, a 4-element grid
+// lost its 4th value, schema_version 2^32+1 read as 1, "format": 5 was an
+// internal error).
+TEST(Results, ImportedNumbersAreExactOrRefusedWithTheirKey) {
+  const nlohmann::json good = export_document({sample_record()});
+  auto refused = [&](const std::function<void(nlohmann::json&)>& mutate, const std::string& key) {
+    nlohmann::json doc = good;
+    mutate(doc);
+    try {
+      parse_export_document(doc, "m.json");
+      ADD_FAILURE() << "accepted: " << key;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage) << e.what();
+      EXPECT_NE(std::string(e.what()).find("m.json: "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  };
+  refused([](auto& d) { d["runs"][0]["machine"]["ceilings"][0]["repeats"] = 4294967303ULL; },
+          "repeats = 4294967303");
+  refused([](auto& d) { d["runs"][0]["points"][0]["timing"]["launches"] = 1e20; }, "launches");
+  refused([](auto& d) { d["runs"][0]["points"][0]["seq"] = (1LL << 40) + 1; }, "seq");
+  refused([](auto& d) { d["runs"][0]["points"][0]["kernels"][0]["grid"] = {1, 2, 3, 4}; }, "grid");
+  refused([](auto& d) { d["runs"][0]["points"][0]["seq"] = 2.5; }, "seq = 2.5");
+  refused([](auto& d) { d["schema_version"] = (1ULL << 32) + 1; }, "newer timeroof");
+  refused([](auto& d) { d["schema_version"] = "1"; }, "invalid schema_version \"1\"");
+  refused([](auto& d) { d["format"] = 5; }, "not a timeroof export");
+  // In range: exact.
+  nlohmann::json doc = good;
+  doc["runs"][0]["points"][0]["timing"]["launches"] = 9007199254740993LL;  // 2^53 + 1
+  EXPECT_EQ(*parse_export_document(doc, "m.json")[0].points[0].timing.launches, 9007199254740993LL);
+}
+
+TEST(Results, UntrustedJsonHasANestingLimit) {
+  const std::string at_limit = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  EXPECT_NO_THROW(parse_untrusted_json(at_limit, "ok.json", "fix"));
+  const std::string over = "[" + at_limit + "]";
+  try {
+    parse_untrusted_json(over, "deep.json", "pass another file");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_NE(std::string(e.what()).find("deep.json: JSON nested deeper than 256 levels"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("pass another file"), std::string::npos);
+  }
+  try {
+    parse_untrusted_json("{\"a\": ", "cut.json", "pass another file");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.json is not valid JSON"), std::string::npos);
+  }
 }
 
 TEST(Results, ExportDocumentIsVersioned) {
