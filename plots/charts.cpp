@@ -643,7 +643,10 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
             [](const SeriesPoint& a, const SeriesPoint& b) { return a.x < b.x; });
 
   // One line per measured time and per bound; a measured time carries its 95%
-  // interval per point (a band where the point has one).
+  // interval per point (a band where the point has one). A line or band is drawn
+  // in runs of consecutive points that have it: a point without the value (L1
+  // left out for TMA loads, a call that could not be graphed) breaks it instead
+  // of being bridged by a segment that claims a value there.
   struct Interval {
     double x, low, high;
   };
@@ -655,6 +658,8 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
     bool filled;
     std::vector<std::pair<double, double>> xy;  // data
     std::vector<Interval> band;
+    std::vector<std::size_t> xy_breaks, band_breaks;  // indices that start a new run
+    bool xy_open = false, band_open = false;          // the previous point has one
   };
   // T_xfer is on the transfer roofs of each point's host memory: named where the
   // series uses one kind (a sweep copies from one).
@@ -683,14 +688,27 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
   };
   for (const SeriesPoint& p : series) {
     const roofline::PointBounds& b = p.bounds;
+    // Appends `value` to `to`, starting a new run after a point without one.
+    auto append = [](auto& to, std::vector<std::size_t>& breaks, bool& open, bool has,
+                     const auto& value) {
+      if (has) {
+        if (!open && !to.empty()) breaks.push_back(to.size());
+        to.push_back(value);
+      }
+      open = has;
+    };
     auto add = [&](std::size_t i, std::optional<double> v) {
-      if (v && positive(*v)) lines[i].xy.push_back({p.x, *v});
+      Line& l = lines[i];
+      const bool has = v && positive(*v);
+      append(l.xy, l.xy_breaks, l.xy_open, has, std::pair{p.x, has ? *v : 0.0});
     };
     auto add_time = [&](std::size_t i, const std::optional<TimeStats>& t) {
-      if (!t || !positive(t->median_s)) return;
-      lines[i].xy.push_back({p.x, t->median_s});
-      if (t->ci_low_s && t->ci_high_s && positive(*t->ci_low_s))
-        lines[i].band.push_back({p.x, *t->ci_low_s, *t->ci_high_s});
+      Line& l = lines[i];
+      const bool has = t && positive(t->median_s);
+      append(l.xy, l.xy_breaks, l.xy_open, has, std::pair{p.x, has ? t->median_s : 0.0});
+      const bool interval = has && t->ci_low_s && t->ci_high_s && positive(*t->ci_low_s);
+      append(l.band, l.band_breaks, l.band_open, interval,
+             interval ? Interval{p.x, *t->ci_low_s, *t->ci_high_s} : Interval{p.x, 0, 0});
     };
     add_time(0, b.stream);
     add_time(1, b.call);
@@ -759,22 +777,40 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
   axes.define_clip(svg, "time-plot");
 
   svg.raw("<g clip-path=\"url(#time-plot)\">\n");
+  // [first, last) index ranges of the runs of a line or band.
+  const auto runs = [](std::size_t size, const std::vector<std::size_t>& breaks) {
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    std::size_t first = 0;
+    for (std::size_t b : breaks) out.push_back({first, b}), first = b;
+    if (first < size) out.push_back({first, size});
+    return out;
+  };
   // Bands first, under every line: low edge left to right, high edge back.
   for (const Line& l : lines) {
     if (l.band.empty()) continue;
-    std::vector<XY> outline;
-    for (const Interval& i : l.band) outline.push_back({axes.px(i.x), axes.py(i.low)});
-    for (auto i = l.band.rbegin(); i != l.band.rend(); ++i)
-      outline.push_back({axes.px(i->x), axes.py(i->high)});
     svg.begin_group(l.name + ": 95% interval of the median", "band");
-    svg.polygon(outline, Style{"none", l.color, 1, "", 0.18});
+    for (const auto& [first, last] : runs(l.band.size(), l.band_breaks)) {
+      std::vector<XY> outline;
+      for (std::size_t i = first; i < last; ++i)
+        outline.push_back({axes.px(l.band[i].x), axes.py(l.band[i].low)});
+      for (std::size_t i = last; i-- > first;)
+        outline.push_back({axes.px(l.band[i].x), axes.py(l.band[i].high)});
+      svg.polygon(outline, Style{"none", l.color, 1, "", 0.18});
+    }
     svg.end_group();
   }
   for (const Line& l : lines) {
-    std::vector<XY> pts;
-    for (const auto& [x, y] : l.xy) pts.push_back({axes.px(x), axes.py(y)});
     svg.begin_group(l.name, "series");
-    svg.polyline(pts, Style{l.color, "none", l.markers ? 2.2 : 1.8, l.dash, 1});
+    for (const auto& [first, last] : runs(l.xy.size(), l.xy_breaks)) {
+      std::vector<XY> pts;
+      for (std::size_t i = first; i < last; ++i)
+        pts.push_back({axes.px(l.xy[i].first), axes.py(l.xy[i].second)});
+      svg.polyline(pts, Style{l.color, "none", l.markers ? 2.2 : 1.8, l.dash, 1});
+      // A run of one point draws no segment: a dot keeps its value visible.
+      if (pts.size() == 1 && !l.markers)
+        svg.marker(Marker::circle, pts[0].first, pts[0].second, 4,
+                   Style{l.color, l.color, 1, "", 1});
+    }
     svg.end_group();
   }
   svg.raw("</g>\n");

@@ -107,6 +107,8 @@ json decomposition_json(const Decomposition& d) {
           {"kernels_above_device_s", d.kernels_above_device_s},
           {"graph_vs_time", to_text(d.graph_vs_time)},
           {"call_premium_s", num(d.call_premium_s)},
+          {"stream_above_call_s", d.stream_above_call_s},
+          {"stream_vs_call", to_text(d.stream_vs_call)},
           {"notes", d.notes}};
 }
 

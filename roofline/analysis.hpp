@@ -61,7 +61,8 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options = {}
 // "host_overhead_s", "device_gaps_s", "transfer_s", "kernel_s", "within_roof_s",
 // "lost_to_roof_s", "kernel_overlap_s", "not_explained_s", "graph_above_time_s",
 // "kernels_above_device_s", "graph_vs_time" ("apart", "overlapping", "unknown"),
-// "call_premium_s", "notes"}; "class": {"label", "bottleneck", "rule", "level",
+// "call_premium_s", "stream_above_call_s", "stream_vs_call" (as graph_vs_time),
+// "notes"}; "class": {"label", "bottleneck", "rule", "level",
 // "unit", "reason"}. A series' "fit": {"time_source", "time", "graph", "kernel"},
 // each fit {"n", "a_s", "a_low_s", "a_high_s", "c_s", "c_low_s", "c_high_s",
 // "flat", "flat_within_s", "r2", ...}. Findings in rank order (most "explained_s"
@@ -69,7 +70,8 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options = {}
 // Version 3: the three measured times with their intervals and the issue time;
 // "wall_s" became "time_s" with "time_source"; the decomposition on measured
 // parts (its "wall_s" / "overhead_s" became "time_s" / "host_overhead_s", plus
-// device gaps, overlap and the labelled remainder); the class's "rule"; the fits'
+// device gaps, overlap and the labelled remainder, T_stream above T_call flagged
+// beside it); the class's "rule"; the fits'
 // "wall" became "time", with "graph", slope and fixed-cost intervals and "flat";
 // findings ranked by explained seconds; options "issue_ratio", "min_knee_r2",
 // "min_fixed_fraction", "graph_min_gain" and "pass_tolerance" ("flat_fraction"

@@ -23,8 +23,9 @@
 //   or inference loop pays), else T_call (runs recorded before T_stream existed);
 //   time_source says which. T_k, kernel time: Timing::kernel_time_s, else the sum
 //   of the traced KernelRecord durations. The counters' `duration` is NOT used:
-//   it is timed under profiler replay and is inflated (an H200 conv2d with batch
-//   1: 214.6 us profiled, 4.9 us traced).
+//   it is timed under profiler replay and can be far off (an H200 conv2d with
+//   batch 1 through the legacy convolution API: 214.6 us profiled, 4.9 us
+//   traced; the current H200 sample's: 0.85-1.66x the traced times).
 // - Kernel busy time: details["trace"]["kernel_busy_s"], the union of the call's
 //   kernel intervals in the trace pass, where the trace recorded it; below T_k
 //   when kernels overlap on several streams (classify.hpp uses it).
@@ -75,12 +76,17 @@
 // (default 0.5; also when L2 was not collected or is 0); otherwise the level is
 // kept with its bytes but marked excluded ("not measured meaningfully (TMA)"):
 // no T_mem, intensity or attainable, so it takes no part in T_kernel_roof, the
-// limiting roof, the class or T_lb. Why 0.5 and not 1: the recorded runs' L2
-// counter (lts__t_bytes) also counts the L2 fabric between partitions and non-TEX
-// clients, up to ~1.5x the SM<->L2 bytes, so L1-path kernels read as low as
-// ~0.65; TMA / wgmma kernels read 0.00-0.15 on the H200 sample (fp16 conv, LSTM
-// fp16), so 0.5 separates the two with margin under either L2 metric. Leaving
-// L1 out never invalidates a bound: it only drops a term from a max.
+// limiting roof, the class or T_lb. Why 0.5 and not 1: runs recorded with the
+// earlier L2 counter (lts__t_bytes), which also counts the L2 fabric between
+// partitions and non-TEX clients (up to ~1.5x the SM<->L2 bytes), read L1-path
+// kernels as low as ~0.65. With the SM<->L2 counter of the current samples
+// (lts__t_sectors_srcunit_tex, H200 and H100 alike) L1-path kernels read
+// 1.00-7.1 (fp32 conv and LSTM, the fp16 convs that load through L1), the TMA /
+// wgmma fp16 convs 0.00-0.21, and the LSTM fp16 kernels, whose loads partly
+// bypass L1, 0.02-0.49 (rising with batch): 0.5 keeps the groups apart on both
+// samples, the LSTM fp16 only just, where the L1 term decides no class (those
+// calls are launch-bound, or their kernels at 2% of any roof). Leaving L1 out
+// never invalidates a bound: it only drops a term from a max.
 //
 // Lower bound and headroom (Benanza): T_lb = sum over kernels k of
 // max(T_compute,k, max_l T_mem,l,k), each kernel's work on its classes' own peaks

@@ -63,6 +63,34 @@ std::string kernels_above_note(const PointBounds& b, const Decomposition& d,
          "tell) or the passes ran at different clocks";
 }
 
+// Why T_stream exceeds T_call beyond their intervals (see the header): which
+// side's speed moved between the passes, with the numbers that say so.
+std::string stream_above_call_note(const PointBounds& b, const Decomposition& d) {
+  const std::string out = "T_stream " + format_time_3(b.stream->median_s) +
+                          " (back to back) exceeds T_call " + format_time_3(b.call->median_s) +
+                          " (one synchronized call) by " + format_time_3(d.stream_above_call_s) +
+                          " (" + pct(d.stream_above_call_s / b.call->median_s) +
+                          "), beyond their 95% intervals: flagged, ";
+  const auto issue = b.issue_s();
+  const auto graph = b.graph_s();
+  const auto numbers = [&](const std::string& where) {
+    return (issue ? "issue time " + format_time(*issue) + where : std::string()) +
+           (issue && graph ? ", " : "") + (graph ? named("T_graph", *graph) : std::string());
+  };
+  // Host-bound: back to back the host sets the pace, so its speed moved.
+  if (issue && graph && *issue > *graph)
+    return out + "the host issued calls more slowly in the back-to-back pass than in the T_call " +
+           "pass (" + numbers(" there") + ")";
+  // The device floor itself at or above one call: the GPU ran slower (sustained
+  // load against an idle GPU).
+  if (graph && *graph >= b.call->median_s)
+    return out + "the GPU ran the calls slower back to back than one at a time (clocks, power; " +
+           numbers(" in the T_call pass") + ")";
+  const std::string both = numbers(" in the T_call pass");
+  return out + "the host or the GPU ran slower in the back-to-back pass" +
+         (both.empty() ? std::string() : " (" + both + ": neither alone reaches T_stream)");
+}
+
 }  // namespace
 
 const char* to_string(Bottleneck bottleneck) {
@@ -133,7 +161,11 @@ Decomposition decompose(const PointBounds& b) {
   const double busy = d.kernel_s - d.kernel_overlap_s;
   d.time_source = b.time_s ? b.time_source : TimeSource::none;
   d.time_s = b.time_s.value_or(busy + d.transfer_s);
-  if (b.call && b.stream) d.call_premium_s = b.call->median_s - b.stream->median_s;
+  if (b.call && b.stream) {
+    d.call_premium_s = b.call->median_s - b.stream->median_s;
+    d.stream_above_call_s = std::max(0.0, -*d.call_premium_s);
+    if (d.stream_above_call_s > 0) d.stream_vs_call = separation(*b.stream, *b.call);
+  }
 
   const std::string t_name = time_name(d.time_source);
   std::string device_name = t_name;
@@ -163,6 +195,8 @@ Decomposition decompose(const PointBounds& b) {
   if (d.kernel_overlap_s > 0)
     d.notes.push_back("kernels overlap on several streams: " + named("T_k", d.kernel_s) +
                       " summed, busy " + format_time(*b.kernel_busy_s) + " (trace pass)");
+  // Beside the parts, after their notes.
+  if (d.stream_vs_call == Separation::apart) d.notes.push_back(stream_above_call_note(b, d));
   // The remainder from its labelled causes: exactly 0 where nothing exceeds T
   // (then H + D + X + K - O = T up to rounding).
   d.not_explained_s = 0.0 - (d.graph_above_time_s + d.kernels_above_device_s);  // never -0

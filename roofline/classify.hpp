@@ -39,7 +39,14 @@
 //   passes (clocks, power); with several kernels and no busy time, either.
 // Beside the decomposition, not in it: the one-call latency premium
 // T_call - T_stream, what one isolated synchronized call pays beyond a call in a
-// loop.
+// loop. At one speed it is never negative (a loop overlaps what one call waits
+// for), so T_stream above T_call beyond both 95% intervals (stream_vs_call apart)
+// is flagged with a note quoting both numbers: the passes ran at different
+// speeds, the host's where the point is host-bound (its issue time, timed with
+// T_call, above T_graph; the H200 sample's LSTM training forward fp32 at batch
+// 128: issued in 243 us, T_call 245 us, T_stream 321 us), the GPU's where T_graph
+// is itself at or above T_call (clocks, power: T_call runs on an idle GPU, the
+// other passes under sustained load), else either, said so.
 //
 // Bottleneck class, the first rule that holds (fractions are inclusive: >=):
 // 1. unknown         no time and no kernel time.
@@ -66,22 +73,31 @@
 // - issue_ratio 1: the definition itself (host issue slower than the device
 //   runs the call); strict, so a host exactly as fast as the device is not
 //   launch-bound. Raise it to ask for a margin.
-// - roof_fraction 0.4, checked against the H200 sample (samples/sample-run.json,
-//   259 measured points): the points that pass rules 2-3 fall into fp16
-//   Tensor-Core conv at 0.62-1.05 of the L2 roof, fp32 conv forward with enough
-//   work (batch >= 64, or 16 with stride 1 or 256-512 filters) at 0.45-0.56 of the
-//   FP32 FMA peak (FFMA plus address arithmetic on the CUDA cores: compute-bound
-//   as a person reads it), and the rest below 0.4 (fp32 conv backward 0.12-0.36,
-//   smaller fp32 conv forward 0.10-0.40, LSTM backward weights 0.01-0.02). 0.3
-//   would cut through the fp32 backward cluster (0.26-0.36) and make classes
-//   alternate along a batch series; 0.5 would call a batch-1024 fp32 conv at 46%
-//   of the FMA peak latency-bound. The FLOP roof counts an FMA as 2 and other
-//   instructions as 0, so real kernels rarely pass 0.6-0.7 of it.
-// - launch_fraction 0.5 (older runs only), one threshold for both launch rules:
-//   the launch_roof rule is the "near its roof" test applied to the launch roof.
-//   On the sample it decides 9 points, 8 of them LSTM fp32 inference and training
-//   forward at batch >= 128 with 49 launches (T_launch = 148 us = 60% of T),
-//   whose kernels average 2.5-2.8 us, under the 3.0 us launch cost.
+// - roof_fraction 0.4, checked against both samples (samples/sample-run.json,
+//   H200, and sample-run-h100.json, 259 measured points each). Of the points the
+//   rules 2-3 leave: fp16 Tensor-Core conv reaches 0.40-0.95 of its roof where a
+//   roof holds it and 0.10-0.38 where none does (batch 1-16, stride 3, 7x7 and
+//   9x9 filters); fp32 conv forward with enough work (batch >= 64, or 16 with
+//   stride 1 or 256-512 filters) reaches 0.45-0.56 of the FP32 FMA peak (FFMA
+//   plus address arithmetic on the CUDA cores: compute-bound as a person reads
+//   it), smaller ones 0.10-0.40; fp32 conv backward filter 0.11-0.38; LSTM
+//   backward weights 0.01-0.02. One series sits on the threshold: fp32 conv
+//   backward data from batch 32 on plateaus at 0.37-0.39 on the H200 and
+//   0.41-0.43 on the H100, so the same kernels read latency-bound on one GPU and
+//   L2-bound on the other; the efficiency printed beside the class says how
+//   close. 0.3 would cut through the fp32 backward-filter batch series (0.25-0.31
+//   from batch 4 on the H200, 0.26-0.34 on the H100) and make its classes
+//   alternate; 0.5 would call a batch-1024 fp32 conv forward at 46% of the FMA
+//   peak latency-bound. The FLOP roof counts an FMA as 2 and other instructions
+//   as 0, so real kernels rarely pass 0.6-0.7 of it.
+// - launch_fraction 0.5 (older runs only: without an issue time or a device
+//   time; every point of both bundled samples has both, so it decides none of
+//   them), one threshold for both launch rules: the launch_roof rule is the "near
+//   its roof" test applied to the launch roof. On the sample recorded before
+//   (legacy convolution API, T_call only) it decided 9 points, 8 of them LSTM
+//   fp32 inference and training forward at batch >= 128 with 49 launches
+//   (T_launch = 148 us = 60% of T), whose kernels averaged 2.5-2.8 us, under
+//   the 3.0 us launch cost.
 #pragma once
 
 #include <optional>
@@ -124,22 +140,24 @@ struct Thresholds {
 };
 
 struct Decomposition {
-  double time_s = 0;                               // T
-  TimeSource time_source = TimeSource::none;       // none: T = K - O + X (no time)
-  bool separated = false;                          // T_graph measured: H and D apart
-  double host_overhead_s = 0;                      // H
-  double device_gaps_s = 0;                        // D (0 when not separated)
-  double transfer_s = 0;                           // X: measured, else modelled
-  double kernel_s = 0;                             // K = T_k
-  double within_roof_s = 0;                        // min(T_k, T_kernel_roof)
-  double lost_to_roof_s = 0;                       // T_k - within_roof
-  double kernel_overlap_s = 0;                     // O, where the trace has the busy time
-  double not_explained_s = 0;                      // R <= 0 (see above)
-  double graph_above_time_s = 0;                   // max(0, T_graph - T)
-  double kernels_above_device_s = 0;               // max(0, K - O + X - device time)
-  Separation graph_vs_time = Separation::unknown;  // of T_graph above T, when it is
-  std::optional<double> call_premium_s;            // T_call - T_stream, beside
-  std::vector<std::string> notes;                  // where R != 0 or parts are not separated: why
+  double time_s = 0;                                // T
+  TimeSource time_source = TimeSource::none;        // none: T = K - O + X (no time)
+  bool separated = false;                           // T_graph measured: H and D apart
+  double host_overhead_s = 0;                       // H
+  double device_gaps_s = 0;                         // D (0 when not separated)
+  double transfer_s = 0;                            // X: measured, else modelled
+  double kernel_s = 0;                              // K = T_k
+  double within_roof_s = 0;                         // min(T_k, T_kernel_roof)
+  double lost_to_roof_s = 0;                        // T_k - within_roof
+  double kernel_overlap_s = 0;                      // O, where the trace has the busy time
+  double not_explained_s = 0;                       // R <= 0 (see above)
+  double graph_above_time_s = 0;                    // max(0, T_graph - T)
+  double kernels_above_device_s = 0;                // max(0, K - O + X - device time)
+  Separation graph_vs_time = Separation::unknown;   // of T_graph above T, when it is
+  std::optional<double> call_premium_s;             // T_call - T_stream, beside
+  double stream_above_call_s = 0;                   // max(0, T_stream - T_call), beside
+  Separation stream_vs_call = Separation::unknown;  // of T_stream above T_call, when it is
+  std::vector<std::string> notes;                   // where R != 0 or parts are not separated: why
   // H + D + X + K - O + R: equals time_s by construction.
   double sum() const {
     return host_overhead_s + device_gaps_s + transfer_s + kernel_s - kernel_overlap_s +

@@ -160,6 +160,17 @@ std::string busy_clause(const Decomposition& d) {
   return "; kernels busy " + percent(busy / d.time_s) + " of the call";
 }
 
+// Where T_stream is flagged above T_call (classify.hpp), the clause that keeps a
+// sentence quoting T_stream from contradicting the issue time or T_call beside it:
+// `lead` + "70 us more than one synchronized call (T_call 242 us): that pass ran
+// slower".
+std::string slower_pass_clause(const PointBounds& b, const Decomposition& d,
+                               const std::string& lead) {
+  if (d.stream_vs_call != Separation::apart || !b.call) return "";
+  return lead + format_time(d.stream_above_call_s) + " more than one synchronized call (T_call " +
+         format_time(b.call->median_s) + "): that pass ran slower";
+}
+
 std::string launch_sentence(const SeriesPoint& p, const MachineRoofs& roofs,
                             const std::string& at) {
   const PointBounds& b = p.bounds;
@@ -178,7 +189,8 @@ std::string launch_sentence(const SeriesPoint& p, const MachineRoofs& roofs,
       out += "the host issues a call in " + format_time(b.issue_s().value_or(0)) +
              ", the GPU runs it in " + format_time(device) + " (" + device_name + ")" + at;
       if (d.time_source == TimeSource::stream)
-        out += "; back to back a call takes " + format_time(d.time_s) + " (T_stream)";
+        out += "; back to back a call takes " + format_time(d.time_s) + " (T_stream)" +
+               slower_pass_clause(b, d, ", ");
       out += "; " + count + " per call";
       break;
     }
@@ -306,7 +318,27 @@ std::string graph_sentence(const Series& s, const ClassSegment& g) {
          format_time(stream.median_s) + " to " + format_time(graph.median_s) + " (" +
          printf_string("%.1f", stream.median_s / graph.median_s) + "x, measured" +
          at_text(s, g, p) + "; T_stream 95% interval " + interval_text(stream) + ", T_graph " +
-         interval_text(graph) + ")";
+         interval_text(graph) + ")" +
+         slower_pass_clause(p.bounds, p.classification.parts, "; there T_stream is ");
+}
+
+// T_stream above T_call by more than the tolerance, beyond their intervals
+// (classify.hpp); the excess, else 0.
+double stream_excess(const SeriesPoint& p, double tolerance) {
+  const Decomposition& d = p.classification.parts;
+  return d.stream_vs_call == Separation::apart && d.stream_above_call_s > tolerance * d.time_s
+             ? d.stream_above_call_s
+             : 0;
+}
+
+// The representative point's note on T_stream above T_call (classify.hpp).
+std::string stream_excess_sentence(const Series& s, const ClassSegment& g) {
+  const SeriesPoint& p = representative(s, g);
+  const std::string at = at_text(s, g, p);
+  std::string why;
+  for (const std::string& note : p.classification.parts.notes)
+    if (note.rfind("T_stream ", 0) == 0) why = note;
+  return s.name() + ", " + range_text(s, g) + ": " + (at.empty() ? "" : at.substr(1) + ", ") + why;
 }
 
 // Measured parts above T by more than the tolerance (classify.hpp), either cause.
@@ -316,13 +348,16 @@ double excess(const SeriesPoint& p, double tolerance) {
   return above > tolerance * d.time_s ? above : 0;
 }
 
-// The notes of the decomposition that say why parts exceed T (classify.hpp).
+// The notes of the decomposition that say why parts exceed T (classify.hpp): of
+// T_graph above T, and of the kernels above the device time.
 std::string excess_sentence(const Series& s, const ClassSegment& g) {
   const SeriesPoint& p = representative(s, g);
   const std::string at = at_text(s, g, p);
   std::string why;
   for (const std::string& note : p.classification.parts.notes)
-    if (note.find("exceed") != std::string::npos) why += (why.empty() ? "" : "; ") + note;
+    if ((note.rfind("T_graph ", 0) == 0 || note.rfind("T_k ", 0) == 0) &&
+        note.find("exceed") != std::string::npos)
+      why += (why.empty() ? "" : "; ") + note;
   return s.name() + ", " + range_text(s, g) + ": " + (at.empty() ? "" : at.substr(1) + ", ") + why;
 }
 
@@ -425,6 +460,13 @@ std::vector<Finding> series_findings(const std::vector<Series>& series,
     for (const ClassSegment& g :
          runs_where(s, "parts_above_time", [&](const SeriesPoint& p) { return above(p) > 0; }))
       add(g, excess_sentence(s, g), above);
+
+    const auto slower = [&](const SeriesPoint& p) {
+      return stream_excess(p, options.pass_tolerance);
+    };
+    for (const ClassSegment& g :
+         runs_where(s, "stream_above_call", [&](const SeriesPoint& p) { return slower(p) > 0; }))
+      add(g, stream_excess_sentence(s, g), slower);
 
     if (!options.include_fits || s.points.size() < 3) continue;
     const SeriesFit& fit = fits.at(si);

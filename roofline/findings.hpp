@@ -52,6 +52,15 @@
 //   parts exceed T_stream 80 us at batch X by 40 us: <why, with both numbers and
 //   their passes>"; e_i = the excess. pass_tolerance 0.02: two passes over the
 //   same call differ by up to 2% (clock and power) and stay quiet.
+// - T_stream above T_call (label "stream_above_call"), over the consecutive
+//   points where classify.hpp flags it (beyond both intervals) by more than
+//   pass_tolerance x T: "<series>, <range>: at batch X, T_stream 321 us (back to
+//   back) exceeds T_call 245 us (one synchronized call) by 77 us (31%), beyond
+//   their 95% intervals: flagged, <whose speed moved, with the numbers>"; e_i =
+//   the excess. A launch-bound or CUDA-graph sentence whose representative point
+//   is flagged says so beside its T_stream (", more than one synchronized call
+//   takes (T_call 245 us): that pass ran slower"), so a T_stream above the issue
+//   time it quotes is never left unexplained.
 // - The fit (label "fit"), series of >= 3 points (sweep_fit.hpp), on T:
 //   "<series>, batch 1-1024: T_stream = a fixed per call + c per sample (95%
 //   interval c_low-c_high); work overtakes the fixed cost at batch ~ b* (R2 r,
@@ -88,7 +97,8 @@ struct Finding {
   std::string sweep;
   std::string parameter;
   double x_first = 0, x_last = 0;
-  std::string label;  // the bottleneck class, "cuda_graph", "parts_above_time" or "fit"
+  // the bottleneck class, "cuda_graph", "parts_above_time", "stream_above_call" or "fit"
+  std::string label;
   std::size_t points = 0;
 };
 
@@ -97,7 +107,7 @@ struct FindingsOptions {
   FitOptions fit;
   bool include_fits = true;
   double graph_min_gain = 1.2;   // CUDA-graph finding: T_stream / T_graph at least
-  double pass_tolerance = 0.02;  // parts-above-T finding: excess / T above
+  double pass_tolerance = 0.02;  // parts-above-T and T_stream-above-T_call: excess / T above
 };
 
 // Findings for the series of one run, most seconds explained first.

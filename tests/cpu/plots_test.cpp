@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -469,19 +470,17 @@ TEST(TimeVsParameter, MeasuredTimeAndEveryBoundAsLines) {
     EXPECT_TRUE(x.has_text(t)) << t;
 }
 
-// T_call, T_stream and T_graph, each with its 95% interval as a band, and a
-// legend; a point without an interval has no band there.
-TEST(TimeVsParameter, ThreeMeasuredTimesWithTheirIntervalBands) {
+// A measured time with its 95% interval, median +- half.
+TimeStats stats(double median, double half) {
+  return TimeStats{.median_s = median, .ci_low_s = median - half, .ci_high_s = median + half};
+}
+
+// One conv call per batch 1, 2, 4, ... last: the three times with their
+// intervals, one kernel, `counters` (per sample) times the batch.
+std::vector<SeriesPoint> timed_series(int last, const std::map<std::string, double>& counters) {
   const auto roofs = roofline::machine_roofs(synthetic_machine());
-  auto stats = [](double median, double half) {
-    TimeStats t;
-    t.median_s = median;
-    t.ci_low_s = median - half;
-    t.ci_high_s = median + half;
-    return t;
-  };
   std::vector<SeriesPoint> series;
-  for (int b = 1; b <= 8; b *= 2) {
+  for (int b = 1; b <= last; b *= 2) {
     Point p;
     p.op = "conv";
     p.timing.call = stats(60e-6 + b * 1e-6, 2e-6);
@@ -489,10 +488,18 @@ TEST(TimeVsParameter, ThreeMeasuredTimesWithTheirIntervalBands) {
     p.timing.graph = stats(10e-6 + b * 1e-6, 0.5e-6);
     p.timing.kernel_time_s = 5e-6 + b * 0.9e-6;
     p.timing.launches = 1;
-    p.counters = {{"fp32_flops", b * 1e9}, {"dram_read_bytes", b * 2e6}};
+    for (const auto& [name, per_sample] : counters) p.counters[name] = b * per_sample;
     series.push_back({static_cast<double>(b), roofline::point_bounds(p, roofs),
                       "conv batch=" + std::to_string(b)});
   }
+  return series;
+}
+
+// T_call, T_stream and T_graph, each with its 95% interval as a band, and a
+// legend; a point without an interval has no band there.
+TEST(TimeVsParameter, ThreeMeasuredTimesWithTheirIntervalBands) {
+  std::vector<SeriesPoint> series =
+      timed_series(8, {{"fp32_flops", 1e9}, {"dram_read_bytes", 2e6}});
   const std::string svg = time_vs_parameter_chart(series);
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
@@ -520,6 +527,38 @@ TEST(TimeVsParameter, ThreeMeasuredTimesWithTheirIntervalBands) {
   EXPECT_EQ(old.find("T_stream"), std::string::npos);
   EXPECT_NE(old.find(">T_call: one synchronized call<"), std::string::npos);
   EXPECT_EQ(old.find("shaded: 95% interval"), std::string::npos);
+}
+
+// A point without a value breaks its line and band instead of being bridged: on
+// the H200 sample the L1 bound of fp16 conv2d fwd is left out at batch 2 and from
+// 16 (TMA loads), and a call that cannot be captured has no T_graph. A run of one
+// point of a bound keeps its value as a dot.
+TEST(TimeVsParameter, AMissingValueBreaksItsLineAndBand) {
+  std::vector<SeriesPoint> series =
+      timed_series(16, {{"fp32_flops", 1e9}, {"l1_bytes", 9e6}, {"l2_bytes", 6e6}});
+  // L1 at batch 1, 4, 8 only; T_graph at every batch but 4.
+  for (std::size_t i : {1u, 4u})
+    series[i].bounds.levels[static_cast<std::size_t>(roofline::Level::l1)].time_s.reset();
+  series[2].bounds.graph.reset();
+  const std::string svg = time_vs_parameter_chart(series);
+  const XmlCheck x = check_xml(svg);
+  ASSERT_TRUE(x.ok) << x.error;
+  // The group of a line: from its title to the end of its group.
+  const auto group = [&](const std::string& title) {
+    const std::size_t at = svg.find("<g class=\"series\"><title>" + title + "</title>");
+    EXPECT_NE(at, std::string::npos) << title;
+    return svg.substr(at, svg.find("</g>", at) - at);
+  };
+  const std::string l1 = group("L1");
+  EXPECT_EQ(count(l1, "<polyline "), 2u);  // batch 1 alone, then 4-8
+  EXPECT_EQ(count(l1, "<circle "), 1u);    // the dot of batch 1
+  const std::string graph = group("T_graph: CUDA graph replay");
+  EXPECT_EQ(count(graph, "<polyline "), 2u);  // batch 1-2, then 8-16
+  EXPECT_EQ(count(group("T_stream: calls back to back"), "<polyline "), 1u);
+  const std::size_t band = svg.find("<title>T_graph: CUDA graph replay: 95% interval");
+  ASSERT_NE(band, std::string::npos);
+  EXPECT_EQ(count(svg.substr(band, svg.find("</g>", band) - band), "<polygon "), 2u);
+  EXPECT_EQ(count(svg, "class=\"point\""), 4u * 5u - 1u);  // T_stream, T_call, T_graph, T_k
 }
 
 // ---- Time-based complexity chart ------------------------------------------------------
