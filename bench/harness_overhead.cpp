@@ -3,7 +3,7 @@
 // prepared operator, in alternating rounds, and the times are compared. Prints one
 // table per experiment and a summary of the ratios.
 //
-//   harness_overhead [--rounds N] [--only cupti]
+//   harness_overhead [--rounds N] [--only cupti|instances]
 //
 // --only cupti runs E1 alone (a fresh process per repetition: its "before" is a
 // process that never touched CUPTI).
@@ -26,9 +26,15 @@
 //               free before and after 100 calls (a per-call allocation shows).
 //  E7 times     T_call, T_stream, T_graph, T_k (trace) and the issue time of each
 //               case side by side: where the old single time (T_call) stood.
-//  E8 host      the host's speed (measure/host_probe.hpp) and the LSTM call's issue
-//               time, side by side every 50 ms for a few seconds: whether the
-//               host-bound times follow the host's own speed.
+//  E8 host      the host's speed (measure/host_probe.hpp: core, memory, OS) and the
+//               LSTM call's issue time, side by side every 50 ms for a few
+//               seconds: whether the host-bound times follow the host's speed,
+//               and which part of it.
+//  E9 instances  eight separately prepared instances of one host-bound call (the
+//               LSTM with cuDNN's persistent algorithm, fp32, batch 8; the conv at
+//               batch 1), their issue times in alternating rounds: whether the
+//               host's cost is a property of the instance (stable across rounds,
+//               different between instances) or of the moment (moving together).
 // A ratio is B / A of the medians over the rounds; "noise" is the A-against-A
 // difference of the same rounds (each round measures A twice around B).
 #include <algorithm>
@@ -210,58 +216,113 @@ void cupti_experiment(const std::vector<Case>& all, const std::shared_ptr<CudnnH
     }
 }
 
-// E8: does the issue time of a host-bound call follow the host's own speed?
+// Pearson correlation of two equally long series (0 where either is constant).
+double correlation(const std::vector<double>& x, const std::vector<double>& y) {
+  const double n = static_cast<double>(x.size());
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) mx += x[i] / n, my += y[i] / n;
+  double cov = 0, vx = 0, vy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    cov += (x[i] - mx) * (y[i] - my);
+    vx += (x[i] - mx) * (x[i] - mx);
+    vy += (y[i] - my) * (y[i] - my);
+  }
+  return vx > 0 && vy > 0 ? cov / std::sqrt(vx * vy) : 0.0;
+}
+
+double max_over_min(const std::vector<double>& v) {
+  const auto [low, high] = std::minmax_element(v.begin(), v.end());
+  return *high / *low;
+}
+
+// E8: does the issue time of a host-bound call follow the host's own speed, and
+// which part of it: the core, the memory system or the OS (measure/host_probe.hpp)?
 void host_experiment(const Case& c, const std::shared_ptr<CudnnHandle>& cudnn,
                      const Stream& stream) {
-  std::printf("\n== E8 host: host probe and the issue time of %s, every 50 ms\n", c.label.c_str());
+  std::printf("\n== E8 host: host probes and the issue time of %s, every 50 ms\n", c.label.c_str());
   std::unique_ptr<Operator> op = prepared(c, cudnn);
   const CallUnderTest call = run_of(*op);
   warm_up(call, stream.get());
   const StopRule quick{.min_samples = 20, .max_samples = 20, .budget_s = 1};
-  std::vector<double> probes, issues;
+  std::vector<double> compute, memory, kernel, issues;
   for (int i = 0; i < 80; ++i) {
-    probes.push_back(host_probe_seconds());
+    const HostProbe probe = probe_host();
+    compute.push_back(probe.compute_s);
+    memory.push_back(probe.memory_s);
+    kernel.push_back(probe.kernel_s);
     issues.push_back(time_synchronized(call, stream.get(), quick).issue.stats.median_s);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  // Pearson correlation of the two series, and each one's max / min.
-  const double n = static_cast<double>(probes.size());
-  double mp = 0, mi = 0;
-  for (std::size_t i = 0; i < probes.size(); ++i) mp += probes[i] / n, mi += issues[i] / n;
-  double cov = 0, vp = 0, vi = 0;
-  for (std::size_t i = 0; i < probes.size(); ++i) {
-    cov += (probes[i] - mp) * (issues[i] - mi);
-    vp += (probes[i] - mp) * (probes[i] - mp);
-    vi += (issues[i] - mi) * (issues[i] - mi);
+  std::printf("issue: median %.2f us, max/min %.3f\n", median_of(issues) * 1e6,
+              max_over_min(issues));
+  const std::pair<const char*, const std::vector<double>*> probes[] = {
+      {"compute", &compute}, {"memory", &memory}, {"kernel", &kernel}};
+  for (const auto& [name, series] : probes)
+    std::printf("probe %-8s median %8.2f us, max/min %.3f, correlation with issue %.3f\n", name,
+                median_of(*series) * 1e6, max_over_min(*series), correlation(*series, issues));
+  std::string rows;
+  for (std::size_t i = 0; i < issues.size(); ++i) {
+    char row[64];
+    std::snprintf(row, sizeof row, "%.0f/%.0f/%.0f/%.1f ", compute[i] * 1e6, memory[i] * 1e6,
+                  kernel[i] * 1e6, issues[i] * 1e6);
+    rows += row;
   }
-  const auto [pmin, pmax] = std::minmax_element(probes.begin(), probes.end());
-  const auto [imin, imax] = std::minmax_element(issues.begin(), issues.end());
-  std::printf(
-      "host probe: median %.2f us, max/min %.3f; issue: median %.2f us, max/min %.3f; "
-      "correlation %.3f\n",
-      median_of(probes) * 1e6, *pmax / *pmin, median_of(issues) * 1e6, *imax / *imin,
-      vp > 0 && vi > 0 ? cov / std::sqrt(vp * vi) : 0.0);
-  std::string series;
-  for (std::size_t i = 0; i < probes.size(); ++i) {
-    char pair[48];
-    std::snprintf(pair, sizeof pair, "%.1f/%.1f ", probes[i] * 1e6, issues[i] * 1e6);
-    series += pair;
+  std::printf("compute/memory/kernel probe / issue, us: %s\n", rows.c_str());
+}
+
+// E9: is a host-bound call's issue time a property of its prepared instance?
+void instance_experiment(const std::shared_ptr<CudnnHandle>& cudnn, const Stream& stream,
+                         int rounds) {
+  const nlohmann::json lstm = {{"batch", 8},
+                               {"seq_length", 16},
+                               {"input_size", 32},
+                               {"hidden_size", 16},
+                               {"pass", "inference"},
+                               {"precision", "fp32"},
+                               {"algorithm", "persist_static_small_h"}};
+  const Case conv = cases()[0];
+  const StopRule quick{.min_samples = 40, .max_samples = 40, .budget_s = 1};
+  for (const Case& c : {Case{"lstm fp32 persist b8", "lstm", lstm}, conv}) {
+    std::printf("\n== E9 instances: issue time (us) of 8 instances of %s, %d rounds\n",
+                c.label.c_str(), rounds);
+    std::vector<std::unique_ptr<Operator>> ops;
+    for (int i = 0; i < 8; ++i) ops.push_back(prepared(c, cudnn));
+    std::vector<std::vector<double>> issue(ops.size());
+    for (int r = 0; r < rounds; ++r)
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const CallUnderTest call = run_of(*ops[i]);
+        warm_up(call, stream.get());
+        issue[i].push_back(time_synchronized(call, stream.get(), quick).issue.stats.median_s);
+      }
+    std::vector<double> medians;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      std::string row;
+      for (double v : issue[i]) {
+        char cell[16];
+        std::snprintf(cell, sizeof cell, " %6.1f", v * 1e6);
+        row += cell;
+      }
+      const auto [low, high] = std::minmax_element(issue[i].begin(), issue[i].end());
+      medians.push_back(median_of(issue[i]));
+      std::printf("instance %zu:%s   median %.1f, max/min within %.3f\n", i, row.c_str(),
+                  medians.back() * 1e6, *high / *low);
+    }
+    const auto [low, high] = std::minmax_element(medians.begin(), medians.end());
+    std::printf("between instances: max/min of the medians %.3f\n", *high / *low);
   }
-  std::printf("probe/issue us: %s\n", series.c_str());
 }
 
 int main_checked(int argc, char** argv) {
   int rounds = 4;
-  bool only_cupti = false;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--rounds" && i + 1 < argc) {
       rounds = std::max(1, std::atoi(argv[++i]));
     } else if (std::string(argv[i]) == "--only" && i + 1 < argc &&
-               std::string(argv[i + 1]) == "cupti") {
-      only_cupti = true;
-      ++i;
+               (std::string(argv[i + 1]) == "cupti" || std::string(argv[i + 1]) == "instances")) {
+      only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: harness_overhead [--rounds N] [--only cupti]\n");
+      std::fprintf(stderr, "usage: harness_overhead [--rounds N] [--only cupti|instances]\n");
       return 1;
     }
   }
@@ -273,8 +334,13 @@ int main_checked(int argc, char** argv) {
   const Stream stream;
   const cudaStream_t s = stream.get();
   const std::vector<Case> all = cases();
+  if (only == "instances") {
+    instance_experiment(cudnn, stream, rounds);
+    host_experiment(all.back(), cudnn, stream);
+    return 0;
+  }
   cupti_experiment(all, cudnn, stream);
-  if (only_cupti) return 0;
+  if (only == "cupti") return 0;
 
   std::printf("\n== E2 api, E3 nvml, E4 pinning, E5 sleep\n");
   const ClockReader clocks(gpu.index);

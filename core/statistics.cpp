@@ -86,19 +86,38 @@ bool interval_converged(std::span<const double> samples, const StopRule& rule) {
   return (interval.high - interval.low) / (2 * interval.median) <= rule.target_relative_ci;
 }
 
+void sample_interleaved(std::span<Sampler> samplers, double slice) {
+  bool any_running = true;
+  while (any_running) {
+    any_running = false;
+    for (Sampler& s : samplers) {
+      if (s.stopped) continue;
+      const int have = static_cast<int>(s.samples.size());
+      int wanted = std::max({s.first_round, have / 4, s.rule.min_samples - have, 1});
+      if (have > 0 && s.spent_s > 0) {
+        const double per_sample = s.spent_s / have;
+        const double fits = std::floor(slice * s.rule.budget_s / per_sample);
+        wanted = std::min(wanted, static_cast<int>(std::clamp(fits, 1.0, 1e9)));
+      }
+      const auto start = std::chrono::steady_clock::now();
+      s.round(std::min(wanted, std::max(s.rule.max_samples - have, 1)), s.samples);
+      ++s.rounds;
+      s.converged = interval_converged(s.samples, s.rule);
+      s.spent_s += seconds_since(start);  // the check is part of the pass's cost
+      s.stopped = s.converged || static_cast<int>(s.samples.size()) >= s.rule.max_samples ||
+                  s.spent_s >= s.rule.budget_s;
+      any_running = any_running || !s.stopped;
+    }
+  }
+}
+
 bool sample_until_converged(const StopRule& rule, std::vector<double>& samples,
                             const std::function<void(int, std::vector<double>&)>& round,
                             int first_round) {
-  const auto start = std::chrono::steady_clock::now();
-  while (true) {
-    const int have = static_cast<int>(samples.size());
-    const int wanted = std::max({first_round, have / 4, rule.min_samples - have, 1});
-    round(std::min(wanted, std::max(rule.max_samples - have, 1)), samples);
-    if (interval_converged(samples, rule)) return true;
-    if (static_cast<int>(samples.size()) >= rule.max_samples ||
-        seconds_since(start) >= rule.budget_s)
-      return false;
-  }
+  Sampler alone{rule, round, first_round, std::move(samples)};
+  sample_interleaved(std::span(&alone, 1), 1e9);  // rounds never capped
+  samples = std::move(alone.samples);
+  return alone.converged;
 }
 
 }  // namespace timeroof

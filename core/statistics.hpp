@@ -53,10 +53,31 @@ struct StopRule {
 // uses fewer resamples than the reported interval (it runs after every round).
 bool interval_converged(std::span<const double> samples, const StopRule& rule);
 
-// Calls `round(n, samples)`, which appends n new samples, until `rule` stops it;
-// rounds grow with the samples (a quarter of them, at least `first_round`), so
-// the interval is checked O(log n) times. Returns whether the interval
-// converged; false means the budget or max_samples ended it.
+// One time sampled in rounds: `round(n, samples)` appends n new samples. It
+// stops under its own `rule`: converged, or max_samples or its budget (counted
+// over its own rounds only) spent.
+struct Sampler {
+  StopRule rule;
+  std::function<void(int, std::vector<double>&)> round;
+  int first_round = 10;
+  std::vector<double> samples;
+  bool converged = false;
+  bool stopped = false;
+  double spent_s = 0;  // seconds in its own rounds
+  int rounds = 0;
+};
+
+// Takes one round of each sampler that has not stopped, in turn, until all have.
+// Rounds grow with the samples (a quarter of them, at least `first_round`), so
+// each interval is checked O(log n) times, but a round is capped at about
+// `slice` x its budget (from its own seconds per sample so far): the passes over
+// one call then alternate many times, and a drift in clocks, power or the host's
+// speed falls on all of them alike instead of on whichever ran last.
+void sample_interleaved(std::span<Sampler> samplers, double slice = 0.125);
+
+// One sampler alone (no cap on its rounds): calls `round` until `rule` stops it.
+// Returns whether the interval converged; false means the budget or max_samples
+// ended it.
 bool sample_until_converged(const StopRule& rule, std::vector<double>& samples,
                             const std::function<void(int, std::vector<double>&)>& round,
                             int first_round = 10);

@@ -8,9 +8,11 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <string>
 
 #include "core/statistics.hpp"
 #include "measure/call_under_test.hpp"
+#include "measure/sequence_timing.hpp"
 
 namespace timeroof {
 
@@ -20,8 +22,14 @@ struct BackToBackOptions {
   int max_calls_per_sample = 1000;
 };
 
-// `per_call_estimate_s` (e.g. T_call's median) sizes the samples. `while_busy`
-// runs once per chunk while the GPU works (e.g. a clock reading).
+// The sequence (sequence_timing.hpp) that times calls back to back:
+// `per_call_estimate_s` (e.g. T_call's median) sizes the samples.
+SequenceOptions back_to_back_sequence(double per_call_estimate_s,
+                                      const BackToBackOptions& options = {});
+// The sentence stored with the time.
+std::string back_to_back_method(const CallUnderTest& call, const SequenceOptions& sequence);
+
+// `while_busy` runs once per chunk while the GPU works (e.g. a clock reading).
 MeasuredTime time_back_to_back(const CallUnderTest& call, cudaStream_t stream, const StopRule& rule,
                                double per_call_estimate_s, const BackToBackOptions& options = {},
                                const std::function<void()>& while_busy = nullptr);

@@ -74,17 +74,26 @@ double pilot_seconds(const GraphExec& exec, cudaStream_t stream) {
 
 }  // namespace
 
-GraphReplay time_graph_replay(const CallUnderTest& call, cudaStream_t stream, const StopRule& rule,
-                              const GraphReplayOptions& options) {
-  GraphReplay replay;
-  Captured captured = capture(call, stream, 1);
-  if (!captured.failure.empty()) {
-    replay.unavailable = captured.failure;
-    return replay;
+struct GraphReplaySampler::Prepared {
+  const CallUnderTest& call;
+  GraphReplay replay;  // copies, nodes, unavailable
+  Captured captured;
+  std::optional<SequenceSampler> sequence;
+  int launches_per_sample = 1;
+};
+
+GraphReplaySampler::GraphReplaySampler(const CallUnderTest& call, cudaStream_t stream,
+                                       const GraphReplayOptions& options,
+                                       std::function<void()> while_busy)
+    : prepared_(std::make_unique<Prepared>(Prepared{call, {}, capture(call, stream, 1)})) {
+  Prepared& p = *prepared_;
+  if (!p.captured.failure.empty()) {
+    p.replay.unavailable = p.captured.failure;
+    return;
   }
-  replay.copies = 1;
-  replay.nodes_per_call = captured.nodes;
-  double per_replay = pilot_seconds(captured.exec, stream);
+  p.replay.copies = 1;
+  p.replay.nodes_per_call = p.captured.nodes;
+  double per_replay = pilot_seconds(p.captured.exec, stream);
   if (!call.prelude) {
     // More copies per graph (x8 at a time) while they lower the pilot's time per
     // call by 2% or more: what remains is the device's floor, not the host's
@@ -94,36 +103,65 @@ GraphReplay time_graph_replay(const CallUnderTest& call, cudaStream_t stream, co
     // per call with 1 copy, 41.7 us with 256), and one that looked hidden still
     // cost a small conv 8% (H100, batch 2: 8.8 us with 1 copy, 8.1 with 8).
     const int node_cap = static_cast<int>(
-        std::max<std::size_t>(1, options.max_nodes / std::max<std::size_t>(1, captured.nodes)));
+        std::max<std::size_t>(1, options.max_nodes / std::max<std::size_t>(1, p.captured.nodes)));
     const int cap = std::min(options.max_copies, node_cap);
-    while (replay.copies < cap) {
-      const int copies = std::min(cap, replay.copies * 8);
+    while (p.replay.copies < cap) {
+      const int copies = std::min(cap, p.replay.copies * 8);
       Captured larger = capture(call, stream, copies);
       if (!larger.failure.empty()) break;  // keep the smaller graph
       const double larger_per_replay = pilot_seconds(larger.exec, stream);
-      if (larger_per_replay / copies > (1 - options.min_gain) * per_replay / replay.copies) break;
-      captured = std::move(larger);
-      replay.copies = copies;
+      if (larger_per_replay / copies > (1 - options.min_gain) * per_replay / p.replay.copies) break;
+      p.captured = std::move(larger);
+      p.replay.copies = copies;
       per_replay = larger_per_replay;
     }
   }
   SequenceOptions sequence;
-  sequence.calls_per_launch = replay.copies;
+  sequence.calls_per_launch = p.replay.copies;
   sequence.launches_per_sample =
       launches_for(options.sample_seconds, per_replay, options.max_launches_per_sample);
+  p.launches_per_sample = sequence.launches_per_sample;
+  const GraphExec& exec = p.captured.exec;
+  p.sequence.emplace([&exec](cudaStream_t s) { launch(exec, s); }, call.prelude, stream, sequence,
+                     std::move(while_busy));
+}
+
+GraphReplaySampler::~GraphReplaySampler() = default;
+
+bool GraphReplaySampler::available() const {
+  return prepared_->sequence.has_value();
+}
+
+void GraphReplaySampler::round(int n, std::vector<double>& samples) {
+  prepared_->sequence->round(n, samples);
+}
+
+GraphReplay GraphReplaySampler::result(std::span<const double> samples, bool converged) const {
+  const Prepared& p = *prepared_;
+  GraphReplay replay = p.replay;
+  if (!available()) return replay;
   MeasuredTime time;
-  time.stats = time_sequence([&](cudaStream_t s) { launch(captured.exec, s); }, call.prelude,
-                             stream, rule, sequence);
+  time.stats = time_stats(samples, p.sequence->calls_per_sample(), converged);
   time.method =
       "the call captured " + std::to_string(replay.copies) +
       (replay.copies == 1 ? " time" : " times") +
       " into one CUDA graph (thread-local stream capture), the graph replayed back to "
       "back" +
-      (call.prelude
-           ? " with the prelude (L2 flush) before each replay, events around each"
-           : ", events every " + std::to_string(sequence.launches_per_sample) + " replays");
+      (p.call.prelude ? " with the prelude (L2 flush) before each replay, events around each"
+                      : ", events every " + std::to_string(p.launches_per_sample) + " replays");
   replay.time = std::move(time);
   return replay;
+}
+
+GraphReplay time_graph_replay(const CallUnderTest& call, cudaStream_t stream, const StopRule& rule,
+                              const GraphReplayOptions& options) {
+  GraphReplaySampler sampler(call, stream, options);
+  if (!sampler.available()) return sampler.result({}, false);
+  std::vector<double> samples;
+  const bool converged = sample_until_converged(
+      rule, samples, [&](int n, std::vector<double>& s) { sampler.round(n, s); },
+      SequenceOptions{}.samples_per_chunk);
+  return sampler.result(samples, converged);
 }
 
 }  // namespace timeroof

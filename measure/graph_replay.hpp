@@ -13,8 +13,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "core/statistics.hpp"
 #include "measure/call_under_test.hpp"
@@ -36,9 +40,30 @@ struct GraphReplay {
   std::size_t nodes_per_call = 0;    // graph nodes one call captured
 };
 
-// Throws only for failures outside the capture (a broken stream, a failed
-// replay); a call that cannot be captured gives `unavailable` and leaves the
+// The graph built once (capture, copies chosen by pilots, uploaded), then timed
+// in rounds (core/statistics.hpp Sampler) by round(n, samples). Throws only for
+// failures outside the capture (a broken stream, a failed replay); a call that
+// cannot be captured leaves available() false, with why in result(), and the
 // stream usable.
+class GraphReplaySampler {
+ public:
+  GraphReplaySampler(const CallUnderTest& call, cudaStream_t stream,
+                     const GraphReplayOptions& options = {},
+                     std::function<void()> while_busy = nullptr);
+  ~GraphReplaySampler();
+  GraphReplaySampler(const GraphReplaySampler&) = delete;
+  GraphReplaySampler& operator=(const GraphReplaySampler&) = delete;
+
+  bool available() const;
+  void round(int n, std::vector<double>& samples);
+  // The copies and nodes, and the time of `samples` (none when unavailable).
+  GraphReplay result(std::span<const double> samples, bool converged) const;
+
+ private:
+  struct Prepared;
+  std::unique_ptr<Prepared> prepared_;
+};
+
 GraphReplay time_graph_replay(const CallUnderTest& call, cudaStream_t stream, const StopRule& rule,
                               const GraphReplayOptions& options = {});
 

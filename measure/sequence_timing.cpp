@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
+#include <utility>
 
 #include "gpu/check.hpp"
-#include "gpu/handles.hpp"
 
 namespace timeroof {
 
@@ -15,49 +14,65 @@ int launches_for(double sample_seconds, double launch_estimate_s, int max_launch
   return static_cast<int>(std::clamp(launches, 1.0, static_cast<double>(max_launches)));
 }
 
+SequenceSampler::SequenceSampler(std::function<void(cudaStream_t)> launch,
+                                 std::function<void(cudaStream_t)> prelude, cudaStream_t stream,
+                                 const SequenceOptions& options, std::function<void()> while_busy)
+    : launch_(std::move(launch)),
+      prelude_(std::move(prelude)),
+      stream_(stream),
+      options_(options),
+      while_busy_(std::move(while_busy)),
+      // Cold samples are one unit each.
+      launches_per_sample_(prelude_ ? 1 : std::max(1, options.launches_per_sample)),
+      calls_per_sample_(launches_per_sample_ * std::max(1, options.calls_per_launch)) {
+  options_.samples_per_chunk = std::max(1, options.samples_per_chunk);
+  // Warm: chunk + 1 events mark chunk samples; cold: a start and a stop per sample.
+  const int chunk = options_.samples_per_chunk;
+  events_.resize(static_cast<std::size_t>(prelude_ ? 2 * chunk : chunk + 1));
+}
+
+int SequenceSampler::chunk(int samples_wanted, std::vector<double>& samples) {
+  const int m = std::min(samples_wanted, options_.samples_per_chunk);
+  const bool cold = static_cast<bool>(prelude_);
+  if (cold) {
+    for (int j = 0; j < m; ++j) {
+      prelude_(stream_);
+      events_[2 * j].record(stream_);
+      launch_(stream_);
+      events_[2 * j + 1].record(stream_);
+    }
+  } else {
+    for (int i = 0; i < options_.lead_launches; ++i) launch_(stream_);
+    events_[0].record(stream_);
+    for (int j = 1; j <= m; ++j) {
+      for (int i = 0; i < launches_per_sample_; ++i) launch_(stream_);
+      events_[j].record(stream_);
+    }
+  }
+  if (while_busy_) while_busy_();
+  events_[cold ? 2 * m - 1 : m].synchronize();
+  for (int j = 0; j < m; ++j) {
+    const double seconds = cold ? events_[2 * j + 1].seconds_since(events_[2 * j])
+                                : events_[j + 1].seconds_since(events_[j]);
+    samples.push_back(seconds / calls_per_sample_);
+  }
+  return m;
+}
+
+void SequenceSampler::round(int n, std::vector<double>& samples) {
+  while (n > 0) n -= chunk(n, samples);
+}
+
 TimeStats time_sequence(const std::function<void(cudaStream_t)>& launch,
                         const std::function<void(cudaStream_t)>& prelude, cudaStream_t stream,
                         const StopRule& rule, const SequenceOptions& options,
                         const std::function<void()>& while_busy) {
-  const bool cold = static_cast<bool>(prelude);
-  const int per_sample = cold ? 1 : std::max(1, options.launches_per_sample);
-  const int chunk = std::max(1, options.samples_per_chunk);
-  // Warm: chunk + 1 events mark chunk samples; cold: a start and a stop per sample.
-  std::vector<Event> events(static_cast<std::size_t>(cold ? 2 * chunk : chunk + 1));
-  const double calls_per_sample = static_cast<double>(per_sample) * options.calls_per_launch;
-
-  auto run_chunk = [&](int samples_wanted, std::vector<double>& samples) {
-    const int m = std::min(samples_wanted, chunk);
-    if (cold) {
-      for (int j = 0; j < m; ++j) {
-        prelude(stream);
-        events[2 * j].record(stream);
-        launch(stream);
-        events[2 * j + 1].record(stream);
-      }
-    } else {
-      for (int i = 0; i < options.lead_launches; ++i) launch(stream);
-      events[0].record(stream);
-      for (int j = 1; j <= m; ++j) {
-        for (int i = 0; i < per_sample; ++i) launch(stream);
-        events[j].record(stream);
-      }
-    }
-    if (while_busy) while_busy();
-    events[cold ? 2 * m - 1 : m].synchronize();
-    for (int j = 0; j < m; ++j) {
-      const double seconds = cold ? events[2 * j + 1].seconds_since(events[2 * j])
-                                  : events[j + 1].seconds_since(events[j]);
-      samples.push_back(seconds / calls_per_sample);
-    }
-    return m;
-  };
-  auto round = [&](int n, std::vector<double>& samples) {
-    while (n > 0) n -= run_chunk(n, samples);
-  };
+  SequenceSampler sampler(launch, prelude, stream, options, while_busy);
   std::vector<double> samples;
-  const bool converged = sample_until_converged(rule, samples, round, chunk);
-  return time_stats(samples, static_cast<int>(calls_per_sample), converged);
+  const bool converged = sample_until_converged(
+      rule, samples, [&](int n, std::vector<double>& s) { sampler.round(n, s); },
+      options.samples_per_chunk);
+  return time_stats(samples, sampler.calls_per_sample(), converged);
 }
 
 }  // namespace timeroof

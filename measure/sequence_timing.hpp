@@ -16,9 +16,11 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <vector>
 
 #include "core/results.hpp"
 #include "core/statistics.hpp"
+#include "gpu/handles.hpp"
 
 namespace timeroof {
 
@@ -29,8 +31,31 @@ struct SequenceOptions {
   int calls_per_launch = 1;  // calls in one unit (graph copies): samples are per call
 };
 
-// Per-call samples until `rule` stops; `while_busy`, if set, runs once per
-// chunk after its launches are enqueued, while the GPU works through them.
+// The sequence loop in rounds (core/statistics.hpp Sampler): round(n, samples)
+// appends n per-call samples, in chunks of at most samples_per_chunk with one
+// synchronization each. `while_busy`, if set, runs once per chunk after its
+// launches are enqueued, while the GPU works through them.
+class SequenceSampler {
+ public:
+  SequenceSampler(std::function<void(cudaStream_t)> launch,
+                  std::function<void(cudaStream_t)> prelude, cudaStream_t stream,
+                  const SequenceOptions& options, std::function<void()> while_busy = nullptr);
+  void round(int n, std::vector<double>& samples);
+  int calls_per_sample() const { return calls_per_sample_; }
+
+ private:
+  int chunk(int samples_wanted, std::vector<double>& samples);
+
+  std::function<void(cudaStream_t)> launch_, prelude_;
+  cudaStream_t stream_;
+  SequenceOptions options_;
+  std::function<void()> while_busy_;
+  int launches_per_sample_;
+  int calls_per_sample_;
+  std::vector<Event> events_;
+};
+
+// Per-call samples until `rule` stops.
 TimeStats time_sequence(const std::function<void(cudaStream_t)>& launch,
                         const std::function<void(cudaStream_t)>& prelude, cudaStream_t stream,
                         const StopRule& rule, const SequenceOptions& options,

@@ -25,6 +25,7 @@
 #include "measure/counter_collection.hpp"
 #include "measure/graph_replay.hpp"
 #include "measure/host_probe.hpp"
+#include "measure/interleaved.hpp"
 #include "measure/l2_flush.hpp"
 #include "measure/pinned_thread.hpp"
 #include "measure/synchronized.hpp"
@@ -36,6 +37,12 @@
 namespace timeroof {
 
 namespace {
+
+// A measured value, or null where there is none.
+template <typename T>
+nlohmann::json optional_json(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
 
 OperatorNeeds needs_of(const Operator& op) {
   using P = OperatorNeeds::Precision;
@@ -276,23 +283,26 @@ struct SweepRunner::State {
   }
 
   // Step 5: warm-up, then T_call (with the host issue time), T_stream and
-  // T_graph, each until its interval is narrow enough or its budget is spent,
-  // the measuring thread pinned to its core.
+  // T_graph in alternating rounds (measure/interleaved.hpp), each until its
+  // interval is narrow enough or its budget is spent, the measuring thread
+  // pinned to its core.
   void timing_pass(Operator& op, const Transfers& transfers, Point& point) {
     const cudaStream_t s = stream.get();
     const CallUnderTest under_test = call_under_test(op, transfers);
     const PinnedThread pinned;
-    const double probe_before = host_probe_seconds();
+    const HostProbe probe_before = probe_host();
+    const int core = pinned.core().value_or(-1);
+    const std::optional<double> steal_before = steal_seconds(core);
     warm_up(under_test, s, options.warmup);
-    const SynchronizedTimes synchronized = time_synchronized(under_test, s, options.call_rule);
-    std::optional<double> sm_clock;
     const ClockReader& reader = clocks();
-    const MeasuredTime back_to_back = time_back_to_back(
-        under_test, s, options.stream_rule, synchronized.call.stats.median_s, {}, [&] {
-          if (!sm_clock) sm_clock = reader.read().sm_hz;  // once, while the GPU is busy
-        });
-    const GraphReplay graph = time_graph_replay(under_test, s, options.graph_rule);
-    const double probe_after = host_probe_seconds();
+    const ThreeTimes three = time_three_interleaved(
+        under_test, s, {options.call_rule, options.stream_rule, options.graph_rule},
+        [&reader] { return reader.read().sm_hz; });
+    const SynchronizedTimes& synchronized = three.synchronized;
+    const MeasuredTime& back_to_back = three.stream;
+    const GraphReplay& graph = three.graph;
+    const HostProbe probe_after = probe_host();
+    const std::optional<double> steal_after = steal_seconds(core);
 
     Timing& t = point.timing;
     t.call = synchronized.call.stats;
@@ -320,11 +330,27 @@ struct SweepRunner::State {
            {{"call", options.call_rule.budget_s},
             {"stream", options.stream_rule.budget_s},
             {"graph", options.graph_rule.budget_s}}}}},
-        {"sm_clock_hz", sm_clock ? nlohmann::json(*sm_clock) : nlohmann::json(nullptr)},
-        {"pinned_core", pinned.core() ? nlohmann::json(*pinned.core()) : nlohmann::json(nullptr)},
+        // NVML's SM clock, the median of one reading per round of each pass.
+        {"sm_clock_hz",
+         {{"call", optional_json(synchronized.call.sm_clock_hz)},
+          {"stream", optional_json(back_to_back.sm_clock_hz)},
+          {"graph", graph.time ? optional_json(graph.time->sm_clock_hz) : nlohmann::json()}}},
+        {"rounds",
+         {{"call", three.call_rounds},
+          {"stream", three.stream_rounds},
+          {"graph", three.graph_rounds}}},
+        {"pinned_core", optional_json(pinned.core())},
         // The host's speed before and after (measure/host_probe.hpp): host-bound
         // times scale with it.
-        {"host_probe_s", {probe_before, probe_after}},
+        {"host_probe_s", {probe_before.compute_s, probe_after.compute_s}},
+        {"host_memory_probe_s", {probe_before.memory_s, probe_after.memory_s}},
+        {"host_kernel_probe_s", {probe_before.kernel_s, probe_after.kernel_s}},
+        // Time the hypervisor took from the pinned core (all cores where it is
+        // not pinned) during the passes: a slow host-bound time with steal > 0
+        // was the host's being taken away.
+        {"steal_s", steal_before && steal_after
+                        ? nlohmann::json(std::max(0.0, *steal_after - *steal_before))
+                        : nlohmann::json(nullptr)},
         {"l2", flusher ? "cold" : "warm"},
         {"after_cupti", cupti_attached}};
     if (!pinned.core()) point.details["timing"]["pin_failure"] = pinned.failure();

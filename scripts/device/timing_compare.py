@@ -265,14 +265,26 @@ def point_kernel_names(point):
 # Repeatability
 
 
-def host_probe_s(point):
-    """The host's speed probe around the point's timing (details.timing.host_probe_s:
-    seconds of a fixed CPU workload before and after), their mean; None if absent."""
-    probe = ((point.get("details") or {}).get("timing") or {}).get("host_probe_s")
+HOST_PROBES = {"compute": "host_probe_s", "memory": "host_memory_probe_s",
+               "kernel": "host_kernel_probe_s"}
+
+
+def host_probe_s(point, key="host_probe_s"):
+    """A host speed probe around the point's timing (details.timing.<key>: seconds of
+    a fixed workload before and after; host_probe_s the CPU core's, host_memory_probe_s
+    the memory system's, host_kernel_probe_s the OS's), their mean; None if absent."""
+    probe = ((point.get("details") or {}).get("timing") or {}).get(key)
     if isinstance(probe, list):
         values = [v for v in probe if isinstance(v, (int, float)) and v > 0]
         return sum(values) / len(values) if values else None
     return probe if isinstance(probe, (int, float)) and probe > 0 else None
+
+
+def steal_s(point):
+    """Seconds the hypervisor took from the measuring core during the point's timing
+    (details.timing.steal_s); None if absent."""
+    steal = ((point.get("details") or {}).get("timing") or {}).get("steal_s")
+    return steal if isinstance(steal, (int, float)) and steal >= 0 else None
 
 
 HOST_MOVED = 0.05  # a probe ratio beyond +-5% means the host ran at another speed
@@ -303,7 +315,7 @@ def repeatability(run1, run2, min_s=20e-6):
         pairs.append((p, q))
     for kind in TIMES:
         tol = REPEAT_TOLERANCE[kind]
-        rows, eligible, within, not_converged, host_misses = [], 0, 0, 0, 0
+        rows, eligible, within, not_converged, host_misses, steal_misses = [], 0, 0, 0, 0, 0
         for p, q in pairs:
             a, b = median_s(p, kind), median_s(q, kind)
             if a is None or b is None or a <= 0 or b <= 0:
@@ -316,22 +328,32 @@ def repeatability(run1, run2, min_s=20e-6):
             counted = max(a, b) >= min_s
             probe1, probe2 = host_probe_s(p), host_probe_s(q)
             host_ratio = probe2 / probe1 if probe1 and probe2 else None
-            host_explained = not ok and moved_with_host(ratio, host_ratio)
+            probe_ratios = {}
+            for name, key in HOST_PROBES.items():
+                v1, v2 = host_probe_s(p, key), host_probe_s(q, key)
+                if v1 and v2:
+                    probe_ratios[name] = v2 / v1
+            host_explained = not ok and any(moved_with_host(ratio, r) for r in probe_ratios.values())
+            steals = [v for v in (steal_s(p), steal_s(q)) if v is not None]
+            stolen = not ok and any(v > 0 for v in steals)
             rows.append({"point": label(p, keys), "op": p.get("op"), "precision": p.get("precision"),
                          "params": p["_params"], "run1_s": a, "run2_s": b, "ratio": ratio,
                          "within": ok, "eligible": counted, "host_ratio": host_ratio,
-                         "host_explained": host_explained})
+                         "host_explained": host_explained, "probe_ratios": probe_ratios,
+                         "steal_s": steals, "stolen": stolen})
             if counted:
                 eligible += 1
                 within += ok
                 host_misses += host_explained
+                steal_misses += stolen
         share = within / eligible if eligible else None
         verdict = "PASS" if share is not None and share >= REPEAT_SHARE else "MISS"
         worst = sorted((r for r in rows if r["eligible"]), key=lambda r: -abs(math.log(r["ratio"])))
         result["times"][kind] = {"tolerance": tol, "eligible": eligible, "within": within,
                                  "share": share, "target_share": REPEAT_SHARE, "verdict": verdict,
                                  "not_converged_samples": not_converged,
-                                 "misses_with_host_speed": host_misses, "rows": rows,
+                                 "misses_with_host_speed": host_misses,
+                                 "misses_with_steal": steal_misses, "rows": rows,
                                  "worst": worst[:5]}
     return result
 
@@ -678,12 +700,17 @@ def render(report):
             misses = t["eligible"] - t["within"]
             if misses:
                 w(f"    {t.get('misses_with_host_speed', 0)} of the {misses} outside moved with the "
-                  f"host's own speed (host probe beyond +-{HOST_MOVED:.0%}, same direction)")
+                  f"host's own speed (a host probe, core, memory or OS, beyond +-{HOST_MOVED:.0%}, "
+                  "same direction); "
+                  f"{t.get('misses_with_steal', 0)} had time stolen by the hypervisor from the "
+                  "measuring core")
             for r in t["worst"][:3]:  # the worst three, within the tolerance or not
-                host = (f"  host probe x{r['host_ratio']:.3f}"
-                        if r.get("host_ratio") is not None else "")
+                host = "".join(f"  {name} probe x{v:.3f}"
+                               for name, v in (r.get("probe_ratios") or {}).items())
+                stolen = (f"  steal {'/'.join(f'{v * 1e3:.0f}' for v in r['steal_s'])} ms"
+                          if r.get("steal_s") else "")
                 w(f"    {short(r['point'], 60):60s} {r['run1_s'] * 1e6:9.1f} -> {r['run2_s'] * 1e6:9.1f} us"
-                  f"  x{r['ratio']:.3f}{'' if r['within'] else '  outside'}{host}")
+                  f"  x{r['ratio']:.3f}{'' if r['within'] else '  outside'}{host}{stolen}")
         summary.append(line)
     if rep is None:
         w("not judged: " + "; ".join(report["problems"]))

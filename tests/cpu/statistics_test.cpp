@@ -1,12 +1,14 @@
 // core/statistics: quantiles, the bootstrap interval of the median (its coverage
-// checked by simulation), the stop rule, and TimeStats.
+// checked by simulation), the stop rule, interleaved sampling, and TimeStats.
 #include "core/statistics.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace timeroof {
@@ -110,6 +112,80 @@ TEST(Statistics, SamplingStopsAtTheLimitsAndSaysItDidNotConverge) {
     for (int i = 0; i < n; ++i) s.push_back(wide(rng));
   }));
   EXPECT_LT(samples.size(), 1'000'000u);
+}
+
+// Two passes over one call whose true time drifts up 100% while they are
+// measured (a clock falling under a power cap): one after the other, the later
+// pass reads the slower machine; interleaved, both read the same mixture.
+TEST(Statistics, InterleavedPassesShareADriftThatSequentialPassesSplit) {
+  // (a target no interval reaches, so both run to max_samples)
+  const StopRule rule{
+      .min_samples = 20, .max_samples = 400, .target_relative_ci = 1e-4, .budget_s = 10};
+  auto drifting = [](long& step) {
+    return [&step](int n, std::vector<double>& s) {
+      for (int i = 0; i < n; ++i, ++step)
+        s.push_back(100e-6 * (1 + std::min(step, 800L) / 800.0) * (1 + 0.02 * (step % 7)));
+    };
+  };
+  long step = 0;
+  std::vector<double> first, second;
+  sample_until_converged(rule, first, drifting(step));
+  sample_until_converged(rule, second, drifting(step));
+  EXPECT_GT(median_of(second) / median_of(first), 1.3);  // the drift, read as a difference
+
+  step = 0;
+  std::vector<Sampler> both{{rule, drifting(step)}, {rule, drifting(step)}};
+  sample_interleaved(both);
+  EXPECT_EQ(both[0].samples.size(), 400u);
+  EXPECT_EQ(both[1].samples.size(), 400u);
+  EXPECT_GE(both[0].rounds, 8);  // many alternations, not one each
+  EXPECT_NEAR(median_of(both[1].samples) / median_of(both[0].samples), 1.0, 0.05);
+  EXPECT_FALSE(both[0].converged);
+  EXPECT_TRUE(both[0].stopped && both[1].stopped);
+}
+
+// Each pass stops under its own rule: a steady one converges early and stops
+// taking rounds while a noisy one goes on to its limit.
+TEST(Statistics, InterleavedPassesStopEachUnderItsOwnRule) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> tight(50e-6, 0.05e-6);
+  std::uniform_real_distribution<double> wide(10e-6, 100e-6);
+  std::vector<char> order;
+  auto from = [&](auto& distribution, char name) {
+    return [&distribution, &rng, &order, name](int n, std::vector<double>& s) {
+      order.push_back(name);
+      for (int i = 0; i < n; ++i) s.push_back(distribution(rng));
+    };
+  };
+  const StopRule steady{.min_samples = 20, .max_samples = 5000, .budget_s = 10};
+  const StopRule noisy{.min_samples = 20, .max_samples = 300, .budget_s = 10};
+  std::vector<Sampler> passes{{steady, from(tight, 's')}, {noisy, from(wide, 'n')}};
+  sample_interleaved(passes);
+  EXPECT_TRUE(passes[0].converged);
+  EXPECT_LE(passes[0].samples.size(), 40u);
+  EXPECT_FALSE(passes[1].converged);
+  EXPECT_EQ(passes[1].samples.size(), 300u);
+  ASSERT_GE(order.size(), 3u);
+  EXPECT_EQ(std::string(order.begin(), order.begin() + 2), "sn");  // alternating from the start
+  EXPECT_EQ(std::count(order.begin(), order.end(), 's'), passes[0].rounds);
+  // A round is capped to a slice of its budget: with a tiny budget per sample
+  // estimate, rounds stay small and many.
+  const StopRule slow{.min_samples = 20, .max_samples = 2000, .budget_s = 0.02};
+  std::vector<Sampler> timed{{slow, [](int n, std::vector<double>& s) {
+                                for (int i = 0; i < n; ++i) {
+                                  const auto until = std::chrono::steady_clock::now() +
+                                                     std::chrono::microseconds(100);
+                                  while (std::chrono::steady_clock::now() < until) {
+                                  }
+                                  s.push_back(1e-6 * (1 + i % 50));
+                                }
+                              }}};
+  sample_interleaved(timed, 0.125);
+  EXPECT_FALSE(timed[0].converged);
+  // 0.125 x 20 ms = 2.5 ms a round, 100 us a sample: at most ~25 samples a round
+  // after the first, so a 20 ms budget takes several rounds.
+  EXPECT_GE(timed[0].rounds, 4);
+  EXPECT_LT(timed[0].spent_s, 0.05);
 }
 
 }  // namespace

@@ -9,9 +9,11 @@
 #include <cstdio>
 
 #include "gpu/check.hpp"
+#include "gpu/device.hpp"
 #include "gpu/handles.hpp"
 #include "measure/back_to_back.hpp"
 #include "measure/graph_replay.hpp"
+#include "measure/interleaved.hpp"
 #include "measure/pinned_thread.hpp"
 #include "measure/synchronized.hpp"
 #include "measure/trace_calls.hpp"
@@ -147,6 +149,54 @@ TEST(Measure, ThePreludeStaysOutOfEveryTime) {
     EXPECT_GT(t, 19e-6);
     EXPECT_LT(t, 60e-6);
   }
+}
+
+// The three times measured in alternating rounds agree with the passes one by
+// one on a long kernel and on a host-bound call, every pass takes several
+// rounds, and each carries the SM clock of its own rounds.
+TEST(Measure, InterleavedPassesGiveTheSameTimesWithTheirOwnClocks) {
+  TR_REQUIRE_GPU();
+  const Stream stream;
+  const ClockReader reader(0);
+  const auto read = [&reader] { return reader.read().sm_hz; };
+  const ThreeTimeRules rules{kRule, kRule, kRule};
+
+  const CallUnderTest spin = spin_call(100'000);
+  warm_up(spin, stream.get());
+  const ThreeTimes long_kernel = time_three_interleaved(spin, stream.get(), rules, read);
+  ASSERT_TRUE(long_kernel.graph.time) << long_kernel.graph.unavailable;
+  const double t_call = long_kernel.synchronized.call.stats.median_s;
+  const double t_stream = long_kernel.stream.stats.median_s;
+  const double t_graph = long_kernel.graph.time->stats.median_s;
+  std::printf(
+      "interleaved, spin 100 us: T_call %.2f T_stream %.2f T_graph %.2f us, rounds %d/%d/%d\n",
+      t_call * 1e6, t_stream * 1e6, t_graph * 1e6, long_kernel.call_rounds,
+      long_kernel.stream_rounds, long_kernel.graph_rounds);
+  EXPECT_NEAR(t_stream / 100e-6, 1, 0.05);
+  EXPECT_NEAR(t_graph / t_stream, 1, 0.02);
+  EXPECT_GE(t_call, 0.99 * t_stream);
+  EXPECT_GE(long_kernel.call_rounds, 2);
+  EXPECT_GE(long_kernel.stream_rounds, 1);
+  EXPECT_GE(long_kernel.graph_rounds, 1);
+  if (read()) {  // NVML present: one reading per round of each pass
+    EXPECT_TRUE(long_kernel.synchronized.call.sm_clock_hz);
+    EXPECT_TRUE(long_kernel.stream.sm_clock_hz);
+    EXPECT_TRUE(long_kernel.graph.time->sm_clock_hz);
+  }
+
+  const CallUnderTest many{[](cudaStream_t s) {
+                             for (int i = 0; i < 40; ++i) test::launch_empty(s);
+                           },
+                           nullptr};
+  warm_up(many, stream.get());
+  const ThreeTimes host_bound = time_three_interleaved(many, stream.get(), rules, read);
+  ASSERT_TRUE(host_bound.graph.time) << host_bound.graph.unavailable;
+  const double issue = host_bound.synchronized.issue.stats.median_s;
+  EXPECT_GT(host_bound.stream.stats.median_s, 0.8 * issue);
+  EXPECT_LT(host_bound.stream.stats.median_s, 1.3 * issue);
+  EXPECT_LT(host_bound.graph.time->stats.median_s, 0.5 * host_bound.stream.stats.median_s);
+  EXPECT_GT(host_bound.synchronized.call.stats.median_s, issue);
+  EXPECT_EQ(host_bound.graph.nodes_per_call, 40u);
 }
 
 TEST(Measure, PinnedThreadStaysOnOneCoreAndRestoresItsAffinity) {
