@@ -208,6 +208,7 @@ void to_json(json& j, const TimeStats& v) {
   put(j, "ci_low_s", v.ci_low_s);
   put(j, "ci_high_s", v.ci_high_s);
   j["spread"] = v.spread;
+  if (v.mean_s) j["mean_s"] = *v.mean_s;  // absent, not null, where older runs lack it
   j["min_s"] = v.min_s;
   j["max_s"] = v.max_s;
   j["samples"] = v.samples;
@@ -219,6 +220,7 @@ void from_json(const json& j, TimeStats& v) {
   get(j, "ci_low_s", v.ci_low_s);
   get(j, "ci_high_s", v.ci_high_s);
   get(j, "spread", v.spread);
+  if (j.contains("mean_s")) get(j, "mean_s", v.mean_s);  // added within schema 2
   get(j, "min_s", v.min_s);
   get(j, "max_s", v.max_s);
   get(j, "samples", v.samples);

@@ -116,6 +116,12 @@ struct TimeStats {
   std::optional<double> ci_low_s;
   std::optional<double> ci_high_s;
   double spread = 0;  // (p90 - p10) / median of the samples
+  // The mean of the samples: for back-to-back times, the total time over the
+  // calls, what a loop pays on average. Beside the median because a host-bound
+  // call's time can be bimodal (two levels ~1.4x apart, switching every few
+  // milliseconds on the shared VMs): there the median jumps to whichever level
+  // held more samples, the mean moves with the mixture. nullopt in older runs.
+  std::optional<double> mean_s;
   double min_s = 0;
   double max_s = 0;
   int samples = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 #include "core/elapsed.hpp"
@@ -70,6 +71,8 @@ TimeStats time_stats(std::span<const double> samples, int calls_per_sample, bool
   stats.median_s = interval.median;
   stats.ci_low_s = interval.low;
   stats.ci_high_s = interval.high;
+  stats.mean_s =
+      std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(sorted.size());
   stats.min_s = sorted.front();
   stats.max_s = sorted.back();
   stats.spread =

@@ -68,6 +68,8 @@ TEST(Statistics, TimeStatsCarryTheIntervalSpreadAndCounts) {
   EXPECT_DOUBLE_EQ(stats.median_s, 50.5e-6);
   EXPECT_DOUBLE_EQ(stats.min_s, 1e-6);
   EXPECT_DOUBLE_EQ(stats.max_s, 100e-6);
+  ASSERT_TRUE(stats.mean_s);
+  EXPECT_NEAR(*stats.mean_s, 50.5e-6, 1e-15);
   EXPECT_NEAR(stats.spread, (90.1e-6 - 10.9e-6) / 50.5e-6, 1e-12);
   EXPECT_EQ(stats.samples, 100);
   EXPECT_EQ(stats.calls_per_sample, 4);
@@ -77,6 +79,20 @@ TEST(Statistics, TimeStatsCarryTheIntervalSpreadAndCounts) {
   EXPECT_GT(*stats.ci_high_s, stats.median_s);
   ASSERT_TRUE(stats.relative_ci());
   EXPECT_NEAR(*stats.relative_ci(), (*stats.ci_high_s - *stats.ci_low_s) / (2 * 50.5e-6), 1e-15);
+}
+
+// Two levels 1.4x apart (a host-bound call on a shared VM): as the share of the
+// slow level crosses a half, the median jumps from one level to the other while
+// the mean moves with the share.
+TEST(Statistics, TheMeanOfABimodalTimeMovesWithTheMixtureWhereTheMedianJumps) {
+  auto mixture = [](int slow_of_100) {
+    std::vector<double> samples;
+    for (int i = 0; i < 100; ++i) samples.push_back(i < slow_of_100 ? 28e-6 : 20e-6);
+    return time_stats(samples, 1, false);
+  };
+  const TimeStats fewer = mixture(45), more = mixture(55);
+  EXPECT_NEAR(more.median_s / fewer.median_s, 1.4, 1e-9);
+  EXPECT_NEAR(*more.mean_s / *fewer.mean_s, (20 + 8 * 0.55) / (20 + 8 * 0.45), 1e-9);  // 1.035
 }
 
 TEST(Statistics, SamplingStopsWhenTheIntervalIsNarrowEnough) {
