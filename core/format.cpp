@@ -58,4 +58,33 @@ std::string shell_join(const std::vector<std::string>& args) {
   return line;
 }
 
+std::string param_value_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+std::vector<std::string> param_keys(const nlohmann::json& params) {
+  std::vector<std::string> keys;
+  if (!params.is_object()) return keys;
+  for (auto it = params.begin(); it != params.end(); ++it) keys.push_back(it.key());
+  std::sort(keys.begin(), keys.end());
+  const auto batch = std::find(keys.begin(), keys.end(), "batch");
+  if (batch != keys.end()) std::rotate(keys.begin(), batch, batch + 1);
+  return keys;
+}
+
+std::string params_text(const nlohmann::json& params, const std::vector<std::string>& keys) {
+  std::string out;
+  if (!params.is_object()) return out;
+  for (const std::string& key : keys) {
+    const auto it = params.find(key);
+    if (it == params.end()) continue;
+    out += (out.empty() ? "" : " ") + key + "=" + param_value_text(*it);
+  }
+  return out;
+}
+
+std::string params_text(const nlohmann::json& params) {
+  return params_text(params, param_keys(params));
+}
+
 }  // namespace timeroof

@@ -126,23 +126,6 @@ Bound ceiling_bound(const Ceiling& c) {
   return c.kind == CeilingKind::latency ? Bound::launch : Bound::measured;
 }
 
-std::string params_text(const nlohmann::json& params) {
-  // The swept parameters first, then the rest (alphabetical), numbers as numbers.
-  std::string out;
-  static const char* const kKeys[] = {"batch", "channels", "filters",  "filter", "stride", "height",
-                                      "width", "hidden",   "features", "steps",  "layers"};
-  std::set<std::string> done;
-  auto add = [&](const std::string& key, const nlohmann::json& v) {
-    if (!out.empty()) out += ' ';
-    out += key + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-    done.insert(key);
-  };
-  if (!params.is_object()) return out;
-  for (const char* k : kKeys)
-    if (params.contains(k)) add(k, params.at(k));
-  return out;
-}
-
 }  // namespace
 
 // ---- Samples -----------------------------------------------------------------
@@ -152,7 +135,7 @@ PointSample point_sample(const Point& point, const roofline::PointBounds& bounds
   PointSample s;
   s.label =
       point.op + " " + point.precision + (point.math_mode.empty() ? "" : "/") + point.math_mode;
-  s.params = params_text(point.params);
+  s.params = params_text(point.params);  // every key: the LSTM's are not the conv's
   double most = 0;
   for (Precision p : kAllPrecisions) {
     const double w = bounds.work[static_cast<std::size_t>(p)];

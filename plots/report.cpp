@@ -277,10 +277,6 @@ std::string or_dash(const std::string& text) {
   return text.empty() ? "-" : text;
 }
 
-std::string json_value_text(const nlohmann::json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
 // A name safe in a file name: letters, digits, '-' and '_'.
 std::string file_safe(const std::string& name) {
   std::string out;
@@ -298,7 +294,7 @@ std::vector<std::string> varying_keys(const std::vector<const Point*>& points) {
   for (const Point* p : points)
     if (p->params.is_object())
       for (auto it = p->params.begin(); it != p->params.end(); ++it)
-        values[it.key()].insert(json_value_text(it.value()));
+        values[it.key()].insert(param_value_text(it.value()));
   std::vector<std::string> keys;
   for (const auto& [key, seen] : values) {
     bool everywhere = true;
@@ -315,24 +311,21 @@ std::string params_of(const Point& p, const std::vector<std::string>& keys) {
   std::string out;
   for (const std::string& key : keys) {
     if (!p.params.is_object() || !p.params.contains(key)) continue;
-    if (key == "precision" && json_value_text(p.params.at(key)) == p.precision) continue;
+    if (key == "precision" && param_value_text(p.params.at(key)) == p.precision) continue;
     if (!out.empty()) out += ' ';
-    out += key + "=" + json_value_text(p.params.at(key));
+    out += key + "=" + param_value_text(p.params.at(key));
   }
   return out;
 }
 
 std::string fixed_params(const std::vector<const Point*>& points,
                          const std::vector<std::string>& varying) {
-  if (points.empty() || !points.front()->params.is_object()) return {};
-  std::string out;
-  const nlohmann::json& params = points.front()->params;
-  for (auto it = params.begin(); it != params.end(); ++it) {
-    if (std::find(varying.begin(), varying.end(), it.key()) != varying.end()) continue;
-    if (!out.empty()) out += ' ';
-    out += it.key() + "=" + json_value_text(it.value());
-  }
-  return out;
+  if (points.empty()) return {};
+  std::vector<std::string> keys = param_keys(points.front()->params);
+  std::erase_if(keys, [&](const std::string& key) {
+    return std::find(varying.begin(), varying.end(), key) != varying.end();
+  });
+  return params_text(points.front()->params, keys);
 }
 
 std::string clock_text(const std::optional<double>& hz) {
@@ -529,9 +522,7 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r,
                               sp.classification});
       tensor_work = tensor_work || sp.bounds.tensor_share.value_or(0) > 0;
     }
-    std::string fixed_text;
-    for (auto it = s.fixed.begin(); it != s.fixed.end(); ++it)
-      fixed_text += (fixed_text.empty() ? "" : " ") + it.key() + "=" + json_value_text(it.value());
+    const std::string fixed_text = params_text(s.fixed);
     const std::string file = prefix + "-series" + std::to_string(series_number);
     doc.push_back(heading(4, s.name() + " against " + s.parameter));
     const std::string title = s.name() + ": time against " + s.parameter;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/elapsed.hpp"
+#include "core/format.hpp"
 #include "core/json_io.hpp"
 #include "counters/activity_tracer.hpp"
 #include "counters/metric_catalog.hpp"
@@ -59,10 +60,8 @@ OperatorNeeds needs_of(const Operator& op) {
 }
 
 std::string point_label(const OperatorFamily& family, int seq, const nlohmann::json& params) {
-  std::string label = family.name + " #" + std::to_string(seq);
-  for (const auto& [key, value] : params.items())
-    label += " " + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
-  return label;
+  const std::string text = params_text(params);
+  return family.name + " #" + std::to_string(seq) + (text.empty() ? "" : " " + text);
 }
 
 // Host memory of one transferred tensor: page-locked (cudaMallocHost), or ordinary

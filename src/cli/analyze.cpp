@@ -53,10 +53,6 @@ std::string ratio_text(const std::optional<double>& x) {
   return buf;
 }
 
-std::string value_text(const nlohmann::json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
 // The memory-level column: its time, "n/m" where L1 was left out (TMA).
 std::string level_text(const PointBounds& b, Level l) {
   const roofline::LevelBounds& lb = b.level(l);
@@ -85,15 +81,6 @@ std::vector<std::string> varying_params(const RunRecord& record, const std::stri
     const bool implied = std::all_of(groups.begin(), groups.end(),
                                      [](const auto& g) { return g.second.size() == 1; });
     if (!implied) out.push_back(k);
-  }
-  return out;
-}
-
-std::string params_text(const Point& p, const std::vector<std::string>& keys) {
-  std::string out;
-  for (const std::string& k : keys) {
-    if (!p.params.is_object() || !p.params.contains(k)) continue;
-    out += (out.empty() ? "" : " ") + k + "=" + value_text(p.params.at(k));
   }
   return out;
 }
@@ -195,7 +182,7 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
       const Point& p = record.points[pa.index];
       if (p.sweep != sweep) continue;
       std::vector<std::string> row = {std::to_string(p.seq), p.op, p.precision,
-                                      params_text(p, keys), to_string(p.status)};
+                                      params_text(p.params, keys), to_string(p.status)};
       if (!pa.analysed) {
         row.resize(rows.front().size(), "-");
         not_analysed.push_back("seq " + std::to_string(p.seq) + " " + to_string(p.status) + ": " +
@@ -277,10 +264,9 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
   for (const roofline::SeriesAnalysis& sa : a.series) {
     const roofline::Series& s = sa.series;
     const std::vector<std::string> keys = varying_params(record, s.sweep);
-    std::string fixed;
-    for (const std::string& k : keys)
-      if (k != s.parameter && s.fixed.contains(k))
-        fixed += (fixed.empty() ? "" : " ") + k + "=" + value_text(s.fixed.at(k));
+    std::vector<std::string> fixed_keys = keys;
+    std::erase(fixed_keys, s.parameter);
+    const std::string fixed = params_text(s.fixed, fixed_keys);
     out << "  " << s.name() << " [" << s.sweep << "]" << (fixed.empty() ? "" : " " + fixed) << ", "
         << s.parameter << " " << roofline::format_value(s.points.front().x) << "-"
         << roofline::format_value(s.points.back().x) << ", " << s.points.size() << " points\n";
@@ -390,8 +376,8 @@ std::string analysis_csv(const std::vector<RunRecord>& records,
           records[r].run.uuid, p.sweep,    std::to_string(p.seq), p.op, p.precision,
           p.math_mode,         p.algorithm};
       for (const std::string& k : keys)
-        row.push_back(p.params.is_object() && p.params.contains(k) ? value_text(p.params.at(k))
-                                                                   : "");
+        row.push_back(
+            p.params.is_object() && p.params.contains(k) ? param_value_text(p.params.at(k)) : "");
       row.push_back(to_string(p.status));
       row.push_back(p.reason);
       if (pa.analysed) {

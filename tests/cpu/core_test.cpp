@@ -50,6 +50,22 @@ RunRecord sample_record() {
   return record;
 }
 
+// One params formatter for every printer: batch first, then alphabetical, strings
+// unquoted; any family's keys (the chart tooltips once kept only the conv's).
+TEST(Format, ParamsTextShowsEveryKeyBatchFirst) {
+  const nlohmann::json lstm = {{"seq_length", 16},
+                               {"batch", 8},
+                               {"hidden_size", 16},
+                               {"pass", "inference"},
+                               {"input_size", 32}};
+  EXPECT_EQ(param_keys(lstm),
+            (std::vector<std::string>{"batch", "hidden_size", "input_size", "pass", "seq_length"}));
+  EXPECT_EQ(params_text(lstm), "batch=8 hidden_size=16 input_size=32 pass=inference seq_length=16");
+  EXPECT_EQ(params_text(lstm, {"pass", "missing", "batch"}), "pass=inference batch=8");
+  EXPECT_EQ(params_text(nlohmann::json::array({1, 2})), "");
+  EXPECT_EQ(param_value_text(nlohmann::json(0.5)), "0.5");
+}
+
 TEST(Results, JsonRoundTripIsExact) {
   const RunRecord original = sample_record();
   const nlohmann::json doc = export_document({original});
