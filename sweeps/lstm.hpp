@@ -105,6 +105,9 @@ struct LstmSpec {
 void validate(const LstmSpec& spec);
 // The math mode the spec resolves to (its `math`, or the precision's default).
 MathMode resolved_math(const LstmSpec& spec);
+// backward_data or backward_weights: the passes that need a training forward's
+// reserve space.
+bool is_backward(LstmPass pass);
 
 // D: 1 or 2.
 std::int64_t lstm_directions(const LstmSpec& spec);

@@ -1,0 +1,317 @@
+// LSTM names, validation, analytic counts and params <-> spec: host only, no
+// GPU and no cuDNN (sweeps/lstm.hpp declares them).
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+#include "sweeps/lstm.hpp"
+
+namespace timeroof {
+
+// ---------------------------------------------------------------------------
+// Names, validation and analytic counts (host only, no GPU).
+
+bool is_backward(LstmPass pass) {
+  return pass == LstmPass::backward_data || pass == LstmPass::backward_weights;
+}
+
+const char* to_string(LstmPass pass) {
+  switch (pass) {
+    case LstmPass::inference:
+      return "inference";
+    case LstmPass::training_forward:
+      return "training_forward";
+    case LstmPass::backward_data:
+      return "backward_data";
+    case LstmPass::backward_weights:
+      return "backward_weights";
+  }
+  return "?";
+}
+
+const char* to_string(LstmAlgorithm algorithm) {
+  switch (algorithm) {
+    case LstmAlgorithm::standard:
+      return "standard";
+    case LstmAlgorithm::persist_static:
+      return "persist_static";
+    case LstmAlgorithm::persist_dynamic:
+      return "persist_dynamic";
+    case LstmAlgorithm::persist_static_small_h:
+      return "persist_static_small_h";
+  }
+  return "?";
+}
+
+const char* cudnn_name(LstmAlgorithm algorithm) {
+  switch (algorithm) {
+    case LstmAlgorithm::standard:
+      return "CUDNN_RNN_ALGO_STANDARD";
+    case LstmAlgorithm::persist_static:
+      return "CUDNN_RNN_ALGO_PERSIST_STATIC";
+    case LstmAlgorithm::persist_dynamic:
+      return "CUDNN_RNN_ALGO_PERSIST_DYNAMIC";
+    case LstmAlgorithm::persist_static_small_h:
+      return "CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H";
+  }
+  return "?";
+}
+
+LstmPass parse_lstm_pass(std::string_view text) {
+  for (LstmPass p : {LstmPass::inference, LstmPass::training_forward, LstmPass::backward_data,
+                     LstmPass::backward_weights})
+    if (text == to_string(p)) return p;
+  throw usage_error("lstm: pass: unknown value '" + std::string(text) +
+                    "'; allowed: inference, training_forward, backward_data, backward_weights");
+}
+
+LstmAlgorithm parse_lstm_algorithm(std::string_view text) {
+  for (LstmAlgorithm a : {LstmAlgorithm::standard, LstmAlgorithm::persist_static,
+                          LstmAlgorithm::persist_dynamic, LstmAlgorithm::persist_static_small_h})
+    if (text == to_string(a)) return a;
+  throw usage_error("lstm: algorithm: unknown value '" + std::string(text) +
+                    "'; allowed: standard, persist_static, persist_dynamic, "
+                    "persist_static_small_h");
+}
+
+namespace {
+
+void require_range(const char* field, std::int64_t value, std::int64_t low) {
+  if (value < low || value > INT_MAX)
+    throw usage_error(std::string("lstm: ") + field + " = " + std::to_string(value) +
+                      " is out of range; allowed: " + std::to_string(low) + " .. " +
+                      std::to_string(INT_MAX));
+}
+
+double d(std::int64_t value) {
+  return static_cast<double>(value);
+}
+
+}  // namespace
+
+MathMode resolved_math(const LstmSpec& spec) {
+  if (spec.math) return *spec.math;
+  return spec.precision == Precision::fp32 ? MathMode::fma_only : MathMode::tensor;
+}
+
+void validate(const LstmSpec& spec) {
+  const std::pair<const char*, std::int64_t> at_least_one[] = {{"batch", spec.batch},
+                                                               {"seq_length", spec.seq_length},
+                                                               {"input_size", spec.input_size},
+                                                               {"hidden_size", spec.hidden_size},
+                                                               {"layers", spec.layers}};
+  for (const auto& [field, value] : at_least_one) require_range(field, value, 1);
+  // cuDNN takes the vector widths as int: the widest is D H (y) and 4 H (gates).
+  if (4 * spec.hidden_size > INT_MAX)
+    throw usage_error("lstm: hidden_size = " + std::to_string(spec.hidden_size) +
+                      " is too large (4 hidden_size must fit an int); allowed: 1 .. " +
+                      std::to_string(INT_MAX / 4));
+  switch (spec.pass) {
+    case LstmPass::inference:
+    case LstmPass::training_forward:
+    case LstmPass::backward_data:
+    case LstmPass::backward_weights:
+      break;
+    default:
+      throw usage_error(
+          "lstm: pass is not a known value; allowed: inference, training_forward, "
+          "backward_data, backward_weights");
+  }
+  switch (spec.precision) {
+    case Precision::fp32:
+    case Precision::tf32:
+    case Precision::fp16:
+    case Precision::bf16:
+      break;
+    default:
+      throw usage_error("lstm: precision is not a known value; allowed: fp32, tf32, fp16, bf16");
+  }
+  switch (spec.algorithm) {
+    case LstmAlgorithm::standard:
+    case LstmAlgorithm::persist_static:
+    case LstmAlgorithm::persist_dynamic:
+    case LstmAlgorithm::persist_static_small_h:
+      break;
+    default:
+      throw usage_error(
+          "lstm: algorithm is not a known value; allowed: standard, persist_static, "
+          "persist_dynamic, persist_static_small_h");
+  }
+  if (spec.math && *spec.math != MathMode::tensor && *spec.math != MathMode::fma_only)
+    throw usage_error("lstm: math is not a known value; allowed: tensor, fma_only");
+  if (spec.precision == Precision::fp32 && resolved_math(spec) == MathMode::tensor)
+    throw usage_error(
+        "lstm: math = tensor with precision = fp32: fp32 tensors on Tensor Cores are "
+        "precision tf32; allowed with fp32: fma_only");
+  if (spec.precision == Precision::tf32 && resolved_math(spec) == MathMode::fma_only)
+    throw usage_error(
+        "lstm: math = fma_only with precision = tf32: TF32 exists only on Tensor Cores "
+        "(fp32 on FMA units is precision fp32); allowed with tf32: tensor");
+}
+
+std::int64_t lstm_directions(const LstmSpec& spec) {
+  return spec.bidirectional ? 2 : 1;
+}
+
+std::int64_t lstm_layer_input_size(const LstmSpec& spec, std::int64_t layer) {
+  return layer == 0 ? spec.input_size : lstm_directions(spec) * spec.hidden_size;
+}
+
+double lstm_x_elements(const LstmSpec& spec) {
+  return d(spec.seq_length) * d(spec.batch) * d(spec.input_size);
+}
+
+double lstm_y_elements(const LstmSpec& spec) {
+  return d(spec.seq_length) * d(spec.batch) * d(lstm_directions(spec)) * d(spec.hidden_size);
+}
+
+double lstm_state_elements(const LstmSpec& spec) {
+  return d(spec.layers) * d(lstm_directions(spec)) * d(spec.batch) * d(spec.hidden_size);
+}
+
+double lstm_weight_elements(const LstmSpec& spec) {
+  const double h = d(spec.hidden_size);
+  double total = 0;
+  for (std::int64_t l = 0; l < spec.layers; ++l)
+    total +=
+        d(lstm_directions(spec)) * (4 * h * d(lstm_layer_input_size(spec, l)) + 4 * h * h + 8 * h);
+  return total;
+}
+
+double lstm_gemm_flops(const LstmSpec& spec) {
+  const double h = d(spec.hidden_size);
+  double total = 0;
+  for (std::int64_t l = 0; l < spec.layers; ++l)
+    total += 2 * 4 * h * (d(lstm_layer_input_size(spec, l)) + h) * d(spec.batch);
+  return total * d(lstm_directions(spec)) * d(spec.seq_length);
+}
+
+double lstm_flops(const LstmSpec& spec) {
+  double elementwise = kLstmForwardElementwiseFlops;
+  if (spec.pass == LstmPass::backward_data) elementwise = kLstmBackwardDataElementwiseFlops;
+  if (spec.pass == LstmPass::backward_weights) elementwise = kLstmBackwardWeightsElementwiseFlops;
+  // Elementwise work per hidden unit, batch entry, step, direction and layer.
+  const double units = d(spec.layers) * d(lstm_directions(spec)) * d(spec.seq_length) *
+                       d(spec.hidden_size) * d(spec.batch);
+  return lstm_gemm_flops(spec) + elementwise * units;
+}
+
+double lstm_min_bytes(const LstmSpec& spec) {
+  const double x = lstm_x_elements(spec);
+  const double y = lstm_y_elements(spec);
+  const double s = lstm_state_elements(spec);
+  const double p = lstm_weight_elements(spec);
+  double elements = 0;
+  switch (spec.pass) {
+    case LstmPass::inference:
+    case LstmPass::training_forward:
+      elements = x + 2 * s + p + y + 2 * s;
+      break;
+    case LstmPass::backward_data:
+      elements = 2 * y + 4 * s + p + x + 2 * s;
+      break;
+    case LstmPass::backward_weights:
+      elements = x + s + y + p;
+      break;
+  }
+  return static_cast<double>(element_bytes(spec.precision)) * elements;
+}
+
+std::string lstm_op_name(LstmPass pass) {
+  return std::string("lstm_") + to_string(pass);
+}
+
+// ---------------------------------------------------------------------------
+// Params <-> spec.
+
+namespace {
+
+constexpr const char* kParamKeys[] = {"batch",  "seq_length",    "input_size", "hidden_size",
+                                      "layers", "bidirectional", "pass",       "precision",
+                                      "math",   "algorithm"};
+
+std::string key_list() {
+  std::string text;
+  for (const char* key : kParamKeys) text += (text.empty() ? "" : ", ") + std::string(key);
+  return text;
+}
+
+std::int64_t integer_param(const nlohmann::json& params, const char* key, std::int64_t fallback) {
+  if (!params.contains(key)) return fallback;
+  const nlohmann::json& value = params.at(key);
+  if (!value.is_number_integer())
+    throw usage_error(std::string("lstm: ") + key + " = " + value.dump() +
+                      " is not an integer; allowed: 1 .. " + std::to_string(INT_MAX));
+  return value.get<std::int64_t>();
+}
+
+std::string text_param(const nlohmann::json& params, const char* key, const char* allowed) {
+  const nlohmann::json& value = params.at(key);
+  if (!value.is_string())
+    throw usage_error(std::string("lstm: ") + key + " = " + value.dump() +
+                      " is not text; allowed: " + allowed);
+  return value.get<std::string>();
+}
+
+}  // namespace
+
+LstmSpec lstm_spec_from_params(const nlohmann::json& params) {
+  if (!params.is_object())
+    throw usage_error("lstm: a point must be an object of parameters; allowed keys: " + key_list());
+  for (const auto& item : params.items()) {
+    const bool known = std::any_of(std::begin(kParamKeys), std::end(kParamKeys),
+                                   [&](const char* key) { return item.key() == key; });
+    if (!known) throw usage_error("lstm: unknown key '" + item.key() + "'; allowed: " + key_list());
+  }
+  LstmSpec spec;
+  spec.batch = integer_param(params, "batch", spec.batch);
+  spec.seq_length = integer_param(params, "seq_length", spec.seq_length);
+  spec.input_size = integer_param(params, "input_size", spec.input_size);
+  spec.hidden_size = integer_param(params, "hidden_size", spec.hidden_size);
+  spec.layers = integer_param(params, "layers", spec.layers);
+  if (params.contains("bidirectional")) {
+    const nlohmann::json& value = params.at("bidirectional");
+    if (value.is_boolean()) {
+      spec.bidirectional = value.get<bool>();
+    } else if (value.is_number_integer() &&
+               (value.get<std::int64_t>() == 0 || value.get<std::int64_t>() == 1)) {
+      spec.bidirectional = value.get<std::int64_t>() == 1;
+    } else {
+      throw usage_error("lstm: bidirectional = " + value.dump() +
+                        " is not a direction choice; allowed: 0 (unidirectional), 1 "
+                        "(bidirectional), false, true");
+    }
+  }
+  if (params.contains("pass"))
+    spec.pass = parse_lstm_pass(
+        text_param(params, "pass", "inference, training_forward, backward_data, backward_weights"));
+  if (params.contains("precision"))
+    spec.precision = parse_precision(text_param(params, "precision", "fp32, tf32, fp16, bf16"));
+  if (params.contains("math")) {
+    // auto: the precision's default (fp32 -> fma_only, others -> tensor), as conv2d.
+    const std::string math = text_param(params, "math", "auto, tensor, fma_only");
+    if (math != "auto") spec.math = parse_math_mode(math);
+  }
+  if (params.contains("algorithm"))
+    spec.algorithm = parse_lstm_algorithm(text_param(
+        params, "algorithm", "standard, persist_static, persist_dynamic, persist_static_small_h"));
+  validate(spec);
+  return spec;
+}
+
+nlohmann::json lstm_params(const LstmSpec& spec) {
+  return {{"batch", spec.batch},
+          {"seq_length", spec.seq_length},
+          {"input_size", spec.input_size},
+          {"hidden_size", spec.hidden_size},
+          {"layers", spec.layers},
+          {"bidirectional", spec.bidirectional ? 1 : 0},
+          {"pass", to_string(spec.pass)},
+          {"precision", to_string(spec.precision)},
+          {"math", to_string(resolved_math(spec))},
+          {"algorithm", to_string(spec.algorithm)}};
+}
+
+}  // namespace timeroof
