@@ -53,6 +53,7 @@
 #include "counters/activity_tracer.hpp"
 #include "counters/metric_catalog.hpp"
 #include "counters/range_profiler.hpp"
+#include "gpu/check_cublas.hpp"
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/cublas_reference.hpp"

@@ -18,6 +18,7 @@
 
 #include "core/error.hpp"
 #include "gpu/check.hpp"
+#include "gpu/check_cupti.hpp"
 
 namespace timeroof {
 

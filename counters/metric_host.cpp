@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "gpu/check.hpp"
+#include "gpu/check_cupti.hpp"
 
 namespace timeroof {
 

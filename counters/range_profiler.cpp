@@ -17,6 +17,7 @@
 #include "core/elapsed.hpp"
 #include "counters/metric_host.hpp"
 #include "gpu/check.hpp"
+#include "gpu/check_cupti.hpp"
 #include "gpu/driver.hpp"
 
 namespace timeroof {

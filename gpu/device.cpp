@@ -9,6 +9,8 @@
 #include <string>
 
 #include "gpu/check.hpp"
+#include "gpu/check_cublas.hpp"
+#include "gpu/check_cupti.hpp"
 #include "gpu/nvml.hpp"
 
 namespace timeroof {

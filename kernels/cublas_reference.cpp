@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "gpu/check_cublas.hpp"
 #include "kernels/ceiling_support.hpp"
 #include "kernels/ceilings.hpp"
 #include "kernels/measure.hpp"

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gpu/check.hpp"
+#include "gpu/check_cublas.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/device_fill.hpp"
 #include "kernels/tensor_types.hpp"

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "gpu/check.hpp"
+#include "gpu/check_cudnn.hpp"
 
 namespace timeroof::cudnn_graph {
 

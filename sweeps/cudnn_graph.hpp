@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpu/check_cudnn.hpp"
 #include "gpu/handles.hpp"
 
 namespace timeroof::cudnn_graph {

@@ -5,6 +5,7 @@
 #include <cudnn.h>
 
 #include "gpu/check.hpp"
+#include "gpu/check_cudnn.hpp"
 #include "gpu/handles.hpp"
 
 namespace timeroof {

@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "gpu/check.hpp"
+#include "gpu/check_cudnn.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/device_fill.hpp"
 #include "sweeps/cudnn_handles.hpp"

@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "gpu/check.hpp"
+#include "gpu/check_cudnn.hpp"
 #include "sweeps/conv2d.hpp"
 #include "sweeps/cudnn_graph.hpp"
 #include "sweeps/cudnn_support.hpp"

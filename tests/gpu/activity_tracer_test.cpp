@@ -16,6 +16,7 @@
 #include "counters/activity_tracer.hpp"
 #include "counters/probe_kernel.hpp"
 #include "gpu/check.hpp"
+#include "gpu/check_cupti.hpp"
 #include "gpu/handles.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 

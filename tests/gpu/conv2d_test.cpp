@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/check_cudnn.hpp"
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/device_fill.hpp"
