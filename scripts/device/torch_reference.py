@@ -491,10 +491,15 @@ def build_case(torch, series, params, seed, props, device):
         n, c, h, w_ = params["batch"], params["channels"], params["height"], params["width"]
         k, r, groups = params["filters"], params["filter"], params["groups"]
         pad, p, q = conv_geometry(params)
-        x = torch.randn(n, c, h, w_, device=device, dtype=dtype, generator=gen)
+        if CONV_INPUTS == "uniform":
+            x = torch.rand(n, c, h, w_, device=device, dtype=dtype, generator=gen) * 2 - 1
+            wt = torch.rand(k, c // groups, r, r, device=device, dtype=dtype, generator=gen) * 2 - 1
+        else:
+            x = torch.randn(n, c, h, w_, device=device, dtype=dtype, generator=gen)
+            wt = torch.randn(k, c // groups, r, r, device=device, dtype=dtype, generator=gen)
+            wt = wt / math.sqrt(c // groups * r * r)
         x = x.contiguous(memory_format=torch.channels_last)
-        wt = torch.randn(k, c // groups, r, r, device=device, dtype=dtype, generator=gen)
-        wt = (wt / math.sqrt(c // groups * r * r)).contiguous(memory_format=torch.channels_last)
+        wt = wt.contiguous(memory_format=torch.channels_last)
         require(x.is_contiguous(memory_format=torch.channels_last) and x.stride() == nhwc_strides(n, c, h, w_),
                 f"input is not NHWC: strides {x.stride()}, want {nhwc_strides(n, c, h, w_)}")
         require(wt.is_contiguous(memory_format=torch.channels_last)
@@ -931,6 +936,9 @@ def worker_main(args):
 # Parent: one worker process per series, merged into one file
 
 
+CONV_INPUTS = "randn"  # --inputs
+
+
 def passthrough(args):
     items = ["--batches", ",".join(str(b) for b in args.batches), "--budget-s", str(args.budget_s),
              "--min-samples", str(args.min_samples), "--max-samples", str(args.max_samples),
@@ -941,6 +949,7 @@ def passthrough(args):
         items += ["--timeroof-export", args.timeroof_export]
     if args.pin_core is not None:
         items += ["--pin-core", str(args.pin_core)]
+    items += ["--inputs", args.inputs]
     return items
 
 
@@ -962,6 +971,10 @@ def main(argv=None):
     parser.add_argument("--graph-copies", type=int, help="calls captured per graph (default: timeroof's rule)")
     parser.add_argument("--timeroof-export", help="take calls per sample and graph copies from this export")
     parser.add_argument("--device", type=int, default=0)
+    parser.add_argument("--inputs", choices=["randn", "uniform"], default="randn",
+                        help="conv data: randn (weights scaled by 1/sqrt(fan-in), as frameworks "
+                             "initialise) or uniform in [-1, 1) for input and weights, as timeroof "
+                             "fills them (power under a cap depends on the data)")
     parser.add_argument("--seed", type=int, default=0x7157)
     parser.add_argument("--pin-core", type=int, help="pin the measuring thread to this core (default: not)")
     parser.add_argument("--time-limit-s", type=float, default=300,
@@ -972,6 +985,8 @@ def main(argv=None):
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    global CONV_INPUTS
+    CONV_INPUTS = args.inputs
     if args.worker:
         return worker_main(args)
     series_list = args.series or [series_spec(s) for s in SERIES]
