@@ -52,7 +52,7 @@ std::string write_report_of(const CommonOptions& options, const std::vector<RunR
 ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& ceilings,
                            const std::vector<std::string>& sweeps = {}) {
   Run run = new_run(options.command_line);
-  run.machine.gpu = inspect_gpu(options.device);
+  run.machine.gpu = describe_gpu(options.device);  // counters probed after the roofs
   run.spec = {{"ceilings", {{"quick", ceilings.quick}, {"only", ceilings.only}}}};
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
   store.begin_run(run);
@@ -64,6 +64,7 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
     store.update_run(run);
     throw;
   }
+  store.update_run(run);  // the chip and the counter probe, known now
   store.set_machine_measurements(run.id, run.machine);
   bool partial = std::any_of(run.machine.skipped.begin(), run.machine.skipped.end(),
                              [](const CeilingSkip& s) { return s.failed; });

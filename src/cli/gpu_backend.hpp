@@ -20,6 +20,10 @@ GpuAvailability find_gpus();
 // Properties, clocks, versions, and a real counter read (CounterAccess).
 // Throws a usage error for a device index out of range.
 GpuInfo inspect_gpu(int device);
+// The same without the counter probe and the chip name, which load CUPTI: for a
+// process that measures host-side times (the launch roofs) first. CUPTI, once
+// loaded, stays attached and slows every later launch (docs/design.md).
+GpuInfo describe_gpu(int device);
 
 struct CeilingOptions {
   bool quick = false;
@@ -35,9 +39,11 @@ std::size_t count_passes(const std::string& chip, const std::vector<std::string>
 // Names --only accepts; empty in the analysis-only build.
 std::vector<std::string> known_ceiling_names();
 
-// Measures the roofs of `machine.gpu` (already inspected) into `machine`:
+// Measures the roofs of `machine.gpu` (described or inspected) into `machine`:
 // ceilings with theoretical values where counters allow, the working-set
-// curve, and the roofs skipped with their reasons.
+// curve, and the roofs skipped with their reasons. A GPU only described gets its
+// chip name and counter probe after the roofs are measured, so the launch roofs
+// are timed before CUPTI is loaded.
 void measure_machine(Machine& machine, const CeilingOptions& options);
 
 }  // namespace timeroof::cli

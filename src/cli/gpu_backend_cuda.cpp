@@ -27,6 +27,10 @@ GpuInfo inspect_gpu(int device) {
   return timeroof::inspect_gpu(device);
 }
 
+GpuInfo describe_gpu(int device) {
+  return query_gpu(device);
+}
+
 std::vector<std::string> supported_chips() {
   return MetricHost::supported_chips();
 }
@@ -64,6 +68,11 @@ void measure_machine(Machine& machine, const CeilingOptions& options) {
   };
   CeilingResults results = measure_ceilings(request);
   if (show_progress) std::fputs("\r\033[K", stderr);
+  const CounterAccess& probed = machine.gpu.counters;
+  if (!probed.available && probed.reason.empty()) {  // only described: probe now
+    machine.gpu.chip = current_chip_name(machine.gpu.index);
+    machine.gpu.counters = probe_counter_access();
+  }
 
   // Theoretical roofs need the counters: CUPTI peaks x the clock each roof ran at.
   if (machine.gpu.counters.available) {

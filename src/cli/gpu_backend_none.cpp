@@ -19,6 +19,9 @@ GpuAvailability find_gpus() {
 GpuInfo inspect_gpu(int) {
   throw environment_error(kWhy);
 }
+GpuInfo describe_gpu(int) {
+  throw environment_error(kWhy);
+}
 std::vector<std::string> supported_chips() {
   return {};
 }
