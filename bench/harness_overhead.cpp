@@ -65,7 +65,7 @@
 #include "measure/counter_collection.hpp"
 #include "measure/graph_replay.hpp"
 #include "measure/host_probe.hpp"
-#include "measure/pinned_thread.hpp"
+#include "core/pinned_thread.hpp"
 #include "measure/synchronized.hpp"
 #include "measure/trace_calls.hpp"
 #include "measure/warmup.hpp"

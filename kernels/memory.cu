@@ -129,16 +129,17 @@ __device__ __forceinline__ uint4 pattern_element(std::size_t element, unsigned s
                     (first + 3u * kPatternMultiplier) ^ seed);
 }
 
-// One wrapping sum per block (blockDim.x == kThreads).
+// One wrapping sum per block (blockDim.x == kBlock).
+template <int kBlock = kThreads>
 __device__ __forceinline__ void write_block_sum(unsigned sum, std::uint32_t* block_sums) {
-  __shared__ unsigned warp_sums[kThreads / 32];
+  __shared__ unsigned warp_sums[kBlock / 32];
   sum = __reduce_add_sync(0xffffffffu, sum);
   if ((threadIdx.x & 31u) == 0) warp_sums[threadIdx.x / 32] = sum;
   __syncthreads();
   if (threadIdx.x == 0) {
     unsigned total = 0;
 #pragma unroll
-    for (int w = 0; w < kThreads / 32; ++w) total += warp_sums[w];
+    for (int w = 0; w < kBlock / 32; ++w) total += warp_sums[w];
     block_sums[blockIdx.x] = total;
   }
 }
@@ -230,26 +231,49 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 constexpr int kCacheUnroll = 8;
 
-template <L2Load kLoad>
-__global__ void __launch_bounds__(kThreads)
-    l2_read_kernel(const uint4* data, std::size_t count, int passes, std::uint32_t* block_sums) {
-  constexpr std::size_t kTile = static_cast<std::size_t>(kCacheUnroll) * kThreads;
-  const std::size_t tiles = count / kTile;
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
+// The L2 read kernel family (memory.hpp L2Variant). Tiles: a tile is kUnroll x
+// kBlock elements, each thread issuing its kUnroll loads before using them;
+// `sharing` consecutive blocks form a group that reads the same tiles at the same
+// time, the groups splitting the tiles, every tile read `sharing` times a pass.
+// Strided: a thread's kUnroll loads lie one grid (blocks x kBlock elements)
+// apart, wrapping at the power-of-two `count` (mask), as the working-set sweep
+// reads; `passes` x kUnroll loads per thread in all.
+template <L2Load kLoad, int kBlock, int kUnroll>
+__global__ void __launch_bounds__(kBlock)
+    l2_read_kernel(const uint4* data, std::size_t count, int passes, int sharing, bool strided,
+                   std::uint32_t* block_sums) {
   unsigned sum = 0;
-  for (int pass = 0; pass < passes; ++pass) {
-    for (std::size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const uint4* p = data + tile * kTile + threadIdx.x;
-      uint4 v[kCacheUnroll];
+  if (strided) {
+    const std::size_t mask = count - 1;
+    const std::size_t grid = static_cast<std::size_t>(gridDim.x) * kBlock;
+    std::size_t index = static_cast<std::size_t>(blockIdx.x) * kBlock + threadIdx.x;
+    for (int pass = 0; pass < passes; ++pass) {
+      uint4 v[kUnroll];
 #pragma unroll
-      for (int k = 0; k < kCacheUnroll; ++k) v[k] = load16_l2<kLoad>(p + k * kThreads);
+      for (int k = 0; k < kUnroll; ++k) {
+        v[k] = load16_l2<kLoad>(data + (index & mask));
+        index += grid;
+      }
 #pragma unroll
-      for (int k = 0; k < kCacheUnroll; ++k) sum = fold(sum, v[k]);
+      for (int k = 0; k < kUnroll; ++k) sum = fold(sum, v[k]);
     }
-    for (std::size_t i = tail_start(tiles, kTile); i < count; i += stride)
-      sum = fold(sum, load16_l2<kLoad>(data + i));
+  } else {
+    constexpr std::size_t kTile = static_cast<std::size_t>(kUnroll) * kBlock;
+    const std::size_t tiles = count / kTile;
+    const unsigned groups = max(1u, gridDim.x / static_cast<unsigned>(sharing));
+    const unsigned group = (blockIdx.x / static_cast<unsigned>(sharing)) % groups;
+    for (int pass = 0; pass < passes; ++pass) {
+      for (std::size_t tile = group; tile < tiles; tile += groups) {
+        const uint4* p = data + tile * kTile + threadIdx.x;
+        uint4 v[kUnroll];
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) v[k] = load16_l2<kLoad>(p + k * kBlock);
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) sum = fold(sum, v[k]);
+      }
+    }
   }
-  write_block_sum(sum, block_sums);
+  write_block_sum<kBlock>(sum, block_sums);
 }
 
 static_assert(kCacheRegionUnroll == kCacheUnroll, "one region pass = one unrolled trip");
@@ -420,9 +444,38 @@ void check_256(const HbmVariant& v) {
     throw std::invalid_argument("HBM read and write kernels run 256-thread blocks, no barrier");
 }
 
-using L2Kernel = void (*)(const uint4*, std::size_t, int, std::uint32_t*);
-L2Kernel l2_read_kernel_for(L2Load load) {
-  return load == L2Load::cg ? l2_read_kernel<L2Load::cg> : l2_read_kernel<L2Load::nc_no_allocate>;
+using L2Kernel = void (*)(const uint4*, std::size_t, int, int, bool, std::uint32_t*);
+
+template <L2Load kLoad, int kBlock>
+L2Kernel l2_kernel_for_unroll(int unroll) {
+  switch (unroll) {
+    case 4:
+      return l2_read_kernel<kLoad, kBlock, 4>;
+    case 8:
+      return l2_read_kernel<kLoad, kBlock, 8>;
+    case 16:
+      return l2_read_kernel<kLoad, kBlock, 16>;
+  }
+  throw std::invalid_argument("L2 read unroll must be 4, 8 or 16");
+}
+
+template <L2Load kLoad>
+L2Kernel l2_kernel_for_block(int threads, int unroll) {
+  switch (threads) {
+    case 256:
+      return l2_kernel_for_unroll<kLoad, 256>(unroll);
+    case 512:
+      return l2_kernel_for_unroll<kLoad, 512>(unroll);
+    case 1024:
+      return l2_kernel_for_unroll<kLoad, 1024>(unroll);
+  }
+  throw std::invalid_argument("L2 read blocks must be 256, 512 or 1024 threads");
+}
+
+L2Kernel l2_read_kernel_for(const L2Variant& v) {
+  if (v.sharing < 1) throw std::invalid_argument("L2 read sharing must be at least 1");
+  return v.load == L2Load::cg ? l2_kernel_for_block<L2Load::cg>(v.threads, v.unroll)
+                              : l2_kernel_for_block<L2Load::nc_no_allocate>(v.threads, v.unroll);
 }
 
 void check_blocks(int blocks) {
@@ -502,8 +555,8 @@ int hbm_write_blocks_per_sm(const HbmVariant& v) {
 int hbm_copy_blocks_per_sm(const HbmVariant& v) {
   return blocks_per_sm(copy_kernel(v), v.threads);
 }
-int l2_read_blocks_per_sm(L2Load load) {
-  return blocks_per_sm(l2_read_kernel_for(load));
+int l2_read_blocks_per_sm(const L2Variant& v) {
+  return blocks_per_sm(l2_read_kernel_for(v), v.threads);
 }
 int l1_read_blocks_per_sm() {
   return blocks_per_sm(l1_read_kernel);
@@ -540,12 +593,26 @@ void launch_hbm_copy(const HbmVariant& v, const void* src, void* dst, std::size_
   TR_CUDA_CHECK(cudaGetLastError());
 }
 
-void launch_l2_read(L2Load load, const void* data, std::size_t count, int passes,
+void launch_l2_read(const L2Variant& v, const void* data, std::size_t count, int passes,
                     std::uint32_t* block_sums, int blocks, cudaStream_t stream) {
   check_blocks(blocks);
-  l2_read_kernel_for(load)<<<blocks, kThreads, 0, stream>>>(static_cast<const uint4*>(data), count,
-                                                            passes, block_sums);
+  const L2Kernel kernel = l2_read_kernel_for(v);
+  if (v.strided && (count == 0 || (count & (count - 1)) != 0))
+    throw std::invalid_argument("a strided L2 read needs a power-of-two element count");
+  if (!v.strided && count % (static_cast<std::size_t>(v.unroll) * v.threads) != 0)
+    throw std::invalid_argument("an L2 read of tiles needs a whole number of tiles");
+  if (!v.strided && blocks % v.sharing != 0)
+    throw std::invalid_argument("an L2 read of shared tiles needs blocks a multiple of sharing");
+  kernel<<<blocks, v.threads, 0, stream>>>(static_cast<const uint4*>(data), count, passes,
+                                           v.sharing, v.strided, block_sums);
   TR_CUDA_CHECK(cudaGetLastError());
+}
+
+double l2_read_bytes(const L2Variant& v, std::size_t count, int passes, int blocks) {
+  if (v.strided)
+    return static_cast<double>(passes) * v.unroll * static_cast<double>(blocks) * v.threads *
+           sizeof(uint4);
+  return static_cast<double>(passes) * v.sharing * static_cast<double>(count) * sizeof(uint4);
 }
 
 void launch_l1_read(const void* region, std::size_t region_elements, int passes,

@@ -53,6 +53,19 @@ enum class L2Load {
   nc_no_allocate,  // ld.global.nc.L1::no_allocate.v4       (LDG.E.NA.128.CONSTANT)
 };
 
+// One L2 read kernel variant (kernels/memory.cu): `threads` per block (256, 512,
+// 1024), `unroll` 16-byte loads in flight per thread (4, 8, 16), L1 bypassed by
+// `load`. Tiles (strided false): `sharing` consecutive blocks read the same tiles
+// at the same time. Strided: each thread's loads lie one grid apart, wrapping at
+// a power-of-two element count, the working-set sweep's pattern.
+struct L2Variant {
+  L2Load load = L2Load::cg;
+  int threads = 256;
+  int unroll = 8;
+  int sharing = 1;
+  bool strided = false;
+};
+
 // One HBM kernel variant: each thread keeps `unroll` independent 16-byte loads in
 // flight; a block walks tiles of unroll x threads elements, grid-stride. A
 // persistent variant runs SMs x resident blocks (hbm_*_blocks_per_sm); the others
@@ -84,7 +97,7 @@ int hbm_blocks_for(const HbmVariant& v, std::size_t count);
 int hbm_read_blocks_per_sm(const HbmVariant& v);
 int hbm_write_blocks_per_sm(const HbmVariant& v);
 int hbm_copy_blocks_per_sm(const HbmVariant& v);
-int l2_read_blocks_per_sm(L2Load load);
+int l2_read_blocks_per_sm(const L2Variant& v);
 int l1_read_blocks_per_sm();
 int shared_read_blocks_per_sm();
 int sweep_read_blocks_per_sm();
@@ -100,9 +113,13 @@ void launch_hbm_write(const HbmVariant& v, void* dst, std::size_t count, std::ui
 // Copies `count` elements.
 void launch_hbm_copy(const HbmVariant& v, const void* src, void* dst, std::size_t count, int blocks,
                      cudaStream_t stream);
-// Reads `count` elements `passes` times through L2, L1 bypassed.
-void launch_l2_read(L2Load load, const void* data, std::size_t count, int passes,
+// Reads `count` elements through L2, L1 bypassed, `passes` times (tiles: count a
+// multiple of unroll x threads; blocks a multiple of sharing) or `passes` x unroll
+// loads per thread (strided: count a power of two); l2_read_bytes says how many
+// bytes that loads. Runs `blocks` x v.threads threads.
+void launch_l2_read(const L2Variant& v, const void* data, std::size_t count, int passes,
                     std::uint32_t* block_sums, int blocks, cudaStream_t stream);
+double l2_read_bytes(const L2Variant& v, std::size_t count, int passes, int blocks);
 // Every block reads `passes` windows of kCacheRegionElements elements from the
 // `region_elements`-element region (a power of two >= kCacheRegionElements); pass
 // p reads the window at (p x kCacheRegionElements) mod region_elements. Plain

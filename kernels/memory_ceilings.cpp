@@ -2,8 +2,8 @@
 //   hbm_read / hbm_write / hbm_copy: buffers of max(4 x L2, 1 GiB) (quick: 4 x L2),
 //     bounded by free memory; several kernel variants are timed and the fastest is
 //     the ceiling (its name and every variant's rate go into `method`);
-//   l2_read: a working set of L2/4 or L2/2 re-read many times with L1 bypassed
-//     (best of the two sizes and two load flavours);
+//   l2_read: a working set of L2/4 or L2/2 re-read many times with L1 bypassed,
+//     the best of a search over kernel shapes (measure_l2);
 //   l1_read: every block re-reads one 32 KiB region (L1-resident after pass 1);
 //   shared_read: every block re-reads 32 KiB of shared memory with LDS.128;
 //   working_set: the sweep 16 KiB .. 4 GiB (x2; quick: .. 4 x L2, x4), bytes per
@@ -11,6 +11,7 @@
 // Grids are persistent (SMs x resident blocks, one wave) unless a variant says
 // otherwise (*_tile_grid: one block per tile).
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -195,10 +196,39 @@ int passes_for_target(Context& ctx, double target_s, const std::function<void(in
       ceiling_support::count_for_target(probe_s, kProbePasses, target_s, 1, 1 << 24));
 }
 
+// The L2 read roof: the best of a search over block size, loads in flight, the
+// cache operator, blocks sharing tiles and the access pattern, on working sets of
+// L2/4 and L2/2 (both partitions). Why a search: on an H100 the single variant of
+// earlier versions (256 threads, 8 loads, tiles) read 7.1 TB/s while the
+// working-set sweep's pattern reached 8.0-8.2 and simple code with 1024-thread
+// blocks 8.1-8.7 (issue 15); which shape wins differs between chips.
+std::vector<L2Variant> l2_search(bool quick) {
+  std::vector<L2Variant> out;
+  const std::vector<std::pair<int, int>> shapes =
+      quick ? std::vector<std::pair<int, int>>{{256, 8}, {1024, 8}}
+            : std::vector<std::pair<int, int>>{{256, 8}, {512, 16}, {1024, 4}, {1024, 8}};
+  for (const L2Load load : {L2Load::cg, L2Load::nc_no_allocate}) {
+    if (quick && load != L2Load::cg) continue;
+    for (const auto& [threads, unroll] : shapes) {
+      for (const int sharing : {1, 4}) out.push_back({load, threads, unroll, sharing, false});
+      out.push_back({load, threads, unroll, 1, true});
+    }
+  }
+  return out;
+}
+
+std::string l2_variant_name(const L2Variant& v) {
+  return concat(v.load == L2Load::cg ? "ld.cg" : "ld.nc.L1::no_allocate", " ", v.threads, "x",
+                v.unroll,
+                v.strided       ? " strided"
+                : v.sharing > 1 ? concat(" tiles/", v.sharing)
+                                : std::string(" tiles"));
+}
+
 void measure_l2(Context& ctx, CeilingResults& out) {
   if (!ctx.request.wanted("l2_read")) return;
   const double target_s = ctx.request.quick ? 0.5e-3 : 2e-3;
-  constexpr std::size_t kTileBytes = kElement * kMemoryThreadsPerBlock * 8;
+  constexpr std::size_t kTileBytes = kElement * 1024 * 16;  // the largest tile of the search
   const std::size_t largest = round_down(ctx.l2_bytes / 2, kTileBytes);
   if (largest < kTileBytes) {
     out.skipped.push_back({"l2_read", "L2 size unknown or too small"});
@@ -209,28 +239,34 @@ void measure_l2(Context& ctx, CeilingResults& out) {
 
   std::vector<Candidate> all;
   for (const std::size_t divisor : {std::size_t{4}, std::size_t{2}}) {
-    const std::size_t bytes = round_down(ctx.l2_bytes / divisor, kTileBytes);
-    const std::size_t count = bytes / kElement;
-    for (const L2Load load : {L2Load::cg, L2Load::nc_no_allocate}) {
-      const int blocks = ctx.sms * l2_read_blocks_per_sm(load);
-      const auto launch = [&, count, blocks, load](int passes, cudaStream_t s) {
-        launch_l2_read(load, data.get(), count, passes, ctx.block_sums.get(), blocks, s);
+    for (const L2Variant& v : l2_search(ctx.request.quick)) {
+      if (ctx.request.quick && divisor == 2) continue;
+      // Tiles: a whole number of the largest tile; strided: a power of two.
+      std::size_t bytes = round_down(ctx.l2_bytes / divisor, kTileBytes);
+      if (v.strided) bytes = std::bit_floor(bytes);
+      const std::size_t count = bytes / kElement;
+      const int blocks = ctx.sms * l2_read_blocks_per_sm(v) / v.sharing * v.sharing;
+      if (blocks < v.sharing) continue;
+      const auto launch = [&, count, blocks, v](int passes, cudaStream_t s) {
+        launch_l2_read(v, data.get(), count, passes, ctx.block_sums.get(), blocks, s);
       };
       const int passes = passes_for_target(ctx, target_s, [&](int p) { launch(p, ctx.stream); });
       const std::string name =
-          concat(load == L2Load::cg ? "ld.cg" : "ld.nc.L1::no_allocate", " L2/", divisor, " (",
-                 format_binary_bytes(static_cast<double>(bytes)), ") x ", passes, " passes");
-      all.push_back(time_candidate(ctx, name, blocks, static_cast<double>(bytes) * passes,
+          concat(l2_variant_name(v), " ", format_binary_bytes(static_cast<double>(bytes)), " grid ",
+                 blocks, " x ", v.threads, " x ", passes, " passes");
+      all.push_back(time_candidate(ctx, name, blocks, l2_read_bytes(v, count, passes, blocks),
                                    [&, passes](cudaStream_t s) { launch(passes, s); }));
     }
   }
   const Candidate& best = best_of(all);
   out.ceilings.push_back(make_ceiling(
       "l2_read", CeilingKind::bandwidth, "B/s", best.bytes, best.m,
-      concat("l2_read_kernel ", best.name, ": grid ", best.blocks, " x ", kMemoryThreadsPerBlock,
-             ", 8 x 16-byte loads in flight per thread, L1 bypassed, warm L2 (3 warm-up "
-             "launches); bytes = working set x passes; median of ",
-             best.m.repeats, " event-timed launches; fastest of: ", list_rates(all))));
+      concat("l2_read_kernel ", best.name,
+             " (16-byte loads, L1 bypassed, warm L2 after 3 warm-up launches; tiles/N: N "
+             "blocks read the same tiles at once; strided: a thread's loads one grid apart); "
+             "bytes = 16-byte loads issued; median of ",
+             best.m.repeats, " event-timed launches; best of ", all.size(),
+             " variants: ", list_rates(all))));
 }
 
 void measure_l1_and_shared(Context& ctx, CeilingResults& out) {

@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "gpu/check.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/ceiling_support.hpp"
 #include "kernels/ceilings.hpp"
+#include "kernels/clock_span.hpp"
 #include "kernels/measure.hpp"
 #include "kernels/tensor_mma.hpp"
 #include "kernels/tensor_types.hpp"
@@ -29,13 +31,18 @@ struct LoopRun {
   std::string label;  // short, for the list of alternatives in a method
   std::string description;
   double flops_per_iteration = 0;
-  std::size_t sink_bytes = 0;
+  std::size_t sink_bytes = 0;  // accumulators, then one ClockSpan per block
+  int blocks = 0;
   std::function<void(long long iterations, void* sink, cudaStream_t stream)> launch;
 };
 
 LoopRun mma_sync_run(MmaSyncVariant variant, int sm_count) {
   const MmaSyncLoopShape shape = mma_sync_loop_shape(variant, sm_count);
-  return {shape.label, shape.description, shape.flops_per_iteration, shape.sink_bytes,
+  return {shape.label,
+          shape.description,
+          shape.flops_per_iteration,
+          shape.sink_bytes,
+          shape.blocks,
           [shape](long long iterations, void* sink, cudaStream_t stream) {
             launch_mma_sync_loop(shape, iterations, sink, stream);
           }};
@@ -43,8 +50,12 @@ LoopRun mma_sync_run(MmaSyncVariant variant, int sm_count) {
 
 LoopRun wgmma_run(TensorType type, int n, int sm_count) {
   const WgmmaLoopShape shape = wgmma_loop_shape(type, n, sm_count);
-  return {concat("wgmma m64n", n, "k", wgmma_k(type)), shape.description, shape.flops_per_iteration,
-          shape.sink_bytes, [shape](long long iterations, void* sink, cudaStream_t stream) {
+  return {concat("wgmma m64n", n, "k", wgmma_k(type)),
+          shape.description,
+          shape.flops_per_iteration,
+          shape.sink_bytes,
+          shape.blocks,
+          [shape](long long iterations, void* sink, cudaStream_t stream) {
             launch_wgmma_loop(shape, iterations, sink, stream);
           }};
 }
@@ -72,9 +83,24 @@ TimedRoof time_roof(const CeilingRequest& request, const std::string& name, cons
   const Measurement m =
       measure_on_stream(launch_with(iterations), request.stream, request.timing());
   const double flops = run.flops_per_iteration * static_cast<double>(iterations);
-  return {make_ceiling(name, CeilingKind::compute, "FLOP/s", flops, m,
-                       concat(run.description, ", ", iterations, " iterations per launch")),
-          run.label};
+  Ceiling ceiling =
+      make_ceiling(name, CeilingKind::compute, "FLOP/s", flops, m,
+                   concat(run.description, ", ", iterations, " iterations per launch"));
+  // The clock of the last timed launch, over the kernel's own execution: the
+  // theoretical peak is computed at it (clock_span.hpp says why not NVML's).
+  std::vector<ClockSpan> spans(static_cast<std::size_t>(run.blocks));
+  const std::size_t span_bytes = spans.size() * sizeof(ClockSpan);
+  TR_CUDA_CHECK(cudaMemcpy(spans.data(), sink.get() + (run.sink_bytes - span_bytes), span_bytes,
+                           cudaMemcpyDeviceToHost));
+  if (const std::optional<double> hz = median_clock_hz(spans)) {
+    ceiling.method += concat("; SM clock ", *hz * 1e-9,
+                             " GHz over the kernel's own execution (clock64 against %globaltimer, "
+                             "median of ",
+                             spans.size(), " blocks; NVML read ",
+                             ceiling.sm_clock_hz ? *ceiling.sm_clock_hz * 1e-9 : 0.0, " GHz)");
+    ceiling.sm_clock_hz = *hz;
+  }
+  return {ceiling, run.label};
 }
 
 // The fastest roof under `name`; with alternatives, its method lists them all.

@@ -8,6 +8,7 @@
 // per loop iteration, so kChains MMAs are in flight per warp and 8+ warps per SM
 // sub-partition hide the MMA latency. No memory traffic in the loop; each thread
 // writes the sum of its accumulators once, so no MMA is dead code.
+#include "kernels/clock_span.cuh"
 #include "kernels/tensor_mma.hpp"
 
 #include <cuda_runtime_api.h>
@@ -157,10 +158,13 @@ __global__ void __launch_bounds__(kMmaThreads)
 #pragma unroll
   for (int r = 0; r < Mma::kBRegs; ++r) b[r] = random_register<Mma>(seed + thread * 16u + 8u + r);
   Acc acc[kChains][Mma::kCRegs] = {};
+  const ClockMark start = clock_mark();
   for (long long it = 0; it < iterations; ++it) {
 #pragma unroll
     for (int c = 0; c < kChains; ++c) Mma::run(acc[c], a, b);
   }
+  if (threadIdx.x == 0)
+    write_clock_span(sink, static_cast<std::size_t>(gridDim.x) * kMmaThreads * sizeof(Acc), start);
   Acc total = 0;
 #pragma unroll
   for (int c = 0; c < kChains; ++c) {
@@ -320,8 +324,9 @@ MmaSyncLoopShape mma_sync_loop_shape(MmaSyncVariant variant, int sm_count) {
     shape.blocks = std::max(1, blocks_per_sm) * sm_count;
     shape.flops_per_iteration = 2.0 * Mma::kM * Mma::kN * Mma::kK * kChains * (kMmaThreads / 32.0) *
                                 static_cast<double>(shape.blocks);
-    shape.sink_bytes =
-        static_cast<std::size_t>(shape.blocks) * kMmaThreads * sizeof(typename Mma::Acc);
+    shape.sink_bytes = with_clock_spans(
+        static_cast<std::size_t>(shape.blocks) * kMmaThreads * sizeof(typename Mma::Acc),
+        shape.blocks);
     shape.label = Mma::describe();
     shape.description = std::string(Mma::describe()) + ", operands in registers, " +
                         std::to_string(kChains) + " independent accumulator chains per warp, " +

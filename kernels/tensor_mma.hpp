@@ -62,7 +62,7 @@ struct MmaSyncLoopShape {
   int blocks = 0;
   int threads = 0;
   double flops_per_iteration = 0;  // whole grid
-  std::size_t sink_bytes = 0;      // what launch_mma_sync_loop writes to `sink`
+  std::size_t sink_bytes = 0;      // launch_mma_sync_loop writes accumulators, then clock spans
   std::string label;               // "mma.sync m16n8k16 bf16 x bf16 -> f32"
   std::string description;         // for a ceiling's method
 };

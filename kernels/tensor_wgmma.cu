@@ -1,5 +1,6 @@
 // wgmma.mma_async roofs (Hopper, sm_90a only). Design and FLOP convention:
 // tensor_wgmma.hpp and tensor_mma.hpp.
+#include "kernels/clock_span.cuh"
 #include "kernels/tensor_wgmma.hpp"
 
 #include <cstdint>
@@ -167,6 +168,7 @@ __global__ void __launch_bounds__(kLoopThreads, 1)
   const std::uint64_t b_desc =
       make_descriptor(shared + kLoopWarpgroups * loop_a_bytes_per_warpgroup());
   Acc acc[N / 2] = {};
+  const ClockMark start = clock_mark();
   for (long long it = 0; it < iterations; ++it) {
     wgmma_fence();
 #pragma unroll
@@ -180,6 +182,8 @@ __global__ void __launch_bounds__(kLoopThreads, 1)
     wgmma_wait<1>();  // the next group is issued while this one runs
   }
   wgmma_wait<0>();
+  if (threadIdx.x == 0)
+    write_clock_span(sink, static_cast<std::size_t>(gridDim.x) * kLoopThreads * sizeof(Acc), start);
   Acc total = 0;
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) total += acc[i];
@@ -352,7 +356,8 @@ WgmmaLoopShape wgmma_loop_shape(TensorType type, int n, int sm_count) {
   const int k = wgmma_k(type);
   shape.flops_per_iteration =
       2.0 * kTileM * n * k * kStepsPerGroup * kLoopWarpgroups * static_cast<double>(shape.blocks);
-  shape.sink_bytes = static_cast<std::size_t>(shape.blocks) * kLoopThreads * 4;
+  shape.sink_bytes =
+      with_clock_spans(static_cast<std::size_t>(shape.blocks) * kLoopThreads * 4, shape.blocks);
   shape.description =
       "wgmma.mma_async m64n" + std::to_string(n) + "k" + std::to_string(k) + " " +
       wgmma_operand_types(type) + ", A and B from shared memory (K-major, no swizzle), " +

@@ -46,7 +46,7 @@ struct WgmmaLoopShape {
   std::size_t shared_bytes = 0;
   int wgmma_per_iteration = 0;     // per warpgroup
   double flops_per_iteration = 0;  // whole grid
-  std::size_t sink_bytes = 0;      // what launch_wgmma_loop writes to `sink`
+  std::size_t sink_bytes = 0;      // launch_wgmma_loop writes accumulators, then clock spans
   std::string description;         // for a ceiling's method
 };
 WgmmaLoopShape wgmma_loop_shape(TensorType type, int n, int sm_count);

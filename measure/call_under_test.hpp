@@ -10,7 +10,8 @@
 //   trace_calls.hpp     kernels, launches, API time and copies (CUPTI activity)
 //   counter_collection.hpp  hardware counters per kernel (CUPTI range profiler)
 //   l2_flush.hpp        the cold-L2 prelude
-//   pinned_thread.hpp   the measuring thread kept on one core
+//   core/pinned_thread.hpp  the measuring thread kept on one core (core: the
+//                       launch roofs use it too)
 //   host_probe.hpp      the host's speed, recorded beside host-bound times
 // Each timing strategy stops when the 95% interval of its median is within the
 // stop rule's target, or when its time budget runs out, and says which.

@@ -28,7 +28,7 @@
 #include "measure/host_probe.hpp"
 #include "measure/interleaved.hpp"
 #include "measure/l2_flush.hpp"
-#include "measure/pinned_thread.hpp"
+#include "core/pinned_thread.hpp"
 #include "measure/synchronized.hpp"
 #include "measure/trace_calls.hpp"
 #include "measure/warmup.hpp"

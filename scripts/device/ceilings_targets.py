@@ -11,6 +11,10 @@ def load(path):
     return run["machine"]["gpu"]["name"], {c["name"]: c for c in run["machine"]["ceilings"]}
 
 
+def working_set(path):
+    return json.load(open(path))["runs"][0]["machine"].get("working_set") or []
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("run1")
@@ -42,6 +46,26 @@ def main():
     check("hbm_copy / theoretical", of_theoretical("hbm_copy"), 0.93)
     for name in ("l2_read", "shared_read"):
         check(f"{name} / theoretical", of_theoretical(name), 0.85)
+    # Issue 15: L2 at least the working-set curve's L2 plateau (sizes between 4 MiB
+    # and L2/2) and the published figures; no compute roof above 100.5% of its
+    # theoretical peak; launch roofs within 3% between the runs.
+    l2 = first.get("l2_read")
+    plateau = max((w["bytes_per_second"] for w in working_set(args.run1)
+                   if 4 * 2**20 <= w["bytes"] <= 32 * 2**20), default=float("nan"))
+    if l2:
+        check("l2_read / working-set L2 plateau", l2["measured"] / plateau, 1.0)
+        floor = 9.7e12 if "H200" in gpu else 8.6e12
+        check(f"l2_read TB/s (>= {floor / 1e12} on this GPU)", l2["measured"] / 1e12, floor / 1e12)
+        print(f"l2_read: {l2['method'][:400]}")
+    over = [(n, c["measured"] / c["theoretical"]) for n, c in first.items()
+            if c.get("kind") == "compute" and c.get("theoretical")]
+    if over:
+        name, ratio = max(over, key=lambda x: x[1])
+        check(f"highest compute roof / theoretical ({name})", ratio, 1.005, higher_is_better=False)
+    for name in ("launch_async", "launch_sync", "launch_graph_node"):
+        if name in first and name in second:
+            check(f"{name} run-to-run", abs(second[name]["measured"] / first[name]["measured"] - 1),
+                  0.03, higher_is_better=False)
     worst = max(first, key=lambda n: abs(second[n]["measured"] / first[n]["measured"] - 1)
                 if n in second else 0)
     spread = abs(second[worst]["measured"] / first[worst]["measured"] - 1)
@@ -54,6 +78,11 @@ def main():
     print(f"ceilings targets on {gpu}")
     for label, value, target, verdict in rows:
         print(f"  {label:<44} {value:10.4f}  target {'<=' if 'seconds' in label or 'run-to-run' in label else '>='} {target:<6} {verdict}")
+    print("compute roofs / theoretical (run 1):")
+    for name, c in first.items():
+        if c.get("kind") == "compute" and c.get("theoretical"):
+            print(f"  {name:<24} {100 * c['measured'] / c['theoretical']:6.2f}%  at "
+                  f"{(c.get('sm_clock_hz') or 0) / 1e9:.3f} GHz")
     print("run-to-run per roof (run2 / run1 - 1):")
     for name, c in first.items():
         if name in second:

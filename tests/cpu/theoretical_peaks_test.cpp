@@ -2,6 +2,8 @@
 // (checked offline per chip), and the arithmetic peak x work x clock is right.
 #include <gtest/gtest.h>
 
+#include "kernels/clock_span.hpp"
+
 #include "counters/metric_host.hpp"
 #include "counters/theoretical_peaks.hpp"
 #include "kernels/ceilings.hpp"
@@ -94,6 +96,21 @@ TEST(TheoreticalPeaks, VariantsShareTheirPathsPeak) {
   EXPECT_EQ(peak_formula("cublas_fp64")->candidates.front().metric,
             "sm__ops_path_tensor_src_fp64.sum");
   EXPECT_FALSE(peak_formula("h2d_pinned"));
+}
+
+// The clock a roof kernel ran at, from its blocks' cycle and timer spans: the
+// median block, spans too short for the timer left out.
+TEST(ClockSpans, MedianClockOverTheBlocksOwnExecution) {
+  std::vector<ClockSpan> spans = {{0, 1'600'000, 0, 1'000'000},    // 1.6 GHz over 1 ms
+                                  {100, 1'700'100, 5, 1'000'005},  // 1.7 GHz
+                                  {0, 1'800'000, 0, 1'000'000},    // 1.8 GHz
+                                  {0, 5'000, 0, 500},     // 0.5 us: below the timer's resolution
+                                  {0, 0, 0, 1'000'000}};  // no cycles
+  ASSERT_TRUE(median_clock_hz(spans));
+  EXPECT_NEAR(*median_clock_hz(spans), 1.7e9, 1);
+  EXPECT_FALSE(median_clock_hz({}));
+  EXPECT_FALSE(median_clock_hz({{0, 5'000, 0, 500}}));
+  EXPECT_EQ(with_clock_spans(1024, 3), 1024 + 3 * sizeof(ClockSpan));
 }
 
 }  // namespace

@@ -280,17 +280,37 @@ TEST(CeilingsCore, CacheKernelsReadWhatTheySay) {
   TR_REQUIRE_GPU();
   constexpr int kBlocks = 5;
   DeviceBuffer<std::uint32_t> sums(kBlocks);
-  // L2: every element once per pass.
+  // L2, tiles: every element `sharing` times per pass; strided: each thread's
+  // loads one grid apart, wrapping at the element count.
   {
-    constexpr std::size_t kCount = 3 * 2048 + 100;
+    constexpr std::size_t kCount = 2 * 8192;  // whole tiles of 2,048, 4,096 and 8,192
     constexpr int kPasses = 3;
     DeviceBuffer<uint4> data(kCount);
     fill_pattern(data.get(), kCount, 21, nullptr);
     for (const L2Load load : {L2Load::cg, L2Load::nc_no_allocate}) {
+      for (const L2Variant v :
+           {L2Variant{load, 256, 8, 1}, L2Variant{load, 1024, 4, 5}, L2Variant{load, 512, 16, 1}}) {
+        TR_CUDA_CHECK(cudaMemset(sums.get(), 0, sums.bytes()));
+        launch_l2_read(v, data.get(), kCount, kPasses, sums.get(), kBlocks, nullptr);
+        TR_CUDA_CHECK(cudaDeviceSynchronize());
+        EXPECT_EQ(total(to_host(sums)),
+                  static_cast<std::uint32_t>(v.sharing * kPasses) * pattern_sum(0, kCount, 21))
+            << v.threads << " threads, sharing " << v.sharing;
+        EXPECT_EQ(l2_read_bytes(v, kCount, kPasses, kBlocks),
+                  v.sharing * kPasses * static_cast<double>(kCount) * sizeof(uint4));
+      }
+      const L2Variant strided{load, 256, 4, 1, true};
+      constexpr std::size_t kMaskCount = 4096;  // a power of two
       TR_CUDA_CHECK(cudaMemset(sums.get(), 0, sums.bytes()));
-      launch_l2_read(load, data.get(), kCount, kPasses, sums.get(), kBlocks, nullptr);
+      launch_l2_read(strided, data.get(), kMaskCount, 2, sums.get(), kBlocks, nullptr);
       TR_CUDA_CHECK(cudaDeviceSynchronize());
-      EXPECT_EQ(total(to_host(sums)), kPasses * pattern_sum(0, kCount, 21));
+      std::uint32_t expected = 0;
+      const std::size_t grid = kBlocks * 256;
+      for (std::size_t t = 0; t < grid; ++t)
+        for (std::size_t j = 0; j < 8; ++j)
+          expected += pattern_sum((t + j * grid) & (kMaskCount - 1), 1, 21);
+      EXPECT_EQ(total(to_host(sums)), expected);
+      EXPECT_EQ(l2_read_bytes(strided, kMaskCount, 2, kBlocks), 2.0 * 4 * grid * sizeof(uint4));
     }
   }
   // L1: two windows; even passes read the first, odd passes the second.

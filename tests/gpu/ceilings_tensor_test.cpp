@@ -21,6 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "counters/counter_access.hpp"
+#include "counters/range_profiler.hpp"
+#include "counters/theoretical_peaks.hpp"
 #include "gpu/device.hpp"
 #include "kernels/ceilings.hpp"
 #include "kernels/cublas_reference.hpp"
@@ -195,6 +198,33 @@ TEST(TensorCeilings, QuickModeMeasuresEveryRoofPlausibly) {
     ASSERT_TRUE(best && legacy) << type;
     EXPECT_GE(best->measured, legacy->measured) << type;
   }
+}
+
+// The theoretical peak at the clock each roof kernel really ran at (clock64
+// against %globaltimer inside the kernel): no roof can pass it, so a ratio above
+// 100.5% is a bug (NVML's clock, sampled beside the launch, once gave 101.7%).
+TEST(TensorCeilings, NoRoofPassesItsTheoreticalPeakAtTheClockItRanAt) {
+  TR_REQUIRE_GPU();
+  const GpuInfo gpu = query_gpu(0);
+  const CounterAccess access = probe_counter_access();
+  if (!access.available) GTEST_SKIP() << "counters unavailable: " << access.reason;
+  CeilingResults results;
+  measure_tensor_ceilings(request_for(gpu, true), results);
+  ProfilerSession session;
+  apply_theoretical_peaks(read_peak_rates(session), results.ceilings);
+  int judged = 0;
+  for (const Ceiling& c : results.ceilings) {
+    EXPECT_NE(c.method.find("over the kernel's own execution"), std::string::npos)
+        << c.name << ": " << c.method;
+    if (!c.theoretical) continue;
+    ++judged;
+    const double ratio = c.measured / *c.theoretical;
+    std::printf("%-22s %.1f%% of theoretical at %.3f GHz\n", c.name.c_str(), 100 * ratio,
+                c.sm_clock_hz.value_or(0) * 1e-9);
+    EXPECT_LE(ratio, 1.005) << c.name << ": " << c.method << " / " << c.theoretical_source;
+    EXPECT_GT(ratio, 0.3) << c.name;
+  }
+  EXPECT_GE(judged, 4);
 }
 
 TEST(TensorCeilings, WantedFilterMeasuresOnlyWhatIsAsked) {

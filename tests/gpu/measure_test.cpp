@@ -14,7 +14,7 @@
 #include "measure/back_to_back.hpp"
 #include "measure/graph_replay.hpp"
 #include "measure/interleaved.hpp"
-#include "measure/pinned_thread.hpp"
+#include "core/pinned_thread.hpp"
 #include "measure/synchronized.hpp"
 #include "measure/trace_calls.hpp"
 #include "measure/warmup.hpp"

@@ -1,4 +1,4 @@
-#include "measure/pinned_thread.hpp"
+#include "core/pinned_thread.hpp"
 
 #include <pthread.h>
 
