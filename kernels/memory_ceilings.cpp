@@ -197,7 +197,7 @@ int passes_for_target(Context& ctx, double target_s, const std::function<void(in
 }
 
 // The L2 read roof: the best of a search over block size, loads in flight, the
-// cache operator, blocks sharing tiles and the access pattern, on working sets of
+// cache operator and the access pattern (tiles or strided), on working sets of
 // L2/4 and L2/2 (both partitions). Why a search: on an H100 the single variant of
 // earlier versions (256 threads, 8 loads, tiles) read 7.1 TB/s while the
 // working-set sweep's pattern reached 8.0-8.2 and simple code with 1024-thread
@@ -209,8 +209,12 @@ std::vector<L2Variant> l2_search(bool quick) {
             : std::vector<std::pair<int, int>>{{256, 8}, {512, 16}, {1024, 4}, {1024, 8}};
   for (const L2Load load : {L2Load::cg, L2Load::nc_no_allocate}) {
     if (quick && load != L2Load::cg) continue;
+    // Blocks sharing tiles (L2Variant::sharing) are left out: on an H100 4 blocks
+    // reading one tile at once "read" 17-25 TB/s, above the L2 slices' peak
+    // (lts__t_bytes, 13 TB/s): requests of several SMs for one line are merged
+    // before the slices, so that is not the bandwidth of distinct data.
     for (const auto& [threads, unroll] : shapes) {
-      for (const int sharing : {1, 4}) out.push_back({load, threads, unroll, sharing, false});
+      out.push_back({load, threads, unroll, 1, false});
       out.push_back({load, threads, unroll, 1, true});
     }
   }
@@ -262,8 +266,8 @@ void measure_l2(Context& ctx, CeilingResults& out) {
   out.ceilings.push_back(make_ceiling(
       "l2_read", CeilingKind::bandwidth, "B/s", best.bytes, best.m,
       concat("l2_read_kernel ", best.name,
-             " (16-byte loads, L1 bypassed, warm L2 after 3 warm-up launches; tiles/N: N "
-             "blocks read the same tiles at once; strided: a thread's loads one grid apart); "
+             " (16-byte loads, L1 bypassed, warm L2 after 3 warm-up launches; strided: a "
+             "thread's loads one grid apart, else tiles); "
              "bytes = 16-byte loads issued; median of ",
              best.m.repeats, " event-timed launches; best of ", all.size(),
              " variants: ", list_rates(all))));

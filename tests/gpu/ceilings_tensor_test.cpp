@@ -200,9 +200,8 @@ TEST(TensorCeilings, QuickModeMeasuresEveryRoofPlausibly) {
   }
 }
 
-// The theoretical peak at the clock each roof kernel really ran at (clock64
-// against %globaltimer inside the kernel): no roof can pass it, so a ratio above
-// 100.5% is a bug (NVML's clock, sampled beside the launch, once gave 101.7%).
+// No roof can pass its theoretical peak at the clock it ran at, so a ratio above
+// 100.5% is a bug; each roof also records the clock over its own execution.
 TEST(TensorCeilings, NoRoofPassesItsTheoreticalPeakAtTheClockItRanAt) {
   TR_REQUIRE_GPU();
   const GpuInfo gpu = query_gpu(0);
