@@ -352,6 +352,7 @@ std::vector<json> toml_values(const ParamAxis& axis, const toml::node& node,
                                   ? join(axis.allowed)
                                   : "integers, strings of " + integer_allowed(axis);
   std::vector<json> values;
+  std::set<std::string> seen;  // linear-time dedupe: "1..100000" once took 11 s
   auto one = [&](const toml::node& item) {
     std::vector<json> part;
     if (const auto* integer = item.as_integer())
@@ -361,8 +362,7 @@ std::vector<json> toml_values(const ParamAxis& axis, const toml::node& node,
     else
       throw usage_error(where + ": " + type_name(item) + " is not a value; allowed: " + allowed);
     for (json& value : part)
-      if (std::find(values.begin(), values.end(), value) == values.end())
-        values.push_back(std::move(value));
+      if (seen.insert(value.dump()).second) values.push_back(std::move(value));
   };
   if (const auto* array = node.as_array()) {
     if (array->empty()) throw usage_error(where + ": an empty list; allowed: " + allowed);
@@ -392,6 +392,12 @@ std::vector<json> toml_block(const OperatorFamily& family, const toml::table& ta
 }
 
 std::string read_file(const std::string& path) {
+  // A FIFO would block the read forever, a device never end: refuse both.
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw usage_error("the sweep spec '" + path +
+                      "' is not a regular file (a directory, FIFO or device); pass a .toml file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw usage_error("cannot read the sweep spec '" + path + "': " + std::strerror(errno));
   std::ostringstream text;

@@ -216,6 +216,12 @@ FileState inspect(const std::string& path) {
     throw usage_error(path +
                       " is a directory, not a timeroof results database; pass a file to --db");
   }
+  // A FIFO would block the read below forever, a device file be read or written
+  // as a database: neither holds a store.
+  if (!fs::is_regular_file(status)) {
+    throw usage_error(path + " is not a regular file (a FIFO, socket or device); pass a file to " +
+                      "--db");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw environment_error("cannot read " + path + ": " + std::strerror(errno));
   unsigned char bytes[kHeaderBytes] = {};

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "core/error.hpp"
 #include "core/json_io.hpp"
@@ -417,6 +418,20 @@ TEST_F(StoreTest, SchemaPragmasAndNumericColumns) {
   EXPECT_EQ(raw_query_text(path, "SELECT typeof(flops) FROM points WHERE seq = 0 LIMIT 1"), "real");
   EXPECT_EQ(raw_query_text(path, "SELECT typeof(theoretical) FROM ceilings WHERE seq = 1"), "null");
   EXPECT_EQ(raw_query_text(path, "SELECT count(*) FROM kernels"), "3");
+}
+
+// A FIFO as --db would block the first read forever (issue 16): refused at once,
+// for reading and writing, and left as it was.
+TEST_F(StoreTest, AFifoOrDeviceIsRefusedWithoutBlocking) {
+  const std::string fifo = file("pipe.db");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const Access access : {Access::read_only, Access::read_write})
+    EXPECT_TRUE(Contains(error_of([&] { ResultsStore::open(fifo, access); }, ExitCode::usage),
+                         "not a regular file"));
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_TRUE(Contains(
+      error_of([&] { ResultsStore::open("/dev/null", Access::read_write); }, ExitCode::usage),
+      "not a regular file"));
 }
 
 TEST_F(StoreTest, EmptyFileGetsSchemaAndReadOnlySeesIt) {
