@@ -1,5 +1,6 @@
 #include "src/store/results_store.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -196,14 +197,47 @@ std::optional<StoreHeader> parse_header(const unsigned char* bytes, std::size_t 
 }
 
 // Names the path when SQLite cannot even open it (missing directory, permissions).
-Database open_database(const std::string& path, int flags) {
+// `target` is what SQLite opens (a "file:" URI), when not the path itself.
+Database open_database(const std::string& path, int flags, const std::string& target = {}) {
   try {
-    return Database::open(path, flags);
+    return Database::open(target.empty() ? path : target, flags);
   } catch (const sqlite::SqliteError& e) {
     // A path the user can change: --db names it.
     const ExitCode exit_code = e.sqlite_code() == SQLITE_CANTOPEN ? ExitCode::usage : e.code();
     throw sqlite::SqliteError(exit_code, e.sqlite_code(), "cannot open " + path + ": " + e.what());
   }
+}
+
+// "file:" URI of a path, every byte outside the unreserved set and '/' escaped.
+std::string file_uri(const std::string& path) {
+  static const char* const kHex = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (const unsigned char c : std::filesystem::absolute(path).string()) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 15];
+    }
+  }
+  return uri;
+}
+
+// A read command's connection. With no -wal or -shm beside the store, no writer
+// has it open (a WAL writer keeps both while connected, and the last one to
+// close removes them): the file holds every committed page, and it is opened
+// immutable, so SQLite creates no -wal / -shm beside it and needs no write access
+// to the directory (a store in a read-only directory could not be read: issue
+// 16). With them, a writer is (or was) there and SQLite must merge its WAL: a
+// plain read-only connection.
+Database open_for_reading(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::exists(path + "-wal", error) ||
+      std::filesystem::exists(path + "-shm", error))
+    return open_database(path, SQLITE_OPEN_READONLY);
+  return open_database(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                       file_uri(path) + "?immutable=1");
 }
 
 // Reads the file without writing to it or beside it.
@@ -402,7 +436,7 @@ ResultsStore ResultsStore::open(const std::string& path, Access access) {
       throw usage_error(path + ": holds no timeroof results yet; run `timeroof run` to measure, " +
                         "or pass --db PATH");
     }
-    Database db = open_database(path, SQLITE_OPEN_READONLY);
+    Database db = open_for_reading(path);
     configure_connection(db, false);
     return ResultsStore(std::move(db));
   }

@@ -434,6 +434,29 @@ TEST_F(StoreTest, AFifoOrDeviceIsRefusedWithoutBlocking) {
       "not a regular file"));
 }
 
+// Read commands leave nothing beside a store they only read, and read it from a
+// directory they cannot write (issue 16: "attempt to write a readonly database").
+TEST_F(StoreTest, ReadingLeavesNoSideFilesAndNeedsNoWritableDirectory) {
+  const fs::path sub = dir_ / "odd dir?#%";  // a path that needs escaping in a URI
+  fs::create_directories(sub);
+  const std::string path = (sub / "results.db").string();
+  {
+    ResultsStore store = ResultsStore::open(path, Access::read_write);
+    RunRecord record = sample_record(kUuidA);
+    store_record(store, record);
+  }
+  ASSERT_FALSE(has_side_files(path));
+  fs::permissions(sub, fs::perms::owner_read | fs::perms::owner_exec);
+  {
+    ResultsStore reader = ResultsStore::open(path, Access::read_only);
+    EXPECT_EQ(reader.list_runs().size(), 1u);
+    EXPECT_EQ(reader.load_run(reader.list_runs().front().id).run.uuid, kUuidA);
+    EXPECT_FALSE(has_side_files(path));
+  }
+  EXPECT_FALSE(has_side_files(path));
+  fs::permissions(sub, fs::perms::owner_all);
+}
+
 TEST_F(StoreTest, EmptyFileGetsSchemaAndReadOnlySeesIt) {
   const std::string path = file("empty.db");
   write_bytes(path, "");
