@@ -291,8 +291,10 @@ void configure_connection(Database& db, bool writable) {
   TR_SQLITE_CHECK(db.get(), sqlite3_busy_timeout(db.get(), 10000));
   if (!writable) return;
   db.exec("PRAGMA foreign_keys = ON");
-  // WAL: readers never block the writer; FULL: a commit survives power loss too.
-  db.exec("PRAGMA journal_mode = WAL");
+  // FULL: a commit survives power loss too. WAL (readers never block the
+  // writer) is set after the first commit (ResultsStore::committed): switching a
+  // rollback-journal store to it rewrites the header, which a write that then
+  // fails must not leave behind (issue 16).
   db.exec("PRAGMA synchronous = FULL");
 }
 
@@ -442,8 +444,12 @@ ResultsStore ResultsStore::open(const std::string& path, Access access) {
   }
   Database db = open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   configure_connection(db, true);
-  if (state != FileState::timeroof) create_schema(db, path);
-  return ResultsStore(std::move(db));
+  ResultsStore store(std::move(db));
+  if (state != FileState::timeroof) {
+    create_schema(store.db_, path);
+    store.committed();  // a new store: nothing of the user's to keep as it was
+  }
+  return store;
 }
 
 // ---- Writing ----
@@ -585,11 +591,18 @@ std::int64_t ResultsStore::insert_point(std::int64_t run_id, const Point& point)
   return point_id;
 }
 
+void ResultsStore::committed() {
+  if (wal_) return;
+  db_.exec("PRAGMA journal_mode = WAL");
+  wal_ = true;
+}
+
 std::int64_t ResultsStore::begin_run(Run& run) {
   check_finite(run);
   Transaction transaction(db_);
   const std::int64_t run_id = insert_run(run);
   transaction.commit();
+  committed();
   run.id = run_id;
   return run_id;
 }
@@ -618,6 +631,7 @@ void ResultsStore::update_run(const Run& run) {
                       run.uuid + " to update");
   }
   transaction.commit();
+  committed();
 }
 
 void ResultsStore::add_ceiling(std::int64_t run_id, const Ceiling& ceiling) {
@@ -629,6 +643,7 @@ void ResultsStore::add_ceiling(std::int64_t run_id, const Ceiling& ceiling) {
   next.step();
   insert_ceiling(run_id, next.column_int(0), ceiling);
   transaction.commit();
+  committed();
 }
 
 void ResultsStore::set_ceilings(std::int64_t run_id, const std::vector<Ceiling>& ceilings) {
@@ -642,6 +657,7 @@ void ResultsStore::set_ceilings(std::int64_t run_id, const std::vector<Ceiling>&
     insert_ceiling(run_id, static_cast<int>(i), ceilings[i]);
   }
   transaction.commit();
+  committed();
 }
 
 void ResultsStore::set_machine_measurements(std::int64_t run_id, const Machine& machine) {
@@ -657,6 +673,7 @@ void ResultsStore::set_machine_measurements(std::int64_t run_id, const Machine& 
   }
   insert_machine_measurements(run_id, machine);
   transaction.commit();
+  committed();
 }
 
 std::int64_t ResultsStore::add_point(std::int64_t run_id, Point& point) {
@@ -665,6 +682,7 @@ std::int64_t ResultsStore::add_point(std::int64_t run_id, Point& point) {
   require_run(run_id);
   const std::int64_t point_id = insert_point(run_id, point);
   transaction.commit();
+  committed();
   point.id = point_id;
   return point_id;
 }
@@ -674,12 +692,20 @@ void ResultsStore::import_runs(const std::vector<RunRecord>& records) {
     check_finite(record.run);
     for (const Point& point : record.points) check_finite(point);
   }
+  // A store whose pages are garbage takes no more writes (an import once wrote
+  // into one and said it had).
+  Statement check = db_.prepare("PRAGMA quick_check(1)");
+  const std::string verdict = check.step() ? check.column_text(0) : "no answer";
+  if (verdict != "ok")
+    throw usage_error(path() + ": the store is damaged (SQLite quick_check: " + verdict +
+                      "); nothing was imported; import into another --db");
   Transaction transaction(db_);
   for (const RunRecord& record : records) {
     const std::int64_t run_id = insert_run(record.run);
     for (const Point& point : record.points) insert_point(run_id, point);
   }
   transaction.commit();
+  committed();
 }
 
 // ---- Reading ----

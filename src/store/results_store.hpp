@@ -82,7 +82,11 @@ class ResultsStore {
   std::vector<Run> select_runs(const std::optional<std::int64_t>& only_id);
   std::vector<Point> select_points(std::int64_t run_id);
 
+  // After a commit: the store switches to WAL once (configure_connection says why).
+  void committed();
+
   sqlite::Database db_;
+  bool wal_ = false;
 };
 
 }  // namespace timeroof

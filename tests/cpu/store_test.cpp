@@ -542,6 +542,43 @@ TEST_F(StoreTest, LoadRunByIdUuidAndPrefix) {
   EXPECT_TRUE(Contains(error_of([&] { store.load_run(std::int64_t{42}); }), "no run with id 42"));
 }
 
+// A failed import leaves the file byte-identical, also a store in rollback-
+// journal mode (it once rewrote the header to WAL while saying nothing was
+// written); a store whose data pages are garbage takes no import (issue 16).
+TEST_F(StoreTest, AFailedImportLeavesTheFileAsItWas) {
+  const std::string path = file("rollback.db");
+  const RunRecord a = without_ids(sample_record(kUuidA));
+  {
+    ResultsStore store = ResultsStore::open(path, Access::read_write);
+    store.import_runs({a});
+  }
+  raw_exec(path, "PRAGMA journal_mode = DELETE");
+  ASSERT_EQ(raw_query_text(path, "PRAGMA journal_mode"), "delete");
+  const std::string before = read_bytes(path);
+  {
+    ResultsStore store = ResultsStore::open(path, Access::read_write);
+    EXPECT_TRUE(Contains(error_of([&] { store.import_runs({a}); }), "already stored"));
+  }
+  EXPECT_EQ(read_bytes(path), before);
+  EXPECT_EQ(raw_query_text(path, "PRAGMA journal_mode"), "delete");
+
+  // Garbage over the data pages (the header and schema page kept).
+  std::string damaged = before;
+  const std::size_t page = 4096;
+  ASSERT_GT(damaged.size(), 3 * page);
+  for (std::size_t at = 2 * page; at < damaged.size(); ++at)
+    damaged[at] = static_cast<char>(at * 7919u);
+  write_bytes(path, damaged);
+  const RunRecord b = without_ids(sample_record(kUuidB));
+  const std::string message = error_of([&] {
+    ResultsStore store = ResultsStore::open(path, Access::read_write);
+    store.import_runs({b});
+  });
+  EXPECT_TRUE(Contains(message, "damaged")) << message;
+  EXPECT_TRUE(Contains(message, "nothing was imported")) << message;
+  EXPECT_EQ(read_bytes(path), damaged);
+}
+
 TEST_F(StoreTest, DuplicateImportChangesNothing) {
   ResultsStore store = ResultsStore::open(file("results.db"), Access::read_write);
   const RunRecord a = without_ids(sample_record(kUuidA));
