@@ -135,6 +135,8 @@ const char* to_string(ClassRule rule) {
       return "overhead_share";
     case ClassRule::launch_roof:
       return "launch_roof";
+    case ClassRule::no_roof:
+      return "no_roof";
     case ClassRule::near_roof:
       return "near_roof";
     case ClassRule::far_from_roof:
@@ -260,6 +262,13 @@ Classification classify(const PointBounds& b, const Thresholds& th) {
                  t_text + ", above the kernels' roof " + format_time(b.t_kernel_roof);
       return c;
     }
+  }
+  if (!(b.t_kernel_roof > 0)) {
+    c.rule = ClassRule::no_roof;
+    c.reason = "no roof to judge the kernels (" + format_time(d.kernel_s) +
+               ") against: the run has no measured or theoretical roofs for their work, or "
+               "their work was not counted; run `timeroof ceilings` into the same --db";
+    return c;
   }
   if (d.kernel_s > 0 && b.t_kernel_roof / d.kernel_s >= th.roof_fraction) {
     // The largest bound; ties go to compute, then to the outer level.

@@ -60,13 +60,18 @@
 //                    overhead_share), or T_launch / T >= launch_fraction with
 //                    T_launch >= T_kernel_roof (N launches issued more slowly than
 //                    the kernels could run: launch_roof).
-// 4. compute_bound / memory_bound: the kernels are near a roof,
+// 4. unknown         (rule no_roof) the kernels have no bound to be judged
+//                    against: T_kernel_roof = 0, because the run has no measured
+//                    or theoretical roofs (a sweep into a store without
+//                    ceilings) or the point's work was not counted. Judging
+//                    against zeros once called every such point latency-bound.
+// 5. compute_bound / memory_bound: the kernels are near a roof,
 //                    T_kernel_roof / T_k >= roof_fraction; the class is the
 //                    largest of the bounds: T_compute (unit cuda_core or
 //                    tensor_core, whichever part of T_compute is larger) or
 //                    T_mem,l (level l). Ties go to compute, then to the outer
 //                    level (dram over l2 over l1).
-// 5. latency_bound   otherwise: the kernels run far from every bound (too little
+// 6. latency_bound   otherwise: the kernels run far from every bound (too little
 //                    parallelism, dependent steps, synchronisation).
 //
 // The defaults:
@@ -124,8 +129,9 @@ enum class ClassRule {
   host_issue,      // 3, issue time against the device time
   overhead_share,  // 3, older runs: H / T
   launch_roof,     // 3, older runs: N x L
-  near_roof,       // 4
-  far_from_roof    // 5
+  no_roof,         // 4: nothing to judge the kernels against
+  near_roof,       // 5
+  far_from_roof    // 6
 };
 const char* to_string(Bottleneck bottleneck);
 const char* to_string(ComputeUnit unit);

@@ -46,6 +46,34 @@ std::string write_report_of(const CommonOptions& options, const std::vector<RunR
   return (std::filesystem::path(dir) / "index.html").string();
 }
 
+// A sweep measures no roofs of its own: its points are judged against the newest
+// roofs of the same GPU (by UUID) in the store, copied into its run with where
+// they came from in each method. Without any, its points say there is nothing
+// to judge them against (roofline/classify.hpp, rule no_roof), never
+// latency-bound against zeros (issue 16).
+void adopt_roofs_of_the_same_gpu(ResultsStore& store, Run& run) {
+  std::optional<Run> source;
+  for (const Run& other : store.list_runs())
+    if (other.id != run.id && other.machine.gpu.uuid == run.machine.gpu.uuid &&
+        !other.machine.ceilings.empty())
+      source = other;
+  if (!source) {
+    std::cerr << "timeroof: no roofs of this GPU in " << store.path()
+              << " yet: the points will have no class; run `timeroof ceilings --db " << store.path()
+              << "` to measure them\n";
+    return;
+  }
+  Machine machine = run.machine;
+  machine.ceilings = source->machine.ceilings;
+  machine.working_set = source->machine.working_set;
+  machine.skipped = source->machine.skipped;
+  for (Ceiling& c : machine.ceilings)
+    c.method = "from run " + std::to_string(source->id) + " (" + source->started_at +
+               ", same GPU): " + c.method;
+  store.set_machine_measurements(run.id, machine);
+  run.machine = std::move(machine);
+}
+
 // Describes the GPU, opens the store, records the run, measures the roofs and
 // stores them. The GPU is described first, so a bad --device writes nothing;
 // the run row exists before measuring, so a crash leaves a visible "running" run.
@@ -166,6 +194,7 @@ ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
     run = new_run(options.command_line);
     run.machine.gpu = inspect_gpu(options.device);
     store.begin_run(run);
+    adopt_roofs_of_the_same_gpu(store, run);
   } else {
     std::optional<RunRecord> record = store.load_run(resume);
     if (!record) {

@@ -260,6 +260,23 @@ TEST(Synthetic, RoofThresholdSeparatesBoundFromLatencyBound) {
   EXPECT_NEAR(c.parts.lost_to_roof_s, 30e-3, 1e-12);
 }
 
+// A machine with no roofs (a sweep into a store without ceilings): nothing to
+// judge the kernels against, so the class is unknown and says how to get roofs,
+// never latency_bound against zeros (issue 16).
+TEST(Synthetic, NoRoofsMeansUnknownNeverLatencyBound) {
+  const MachineRoofs none = machine_roofs(Machine{});
+  const PointBounds b = point_bounds(point(50e-3, 50e-3, 1, {{"fp32_flops", 1e12}}), none);
+  EXPECT_EQ(b.t_kernel_roof, 0);
+  const Classification c = classify(b);
+  EXPECT_EQ(c.bottleneck, Bottleneck::unknown) << c.reason;
+  EXPECT_EQ(c.rule, ClassRule::no_roof);
+  EXPECT_NE(c.reason.find("timeroof ceilings"), std::string::npos) << c.reason;
+  // With roofs the same point is judged.
+  const PointBounds judged = point_bounds(point(50e-3, 50e-3, 1, {{"fp32_flops", 1e12}}),
+                                          machine_roofs(synthetic_machine()));
+  EXPECT_NE(classify(judged).bottleneck, Bottleneck::unknown);
+}
+
 // 5 GB H2D at 50 GB/s = 100 ms modelled, 110 ms timed, in a 150 ms call.
 TEST(Synthetic, TransferBoundPointAndSerialTransfers) {
   const MachineRoofs r = machine_roofs(synthetic_machine());
