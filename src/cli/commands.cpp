@@ -202,6 +202,9 @@ ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
                         "; list the runs with `timeroof runs`");
     }
     run = record->run;
+    if (run.status == "complete")
+      throw usage_error("--resume " + resume + ": run " + std::to_string(run.id) +
+                        " is complete; nothing to resume (start a new run without --resume)");
     const GpuInfo here = inspect_gpu(options.device);
     if (here.uuid != run.machine.gpu.uuid) {
       throw usage_error("--resume " + resume + ": that run measured " + run.machine.gpu.name + " " +

@@ -112,7 +112,9 @@ int main(int argc, char** argv) {
   sweep->add_option("operator", sweep_request.target, "conv2d, lstm, or a sweep file (.toml)")
       ->required();
   sweep->add_flag("--dry-run", sweep_request.dry_run, "list the points and a time estimate");
-  sweep->add_option("--resume", resume, "continue this run (id or uuid prefix)");
+  CLI::Option* dry_run = sweep->get_option("--dry-run");
+  sweep->add_option("--resume", resume, "continue this run (id or uuid prefix)")
+      ->excludes(dry_run);  // a dry run measures nothing, so resumes nothing
   sweep->add_flag("--no-counters", no_counters, "timing and trace only, no hardware counters");
   sweep->allow_extras();
   sweep->footer(
@@ -180,7 +182,8 @@ int main(int argc, char** argv) {
       "prefix) from the results store or from export files; no GPU needed");
   add_common(*report, options, true, false, false);
   report->add_option("runs", report_runs, "run ids or uuid prefixes (default: all)");
-  report->add_option("--from", report_from, "read the runs from these export files, not the store");
+  report->add_option("--from", report_from, "read the runs from these export files, not the store")
+      ->excludes(report->get_option("--db"));  // one source: --db was silently ignored
   report->add_option("--out", options.out, "output directory (default: ./timeroof-report)");
   report->add_option("--format", report_format,
                      "chart files report.md references: svg (default), png or pdf (converted "
@@ -204,8 +207,10 @@ int main(int argc, char** argv) {
       "findings. No GPU needed");
   add_common(*analyze, options, true, false, false);
   analyze->add_option("runs", analyze_runs, "run ids or uuid prefixes (default: all)");
-  analyze->add_option("--from", analyze_from,
-                      "read the runs from these export files, not the store");
+  analyze
+      ->add_option("--from", analyze_from,
+                   "read the runs from these export files, not the store")
+      ->excludes(analyze->get_option("--db"));  // one source: --db was silently ignored
   analyze->add_option("--format", analyze_format, "table (default), json (everything) or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   analyze->add_option("--out", options.out, "write to this file instead of stdout");
@@ -247,6 +252,7 @@ int main(int argc, char** argv) {
     if (*sweep) {
       sweep_request.counters = !no_counters;
       sweep_request.flags = timeroof::cli::flag_pairs(sweep->remaining());
+      sweep_request.resume = !resume.empty();
       code = timeroof::cli::run_sweep(options, sweep_request, resume);
     }
     if (*timing_worker) code = timeroof::cli::serve_timing_worker(worker_device);

@@ -21,6 +21,9 @@ struct SweepRequest {
   std::vector<std::pair<std::string, std::string>> flags;  // axis and option flags
   bool dry_run = false;
   bool counters = true;
+  // --resume: the run must hold this very sweep (same name and points) and be
+  // unfinished; anything else is a usage error naming the run's own spec.
+  bool resume = false;
 };
 
 // "--batch 1..64:x2 --precision=fp16" -> {{"batch", "1..64:x2"}, {"precision", "fp16"}};

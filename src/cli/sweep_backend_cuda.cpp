@@ -109,7 +109,27 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
                        bool show_progress) {
   const SweepSpec spec = spec_of(request);  // validated: no GPU work before this
   bool recorded = false;                    // a resumed run has its spec already
-  for (const auto& sweep : run.spec["sweeps"]) recorded = recorded || sweep["name"] == spec.name;
+  std::string stored;                       // the run's sweeps, for the messages
+  const nlohmann::json wanted = to_json(spec);
+  for (const auto& sweep : run.spec["sweeps"]) {
+    const std::string name = sweep.value("name", std::string());
+    stored += (stored.empty() ? "" : ", ") + name + " (" +
+              std::to_string(sweep.value("points", nlohmann::json::array()).size()) + " points)";
+    if (name != spec.name) continue;
+    recorded = true;
+    // Resuming with other points would append them to a run whose command line
+    // names the first spec (issue 16: a 44-point conv2d run got the 108-point
+    // default sweep, then 152 LSTM points).
+    if (sweep.value("points", nlohmann::json()) != wanted.at("points"))
+      throw usage_error("--resume " + std::to_string(run.id) + ": run " + std::to_string(run.id) +
+                        " measured sweep " + name + " with other points (" + stored +
+                        "); resume it with the command that started it: " + run.command_line);
+  }
+  if (request.resume && !recorded)
+    throw usage_error("--resume " + std::to_string(run.id) + ": run " + std::to_string(run.id) +
+                      " holds no sweep " + spec.name +
+                      " (it has: " + (stored.empty() ? "none" : stored) +
+                      "); resume it with the command that started it: " + run.command_line);
   if (!recorded) {
     run.spec["sweeps"].push_back(to_json(spec));
     store.update_run(run);

@@ -51,6 +51,11 @@ TEST(Cli, UsageErrorsAreOneLineWithExitCode1) {
   expect_one_line_error(run_tool({"info", "--device", "one"}), 1, "--device");
   expect_one_line_error(run_tool({"import"}), 1, "files");
   expect_one_line_error(run_tool({"import", "/nonexistent/x.json"}), 1, "/nonexistent/x.json");
+  // Flags that were silently ignored together (issue 16): refused, one line.
+  expect_one_line_error(run_tool({"sweep", "conv2d", "--dry-run", "--resume", "1"}), 1,
+                        "excludes");
+  for (const char* command : {"report", "analyze"})
+    expect_one_line_error(run_tool({command, "--from", kSample, "--db", "x.db"}), 1, "excludes");
 }
 
 TEST(Cli, CeilingsRejectsUnknownRoofsBeforeAnyGpuWork) {
