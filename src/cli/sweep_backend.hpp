@@ -3,6 +3,8 @@
 // in the analysis-only build (gpu_backend_none.cpp).
 #pragma once
 
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +26,9 @@ struct SweepRequest {
   // --resume: the run must hold this very sweep (same name and points) and be
   // unfinished; anything else is a usage error naming the run's own spec.
   bool resume = false;
+  // Measure only these seqs of the sweep (a shard, or one GPU's share of
+  // --devices); the others are left to other processes. nullopt: every point.
+  std::optional<std::set<int>> only_seqs;
 };
 
 // "--batch 1..64:x2 --precision=fp16" -> {{"batch", "1..64:x2"}, {"precision", "fp16"}};

@@ -146,9 +146,13 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
   const SweepPlan plan{spec.name, &family, spec.points};
   StoreSink sink(store, run.id);
   const StopOnInterrupt stop_on_interrupt;
-  const SweepOutcome outcome = runner.run(
-      plan, store.finished_point_seqs(run.id, spec.name), sink, g_stop_requested,
-      [&](const SweepProgress& p) {
+  const std::set<int> stored = store.finished_point_seqs(run.id, spec.name);
+  std::set<int> skipped = stored;
+  if (request.only_seqs)  // another process's share counts as done here
+    for (int seq = 0; seq < static_cast<int>(spec.points.size()); ++seq)
+      if (!request.only_seqs->count(seq)) skipped.insert(seq);
+  const SweepOutcome outcome =
+      runner.run(plan, skipped, sink, g_stop_requested, [&](const SweepProgress& p) {
         if (!show_progress) return;
         const double eta = p.done ? p.elapsed_s / p.done * (p.total - p.done) : 0;
         std::fprintf(stderr, "\r\033[Ktimeroof: %s [%d/%d] %s%s", spec.name.c_str(), p.done,
@@ -157,7 +161,8 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
         if (p.current.empty()) std::fputs("\r\033[K", stderr);
       });
   std::fprintf(stderr, "timeroof: %s: %d point(s) measured, %d not ok, %d already stored (%s)%s\n",
-               spec.name.c_str(), outcome.measured, outcome.not_ok, outcome.already_finished,
+               spec.name.c_str(), outcome.measured, outcome.not_ok,
+               outcome.already_finished - static_cast<int>(skipped.size() - stored.size()),
                duration_text(outcome.seconds).c_str(),
                outcome.interrupted ? "; interrupted: resume with --resume" : "");
   return outcome.interrupted ? ExitCode::partial : ExitCode::ok;

@@ -1,0 +1,18 @@
+// Splitting a sweep's points over workers (GPUs of a node, --shard I/N of a
+// cluster): longest expected first, each to the worker with the least expected
+// time so far (LPT, within 4/3 of the optimal makespan). Deterministic: equal
+// costs keep their input order and ties between workers go to the lowest index,
+// so every shard of a job array computes the same partition.
+#pragma once
+
+#include <vector>
+
+namespace timeroof {
+
+// For `costs` (expected seconds per item; a negative or NaN cost counts as 0),
+// the item indices of each of `workers` bins, each bin in ascending index
+// order. Every index lands in exactly one bin. workers must be >= 1.
+std::vector<std::vector<int>> partition_longest_first(const std::vector<double>& costs,
+                                                      int workers);
+
+}  // namespace timeroof
