@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/file_lock.hpp"
 
 namespace timeroof {
 
@@ -13,16 +14,21 @@ struct FamilyEntry {
   const char* what;
   Family measure;
   std::vector<std::string> names;
+  bool uses_host = false;  // host-side timing or host memory: one GPU at a time
 };
 
 // Cheap, latency-sensitive roofs first, while the GPU is cool; the heavy
 // compute and library roofs last.
 const std::vector<FamilyEntry>& families() {
   static const std::vector<FamilyEntry> table = {
-      {"launch", measure_launch_ceilings, {"launch_async", "launch_sync", "launch_graph_node"}},
+      {"launch",
+       measure_launch_ceilings,
+       {"launch_async", "launch_sync", "launch_graph_node"},
+       true},
       {"transfer",
        measure_transfer_ceilings,
-       {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"}},
+       {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"},
+       true},
       {"memory",
        measure_memory_ceilings,
        {"hbm_read", "hbm_write", "hbm_copy", "l2_read", "l1_read", "shared_read", "working_set"}},
@@ -62,6 +68,7 @@ CeilingResults measure_ceilings(const CeilingRequest& request) {
     if (!any_wanted) continue;
     request.progress(family.what);
     try {
+      const FileLock turn(family.uses_host ? request.host_lock : std::string());
       family.measure(request, results);
     } catch (const Error& error) {
       for (const std::string& name : family.names) {

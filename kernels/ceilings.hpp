@@ -24,6 +24,10 @@ struct CeilingRequest {
   // Whether the roof of this name is wanted (from --only); families check it
   // before measuring so an unwanted roof costs nothing.
   std::function<bool(const std::string&)> wanted = [](const std::string&) { return true; };
+  // A file whose lock (flock) the launch and transfer families hold while they
+  // measure: workers measuring several GPUs at once take turns for the roofs
+  // that share the host. Empty: no lock.
+  std::string host_lock;
   // Called with a family's name ("memory") before it is measured.
   std::function<void(const std::string&)> progress = [](const std::string&) {};
   TimingPolicy timing() const {

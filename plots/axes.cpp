@@ -23,6 +23,8 @@ const char* color(Bound bound) {
       return "#8c564b";  // brown
     case Bound::transfer:
       return "#e377c2";  // pink
+    case Bound::interconnect:
+      return "#17becf";  // teal
     case Bound::measured:
       return "#111111";  // black
   }
@@ -45,6 +47,8 @@ const char* label(Bound bound) {
       return "launch";
     case Bound::transfer:
       return "transfer";
+    case Bound::interconnect:
+      return "interconnect";
     case Bound::measured:
       return "measured";
   }

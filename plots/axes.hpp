@@ -13,8 +13,18 @@
 namespace timeroof::plots {
 
 // ---- Palette: one colour per bound, the same in every chart --------------------
-enum class Bound { compute_cuda, compute_tensor, hbm, l2, l1, launch, transfer, measured };
-inline constexpr std::size_t kBoundCount = 8;
+enum class Bound {
+  compute_cuda,
+  compute_tensor,
+  hbm,
+  l2,
+  l1,
+  launch,
+  transfer,
+  interconnect,
+  measured
+};
+inline constexpr std::size_t kBoundCount = 9;
 const char* color(Bound bound);
 const char* label(Bound bound);  // "CUDA-core compute", "HBM", ...
 // Colours for data series that are not bounds (precision classes, operators).

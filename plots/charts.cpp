@@ -123,6 +123,7 @@ Bound ceiling_bound(const Ceiling& c) {
   if (starts_with(n, "l1") || starts_with(n, "shared")) return Bound::l1;
   if (starts_with(n, "launch")) return Bound::launch;
   if (starts_with(n, "h2d") || starts_with(n, "d2h")) return Bound::transfer;
+  if (roofline::is_interconnect_ceiling(n)) return Bound::interconnect;
   return c.kind == CeilingKind::latency ? Bound::launch : Bound::measured;
 }
 
@@ -519,14 +520,17 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
                               color(b)});
     sample_polyline({{axes.px(x0), y}, {area.right(), y}}, occupied);
   }
-  // Bandwidth roofs: diagonal from the left edge up to their ridge with the top roof.
+  // Bandwidth roofs: diagonal from the left edge up to their ridge with the top roof;
+  // the node's interconnect (runs of --devices) dotted beside the memory levels.
   struct Diag {
-    Level level;
+    std::string name;
+    const char* color;
+    double bw;
     double x0, y0, x1, y1;
   };
   std::vector<Diag> diags;
-  for (Level l : levels) {
-    const double bw = *roofs.bandwidth(l).value;
+  auto add_diagonal = [&](const std::string& name, const char* col, double bw,
+                          const std::string& tooltip_text, const char* dash) {
     const double ridge = top > 0 ? top / bw : xr[1];
     double ax = xr[0], ay = ax * bw;
     if (ay < yr[0]) {  // enters through the bottom edge
@@ -534,15 +538,26 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
       ax = ay / bw;
     }
     const double bx = std::min(ridge, xr[1]);
-    const Diag d{l, axes.px(ax), axes.py(ay), axes.px(bx), axes.py(bx * bw)};
+    const Diag d{name, col, bw, axes.px(ax), axes.py(ay), axes.px(bx), axes.py(bx * bw)};
     diags.push_back(d);
-    svg.begin_group(std::string(level_name(l)) + " bandwidth " + format_si(bw, "B/s") + " (" +
-                        roofs.bandwidth(l).ceiling + ")",
-                    "bandwidth-roof");
-    svg.line(d.x0, d.y0, d.x1, d.y1,
-             Style{color(level_bound(l)), "none", 2, l == Level::dram ? "" : "8 4", 1});
+    svg.begin_group(tooltip_text, "bandwidth-roof");
+    svg.line(d.x0, d.y0, d.x1, d.y1, Style{col, "none", 2, dash, 1});
     svg.end_group();
     sample_polyline({{d.x0, d.y0}, {d.x1, d.y1}}, occupied);
+  };
+  for (Level l : levels) {
+    const double bw = *roofs.bandwidth(l).value;
+    add_diagonal(level_name(l), color(level_bound(l)), bw,
+                 std::string(level_name(l)) + " bandwidth " + format_si(bw, "B/s") + " (" +
+                     roofs.bandwidth(l).ceiling + ")",
+                 l == Level::dram ? "" : "8 4");
+  }
+  if (roofs.interconnect.available()) {
+    const double bw = *roofs.interconnect.value;
+    add_diagonal("interconnect", color(Bound::interconnect), bw,
+                 "interconnect (GPU to GPU) " + format_si(bw, "B/s") + " (" +
+                     roofs.interconnect.ceiling + ")",
+                 "2 4");
   }
   svg.end_group();
 
@@ -594,9 +609,8 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
       const Diag& d = diags[i];
       const double angle = std::atan2(d.y1 - d.y0, d.x1 - d.x0) * 180 / 3.14159265358979;
       lt.rotate = angle;
-      lt.fill = color(level_bound(d.level));
-      const double bw = *roofs.bandwidth(d.level).value;
-      svg.text(xs[i], ys[i], std::string(level_name(d.level)) + " " + format_si(bw, "B/s"), lt);
+      lt.fill = d.color;
+      svg.text(xs[i], ys[i], d.name + " " + format_si(d.bw, "B/s"), lt);
     }
   }
 

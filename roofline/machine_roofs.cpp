@@ -231,6 +231,10 @@ std::string transfer_ceiling(TransferDirection direction, HostMemory host) {
   return std::string(to_string(direction)) + "_" + to_string(host);
 }
 
+bool is_interconnect_ceiling(const std::string& name) {
+  return name.rfind("p2p_", 0) == 0 || name.rfind("allreduce_", 0) == 0;
+}
+
 MachineRoofs machine_roofs(const Machine& machine) {
   MachineRoofs roofs;
   for (Precision p : kAllPrecisions)
@@ -247,6 +251,11 @@ MachineRoofs machine_roofs(const Machine& machine) {
     for (HostMemory h : kAllHostMemories)
       roofs.transfers[static_cast<std::size_t>(d)][static_cast<std::size_t>(h)] =
           pick(machine, {transfer_ceiling(d, h)});
+  std::vector<std::string> links;
+  for (const Ceiling& c : machine.ceilings)
+    if (is_interconnect_ceiling(c.name) && c.kind == CeilingKind::bandwidth)
+      links.push_back(c.name);
+  if (!links.empty()) roofs.interconnect = pick(machine, links);
   return roofs;
 }
 

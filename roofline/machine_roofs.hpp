@@ -16,6 +16,11 @@
 //   whose copies are staged through a driver buffer and run several times slower
 //   (H200: 55 GB/s pinned, 11 / 18 GB/s pageable). A point's transfers are bounded
 //   by the pair of its own host memory (bounds.hpp), never by the other pair.
+// - B_net, the node's interconnect (runs of `--devices`): the best measured GPU
+//   to GPU bandwidth, of the P2P copies (`p2p_ce_<a>to<b>`, `p2p_sm_<a>to<b>`)
+//   and the NCCL all-reduce bus bandwidth (`allreduce_nccl`). Drawn as the third
+//   roof beside compute and memory; no operator of a sweep moves data between
+//   GPUs yet, so no point is judged against it.
 // Missing inputs: a roof with no measured variant (absent, or measured <= 0)
 // falls back to the best *theoretical* value of its variants (CUPTI
 // `.peak_sustained` x clock, filled by counters/theoretical_peaks) and says so
@@ -103,6 +108,7 @@ struct MachineRoofs {
   Roof launch;                                // L, s per launch
   // B_h2d, B_d2h, B/s: [direction][host memory].
   std::array<std::array<Roof, kHostMemoryCount>, kTransferDirectionCount> transfers;
+  Roof interconnect;  // B_net, B/s
   const Roof& peak(Precision p) const { return compute[static_cast<std::size_t>(p)]; }
   const Roof& bandwidth(Level l) const { return memory[static_cast<std::size_t>(l)]; }
   const Roof& transfer(TransferDirection d, HostMemory h) const {
@@ -115,6 +121,10 @@ std::vector<std::string> compute_variants(Precision precision);
 std::vector<std::string> memory_variants(Level level);
 // The Ceiling of a transfer roof: "h2d_pinned", "d2h_pageable", ...
 std::string transfer_ceiling(TransferDirection direction, HostMemory host);
+
+// True for the node's interconnect ceilings (p2p_ce_0to1, p2p_latency_1to0,
+// allreduce_nccl, ...) and the names --only gives them (p2p_ce, ...).
+bool is_interconnect_ceiling(const std::string& name);
 
 // Picks every roof of the model from `machine` (see the header comment).
 MachineRoofs machine_roofs(const Machine& machine);

@@ -15,7 +15,9 @@
 
 #include "core/json_io.hpp"
 #include "plots/report.hpp"
+#include "roofline/machine_roofs.hpp"
 #include "src/cli/console.hpp"
+#include "src/cli/devices.hpp"
 #include "src/cli/gpu_backend.hpp"
 #include "src/cli/sweep_backend.hpp"
 #include "src/store/results_store.hpp"
@@ -129,6 +131,183 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
   return partial ? ExitCode::partial : ExitCode::ok;
 }
 
+// --devices: each GPU described (a usage error for a bad list); `same_model`:
+// the GPUs of one sweep must be one model, since its points are judged against
+// one GPU's roofs.
+std::vector<GpuInfo> describe_devices(const std::vector<int>& devices, bool same_model) {
+  std::vector<GpuInfo> gpus;
+  for (int d : devices) gpus.push_back(describe_gpu(d));
+  for (const GpuInfo& gpu : gpus)
+    if (same_model && gpu.name != gpus.front().name)
+      throw usage_error("--devices: GPU " + std::to_string(gpu.index) + " is a " + gpu.name +
+                        ", GPU " + std::to_string(gpus.front().index) + " a " + gpus.front().name +
+                        "; one sweep is judged against one model's roofs: name GPUs of one model");
+  return gpus;
+}
+
+nlohmann::json devices_json(const std::vector<GpuInfo>& gpus) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const GpuInfo& gpu : gpus)
+    list.push_back({{"index", gpu.index},
+                    {"name", gpu.name},
+                    {"uuid", gpu.uuid},
+                    {"pci_bus_id", gpu.pci_bus_id}});
+  return list;
+}
+
+// A lock file the ceilings workers take turns with (CeilingRequest::host_lock),
+// removed with this object.
+class HostLockFile {
+ public:
+  HostLockFile() {
+    char path[] = "/tmp/timeroof-host-XXXXXX";
+    const int fd = mkstemp(path);
+    if (fd < 0) throw environment_error("cannot create a lock file in /tmp for the GPU workers");
+    close(fd);
+    path_ = path;
+  }
+  ~HostLockFile() { std::remove(path_.c_str()); }
+  HostLockFile(const HostLockFile&) = delete;
+  HostLockFile& operator=(const HostLockFile&) = delete;
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void print_records(const CommonOptions& options, const std::vector<RunRecord>& records) {
+  for (const RunRecord& record : records) {
+    if (options.json) {
+      print_json(record);
+    } else {
+      std::cout << format_run(record);
+      std::cout << "stored as run " << record.run.id << " in " << options.db << "\n";
+    }
+  }
+}
+
+// `run` and `ceilings` with --devices: one run per GPU, each holding that GPU's
+// roofs, measured at once by one worker per GPU (host-side roofs taking turns);
+// the first run also holds the node's interconnect roofs and the sweeps, whose
+// points are spread over every GPU.
+ExitCode measure_and_store_on_devices(const CommonOptions& options, const CeilingOptions& ceilings,
+                                      const std::vector<std::string>& sweeps) {
+  const std::vector<int> devices = parse_devices(options.devices, find_gpus().count, true);
+  const std::vector<GpuInfo> gpus = describe_devices(devices, !sweeps.empty());
+  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
+  std::vector<Run> runs;
+  for (const GpuInfo& gpu : gpus) {
+    Run run = new_run(options.command_line);
+    run.machine.gpu = gpu;
+    run.spec = {{"ceilings", {{"quick", ceilings.quick}, {"only", ceilings.only}}},
+                {"devices", devices_json(gpus)}};
+    store.begin_run(run);
+    runs.push_back(std::move(run));
+  }
+  auto fail_all = [&] {
+    for (Run& run : runs) {
+      if (run.status != "running") continue;
+      run.status = "failed";
+      run.finished_at = utc_now_iso8601();
+      store.update_run(run);
+    }
+  };
+  bool partial = false;
+  try {
+    const HostLockFile host_lock;
+    std::vector<nlohmann::json> jobs(devices.size(), {{"kind", "ceilings"},
+                                                      {"quick", ceilings.quick},
+                                                      {"only", ceilings.only},
+                                                      {"host_lock", host_lock.path()}});
+    if (isatty(STDERR_FILENO))
+      std::fprintf(stderr, "timeroof: measuring the roofs of %zu GPUs at once\n", devices.size());
+    const std::vector<int> codes = run_workers(
+        own_executable(), devices, jobs,
+        [&](int w, const nlohmann::json& line) {
+          if (!line.contains("machine")) return;
+          Run& run = runs[static_cast<std::size_t>(w)];
+          run.machine = line["machine"].get<Machine>();
+          store.update_run(run);  // the chip and the counter probe, known now
+          store.set_machine_measurements(run.id, run.machine);
+        },
+        nullptr);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      if (codes[i] == 0) continue;
+      std::fprintf(stderr, "timeroof: GPU %d's roofs: the worker ended with exit code %d\n",
+                   devices[i], codes[i]);
+      runs[i].status = "failed";
+      runs[i].finished_at = utc_now_iso8601();
+      store.update_run(runs[i]);
+      partial = true;
+    }
+    for (const Run& run : runs)
+      partial = partial || std::any_of(run.machine.skipped.begin(), run.machine.skipped.end(),
+                                       [](const CeilingSkip& s) { return s.failed; });
+
+    std::vector<int> distinct = devices;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    const bool wanted =
+        ceilings.only.empty() ||
+        std::any_of(ceilings.only.begin(), ceilings.only.end(),
+                    [](const std::string& n) { return roofline::is_interconnect_ceiling(n); });
+    if (distinct.size() >= 2 && wanted) {
+      if (isatty(STDERR_FILENO))
+        std::fprintf(stderr, "timeroof: measuring the interconnect between GPUs %s\n",
+                     options.devices.c_str());
+      const nlohmann::json job = {
+          {"kind", "interconnect"}, {"devices", distinct}, {"quick", ceilings.quick}};
+      Machine interconnect;
+      const std::vector<int> interconnect_codes = run_workers(
+          own_executable(), {distinct.front()}, {job},
+          [&](int, const nlohmann::json& line) {
+            if (line.contains("machine")) interconnect = line["machine"].get<Machine>();
+          },
+          nullptr);
+      if (interconnect_codes[0] != 0) {
+        std::fprintf(stderr, "timeroof: interconnect roofs: the worker ended with exit code %d\n",
+                     interconnect_codes[0]);
+        partial = true;
+      }
+      Machine& node = runs.front().machine;
+      node.ceilings.insert(node.ceilings.end(), interconnect.ceilings.begin(),
+                           interconnect.ceilings.end());
+      node.skipped.insert(node.skipped.end(), interconnect.skipped.begin(),
+                          interconnect.skipped.end());
+      store.set_machine_measurements(runs.front().id, node);
+    }
+
+    for (const std::string& family : sweeps) {
+      SweepRequest request{family, {}, false, true};
+      request.devices = devices;
+      partial =
+          measure_sweep(request, store, runs.front(), isatty(STDERR_FILENO)) == ExitCode::partial ||
+          partial;
+    }
+  } catch (...) {
+    fail_all();  // every roof and point measured so far stays in the store
+    throw;
+  }
+  std::vector<RunRecord> records;
+  for (Run& run : runs) {
+    if (run.status == "running") {
+      run.status = partial ? "partial" : "complete";
+      run.finished_at = utc_now_iso8601();
+      store.update_run(run);
+    }
+    records.push_back(store.load_run(run.id));
+  }
+  print_records(options, records);
+  if (!sweeps.empty()) {
+    const std::string index = write_report_of(options, records);
+    if (options.json)
+      std::cerr << "timeroof: report: " << index << '\n';
+    else
+      std::cout << index << '\n';
+  }
+  return partial ? ExitCode::partial : ExitCode::ok;
+}
+
 }  // namespace
 
 std::vector<RunRecord> read_export_file(const std::string& path) {
@@ -169,6 +348,8 @@ ExitCode run_main_job(const CommonOptions& options) {
   }
 
   // The main job: the roofs, then the default sweeps of every operator family.
+  if (!options.devices.empty())
+    return measure_and_store_on_devices(options, CeilingOptions{}, {"conv2d", "lstm"});
   return measure_and_store(options, CeilingOptions{}, {"conv2d", "lstm"});
 }
 
@@ -186,13 +367,21 @@ ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
     return ExitCode::ok;
   }
   describe_sweep(request, nullptr);  // a bad spec is a usage error, GPU or not
-  const GpuAvailability gpus = find_gpus();
-  if (gpus.count == 0) throw environment_error("no GPU: " + gpus.why_none);
+  const GpuAvailability gpus_here = find_gpus();
+  if (gpus_here.count == 0) throw environment_error("no GPU: " + gpus_here.why_none);
+  SweepRequest sweep = request;
+  std::vector<GpuInfo> gpus;  // --devices
+  if (!options.devices.empty()) {
+    sweep.devices = parse_devices(options.devices, gpus_here.count, request.counters);
+    gpus = describe_devices(sweep.devices, true);
+  }
+  const int device = sweep.devices.empty() ? options.device : sweep.devices.front();
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
   Run run;
   if (resume.empty()) {
     run = new_run(options.command_line);
-    run.machine.gpu = inspect_gpu(options.device);
+    run.machine.gpu = inspect_gpu(device);
+    if (!gpus.empty()) run.spec["devices"] = devices_json(gpus);
     store.begin_run(run);
     adopt_roofs_of_the_same_gpu(store, run);
   } else {
@@ -205,16 +394,17 @@ ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
     if (run.status == "complete")
       throw usage_error("--resume " + resume + ": run " + std::to_string(run.id) +
                         " is complete; nothing to resume (start a new run without --resume)");
-    const GpuInfo here = inspect_gpu(options.device);
+    const GpuInfo here = inspect_gpu(device);
     if (here.uuid != run.machine.gpu.uuid) {
       throw usage_error("--resume " + resume + ": that run measured " + run.machine.gpu.name + " " +
                         run.machine.gpu.uuid + ", this is " + here.uuid +
-                        "; resume on the same GPU (--device)");
+                        (sweep.devices.empty() ? "; resume on the same GPU (--device)"
+                                               : "; resume with that GPU first in --devices"));
     }
   }
   ExitCode code = ExitCode::ok;
   try {
-    code = measure_sweep(request, store, run, isatty(STDERR_FILENO));
+    code = measure_sweep(sweep, store, run, isatty(STDERR_FILENO));
   } catch (...) {
     run.status = "failed";  // every point measured so far stays in the store
     run.finished_at = utc_now_iso8601();
@@ -247,6 +437,8 @@ ExitCode run_ceilings(const CommonOptions& options, bool quick,
   }
   const GpuAvailability gpus = find_gpus();
   if (gpus.count == 0) throw environment_error("no GPU: " + gpus.why_none);
+  if (!options.devices.empty())
+    return measure_and_store_on_devices(options, CeilingOptions{quick, only}, {});
   return measure_and_store(options, CeilingOptions{quick, only});
 }
 

@@ -13,6 +13,7 @@ struct CommonOptions {
   std::string db = "timeroof.db";
   std::string out;
   int device = 0;
+  std::string devices;  // --devices all|0,2,5: one worker process per GPU; "" = --device
   bool json = false;
   std::string command_line;  // as typed, for provenance
 };

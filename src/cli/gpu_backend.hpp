@@ -28,6 +28,8 @@ GpuInfo describe_gpu(int device);
 struct CeilingOptions {
   bool quick = false;
   std::vector<std::string> only;  // empty: every roof
+  std::string host_lock;          // CeilingRequest::host_lock (several GPUs at once)
+  bool show_progress = true;      // "[2/6] transfer roofs" on a terminal
 };
 
 // CUPTI chip names this build knows, the base metrics of one chip (offline,
@@ -45,5 +47,12 @@ std::vector<std::string> known_ceiling_names();
 // chip name and counter probe after the roofs are measured, so the launch roofs
 // are timed before CUPTI is loaded.
 void measure_machine(Machine& machine, const CeilingOptions& options);
+
+// The node's interconnect roofs between `devices` (two or more GPUs of this
+// process): per ordered pair the copy-engine and SM copy bandwidth and the
+// access latency, and the NCCL all-reduce bus bandwidth where NCCL can be
+// loaded (kernels/interconnect.hpp). Returned as a Machine holding only those
+// ceilings and the roofs skipped with their reasons.
+Machine measure_interconnect(const std::vector<int>& devices, bool quick);
 
 }  // namespace timeroof::cli

@@ -10,6 +10,7 @@
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/ceilings.hpp"
+#include "kernels/interconnect.hpp"
 #include "src/cli/gpu_backend.hpp"
 
 namespace timeroof::cli {
@@ -44,7 +45,9 @@ std::size_t count_passes(const std::string& chip, const std::vector<std::string>
 }
 
 std::vector<std::string> known_ceiling_names() {
-  return timeroof::known_ceiling_names();
+  std::vector<std::string> names = timeroof::known_ceiling_names();
+  for (const std::string& name : interconnect_ceiling_names()) names.push_back(name);
+  return names;
 }
 
 void measure_machine(Machine& machine, const CeilingOptions& options) {
@@ -55,12 +58,13 @@ void measure_machine(Machine& machine, const CeilingOptions& options) {
   request.stream = stream.get();
   request.quick = options.quick;
   request.gpu = machine.gpu;
+  request.host_lock = options.host_lock;
   if (!options.only.empty()) {
     request.wanted = [only = options.only](const std::string& name) {
       return std::find(only.begin(), only.end(), name) != only.end();
     };
   }
-  const bool show_progress = isatty(STDERR_FILENO);
+  const bool show_progress = options.show_progress && isatty(STDERR_FILENO);
   int step = 0;
   request.progress = [&](const std::string& family) {
     if (show_progress)
@@ -85,6 +89,17 @@ void measure_machine(Machine& machine, const CeilingOptions& options) {
   machine.ceilings = std::move(results.ceilings);
   machine.working_set = std::move(results.working_set);
   machine.skipped = std::move(results.skipped);
+}
+
+Machine measure_interconnect(const std::vector<int>& devices, bool quick) {
+  CeilingResults results = measure_interconnect_ceilings(devices, quick);
+  Machine machine;
+  machine.gpu = query_gpu(devices.front());
+  for (Ceiling& c : results.ceilings)
+    c.theoretical_source = "none: the link rate is not read (NVLink / PCIe generation and width)";
+  machine.ceilings = std::move(results.ceilings);
+  machine.skipped = std::move(results.skipped);
+  return machine;
 }
 
 }  // namespace timeroof::cli

@@ -37,6 +37,9 @@ std::vector<std::string> known_ceiling_names() {
 void measure_machine(Machine&, const CeilingOptions&) {
   throw environment_error(kWhy);
 }
+Machine measure_interconnect(const std::vector<int>&, bool) {
+  throw environment_error(kWhy);
+}
 
 std::string describe_sweep(const SweepRequest&, const Machine*) {
   throw environment_error(kWhy);
@@ -45,6 +48,9 @@ ExitCode measure_sweep(const SweepRequest&, ResultsStore&, Run&, bool) {
   throw environment_error(kWhy);
 }
 ExitCode serve_timing_worker(int) {
+  throw environment_error(kWhy);
+}
+ExitCode serve_device_worker(int) {
   throw environment_error(kWhy);
 }
 

@@ -17,6 +17,12 @@ namespace {
 
 using timeroof::cli::CommonOptions;
 
+// --devices on the commands that measure: one worker process per GPU.
+void add_devices(CLI::App& command, CommonOptions& options, const char* what) {
+  command.add_option("--devices", options.devices, what)
+      ->excludes(command.get_option("--device"));  // one or the other, never both silently
+}
+
 void add_common(CLI::App& command, CommonOptions& options, bool uses_db, bool uses_device,
                 bool uses_out) {
   if (uses_db)
@@ -77,8 +83,12 @@ int main(int argc, char** argv) {
       "The main job: describe the GPU, measure its roofs, run the default conv2d and lstm "
       "sweeps, store everything as one run, and print the summary");
   add_common(*run, options, true, true, true);
+  add_devices(*run, options,
+              "GPUs to use at once, all or 0,2,5: the roofs of each GPU (one run per GPU), the "
+              "interconnect between them, and the sweeps' points spread over all of them");
   run->footer(
-      "Examples:\n  timeroof run\n  timeroof run --device 1 --db results/h200.db\n\n"
+      "Examples:\n  timeroof run\n  timeroof run --device 1 --db results/h200.db\n"
+      "  timeroof run --devices all\n\n"
       "It ends with the report (index.html, report.md and the charts) written into --out\n"
       "(default ./timeroof-report) and prints the path of index.html as its last line.\n"
       "Without a GPU it says why in one line and shows the bundled sample, a real run\n"
@@ -92,12 +102,16 @@ int main(int argc, char** argv) {
       "FLOP/s, HBM/L2/L1/shared bandwidth, transfers, launch cost) and the cuBLASLt "
       "reference, store them as a run, and print measured vs theoretical");
   add_common(*ceilings, options, true, true, false);
+  add_devices(*ceilings, options,
+              "GPUs to measure at once, all or 0,2,5: one run per GPU, plus the interconnect "
+              "roofs between them (P2P copies and latency, NCCL all-reduce)");
   ceilings->add_flag("--quick", quick, "reduced sizes and repeats (under 20 s)");
   ceilings->add_option("--only", only, "roofs to measure, e.g. --only hbm_copy,fp32_fma")
       ->delimiter(',');
   ceilings->footer(
       "Examples:\n  timeroof ceilings\n  timeroof ceilings --quick\n"
-      "  timeroof ceilings --only hbm_copy,l2_read,tensor_bf16 --json\n\n"
+      "  timeroof ceilings --only hbm_copy,l2_read,tensor_bf16 --json\n"
+      "  timeroof ceilings --devices all --quick\n\n"
       "Theoretical = CUPTI .peak_sustained x the clock observed during each measurement.\n"
       "Exit code 3 when a roof failed (the others are kept).");
 
@@ -109,6 +123,9 @@ int main(int argc, char** argv) {
       "Measure an operator over a grid of sizes (cuDNN conv2d or lstm, or a TOML "
       "sweep file), point by point into the results store");
   add_common(*sweep, options, true, true, false);
+  add_devices(*sweep, options,
+              "GPUs to measure on at once, all or 0,2,5: one worker process per GPU, the points "
+              "split by longest expected time first, all stored in one run");
   sweep->add_option("operator", sweep_request.target, "conv2d, lstm, or a sweep file (.toml)")
       ->required();
   sweep->add_flag("--dry-run", sweep_request.dry_run, "list the points and a time estimate");
@@ -125,7 +142,8 @@ int main(int argc, char** argv) {
       "Examples:\n  timeroof sweep conv2d --dry-run\n"
       "  timeroof sweep conv2d --batch 1..1024:x2 --filters 64,128 --precision fp16,fp32\n"
       "  timeroof sweep lstm --batch 16..128:x2 --hidden-size 16..128:x2\n"
-      "  timeroof sweep my-sweep.toml --l2 cold\n  timeroof sweep conv2d --resume 3\n\n"
+      "  timeroof sweep my-sweep.toml --l2 cold\n  timeroof sweep conv2d --resume 3\n"
+      "  timeroof sweep conv2d --devices all\n\n"
       "Ctrl-C finishes the current point, stores it and exits with code 3.");
 
   // Hidden: the timing worker a sweep starts (sweeps/timing_worker.hpp).
@@ -133,6 +151,10 @@ int main(int argc, char** argv) {
   CLI::App* timing_worker = app.add_subcommand("timing-worker", "");
   timing_worker->group("");
   timing_worker->add_option("--device", worker_device, "GPU index");
+  // Hidden: a worker of --devices (src/cli/devices.hpp).
+  CLI::App* device_worker = app.add_subcommand("device-worker", "");
+  device_worker->group("");
+  device_worker->add_option("--device", worker_device, "GPU index");
 
   std::string chip;
   std::string metric_filter;
@@ -256,6 +278,7 @@ int main(int argc, char** argv) {
       code = timeroof::cli::run_sweep(options, sweep_request, resume);
     }
     if (*timing_worker) code = timeroof::cli::serve_timing_worker(worker_device);
+    if (*device_worker) code = timeroof::cli::serve_device_worker(worker_device);
     if (*metrics) code = timeroof::cli::run_metrics(options, chip, metric_filter, passes_for);
     if (*runs) code = timeroof::cli::run_list_runs(options);
     if (*exporter) code = timeroof::cli::run_export(options, export_runs);

@@ -29,6 +29,9 @@ struct SweepRequest {
   // Measure only these seqs of the sweep (a shard, or one GPU's share of
   // --devices); the others are left to other processes. nullopt: every point.
   std::optional<std::set<int>> only_seqs;
+  // --devices: one worker process per GPU (src/cli/devices.hpp); empty: this
+  // process measures on CommonOptions::device.
+  std::vector<int> devices;
 };
 
 // "--batch 1..64:x2 --precision=fp16" -> {{"batch", "1..64:x2"}, {"precision", "fp16"}};
@@ -48,5 +51,9 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
 // another timeroof process sends on stdin, replying on stdout, until stdin ends
 // (sweeps/timing_worker.hpp).
 ExitCode serve_timing_worker(int device);
+
+// `timeroof device-worker --device N` (hidden): runs the one job a --devices
+// parent sends on stdin and answers on stdout (src/cli/devices.hpp).
+ExitCode serve_device_worker(int device);
 
 }  // namespace timeroof::cli

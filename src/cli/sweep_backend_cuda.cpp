@@ -1,11 +1,16 @@
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 
 #include "core/format.hpp"
+#include "core/json_io.hpp"
+#include "core/partition.hpp"
 #include "gpu/device.hpp"
+#include "src/cli/devices.hpp"
+#include "src/cli/gpu_backend.hpp"
 #include "src/cli/sweep_backend.hpp"
 #include "src/store/results_store.hpp"
 #include "sweeps/runner.hpp"
@@ -36,14 +41,6 @@ class StopOnInterrupt {
  private:
   void (*previous_)(int) = SIG_DFL;
 };
-
-// This program's own path, to start its timing worker; "" where it cannot be read
-// (the runner then times in this process and says so).
-std::string own_executable() {
-  char path[4096];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
-}
 
 SweepSpec spec_of(const SweepRequest& request) {
   const bool file = request.target.size() > 5 &&
@@ -105,11 +102,14 @@ std::string describe_sweep(const SweepRequest& request, const Machine* measured)
   return describe_points(spec, roofs);
 }
 
-ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& run,
-                       bool show_progress) {
-  const SweepSpec spec = spec_of(request);  // validated: no GPU work before this
-  bool recorded = false;                    // a resumed run has its spec already
-  std::string stored;                       // the run's sweeps, for the messages
+namespace {
+
+// Records the sweep in the run (a resumed run must already hold this very
+// sweep) and returns its spec: validated before any GPU work.
+SweepSpec record_sweep(const SweepRequest& request, ResultsStore& store, Run& run) {
+  const SweepSpec spec = spec_of(request);
+  bool recorded = false;  // a resumed run has its spec already
+  std::string stored;     // the run's sweeps, for the messages
   const nlohmann::json wanted = to_json(spec);
   for (const auto& sweep : run.spec["sweeps"]) {
     const std::string name = sweep.value("name", std::string());
@@ -134,31 +134,171 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
     run.spec["sweeps"].push_back(to_json(spec));
     store.update_run(run);
   }
+  return spec;
+}
 
+RunnerOptions runner_options(const SweepSpec& spec, bool counters) {
   RunnerOptions options;
   options.timing_worker = own_executable();  // timing in a process CUPTI never attached to
-  options.counters = request.counters;
+  options.counters = counters;
   options.cold_l2 = spec.cold_l2;
   options.transfer = spec.transfer;
   options.pinned_host = spec.pinned_host;
-  SweepRunner runner(run.machine.gpu, options);
+  return options;
+}
+
+void show_sweep_progress(const std::string& name, int done, int total, double elapsed_s,
+                         const std::string& current) {
+  const double eta = done ? elapsed_s / done * (total - done) : 0;
+  std::fprintf(stderr, "\r\033[Ktimeroof: %s [%d/%d] %s%s", name.c_str(), done, total,
+               done ? ("ETA " + duration_text(eta) + " ").c_str() : "",
+               current.substr(0, 100).c_str());
+  if (current.empty()) std::fputs("\r\033[K", stderr);
+}
+
+// The seqs this invocation measures: not stored yet, and in its share.
+std::vector<int> seqs_to_measure(const SweepRequest& request, const SweepSpec& spec,
+                                 const std::set<int>& stored) {
+  std::vector<int> seqs;
+  for (int seq = 0; seq < static_cast<int>(spec.points.size()); ++seq)
+    if (!stored.count(seq) && (!request.only_seqs || request.only_seqs->count(seq)))
+      seqs.push_back(seq);
+  return seqs;
+}
+
+// --devices: the points not stored yet, split over one worker per GPU by
+// longest expected time first (the dry run's model with this run's roofs);
+// this process writes what the workers send (src/cli/devices.hpp).
+ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& spec,
+                                  ResultsStore& store, Run& run, bool show_progress) {
+  const OperatorFamily& family = find_family(spec.family);
+  const std::vector<int> todo =
+      seqs_to_measure(request, spec, store.finished_point_seqs(run.id, spec.name));
+  DryRunRoofs roofs = roofs_from(&run.machine);
+  if (!request.counters) roofs.counter_passes = 0;
+  std::vector<double> costs;
+  for (int seq : todo)
+    costs.push_back(estimate_point(spec.points[static_cast<std::size_t>(seq)], family, roofs,
+                                   spec.transfer, spec.pinned_host)
+                        .point_s);
+  const std::vector<int>& devices = request.devices;
+  const auto bins = partition_longest_first(costs, static_cast<int>(devices.size()));
+  std::vector<nlohmann::json> jobs;
+  std::vector<std::set<int>> assigned(devices.size());
+  for (std::size_t w = 0; w < devices.size(); ++w) {
+    nlohmann::json seqs = nlohmann::json::array();
+    for (int i : bins[w]) {
+      seqs.push_back(todo[static_cast<std::size_t>(i)]);
+      assigned[w].insert(todo[static_cast<std::size_t>(i)]);
+    }
+    jobs.push_back({{"kind", "sweep"},
+                    {"target", request.target},
+                    {"flags", request.flags},
+                    {"counters", request.counters},
+                    {"seqs", seqs}});
+  }
+
+  const StopOnInterrupt stop_on_interrupt;
+  const auto started = std::chrono::steady_clock::now();
+  int done = 0, not_ok = 0, duplicates = 0;
+  std::vector<int> measured(devices.size(), 0);
+  std::vector<double> seconds(devices.size(), 0);
+  std::vector<bool> interrupted(devices.size(), false);
+  const std::vector<int> codes = run_workers(
+      own_executable(), devices, jobs,
+      [&](int w, const nlohmann::json& line) {
+        const auto worker = static_cast<std::size_t>(w);
+        if (line.contains("done")) {
+          seconds[worker] = line["done"].value("seconds", 0.0);
+          interrupted[worker] = line["done"].value("interrupted", false);
+          return;
+        }
+        if (!line.contains("point")) return;
+        Point point = line["point"].get<Point>();
+        // Only a point of this worker's share, once: a worker can never add to
+        // or overwrite another's (the store refuses a seq twice anyway).
+        if (point.sweep != spec.name || !assigned[worker].erase(point.seq)) {
+          ++duplicates;
+          return;
+        }
+        store.add_point(run.id, point);
+        ++measured[worker];
+        ++done;
+        if (point.status != PointStatus::ok) ++not_ok;
+        if (show_progress)
+          show_sweep_progress(
+              spec.name + " on " + std::to_string(devices.size()) + " GPUs", done,
+              static_cast<int>(todo.size()),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+              point.op + " #" + std::to_string(point.seq) + " (GPU " +
+                  std::to_string(devices[worker]) + ")");
+      },
+      [] { return g_stop_requested.load(); });
+  if (show_progress) std::fputs("\r\033[K", stderr);
+
+  bool partial = duplicates > 0;
+  std::string per_gpu;
+  for (std::size_t w = 0; w < devices.size(); ++w) {
+    per_gpu += (w ? ", " : "") + std::string("GPU ") + std::to_string(devices[w]) + " " +
+               std::to_string(measured[w]) + " in " + duration_text(seconds[w]);
+    const bool failed = codes[w] != 0 && codes[w] != static_cast<int>(ExitCode::partial);
+    if (failed)
+      std::fprintf(stderr,
+                   "timeroof: %s: GPU %d's worker ended with exit code %d after %d of its %zu "
+                   "point(s); the rest stay unmeasured: resume with --resume\n",
+                   spec.name.c_str(), devices[w], codes[w], measured[w], bins[w].size());
+    partial = partial || failed || interrupted[w] || !assigned[w].empty();
+  }
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::fprintf(
+      stderr,
+      "timeroof: %s: %d point(s) measured on %zu GPUs (%s), %d not ok, %d already "
+      "stored (%s)%s\n",
+      spec.name.c_str(), done, devices.size(), per_gpu.c_str(), not_ok,
+      static_cast<int>(spec.points.size()) - static_cast<int>(todo.size()) -
+          (request.only_seqs ? static_cast<int>(spec.points.size() - request.only_seqs->size())
+                             : 0),
+      duration_text(wall).c_str(), g_stop_requested ? "; interrupted: resume with --resume" : "");
+  if (duplicates)
+    std::fprintf(stderr, "timeroof: %s: %d point(s) sent twice or out of share were dropped\n",
+                 spec.name.c_str(), duplicates);
+  return partial || g_stop_requested ? ExitCode::partial : ExitCode::ok;
+}
+
+// Writes each finished point as a line {"point": ...} on stdout, for the parent.
+class JsonLineSink final : public PointSink {
+ public:
+  explicit JsonLineSink(const GpuInfo& gpu) : gpu_(gpu) {}
+  void write(Point& point) override {
+    point.details["gpu"] = {{"index", gpu_.index}, {"name", gpu_.name}, {"uuid", gpu_.uuid}};
+    std::cout << nlohmann::json{{"point", point}}.dump() << std::endl;  // flushed: one per point
+  }
+
+ private:
+  const GpuInfo& gpu_;
+};
+
+}  // namespace
+
+ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& run,
+                       bool show_progress) {
+  const SweepSpec spec = record_sweep(request, store, run);  // no GPU work before this
+  if (!request.devices.empty())
+    return measure_sweep_on_devices(request, spec, store, run, show_progress);
+  SweepRunner runner(run.machine.gpu, runner_options(spec, request.counters));
   const OperatorFamily& family = find_family(spec.family);
   const SweepPlan plan{spec.name, &family, spec.points};
   StoreSink sink(store, run.id);
   const StopOnInterrupt stop_on_interrupt;
   const std::set<int> stored = store.finished_point_seqs(run.id, spec.name);
-  std::set<int> skipped = stored;
-  if (request.only_seqs)  // another process's share counts as done here
-    for (int seq = 0; seq < static_cast<int>(spec.points.size()); ++seq)
-      if (!request.only_seqs->count(seq)) skipped.insert(seq);
+  const std::vector<int> todo = seqs_to_measure(request, spec, stored);
+  std::set<int> skipped;  // stored, or another process's share
+  for (int seq = 0; seq < static_cast<int>(spec.points.size()); ++seq) skipped.insert(seq);
+  for (int seq : todo) skipped.erase(seq);
   const SweepOutcome outcome =
       runner.run(plan, skipped, sink, g_stop_requested, [&](const SweepProgress& p) {
-        if (!show_progress) return;
-        const double eta = p.done ? p.elapsed_s / p.done * (p.total - p.done) : 0;
-        std::fprintf(stderr, "\r\033[Ktimeroof: %s [%d/%d] %s%s", spec.name.c_str(), p.done,
-                     p.total, p.done ? ("ETA " + duration_text(eta) + " ").c_str() : "",
-                     p.current.substr(0, 100).c_str());
-        if (p.current.empty()) std::fputs("\r\033[K", stderr);
+        if (show_progress) show_sweep_progress(spec.name, p.done, p.total, p.elapsed_s, p.current);
       });
   std::fprintf(stderr, "timeroof: %s: %d point(s) measured, %d not ok, %d already stored (%s)%s\n",
                spec.name.c_str(), outcome.measured, outcome.not_ok,
@@ -166,6 +306,68 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
                duration_text(outcome.seconds).c_str(),
                outcome.interrupted ? "; interrupted: resume with --resume" : "");
   return outcome.interrupted ? ExitCode::partial : ExitCode::ok;
+}
+
+namespace {
+
+// The "sweep" job of a device worker: measures the seqs it was given on its GPU
+// and sends each point to the parent as it is done.
+ExitCode serve_sweep_job(int device, const nlohmann::json& job) {
+  SweepRequest request;
+  request.target = job.at("target").get<std::string>();
+  request.flags = job.at("flags").get<std::vector<std::pair<std::string, std::string>>>();
+  request.counters = job.at("counters").get<bool>();
+  const SweepSpec spec = spec_of(request);
+  const std::vector<int> seqs = job.at("seqs").get<std::vector<int>>();
+  std::set<int> skipped;
+  for (int seq = 0; seq < static_cast<int>(spec.points.size()); ++seq) skipped.insert(seq);
+  for (int seq : seqs) skipped.erase(seq);
+  select_gpu(device);
+  const GpuInfo gpu = inspect_gpu(device);  // with the counter probe: counters or not
+  SweepRunner runner(gpu, runner_options(spec, request.counters));
+  const OperatorFamily& family = find_family(spec.family);
+  JsonLineSink sink(gpu);
+  const StopOnInterrupt stop_on_interrupt;
+  const SweepOutcome outcome =
+      runner.run(SweepPlan{spec.name, &family, spec.points}, skipped, sink, g_stop_requested);
+  std::cout << nlohmann::json{{"done",
+                               {{"measured", outcome.measured},
+                                {"not_ok", outcome.not_ok},
+                                {"interrupted", outcome.interrupted},
+                                {"seconds", outcome.seconds}}}}
+                   .dump()
+            << std::endl;
+  return outcome.interrupted ? ExitCode::partial : ExitCode::ok;
+}
+
+}  // namespace
+
+ExitCode serve_device_worker(int device) {
+  std::string line;
+  if (!std::getline(std::cin, line))
+    throw usage_error("device-worker: no job on stdin (it is started by --devices)");
+  const nlohmann::json job = parse_untrusted_json(line, "device-worker's job", "internal");
+  const std::string kind = job.value("kind", std::string());
+  if (kind == "sweep") return serve_sweep_job(device, job);
+  if (kind == "ceilings") {
+    Machine machine;
+    machine.gpu = query_gpu(device);  // counters probed after the roofs, as in one process
+    CeilingOptions options;
+    options.quick = job.value("quick", false);
+    options.only = job.value("only", std::vector<std::string>());
+    options.host_lock = job.value("host_lock", std::string());
+    options.show_progress = false;  // several workers share the terminal
+    measure_machine(machine, options);
+    std::cout << nlohmann::json{{"machine", machine}}.dump() << std::endl;
+    return ExitCode::ok;
+  }
+  if (kind == "interconnect") {
+    const Machine machine =
+        measure_interconnect(job.at("devices").get<std::vector<int>>(), job.value("quick", false));
+    std::cout << nlohmann::json{{"machine", machine}}.dump() << std::endl;
+    return ExitCode::ok;
+  }
+  throw usage_error("device-worker: unknown job kind '" + kind + "'");
 }
 
 ExitCode serve_timing_worker(int device) {

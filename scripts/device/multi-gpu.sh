@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Runs ON A MULTI-GPU DEVICE MACHINE (nvidia-h100-x2 / nvidia-h200-x2 and up), in
+# the repository root, from binaries packed by scripts/device/pack.sh into .carry/.
+# Issue 21's figures: the --devices tests, every GPU's roofs and the interconnect
+# roofs (with PyTorch's P2P copy as the reference), and the default sweeps on one
+# GPU against all of them (the ratio must be <= 0.55 on two GPUs).
+# Everything lands in $OUT/multi-gpu-logs.tgz, with summary.txt beside it.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+final=${OUT:-$root/device-out}
+out=$(mktemp -d)
+mkdir -p "$final"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export TIMEROOF_TEST_BINARY=$root/.carry/timeroof TIMEROOF_TEST_SOURCE_DIR=$root
+# NVLink multicast stays off on the shared machines (KINDS.md).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+tr=.carry/timeroof
+summary=$out/summary.txt
+say() { echo "$*" | tee -a "$summary"; }
+seconds() { local s=$(date +%s.%N); "$@"; local rc=$?; echo "$(echo "$(date +%s.%N) - $s" | bc) $rc"; }
+
+{
+  echo "== machine"; date -u; hostname
+  nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv
+  nvidia-smi topo -m
+  ls /usr/local/lib/python3*/dist-packages/nvidia/nccl/lib/ 2>/dev/null
+} > "$out/machine.txt" 2>&1
+cat "$out/machine.txt"
+say "== $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ')"
+
+say "== gtest gpu_devices_test"
+timeout 240 .carry/tests/gpu_devices_test > "$out/gpu_devices_test.log" 2>&1
+say "rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu_devices_test.log" | tr '\n' ' ')"
+
+say "== ceilings --devices all (every GPU's roofs at once, then the interconnect)"
+read -r t rc < <(seconds timeout 400 $tr ceilings --devices all --db "$out/roofs.db" \
+  > "$out/ceilings.txt" 2> "$out/ceilings.err")
+say "ceilings: ${t}s rc=$rc"
+$tr export --db "$out/roofs.db" > "$out/roofs.json"
+python3 - "$out/roofs.json" <<'PY' | tee -a "$summary"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for r in doc["runs"]:
+    m = r["run"]["machine"]
+    by = {c["name"]: c for c in m["ceilings"]}
+    core = ", ".join(f"{n} {by[n]['measured']/1e12:.2f}T" for n in ("hbm_copy", "l2_read", "tensor_fp16", "h2d_pinned") if n in by)
+    print(f"GPU {m['gpu']['index']} {m['gpu']['name']}: {core}")
+    for c in m["ceilings"]:
+        if c["name"].startswith(("p2p_", "allreduce")):
+            unit = "us" if c["unit"] == "s" else "GB/s"
+            v = c["measured"] * (1e6 if c["unit"] == "s" else 1e-9)
+            print(f"  {c['name']}: {v:.2f} {unit} spread {c['spread']:.3f} x{c['repeats']}")
+    for s in m["skipped"]:
+        if s["name"].startswith(("p2p", "allreduce")): print(f"  skipped {s['name']}: {s['reason']}")
+PY
+
+say "== PyTorch P2P copy reference (same call, tensor.copy_ across GPUs, 256 MiB)"
+timeout 120 python3 - <<'PY' 2>&1 | tee -a "$summary"
+import torch, time
+n = torch.cuda.device_count()
+for a in range(n):
+    for b in range(n):
+        if a == b: continue
+        src = torch.empty(256 << 20, dtype=torch.uint8, device=f"cuda:{a}")
+        dst = torch.empty(256 << 20, dtype=torch.uint8, device=f"cuda:{b}")
+        for _ in range(3): dst.copy_(src)
+        torch.cuda.synchronize(a); torch.cuda.synchronize(b)
+        best = []
+        for _ in range(20):
+            s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
+            with torch.cuda.device(a):
+                s.record(); dst.copy_(src); e.record()
+            e.synchronize(); best.append(s.elapsed_time(e) / 1e3)
+        best.sort()
+        print(f"torch copy_ {a}->{b}: {(256 << 20) / best[len(best)//2] / 1e9:.1f} GB/s (median of 20)")
+PY
+
+say "== default sweeps: one GPU, then --devices all (same machine, same call)"
+for family in conv2d lstm; do
+  read -r t1 rc1 < <(seconds timeout 300 $tr sweep $family --device 0 --db "$out/one.db" \
+    > /dev/null 2> "$out/one-$family.err")
+  read -r t2 rc2 < <(seconds timeout 300 $tr sweep $family --devices all --db "$out/all.db" \
+    > /dev/null 2> "$out/all-$family.err")
+  say "$family: one GPU ${t1}s rc=$rc1; all GPUs ${t2}s rc=$rc2; ratio $(echo "scale=3; $t2 / $t1" | bc)"
+  grep -h "point(s) measured" "$out/one-$family.err" "$out/all-$family.err" | tee -a "$summary"
+done
+$tr import "$out/roofs.json" --db "$out/all.db" 2>/dev/null
+$tr report --db "$out/all.db" --out "$out/report" > /dev/null 2> "$out/report.err"
+say "report rc=$? $(grep -c 'interconnect' "$out/report/index.html" 2>/dev/null) mention(s) of the interconnect"
+$tr export --db "$out/all.db" > "$out/all.json"
+tar czf "$final/multi-gpu-logs.tgz" -C "$out" --exclude='*.db' .
+cp "$summary" "$final/"

@@ -1,0 +1,81 @@
+// Several GPUs of one node (--devices): one worker process per GPU, each owning
+// its GPU, its CUDA context and its counters (CUPTI's range profiler is per
+// process), started as `timeroof device-worker --device N` from this very
+// executable. This parent never touches a GPU for the work itself: it sends each
+// worker one job (a JSON line on its stdin), reads what the worker measured as
+// JSON lines on its stdout, and is the store's one writer, so no point is lost
+// or written twice whatever the workers do.
+//
+// Jobs, one JSON object per line, each answered by lines on the worker's stdout:
+//   {"kind": "ceilings", "quick", "only": [...], "host_lock": PATH}
+//       -> {"machine": Machine}: the GPU's roofs. Workers measuring at the same
+//          time take turns, by an flock on host_lock, for the roofs that share
+//          the host (launch and host<->device transfer roofs).
+//   {"kind": "sweep", "target", "flags": [[name, value]...], "counters", "seqs"}
+//       -> {"point": Point} per point as soon as it is measured, then
+//          {"done": {"measured", "not_ok", "interrupted", "seconds"}}.
+//   {"kind": "interconnect", "devices": [...], "quick"}
+//       -> {"machine": Machine} holding only the interconnect roofs (P2P copy
+//          bandwidth and latency per pair, NCCL all-reduce where installed).
+// Ctrl-C reaches the workers (the terminal signals the whole process group;
+// the parent forwards it too): each finishes its current point, sends it and
+// exits 3, as one GPU does.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace timeroof::cli {
+
+// "all" -> 0..gpu_count-1; "0,2,5" -> {0, 2, 5}. A usage error naming the bad
+// entry and the GPUs there are. A GPU named twice is allowed only where
+// `counters` is false (two processes' counters on one GPU would collide): two
+// timing-only workers on one GPU test the machinery on a one-GPU machine.
+std::vector<int> parse_devices(const std::string& text, int gpu_count, bool counters);
+
+// One worker: `executable device-worker --device N`, its stdout a pipe to this
+// process, its stderr this process's.
+class WorkerProcess {
+ public:
+  WorkerProcess(const std::string& executable, int device, const nlohmann::json& job);
+  ~WorkerProcess();  // kills a worker still running (an exception unwinding) and reaps it
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  int device() const noexcept { return device_; }
+  pid_t pid() const noexcept { return pid_; }
+  int output() const noexcept { return output_; }
+  // Reads what is available; complete lines go to `on_line`. False at end of output.
+  bool read_available(const std::function<void(const nlohmann::json&)>& on_line);
+  // Waits for the worker to exit; its exit code (128 + signal when killed).
+  int wait();
+  // Sends SIGINT once (the worker finishes its current point).
+  void interrupt();
+
+ private:
+  int device_;
+  pid_t pid_ = -1;
+  int output_ = -1;
+  std::string buffered_;
+  bool interrupted_ = false;
+  bool reaped_ = false;
+  int exit_code_ = 0;
+};
+
+// Runs one job per device at once and calls on_line(worker, line) for every line
+// any worker sends, as it comes. Checks `stop` while waiting: once it is set,
+// every worker is interrupted. Returns each worker's exit code, in order.
+std::vector<int> run_workers(const std::string& executable, const std::vector<int>& devices,
+                             const std::vector<nlohmann::json>& jobs,
+                             const std::function<void(int, const nlohmann::json&)>& on_line,
+                             const std::function<bool()>& stop);
+
+// This program's own path ("" where /proc/self/exe cannot be read).
+std::string own_executable();
+
+}  // namespace timeroof::cli
