@@ -146,8 +146,8 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
   const SweepPlan plan{spec.name, &family, spec.points};
   StoreSink sink(store, run.id);
   const StopOnInterrupt stop_on_interrupt;
-  const std::set<int> stored = store.finished_point_seqs(run.id, spec.name);
-  std::set<int> skipped = stored;
+  const std::set<int> finished = store.finished_point_seqs(run.id, spec.name);
+  std::set<int> skipped = finished;
   if (request.only_seqs)  // another process's share counts as done here
     for (int seq = 0; seq < static_cast<int>(spec.points.size()); ++seq)
       if (!request.only_seqs->count(seq)) skipped.insert(seq);
@@ -162,7 +162,7 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
       });
   std::fprintf(stderr, "timeroof: %s: %d point(s) measured, %d not ok, %d already stored (%s)%s\n",
                spec.name.c_str(), outcome.measured, outcome.not_ok,
-               outcome.already_finished - static_cast<int>(skipped.size() - stored.size()),
+               outcome.already_finished - static_cast<int>(skipped.size() - finished.size()),
                duration_text(outcome.seconds).c_str(),
                outcome.interrupted ? "; interrupted: resume with --resume" : "");
   return outcome.interrupted ? ExitCode::partial : ExitCode::ok;
