@@ -41,6 +41,9 @@ void measure_machine(Machine&, const CeilingOptions&) {
 std::string describe_sweep(const SweepRequest&, const Machine*) {
   throw environment_error(kWhy);
 }
+std::set<int> shard_point_seqs(const SweepRequest&, Shard) {
+  throw environment_error(kWhy);
+}
 ExitCode measure_sweep(const SweepRequest&, ResultsStore&, Run&, bool) {
   throw environment_error(kWhy);
 }

@@ -71,7 +71,7 @@ MpiPlacement placement_from_environment(const EnvLookup& getenv) {
   // An integer variable: nullopt when unset, a usage error when set to something else.
   auto read = [&](const char* name) -> std::optional<int> {
     const char* value = getenv(name);
-    if (!value) return std::nullopt;
+    if (!value || !*value) return std::nullopt;  // set but empty counts as unset
     const std::optional<int> parsed = parse_count(value);
     if (!parsed)
       throw usage_error(std::string("--shard-from-mpi: ") + name + "=" + value +
