@@ -709,7 +709,7 @@ PointEstimate estimate_point(const json& point, const OperatorFamily& family,
 }
 
 std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
-                            const DryRunRoofs& roofs) {
+                            const DryRunRoofs& roofs, const std::set<int>* only) {
   // Keys in the family's order, then any others the points carry.
   std::vector<std::string> keys = axis_keys(family);
   for (const json& point : spec.points)
@@ -735,7 +735,10 @@ std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
     if (transfers || std::string(column) != "xfer MB") header.emplace_back(column);
   rows.push_back(header);
   double total_s = 0;
+  std::size_t listed = 0;
   for (std::size_t i = 0; i < spec.points.size(); ++i) {
+    if (only && !only->count(static_cast<int>(i))) continue;
+    ++listed;
     const json& point = spec.points[i];
     const PointEstimate estimate =
         estimate_point(point, family, roofs, spec.transfer, spec.pinned_host);
@@ -774,8 +777,9 @@ std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";
   }
-  out << "estimated time: " << format_si(total_s, "s") << " for " << spec.points.size()
-      << (spec.points.size() == 1 ? " point" : " points") << "\n"
+  out << "estimated time: " << format_si(total_s, "s") << " for " << listed
+      << (only ? " of " + std::to_string(spec.points.size()) : std::string())
+      << (listed == 1 && !only ? " point" : " points") << "\n"
       << "model: per point " << format_si(roofs.setup_s, "s") << " setup + "
       << format_si(roofs.check_s, "s") << " check + warm-up max(" << roofs.warmup_calls
       << " calls, " << format_si(roofs.warmup_s, "s")

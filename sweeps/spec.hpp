@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -224,11 +225,13 @@ PointEstimate estimate_point(const nlohmann::json& point, const OperatorFamily& 
 // --dry-run: a header (name, family, options, point count, the params every point
 // shares), a table with one row per point (seq, the params that vary across points,
 // GFLOP, MB, with a transfer mode the MB copied per call, estimated time per call
-// and per point), and the total estimate with the model's figures.
+// and per point), and the total estimate with the model's figures. `only` (a
+// shard's seqs): list and total only those points, keeping their seqs.
 std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
-                            const DryRunRoofs& roofs = {});
-inline std::string describe_points(const SweepSpec& spec, const DryRunRoofs& roofs = {}) {
-  return describe_points(spec, find_family(spec.family), roofs);
+                            const DryRunRoofs& roofs = {}, const std::set<int>* only = nullptr);
+inline std::string describe_points(const SweepSpec& spec, const DryRunRoofs& roofs = {},
+                                   const std::set<int>* only = nullptr) {
+  return describe_points(spec, find_family(spec.family), roofs, only);
 }
 
 }  // namespace timeroof

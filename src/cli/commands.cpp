@@ -19,6 +19,7 @@
 #include "src/cli/console.hpp"
 #include "src/cli/devices.hpp"
 #include "src/cli/gpu_backend.hpp"
+#include "src/cli/merge.hpp"
 #include "src/cli/sweep_backend.hpp"
 #include "src/store/results_store.hpp"
 
@@ -353,9 +354,17 @@ ExitCode run_main_job(const CommonOptions& options) {
   return measure_and_store(options, CeilingOptions{}, {"conv2d", "lstm"});
 }
 
-ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
-                   const std::string& resume) {
+ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request,
+                   const std::string& resume, const SweepShard& sharding) {
+  CommonOptions options = given;
+  options.db = expand_db_path(given.db, sharding.shard);  // "%r": each shard its own store
+  SweepRequest request = given_request;
+  if (sharding.shard) request.only_seqs = shard_point_seqs(request, *sharding.shard);
   if (request.dry_run) {
+    if (sharding.shard)
+      std::cout << "shard " << to_string(*sharding.shard) << " (" << sharding.source
+                << "): " << request.only_seqs->size()
+                << " point(s), split longest-expected-first by the default time model\n";
     // The time estimate uses the roofs of the newest run in the store, if any.
     std::optional<Machine> measured;
     if (std::ifstream(options.db).good()) {
@@ -369,19 +378,21 @@ ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
   describe_sweep(request, nullptr);  // a bad spec is a usage error, GPU or not
   const GpuAvailability gpus_here = find_gpus();
   if (gpus_here.count == 0) throw environment_error("no GPU: " + gpus_here.why_none);
-  SweepRequest sweep = request;
+  if (sharding.local_rank)  // --shard-from-mpi without --device: one GPU per local rank
+    options.device = device_for_local_rank(*sharding.local_rank, gpus_here.count);
   std::vector<GpuInfo> gpus;  // --devices
   if (!options.devices.empty()) {
-    sweep.devices = parse_devices(options.devices, gpus_here.count, request.counters);
-    gpus = describe_devices(sweep.devices, true);
+    request.devices = parse_devices(options.devices, gpus_here.count, request.counters);
+    gpus = describe_devices(request.devices, true);
   }
-  const int device = sweep.devices.empty() ? options.device : sweep.devices.front();
+  const int device = request.devices.empty() ? options.device : request.devices.front();
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
   Run run;
   if (resume.empty()) {
     run = new_run(options.command_line);
     run.machine.gpu = inspect_gpu(device);
     if (!gpus.empty()) run.spec["devices"] = devices_json(gpus);
+    if (sharding.shard) run.spec["shard"] = to_json(*sharding.shard);  // `merge` finds it
     store.begin_run(run);
     adopt_roofs_of_the_same_gpu(store, run);
   } else {
@@ -398,13 +409,26 @@ ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
     if (here.uuid != run.machine.gpu.uuid) {
       throw usage_error("--resume " + resume + ": that run measured " + run.machine.gpu.name + " " +
                         run.machine.gpu.uuid + ", this is " + here.uuid +
-                        (sweep.devices.empty() ? "; resume on the same GPU (--device)"
-                                               : "; resume with that GPU first in --devices"));
+                        (request.devices.empty() ? "; resume on the same GPU (--device)"
+                                                 : "; resume with that GPU first in --devices"));
     }
+    // A shard run resumes its own share: the stored shard, which --shard may repeat.
+    const std::optional<Shard> stored = shard_of(run.spec);
+    if (sharding.shard && stored != sharding.shard)
+      throw usage_error("--resume " + resume + ": run " + std::to_string(run.id) + " is " +
+                        (stored ? "shard " + to_string(*stored) : std::string("no shard")) +
+                        ", not " + to_string(*sharding.shard) +
+                        "; resume it with the command that started it: " + run.command_line);
+    if (stored && !sharding.shard) request.only_seqs = shard_point_seqs(request, *stored);
   }
+  if (const std::optional<Shard> shard = shard_of(run.spec))
+    std::cerr << "timeroof: shard " << to_string(*shard) << " ("
+              << (sharding.source.empty() ? "stored" : sharding.source)
+              << "): " << request.only_seqs->size() << " point(s) on GPU " << options.device
+              << " into " << options.db << "\n";
   ExitCode code = ExitCode::ok;
   try {
-    code = measure_sweep(sweep, store, run, isatty(STDERR_FILENO));
+    code = measure_sweep(request, store, run, isatty(STDERR_FILENO));
   } catch (...) {
     run.status = "failed";  // every point measured so far stays in the store
     run.finished_at = utc_now_iso8601();
@@ -524,6 +548,57 @@ ExitCode run_import(const CommonOptions& options, const std::vector<std::string>
   store.import_runs(records);
   std::cerr << "imported " << records.size() << " run(s) into " << options.db << "\n";
   return ExitCode::ok;
+}
+
+ExitCode run_merge(const CommonOptions& options, const std::string& out,
+                   const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  auto same_file = [](const std::string& a, const std::string& b) {
+    std::error_code error;
+    return fs::exists(a, error) && fs::exists(b, error)
+               ? fs::equivalent(a, b, error)
+               : fs::weakly_canonical(a, error) == fs::weakly_canonical(b, error);
+  };
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (same_file(out, inputs[i]))
+      throw usage_error("merge: " + out + " is both the output and an input (" + inputs[i] +
+                        "); write the merge to a new store, e.g. merged.db");
+    for (std::size_t j = 0; j < i; ++j)
+      if (same_file(inputs[i], inputs[j]))
+        throw usage_error("merge: " + inputs[j] + " is given twice (also as " + inputs[i] +
+                          "); pass each store once");
+  }
+  // Read and merge everything before touching OUT: a refused merge writes nothing.
+  std::vector<SourcedRun> runs;
+  for (const std::string& input : inputs) {
+    ResultsStore store = ResultsStore::open(input, ResultsStore::Access::read_only);
+    for (RunRecord& record : store.load_all()) runs.push_back({input, std::move(record)});
+  }
+  const MergeOutcome merged = merge_shard_runs(runs, options.command_line);
+  ResultsStore store = ResultsStore::open(out, ResultsStore::Access::read_write);
+  store.import_runs(merged.runs);  // one transaction
+  for (const std::string& note : merged.notes) std::cerr << "timeroof: " << note << "\n";
+  std::vector<Run> listed;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(merged.merged_jobs); ++i)
+    listed.push_back(store.load_run(merged.runs[i].run.uuid)->run);
+  if (options.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const Run& run : listed) {
+      nlohmann::json entry = run;
+      entry["id"] = run.id;
+      list.push_back(std::move(entry));
+    }
+    print_json(list);
+  } else if (!listed.empty()) {
+    std::cout << format_run_list(listed);
+  }
+  std::cerr << "merged " << merged.shard_runs << " shard run(s) into " << merged.merged_jobs
+            << " run(s) and copied " << merged.runs.size() - listed.size() << " other run(s) into "
+            << out << "\n";
+  return std::any_of(listed.begin(), listed.end(),
+                     [](const Run& run) { return run.status != "complete"; })
+             ? ExitCode::partial
+             : ExitCode::ok;
 }
 
 ExitCode run_report(const CommonOptions& options, const std::vector<std::string>& runs,

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/results.hpp"
+#include "src/cli/shard.hpp"
 
 namespace timeroof::cli {
 
@@ -21,8 +22,10 @@ struct CommonOptions {
 ExitCode run_info(const CommonOptions& options);
 ExitCode run_main_job(const CommonOptions& options);
 struct SweepRequest;
+// --shard / --shard-from-mpi (`sharding`): measures that share of the points into a
+// run whose spec records the shard; "%r" in --db is the shard index.
 ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
-                   const std::string& resume);
+                   const std::string& resume, const SweepShard& sharding = {});
 ExitCode run_ceilings(const CommonOptions& options, bool quick,
                       const std::vector<std::string>& only);
 ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::string& filter,
@@ -30,6 +33,11 @@ ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::
 ExitCode run_list_runs(const CommonOptions& options);
 ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs);
 ExitCode run_import(const CommonOptions& options, const std::vector<std::string>& files);
+// `timeroof merge OUT IN...` (merge.hpp): the shard runs of the input stores
+// joined, every other run copied, into OUT (created if absent) in one
+// transaction. Exit code 3 when a merged run misses points.
+ExitCode run_merge(const CommonOptions& options, const std::string& out,
+                   const std::vector<std::string>& inputs);
 // The report of runs from the store (all, or those named), or from export files
 // (`from`), into options.out (default ./timeroof-report); prints index.html's path.
 // `format` (svg, png, pdf): the chart files report.md references.

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
@@ -65,6 +66,7 @@ int main(int argc, char** argv) {
       "  timeroof run                  the main job: measure, store, report\n"
       "  timeroof runs                 runs in ./timeroof.db\n"
       "  timeroof export --out r.json  all runs as JSON\n"
+      "  timeroof merge all.db s*.db   join the stores of sweep shards (--shard I/N)\n"
       "  timeroof report --out DIR     HTML and Markdown report of the stored runs\n\n"
       "Exit codes: 0 ok, 1 usage or input error, 2 environment (no GPU, no counter\n"
       "permission), 3 partial results.");
@@ -133,6 +135,17 @@ int main(int argc, char** argv) {
   sweep->add_option("--resume", resume, "continue this run (id or uuid prefix)")
       ->excludes(dry_run);  // a dry run measures nothing, so resumes nothing
   sweep->add_flag("--no-counters", no_counters, "timing and trace only, no hardware counters");
+  std::string shard;
+  bool shard_from_mpi = false;
+  CLI::Option* shard_option = sweep->add_option(
+      "--shard", shard,
+      "measure only share I of N (I = 0..N-1), the same split on every machine; join the "
+      "shards' stores with `timeroof merge`");
+  sweep
+      ->add_flag("--shard-from-mpi", shard_from_mpi,
+                 "--shard from the MPI/Slurm rank and size in the environment; the local rank "
+                 "picks the GPU unless --device is given")
+      ->excludes(shard_option);
   sweep->allow_extras();
   sweep->footer(
       "Axis flags take lists and ranges: 1,2,4  1..1024:x2  16..128:+16  fp16,fp32.\n"
@@ -143,7 +156,11 @@ int main(int argc, char** argv) {
       "  timeroof sweep conv2d --batch 1..1024:x2 --filters 64,128 --precision fp16,fp32\n"
       "  timeroof sweep lstm --batch 16..128:x2 --hidden-size 16..128:x2\n"
       "  timeroof sweep my-sweep.toml --l2 cold\n  timeroof sweep conv2d --resume 3\n"
-      "  timeroof sweep conv2d --devices all\n\n"
+      "  timeroof sweep conv2d --devices all\n"
+      "  timeroof sweep conv2d --shard 1/4 --db shard-%r.db   (then: timeroof merge all.db "
+      "shard-*.db)\n"
+      "  mpirun -np 8 timeroof sweep lstm --shard-from-mpi --db shard-%r.db\n\n"
+      "In --db, %r is the shard index: each shard its own store file.\n"
       "Ctrl-C finishes the current point, stores it and exits with code 3.");
 
   // Hidden: the timing worker a sweep starts (sweeps/timing_worker.hpp).
@@ -194,6 +211,26 @@ int main(int argc, char** argv) {
   add_common(*importer, options, true, false, false);
   importer->add_option("files", import_files, "export files")->required()->check(CLI::ExistingFile);
   importer->footer("Examples:\n  timeroof import h100.json h200.json --db all.db");
+
+  std::string merge_out;
+  std::vector<std::string> merge_inputs;
+  CLI::App* merge = app.add_subcommand(
+      "merge",
+      "Join the shard runs of a job (`sweep --shard I/N`, one store per shard) from several "
+      "stores into one run in OUT, with which shard, host and GPU measured each point; other "
+      "runs are copied unchanged");
+  merge->add_flag("--json", options.json, "the merged runs as JSON on stdout");
+  merge->add_option("out", merge_out, "the store to write (created if absent)")->required();
+  merge->add_option("inputs", merge_inputs, "the shards' stores")
+      ->required()
+      ->check(CLI::ExistingFile);
+  merge->footer(
+      "Examples:\n  timeroof merge all.db shard-0.db shard-1.db shard-2.db shard-3.db\n"
+      "  timeroof merge all.db shard-*.db && timeroof report --db all.db\n\n"
+      "Shards of one job share the command apart from --shard. Refused, nothing written: a\n"
+      "point in two shards, shards with different specs or counts, a shard index twice,\n"
+      "shards on different GPU models, OUT among the inputs. A merged run missing points\n"
+      "is stored as partial, named on stderr, with exit code 3.");
 
   std::vector<std::string> report_runs;
   std::vector<std::string> report_from;
@@ -275,7 +312,18 @@ int main(int argc, char** argv) {
       sweep_request.counters = !no_counters;
       sweep_request.flags = timeroof::cli::flag_pairs(sweep->remaining());
       sweep_request.resume = !resume.empty();
-      code = timeroof::cli::run_sweep(options, sweep_request, resume);
+      timeroof::cli::SweepShard sharding;
+      if (!shard.empty()) {
+        sharding.shard = timeroof::cli::parse_shard(shard);
+        sharding.source = "--shard";
+      } else if (shard_from_mpi) {
+        const timeroof::cli::MpiPlacement placement = timeroof::cli::placement_from_environment(
+            [](const char* name) { return std::getenv(name); });
+        sharding.shard = placement.shard;
+        sharding.source = placement.source;
+        if (sweep->get_option("--device")->count() == 0) sharding.local_rank = placement.local_rank;
+      }
+      code = timeroof::cli::run_sweep(options, sweep_request, resume, sharding);
     }
     if (*timing_worker) code = timeroof::cli::serve_timing_worker(worker_device);
     if (*device_worker) code = timeroof::cli::serve_device_worker(worker_device);
@@ -283,6 +331,7 @@ int main(int argc, char** argv) {
     if (*runs) code = timeroof::cli::run_list_runs(options);
     if (*exporter) code = timeroof::cli::run_export(options, export_runs);
     if (*importer) code = timeroof::cli::run_import(options, import_files);
+    if (*merge) code = timeroof::cli::run_merge(options, merge_out, merge_inputs);
     if (*report) code = timeroof::cli::run_report(options, report_runs, report_from, report_format);
     if (*analyze)
       code = timeroof::cli::run_analyze(options, analyze_runs, analyze_from, analyze_format);

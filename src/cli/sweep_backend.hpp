@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/results.hpp"
+#include "src/cli/shard.hpp"
 
 namespace timeroof {
 class ResultsStore;
@@ -38,8 +39,14 @@ struct SweepRequest {
 // anything else is a usage error naming it.
 std::vector<std::pair<std::string, std::string>> flag_pairs(const std::vector<std::string>& args);
 
-// Parses and validates the sweep (no GPU work). --dry-run: returns the listing.
+// Parses and validates the sweep (no GPU work). --dry-run: returns the listing
+// (only_seqs' points only, when set).
 std::string describe_sweep(const SweepRequest& request, const Machine* measured);
+
+// --shard I/N: the seqs of the sweep's points shard I measures (shard.hpp): bin I
+// of the longest-expected-first split of the dry-run estimates with the DEFAULT
+// roofs, the same on every machine. Parses and validates the sweep (no GPU work).
+std::set<int> shard_point_seqs(const SweepRequest& request, Shard shard);
 
 // Measures the sweep into `run` (already stored), point by point; points whose
 // seq is in the store for this run and sweep are skipped (resume). Returns

@@ -99,7 +99,18 @@ std::string describe_sweep(const SweepRequest& request, const Machine* measured)
   const SweepSpec spec = spec_of(request);
   DryRunRoofs roofs = roofs_from(measured);
   if (!request.counters) roofs.counter_passes = 0;  // --no-counters
-  return describe_points(spec, roofs);
+  return describe_points(spec, roofs, request.only_seqs ? &*request.only_seqs : nullptr);
+}
+
+std::set<int> shard_point_seqs(const SweepRequest& request, Shard shard) {
+  const SweepSpec spec = spec_of(request);
+  const OperatorFamily& family = find_family(spec.family);
+  std::vector<double> costs;
+  costs.reserve(spec.points.size());
+  for (const nlohmann::json& point : spec.points)  // default roofs: never this store's
+    costs.push_back(
+        estimate_point(point, family, DryRunRoofs{}, spec.transfer, spec.pinned_host).point_s);
+  return shard_seqs(costs, shard);
 }
 
 namespace {
