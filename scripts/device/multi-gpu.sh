@@ -18,7 +18,11 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 tr=.carry/timeroof
 summary=$out/summary.txt
 say() { echo "$*" | tee -a "$summary"; }
-seconds() { local s=$(date +%s.%N); "$@"; local rc=$?; echo "$(echo "$(date +%s.%N) - $s" | bc) $rc"; }
+# timed CMD...: runs it; sets t (wall seconds) and rc.
+timed() {
+  local s; s=$(date +%s.%N); "$@"; rc=$?
+  t=$(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+}
 
 {
   echo "== machine"; date -u; hostname
@@ -29,13 +33,15 @@ seconds() { local s=$(date +%s.%N); "$@"; local rc=$?; echo "$(echo "$(date +%s.
 cat "$out/machine.txt"
 say "== $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ')"
 
-say "== gtest gpu_devices_test"
+say "== gtest gpu_devices_test, gpu_cli_shard_test"
+timeout 200 .carry/tests/gpu_cli_shard_test > "$out/gpu_cli_shard_test.log" 2>&1
+say "shard rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu_cli_shard_test.log" | tr '\n' ' ')"
 timeout 240 .carry/tests/gpu_devices_test > "$out/gpu_devices_test.log" 2>&1
 say "rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu_devices_test.log" | tr '\n' ' ')"
 
 say "== ceilings --devices all (every GPU's roofs at once, then the interconnect)"
-read -r t rc < <(seconds timeout 400 $tr ceilings --devices all --db "$out/roofs.db" \
-  > "$out/ceilings.txt" 2> "$out/ceilings.err")
+timed timeout 400 $tr ceilings --devices all --db "$out/roofs.db" \
+  > "$out/ceilings.txt" 2> "$out/ceilings.err"
 say "ceilings: ${t}s rc=$rc"
 $tr export --db "$out/roofs.db" > "$out/roofs.json"
 python3 - "$out/roofs.json" <<'PY' | tee -a "$summary"
@@ -78,11 +84,12 @@ PY
 
 say "== default sweeps: one GPU, then --devices all (same machine, same call)"
 for family in conv2d lstm; do
-  read -r t1 rc1 < <(seconds timeout 300 $tr sweep $family --device 0 --db "$out/one.db" \
-    > /dev/null 2> "$out/one-$family.err")
-  read -r t2 rc2 < <(seconds timeout 300 $tr sweep $family --devices all --db "$out/all.db" \
-    > /dev/null 2> "$out/all-$family.err")
-  say "$family: one GPU ${t1}s rc=$rc1; all GPUs ${t2}s rc=$rc2; ratio $(echo "scale=3; $t2 / $t1" | bc)"
+  timed timeout 300 $tr sweep $family --device 0 --db "$out/one.db" \
+    > /dev/null 2> "$out/one-$family.err"
+  t1=$t rc1=$rc
+  timed timeout 300 $tr sweep $family --devices all --db "$out/all.db" \
+    > /dev/null 2> "$out/all-$family.err"
+  say "$family: one GPU ${t1}s rc=$rc1; all GPUs ${t}s rc=$rc; ratio $(awk -v a="$t" -v b="$t1" 'BEGIN { printf "%.3f", a / b }')"
   grep -h "point(s) measured" "$out/one-$family.err" "$out/all-$family.err" | tee -a "$summary"
 done
 $tr import "$out/roofs.json" --db "$out/all.db" 2>/dev/null

@@ -311,7 +311,7 @@ TEST(Legend, GoesToTheEmptiestCorner) {
 TEST(Palette, OneDistinctColourPerBound) {
   std::set<std::string> colours;
   for (Bound b : {Bound::compute_cuda, Bound::compute_tensor, Bound::hbm, Bound::l2, Bound::l1,
-                  Bound::launch, Bound::transfer, Bound::measured})
+                  Bound::launch, Bound::transfer, Bound::interconnect, Bound::measured})
     colours.insert(color(b));
   EXPECT_EQ(colours.size(), kBoundCount);
 }
@@ -346,6 +346,31 @@ Machine synthetic_machine() {
   for (double b = 16e3; b < 5e9; b *= 4)
     m.working_set.push_back({b, b < 200e3 ? 29e12 : b < 50e6 ? 9e12 : 4e12});
   return m;
+}
+
+TEST(ClassicRoofline, TheNodesInterconnectIsTheThirdRoofOfARunOfSeveralGpus) {
+  Machine machine = synthetic_machine();
+  const auto B = CeilingKind::bandwidth;
+  machine.ceilings.push_back(ceiling("p2p_ce_0to1", B, "B/s", 380e9));
+  machine.ceilings.push_back(ceiling("p2p_sm_0to1", B, "B/s", 420e9));
+  machine.ceilings.push_back(ceiling("p2p_latency_0to1", CeilingKind::latency, "s", 1.5e-6));
+  machine.ceilings.push_back(ceiling("allreduce_nccl", B, "B/s", 350e9));
+  const auto roofs = roofline::machine_roofs(machine);
+  ASSERT_TRUE(roofs.interconnect.available());
+  EXPECT_EQ(roofs.interconnect.ceiling, "p2p_sm_0to1");  // the best GPU-to-GPU bandwidth
+  const std::string svg = classic_roofline_chart(roofs, {});
+  const XmlCheck x = check_xml(svg);
+  ASSERT_TRUE(x.ok) << x.error;
+  EXPECT_TRUE(x.has_text("interconnect 420 GB/s"));
+  EXPECT_EQ(count(svg, "class=\"bandwidth-roof\""), 4u);  // L1, L2, HBM and the interconnect
+  // A one-GPU run has none.
+  EXPECT_FALSE(roofline::machine_roofs(synthetic_machine()).interconnect.available());
+  const std::string one = classic_roofline_chart(roofline::machine_roofs(synthetic_machine()), {});
+  EXPECT_EQ(count(one, "class=\"bandwidth-roof\""), 3u);
+  // The ceilings chart lists them with their palette colour.
+  const std::string table = ceilings_chart(machine);
+  EXPECT_NE(table.find("p2p_latency_0to1"), std::string::npos);
+  EXPECT_NE(table.find(color(Bound::interconnect)), std::string::npos);
 }
 
 PointSample sample_at(const std::string& label, const std::string& cls, double ai_dram,
