@@ -87,8 +87,7 @@ void select_gpu(int index) {
   TR_CUDA_CHECK(cudaSetDevice(index));
 }
 
-GpuInfo query_gpu(int index) {
-  select_gpu(index);
+GpuInfo identify_gpu(int index) {
   cudaDeviceProp props{};
   TR_CUDA_CHECK(cudaGetDeviceProperties(&props, index));
   GpuInfo gpu;
@@ -103,6 +102,12 @@ GpuInfo query_gpu(int index) {
   gpu.memory_bytes = static_cast<std::int64_t>(props.totalGlobalMem);
   gpu.memory_bus_bits = props.memoryBusWidth;
   gpu.shared_per_sm_bytes = static_cast<std::int64_t>(props.sharedMemPerMultiprocessor);
+  return gpu;
+}
+
+GpuInfo query_gpu(int index) {
+  select_gpu(index);
+  GpuInfo gpu = identify_gpu(index);
   int sm_khz = 0, mem_khz = 0;
   TR_CUDA_CHECK(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, index));
   TR_CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, index));

@@ -25,6 +25,10 @@ void select_gpu(int index);
 // Properties, clocks (NVML, where present) and library versions of one GPU.
 // `counters` is left empty: the counters layer fills it.
 GpuInfo query_gpu(int index);
+// What the device properties say (name, UUID, PCI bus, compute capability, SM
+// count, sizes), without making the device current, creating a context, or
+// loading NVML or cuDNN: for a process that only hands the GPU to others.
+GpuInfo identify_gpu(int index);
 
 // Current SM and memory clocks in Hz, read through NVML; nullopt where NVML is missing.
 struct Clocks {

@@ -40,15 +40,15 @@ timeout 240 .carry/tests/gpu_devices_test > "$out/gpu_devices_test.log" 2>&1
 say "rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu_devices_test.log" | tr '\n' ' ')"
 
 say "== ceilings --devices all (every GPU's roofs at once, then the interconnect)"
-timed timeout 400 $tr ceilings --devices all --db "$out/roofs.db" \
+timed timeout 400 $tr ceilings --devices all --db "$out/all.db" \
   > "$out/ceilings.txt" 2> "$out/ceilings.err"
 say "ceilings: ${t}s rc=$rc"
-$tr export --db "$out/roofs.db" > "$out/roofs.json"
+$tr export --db "$out/all.db" > "$out/roofs.json"
 python3 - "$out/roofs.json" <<'PY' | tee -a "$summary"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 for r in doc["runs"]:
-    m = r["run"]["machine"]
+    m = r["machine"]
     by = {c["name"]: c for c in m["ceilings"]}
     core = ", ".join(f"{n} {by[n]['measured']/1e12:.2f}T" for n in ("hbm_copy", "l2_read", "tensor_fp16", "h2d_pinned") if n in by)
     print(f"GPU {m['gpu']['index']} {m['gpu']['name']}: {core}")
@@ -92,9 +92,8 @@ for family in conv2d lstm; do
   say "$family: one GPU ${t1}s rc=$rc1; all GPUs ${t}s rc=$rc; ratio $(awk -v a="$t" -v b="$t1" 'BEGIN { printf "%.3f", a / b }')"
   grep -h "point(s) measured" "$out/one-$family.err" "$out/all-$family.err" | tee -a "$summary"
 done
-$tr import "$out/roofs.json" --db "$out/all.db" 2>/dev/null
 $tr report --db "$out/all.db" --out "$out/report" > /dev/null 2> "$out/report.err"
-say "report rc=$? $(grep -c 'interconnect' "$out/report/index.html" 2>/dev/null) mention(s) of the interconnect"
+say "report rc=$? $(grep -o 'interconnect [0-9.]* GB/s' "$out/report/index.html" 2>/dev/null | sort | uniq -c | tr '\n' ' ')"
 $tr export --db "$out/all.db" > "$out/all.json"
 tar czf "$final/multi-gpu-logs.tgz" -C "$out" --exclude='*.db' .
 cp "$summary" "$final/"

@@ -132,12 +132,12 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
   return partial ? ExitCode::partial : ExitCode::ok;
 }
 
-// --devices: each GPU described (a usage error for a bad list); `same_model`:
+// --devices: each GPU identified (no context: the workers own the GPUs); `same_model`:
 // the GPUs of one sweep must be one model, since its points are judged against
 // one GPU's roofs.
 std::vector<GpuInfo> describe_devices(const std::vector<int>& devices, bool same_model) {
   std::vector<GpuInfo> gpus;
-  for (int d : devices) gpus.push_back(describe_gpu(d));
+  for (int d : devices) gpus.push_back(identify_gpu(d));
   for (const GpuInfo& gpu : gpus)
     if (same_model && gpu.name != gpus.front().name)
       throw usage_error("--devices: GPU " + std::to_string(gpu.index) + " is a " + gpu.name +
@@ -390,7 +390,8 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
   Run run;
   if (resume.empty()) {
     run = new_run(options.command_line);
-    run.machine.gpu = inspect_gpu(device);
+    // --devices: the first worker sends its inspected GPU (chip, counters) later.
+    run.machine.gpu = gpus.empty() ? inspect_gpu(device) : gpus.front();
     if (!gpus.empty()) run.spec["devices"] = devices_json(gpus);
     if (sharding.shard) run.spec["shard"] = to_json(*sharding.shard);  // `merge` finds it
     store.begin_run(run);
@@ -405,7 +406,7 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
     if (run.status == "complete")
       throw usage_error("--resume " + resume + ": run " + std::to_string(run.id) +
                         " is complete; nothing to resume (start a new run without --resume)");
-    const GpuInfo here = inspect_gpu(device);
+    const GpuInfo here = gpus.empty() ? inspect_gpu(device) : gpus.front();
     if (here.uuid != run.machine.gpu.uuid) {
       throw usage_error("--resume " + resume + ": that run measured " + run.machine.gpu.name + " " +
                         run.machine.gpu.uuid + ", this is " + here.uuid +

@@ -24,6 +24,9 @@ GpuInfo inspect_gpu(int device);
 // process that measures host-side times (the launch roofs) first. CUPTI, once
 // loaded, stays attached and slows every later launch (docs/design.md).
 GpuInfo describe_gpu(int device);
+// Only what the device properties say (name, UUID, PCI bus, sizes): no context,
+// CUPTI, NVML or cuDNN. For the parent of --devices, which measures nothing.
+GpuInfo identify_gpu(int device);
 
 struct CeilingOptions {
   bool quick = false;

@@ -32,6 +32,10 @@ GpuInfo describe_gpu(int device) {
   return query_gpu(device);
 }
 
+GpuInfo identify_gpu(int device) {
+  return timeroof::identify_gpu(device);
+}
+
 std::vector<std::string> supported_chips() {
   return MetricHost::supported_chips();
 }

@@ -22,6 +22,9 @@ GpuInfo inspect_gpu(int) {
 GpuInfo describe_gpu(int) {
   throw environment_error(kWhy);
 }
+GpuInfo identify_gpu(int) {
+  throw environment_error(kWhy);
+}
 std::vector<std::string> supported_chips() {
   return {};
 }

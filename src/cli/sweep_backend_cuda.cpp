@@ -219,6 +219,14 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
       own_executable(), devices, jobs,
       [&](int w, const nlohmann::json& line) {
         const auto worker = static_cast<std::size_t>(w);
+        if (line.contains("gpu") && worker == 0) {  // the run's GPU, inspected by its worker
+          const GpuInfo gpu = line["gpu"].get<GpuInfo>();
+          if (gpu.uuid == run.machine.gpu.uuid) {
+            run.machine.gpu = gpu;
+            store.update_run(run);
+          }
+          return;
+        }
         if (line.contains("done")) {
           seconds[worker] = line["done"].value("seconds", 0.0);
           interrupted[worker] = line["done"].value("interrupted", false);
@@ -335,6 +343,7 @@ ExitCode serve_sweep_job(int device, const nlohmann::json& job) {
   for (int seq : seqs) skipped.erase(seq);
   select_gpu(device);
   const GpuInfo gpu = inspect_gpu(device);  // with the counter probe: counters or not
+  std::cout << nlohmann::json{{"gpu", gpu}}.dump() << std::endl;
   SweepRunner runner(gpu, runner_options(spec, request.counters));
   const OperatorFamily& family = find_family(spec.family);
   JsonLineSink sink(gpu);

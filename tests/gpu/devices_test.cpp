@@ -51,8 +51,10 @@ TEST(Devices, TwoWorkersOnOneGpuStoreEveryPointOnceInOneRun) {
   const nlohmann::json doc = export_of(db);
   ASSERT_EQ(doc["runs"].size(), 1u);
   const nlohmann::json& run = doc["runs"][0];
-  EXPECT_EQ(run["run"]["status"], "complete");
-  EXPECT_EQ(run["run"]["spec"]["devices"].size(), 2u);
+  EXPECT_EQ(run["status"], "complete");
+  EXPECT_EQ(run["spec"]["devices"].size(), 2u);
+  EXPECT_FALSE(run["machine"]["gpu"]["chip"].get<std::string>().empty())
+      << "the run's GPU as its first worker inspected it";
   EXPECT_EQ(check_every_point_once(run, 6), (std::set<int>{0}));
 }
 
@@ -84,10 +86,10 @@ TEST(Devices, EveryGpuSweepsItsShareAndTheInterconnectRoofsAreMeasured) {
   const int gpus = count_gpus().count;
   ASSERT_EQ(static_cast<int>(doc["runs"].size()), gpus + 1) << "one roofs run per GPU + the sweep";
   std::map<std::string, double> node;  // the first GPU's run holds the interconnect
-  for (const auto& c : doc["runs"][0]["run"]["machine"]["ceilings"])
+  for (const auto& c : doc["runs"][0]["machine"]["ceilings"])
     node[c["name"].get<std::string>()] = c["measured"].get<double>();
   for (int g = 0; g < gpus; ++g) {
-    const auto& machine = doc["runs"][static_cast<std::size_t>(g)]["run"]["machine"];
+    const auto& machine = doc["runs"][static_cast<std::size_t>(g)]["machine"];
     EXPECT_EQ(machine["gpu"]["index"].get<int>(), g);
     bool hbm = false;
     for (const auto& c : machine["ceilings"]) hbm = hbm || c["name"] == "hbm_copy";
