@@ -5,6 +5,8 @@
 # roofs (with PyTorch's P2P copy as the reference), and the default sweeps on one
 # GPU against all of them (the ratio must be <= 0.55 on two GPUs).
 # Everything lands in $OUT/multi-gpu-logs.tgz, with summary.txt beside it.
+# Usage: multi-gpu.sh [ROUNDS] (default 1): the one-GPU / all-GPU sweep pair is
+# repeated, interleaved, ROUNDS times, since the VM's host speed moves between runs.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -33,11 +35,13 @@ timed() {
 cat "$out/machine.txt"
 say "== $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ')"
 
+if [ -z "${SKIP_TESTS:-}" ]; then  # SKIP_TESTS=1: the figures alone
 say "== gtest gpu_devices_test, gpu_cli_shard_test"
 timeout 200 .carry/tests/gpu_cli_shard_test > "$out/gpu_cli_shard_test.log" 2>&1
 say "shard rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu_cli_shard_test.log" | tr '\n' ' ')"
 timeout 240 .carry/tests/gpu_devices_test > "$out/gpu_devices_test.log" 2>&1
 say "rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu_devices_test.log" | tr '\n' ' ')"
+fi
 
 say "== ceilings --devices all (every GPU's roofs at once, then the interconnect)"
 timed timeout 400 $tr ceilings --devices all --db "$out/all.db" \
@@ -83,17 +87,38 @@ for a in range(n):
 PY
 
 say "== default sweeps: one GPU, then --devices all (same machine, same call)"
+rounds=${1:-1}
+for round in $(seq "$rounds"); do
 for family in conv2d lstm; do
   timed timeout 300 $tr sweep $family --device 0 --db "$out/one.db" \
-    > /dev/null 2> "$out/one-$family.err"
+    > /dev/null 2> "$out/one-$family-$round.err"
   t1=$t rc1=$rc
   timed timeout 300 $tr sweep $family --devices all --db "$out/all.db" \
-    > /dev/null 2> "$out/all-$family.err"
+    > /dev/null 2> "$out/all-$family-$round.err"
   say "$family: one GPU ${t1}s rc=$rc1; all GPUs ${t}s rc=$rc; ratio $(awk -v a="$t" -v b="$t1" 'BEGIN { printf "%.3f", a / b }')"
-  grep -h "point(s) measured" "$out/one-$family.err" "$out/all-$family.err" | tee -a "$summary"
+  grep -h "point(s) measured" "$out/one-$family-$round.err" "$out/all-$family-$round.err" \
+    | tee -a "$summary"
+done
 done
 $tr report --db "$out/all.db" --out "$out/report" > /dev/null 2> "$out/report.err"
 say "report rc=$? $(grep -o 'interconnect [0-9.]* GB/s' "$out/report/index.html" 2>/dev/null | sort | uniq -c | tr '\n' ' ')"
 $tr export --db "$out/all.db" > "$out/all.json"
+$tr export --db "$out/one.db" > "$out/one.json"
+# Per step (runner_seconds), summed over the points: where a worker's time goes
+# against the one-GPU run's.
+python3 - "$out/one.json" "$out/all.json" <<'PY' | tee -a "$summary"
+import json, sys
+from collections import Counter
+for path in sys.argv[1:]:
+    for r in json.load(open(path))["runs"]:
+        if not r["points"]: continue
+        steps = Counter()
+        for p in r["points"]:
+            gpu = p["details"].get("gpu", {}).get("index", "-")
+            for k, v in p["details"].get("runner_seconds", {}).items(): steps[(gpu, k)] += v
+        name = r["spec"]["sweeps"][0]["name"]
+        print(path.split("/")[-1], name, r["started_at"][11:19],
+              " ".join(f"gpu{g}:{k}={v:.1f}" for (g, k), v in sorted(steps.items(), key=str)))
+PY
 tar czf "$final/multi-gpu-logs.tgz" -C "$out" --exclude='*.db' .
 cp "$summary" "$final/"
