@@ -93,12 +93,15 @@ void from_json(const json& j, SoftwareVersions& v) {
 void to_json(json& j, const CounterAccess& v) {
   j = json{
       {"available", v.available}, {"reason", v.reason}, {"fix", v.fix}, {"evidence", v.evidence}};
+  if (v.busy) j["busy"] = true;  // only where it happened: older documents stay as they were
 }
 void from_json(const json& j, CounterAccess& v) {
   get(j, "available", v.available);
   get(j, "reason", v.reason);
   get(j, "fix", v.fix);
   get(j, "evidence", v.evidence);
+  v.busy = false;
+  if (j.contains("busy")) get(j, "busy", v.busy);
 }
 
 void to_json(json& j, const GpuInfo& v) {

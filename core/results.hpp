@@ -33,6 +33,9 @@ struct CounterAccess {
   std::string reason;    // empty when available
   std::string fix;       // empty when available or when nothing can be done
   std::string evidence;  // what was actually checked, e.g. a metric read from a probe kernel
+  // Unavailable only because another process holds the GPU's counters (CUPTI
+  // HARDWARE_BUSY: a profiler, or another timeroof on this GPU): worth waiting for.
+  bool busy = false;
   bool operator==(const CounterAccess&) const = default;
 };
 

@@ -5,6 +5,7 @@
 
 #include "counters/probe_kernel.hpp"
 #include "counters/range_profiler.hpp"
+#include "gpu/check_cupti.hpp"
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
 
@@ -43,6 +44,16 @@ CounterAccess probe_counter_access() {
   } catch (const CounterAccessError& e) {
     access.reason = e.reason();
     access.fix = e.fix();
+    access.busy = e.busy();
+  } catch (const GpuError& e) {
+    if (e.library() == "CUPTI" && e.status() == CUPTI_ERROR_HARDWARE_BUSY) {
+      const CounterAccessError busy = counters_busy_error("the counter probe");
+      access.reason = busy.reason();
+      access.fix = busy.fix();
+      access.busy = true;
+    } else {
+      access.reason = e.what();
+    }
   } catch (const Error& e) {
     access.reason = e.what();
   }

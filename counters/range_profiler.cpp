@@ -35,9 +35,21 @@ std::string admin_only_setting() {
 
 }  // namespace
 
+CounterAccessError counters_busy_error(const std::string& step) {
+  // Seen on an H100: of three sweeps started together on one GPU, two got it
+  // from the counter probe (cuptiRangeProfilerStart, cuptiProfilerGetCounterAvailability).
+  return CounterAccessError(
+      "another process is using this GPU's hardware counters (a profiler, or another "
+      "timeroof on this GPU; CUPTI_ERROR_HARDWARE_BUSY in " +
+          step + ")",
+      "let it finish first, or measure timing only with --no-counters", true);
+}
+
 CounterAccessError describe_access_failure(CUptiResult status, const std::string& step) {
   const std::string message = check_detail::cupti_message(status);
   switch (status) {
+    case CUPTI_ERROR_HARDWARE_BUSY:
+      return counters_busy_error(step);
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES: {
       const std::string setting = admin_only_setting();

@@ -25,18 +25,25 @@ class MetricHost;
 // Counters cannot be read here; reason() and fix() say why and what to do.
 class CounterAccessError : public Error {
  public:
-  CounterAccessError(const std::string& reason, const std::string& fix)
+  CounterAccessError(const std::string& reason, const std::string& fix, bool busy = false)
       : Error(ExitCode::environment,
               "hardware counters unavailable: " + reason + (fix.empty() ? "" : "; fix: " + fix)),
         reason_(reason),
-        fix_(fix) {}
+        fix_(fix),
+        busy_(busy) {}
   const std::string& reason() const noexcept { return reason_; }
   const std::string& fix() const noexcept { return fix_; }
+  // Another process holds the counters (CounterAccess::busy): waiting may help.
+  bool busy() const noexcept { return busy_; }
 
  private:
   std::string reason_;
   std::string fix_;
+  bool busy_ = false;
 };
+
+// The reason and fix of CUPTI_ERROR_HARDWARE_BUSY, wherever it surfaces.
+CounterAccessError counters_busy_error(const std::string& step);
 
 // cuptiProfilerInitialize / DeInitialize, which every profiler call (even
 // cuptiDeviceGetChipName) needs first. Throws CounterAccessError on failure.

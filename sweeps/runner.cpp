@@ -11,12 +11,15 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "core/elapsed.hpp"
 #include "core/format.hpp"
 #include "core/json_io.hpp"
+#include "core/pinned_thread.hpp"
 #include "counters/activity_tracer.hpp"
+#include "counters/counter_access.hpp"
 #include "counters/metric_catalog.hpp"
 #include "counters/range_profiler.hpp"
 #include "gpu/check.hpp"
@@ -28,7 +31,6 @@
 #include "measure/host_probe.hpp"
 #include "measure/interleaved.hpp"
 #include "measure/l2_flush.hpp"
-#include "core/pinned_thread.hpp"
 #include "measure/synchronized.hpp"
 #include "measure/trace_calls.hpp"
 #include "measure/warmup.hpp"
@@ -181,6 +183,8 @@ struct SweepRunner::State {
   // created, every point says why and keeps its timing.
   std::unique_ptr<ProfilerSession> profiler;
   std::string counters_unavailable;
+  bool counter_wait_started = false;            // wait_for_counters ran (once per sweep)
+  double counter_wait_s = 0;                    // how long it waited
   std::map<std::string, CollectionPlan> plans;  // by precision/math
 
   PendingPoint measure_until_counters(const OperatorFamily& family, const nlohmann::json& params,
@@ -206,16 +210,54 @@ struct SweepRunner::State {
   ProfilerSession* session() {
     if (!options.counters || !counters_unavailable.empty()) return nullptr;
     if (profiler) return profiler.get();
-    if (!gpu.counters.available) {
-      counters_unavailable = gpu.counters.reason;
+    if (!gpu.counters.available && !(gpu.counters.busy && wait_for_counters())) {
+      counters_unavailable = gpu.counters.reason + waited_text();
       return nullptr;
     }
-    try {
-      profiler = std::make_unique<ProfilerSession>();
-    } catch (const CounterAccessError& e) {
-      counters_unavailable = e.reason() + (e.fix().empty() ? "" : "; fix: " + e.fix());
+    for (bool retried = false;; retried = true) {
+      try {
+        profiler = std::make_unique<ProfilerSession>();
+        return profiler.get();
+      } catch (const CounterAccessError& e) {
+        if (!retried && e.busy() && wait_for_counters()) continue;
+        counters_unavailable =
+            e.reason() + waited_text() + (e.fix().empty() ? "" : "; fix: " + e.fix());
+        return nullptr;
+      }
     }
-    return profiler.get();
+  }
+
+  // Another process holds the GPU's counters (a profiler, another timeroof):
+  // probe again every 2 s, saying so once, for up to options.counter_wait_s.
+  // Once per sweep: after that, points keep their timing and say why.
+  bool wait_for_counters() {
+    if (counter_wait_started) return false;
+    counter_wait_started = true;
+    std::fprintf(stderr,
+                 "timeroof: the GPU's hardware counters are in use by another process; waiting "
+                 "up to %.0f s for them (--no-counters measures timing only)\n",
+                 options.counter_wait_s);
+    const auto start = std::chrono::steady_clock::now();
+    while (seconds_since(start) < options.counter_wait_s) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      const CounterAccess probed = probe_counter_access();
+      counter_wait_s = seconds_since(start);
+      if (probed.available || !probed.busy) {
+        const bool freed = probed.available;
+        std::fprintf(stderr, "timeroof: hardware counters %s after %.0f s\n",
+                     freed ? "free again" : "unavailable for another reason", counter_wait_s);
+        gpu.counters = probed;
+        return freed;
+      }
+    }
+    return false;
+  }
+
+  std::string waited_text() const {
+    if (!counter_wait_started) return "";
+    char text[64];
+    std::snprintf(text, sizeof text, " (waited %.0f s for them)", counter_wait_s);
+    return text;
   }
 
   const CollectionPlan& plan_for(ProfilerSession& session, const Operator& op) {
@@ -661,6 +703,7 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
     }
     ++outcome.measured;
     outcome.not_ok += point.status != PointStatus::ok;
+    outcome.without_counters += point.status == PointStatus::counters_unavailable;
     ++status.done;
     status.elapsed_s = seconds_since(started);
   };

@@ -70,6 +70,9 @@ struct RunnerOptions {
   // The executable of `timeroof timing-worker` (sweeps/timing_worker.hpp): step 5
   // runs there, in a process CUPTI never attached to; empty: in this process.
   std::string timing_worker;
+  // How long to wait for the GPU's counters while another process holds them
+  // (CounterAccess::busy), probing every 2 s, before points go timing-only.
+  double counter_wait_s = 60;
   // Points of a sweep whose counters are collected together (one CUPTI collection
   // costs ~0.2 s per pass on an H200, whatever it holds); 1 = one per point.
   int counter_batch = 16;
@@ -100,6 +103,9 @@ struct SweepOutcome {
   int measured = 0;          // points measured now
   int already_finished = 0;  // skipped because the store had them (--resume)
   int not_ok = 0;            // measured, with a status other than ok
+  // Measured with timing only though counters were asked for (status
+  // counters_unavailable): the run is partial.
+  int without_counters = 0;
   bool interrupted = false;  // stopped by the stop flag before the end
   double seconds = 0;        // wall time of this invocation
 };

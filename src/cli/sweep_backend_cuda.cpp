@@ -167,6 +167,17 @@ void show_sweep_progress(const std::string& name, int done, int total, double el
   if (current.empty()) std::fputs("\r\033[K", stderr);
 }
 
+// Counters were asked for and some points got timing only (issue 16: a second
+// sweep on a GPU whose counters another process held said `complete`, exit 0).
+void report_points_without_counters(const std::string& sweep, int count) {
+  if (count == 0) return;
+  std::fprintf(stderr,
+               "timeroof: %s: %d point(s) have timing but no counters (each says why); the run is "
+               "partial. Measure them again once the counters are free, or pass --no-counters "
+               "for timing only\n",
+               sweep.c_str(), count);
+}
+
 // The seqs this invocation measures: not stored yet, and in its share.
 std::vector<int> seqs_to_measure(const SweepRequest& request, const SweepSpec& spec,
                                  const std::set<int>& stored) {
@@ -211,7 +222,7 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
 
   const StopOnInterrupt stop_on_interrupt;
   const auto started = std::chrono::steady_clock::now();
-  int done = 0, not_ok = 0, duplicates = 0;
+  int done = 0, not_ok = 0, duplicates = 0, without_counters = 0;
   std::vector<int> measured(devices.size(), 0);
   std::vector<double> seconds(devices.size(), 0);
   std::vector<bool> interrupted(devices.size(), false);
@@ -244,6 +255,7 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
         ++measured[worker];
         ++done;
         if (point.status != PointStatus::ok) ++not_ok;
+        if (point.status == PointStatus::counters_unavailable) ++without_counters;
         if (show_progress)
           show_sweep_progress(
               spec.name + " on " + std::to_string(devices.size()) + " GPUs", done,
@@ -282,7 +294,8 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
   if (duplicates)
     std::fprintf(stderr, "timeroof: %s: %d point(s) sent twice or out of share were dropped\n",
                  spec.name.c_str(), duplicates);
-  return partial || g_stop_requested ? ExitCode::partial : ExitCode::ok;
+  report_points_without_counters(spec.name, without_counters);
+  return partial || g_stop_requested || without_counters > 0 ? ExitCode::partial : ExitCode::ok;
 }
 
 // Writes each finished point as a line {"point": ...} on stdout, for the parent.
@@ -324,7 +337,8 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
                outcome.already_finished - static_cast<int>(skipped.size() - stored.size()),
                duration_text(outcome.seconds).c_str(),
                outcome.interrupted ? "; interrupted: resume with --resume" : "");
-  return outcome.interrupted ? ExitCode::partial : ExitCode::ok;
+  report_points_without_counters(spec.name, outcome.without_counters);
+  return outcome.interrupted || outcome.without_counters > 0 ? ExitCode::partial : ExitCode::ok;
 }
 
 namespace {

@@ -77,6 +77,22 @@ TEST(Results, JsonRoundTripIsExact) {
   EXPECT_EQ(export_document(parsed).dump(), text);
 }
 
+TEST(Results, BusyCountersRoundTripAndOlderDocumentsReadAsNotBusy) {
+  CounterAccess busy;
+  busy.reason = "another process is using this GPU's hardware counters";
+  busy.fix = "let it finish first, or measure timing only with --no-counters";
+  busy.busy = true;
+  const nlohmann::json j = busy;
+  EXPECT_EQ(j.at("busy"), true);
+  EXPECT_EQ(j.get<CounterAccess>(), busy);
+  // Written only where it happened: a plain unavailable access has no such key,
+  // and documents from before the field read as not busy.
+  busy.busy = false;
+  const nlohmann::json plain = busy;
+  EXPECT_FALSE(plain.contains("busy"));
+  EXPECT_FALSE(plain.get<CounterAccess>().busy);
+}
+
 TEST(Results, MissingValuesAreNullAndNumbersAreNumbers) {
   const nlohmann::json j = sample_record();
   EXPECT_TRUE(j.at("machine").at("gpu").at("sm_clock_current_hz").is_null());
