@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 namespace timeroof {
@@ -85,6 +86,103 @@ std::string params_text(const nlohmann::json& params, const std::vector<std::str
 
 std::string params_text(const nlohmann::json& params) {
   return params_text(params, param_keys(params));
+}
+
+Utf8Char decode_utf8(std::string_view text) {
+  Utf8Char invalid;
+  if (text.empty()) return invalid;
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return {lead, 1, true};
+  std::size_t length = 0;
+  char32_t code_point = 0;
+  char32_t smallest = 0;  // below it the form is overlong
+  if ((lead & 0xE0) == 0xC0) {
+    length = 2;
+    code_point = lead & 0x1F;
+    smallest = 0x80;
+  } else if ((lead & 0xF0) == 0xE0) {
+    length = 3;
+    code_point = lead & 0x0F;
+    smallest = 0x800;
+  } else if ((lead & 0xF8) == 0xF0) {
+    length = 4;
+    code_point = lead & 0x07;
+    smallest = 0x10000;
+  } else {
+    return invalid;
+  }
+  if (text.size() < length) return invalid;
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return invalid;
+    code_point = (code_point << 6) | (byte(i) & 0x3F);
+  }
+  const bool surrogate = code_point >= 0xD800 && code_point <= 0xDFFF;
+  if (code_point < smallest || surrogate || code_point > 0x10FFFF) return invalid;
+  return {code_point, length, true};
+}
+
+namespace {
+
+// FNV-1a, 64 bits: stable across runs, platforms and tool versions.
+std::uint64_t stable_hash(std::string_view text) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+bool file_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+}  // namespace
+
+std::string file_name_part(std::string_view name, std::size_t max_bytes) {
+  constexpr std::size_t kHashPart = 9;  // "-" and 8 hex digits
+  max_bytes = std::max<std::size_t>(max_bytes, 16);
+  std::string safe = name.empty() ? "unnamed" : std::string(name);
+  for (char& c : safe)
+    if (!file_name_char(c)) c = '_';
+  // A leading '.' hides the file (or names "." / ".."); a leading '-' reads as a flag.
+  if (safe.front() == '.' || safe.front() == '-') safe.front() = '_';
+  if (safe == name && safe.size() <= max_bytes) return safe;
+  safe.resize(std::min(safe.size(), max_bytes - kHashPart));
+  char hash[kHashPart + 1];
+  std::snprintf(hash, sizeof hash, "-%08llx",
+                static_cast<unsigned long long>(stable_hash(name) >> 32));
+  return safe + hash;
+}
+
+std::string terminal_safe(std::string_view text, LineBreaks line_breaks) {
+  std::string out;
+  out.reserve(text.size());
+  char escape[16];
+  for (std::size_t at = 0; at < text.size();) {
+    const Utf8Char c = decode_utf8(text.substr(at));
+    const char32_t cp = c.code_point;
+    const bool control = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
+    const bool bidi = (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+    if (!c.valid) {
+      std::snprintf(escape, sizeof escape, "\\x%02x", static_cast<unsigned char>(text[at]));
+      out += escape;
+    } else if (cp == '\n' && line_breaks == LineBreaks::keep) {
+      out += '\n';
+    } else if (cp < 0x80 && control) {
+      std::snprintf(escape, sizeof escape, "\\x%02x", static_cast<unsigned>(cp));
+      out += escape;
+    } else if (control || bidi) {
+      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(cp));
+      out += escape;
+    } else {
+      out.append(text.substr(at, c.length));
+    }
+    at += c.length;
+  }
+  return out;
 }
 
 }  // namespace timeroof

@@ -277,17 +277,6 @@ std::string or_dash(const std::string& text) {
   return text.empty() ? "-" : text;
 }
 
-// A name safe in a file name: letters, digits, '-' and '_'.
-std::string file_safe(const std::string& name) {
-  std::string out;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '-' || c == '_';
-    out += ok ? c : '-';
-  }
-  return out.empty() ? "sweep" : out;
-}
-
 // The keys of `points`' params whose values differ between points.
 std::vector<std::string> varying_keys(const std::vector<const Point*>& points) {
   std::map<std::string, std::set<std::string>> values;
@@ -490,7 +479,7 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r,
   }
   for (const Point& p : points) refs.push_back(&p);
   const std::string prefix =
-      anchor + "-sweep" + std::to_string(sweep_number) + "-" + file_safe(sweep);
+      anchor + "-sweep" + std::to_string(sweep_number) + "-" + file_name_part(sweep);
   doc.push_back(heading(3, "Sweep " + sweep, prefix));
 
   std::vector<PointSample> samples;
@@ -730,6 +719,75 @@ std::pair<int, std::string> run_quietly(const std::vector<std::string>& argv) {
   return {code, text};
 }
 
+// ---- Writing files ------------------------------------------------------------------
+
+// What to do about a write that failed with `error`, for the message.
+std::string write_fix(int error) {
+  switch (error) {
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return "pass a writable --out";
+    case ENOSPC:
+    case EDQUOT:
+      return "free some space or pass another --out";
+    case ENAMETOOLONG:
+      return "pass a shorter --out";
+    default:
+      return "check the --out directory";
+  }
+}
+
+// Writes `text` to `path`; a usage error naming the path, the system's reason
+// and the fix when it cannot. A file left part-written is removed.
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  int error = file ? 0 : errno;
+  if (file && std::fwrite(text.data(), 1, text.size(), file) != text.size()) error = errno;
+  if (file && std::fclose(file) != 0 && error == 0) error = errno;
+  if (error == 0) return;
+  if (file) {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+  }
+  throw usage_error("cannot write " + path.string() + " (" + std::strerror(error) + "); " +
+                    write_fix(error));
+}
+
+// Writes each (name, text) into `dir` under a temporary name, then renames them
+// into place, the last one last (index.html): a failure part-way (a full disk, a
+// name too long) removes what it wrote and leaves no half-written report.
+void write_all_or_none(const std::string& dir,
+                       const std::vector<std::pair<std::string, std::string>>& files) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> staged;
+  auto remove_staged = [&] {
+    std::error_code ignored;
+    for (const fs::path& path : staged) fs::remove(path, ignored);
+  };
+  try {
+    for (const auto& [name, text] : files) {
+      const fs::path path = fs::path(dir) / ("." + name + ".partial");
+      write_file(path, text);
+      staged.push_back(path);
+    }
+  } catch (...) {
+    remove_staged();
+    throw;
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const fs::path path = fs::path(dir) / files[i].first;
+    std::error_code ec;
+    fs::rename(staged[i], path, ec);
+    if (ec) {
+      staged.erase(staged.begin(), staged.begin() + static_cast<std::ptrdiff_t>(i));
+      remove_staged();
+      throw usage_error("cannot write " + path.string() + " (" + ec.message() + "); " +
+                        write_fix(ec.value()));
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -804,22 +862,17 @@ void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir
                       "); pass a writable --out");
   }
   const std::vector<Block> doc = report_blocks(runs);
-  auto write = [&](const std::string& name, const std::string& text) {
-    const std::string path = (fs::path(out_dir) / name).string();
-    std::ofstream file(path, std::ios::binary);
-    if (!(file << text) || !file.flush()) {
-      throw usage_error("cannot write " + path + "; check that the directory is writable");
-    }
-  };
   // The SVG report first: it stands on its own if the conversion cannot run.
+  std::vector<std::pair<std::string, std::string>> files;  // name, text
   std::vector<std::string> charts;
   for (const Block& b : doc) {
     if (b.kind != Block::Kind::chart) continue;
-    write(b.file, b.svg);
+    files.emplace_back(b.file, b.svg);
     charts.push_back(b.file);
   }
-  write("report.md", render_markdown(doc, ChartFormat::svg));
-  write("index.html", render_html(doc));
+  files.emplace_back("report.md", render_markdown(doc, ChartFormat::svg));
+  files.emplace_back("index.html", render_html(doc));
+  write_all_or_none(out_dir, files);
   if (format == ChartFormat::svg) return;
 
   const std::string tool = find_on_path("rsvg-convert");
@@ -868,7 +921,7 @@ void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir
         (failed.size() > 1 ? " nor " + std::to_string(failed.size() - 1) + " other chart(s)" : "") +
         "; the report with SVG charts is in " + out_dir);
   }
-  write("report.md", render_markdown(doc, format));
+  write_file(fs::path(out_dir) / "report.md", render_markdown(doc, format));
 }
 
 }  // namespace timeroof::plots

@@ -33,7 +33,9 @@ const char* to_string(ChartFormat format);  // "svg", "png", "pdf": also the fil
 ChartFormat parse_chart_format(const std::string& name);
 
 // Writes out_dir/index.html, out_dir/report.md and the SVG charts (out_dir is
-// created). Throws a usage error naming the path when a file cannot be written.
+// created), all or none: when a file cannot be written, those written are
+// removed and a usage error names the path, the system's reason and the fix.
+// Chart file names are made from sweep names by file_name_part (core/format).
 // With png or pdf, each chart's SVG is then converted by rsvg-convert (found on
 // PATH; PNG at 2x, for slides) and report.md is rewritten to reference the
 // converted files. When rsvg-convert is not installed or fails, the SVG report

@@ -4,12 +4,29 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/format.hpp"
+
 namespace timeroof::plots {
+
+namespace {
+
+// XML 1.0's Char production, less what HTML calls a parse error (C1 controls,
+// DEL, noncharacters): the one document is read as both.
+bool markup_char(char32_t c) {
+  if (c < 0x20) return c == '\t' || c == '\n' || c == '\r';
+  if (c >= 0x7F && c <= 0x9F) return false;
+  if (c >= 0xFDD0 && c <= 0xFDEF) return false;
+  if ((c & 0xFFFE) == 0xFFFE) return false;  // U+FFFE, U+FFFF and their twins in every plane
+  return true;
+}
+
+}  // namespace
 
 std::string escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (std::size_t at = 0; at < text.size();) {
+    const char c = text[at];
     switch (c) {
       case '&':
         out += "&amp;";
@@ -26,13 +43,17 @@ std::string escape(std::string_view text) {
       case '\'':
         out += "&apos;";
         break;
-      default:
-        // Control characters other than tab/newline are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
-          out += ' ';
+      default: {
+        const Utf8Char u = decode_utf8(text.substr(at));
+        if (u.valid && markup_char(u.code_point))
+          out.append(text.substr(at, u.length));
         else
-          out += c;
+          out += kReplacementCharacter;
+        at += u.length;
+        continue;
+      }
     }
+    ++at;
   }
   return out;
 }

@@ -1,7 +1,8 @@
 // A small SVG writer: the charts of plots/ write their SVG text through it, with
 // no third-party drawing library. Every piece of text and every attribute value
-// is XML-escaped (&, <, >, ", '): kernel and operator names are templated C++
-// names. Coordinates are written with at most two decimals.
+// is XML-escaped (&, <, >, ", ') and cleared of what XML cannot hold: kernel
+// and operator names are templated C++ names, and names come from imported
+// files. Coordinates are written with at most two decimals.
 #pragma once
 
 #include <string>
@@ -11,7 +12,12 @@
 
 namespace timeroof::plots {
 
-// `text` with &, <, >, " and ' replaced by their XML entities.
+// U+FFFD in UTF-8: what escape() writes for what markup cannot hold.
+inline constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
+// `text` with &, <, >, " and ' replaced by their XML entities, and each code
+// point XML or HTML does not allow (controls but tab and line breaks, U+FFFE,
+// U+FFFF, noncharacters) and each byte that is not UTF-8 replaced by U+FFFD:
+// the result is always well-formed as text and as an attribute value.
 std::string escape(std::string_view text);
 // A coordinate or length: at most two decimals, trailing zeros dropped, "0" for
 // a non-finite value.

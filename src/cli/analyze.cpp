@@ -229,15 +229,14 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
       }
       rows.push_back(std::move(row));
     }
-    out << "\nsweep " << (sweep.empty() ? "(unnamed)" : sweep) << ": " << rows.size() - 1
-        << " points\n";
+    const std::string shown = sweep.empty() ? "(unnamed)" : terminal_safe(sweep);
+    out << "\nsweep " << shown << ": " << rows.size() - 1 << " points\n";
     std::vector<bool> right(rows.front().size(), true);
     for (std::size_t c : {1, 2, 3, 4, 15, 16, 20}) right[c] = false;
     out << text_table(rows, right);
     for (const std::string& line : xfer_roofs) out << "  T_xfer on the " << line << "\n";
     for (const std::string& line : not_analysed) out << "  " << line << "\n";
-    out << "\ntimes of sweep " << (sweep.empty() ? "(unnamed)" : sweep)
-        << ": median +- half its 95% interval, and where T goes\n";
+    out << "\ntimes of sweep " << shown << ": median +- half its 95% interval, and where T goes\n";
     std::vector<bool> right_times(times.front().size(), true);
     right_times.back() = false;
     right_times[5] = false;
@@ -267,8 +266,9 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
     std::vector<std::string> fixed_keys = keys;
     std::erase(fixed_keys, s.parameter);
     const std::string fixed = params_text(s.fixed, fixed_keys);
-    out << "  " << s.name() << " [" << s.sweep << "]" << (fixed.empty() ? "" : " " + fixed) << ", "
-        << s.parameter << " " << roofline::format_value(s.points.front().x) << "-"
+    out << "  " << terminal_safe(s.name()) << " [" << terminal_safe(s.sweep) << "]"
+        << (fixed.empty() ? "" : " " + fixed) << ", " << s.parameter << " "
+        << roofline::format_value(s.points.front().x) << "-"
         << roofline::format_value(s.points.back().x) << ", " << s.points.size() << " points\n";
     const std::string y = sa.fit.time_source == roofline::TimeSource::none
                               ? "T"
@@ -504,6 +504,8 @@ ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string
     } else {
       for (std::size_t i = 0; i < records.size(); ++i)
         text += (i ? "\n" : "") + analysis_table(records[i], analyses[i], model);
+      // Names, reasons and findings quote the stored data; JSON and CSV keep it as is.
+      text = terminal_safe(text, LineBreaks::keep);
     }
   }
   write_output(options.out, text, inputs);

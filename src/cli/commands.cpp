@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/format.hpp"
 #include "core/json_io.hpp"
 #include "plots/report.hpp"
 #include "roofline/machine_roofs.hpp"
@@ -578,7 +579,8 @@ ExitCode run_merge(const CommonOptions& options, const std::string& out,
   const MergeOutcome merged = merge_shard_runs(runs, options.command_line);
   ResultsStore store = ResultsStore::open(out, ResultsStore::Access::read_write);
   store.import_runs(merged.runs);  // one transaction
-  for (const std::string& note : merged.notes) std::cerr << "timeroof: " << note << "\n";
+  for (const std::string& note : merged.notes)
+    std::cerr << "timeroof: " << terminal_safe(note) << "\n";  // quotes stored command lines
   std::vector<Run> listed;
   for (std::size_t i = 0; i < static_cast<std::size_t>(merged.merged_jobs); ++i)
     listed.push_back(store.load_run(merged.runs[i].run.uuid)->run);

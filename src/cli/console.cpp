@@ -12,8 +12,12 @@
 
 namespace timeroof::cli {
 
-std::string text_table(const std::vector<std::vector<std::string>>& rows,
+std::string text_table(const std::vector<std::vector<std::string>>& cells,
                        const std::vector<bool>& right, bool rule_under_header) {
+  // Cells hold stored names: escaped whole, line breaks too, so each row stays one line.
+  std::vector<std::vector<std::string>> rows = cells;
+  for (auto& row : rows)
+    for (std::string& cell : row) cell = terminal_safe(cell);
   std::vector<std::size_t> widths;
   for (const auto& row : rows) {
     widths.resize(std::max(widths.size(), row.size()));
@@ -79,7 +83,7 @@ std::string format_gpu(const GpuInfo& gpu) {
     out << "  counters     UNAVAILABLE: " << gpu.counters.reason << "\n";
     if (!gpu.counters.fix.empty()) out << "               fix: " << gpu.counters.fix << "\n";
   }
-  return out.str();
+  return terminal_safe(out.str(), LineBreaks::keep);
 }
 
 std::string format_ceilings(const std::vector<Ceiling>& ceilings) {
@@ -124,7 +128,7 @@ std::string format_run(const RunRecord& record) {
     out << table(rows);
   }
   if (!record.points.empty()) out << record.points.size() << " sweep points\n";
-  return out.str();
+  return terminal_safe(out.str(), LineBreaks::keep);
 }
 
 std::string format_run_list(const std::vector<Run>& runs) {

@@ -10,7 +10,8 @@ namespace timeroof::cli {
 
 // Aligned text table, each line indented by two spaces: columns left-aligned, or
 // right-aligned where `right[c]`; optionally a rule under the first (header) row.
-std::string text_table(const std::vector<std::vector<std::string>>& rows,
+// Cells are shown through terminal_safe (core/format.hpp).
+std::string text_table(const std::vector<std::vector<std::string>>& cells,
                        const std::vector<bool>& right = {}, bool rule_under_header = false);
 
 // Writes `text` to the file `out`, or to stdout when `out` is empty. Refuses,
@@ -22,6 +23,8 @@ void write_output(const std::string& out, const std::string& text,
 // The same refusal alone, for outputs written elsewhere (a report directory).
 void refuse_overwriting(const std::string& out, const std::vector<std::string>& protected_files);
 
+// The views below print stored names, hosts and command lines through
+// terminal_safe: an imported run cannot send escape sequences to the terminal.
 std::string format_gpu(const GpuInfo& gpu);
 std::string format_ceilings(const std::vector<Ceiling>& ceilings);
 std::string format_run(const RunRecord& record);

@@ -337,10 +337,12 @@ int main(int argc, char** argv) {
       code = timeroof::cli::run_analyze(options, analyze_runs, analyze_from, analyze_format);
     return static_cast<int>(code);
   } catch (const timeroof::Error& error) {
-    std::fprintf(stderr, "timeroof: %s\n", error.what());
+    // Messages quote names from files and stores: one line, nothing the terminal acts on.
+    std::fprintf(stderr, "timeroof: %s\n", timeroof::terminal_safe(error.what()).c_str());
     return static_cast<int>(error.code());
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "timeroof: internal error: %s\n", error.what());
+    std::fprintf(stderr, "timeroof: internal error: %s\n",
+                 timeroof::terminal_safe(error.what()).c_str());
     return static_cast<int>(timeroof::ExitCode::environment);
   }
 }

@@ -52,8 +52,7 @@ TEST(Cli, UsageErrorsAreOneLineWithExitCode1) {
   expect_one_line_error(run_tool({"import"}), 1, "files");
   expect_one_line_error(run_tool({"import", "/nonexistent/x.json"}), 1, "/nonexistent/x.json");
   // Flags that were silently ignored together (issue 16): refused, one line.
-  expect_one_line_error(run_tool({"sweep", "conv2d", "--dry-run", "--resume", "1"}), 1,
-                        "excludes");
+  expect_one_line_error(run_tool({"sweep", "conv2d", "--dry-run", "--resume", "1"}), 1, "excludes");
   for (const char* command : {"report", "analyze"})
     expect_one_line_error(run_tool({command, "--from", kSample, "--db", "x.db"}), 1, "excludes");
 }
@@ -512,6 +511,46 @@ TEST(Cli, ForeignDatabaseIsRefusedAndUntouched) {
   EXPECT_EQ(count_lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
   EXPECT_EQ(read_file(path), before);
+}
+
+// Issue 16: escape sequences in an imported run's names, host or command line
+// reached the terminal raw through `runs` and `analyze`. They are shown escaped;
+// CSV and the export keep the original.
+TEST(Cli, RunsAndAnalyzePrintNoEscapeSequencesFromTheData) {
+  TempDir dir;
+  const std::string hostile = "\x1b[31mred\x07";
+  nlohmann::json doc = nlohmann::json::parse(read_file(kSample));
+  nlohmann::json& run = doc["runs"][0];
+  run["command_line"] = "timeroof sweep " + hostile;
+  run["host"] = "host" + hostile;
+  run["machine"]["gpu"]["name"] = "GPU" + hostile;
+  for (nlohmann::json& point : run["points"]) {
+    point["sweep"] = point["sweep"].get<std::string>() + hostile;
+    point["op"] = point["op"].get<std::string>() + hostile;
+    if (!point["reason"].get<std::string>().empty()) point["reason"] = "why" + hostile;
+  }
+  std::ofstream(dir.file("hostile.json")) << doc.dump();
+  const std::string db = dir.file("h.db");
+  ASSERT_EQ(run_tool({"import", dir.file("hostile.json"), "--db", db}).exit_code, 0);
+  auto expect_no_raw_controls = [](const ToolResult& r, const std::string& what) {
+    EXPECT_EQ(r.exit_code, 0) << what << ": " << r.err;
+    for (const std::string& text : {r.out, r.err}) {
+      EXPECT_EQ(text.find('\x1b'), std::string::npos) << what;
+      EXPECT_EQ(text.find('\x07'), std::string::npos) << what;
+    }
+    EXPECT_NE(r.out.find("\\x1b[31mred\\x07"), std::string::npos) << what << ": shown escaped";
+  };
+  expect_no_raw_controls(run_tool({"runs", "--db", db}), "runs");
+  expect_no_raw_controls(run_tool({"analyze", "--db", db}), "analyze");
+  expect_no_raw_controls(run_tool({"analyze", "--from", dir.file("hostile.json")}),
+                         "analyze --from");
+  // CSV and JSON are data: the names as they were (CSV quotes only , " and line breaks).
+  const ToolResult csv = run_tool({"analyze", "--db", db, "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find(hostile), std::string::npos);
+  const ToolResult exported = run_tool({"export", "--db", db});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_EQ(nlohmann::json::parse(exported.out)["runs"][0]["host"], "host" + hostile);
 }
 
 }  // namespace

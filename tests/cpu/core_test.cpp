@@ -280,5 +280,71 @@ TEST(Format, ShellJoinQuotesWhatTheShellWouldSplit) {
   EXPECT_EQ(shell_join({""}), "''");
 }
 
+// Names from imported files end up in file names (issue 16: a 218-byte sweep
+// name failed the report with "File name too long").
+TEST(Format, FileNamePartIsSafeBoundedAndDistinct) {
+  EXPECT_EQ(file_name_part("conv2d-default"), "conv2d-default") << "safe names unchanged";
+  EXPECT_EQ(file_name_part("v1.2_x"), "v1.2_x");
+  for (const std::string name :
+       {std::string("a/b"), std::string(".."), std::string("-rf"), std::string(),
+        std::string("a\x1b[31mb"), std::string("caf\xc3\xa9"), std::string(300, 'x'),
+        std::string(5000, 'y')}) {
+    const std::string part = file_name_part(name);
+    EXPECT_LE(part.size(), kMaxFileNamePart) << name.size();
+    EXPECT_FALSE(part.empty());
+    EXPECT_EQ(part.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789._-"),
+              std::string::npos)
+        << part;
+    EXPECT_NE(part.front(), '.') << part;
+    EXPECT_NE(part.front(), '-') << part;
+    EXPECT_EQ(part, file_name_part(name)) << "stable";
+  }
+  // Names that differ only past the cut, or only in a replaced character.
+  const std::string prefix(250, 'p');
+  EXPECT_NE(file_name_part(prefix + "-one"), file_name_part(prefix + "-two"));
+  EXPECT_NE(file_name_part("a/b"), file_name_part("a:b"));
+  EXPECT_NE(file_name_part("a/b"), "a_b");
+  EXPECT_EQ(file_name_part(std::string(300, 'x'), 20).size(), 20u);
+}
+
+TEST(Format, DecodeUtf8RefusesWhatIsNotWellFormed) {
+  const Utf8Char e_acute = decode_utf8("\xc3\xa9!");
+  EXPECT_TRUE(e_acute.valid);
+  EXPECT_EQ(e_acute.code_point, U'\u00e9');
+  EXPECT_EQ(e_acute.length, 2u);
+  const Utf8Char nonchar = decode_utf8("\xef\xbf\xbe");  // U+FFFE: well-formed UTF-8
+  EXPECT_TRUE(nonchar.valid);
+  EXPECT_EQ(nonchar.code_point, 0xFFFEu);
+  EXPECT_EQ(decode_utf8("\xf0\x9f\x98\x80").code_point, 0x1F600u);
+  for (const char* bad :
+       {"\xff", "\x80", "\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"}) {
+    const Utf8Char c = decode_utf8(bad);
+    EXPECT_FALSE(c.valid) << bad;
+    EXPECT_EQ(c.length, 1u) << bad;
+  }
+}
+
+// Imported names, hosts and command lines printed by `runs` and `analyze` (issue
+// 16: escape sequences reached the terminal raw).
+TEST(Format, TerminalSafeShowsControlsAsEscapesAndKeepsUtf8) {
+  EXPECT_EQ(terminal_safe("plain caf\xc3\xa9 \xe2\x86\x92 ok"),
+            "plain caf\xc3\xa9 \xe2\x86\x92 ok");
+  EXPECT_EQ(terminal_safe("\x1b[31mred\x07"), "\\x1b[31mred\\x07");
+  EXPECT_EQ(terminal_safe("a\nb\tc\x7f"), "a\\x0ab\\x09c\\x7f");
+  EXPECT_EQ(terminal_safe("a\nb", LineBreaks::keep), "a\nb");
+  EXPECT_EQ(terminal_safe("\xc2\x9b"
+                          "2J"),
+            "\\u009b2J")
+      << "C1 CSI";
+  EXPECT_EQ(terminal_safe("\xe2\x80\xae"
+                          "txt"),
+            "\\u202etxt")
+      << "right-to-left override";
+  EXPECT_EQ(terminal_safe("bad \xff\x9b end"), "bad \\xff\\x9b end");
+  const std::string once = terminal_safe("\x1b]0;title\x07");
+  EXPECT_EQ(terminal_safe(once), once) << "escaping twice changes nothing";
+}
+
 }  // namespace
 }  // namespace timeroof

@@ -215,6 +215,45 @@ TEST(Svg, EscapesAllFiveSpecialCharacters) {
   EXPECT_EQ(escape("plain"), "plain");
 }
 
+// Issue 16: U+FFFE, U+FFFF, C0 controls and bytes that are not UTF-8 in a name
+// made every SVG of its run ill-formed XML.
+TEST(Svg, EscapeReplacesWhatXmlCannotHoldWithTheReplacementCharacter) {
+  const std::string fffd = "\xef\xbf\xbd";
+  EXPECT_EQ(escape("a\xef\xbf\xbe"
+                   "b\xef\xbf\xbf"
+                   "c"),
+            "a" + fffd + "b" + fffd + "c");
+  EXPECT_EQ(escape(std::string("x\x01y\x1b"
+                               "z\0w",
+                               7)),
+            "x" + fffd + "y" + fffd + "z" + fffd + "w");
+  EXPECT_EQ(escape("bad \xff\xc3 end"), "bad " + fffd + fffd + " end");
+  EXPECT_EQ(escape("\xed\xa0\x80"), fffd + fffd + fffd) << "a lone surrogate, byte by byte";
+  EXPECT_EQ(escape("\xc2\x85"), fffd) << "C1 control";
+  EXPECT_EQ(escape("\xf0\x9f\xbf\xbe"), fffd) << "U+1FFFE";
+  EXPECT_EQ(escape("tab\tnl\ncr\r"), "tab\tnl\ncr\r");
+  EXPECT_EQ(escape("caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80"),
+            "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80");
+}
+
+TEST(Svg, TextAndAttributesWithIllegalCodePointsStayWellFormed) {
+  const std::string name = std::string("n\xef\xbf\xbe\xef\xbf\xbf\x01\xff<&>\"'", 14);
+  Svg svg(100, 100);
+  svg.begin_group(name, name);
+  svg.text(1, 1, name, TextStyle{});
+  svg.end_group();
+  const std::string doc = svg.str();
+  const XmlCheck x = check_xml(doc);
+  ASSERT_TRUE(x.ok) << x.error;
+  ASSERT_EQ(x.texts.size(), 1u);
+  EXPECT_EQ(x.texts[0], "n\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd<&>\"'");
+  if (!have("xmllint")) GTEST_SKIP() << "own checker passed; xmllint not installed (libxml2-utils)";
+  test::TempDir dir;
+  write(dir.file("t.svg"), doc);
+  const auto r = sh("xmllint --noout '" + dir.file("t.svg") + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST(Svg, NumbersHaveBoundedPrecision) {
   EXPECT_EQ(num(1.0 / 3.0), "0.33");
   EXPECT_EQ(num(12.0), "12");

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/json_io.hpp"
 #include "plots/report.hpp"
 #include "plots/svg.hpp"
@@ -257,6 +258,100 @@ TEST(Report, NamesWithMarkupSurviveEscaped) {
     const ToolResult xml = run_process({xmllint, "--noout", dir.file("index.html")});
     EXPECT_EQ(xml.exit_code, 0) << xml.err.substr(0, 2000);
   }
+}
+
+// The chart files report.md references.
+std::set<std::string> chart_files(const std::string& markdown) {
+  const std::regex image(R"(!\[[^\]]*\]\(([^)]+)\))");
+  std::set<std::string> files;
+  for (auto it = std::sregex_iterator(markdown.begin(), markdown.end(), image);
+       it != std::sregex_iterator(); ++it)
+    files.insert((*it)[1].str());
+  return files;
+}
+
+// Issue 16: a sweep name over 217 bytes failed the report with "File name too
+// long" and left it without index.html.
+TEST(Report, LongSweepNamesGiveACompleteReportWithDistinctFiles) {
+  const std::string prefix(250, 'p');
+  const std::string name300 = prefix + std::string(50, 'a');
+  const std::string name5000 = prefix + std::string(4750, 'b');
+  RunRecord r = sample();
+  std::set<std::string> sweeps;
+  for (const Point& p : r.points) sweeps.insert(p.sweep);
+  ASSERT_EQ(sweeps.size(), 2u);
+  for (Point& p : r.points) p.sweep = p.sweep == *sweeps.begin() ? name300 : name5000;
+  TempDir dir;
+  write_report({r}, dir.path());
+  ASSERT_TRUE(std::filesystem::is_regular_file(dir.file("index.html")));
+  const std::string html = read_file(dir.file("index.html"));
+  const std::string md = read_file(dir.file("report.md"));
+  EXPECT_NE(html.find(">Sweep " + name300 + "</h3>"), std::string::npos) << "the whole name shown";
+  EXPECT_NE(html.find(">Sweep " + name5000 + "</h3>"), std::string::npos);
+  const std::string part300 = file_name_part(name300);
+  const std::string part5000 = file_name_part(name5000);
+  EXPECT_NE(part300, part5000);
+  std::size_t of300 = 0, of5000 = 0;
+  for (const std::string& file : chart_files(md)) {
+    EXPECT_LE(file.size(), 160u) << file;
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir.file(file))) << file;
+    of300 += file.find(part300) != std::string::npos;
+    of5000 += file.find(part5000) != std::string::npos;
+  }
+  EXPECT_GT(of300, 0u);
+  EXPECT_GT(of5000, 0u);
+}
+
+// Issue 16: U+FFFE or U+FFFF in a name made the SVGs and index.html ill-formed.
+TEST(Report, NamesWithCodePointsXmlCannotHoldGiveWellFormedFiles) {
+  const std::string hostile = std::string("n\xef\xbf\xbe|\xef\xbf\xbf|\x01|\xff\xc3|\x1b[31m|", 20);
+  RunRecord r = sample();
+  r.run.command_line = "timeroof sweep " + hostile;
+  r.run.host = hostile;
+  r.run.machine.gpu.name = "GPU " + hostile;
+  for (Point& p : r.points) {
+    p.sweep += hostile;
+    for (KernelRecord& k : p.kernels) k.name += hostile;
+  }
+  TempDir dir;
+  write_report({r}, dir.path());
+  const std::string html = read_file(dir.file("index.html"));
+  EXPECT_NE(html.find("GPU n\xef\xbf\xbd|\xef\xbf\xbd|\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|"),
+            std::string::npos);
+  for (const char* raw : {"\xef\xbf\xbe", "\xef\xbf\xbf", "\x01", "\x1b", "\xff"})
+    EXPECT_EQ(html.find(raw), std::string::npos) << "raw byte " << int(*raw);
+  const std::string xmllint = which("xmllint");
+  if (xmllint.empty()) GTEST_SKIP() << "xmllint not installed (Debian: libxml2-utils)";
+  std::set<std::string> files = chart_files(read_file(dir.file("report.md")));
+  ASSERT_GE(files.size(), 6u);
+  files.insert("index.html");
+  for (const std::string& file : files) {
+    const ToolResult xml = run_process({xmllint, "--noout", dir.file(file)});
+    EXPECT_EQ(xml.exit_code, 0) << file << ": " << xml.err.substr(0, 1000);
+  }
+}
+
+// A file that cannot be written: the error names it and the system's reason,
+// and what was written before is removed (no report without its index.html).
+TEST(Report, AFailedWriteLeavesNoHalfWrittenReport) {
+  TempDir dir;
+  // A directory where the first chart would be staged makes its write fail.
+  std::filesystem::create_directories(dir.file("out/.run1-ceilings.svg.partial"));
+  try {
+    write_report({sample()}, dir.file("out"));
+    FAIL() << "no error";
+  } catch (const timeroof::Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    const std::string message = e.what();
+    EXPECT_NE(message.find(dir.file("out/.run1-ceilings.svg.partial")), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("Is a directory"), std::string::npos) << message;
+    EXPECT_EQ(message.find("writable"), std::string::npos) << "not a permissions problem";
+  }
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.file("out")))
+    left.push_back(entry.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{".run1-ceilings.svg.partial"});
 }
 
 TEST(Report, EmptyRunAndNoRunsStillRender) {
