@@ -581,7 +581,11 @@ SweepSpec spec_from_flags(const OperatorFamily& family, const Flags& flags) {
 }
 
 SweepSpec spec_from_toml(const std::string& path, const FamilyLookup& lookup) {
-  const std::string text = read_file(path);
+  return spec_from_toml_text(read_file(path), path, lookup);
+}
+
+SweepSpec spec_from_toml_text(const std::string& text, const std::string& path,
+                              const FamilyLookup& lookup) {
   toml::table root;
   try {
     root = toml::parse(text, path);
