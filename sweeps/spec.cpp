@@ -462,6 +462,10 @@ bool tomlpp_unreachable(char32_t c) {
 void refuse_tomlpp_unreachable(std::string_view text, const std::string& path) {
   enum class In { code, comment, basic, literal, multi_basic, multi_literal } in = In::code;
   std::size_t line = 1, column = 1;
+  // toml++ reads a value up to a space, ']', '}', ',' or '#' before it judges it: a
+  // quote starts a string only where a token starts (after a separator, '[' or '{').
+  // Elsewhere the scan stays in code, which is stricter than toml++, never looser.
+  bool token_start = true, seen_equals = false;
   const auto starts = [&](std::size_t i, std::string_view what) {
     return text.substr(i, what.size()) == what;
   };
@@ -481,8 +485,19 @@ void refuse_tomlpp_unreachable(std::string_view text, const std::string& path) {
       case In::code:
         if (tomlpp_unreachable(c)) throw refuse(c, "outside a string or comment");
         if (c == '#') in = In::comment;
-        if (c == '"') in = starts(i, "\"\"\"") ? (length = 3, In::multi_basic) : In::basic;
-        if (c == '\'') in = starts(i, "'''") ? (length = 3, In::multi_literal) : In::literal;
+        if (c == '"' && token_start)
+          in = starts(i, "\"\"\"") ? (length = 3, In::multi_basic) : In::basic;
+        if (c == '\'' && token_start)
+          in = starts(i, "'''") ? (length = 3, In::multi_literal) : In::literal;
+        if (c == '\n') seen_equals = false;
+        // '=' separates a key from its value once a line; a second one is inside a value.
+        if (c < 0x80 && c != 0 && std::strchr(" \t\r\n,]}", static_cast<int>(c)) != nullptr)
+          token_start = true;
+        else if (c == '=' && !seen_equals)
+          token_start = true, seen_equals = true;
+        else if (c != '[' && c != '{')
+          token_start = false;
+        if (in != In::code) token_start = false;  // after the string closes
         break;
       case In::comment:
         if (c == '\n') in = In::code;
