@@ -376,7 +376,7 @@ json parse_bounded(Input&& input, const std::string& source, const std::string& 
   };
   try {
     return json::parse(std::forward<Input>(input), bound);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     throw usage_error(source + " is not valid JSON (" + e.what() + "); " + fix);
   }
 }

@@ -343,9 +343,9 @@ std::string working_set_chart(const Machine& machine) {
       if (c.name == name && positive(c.measured)) return c.measured;
     return 0.0;
   };
-  if (double v = measured("l1_read")) roofs.push_back({"L1", Bound::l1, v});
-  if (double v = measured("l2_read")) roofs.push_back({"L2", Bound::l2, v});
-  if (double v = measured("hbm_read")) roofs.push_back({"HBM", Bound::hbm, v});
+  if (const double v = measured("l1_read"); v > 0) roofs.push_back({"L1", Bound::l1, v});
+  if (const double v = measured("l2_read"); v > 0) roofs.push_back({"L2", Bound::l2, v});
+  if (const double v = measured("hbm_read"); v > 0) roofs.push_back({"HBM", Bound::hbm, v});
 
   double xlo = std::numeric_limits<double>::max(), xhi = 0;
   double ylo = std::numeric_limits<double>::max(), yhi = 0;

@@ -6,7 +6,8 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config git libeigen3-dev nlohmann-json3-dev libcli11-dev
           libsqlite3-dev libgtest-dev libgmock-dev libtomlplusplus-dev
-          libxml2-utils librsvg2-bin chromium)  # chart and report tests: xmllint, rsvg-convert, headless chromium
+          libxml2-utils librsvg2-bin chromium   # chart and report tests: xmllint, rsvg-convert, headless chromium
+          clang libclang-rt-dev llvm)  # sanitizer build and fuzz targets: ASan, UBSan, libFuzzer, llvm-symbolizer
 
 missing=()
 for p in "${packages[@]}"; do
@@ -17,6 +18,12 @@ if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
+  # Ubuntu 22.04 ships clang's runtimes in libclang-common-*-dev and has no libclang-rt-dev.
+  if [[ " ${missing[*]} " == *" libclang-rt-dev "* ]] && ! apt-cache show libclang-rt-dev >/dev/null 2>&1; then
+    kept=()
+    for p in "${missing[@]}"; do [ "$p" = libclang-rt-dev ] || kept+=("$p"); done
+    missing=("${kept[@]}")
+  fi
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 

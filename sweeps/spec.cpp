@@ -66,6 +66,61 @@ std::string normalize_key(std::string_view key) {
   return text;
 }
 
+// UTF-8 decoding: the code point at text[i] and its length in bytes; an invalid
+// sequence, or i past the end, reads as U+0000 with length 0.
+std::pair<char32_t, std::size_t> decode_utf8(std::string_view text, std::size_t i) {
+  if (i >= text.size()) return {0, 0};
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return {lead, 1};
+  const std::size_t length = lead >= 0xF5   ? 0
+                             : lead >= 0xF0 ? 4
+                             : lead >= 0xE0 ? 3
+                             : lead >= 0xC2 ? 2
+                                            : 0;
+  if (length == 0 || i + length > text.size()) return {0, 0};
+  char32_t c = lead & (0x7F >> length);
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return {0, 0};
+    c = (c << 6) | (byte(i + k) & 0x3F);
+  }
+  const bool overlong = (length == 3 && c < 0x800) || (length == 4 && c < 0x10000);
+  if (overlong || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF) return {0, 0};
+  return {c, length};
+}
+
+bool valid_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = decode_utf8(text, i).second;
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
+// `text` with control characters and bytes >= 0x80 as \xHH, for an error message.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7F) {
+      out += c;
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02X", byte);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+// Flags and value lists end up in the run's JSON, which holds UTF-8 only.
+void require_utf8(std::string_view text, const std::string& where) {
+  if (!valid_utf8(text))
+    throw usage_error(where + ": '" + printable(text) +
+                      "' is not valid UTF-8; allowed: UTF-8 text");
+}
+
 std::vector<std::string> axis_keys(const OperatorFamily& family) {
   std::vector<std::string> keys;
   for (const ParamAxis& axis : family.axes) keys.push_back(axis.key);
@@ -391,6 +446,104 @@ std::vector<json> toml_block(const OperatorFamily& family, const toml::table& ta
   return product(family, given, at(path, table.source()) + block + ": ");
 }
 
+// toml++ 3.3 (Debian 12's) reaches __builtin_unreachable() when it asks whether
+// some non-ASCII code points are whitespace (U+00A7, U+FEF9, ...; marzer/tomlplusplus
+// #190 and #295, fixed upstream by PR 305): undefined behaviour on input, found by
+// fuzz/toml_spec. It asks only outside strings and comments, where any such character
+// is a syntax error anyway, and in a multi-line basic string after a backslash; those
+// cases are refused here before toml++ reads the text.
+bool tomlpp_unreachable(char32_t c) {
+  if (c < 0xA0 || c > 0xFEFF) return false;
+  const std::uint64_t child = (static_cast<std::uint64_t>(c) - 0xA0) / 0x3FA;  // toml++'s table
+  if (((std::uint64_t{1} << child) & 0x7FFFFFFFFFFFF75Eull) != 0) return false;
+  return c != 0xA0 && c != 0x3000 && c != 0xFEFF && child != 5 && child != 7;
+}
+
+void refuse_tomlpp_unreachable(std::string_view text, const std::string& path) {
+  enum class In { code, comment, basic, literal, multi_basic, multi_literal } in = In::code;
+  std::size_t line = 1, column = 1;
+  // toml++ reads a value up to a space, ']', '}', ',' or '#' before it judges it: a
+  // quote starts a string only where a token starts (after a separator, '[' or '{').
+  // Elsewhere the scan stays in code, which is stricter than toml++, never looser.
+  bool token_start = true, seen_equals = false;
+  const auto starts = [&](std::size_t i, std::string_view what) {
+    return text.substr(i, what.size()) == what;
+  };
+  // The code point at i; U+0000 for an invalid byte (toml++ refuses those itself).
+  const auto code_point = [&](std::size_t i) { return decode_utf8(text, i).first; };
+  const auto refuse = [&](char32_t c, const char* where) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(c));
+    return usage_error(path + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                       ": malformed TOML: the character " + hex + " " + where +
+                       "; allowed: non-ASCII characters inside strings and comments only");
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const auto [c, decoded] = decode_utf8(text, i);
+    std::size_t length = std::max<std::size_t>(decoded, 1);
+    switch (in) {
+      case In::code:
+        if (tomlpp_unreachable(c)) throw refuse(c, "outside a string or comment");
+        if (c == '#') in = In::comment;
+        if (c == '"' && token_start)
+          in = starts(i, "\"\"\"") ? (length = 3, In::multi_basic) : In::basic;
+        if (c == '\'' && token_start)
+          in = starts(i, "'''") ? (length = 3, In::multi_literal) : In::literal;
+        if (c == '\n') seen_equals = false;
+        // '=' separates a key from its value once a line; a second one is inside a value.
+        if (c < 0x80 && c != 0 && std::strchr(" \t\r\n,]}", static_cast<int>(c)) != nullptr)
+          token_start = true;
+        else if (c == '=' && !seen_equals)
+          token_start = true, seen_equals = true;
+        else if (c != '[' && c != '{')
+          token_start = false;
+        if (in != In::code) token_start = false;  // after the string closes
+        break;
+      case In::comment:
+        if (c == '\n') in = In::code;
+        break;
+      case In::basic:
+        if (c == '\\') length += decode_utf8(text, i + 1).second;  // the escaped character
+        if (c == '"' || c == '\n') in = In::code;
+        break;
+      case In::literal:
+        if (c == '\'' || c == '\n') in = In::code;
+        break;
+      case In::multi_basic:
+        if (c == '\\') {  // an escape, or a line-ending backslash and the whitespace after it
+          std::size_t next = i + 1;
+          while (next < text.size() && std::strchr(" \t\r\n", text[next]) != nullptr && text[next])
+            ++next;
+          if (next < text.size() && tomlpp_unreachable(code_point(next)))
+            throw refuse(code_point(next), "after a backslash in a multi-line string");
+          if (next == i + 1 && next < text.size())
+            length += std::max<std::size_t>(decode_utf8(text, next).second, 1);
+        } else if (starts(i, "\"\"\"")) {
+          length = 3;
+          while (length < 5 && starts(i + length, "\"")) ++length;  // """"" ends with two quotes
+          in = In::code;
+        }
+        break;
+      case In::multi_literal:
+        if (starts(i, "'''")) {
+          length = 3;
+          while (length < 5 && starts(i + length, "'")) ++length;
+          in = In::code;
+        }
+        break;
+    }
+    for (std::size_t k = i; k < i + length && k < text.size(); ++k) {
+      if (text[k] == '\n') {
+        ++line;
+        column = 1;
+      } else if ((static_cast<unsigned char>(text[k]) & 0xC0) != 0x80) {
+        ++column;
+      }
+    }
+    i += length;
+  }
+}
+
 std::string read_file(const std::string& path) {
   // A FIFO would block the read forever, a device never end: refuse both.
   std::error_code error;
@@ -470,6 +623,7 @@ bool matches_pattern(const std::string& allowed, std::string_view item) {
 std::vector<json> parse_value_list(const ParamAxis& axis, std::string_view text,
                                    const std::string& where_given) {
   const std::string where = where_given.empty() ? axis.key : where_given;
+  require_utf8(text, where);
   const bool is_text = axis.kind == ParamAxis::Kind::text;
   const std::string allowed = is_text ? join(axis.allowed) : integer_allowed(axis);
   if (trim(text).empty()) throw usage_error(where + ": no values; allowed: " + allowed);
@@ -560,6 +714,8 @@ SweepSpec spec_from_flags(const OperatorFamily& family, const Flags& flags) {
   std::set<std::string> seen;
   json written = json::array();
   for (const auto& [raw_key, value] : flags) {
+    require_utf8(raw_key, "flag");
+    require_utf8(value, normalize_key(raw_key));
     written.push_back({raw_key, value});
     const std::string key = normalize_key(raw_key);
     const ParamAxis* axis = find_axis(family, key);
@@ -581,7 +737,12 @@ SweepSpec spec_from_flags(const OperatorFamily& family, const Flags& flags) {
 }
 
 SweepSpec spec_from_toml(const std::string& path, const FamilyLookup& lookup) {
-  const std::string text = read_file(path);
+  return spec_from_toml_text(read_file(path), path, lookup);
+}
+
+SweepSpec spec_from_toml_text(const std::string& text, const std::string& path,
+                              const FamilyLookup& lookup) {
+  refuse_tomlpp_unreachable(text, path);
   toml::table root;
   try {
     root = toml::parse(text, path);

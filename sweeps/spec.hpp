@@ -124,6 +124,9 @@ SweepSpec spec_from_flags(const OperatorFamily& family,
 // usage error for an unknown one); the one-argument form uses find_family.
 using FamilyLookup = std::function<const OperatorFamily&(const std::string& name)>;
 SweepSpec spec_from_toml(const std::string& path, const FamilyLookup& lookup);
+// The same for TOML already read (`path` names it in errors and is its stem's source).
+SweepSpec spec_from_toml_text(const std::string& text, const std::string& path,
+                              const FamilyLookup& lookup);
 
 // The family's default sweep (default_points), validated.
 SweepSpec default_spec(const OperatorFamily& family);

@@ -660,7 +660,9 @@ TEST_F(StoreTest, CorruptFilesAreRefusedAndFileUnchanged) {
   for (const auto& [path, bytes] : files) {
     write_bytes(path, bytes);
     for (Access access : {Access::read_write, Access::read_only}) {
-      const std::string message = error_of([&] { ResultsStore::open(path, access); });
+      // clang 14 (the sanitizer build) cannot capture a structured binding.
+      const std::string message =
+          error_of([&, &store_path = path] { ResultsStore::open(store_path, access); });
       EXPECT_TRUE(Contains(message, "not a timeroof results database"));
       EXPECT_TRUE(Contains(message, path));
       EXPECT_TRUE(Contains(message, "--db"));

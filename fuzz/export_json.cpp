@@ -1,0 +1,27 @@
+// Fuzz target export_json: what `import`, `analyze --from` and `report --from` read.
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "core/json_io.hpp"
+#include "fuzz/entries.hpp"
+
+namespace timeroof::fuzz {
+
+void export_json(std::string_view data) {
+  try {
+    const nlohmann::json doc =
+        parse_untrusted_json(std::string(data), "fuzz.json", "pass an export file");
+    const std::string first = export_document(parse_export_document(doc, "fuzz.json")).dump();
+    const nlohmann::json again = parse_untrusted_json(first, "re-export", "internal");
+    const std::string second = export_document(parse_export_document(again, "re-export")).dump();
+    if (first != second)
+      throw std::logic_error("export -> import -> export changed the document:\n" + first + "\n" +
+                             second);
+  } catch (const Error&) {
+    // A clean refusal.
+  }
+}
+
+}  // namespace timeroof::fuzz
