@@ -180,7 +180,8 @@ TEST(Merge, RefusesDifferentCountsATwiceIndexAnotherGpuModelAndOneRunTwice) {
 
 TEST(Merge, ShardsOfTwoJobsWithOtherSweepsMergeSeparately) {
   std::vector<SourcedRun> inputs = {shard_run(0, 2), shard_run(1, 2), shard_run(0, 1)};
-  inputs[2].record.run.spec["sweeps"] = {sweep_spec("c", 2)};
+  // json::array: a braced single json is a copy under clang (an array under gcc).
+  inputs[2].record.run.spec["sweeps"] = nlohmann::json::array({sweep_spec("c", 2)});
   inputs[2].record.points.clear();
   const MergeOutcome outcome = merge_shard_runs(inputs, "merge");
   EXPECT_EQ(outcome.merged_jobs, 2);
