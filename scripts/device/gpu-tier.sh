@@ -5,13 +5,7 @@
 # Every test binary runs (CPU tier too: the binaries must work there as well);
 # GPU-tier tests must pass, not skip.
 set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-final=${OUT:-$root/device-out}
-out=$(mktemp -d)
-mkdir -p "$final"
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export TIMEROOF_TEST_BINARY=$root/.carry/timeroof TIMEROOF_TEST_SOURCE_DIR=$root
+source "$(dirname "$0")/setup.sh"
 export TIMEROOF_SAMPLE=$root/samples/sample-run.json
 
 {

@@ -8,15 +8,7 @@
 # Usage: multi-gpu.sh [ROUNDS] (default 1): the one-GPU / all-GPU sweep pair is
 # repeated, interleaved, ROUNDS times, since the VM's host speed moves between runs.
 set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-final=${OUT:-$root/device-out}
-out=$(mktemp -d)
-mkdir -p "$final"
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export TIMEROOF_TEST_BINARY=$root/.carry/timeroof TIMEROOF_TEST_SOURCE_DIR=$root
-# NVLink multicast stays off on the shared machines (KINDS.md).
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+source "$(dirname "$0")/setup.sh"
 tr=.carry/timeroof
 summary=$out/summary.txt
 say() { echo "$*" | tee -a "$summary"; }

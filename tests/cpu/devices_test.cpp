@@ -13,19 +13,14 @@
 #include "core/error.hpp"
 #include "src/cli/devices.hpp"
 #include "tests/support/run_tool.hpp"
+#include "tests/support/usage_errors.hpp"
 
 namespace timeroof::cli {
 namespace {
 
+// The message of the usage error parse_devices gives for `text`.
 std::string usage_message(const std::string& text, int gpus, bool counters) {
-  try {
-    parse_devices(text, gpus, counters);
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ExitCode::usage);
-    return error.what();
-  }
-  ADD_FAILURE() << "'" << text << "' was accepted";
-  return "";
+  return test::usage_message([&] { parse_devices(text, gpus, counters); });
 }
 
 TEST(ParseDevices, AllAndListsGiveTheIndices) {

@@ -8,23 +8,14 @@
 
 #include "core/error.hpp"
 #include "src/cli/shard.hpp"
+#include "tests/support/usage_errors.hpp"
 
 namespace timeroof::cli {
 namespace {
 
 using nlohmann::json;
 
-template <typename F>
-std::string usage_message(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::usage) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a usage error";
-  return "";
-}
+using test::usage_message;
 
 json sweep_spec(const std::string& name, int points) {
   json list = json::array();

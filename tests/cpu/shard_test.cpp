@@ -9,22 +9,12 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "tests/support/usage_errors.hpp"
 
 namespace timeroof::cli {
 namespace {
 
-// The message of the usage error `f` throws ("" and a failure when it throws none).
-template <typename F>
-std::string usage_message(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::usage) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a usage error";
-  return "";
-}
+using test::usage_message;
 
 EnvLookup env(std::map<std::string, std::string> vars) {
   return [vars = std::move(vars)](const char* name) -> const char* {
