@@ -43,6 +43,15 @@ struct Context {
   std::size_t l2_bytes;
   cudaStream_t stream;
   DeviceBuffer<std::uint32_t> block_sums;  // one per block of the largest grid
+
+  // The block-sum sink for a grid of `blocks`: grown where a one-block-per-tile
+  // HBM grid has more blocks than the persistent grids it was sized for (its
+  // blocks past the end wrote outside the allocation; compute-sanitizer memcheck).
+  std::uint32_t* sums_for(int blocks) {
+    const auto needed = static_cast<std::size_t>(blocks);
+    if (block_sums.size() < needed) block_sums = DeviceBuffer<std::uint32_t>(needed);
+    return block_sums.get();
+  }
 };
 
 std::size_t free_device_bytes() {
@@ -137,7 +146,7 @@ void measure_hbm(Context& ctx, CeilingResults& out) {
           v.persistent ? ctx.sms * hbm_read_blocks_per_sm(v) : hbm_blocks_for(v, count);
       all.push_back(time_candidate(
           ctx, v.name, blocks, static_cast<double>(bytes), [&, blocks](cudaStream_t s) {
-            launch_hbm_read(v, src.get(), count, ctx.block_sums.get(), blocks, s);
+            launch_hbm_read(v, src.get(), count, ctx.sums_for(blocks), blocks, s);
           }));
     }
     const Candidate& best = best_of(all);
@@ -252,7 +261,7 @@ void measure_l2(Context& ctx, CeilingResults& out) {
       const int blocks = ctx.sms * l2_read_blocks_per_sm(v) / v.sharing * v.sharing;
       if (blocks < v.sharing) continue;
       const auto launch = [&, count, blocks, v](int passes, cudaStream_t s) {
-        launch_l2_read(v, data.get(), count, passes, ctx.block_sums.get(), blocks, s);
+        launch_l2_read(v, data.get(), count, passes, ctx.sums_for(blocks), blocks, s);
       };
       const int passes = passes_for_target(ctx, target_s, [&](int p) { launch(p, ctx.stream); });
       const std::string name =
@@ -286,7 +295,7 @@ void measure_l1_and_shared(Context& ctx, CeilingResults& out) {
     const int blocks_per_sm = l1_read_blocks_per_sm();
     const int blocks = ctx.sms * blocks_per_sm;
     const auto launch = [&, blocks](int passes, cudaStream_t s) {
-      launch_l1_read(region.get(), kCacheRegionElements, passes, ctx.block_sums.get(), blocks, s);
+      launch_l1_read(region.get(), kCacheRegionElements, passes, ctx.sums_for(blocks), blocks, s);
     };
     const int passes = passes_for_target(ctx, target_s, [&](int p) { launch(p, ctx.stream); });
     const double bytes = region_bytes * passes * blocks;
@@ -305,7 +314,7 @@ void measure_l1_and_shared(Context& ctx, CeilingResults& out) {
     const int blocks_per_sm = shared_read_blocks_per_sm();
     const int blocks = ctx.sms * blocks_per_sm;
     const auto launch = [&, blocks](int passes, cudaStream_t s) {
-      launch_shared_read(region.get(), passes, ctx.block_sums.get(), blocks, s);
+      launch_shared_read(region.get(), passes, ctx.sums_for(blocks), blocks, s);
     };
     const int passes = passes_for_target(ctx, target_s, [&](int p) { launch(p, ctx.stream); });
     const double bytes = region_bytes * passes * blocks;
@@ -352,7 +361,7 @@ void measure_working_set(Context& ctx, CeilingResults& out) {
     const int loads = static_cast<int>(round_up((wanted + threads - 1) / threads, 8));
     const Measurement m = measure_on_stream(
         [&, count, loads](cudaStream_t s) {
-          launch_sweep_read(data.get(), count, loads, ctx.block_sums.get(), blocks, s);
+          launch_sweep_read(data.get(), count, loads, ctx.sums_for(blocks), blocks, s);
         },
         ctx.stream, ctx.request.timing());
     const double moved = static_cast<double>(loads) * static_cast<double>(threads * kElement);
