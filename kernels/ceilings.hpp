@@ -16,6 +16,17 @@
 
 namespace timeroof {
 
+// The harness's policy for one roof: reduced repeats and time with --quick.
+inline TimingPolicy ceiling_timing(bool quick) {
+  TimingPolicy p;
+  if (quick) {
+    p.round = 5;
+    p.max_repeats = 30;
+    p.max_seconds = 0.3;
+  }
+  return p;
+}
+
 struct CeilingRequest {
   int device = 0;
   cudaStream_t stream = nullptr;
@@ -30,15 +41,7 @@ struct CeilingRequest {
   std::string host_lock;
   // Called with a family's name ("memory") before it is measured.
   std::function<void(const std::string&)> progress = [](const std::string&) {};
-  TimingPolicy timing() const {
-    TimingPolicy p;
-    if (quick) {
-      p.round = 5;
-      p.max_repeats = 30;
-      p.max_seconds = 0.3;
-    }
-    return p;
-  }
+  TimingPolicy timing() const { return ceiling_timing(quick); }
 };
 
 struct CeilingResults {

@@ -51,12 +51,7 @@ struct DeviceSide {
 void measure_pairs(std::vector<DeviceSide>& sides, bool quick, CeilingResults& out) {
   const std::size_t bytes = (quick ? 64 : 256) * kMiB;
   const std::string size_text = format_binary_bytes(static_cast<double>(bytes));
-  TimingPolicy policy;
-  if (quick) {
-    policy.round = 5;
-    policy.max_repeats = 30;
-    policy.max_seconds = 0.3;
-  }
+  const TimingPolicy policy = ceiling_timing(quick);
   // The chain for the latency roofs: 2^16 nodes 4 KiB apart over the same 256 MiB.
   const unsigned stride_words = 4096 / sizeof(unsigned);
   const unsigned nodes = static_cast<unsigned>(bytes / 4096);

@@ -32,6 +32,21 @@ void print_json(const nlohmann::json& value) {
   std::cout << value.dump(2) << '\n';
 }
 
+// `runs`: one line per run, or with --json an array of runs with their store ids.
+void print_run_list(const CommonOptions& options, const std::vector<Run>& runs) {
+  if (!options.json) {
+    std::cout << format_run_list(runs);
+    return;
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (const Run& run : runs) {
+    nlohmann::json entry = run;
+    entry["id"] = run.id;
+    list.push_back(std::move(entry));
+  }
+  print_json(list);
+}
+
 // The bundled sample: a real run recorded on the device machine.
 std::vector<RunRecord> load_sample(std::string& path) {
   const char* override_path = std::getenv("TIMEROOF_SAMPLE");
@@ -78,6 +93,41 @@ void adopt_roofs_of_the_same_gpu(ResultsStore& store, Run& run) {
   run.machine = std::move(machine);
 }
 
+// Ends the run with `status` ("failed", "partial", "complete") and stores that.
+void finish_run(ResultsStore& store, Run& run, const std::string& status) {
+  run.status = status;
+  run.finished_at = utc_now_iso8601();
+  store.update_run(run);
+}
+
+// A roof that failed (not one the GPU lacks) makes the run partial.
+bool some_roof_failed(const Machine& machine) {
+  return std::any_of(machine.skipped.begin(), machine.skipped.end(),
+                     [](const CeilingSkip& s) { return s.failed; });
+}
+
+// The stored runs, as JSON or as text with where they are stored.
+void print_records(const CommonOptions& options, const std::vector<RunRecord>& records) {
+  for (const RunRecord& record : records) {
+    if (options.json) {
+      print_json(record);
+    } else {
+      std::cout << format_run(record);
+      std::cout << "stored as run " << record.run.id << " in " << options.db << "\n";
+    }
+  }
+}
+
+// The main job ends with its report: the path of index.html is the last line
+// (on stderr with --json, which keeps stdout one JSON document per run).
+void write_main_job_report(const CommonOptions& options, const std::vector<RunRecord>& records) {
+  const std::string index = write_report_of(options, records);
+  if (options.json)
+    std::cerr << "timeroof: report: " << index << '\n';
+  else
+    std::cout << index << '\n';
+}
+
 // Describes the GPU, opens the store, records the run, measures the roofs and
 // stores them. The GPU is described first, so a bad --device writes nothing;
 // the run row exists before measuring, so a crash leaves a visible "running" run.
@@ -91,15 +141,12 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
   try {
     measure_machine(run.machine, ceilings);
   } catch (...) {
-    run.status = "failed";
-    run.finished_at = utc_now_iso8601();
-    store.update_run(run);
+    finish_run(store, run, "failed");
     throw;
   }
   store.update_run(run);  // the chip and the counter probe, known now
   store.set_machine_measurements(run.id, run.machine);
-  bool partial = std::any_of(run.machine.skipped.begin(), run.machine.skipped.end(),
-                             [](const CeilingSkip& s) { return s.failed; });
+  bool partial = some_roof_failed(run.machine);
   try {
     for (const std::string& family : sweeps) {
       const SweepRequest request{family, {}, false, true};
@@ -107,36 +154,20 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
           measure_sweep(request, store, run, isatty(STDERR_FILENO)) == ExitCode::partial || partial;
     }
   } catch (...) {
-    run.status = "failed";  // every point measured so far stays in the store
-    run.finished_at = utc_now_iso8601();
-    store.update_run(run);
+    finish_run(store, run, "failed");  // every point measured so far stays in the store
     throw;
   }
-  run.status = partial ? "partial" : "complete";
-  run.finished_at = utc_now_iso8601();
-  store.update_run(run);
-
-  const RunRecord record = store.load_run(run.id);
-  if (options.json) {
-    print_json(record);
-  } else {
-    std::cout << format_run(record);
-    std::cout << "stored as run " << run.id << " in " << options.db << "\n";
-  }
-  if (!sweeps.empty()) {  // the main job ends with its report: the path is the last line
-    const std::string index = write_report_of(options, {record});
-    if (options.json)
-      std::cerr << "timeroof: report: " << index << '\n';
-    else
-      std::cout << index << '\n';
-  }
+  finish_run(store, run, partial ? "partial" : "complete");
+  const std::vector<RunRecord> records = {store.load_run(run.id)};
+  print_records(options, records);
+  if (!sweeps.empty()) write_main_job_report(options, records);
   return partial ? ExitCode::partial : ExitCode::ok;
 }
 
 // --devices: each GPU identified (no context: the workers own the GPUs); `same_model`:
 // the GPUs of one sweep must be one model, since its points are judged against
 // one GPU's roofs.
-std::vector<GpuInfo> describe_devices(const std::vector<int>& devices, bool same_model) {
+std::vector<GpuInfo> identify_devices(const std::vector<int>& devices, bool same_model) {
   std::vector<GpuInfo> gpus;
   for (int d : devices) gpus.push_back(identify_gpu(d));
   for (const GpuInfo& gpu : gpus)
@@ -177,17 +208,6 @@ class HostLockFile {
   std::string path_;
 };
 
-void print_records(const CommonOptions& options, const std::vector<RunRecord>& records) {
-  for (const RunRecord& record : records) {
-    if (options.json) {
-      print_json(record);
-    } else {
-      std::cout << format_run(record);
-      std::cout << "stored as run " << record.run.id << " in " << options.db << "\n";
-    }
-  }
-}
-
 // `run` and `ceilings` with --devices: one run per GPU, each holding that GPU's
 // roofs, measured at once by one worker per GPU (host-side roofs taking turns);
 // the first run also holds the node's interconnect roofs and the sweeps, whose
@@ -195,7 +215,7 @@ void print_records(const CommonOptions& options, const std::vector<RunRecord>& r
 ExitCode measure_and_store_on_devices(const CommonOptions& options, const CeilingOptions& ceilings,
                                       const std::vector<std::string>& sweeps) {
   const std::vector<int> devices = parse_devices(options.devices, find_gpus().count, true);
-  const std::vector<GpuInfo> gpus = describe_devices(devices, !sweeps.empty());
+  const std::vector<GpuInfo> gpus = identify_devices(devices, !sweeps.empty());
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
   std::vector<Run> runs;
   for (const GpuInfo& gpu : gpus) {
@@ -206,14 +226,6 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
     store.begin_run(run);
     runs.push_back(std::move(run));
   }
-  auto fail_all = [&] {
-    for (Run& run : runs) {
-      if (run.status != "running") continue;
-      run.status = "failed";
-      run.finished_at = utc_now_iso8601();
-      store.update_run(run);
-    }
-  };
   bool partial = false;
   try {
     const HostLockFile host_lock;
@@ -237,14 +249,10 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
       if (codes[i] == 0) continue;
       std::fprintf(stderr, "timeroof: GPU %d's roofs: the worker ended with exit code %d\n",
                    devices[i], codes[i]);
-      runs[i].status = "failed";
-      runs[i].finished_at = utc_now_iso8601();
-      store.update_run(runs[i]);
+      finish_run(store, runs[i], "failed");
       partial = true;
     }
-    for (const Run& run : runs)
-      partial = partial || std::any_of(run.machine.skipped.begin(), run.machine.skipped.end(),
-                                       [](const CeilingSkip& s) { return s.failed; });
+    for (const Run& run : runs) partial = partial || some_roof_failed(run.machine);
 
     std::vector<int> distinct = devices;
     std::sort(distinct.begin(), distinct.end());
@@ -287,26 +295,17 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
           partial;
     }
   } catch (...) {
-    fail_all();  // every roof and point measured so far stays in the store
+    for (Run& run : runs)  // every roof and point measured so far stays in the store
+      if (run.status == "running") finish_run(store, run, "failed");
     throw;
   }
   std::vector<RunRecord> records;
   for (Run& run : runs) {
-    if (run.status == "running") {
-      run.status = partial ? "partial" : "complete";
-      run.finished_at = utc_now_iso8601();
-      store.update_run(run);
-    }
+    if (run.status == "running") finish_run(store, run, partial ? "partial" : "complete");
     records.push_back(store.load_run(run.id));
   }
   print_records(options, records);
-  if (!sweeps.empty()) {
-    const std::string index = write_report_of(options, records);
-    if (options.json)
-      std::cerr << "timeroof: report: " << index << '\n';
-    else
-      std::cout << index << '\n';
-  }
+  if (!sweeps.empty()) write_main_job_report(options, records);
   return partial ? ExitCode::partial : ExitCode::ok;
 }
 
@@ -384,7 +383,7 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
   std::vector<GpuInfo> gpus;  // --devices
   if (!options.devices.empty()) {
     request.devices = parse_devices(options.devices, gpus_here.count, request.counters);
-    gpus = describe_devices(request.devices, true);
+    gpus = identify_devices(request.devices, true);
   }
   const int device = request.devices.empty() ? options.device : request.devices.front();
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
@@ -432,21 +431,11 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
   try {
     code = measure_sweep(request, store, run, isatty(STDERR_FILENO));
   } catch (...) {
-    run.status = "failed";  // every point measured so far stays in the store
-    run.finished_at = utc_now_iso8601();
-    store.update_run(run);
+    finish_run(store, run, "failed");  // every point measured so far stays in the store
     throw;
   }
-  run.status = code == ExitCode::partial ? "partial" : "complete";
-  run.finished_at = utc_now_iso8601();
-  store.update_run(run);
-  const RunRecord record = store.load_run(run.id);
-  if (options.json) {
-    print_json(record);
-  } else {
-    std::cout << format_run(record);
-    std::cout << "stored as run " << run.id << " in " << options.db << "\n";
-  }
+  finish_run(store, run, code == ExitCode::partial ? "partial" : "complete");
+  print_records(options, {store.load_run(run.id)});
   return code;
 }
 
@@ -505,18 +494,7 @@ ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::
 
 ExitCode run_list_runs(const CommonOptions& options) {
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
-  const std::vector<Run> runs = store.list_runs();
-  if (options.json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const Run& run : runs) {
-      nlohmann::json entry = run;
-      entry["id"] = run.id;
-      list.push_back(std::move(entry));
-    }
-    print_json(list);
-  } else {
-    std::cout << format_run_list(runs);
-  }
+  print_run_list(options, store.list_runs());
   return ExitCode::ok;
 }
 
@@ -584,17 +562,7 @@ ExitCode run_merge(const CommonOptions& options, const std::string& out,
   std::vector<Run> listed;
   for (std::size_t i = 0; i < static_cast<std::size_t>(merged.merged_jobs); ++i)
     listed.push_back(store.load_run(merged.runs[i].run.uuid)->run);
-  if (options.json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const Run& run : listed) {
-      nlohmann::json entry = run;
-      entry["id"] = run.id;
-      list.push_back(std::move(entry));
-    }
-    print_json(list);
-  } else if (!listed.empty()) {
-    std::cout << format_run_list(listed);
-  }
+  if (options.json || !listed.empty()) print_run_list(options, listed);
   std::cerr << "merged " << merged.shard_runs << " shard run(s) into " << merged.merged_jobs
             << " run(s) and copied " << merged.runs.size() - listed.size() << " other run(s) into "
             << out << "\n";

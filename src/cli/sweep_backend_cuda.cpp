@@ -4,7 +4,9 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <numeric>
 
+#include "core/elapsed.hpp"
 #include "core/format.hpp"
 #include "core/json_io.hpp"
 #include "core/partition.hpp"
@@ -102,15 +104,37 @@ std::string describe_sweep(const SweepRequest& request, const Machine* measured)
   return describe_points(spec, roofs, request.only_seqs ? &*request.only_seqs : nullptr);
 }
 
-std::set<int> shard_point_seqs(const SweepRequest& request, Shard shard) {
-  const SweepSpec spec = spec_of(request);
+namespace {
+
+// The dry run's expected seconds of each of `seqs`: what points are split by.
+std::vector<double> expected_seconds(const SweepSpec& spec, const std::vector<int>& seqs,
+                                     const DryRunRoofs& roofs) {
   const OperatorFamily& family = find_family(spec.family);
   std::vector<double> costs;
-  costs.reserve(spec.points.size());
-  for (const nlohmann::json& point : spec.points)  // default roofs: never this store's
-    costs.push_back(
-        estimate_point(point, family, DryRunRoofs{}, spec.transfer, spec.pinned_host).point_s);
-  return shard_seqs(costs, shard);
+  costs.reserve(seqs.size());
+  for (int seq : seqs)
+    costs.push_back(estimate_point(spec.points[static_cast<std::size_t>(seq)], family, roofs,
+                                   spec.transfer, spec.pinned_host)
+                        .point_s);
+  return costs;
+}
+
+// Every seq of the sweep but `measured`: what a runner is told to skip.
+std::set<int> all_seqs_but(const SweepSpec& spec, const std::vector<int>& measured) {
+  std::set<int> skipped;
+  for (int seq = 0; seq < static_cast<int>(spec.points.size()); ++seq) skipped.insert(seq);
+  for (int seq : measured) skipped.erase(seq);
+  return skipped;
+}
+
+}  // namespace
+
+std::set<int> shard_point_seqs(const SweepRequest& request, Shard shard) {
+  const SweepSpec spec = spec_of(request);
+  std::vector<int> all(spec.points.size());
+  std::iota(all.begin(), all.end(), 0);
+  return shard_seqs(expected_seconds(spec, all, DryRunRoofs{}),  // default roofs: never a store's
+                    shard);
 }
 
 namespace {
@@ -178,14 +202,23 @@ void report_points_without_counters(const std::string& sweep, int count) {
                sweep.c_str(), count);
 }
 
+bool in_share(const SweepRequest& request, int seq) {
+  return !request.only_seqs || request.only_seqs->count(seq);
+}
+
 // The seqs this invocation measures: not stored yet, and in its share.
 std::vector<int> seqs_to_measure(const SweepRequest& request, const SweepSpec& spec,
                                  const std::set<int>& stored) {
   std::vector<int> seqs;
   for (int seq = 0; seq < static_cast<int>(spec.points.size()); ++seq)
-    if (!stored.count(seq) && (!request.only_seqs || request.only_seqs->count(seq)))
-      seqs.push_back(seq);
+    if (!stored.count(seq) && in_share(request, seq)) seqs.push_back(seq);
   return seqs;
+}
+
+// The points of this invocation's share the store already had ("already stored").
+int stored_in_share(const SweepRequest& request, const std::set<int>& stored) {
+  return static_cast<int>(
+      std::count_if(stored.begin(), stored.end(), [&](int seq) { return in_share(request, seq); }));
 }
 
 // --devices: the points not stored yet, split over one worker per GPU by
@@ -193,18 +226,13 @@ std::vector<int> seqs_to_measure(const SweepRequest& request, const SweepSpec& s
 // this process writes what the workers send (src/cli/devices.hpp).
 ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& spec,
                                   ResultsStore& store, Run& run, bool show_progress) {
-  const OperatorFamily& family = find_family(spec.family);
-  const std::vector<int> todo =
-      seqs_to_measure(request, spec, store.finished_point_seqs(run.id, spec.name));
+  const std::set<int> stored = store.finished_point_seqs(run.id, spec.name);
+  const std::vector<int> todo = seqs_to_measure(request, spec, stored);
   DryRunRoofs roofs = roofs_from(&run.machine);
   if (!request.counters) roofs.counter_passes = 0;
-  std::vector<double> costs;
-  for (int seq : todo)
-    costs.push_back(estimate_point(spec.points[static_cast<std::size_t>(seq)], family, roofs,
-                                   spec.transfer, spec.pinned_host)
-                        .point_s);
   const std::vector<int>& devices = request.devices;
-  const auto bins = partition_longest_first(costs, static_cast<int>(devices.size()));
+  const auto bins = partition_longest_first(expected_seconds(spec, todo, roofs),
+                                            static_cast<int>(devices.size()));
   std::vector<nlohmann::json> jobs;
   std::vector<std::set<int>> assigned(devices.size());
   for (std::size_t w = 0; w < devices.size(); ++w) {
@@ -257,12 +285,10 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
         if (point.status != PointStatus::ok) ++not_ok;
         if (point.status == PointStatus::counters_unavailable) ++without_counters;
         if (show_progress)
-          show_sweep_progress(
-              spec.name + " on " + std::to_string(devices.size()) + " GPUs", done,
-              static_cast<int>(todo.size()),
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
-              point.op + " #" + std::to_string(point.seq) + " (GPU " +
-                  std::to_string(devices[worker]) + ")");
+          show_sweep_progress(spec.name + " on " + std::to_string(devices.size()) + " GPUs", done,
+                              static_cast<int>(todo.size()), seconds_since(started),
+                              point.op + " #" + std::to_string(point.seq) + " (GPU " +
+                                  std::to_string(devices[worker]) + ")");
       },
       [] { return g_stop_requested.load(); });
   if (show_progress) std::fputs("\r\033[K", stderr);
@@ -280,17 +306,12 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
                    spec.name.c_str(), devices[w], codes[w], measured[w], bins[w].size());
     partial = partial || failed || interrupted[w] || !assigned[w].empty();
   }
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::fprintf(
-      stderr,
-      "timeroof: %s: %d point(s) measured on %zu GPUs (%s), %d not ok, %d already "
-      "stored (%s)%s\n",
-      spec.name.c_str(), done, devices.size(), per_gpu.c_str(), not_ok,
-      static_cast<int>(spec.points.size()) - static_cast<int>(todo.size()) -
-          (request.only_seqs ? static_cast<int>(spec.points.size() - request.only_seqs->size())
-                             : 0),
-      duration_text(wall).c_str(), g_stop_requested ? "; interrupted: resume with --resume" : "");
+  std::fprintf(stderr,
+               "timeroof: %s: %d point(s) measured on %zu GPUs (%s), %d not ok, %d already "
+               "stored (%s)%s\n",
+               spec.name.c_str(), done, devices.size(), per_gpu.c_str(), not_ok,
+               stored_in_share(request, stored), duration_text(seconds_since(started)).c_str(),
+               g_stop_requested ? "; interrupted: resume with --resume" : "");
   if (duplicates)
     std::fprintf(stderr, "timeroof: %s: %d point(s) sent twice or out of share were dropped\n",
                  spec.name.c_str(), duplicates);
@@ -324,18 +345,15 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
   StoreSink sink(store, run.id);
   const StopOnInterrupt stop_on_interrupt;
   const std::set<int> stored = store.finished_point_seqs(run.id, spec.name);
-  const std::vector<int> todo = seqs_to_measure(request, spec, stored);
-  std::set<int> skipped;  // stored, or another process's share
-  for (int seq = 0; seq < static_cast<int>(spec.points.size()); ++seq) skipped.insert(seq);
-  for (int seq : todo) skipped.erase(seq);
+  // Stored, or another process's share.
+  const std::set<int> skipped = all_seqs_but(spec, seqs_to_measure(request, spec, stored));
   const SweepOutcome outcome =
       runner.run(plan, skipped, sink, g_stop_requested, [&](const SweepProgress& p) {
         if (show_progress) show_sweep_progress(spec.name, p.done, p.total, p.elapsed_s, p.current);
       });
   std::fprintf(stderr, "timeroof: %s: %d point(s) measured, %d not ok, %d already stored (%s)%s\n",
                spec.name.c_str(), outcome.measured, outcome.not_ok,
-               outcome.already_finished - static_cast<int>(skipped.size() - stored.size()),
-               duration_text(outcome.seconds).c_str(),
+               stored_in_share(request, stored), duration_text(outcome.seconds).c_str(),
                outcome.interrupted ? "; interrupted: resume with --resume" : "");
   report_points_without_counters(spec.name, outcome.without_counters);
   return outcome.interrupted || outcome.without_counters > 0 ? ExitCode::partial : ExitCode::ok;
@@ -351,10 +369,7 @@ ExitCode serve_sweep_job(int device, const nlohmann::json& job) {
   request.flags = job.at("flags").get<std::vector<std::pair<std::string, std::string>>>();
   request.counters = job.at("counters").get<bool>();
   const SweepSpec spec = spec_of(request);
-  const std::vector<int> seqs = job.at("seqs").get<std::vector<int>>();
-  std::set<int> skipped;
-  for (int seq = 0; seq < static_cast<int>(spec.points.size()); ++seq) skipped.insert(seq);
-  for (int seq : seqs) skipped.erase(seq);
+  const std::set<int> skipped = all_seqs_but(spec, job.at("seqs").get<std::vector<int>>());
   select_gpu(device);
   const GpuInfo gpu = inspect_gpu(device);  // with the counter probe: counters or not
   std::cout << nlohmann::json{{"gpu", gpu}}.dump() << std::endl;
