@@ -107,6 +107,16 @@ class PhaseTimer {
     const CUptiResult tr_status_ = (call);                                             \
     if (tr_status_ != CUPTI_SUCCESS) throw describe_access_failure(tr_status_, #call); \
   } while (0)
+// A collection's CUPTI calls: another process taking the counters between our
+// collections (CUPTI holds them per enablement) is CounterAccessError::busy, so
+// the runner can wait and collect again; anything else is the library's error.
+#define TR_COLLECT_CHECK(call)                                                     \
+  do {                                                                             \
+    const CUptiResult tr_status_ = (call);                                         \
+    if (tr_status_ == CUPTI_ERROR_HARDWARE_BUSY) throw counters_busy_error(#call); \
+    if (tr_status_ != CUPTI_SUCCESS)                                               \
+      ::timeroof::check_detail::fail_cupti(tr_status_, #call, __FILE__, __LINE__); \
+  } while (0)
 
 const char* level_name(CUpti_Profiler_Support_Level level) {
   switch (level) {
@@ -253,14 +263,14 @@ ProfilerSession::CounterData ProfilerSession::prepare(const std::vector<std::str
   size.numMetrics = names.size();
   size.maxNumOfRanges = max_ranges;
   size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(max_ranges);
-  TR_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
+  TR_COLLECT_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
   data.image.resize(size.counterDataSize);
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params image{
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
   image.pRangeProfilerObject = profiler_;
   image.counterDataSize = data.image.size();
   image.pCounterData = data.image.data();
-  TR_CUPTI_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&image));
+  TR_COLLECT_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&image));
 
   CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
   set.pRangeProfilerObject = profiler_;
@@ -275,7 +285,7 @@ ProfilerSession::CounterData ProfilerSession::prepare(const std::vector<std::str
   set.minNestingLevel = 1;
   set.passIndex = 0;
   set.targetNestingLevel = 1;
-  TR_CUPTI_CHECK(cuptiRangeProfilerSetConfig(&set));
+  TR_COLLECT_CHECK(cuptiRangeProfilerSetConfig(&set));
   return data;
 }
 
@@ -283,7 +293,7 @@ ProfileResult ProfilerSession::decode(CounterData& data, const std::vector<bool>
   const PhaseTimer timer(phases_.decode);
   CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
   decode.pRangeProfilerObject = profiler_;
-  TR_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
+  TR_COLLECT_CHECK(cuptiRangeProfilerDecodeData(&decode));
 
   ProfileResult result;
   result.metrics = data.config.metrics;
@@ -293,7 +303,7 @@ ProfileResult ProfilerSession::decode(CounterData& data, const std::vector<bool>
       CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
   info.pCounterDataImage = data.image.data();
   info.counterDataImageSize = data.image.size();
-  TR_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
+  TR_COLLECT_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
   if (!evaluator_) evaluator_ = std::make_unique<MetricHost>(chip_, availability_);
   for (std::size_t r = 0; r < info.numTotalRanges; ++r) {
     CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range{
@@ -302,7 +312,7 @@ ProfileResult ProfilerSession::decode(CounterData& data, const std::vector<bool>
     range.counterDataImageSize = data.image.size();
     range.rangeIndex = r;
     range.rangeDelimiter = "/";
-    TR_CUPTI_CHECK(cuptiRangeProfilerCounterDataGetRangeInfo(&range));
+    TR_COLLECT_CHECK(cuptiRangeProfilerCounterDataGetRangeInfo(&range));
     const bool evaluate = keep.empty() || (r < keep.size() && keep[r]);
     result.ranges.push_back({range.rangeName ? range.rangeName : "",
                              evaluate ? evaluator_->evaluate(data.image, r, data.config.metrics)
@@ -329,7 +339,7 @@ ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& m
 bool ProfilerSession::run_between_start_and_stop(const std::function<void()>& body) {
   CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
   start.pRangeProfilerObject = profiler_;
-  TR_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
+  TR_COLLECT_CHECK(cuptiRangeProfilerStart(&start));
   CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
   stop.pRangeProfilerObject = profiler_;
   try {
@@ -338,7 +348,7 @@ bool ProfilerSession::run_between_start_and_stop(const std::function<void()>& bo
     TR_CUPTI_WARN(cuptiRangeProfilerStop(&stop));
     throw;
   }
-  TR_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
+  TR_COLLECT_CHECK(cuptiRangeProfilerStop(&stop));
   return stop.isAllPassSubmitted != 0;
 }
 
@@ -352,12 +362,12 @@ class DeviceCheckpoint {
   explicit DeviceCheckpoint(CUcontext context) : api_(load()) {
     checkpoint_.ctx = context;
     checkpoint_.allowOverwrite = 1;
-    TR_CUPTI_CHECK(api_.save(&checkpoint_));
+    TR_COLLECT_CHECK(api_.save(&checkpoint_));
   }
   ~DeviceCheckpoint() { TR_CUPTI_WARN(api_.free(&checkpoint_)); }
   DeviceCheckpoint(const DeviceCheckpoint&) = delete;
   DeviceCheckpoint& operator=(const DeviceCheckpoint&) = delete;
-  void restore() { TR_CUPTI_CHECK(api_.restore(&checkpoint_)); }
+  void restore() { TR_COLLECT_CHECK(api_.restore(&checkpoint_)); }
 
  private:
   // The STRUCT_SIZE macro names the type unqualified.
@@ -403,12 +413,12 @@ ProfileResult ProfilerSession::profile_ranges(const std::vector<std::string>& me
               CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
           push.pRangeProfilerObject = profiler_;
           push.pRangeName = range.name.c_str();
-          TR_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
+          TR_COLLECT_CHECK(cuptiRangeProfilerPushRange(&push));
           range.run();
           TR_CUDA_CHECK(cudaDeviceSynchronize());
           CUpti_RangeProfiler_PopRange_Params pop{CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
           pop.pRangeProfilerObject = profiler_;
-          TR_CUPTI_CHECK(cuptiRangeProfilerPopRange(&pop));
+          TR_COLLECT_CHECK(cuptiRangeProfilerPopRange(&pop));
         }
       });
 }

@@ -183,9 +183,13 @@ struct SweepRunner::State {
   // created, every point says why and keeps its timing.
   std::unique_ptr<ProfilerSession> profiler;
   std::string counters_unavailable;
-  bool counter_wait_started = false;            // wait_for_counters ran (once per sweep)
-  double counter_wait_s = 0;                    // how long it waited
+  bool counter_wait_started = false;            // wait_for_counters has run
+  double counter_wait_s = 0;                    // how long it waited, in all
   std::map<std::string, CollectionPlan> plans;  // by precision/math
+  // Points a run() with LastBatch::keep left waiting for their counters.
+  std::vector<PendingPoint> kept;
+  std::size_t kept_waiting = 0;
+  std::string kept_plan;
 
   PendingPoint measure_until_counters(const OperatorFamily& family, const nlohmann::json& params,
                                       const std::string& sweep, int seq);
@@ -214,12 +218,12 @@ struct SweepRunner::State {
       counters_unavailable = gpu.counters.reason + waited_text();
       return nullptr;
     }
-    for (bool retried = false;; retried = true) {
+    for (;;) {
       try {
         profiler = std::make_unique<ProfilerSession>();
         return profiler.get();
       } catch (const CounterAccessError& e) {
-        if (!retried && e.busy() && wait_for_counters()) continue;
+        if (e.busy() && wait_for_counters()) continue;
         counters_unavailable =
             e.reason() + waited_text() + (e.fix().empty() ? "" : "; fix: " + e.fix());
         return nullptr;
@@ -227,30 +231,72 @@ struct SweepRunner::State {
     }
   }
 
-  // Another process holds the GPU's counters (a profiler, another timeroof):
-  // probe again every 2 s, saying so once, for up to options.counter_wait_s.
-  // Once per sweep: after that, points keep their timing and say why.
+  // Another process holds the GPU's counters (a profiler, another timeroof)
+  // before this sweep's profiler session exists: probe again every second until
+  // they are free. The waiting budget, options.counter_wait_s, is for the whole
+  // sweep, shared with collect_waiting: CUPTI holds the counters per
+  // collection, so processes take turns and a sweep may find them taken more
+  // than once. With the budget spent, points keep their timing and say why.
   bool wait_for_counters() {
-    if (counter_wait_started) return false;
-    counter_wait_started = true;
+    if (counter_wait_s >= options.counter_wait_s) return false;
     std::fprintf(stderr,
                  "timeroof: the GPU's hardware counters are in use by another process; waiting "
                  "up to %.0f s for them (--no-counters measures timing only)\n",
-                 options.counter_wait_s);
+                 options.counter_wait_s - counter_wait_s);
+    counter_wait_started = true;
+    const double waited_before = counter_wait_s;
     const auto start = std::chrono::steady_clock::now();
-    while (seconds_since(start) < options.counter_wait_s) {
-      std::this_thread::sleep_for(std::chrono::seconds(2));
+    while (waited_before + seconds_since(start) < options.counter_wait_s) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
       const CounterAccess probed = probe_counter_access();
-      counter_wait_s = seconds_since(start);
+      counter_wait_s = waited_before + seconds_since(start);
       if (probed.available || !probed.busy) {
         const bool freed = probed.available;
         std::fprintf(stderr, "timeroof: hardware counters %s after %.0f s\n",
-                     freed ? "free again" : "unavailable for another reason", counter_wait_s);
+                     freed ? "free again" : "unavailable for another reason",
+                     counter_wait_s - waited_before);
         gpu.counters = probed;
         return freed;
       }
     }
+    counter_wait_s = options.counter_wait_s;
     return false;
+  }
+
+  // Runs one counter collection; when another process takes the counters
+  // before or during it, tries again every second within the sweep's waiting
+  // budget. The collection itself is the probe: probe_counter_access would
+  // initialize and tear down CUPTI's profiler in this process under the
+  // runner's own session. Counters that stay taken make the points
+  // counters_unavailable, not failed.
+  template <typename Collect>
+  Outcome collect_waiting(Collect&& collect) {
+    double waited = 0;
+    for (;;) {
+      try {
+        collect();
+        if (waited > 0)
+          std::fprintf(stderr, "timeroof: hardware counters free again after %.0f s\n", waited);
+        return {};
+      } catch (const CounterAccessError& e) {
+        if (e.busy() && counter_wait_s + 1 <= options.counter_wait_s) {
+          if (waited == 0)
+            std::fprintf(stderr,
+                         "timeroof: the GPU's hardware counters were taken by another process; "
+                         "trying again for up to %.0f s (--no-counters measures timing only)\n",
+                         options.counter_wait_s - counter_wait_s);
+          counter_wait_started = true;
+          std::this_thread::sleep_for(std::chrono::seconds(1));
+          waited += 1;
+          counter_wait_s += 1;
+          continue;
+        }
+        return {PointStatus::counters_unavailable,
+                e.reason() + waited_text() + (e.fix().empty() ? "" : "; fix: " + e.fix())};
+      } catch (...) {
+        return outcome_of_current_exception();
+      }
+    }
   }
 
   std::string waited_text() const {
@@ -466,6 +512,13 @@ struct SweepRunner::State {
     return false;
   }
 
+  // A point whose counters stayed taken by another process keeps its timing.
+  static void mark_timing_only(Point& point, const std::string& reason) {
+    point.status = PointStatus::counters_unavailable;
+    point.reason = reason;
+    point.details["counters"] = {{"collected", false}, {"reason", reason}};
+  }
+
   // The fallback: one collection for one point (profile_call_kernels), with the
   // L2 flush, if cold, outside the counters before each pass. Warm is then only
   // the L2 CUPTI leaves between passes: on an H200 it had evicted the call's
@@ -508,10 +561,12 @@ struct SweepRunner::State {
     }
     const CollectionPlan& plan = plan_for(*profiler, *batch.front()->op);
     std::vector<ProfileResult> results;
-    const auto start = std::chrono::steady_clock::now();
-    const Outcome batched =
-        guarded([&] { results = profiler->profile_call_batch(plan.metrics, calls); });
-    const double seconds = seconds_since(start);
+    double seconds = 0;
+    const Outcome batched = collect_waiting([&] {
+      const auto start = std::chrono::steady_clock::now();
+      results = profiler->profile_call_batch(plan.metrics, calls);
+      seconds = seconds_since(start);
+    });
     if (batched.status == PointStatus::ok) {
       for (std::size_t i = 0; i < batch.size(); ++i) {
         apply_counters(plan, results[i],
@@ -526,13 +581,21 @@ struct SweepRunner::State {
       }
       return;
     }
-    for (PendingPoint* pending : batch) run_guarded(*pending, batched.reason);
+    for (PendingPoint* pending : batch) {
+      if (batched.status == PointStatus::counters_unavailable)
+        mark_timing_only(pending->point, batched.reason);
+      else
+        run_guarded(*pending, batched.reason);
+    }
   }
 
   // counter_pass_alone, its failure the point's status.
   void run_guarded(PendingPoint& pending, const std::string& why) {
-    const Outcome outcome = guarded([&] { counter_pass_alone(*pending.op, pending.point, why); });
-    if (outcome.status != PointStatus::ok) {
+    const Outcome outcome =
+        collect_waiting([&] { counter_pass_alone(*pending.op, pending.point, why); });
+    if (outcome.status == PointStatus::counters_unavailable) {
+      mark_timing_only(pending.point, outcome.reason);
+    } else if (outcome.status != PointStatus::ok) {
       pending.point.status = outcome.status;
       pending.point.reason = outcome.reason;
     }
@@ -679,7 +742,8 @@ Point SweepRunner::measure_point(const OperatorFamily& family, const nlohmann::j
 
 SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finished, PointSink& sink,
                               const std::atomic<bool>& stop,
-                              const std::function<void(const SweepProgress&)>& progress) {
+                              const std::function<void(const SweepProgress&)>& progress,
+                              LastBatch last_batch) {
   SweepOutcome outcome;
   SweepProgress status;
   for (int seq = 0; seq < static_cast<int>(plan.points.size()); ++seq)
@@ -710,9 +774,11 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
   // Points wait here, in order, for one counter collection per batch; then they
   // are written. What is pending when the sweep stops is collected and written
   // first, so Ctrl-C loses nothing; a crash loses at most one batch.
-  std::vector<PendingPoint> pending;
-  std::size_t waiting = 0;   // pending points that still need counters
-  std::string waiting_plan;  // their plan_key
+  std::vector<PendingPoint> pending = std::move(state_->kept);  // from the last call
+  std::size_t waiting = state_->kept_waiting;    // pending points that still need counters
+  std::string waiting_plan = state_->kept_plan;  // their plan_key
+  state_->kept.clear();
+  state_->kept_waiting = 0;
   auto finish_pending = [&] {
     state_->collect_counters(pending);
     for (PendingPoint& p : pending) write(p.point);
@@ -749,7 +815,13 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
     if (waiting == 0 || static_cast<int>(waiting) >= std::max(1, state_->options.counter_batch))
       finish_pending();
   }
-  finish_pending();
+  if (last_batch == LastBatch::keep && !outcome.interrupted && !stop.load()) {
+    state_->kept = std::move(pending);
+    state_->kept_waiting = waiting;
+    state_->kept_plan = waiting_plan;
+  } else {
+    finish_pending();
+  }
   outcome.seconds = seconds_since(started);
   if (progress) {
     status.current.clear();

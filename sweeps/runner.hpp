@@ -71,7 +71,8 @@ struct RunnerOptions {
   // runs there, in a process CUPTI never attached to; empty: in this process.
   std::string timing_worker;
   // How long to wait for the GPU's counters while another process holds them
-  // (CounterAccess::busy), probing every 2 s, before points go timing-only.
+  // (CounterAccess::busy), probing every second, in all over a sweep (it may
+  // find them taken more than once), before points go timing-only.
   double counter_wait_s = 60;
   // Points of a sweep whose counters are collected together (one CUPTI collection
   // costs ~0.2 s per pass on an H200, whatever it holds); 1 = one per point.
@@ -118,12 +119,20 @@ class SweepRunner {
   SweepRunner(const SweepRunner&) = delete;
   SweepRunner& operator=(const SweepRunner&) = delete;
 
+  // What run() does with the points still waiting for their counters when it
+  // ends: collect and write them, or keep them for the next run() of the same
+  // sweep (a GPU worker measuring its points in chunks: a collection costs
+  // ~0.2 s whatever it holds, so chunks must not cut batches short).
+  enum class LastBatch { write, keep };
+
   // Measures every point whose seq is not in `finished`. Checks `stop` between
   // points: the current point, and those waiting for their counters, are
-  // finished and written first.
+  // finished and written first. Points kept by the previous call are written
+  // by this one (a call with every seq finished writes just them).
   SweepOutcome run(const SweepPlan& plan, const std::set<int>& finished, PointSink& sink,
                    const std::atomic<bool>& stop,
-                   const std::function<void(const SweepProgress&)>& progress = nullptr);
+                   const std::function<void(const SweepProgress&)>& progress = nullptr,
+                   LastBatch last_batch = LastBatch::write);
 
   // Measures one point (exposed for tests and benchmarks).
   Point measure_point(const OperatorFamily& family, const nlohmann::json& params,

@@ -30,7 +30,7 @@ for test in .carry/tests/*_test; do
   all_skips=$(grep -cE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$out/$name.log")
   by_design=$(grep -c '^needs [a-z0-9]* GPUs' "$out/$name.log")
   skipped=$((all_skips - by_design))
-  summary+="$name: rc=$rc skipped=$skipped $line"$'\n'
+  summary+="$name: rc=$rc skipped=$skipped"$'\n'
   [ "$rc" -eq 0 ] || status=1
   # On the device, a GPU test that skips is a failure: it proved nothing.
   case "$name" in gpu_*) [ "$skipped" -eq 0 ] || status=1 ;; esac

@@ -7,11 +7,16 @@
 # Everything lands in $OUT/multi-gpu-logs.tgz, with summary.txt beside it.
 # Usage: multi-gpu.sh [ROUNDS] (default 1): the one-GPU / all-GPU sweep pair is
 # repeated, interleaved, ROUNDS times, since the VM's host speed moves between runs.
+# SKIP_TESTS=1 skips the gtests, SKIP_TORCH=1 the PyTorch P2P reference;
+# NO_COUNTERS_PAIR=1 adds the pair timing-only.
 set -uo pipefail
 source "$(dirname "$0")/setup.sh"
 tr=.carry/timeroof
 summary=$out/summary.txt
-say() { echo "$*" | tee -a "$summary"; }
+# Each line of the summary also refreshes the archive, so a call cut off by its
+# time limit still brings back what was done.
+save() { tar czf "$final/multi-gpu-logs.tgz" -C "$out" --exclude='*.db' . 2>/dev/null; cp "$summary" "$final/"; }
+say() { echo "$*" | tee -a "$summary"; save; }
 # timed CMD...: runs it; sets t (wall seconds) and rc.
 timed() {
   local s; s=$(date +%s.%N); "$@"; rc=$?
@@ -28,11 +33,12 @@ cat "$out/machine.txt"
 say "== $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ')"
 
 if [ -z "${SKIP_TESTS:-}" ]; then  # SKIP_TESTS=1: the figures alone
-say "== gtest gpu_devices_test, gpu_cli_shard_test"
-timeout 200 .carry/tests/gpu_cli_shard_test > "$out/gpu_cli_shard_test.log" 2>&1
-say "shard rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu_cli_shard_test.log" | tr '\n' ' ')"
-timeout 240 .carry/tests/gpu_devices_test > "$out/gpu_devices_test.log" 2>&1
-say "rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gpu_devices_test.log" | tr '\n' ' ')"
+say "== gtest: the --devices and shard tests, and three sweeps sharing GPU 0's counters"
+for test in gpu_devices_test gpu_cli_shard_test gpu_cli_busy_counters_test; do
+  [ -x ".carry/tests/$test" ] || continue
+  timeout 240 ".carry/tests/$test" > "$out/$test.log" 2>&1
+  say "$test rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) |^sweep [0-9]|waited' "$out/$test.log" | tr '\n' ' ')"
+done
 fi
 
 say "== ceilings --devices all (every GPU's roofs at once, then the interconnect)"
@@ -57,6 +63,7 @@ for r in doc["runs"]:
         if s["name"].startswith(("p2p", "allreduce")): print(f"  skipped {s['name']}: {s['reason']}")
 PY
 
+if [ -z "${SKIP_TORCH:-}" ]; then  # SKIP_TORCH=1: no PyTorch P2P reference
 say "== PyTorch P2P copy reference (same call, tensor.copy_ across GPUs, 256 MiB)"
 timeout 120 python3 - <<'PY' 2>&1 | tee -a "$summary"
 import torch, time
@@ -77,6 +84,7 @@ for a in range(n):
         best.sort()
         print(f"torch copy_ {a}->{b}: {(256 << 20) / best[len(best)//2] / 1e9:.1f} GB/s (median of 20)")
 PY
+fi
 
 say "== default sweeps: one GPU, then --devices all (same machine, same call)"
 rounds=${1:-1}
@@ -92,6 +100,17 @@ for family in conv2d lstm; do
     | tee -a "$summary"
 done
 done
+if [ -n "${NO_COUNTERS_PAIR:-}" ]; then  # the same pair timing-only: what counters add
+for family in conv2d lstm; do
+  timed timeout 300 $tr sweep $family --device 0 --no-counters --db "$out/one-nc.db" \
+    > /dev/null 2> "$out/one-nc-$family.err"
+  t1=$t rc1=$rc
+  timed timeout 300 $tr sweep $family --devices all --no-counters --db "$out/all-nc.db" \
+    > /dev/null 2> "$out/all-nc-$family.err"
+  say "$family --no-counters: one GPU ${t1}s rc=$rc1; all GPUs ${t}s rc=$rc; ratio $(awk -v a="$t" -v b="$t1" 'BEGIN { printf "%.3f", a / b }')"
+  grep -h "point(s) measured" "$out/one-nc-$family.err" "$out/all-nc-$family.err" | tee -a "$summary"
+done
+fi
 $tr report --db "$out/all.db" --out "$out/report" > /dev/null 2> "$out/report.err"
 say "report rc=$? $(grep -o 'interconnect [0-9.]* GB/s' "$out/report/index.html" 2>/dev/null | sort | uniq -c | tr '\n' ' ')"
 $tr export --db "$out/all.db" > "$out/all.json"
@@ -112,5 +131,4 @@ for path in sys.argv[1:]:
         print(path.split("/")[-1], name, r["started_at"][11:19],
               " ".join(f"gpu{g}:{k}={v:.1f}" for (g, k), v in sorted(steps.items(), key=str)))
 PY
-tar czf "$final/multi-gpu-logs.tgz" -C "$out" --exclude='*.db' .
-cp "$summary" "$final/"
+save

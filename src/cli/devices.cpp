@@ -69,7 +69,8 @@ std::string own_executable() {
   return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
 }
 
-WorkerProcess::WorkerProcess(const std::string& executable, int device, const nlohmann::json& job)
+WorkerProcess::WorkerProcess(const std::string& executable, int device, const nlohmann::json& job,
+                             bool keep_input)
     : device_(device) {
   int input[2], output[2];
   if (pipe2(input, O_CLOEXEC) != 0) throw worker_error(device, std::strerror(errno));
@@ -97,25 +98,39 @@ WorkerProcess::WorkerProcess(const std::string& executable, int device, const nl
     pid_ = -1;
     throw worker_error(device, "cannot start " + executable + ": " + std::strerror(spawned));
   }
-  // The job is one short line: it fits the pipe, and closing the pipe ends the input.
-  const std::string line = job.dump() + "\n";
-  // A worker that died at once must not take this process down with SIGPIPE.
+  input_ = input[1];
+  send(job);  // a worker that died at once: wait() reports it
+  if (!keep_input) close_input();
+}
+
+bool WorkerProcess::send(const nlohmann::json& value) {
+  if (input_ < 0) return false;
+  // Lines are short (a job, a list of seqs): each fits the pipe's buffer, so a
+  // worker busy measuring never blocks this process.
+  const std::string line = value.dump() + "\n";
+  // A worker that has gone must not take this process down with SIGPIPE.
   struct sigaction ignore {
   }, previous{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore, &previous);
   std::size_t sent = 0;
   while (sent < line.size()) {
-    const ssize_t n = write(input[1], line.data() + sent, line.size() - sent);
+    const ssize_t n = write(input_, line.data() + sent, line.size() - sent);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the worker died at once: wait() reports it
+    if (n <= 0) break;
     sent += static_cast<std::size_t>(n);
   }
-  close(input[1]);
   sigaction(SIGPIPE, &previous, nullptr);
+  if (sent < line.size()) close_input();
+  return sent == line.size();
+}
+
+void WorkerProcess::close_input() {
+  close_fd(input_);
 }
 
 WorkerProcess::~WorkerProcess() {
+  close_fd(input_);
   close_fd(output_);
   if (pid_ > 0 && !reaped_) {
     kill(pid_, SIGKILL);
@@ -167,15 +182,20 @@ void WorkerProcess::interrupt() {
   kill(pid_, SIGINT);
 }
 
-std::vector<int> run_workers(const std::string& executable, const std::vector<int>& devices,
-                             const std::vector<nlohmann::json>& jobs,
-                             const std::function<void(int, const nlohmann::json&)>& on_line,
-                             const std::function<bool()>& stop) {
+namespace {
+
+// run_workers and converse_with_workers: starts one worker per device, passes
+// every line to `on_line` as it comes and sends its reply.
+std::vector<int> drive_workers(
+    const std::string& executable, const std::vector<int>& devices,
+    const std::vector<nlohmann::json>& jobs, bool keep_input,
+    const std::function<WorkerReply(int, const nlohmann::json&)>& on_line,
+    const std::function<bool()>& stop) {
   if (executable.empty())
     throw environment_error("cannot start the GPU workers: /proc/self/exe is not readable");
   std::vector<std::unique_ptr<WorkerProcess>> workers;
   for (std::size_t i = 0; i < devices.size(); ++i)
-    workers.push_back(std::make_unique<WorkerProcess>(executable, devices[i], jobs[i]));
+    workers.push_back(std::make_unique<WorkerProcess>(executable, devices[i], jobs[i], keep_input));
   std::vector<bool> open(workers.size(), true);
   bool stopping = false;
   while (true) {
@@ -189,7 +209,10 @@ std::vector<int> run_workers(const std::string& executable, const std::vector<in
     if (fds.empty()) break;
     if (!stopping && stop && stop()) {
       stopping = true;
-      for (auto& w : workers) w->interrupt();
+      for (auto& w : workers) {
+        w->interrupt();
+        w->close_input();  // a worker waiting for more work reads end of input
+      }
     }
     const int ready = poll(fds.data(), fds.size(), 200);
     if (ready < 0 && errno != EINTR)
@@ -197,13 +220,39 @@ std::vector<int> run_workers(const std::string& executable, const std::vector<in
     for (std::size_t k = 0; ready > 0 && k < fds.size(); ++k) {
       if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const std::size_t i = owner[k];
-      open[i] = workers[i]->read_available(
-          [&](const nlohmann::json& line) { on_line(static_cast<int>(i), line); });
+      open[i] = workers[i]->read_available([&](const nlohmann::json& line) {
+        const WorkerReply reply = on_line(static_cast<int>(i), line);
+        if (reply.line && !stopping) workers[i]->send(*reply.line);
+        if (reply.end_input || stopping) workers[i]->close_input();
+      });
     }
   }
   std::vector<int> codes;
   for (auto& w : workers) codes.push_back(w->wait());
   return codes;
+}
+
+}  // namespace
+
+std::vector<int> run_workers(const std::string& executable, const std::vector<int>& devices,
+                             const std::vector<nlohmann::json>& jobs,
+                             const std::function<void(int, const nlohmann::json&)>& on_line,
+                             const std::function<bool()>& stop) {
+  return drive_workers(
+      executable, devices, jobs, false,
+      [&](int worker, const nlohmann::json& line) {
+        on_line(worker, line);
+        return WorkerReply{};
+      },
+      stop);
+}
+
+std::vector<int> converse_with_workers(
+    const std::string& executable, const std::vector<int>& devices,
+    const std::vector<nlohmann::json>& jobs,
+    const std::function<WorkerReply(int, const nlohmann::json&)>& on_line,
+    const std::function<bool()>& stop) {
+  return drive_workers(executable, devices, jobs, true, on_line, stop);
 }
 
 }  // namespace timeroof::cli

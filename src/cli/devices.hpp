@@ -11,9 +11,12 @@
 //       -> {"machine": Machine}: the GPU's roofs. Workers measuring at the same
 //          time take turns, by an flock on host_lock, for the roofs that share
 //          the host (launch and host<->device transfer roofs).
-//   {"kind": "sweep", "target", "flags": [[name, value]...], "counters", "seqs"}
-//       -> {"point": Point} per point as soon as it is measured, then
-//          {"done": {"measured", "not_ok", "interrupted", "seconds"}}.
+//   {"kind": "sweep", "target", "flags": [[name, value]...], "counters", "seqs",
+//    "more"}
+//       -> {"point": Point} per point as soon as it is measured. With "more",
+//          the worker then asks {"more": true} and reads the parent's answer
+//          on its stdin, {"seqs": [...]} to measure next, until end of input.
+//          Last {"done": {"measured", "not_ok", "interrupted", "seconds"}}.
 //   {"kind": "interconnect", "devices": [...], "quick"}
 //       -> {"machine": Machine} holding only the interconnect roofs (P2P copy
 //          bandwidth and latency per pair, NCCL all-reduce where installed).
@@ -25,6 +28,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,11 +42,13 @@ namespace timeroof::cli {
 // timing-only workers on one GPU test the machinery on a one-GPU machine.
 std::vector<int> parse_devices(const std::string& text, int gpu_count, bool counters);
 
-// One worker: `executable device-worker --device N`, its stdout a pipe to this
-// process, its stderr this process's.
+// One worker: `executable device-worker --device N`, its stdin and stdout pipes
+// to this process, its stderr this process's. Its input ends after the job
+// unless `keep_input` (a worker that asks for more).
 class WorkerProcess {
  public:
-  WorkerProcess(const std::string& executable, int device, const nlohmann::json& job);
+  WorkerProcess(const std::string& executable, int device, const nlohmann::json& job,
+                bool keep_input = false);
   ~WorkerProcess();  // kills a worker still running (an exception unwinding) and reaps it
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -56,10 +62,16 @@ class WorkerProcess {
   int wait();
   // Sends SIGINT once (the worker finishes its current point).
   void interrupt();
+  // Writes one line to the worker's stdin; false once it is closed or the
+  // worker has gone.
+  bool send(const nlohmann::json& line);
+  // Ends the worker's input: it reads end of file.
+  void close_input();
 
  private:
   int device_;
   pid_t pid_ = -1;
+  int input_ = -1;
   int output_ = -1;
   std::string buffered_;
   bool interrupted_ = false;
@@ -74,6 +86,21 @@ std::vector<int> run_workers(const std::string& executable, const std::vector<in
                              const std::vector<nlohmann::json>& jobs,
                              const std::function<void(int, const nlohmann::json&)>& on_line,
                              const std::function<bool()>& stop);
+
+// What the parent answers a worker's line with, in converse_with_workers.
+struct WorkerReply {
+  std::optional<nlohmann::json> line;  // sent to the worker's stdin
+  bool end_input = false;              // then its input is closed
+};
+
+// As run_workers, for jobs whose workers ask for more: their stdin stays open,
+// and each line can be answered. Once `stop` is set, every worker is
+// interrupted and its input closed.
+std::vector<int> converse_with_workers(
+    const std::string& executable, const std::vector<int>& devices,
+    const std::vector<nlohmann::json>& jobs,
+    const std::function<WorkerReply(int, const nlohmann::json&)>& on_line,
+    const std::function<bool()>& stop);
 
 // This program's own path ("" where /proc/self/exe cannot be read).
 std::string own_executable();

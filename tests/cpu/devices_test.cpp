@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -90,6 +91,68 @@ TEST(RunWorkers, StopInterruptsEveryWorkerWhichThenFinishesAndExitsThree) {
       [&] { return std::chrono::steady_clock::now() - started > std::chrono::milliseconds(300); });
   EXPECT_EQ(codes, (std::vector<int>{3, 3}));
   EXPECT_EQ(stopped, 2) << "each worker's last line arrives after the interrupt";
+}
+
+// A stand-in worker that asks for more after its job and after every answer,
+// echoing each answer, until its input ends. It ignores SIGINT, so only the end
+// of its input can end it.
+class AskingWorker {
+ public:
+  AskingWorker() : path_(dir_.file("asking.sh")) {
+    std::ofstream(path_) << "#!/bin/sh\n"
+                            "trap '' INT\n"
+                            "read job\n"
+                            "echo \"{\\\"job\\\": $job}\"\n"
+                            "while echo '{\"more\": true}' && read next; do\n"
+                            "  echo \"{\\\"got\\\": $next}\"\n"
+                            "done\n"
+                            "echo '{\"done\": true}'\n";
+    chmod(path_.c_str(), 0755);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  test::TempDir dir_;
+  std::string path_;
+};
+
+TEST(ConverseWithWorkers, EachAnswerReachesItsWorkerAndEndingTheInputEndsIt) {
+  const AskingWorker worker;
+  std::map<int, std::vector<int>> got;
+  std::map<int, int> done;
+  int handed = 0;  // five items in all, to whoever asks first
+  const std::vector<int> codes = converse_with_workers(
+      worker.path(), {0, 1}, {{{"n", 0}}, {{"n", 1}}},
+      [&](int w, const nlohmann::json& line) -> WorkerReply {
+        if (line.contains("got")) got[w].push_back(line["got"]["item"].get<int>());
+        if (line.contains("done")) ++done[w];
+        if (!line.contains("more")) return {};
+        if (handed == 5) return {.end_input = true};
+        return {.line = nlohmann::json{{"item", handed++}}};
+      },
+      nullptr);
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+  std::vector<int> all = got[0];
+  all.insert(all.end(), got[1].begin(), got[1].end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<int>{0, 1, 2, 3, 4})) << "every answer arrives once";
+  EXPECT_EQ(done[0], 1);
+  EXPECT_EQ(done[1], 1);
+}
+
+TEST(ConverseWithWorkers, StopEndsTheInputOfAWorkerWaitingForAnAnswer) {
+  const AskingWorker worker;
+  const auto started = std::chrono::steady_clock::now();
+  int done = 0;
+  const std::vector<int> codes = converse_with_workers(
+      worker.path(), {0}, {{{"n", 0}}},
+      [&](int, const nlohmann::json& line) -> WorkerReply {
+        done += line.contains("done");
+        return {};  // never answers: only the stop can end the worker's wait
+      },
+      [&] { return std::chrono::steady_clock::now() - started > std::chrono::milliseconds(200); });
+  EXPECT_EQ(done, 1);
+  EXPECT_EQ(codes, (std::vector<int>{0}));
 }
 
 TEST(RunWorkers, AMissingExecutableIsAnEnvironmentError) {

@@ -5,6 +5,7 @@
 // such point, and ends `partial` with exit code 3.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,7 +43,7 @@ TEST(CliBusyCounters, SweepsStartedTogetherWaitForTheCountersOrEndPartialSayingW
     int timing_only = 0;
     for (const auto& point : run["points"]) {
       if (point["status"] != "counters_unavailable") {
-        EXPECT_EQ(point["status"], "ok");
+        EXPECT_EQ(point["status"], "ok") << point["reason"];
         continue;
       }
       ++timing_only;
@@ -52,6 +53,11 @@ TEST(CliBusyCounters, SweepsStartedTogetherWaitForTheCountersOrEndPartialSayingW
     }
     std::printf("sweep %d: exit %d, %d of %zu points timing-only, run %s\n", i, r.exit_code,
                 timing_only, run["points"].size(), run["status"].get<std::string>().c_str());
+    // What it said about the counters: the waits, and any point that failed.
+    std::istringstream said(r.err);
+    for (std::string line; std::getline(said, line);)
+      if (line.find("counters") != std::string::npos || line.find("not ok") != std::string::npos)
+        std::printf("  %s\n", line.c_str());
     EXPECT_EQ(run["points"].size(), 33u);
     if (timing_only == 0) {
       EXPECT_EQ(r.exit_code, 0) << r.err;

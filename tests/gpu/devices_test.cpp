@@ -104,9 +104,19 @@ TEST(Devices, EveryGpuSweepsItsShareAndTheInterconnectRoofsAreMeasured) {
   EXPECT_LT(node["p2p_ce_0to1"], 1000e9);
   EXPECT_GT(node["p2p_latency_0to1"], 100e-9);
   EXPECT_LT(node["p2p_latency_0to1"], 100e-6);
-  std::set<int> measured_by =
-      check_every_point_once(doc["runs"][static_cast<std::size_t>(gpus)], 7);
+  const nlohmann::json& sweep = doc["runs"][static_cast<std::size_t>(gpus)];
+  std::set<int> measured_by = check_every_point_once(sweep, 7);
   EXPECT_EQ(static_cast<int>(measured_by.size()), std::min(gpus, 7)) << "every GPU took a share";
+  // One metric set, 7 points: each GPU's points are one counter collection,
+  // however many chunks of the reserve it took (a chunk keeps its points
+  // waiting for the next one's).
+  std::map<int, std::set<double>> collections;  // per GPU, by the collection's wall time
+  for (const auto& point : sweep["points"])
+    collections[point["details"]["gpu"]["index"].get<int>()].insert(
+        point["details"]["counters"]["batch_seconds"].get<double>());
+  for (const auto& [gpu, times] : collections)
+    EXPECT_EQ(times.size(), 1u) << "GPU " << gpu << "'s points in " << times.size()
+                                << " counter collections";
 }
 
 }  // namespace
