@@ -173,15 +173,16 @@ void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::strin
 
 // The time-based roofline's complexity chart of a sweep, and the points it
 // could not draw (no HBM bytes, no time).
-void complexity_section(std::vector<Block>& doc, const std::vector<Point>& points,
-                        const roofline::MachineRoofs& roofs, const std::string& sweep,
+void complexity_section(std::vector<Block>& doc, const RunRecord& r,
+                        const roofline::RunAnalysis& analysis, const roofline::SweepAnalysis& sa,
                         const std::string& prefix) {
-  const roofline::ComplexityChart data = roofline::complexity_chart(points, roofs);
+  const std::string& sweep = sa.name;
+  const roofline::ComplexityChart& data = sa.complexity;
   const auto drawn = static_cast<std::size_t>(
       std::count_if(data.points.begin(), data.points.end(),
                     [](const roofline::ComplexityPoint& p) { return p.drawable; }));
   if (drawn == 0 || data.peak <= 0) return;
-  doc.push_back(chart(time_complexity_chart(points, roofs, "Time-based roofline: " + sweep),
+  doc.push_back(chart(time_complexity_chart(r, analysis, sa, "Time-based roofline: " + sweep),
                       prefix + "-complexity.svg",
                       "Time-based roofline (complexity chart) of the " + std::to_string(drawn) +
                           " points of " + sweep +
@@ -233,51 +234,39 @@ void transfer_paragraph(std::vector<Block>& doc, const RunRecord& r,
 }
 
 void sweep_section(std::vector<Block>& doc, const RunRecord& r,
-                   const roofline::RunAnalysis& analysis, const std::string& sweep,
+                   const roofline::RunAnalysis& analysis, const roofline::SweepAnalysis& sa,
                    const std::string& anchor, std::size_t sweep_number) {
   const roofline::MachineRoofs& roofs = analysis.roofs;
-  std::vector<Point> points;
-  std::vector<const Point*> refs;
+  const std::string& sweep = sa.name;
+  std::vector<const Point*> points;
   std::vector<const roofline::PointAnalysis*> models;  // parallel to points
-  for (const roofline::PointAnalysis& pa : analysis.points) {
-    if (r.points[pa.index].sweep != sweep) continue;
-    points.push_back(r.points[pa.index]);
-    models.push_back(&pa);
+  for (std::size_t i : sa.points) {
+    points.push_back(&r.points[i]);
+    models.push_back(&analysis.points[i]);
   }
-  for (const Point& p : points) refs.push_back(&p);
   const std::string prefix =
       anchor + "-sweep" + std::to_string(sweep_number) + "-" + file_name_part(sweep);
   doc.push_back(heading(3, "Sweep " + sweep, prefix));
 
-  std::vector<PointSample> samples;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const roofline::PointAnalysis& pa = *models[i];
-    if (points[i].status != PointStatus::ok || !pa.bounds.achieved || !(*pa.bounds.achieved > 0))
-      continue;
-    samples.push_back(point_sample(points[i], pa.bounds, pa.classification));
-  }
+  const std::vector<PointSample> samples = point_samples(r, analysis, sa.points);
   if (!samples.empty()) {
     doc.push_back(chart(classic_roofline_chart(roofs, samples, "Hierarchical Roofline: " + sweep),
                         prefix + "-roofline.svg",
                         "Classic hierarchical roofline of the " + std::to_string(samples.size()) +
                             " measured points of " + sweep));
   }
-  complexity_section(doc, points, roofs, sweep, prefix);
+  complexity_section(doc, r, analysis, sa, prefix);
   transfer_paragraph(doc, r, analysis, sweep);
 
   std::size_t series_number = 0;
-  for (const roofline::SeriesAnalysis& sa : analysis.series) {
-    const roofline::Series& s = sa.series;
+  for (const roofline::SeriesAnalysis& series : analysis.series) {
+    const roofline::Series& s = series.series;
     if (s.sweep != sweep) continue;
     ++series_number;
-    std::vector<SeriesPoint> chart_points;
-    bool tensor_work = false;
-    for (const roofline::SeriesPoint& sp : s.points) {
-      chart_points.push_back({sp.x, sp.bounds,
-                              s.name() + " " + s.parameter + "=" + roofline::format_value(sp.x),
-                              sp.classification});
-      tensor_work = tensor_work || sp.bounds.tensor_share.value_or(0) > 0;
-    }
+    const std::vector<SeriesPoint> chart_points = series_points(s);
+    const bool tensor_work = std::any_of(
+        s.points.begin(), s.points.end(),
+        [](const roofline::SeriesPoint& sp) { return sp.bounds.tensor_share.value_or(0) > 0; });
     const std::string fixed_text = params_text(s.fixed);
     const std::string file = prefix + "-series" + std::to_string(series_number);
     doc.push_back(heading(4, s.name() + " against " + s.parameter));
@@ -307,9 +296,9 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r,
     int points = 0;
   };
   std::map<std::string, KernelTotal> kernels;
-  for (const Point& p : points) {
+  for (const Point* p : points) {
     std::set<std::string> seen;
-    for (const KernelRecord& k : p.kernels) {
+    for (const KernelRecord& k : p->kernels) {
       KernelTotal& total = kernels[k.name];
       total.seconds += k.duration_s;
       if (seen.insert(k.name).second) ++total.points;
@@ -332,11 +321,11 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r,
                             std::to_string(ranked.size()) + " with the most traced time"));
   }
 
-  const std::vector<std::string> keys = varying_keys(refs);
-  const std::string fixed_text = fixed_params(refs, keys);
+  const std::vector<std::string> keys = varying_keys(points);
+  const std::string fixed_text = fixed_params(points, keys);
   std::vector<std::vector<std::string>> rows, times;
   for (std::size_t i = 0; i < points.size(); ++i) {
-    const Point& p = points[i];
+    const Point& p = *points[i];
     const roofline::PointBounds& b = models[i]->bounds;
     const roofline::Classification& c = models[i]->classification;
     const bool analysed = models[i]->analysed;
@@ -436,12 +425,8 @@ std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
     summary_section(doc, r, anchor);
     findings_section(doc, analysis, anchor);
     roofs_section(doc, r, anchor);
-    std::vector<std::string> sweeps;
-    for (const Point& p : r.points)
-      if (std::find(sweeps.begin(), sweeps.end(), p.sweep) == sweeps.end())
-        sweeps.push_back(p.sweep);
     std::size_t sweep_number = 0;
-    for (const std::string& sweep : sweeps)
+    for (const roofline::SweepAnalysis& sweep : analysis.sweeps)
       sweep_section(doc, r, analysis, sweep, anchor, ++sweep_number);
     provenance_section(doc, r, anchor);
   }

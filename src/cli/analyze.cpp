@@ -164,11 +164,9 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
   out << rules;
 
   // Points, one table per sweep in the order of the run.
-  std::vector<std::string> sweeps;
-  for (const Point& p : record.points)
-    if (std::find(sweeps.begin(), sweeps.end(), p.sweep) == sweeps.end()) sweeps.push_back(p.sweep);
   bool any_excluded = false;
-  for (const std::string& sweep : sweeps) {
+  for (const roofline::SweepAnalysis& sa : a.sweeps) {
+    const std::string& sweep = sa.name;
     const std::vector<std::string> keys = varying_params(record, sweep);
     std::vector<std::vector<std::string>> rows = {
         {"seq",    "op",   "prec", "params", "status", "T",        "T_k",    "T_roof",
@@ -178,9 +176,9 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
                                                     "T is", "host", "gaps", "xfer", "within",
                                                     "lost", "not expl", "premium", "class: why"}};
     std::vector<std::string> not_analysed, xfer_roofs, notes;
-    for (const PointAnalysis& pa : a.points) {
-      const Point& p = record.points[pa.index];
-      if (p.sweep != sweep) continue;
+    for (const std::size_t index : sa.points) {
+      const PointAnalysis& pa = a.points[index];
+      const Point& p = record.points[index];
       std::vector<std::string> row = {std::to_string(p.seq), p.op, p.precision,
                                       params_text(p.params, keys), to_string(p.status)};
       if (!pa.analysed) {
