@@ -35,9 +35,7 @@ bool positive(double v) {
 }
 
 std::string percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
-  return buf;
+  return format_number(fraction, hint::percent_whole);
 }
 
 void chart_title(Svg& svg, const std::string& title, const std::string& subtitle) {

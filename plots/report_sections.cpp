@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 
@@ -23,23 +22,6 @@ namespace {
 
 // ---- Numbers and names ---------------------------------------------------------
 
-std::string fixed(double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-  return buf;
-}
-std::string percent(const std::optional<double>& fraction) {
-  if (!fraction || !std::isfinite(*fraction)) return "-";
-  return fixed(*fraction * 100, *fraction < 0.1 ? 1 : 0) + "%";
-}
-std::string time_text(const std::optional<double>& seconds) {
-  if (!seconds || !std::isfinite(*seconds)) return "-";
-  return *seconds == 0 ? "0" : roofline::format_time(*seconds);
-}
-std::string times_text(const std::optional<double>& factor) {
-  if (!factor || !std::isfinite(*factor)) return "-";
-  return fixed(*factor, *factor < 10 ? 2 : *factor < 100 ? 1 : 0) + "x";
-}
 std::string or_dash(const std::string& text) {
   return text.empty() ? "-" : text;
 }
@@ -132,7 +114,7 @@ void findings_section(std::vector<Block>& doc, const roofline::RunAnalysis& anal
   std::vector<std::string> items;
   for (const roofline::Finding& f : analysis.findings)
     items.push_back(f.text + " [explains " + roofline::format_time(f.explained_s) + ", " +
-                    percent(f.share) + " of the series' time]");
+                    format_number(f.share, hint::share_report) + " of the series' time]");
   doc.push_back(list(std::move(items), true));
 }
 
@@ -155,7 +137,7 @@ void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::strin
     if (c.theoretical && *c.theoretical > 0) ratio = c.measured / *c.theoretical;
     std::string clock = "SM " + clock_text(c.sm_clock_hz) + ", mem " + clock_text(c.mem_clock_hz);
     rows.push_back({c.name, format_si(c.measured, c.unit), format_si(c.theoretical, c.unit),
-                    percent(ratio), clock, or_dash(c.method)});
+                    format_number(ratio, hint::share_report), clock, or_dash(c.method)});
   }
   if (!rows.empty()) {
     doc.push_back(table({"Roof", "Measured", "Theoretical", "Ratio", "Clock", "Method"},
@@ -333,19 +315,26 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r,
     if (!p.reason.empty()) status += ": " + p.reason;
     std::string precision = p.precision + (p.math_mode.empty() ? "" : "/" + p.math_mode);
     const std::string params = or_dash(params_of(p, keys));
-    rows.push_back({std::to_string(p.seq), p.op + " " + precision, params, time_text(b.time_s),
-                    time_text(b.kernel_s), b.launches ? std::to_string(*b.launches) : "-",
-                    p.status == PointStatus::ok ? c.label() : "-", percent(b.efficiency),
-                    percent(b.tensor_share), times_text(b.headroom), status});
+    rows.push_back({std::to_string(p.seq), p.op + " " + precision, params,
+                    format_number(b.time_s, hint::time_part),
+                    format_number(b.kernel_s, hint::time_part),
+                    b.launches ? std::to_string(*b.launches) : "-",
+                    p.status == PointStatus::ok ? c.label() : "-",
+                    format_number(b.efficiency, hint::share_report),
+                    format_number(b.tensor_share, hint::share_report),
+                    format_number(b.headroom, hint::ratio), status});
     if (!analysed) continue;
     const roofline::Decomposition& d = c.parts;
-    const std::string host = time_text(d.host_overhead_s) + (d.separated ? "" : " (with gaps)");
+    const std::string host =
+        format_number(d.host_overhead_s, hint::time_part) + (d.separated ? "" : " (with gaps)");
     times.push_back({std::to_string(p.seq), params, roofline::format_time_stats(b.call),
                      roofline::format_time_stats(b.stream), roofline::format_time_stats(b.graph),
                      roofline::format_time_stats(b.issue), host,
-                     d.separated ? time_text(d.device_gaps_s) : "-", time_text(d.transfer_s),
-                     time_text(d.within_roof_s), time_text(d.lost_to_roof_s),
-                     time_text(d.not_explained_s), c.reason});
+                     d.separated ? format_number(d.device_gaps_s, hint::time_part) : "-",
+                     format_number(d.transfer_s, hint::time_part),
+                     format_number(d.within_roof_s, hint::time_part),
+                     format_number(d.lost_to_roof_s, hint::time_part),
+                     format_number(d.not_explained_s, hint::time_part), c.reason});
   }
   doc.push_back(table({"#", "Operator", "Parameters", "Time T", "Kernel time", "Launches", "Bound",
                        "Efficiency", "Tensor-Core share", "Headroom", "Status"},

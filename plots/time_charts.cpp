@@ -134,10 +134,7 @@ std::string hatch_pattern(const std::string& id, const std::string& colour) {
 
 // 0.912 -> "91%", 0.0042 -> "0.4%": small shares keep a decimal.
 std::string fine_percent(double fraction) {
-  char buf[32];
-  if (fraction > 0 && fraction < 0.001) return "<0.1%";
-  std::snprintf(buf, sizeof buf, fraction < 0.1 ? "%.1f%%" : "%.0f%%", fraction * 100);
-  return buf;
+  return format_number(fraction, hint::share_chart);
 }
 
 void centred_message(Svg& svg, const Area& area, const std::string& text) {

@@ -28,36 +28,11 @@ using roofline::PointAnalysis;
 using roofline::PointBounds;
 using roofline::RunAnalysis;
 
-// "-" missing, "0" exactly zero, else "3.0 us" / "1.2 ms".
-std::string time_text(const std::optional<double>& s) {
-  if (!s || !std::isfinite(*s)) return "-";
-  if (*s == 0) return "0";
-  return roofline::format_time(*s);
-}
-
-// "46%"; under 1% one decimal ("0.4%", "<0.1%"), so a small share is not shown as 0.
-std::string percent_text(const std::optional<double>& f) {
-  if (!f || !std::isfinite(*f)) return "-";
-  const double pct = 100 * *f;
-  if (pct > 0 && pct < 0.05) return "<0.1%";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, pct > 0 && pct < 0.95 ? "%.1f%%" : "%.0f%%", pct);
-  return buf;
-}
-
-// "1.26x", "12.3x", "1169x".
-std::string ratio_text(const std::optional<double>& x) {
-  if (!x || !std::isfinite(*x)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, *x >= 100 ? "%.0fx" : *x >= 10 ? "%.1fx" : "%.2fx", *x);
-  return buf;
-}
-
 // The memory-level column: its time, "n/m" where L1 was left out (TMA).
 std::string level_text(const PointBounds& b, Level l) {
   const roofline::LevelBounds& lb = b.level(l);
   if (lb.excluded) return "n/m";
-  return time_text(lb.time_s);
+  return format_number(lb.time_s, hint::time_part);
 }
 
 // The parameters whose values differ between the points of one sweep and are not
@@ -112,8 +87,7 @@ std::string fit_text(const roofline::LinearFit& f, const std::string& y,
   if (f.n < 2) return y + ": too few points for a fit";
   char r2[32] = "-";
   if (f.r2) std::snprintf(r2, sizeof r2, "%.3f", *f.r2);
-  char scatter[32];
-  std::snprintf(scatter, sizeof scatter, "%.0f%%", 100 * f.spread);
+  const std::string scatter = format_number(f.spread, hint::percent_whole);
   const std::string quality =
       " (robust fit of " + std::to_string(f.n) + " points, scatter " + scatter + ", R2 " + r2 + ")";
   if (f.flat)
@@ -193,36 +167,39 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
             std::find(xfer_roofs.begin(), xfer_roofs.end(), xfer) == xfer_roofs.end())
           xfer_roofs.push_back(xfer);
         const roofline::Decomposition& d = pa.classification.parts;
-        times.push_back({std::to_string(p.seq), roofline::format_time_stats(b.call),
-                         roofline::format_time_stats(b.stream),
-                         roofline::format_time_stats(b.graph), roofline::format_time_stats(b.issue),
-                         roofline::to_string(d.time_source),
-                         time_text(d.host_overhead_s) + (d.separated ? "" : "*"),
-                         d.separated ? time_text(d.device_gaps_s) : "-", time_text(d.transfer_s),
-                         time_text(d.within_roof_s), time_text(d.lost_to_roof_s),
-                         time_text(d.not_explained_s), time_text(d.call_premium_s),
-                         pa.classification.label() + ": " + pa.classification.reason});
+        times.push_back(
+            {std::to_string(p.seq), roofline::format_time_stats(b.call),
+             roofline::format_time_stats(b.stream), roofline::format_time_stats(b.graph),
+             roofline::format_time_stats(b.issue), roofline::to_string(d.time_source),
+             format_number(d.host_overhead_s, hint::time_part) + (d.separated ? "" : "*"),
+             d.separated ? format_number(d.device_gaps_s, hint::time_part) : "-",
+             format_number(d.transfer_s, hint::time_part),
+             format_number(d.within_roof_s, hint::time_part),
+             format_number(d.lost_to_roof_s, hint::time_part),
+             format_number(d.not_explained_s, hint::time_part),
+             format_number(d.call_premium_s, hint::time_part),
+             pa.classification.label() + ": " + pa.classification.reason});
         for (const std::string& note : d.notes)
           if (note.find("not measured separately") == std::string::npos)
             notes.push_back("seq " + std::to_string(p.seq) + ": " + note);
         const std::vector<std::string> numbers = {
-            time_text(b.time_s),
-            time_text(b.kernel_s),
-            time_text(b.t_roof),
-            time_text(b.t_cuda),
-            time_text(b.t_tensor),
+            format_number(b.time_s, hint::time_part),
+            format_number(b.kernel_s, hint::time_part),
+            format_number(b.t_roof, hint::time_part),
+            format_number(b.t_cuda, hint::time_part),
+            format_number(b.t_tensor, hint::time_part),
             level_text(b, Level::l1),
             level_text(b, Level::l2),
             level_text(b, Level::dram),
-            time_text(b.t_launch),
-            time_text(b.t_xfer),
+            format_number(b.t_launch, hint::time_part),
+            format_number(b.t_xfer, hint::time_part),
             b.limiting_roof.empty() ? "-" : b.limiting_roof,
             pa.classification.label(),
-            percent_text(b.efficiency),
-            percent_text(b.tensor_share),
-            time_text(b.t_lower_bound),
+            format_number(b.efficiency, hint::share),
+            format_number(b.tensor_share, hint::share),
+            format_number(b.t_lower_bound, hint::time_part),
             b.lower_bound_scope == roofline::BoundScope::per_kernel ? "kernel" : "op",
-            ratio_text(b.headroom)};
+            format_number(b.headroom, hint::ratio)};
         row.insert(row.end(), numbers.begin(), numbers.end());
       }
       rows.push_back(std::move(row));
@@ -301,13 +278,6 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
-std::string csv_number(const std::optional<double>& v) {
-  if (!v || !std::isfinite(*v)) return "";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", *v);
-  return buf;
-}
-
 // One row per point of every run; every parameter of any point is a column
 // (param_<name>), empty where a point lacks it. Missing numbers are empty cells.
 std::string analysis_csv(const std::vector<RunRecord>& records,
@@ -382,51 +352,53 @@ std::string analysis_csv(const std::vector<RunRecord>& records,
         const PointBounds& b = pa.bounds;
         const auto& l1 = b.level(Level::l1);
         const roofline::Decomposition& d = pa.classification.parts;
-        std::vector<std::string> cells = {csv_number(b.time_s), roofline::to_string(b.time_source)};
+        std::vector<std::string> cells = {format_number(b.time_s, hint::exact),
+                                          roofline::to_string(b.time_source)};
         for (const auto* t : {&b.call, &b.stream, &b.graph, &b.issue}) {
-          cells.push_back(csv_number(roofline::PointBounds::median(*t)));
-          cells.push_back(csv_number(*t ? (*t)->ci_low_s : std::nullopt));
-          cells.push_back(csv_number(*t ? (*t)->ci_high_s : std::nullopt));
+          cells.push_back(format_number(roofline::PointBounds::median(*t), hint::exact));
+          cells.push_back(format_number(*t ? (*t)->ci_low_s : std::nullopt, hint::exact));
+          cells.push_back(format_number(*t ? (*t)->ci_high_s : std::nullopt, hint::exact));
         }
-        const std::vector<std::string> rest = {b.graph_unavailable,
-                                               csv_number(b.kernel_s),
-                                               b.launches ? std::to_string(*b.launches) : "",
-                                               csv_number(b.t_roof),
-                                               csv_number(b.t_kernel_roof),
-                                               csv_number(b.t_compute),
-                                               csv_number(b.t_cuda),
-                                               csv_number(b.t_tensor),
-                                               csv_number(l1.time_s),
-                                               l1.excluded ? "false" : (l1.time_s ? "true" : ""),
-                                               csv_number(b.level(Level::l2).time_s),
-                                               csv_number(b.level(Level::dram).time_s),
-                                               csv_number(b.t_launch),
-                                               csv_number(b.t_xfer),
-                                               roofline::to_string(b.transfer_host),
-                                               csv_number(b.transfer_measured_s),
-                                               b.limiting_roof,
-                                               roofline::to_string(pa.classification.bottleneck),
-                                               pa.classification.label(),
-                                               csv_number(b.efficiency),
-                                               csv_number(b.tensor_share),
-                                               csv_number(b.tensor_utilisation),
-                                               csv_number(b.t_lower_bound),
-                                               roofline::to_string(b.lower_bound_scope),
-                                               csv_number(b.headroom),
-                                               csv_number(b.kernel_headroom),
-                                               d.separated ? "true" : "false",
-                                               csv_number(d.host_overhead_s),
-                                               csv_number(d.device_gaps_s),
-                                               csv_number(d.transfer_s),
-                                               csv_number(d.within_roof_s),
-                                               csv_number(d.lost_to_roof_s),
-                                               csv_number(d.kernel_overlap_s),
-                                               csv_number(d.not_explained_s),
-                                               csv_number(d.call_premium_s),
-                                               roofline::to_string(pa.classification.rule),
-                                               pa.classification.reason,
-                                               roofline::to_string(b.work_source),
-                                               roofline::to_string(b.bytes_source)};
+        const std::vector<std::string> rest = {
+            b.graph_unavailable,
+            format_number(b.kernel_s, hint::exact),
+            b.launches ? std::to_string(*b.launches) : "",
+            format_number(b.t_roof, hint::exact),
+            format_number(b.t_kernel_roof, hint::exact),
+            format_number(b.t_compute, hint::exact),
+            format_number(b.t_cuda, hint::exact),
+            format_number(b.t_tensor, hint::exact),
+            format_number(l1.time_s, hint::exact),
+            l1.excluded ? "false" : (l1.time_s ? "true" : ""),
+            format_number(b.level(Level::l2).time_s, hint::exact),
+            format_number(b.level(Level::dram).time_s, hint::exact),
+            format_number(b.t_launch, hint::exact),
+            format_number(b.t_xfer, hint::exact),
+            roofline::to_string(b.transfer_host),
+            format_number(b.transfer_measured_s, hint::exact),
+            b.limiting_roof,
+            roofline::to_string(pa.classification.bottleneck),
+            pa.classification.label(),
+            format_number(b.efficiency, hint::exact),
+            format_number(b.tensor_share, hint::exact),
+            format_number(b.tensor_utilisation, hint::exact),
+            format_number(b.t_lower_bound, hint::exact),
+            roofline::to_string(b.lower_bound_scope),
+            format_number(b.headroom, hint::exact),
+            format_number(b.kernel_headroom, hint::exact),
+            d.separated ? "true" : "false",
+            format_number(d.host_overhead_s, hint::exact),
+            format_number(d.device_gaps_s, hint::exact),
+            format_number(d.transfer_s, hint::exact),
+            format_number(d.within_roof_s, hint::exact),
+            format_number(d.lost_to_roof_s, hint::exact),
+            format_number(d.kernel_overlap_s, hint::exact),
+            format_number(d.not_explained_s, hint::exact),
+            format_number(d.call_premium_s, hint::exact),
+            roofline::to_string(pa.classification.rule),
+            pa.classification.reason,
+            roofline::to_string(b.work_source),
+            roofline::to_string(b.bytes_source)};
         cells.insert(cells.end(), rest.begin(), rest.end());
         row.insert(row.end(), cells.begin(), cells.end());
       } else {
