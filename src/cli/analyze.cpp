@@ -282,6 +282,9 @@ std::string csv_field(const std::string& text) {
 // (param_<name>), empty where a point lacks it. Missing numbers are empty cells.
 std::string analysis_csv(const std::vector<RunRecord>& records,
                          const std::vector<RunAnalysis>& analyses) {
+  const auto csv_number = [](const std::optional<double>& v) {
+    return format_number(v, hint::exact);
+  };
   std::set<std::string> keys;
   for (const RunRecord& r : records)
     for (const Point& p : r.points)
@@ -352,53 +355,51 @@ std::string analysis_csv(const std::vector<RunRecord>& records,
         const PointBounds& b = pa.bounds;
         const auto& l1 = b.level(Level::l1);
         const roofline::Decomposition& d = pa.classification.parts;
-        std::vector<std::string> cells = {format_number(b.time_s, hint::exact),
-                                          roofline::to_string(b.time_source)};
+        std::vector<std::string> cells = {csv_number(b.time_s), roofline::to_string(b.time_source)};
         for (const auto* t : {&b.call, &b.stream, &b.graph, &b.issue}) {
-          cells.push_back(format_number(roofline::PointBounds::median(*t), hint::exact));
-          cells.push_back(format_number(*t ? (*t)->ci_low_s : std::nullopt, hint::exact));
-          cells.push_back(format_number(*t ? (*t)->ci_high_s : std::nullopt, hint::exact));
+          cells.push_back(csv_number(roofline::PointBounds::median(*t)));
+          cells.push_back(csv_number(*t ? (*t)->ci_low_s : std::nullopt));
+          cells.push_back(csv_number(*t ? (*t)->ci_high_s : std::nullopt));
         }
-        const std::vector<std::string> rest = {
-            b.graph_unavailable,
-            format_number(b.kernel_s, hint::exact),
-            b.launches ? std::to_string(*b.launches) : "",
-            format_number(b.t_roof, hint::exact),
-            format_number(b.t_kernel_roof, hint::exact),
-            format_number(b.t_compute, hint::exact),
-            format_number(b.t_cuda, hint::exact),
-            format_number(b.t_tensor, hint::exact),
-            format_number(l1.time_s, hint::exact),
-            l1.excluded ? "false" : (l1.time_s ? "true" : ""),
-            format_number(b.level(Level::l2).time_s, hint::exact),
-            format_number(b.level(Level::dram).time_s, hint::exact),
-            format_number(b.t_launch, hint::exact),
-            format_number(b.t_xfer, hint::exact),
-            roofline::to_string(b.transfer_host),
-            format_number(b.transfer_measured_s, hint::exact),
-            b.limiting_roof,
-            roofline::to_string(pa.classification.bottleneck),
-            pa.classification.label(),
-            format_number(b.efficiency, hint::exact),
-            format_number(b.tensor_share, hint::exact),
-            format_number(b.tensor_utilisation, hint::exact),
-            format_number(b.t_lower_bound, hint::exact),
-            roofline::to_string(b.lower_bound_scope),
-            format_number(b.headroom, hint::exact),
-            format_number(b.kernel_headroom, hint::exact),
-            d.separated ? "true" : "false",
-            format_number(d.host_overhead_s, hint::exact),
-            format_number(d.device_gaps_s, hint::exact),
-            format_number(d.transfer_s, hint::exact),
-            format_number(d.within_roof_s, hint::exact),
-            format_number(d.lost_to_roof_s, hint::exact),
-            format_number(d.kernel_overlap_s, hint::exact),
-            format_number(d.not_explained_s, hint::exact),
-            format_number(d.call_premium_s, hint::exact),
-            roofline::to_string(pa.classification.rule),
-            pa.classification.reason,
-            roofline::to_string(b.work_source),
-            roofline::to_string(b.bytes_source)};
+        const std::vector<std::string> rest = {b.graph_unavailable,
+                                               csv_number(b.kernel_s),
+                                               b.launches ? std::to_string(*b.launches) : "",
+                                               csv_number(b.t_roof),
+                                               csv_number(b.t_kernel_roof),
+                                               csv_number(b.t_compute),
+                                               csv_number(b.t_cuda),
+                                               csv_number(b.t_tensor),
+                                               csv_number(l1.time_s),
+                                               l1.excluded ? "false" : (l1.time_s ? "true" : ""),
+                                               csv_number(b.level(Level::l2).time_s),
+                                               csv_number(b.level(Level::dram).time_s),
+                                               csv_number(b.t_launch),
+                                               csv_number(b.t_xfer),
+                                               roofline::to_string(b.transfer_host),
+                                               csv_number(b.transfer_measured_s),
+                                               b.limiting_roof,
+                                               roofline::to_string(pa.classification.bottleneck),
+                                               pa.classification.label(),
+                                               csv_number(b.efficiency),
+                                               csv_number(b.tensor_share),
+                                               csv_number(b.tensor_utilisation),
+                                               csv_number(b.t_lower_bound),
+                                               roofline::to_string(b.lower_bound_scope),
+                                               csv_number(b.headroom),
+                                               csv_number(b.kernel_headroom),
+                                               d.separated ? "true" : "false",
+                                               csv_number(d.host_overhead_s),
+                                               csv_number(d.device_gaps_s),
+                                               csv_number(d.transfer_s),
+                                               csv_number(d.within_roof_s),
+                                               csv_number(d.lost_to_roof_s),
+                                               csv_number(d.kernel_overlap_s),
+                                               csv_number(d.not_explained_s),
+                                               csv_number(d.call_premium_s),
+                                               roofline::to_string(pa.classification.rule),
+                                               pa.classification.reason,
+                                               roofline::to_string(b.work_source),
+                                               roofline::to_string(b.bytes_source)};
         cells.insert(cells.end(), rest.begin(), rest.end());
         row.insert(row.end(), cells.begin(), cells.end());
       } else {
