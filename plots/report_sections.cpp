@@ -215,31 +215,9 @@ void transfer_paragraph(std::vector<Block>& doc, const RunRecord& r,
   doc.push_back(paragraph(text + parts + "."));
 }
 
-void sweep_section(std::vector<Block>& doc, const RunRecord& r,
-                   const roofline::RunAnalysis& analysis, const roofline::SweepAnalysis& sa,
-                   const std::string& anchor, std::size_t sweep_number) {
-  const roofline::MachineRoofs& roofs = analysis.roofs;
-  const std::string& sweep = sa.name;
-  std::vector<const Point*> points;
-  std::vector<const roofline::PointAnalysis*> models;  // parallel to points
-  for (std::size_t i : sa.points) {
-    points.push_back(&r.points[i]);
-    models.push_back(&analysis.points[i]);
-  }
-  const std::string prefix =
-      anchor + "-sweep" + std::to_string(sweep_number) + "-" + file_name_part(sweep);
-  doc.push_back(heading(3, "Sweep " + sweep, prefix));
-
-  const std::vector<PointSample> samples = point_samples(r, analysis, sa.points);
-  if (!samples.empty()) {
-    doc.push_back(chart(classic_roofline_chart(roofs, samples, "Hierarchical Roofline: " + sweep),
-                        prefix + "-roofline.svg",
-                        "Classic hierarchical roofline of the " + std::to_string(samples.size()) +
-                            " measured points of " + sweep));
-  }
-  complexity_section(doc, r, analysis, sa, prefix);
-  transfer_paragraph(doc, r, analysis, sweep);
-
+// Per series of the sweep: its time, decomposition and Tensor-Core charts.
+void series_charts(std::vector<Block>& doc, const roofline::RunAnalysis& analysis,
+                   const std::string& sweep, const std::string& prefix) {
   std::size_t series_number = 0;
   for (const roofline::SeriesAnalysis& series : analysis.series) {
     const roofline::Series& s = series.series;
@@ -271,8 +249,11 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r,
                               or_dash(s.math_mode) + "): no Tensor-Core chart."));
     }
   }
+}
 
-  // The kernels the sweep ran, most traced time first.
+// The kernels the sweep ran, most traced time first.
+void kernels_table(std::vector<Block>& doc, const std::vector<const Point*>& points,
+                   const std::string& sweep) {
   struct KernelTotal {
     double seconds = 0;
     int points = 0;
@@ -302,7 +283,13 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r,
                         "Kernels of " + sweep + ": the " + std::to_string(shown) + " of " +
                             std::to_string(ranked.size()) + " with the most traced time"));
   }
+}
 
+// One row per point, and one per analysed point of its measured times and the
+// parts of T.
+void point_tables(std::vector<Block>& doc, const std::vector<const Point*>& points,
+                  const std::vector<const roofline::PointAnalysis*>& models,
+                  const std::string& sweep) {
   const std::vector<std::string> keys = varying_keys(points);
   const std::string fixed_text = fixed_params(points, keys);
   std::vector<std::vector<std::string>> rows, times;
@@ -356,6 +343,35 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r,
           "measured parts exceed T (see the findings)."));
   doc.back().nowrap = {0};
   doc.back().words = {2, 3, 4, 5, 6, 12};
+}
+
+void sweep_section(std::vector<Block>& doc, const RunRecord& r,
+                   const roofline::RunAnalysis& analysis, const roofline::SweepAnalysis& sa,
+                   const std::string& anchor, std::size_t sweep_number) {
+  const roofline::MachineRoofs& roofs = analysis.roofs;
+  const std::string& sweep = sa.name;
+  std::vector<const Point*> points;
+  std::vector<const roofline::PointAnalysis*> models;  // parallel to points
+  for (std::size_t i : sa.points) {
+    points.push_back(&r.points[i]);
+    models.push_back(&analysis.points[i]);
+  }
+  const std::string prefix =
+      anchor + "-sweep" + std::to_string(sweep_number) + "-" + file_name_part(sweep);
+  doc.push_back(heading(3, "Sweep " + sweep, prefix));
+
+  const std::vector<PointSample> samples = point_samples(r, analysis, sa.points);
+  if (!samples.empty()) {
+    doc.push_back(chart(classic_roofline_chart(roofs, samples, "Hierarchical Roofline: " + sweep),
+                        prefix + "-roofline.svg",
+                        "Classic hierarchical roofline of the " + std::to_string(samples.size()) +
+                            " measured points of " + sweep));
+  }
+  complexity_section(doc, r, analysis, sa, prefix);
+  transfer_paragraph(doc, r, analysis, sweep);
+  series_charts(doc, analysis, sweep, prefix);
+  kernels_table(doc, points, sweep);
+  point_tables(doc, points, models, sweep);
 }
 
 void provenance_section(std::vector<Block>& doc, const RunRecord& r, const std::string& anchor) {
