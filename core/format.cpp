@@ -7,26 +7,92 @@
 
 namespace timeroof {
 
-std::string format_si(double value, const std::string& unit) {
+namespace {
+
+// The prefix `scale` shows `value` under, and the value shown: times and
+// percents multiplied (by 1e6, 1e3, 100), SI prefixes divided (by 1000^k), as
+// the formatters this one replaced computed them, to the last bit.
+struct Shown {
+  std::string_view prefix;
+  double value = 0;
+};
+
+Shown shown_in(double value, double magnitude_of, NumberScale scale) {
   static const char* const kPrefixes[] = {"p", "n", "u", "m", "", "k", "M", "G", "T", "P", "E"};
   constexpr int kUnitIndex = 4;
-  if (!std::isfinite(value)) return "-";
-  int index = kUnitIndex;
-  double scaled = value;
-  if (value != 0) {
-    const int exponent = static_cast<int>(std::floor(std::log10(std::fabs(value)) / 3));
-    index = std::clamp(kUnitIndex + exponent, 0, 10);
-    scaled = value / std::pow(1000.0, index - kUnitIndex);
+  const double a = std::fabs(magnitude_of);
+  switch (scale) {
+    case NumberScale::none:
+      return {"", value};
+    case NumberScale::percent:
+      return {"", value * 100};
+    case NumberScale::time:
+      if (a < 1e-3) return {"us", value * 1e6};
+      if (a < 1) return {"ms", value * 1e3};
+      return {"s", value};
+    case NumberScale::si: {
+      if (magnitude_of == 0) return {"", value};
+      const int exponent = static_cast<int>(std::floor(std::log10(a) / 3));
+      const int index = std::clamp(kUnitIndex + exponent, 0, 10);
+      return {kPrefixes[index], value / std::pow(1000.0, index - kUnitIndex)};
+    }
   }
+  return {"", value};
+}
+
+}  // namespace
+
+std::string format_number(double value, const NumberHint& hint) {
+  if (!std::isfinite(value)) return std::string(hint.missing);
+  if (value == 0 && !hint.zero_text.empty()) return std::string(hint.zero_text);
+  const auto [prefix, shown] = shown_in(value, value, hint.scale);
+  const double m = std::fabs(shown);
+  if (m > 0 && m < hint.tiny_below) return std::string(hint.tiny_text);
   char text[64];
-  const double magnitude = std::fabs(scaled);
-  const int decimals = magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : 2;
-  std::snprintf(text, sizeof text, "%.*f %s%s", decimals, scaled, kPrefixes[index], unit.c_str());
-  return text;
+  if (m > 0 && m < hint.significant_below) {
+    std::snprintf(text, sizeof text, "%.*g", hint.significant, shown);
+  } else {
+    int decimals = hint.decimals;
+    for (const DecimalsTier& tier : hint.tiers) {
+      if (m < tier.below) {
+        decimals = tier.decimals;
+        break;
+      }
+    }
+    std::snprintf(text, sizeof text, "%.*f", decimals, shown);
+  }
+  std::string out = text;
+  std::string unit = std::string(prefix) + std::string(hint.unit);
+  if (!unit.empty() || hint.scale == NumberScale::si) out += std::string(hint.separator) + unit;
+  return out;
+}
+
+std::string format_number(const std::optional<double>& value, const NumberHint& hint) {
+  return value ? format_number(*value, hint) : std::string(hint.missing);
+}
+
+std::string format_si(double value, const std::string& unit) {
+  return format_number(value, hint::si(unit));
 }
 
 std::string format_si(const std::optional<double>& value, const std::string& unit) {
-  return value ? format_si(*value, unit) : "-";
+  return format_number(value, hint::si(unit));
+}
+
+std::string format_time(double seconds) {
+  return format_number(seconds, hint::time);
+}
+
+std::string format_time_3(double seconds) {
+  return format_number(seconds, hint::time_3);
+}
+
+std::string format_time_interval(double low, double high) {
+  const double larger = std::max(std::fabs(low), std::fabs(high));
+  const Shown l = shown_in(low, larger, NumberScale::time);
+  const Shown h = shown_in(high, larger, NumberScale::time);
+  return format_number(l.value, hint::significant_3) + " to " +
+         format_number(h.value, hint::significant_3) + " " + std::string(l.prefix);
 }
 
 std::string format_binary_bytes(double bytes) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -12,9 +13,89 @@
 
 namespace timeroof {
 
-// value in base units -> "1.98 G" + unit; "-" when missing.
+// ---- Numbers: one formatter, a hint per quantity (as nvbench's summaries) ----
+// A hint says how a quantity prints: the scale its value is shown in, the unit
+// after it, and how many decimals by the size of the shown value. Every number
+// the console, the report and the charts print goes through format_number with
+// the hint of its quantity (hint:: below), so one quantity reads the same
+// wherever it appears.
+
+enum class NumberScale {
+  none,     // the value as it is
+  si,       // engineering prefixes p..E in steps of 1000 ("4.45 TB/s")
+  time,     // seconds as us, ms or s ("187 us", "1.2 ms")
+  percent,  // a fraction x 100 ("46%")
+};
+
+// One tier of decimals: a shown magnitude below `below` gets `decimals`.
+struct DecimalsTier {
+  double below = 0;
+  int decimals = 0;
+};
+
+struct NumberHint {
+  NumberScale scale = NumberScale::none;
+  std::string_view unit;             // after the prefix: "B/s", "%", "x"
+  std::string_view separator = " ";  // between the number and its prefix and unit
+  // Decimals of the fixed-point form by the magnitude m of the shown value: the
+  // first tier with m < below, else `decimals`.
+  DecimalsTier tiers[2] = {};
+  int decimals = 0;
+  // %g with this many significant digits for 0 < m < significant_below (0: never).
+  int significant = 0;
+  double significant_below = 0;
+  // 0 < m < tiny_below prints tiny_text ("<0.1%"), so a small share is not 0.
+  double tiny_below = 0;
+  std::string_view tiny_text;
+  std::string_view zero_text;      // an exact zero as this text ("0"); empty: formatted
+  std::string_view missing = "-";  // nullopt or not finite
+};
+
+namespace hint {
+inline constexpr double kAlways = std::numeric_limits<double>::infinity();
+// "3.0 us", "187 us", "1.2 ms", "2.1 s", "0.05 us": times in findings and tables.
+inline constexpr NumberHint time{NumberScale::time, "", " ", {{10, 1}}, 0, 2, 0.1};
+// time, with an exact zero as "0": a part of a time that is not there.
+inline constexpr NumberHint time_part{NumberScale::time, "", " ", {{10, 1}}, 0, 2, 0.1, 0, "", "0"};
+// "10.1 us": three significant digits, for two close times side by side.
+inline constexpr NumberHint time_3{NumberScale::time, "", " ", {}, 0, 3, kAlways};
+// "46%", "0.4%", "<0.1%", "0%": shares in findings and the console table.
+inline constexpr NumberHint share{
+    NumberScale::percent, "%", "", {{0.95, 1}}, 0, 0, 0, 0.05, "<0.1%", "0%"};
+// "46%", "5.3%": shares in the report (one decimal below 10%).
+inline constexpr NumberHint share_report{NumberScale::percent, "%", "", {{10, 1}}};
+// share_report, "<0.1%" below 0.1%: the charts' tooltips and end labels.
+inline constexpr NumberHint share_chart{
+    NumberScale::percent, "%", "", {{10, 1}}, 0, 0, 0, 0.1, "<0.1%"};
+// "46%": whole percents, in the class reasons and the charts' axes.
+inline constexpr NumberHint percent_whole{NumberScale::percent, "%", ""};
+// "93.7%": a measured roof against its theoretical value, on the console.
+inline constexpr NumberHint percent_1{NumberScale::percent, "%", "", {}, 1};
+// "1.26x", "12.3x", "1169x": how many times.
+inline constexpr NumberHint ratio{NumberScale::none, "x", "", {{10, 2}, {100, 1}}};
+// "0.00123": three significant digits, no unit.
+inline constexpr NumberHint significant_3{NumberScale::none, "", "", {}, 0, 3, kAlways};
+// "0.0001234567891": ten significant digits, for CSV; a missing value is empty.
+inline constexpr NumberHint exact{NumberScale::none, "", "", {}, 0, 10, kAlways, 0, "", "", ""};
+// "4.45 T" + unit: three significant digits under an engineering prefix.
+constexpr NumberHint si(std::string_view unit) {
+  return {NumberScale::si, unit, " ", {{10, 2}, {100, 1}}};
+}
+}  // namespace hint
+
+std::string format_number(double value, const NumberHint& hint);
+std::string format_number(const std::optional<double>& value, const NumberHint& hint);
+
+// value in base units -> "1.98 G" + unit; "-" when missing: hint::si.
 std::string format_si(double value, const std::string& unit);
 std::string format_si(const std::optional<double>& value, const std::string& unit);
+// "3.0 us", "187 us", "1.2 ms", "2.1 s": hint::time.
+std::string format_time(double seconds);
+// "10.1 us": hint::time_3.
+std::string format_time_3(double seconds);
+// "0.592 to 0.618 us": an interval, both ends in the unit of the larger one, to
+// three significant digits.
+std::string format_time_interval(double low, double high);
 std::string format_binary_bytes(double bytes);  // "50.0 MiB"
 // Quotes argv the way a POSIX shell would need it, so the line can be pasted back.
 std::string shell_join(const std::vector<std::string>& args);

@@ -35,9 +35,7 @@ bool positive(double v) {
 }
 
 std::string percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
-  return buf;
+  return format_number(fraction, hint::percent_whole);
 }
 
 void chart_title(Svg& svg, const std::string& title, const std::string& subtitle) {
@@ -131,20 +129,13 @@ Bound ceiling_bound(const Ceiling& c) {
 
 // ---- Samples -----------------------------------------------------------------
 
-PointSample point_sample(const Point& point, const roofline::PointBounds& bounds,
-                         const roofline::Classification& classification) {
+PointSample point_sample(const Point& point, const roofline::PointAnalysis& analysis) {
+  const roofline::PointBounds& bounds = analysis.bounds;
   PointSample s;
   s.label =
       point.op + " " + point.precision + (point.math_mode.empty() ? "" : "/") + point.math_mode;
   s.params = params_text(point.params);  // every key: the LSTM's are not the conv's
-  double most = 0;
-  for (Precision p : kAllPrecisions) {
-    const double w = bounds.work[static_cast<std::size_t>(p)];
-    if (w > most) {
-      most = w;
-      s.precision_class = roofline::to_string(p);
-    }
-  }
+  if (analysis.main_precision) s.precision_class = roofline::to_string(*analysis.main_precision);
   for (Level l : kAllLevels) {
     const auto& ai = bounds.level(l).intensity;
     if (ai && positive(*ai)) s.intensity[static_cast<std::size_t>(l)] = ai;
@@ -152,20 +143,38 @@ PointSample point_sample(const Point& point, const roofline::PointBounds& bounds
   s.achieved = bounds.achieved;
   s.time_s = bounds.time_s;
   s.time_name = roofline::to_string(bounds.time_source);
-  s.bound = classification.label();
+  s.bound = analysis.classification.label();
   s.efficiency = bounds.efficiency;
   return s;
 }
 
-std::vector<PointSample> point_samples(const std::vector<Point>& points,
-                                       const roofline::MachineRoofs& roofs) {
+std::vector<PointSample> point_samples(const RunRecord& record,
+                                       const roofline::RunAnalysis& analysis,
+                                       const std::vector<std::size_t>& indices) {
   std::vector<PointSample> out;
-  for (const Point& p : points) {
-    if (p.status != PointStatus::ok) continue;
-    const roofline::PointBounds b = roofline::point_bounds(p, roofs);
-    if (!b.achieved || !positive(*b.achieved)) continue;
-    out.push_back(point_sample(p, b, roofline::classify(b)));
+  for (std::size_t i : indices) {
+    const roofline::PointAnalysis& pa = analysis.points.at(i);
+    const Point& p = record.points.at(i);
+    if (p.status != PointStatus::ok || !pa.bounds.achieved || !positive(*pa.bounds.achieved))
+      continue;
+    out.push_back(point_sample(p, pa));
   }
+  return out;
+}
+
+std::vector<PointSample> point_samples(const RunRecord& record,
+                                       const roofline::RunAnalysis& analysis) {
+  std::vector<std::size_t> all(record.points.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return point_samples(record, analysis, all);
+}
+
+std::vector<SeriesPoint> series_points(const roofline::Series& series) {
+  std::vector<SeriesPoint> out;
+  for (const roofline::SeriesPoint& sp : series.points)
+    out.push_back({sp.x, sp.bounds,
+                   series.name() + " " + series.parameter + "=" + roofline::format_value(sp.x),
+                   sp.classification});
   return out;
 }
 

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "core/results.hpp"
+#include "roofline/analysis.hpp"
 #include "roofline/bounds.hpp"
 #include "roofline/charts_data.hpp"
 #include "roofline/classify.hpp"
@@ -62,12 +63,15 @@ struct PointSample {
   std::optional<double> efficiency;  // T_kernel_roof / T_k
 };
 
-// The sample of one point (its bounds and class from roofline/).
-PointSample point_sample(const Point& point, const roofline::PointBounds& bounds,
-                         const roofline::Classification& classification);
-// Samples of every ok point with work and kernel time, on `roofs`.
-std::vector<PointSample> point_samples(const std::vector<Point>& points,
-                                       const roofline::MachineRoofs& roofs);
+// The sample of one point, from its analysis (roofline::analyze).
+PointSample point_sample(const Point& point, const roofline::PointAnalysis& analysis);
+// Samples of the ok points among `indices` (into record.points) with work and
+// kernel time; of every point of the run without `indices`.
+std::vector<PointSample> point_samples(const RunRecord& record,
+                                       const roofline::RunAnalysis& analysis,
+                                       const std::vector<std::size_t>& indices);
+std::vector<PointSample> point_samples(const RunRecord& record,
+                                       const roofline::RunAnalysis& analysis);
 // "operator, params, time, bound, efficiency": the hover text of a sample.
 std::string tooltip(const PointSample& sample);
 
@@ -77,14 +81,16 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
                                    const std::vector<PointSample>& samples,
                                    const std::string& title = "Hierarchical Roofline");
 
-// One point of a series: the swept parameter's value and the point's bounds.
+// One point of a series: the swept parameter's value and the point's bounds and
+// class as the model computed them (roofline::RunAnalysis).
 struct SeriesPoint {
   double x = 0;  // the swept parameter, e.g. batch size
   roofline::PointBounds bounds;
   std::string label;  // tooltip prefix, e.g. "conv2d_fwd fp16 batch=16"
-  // The point's class; nullopt: roofline::classify(bounds) with default thresholds.
-  std::optional<roofline::Classification> classification;
+  roofline::Classification classification;
 };
+// The chart points of a series of the analysis, labelled "<series name> <parameter>=<x>".
+std::vector<SeriesPoint> series_points(const roofline::Series& series);
 std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series,
                                     const std::string& parameter = "batch",
                                     const std::string& title = "Time against batch size");
@@ -106,10 +112,10 @@ struct ComplexityMark {
 std::string time_complexity_chart(const roofline::ComplexityChart& chart,
                                   const std::vector<ComplexityMark>& marks,
                                   const std::string& title = "Time-based roofline");
-// The chart of `points` on `roofs`: roofline::complexity_chart with its defaults,
-// each point's mark from its bounds and class.
-std::string time_complexity_chart(const std::vector<Point>& points,
-                                  const roofline::MachineRoofs& roofs,
+// The chart of a sweep of the analysis (SweepAnalysis::complexity), each point's
+// mark from its bounds and class there.
+std::string time_complexity_chart(const RunRecord& record, const roofline::RunAnalysis& analysis,
+                                  const roofline::SweepAnalysis& sweep,
                                   const std::string& title = "Time-based roofline");
 // The colour of a bottleneck class label ("memory_bound(l2)" -> the L2 colour).
 const char* bound_color(const std::string& bound_label);

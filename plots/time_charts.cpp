@@ -62,10 +62,6 @@ std::vector<SeriesPoint> sorted_series(const std::vector<SeriesPoint>& in) {
   return out;
 }
 
-roofline::Classification class_of(const SeriesPoint& p) {
-  return p.classification ? *p.classification : roofline::classify(p.bounds);
-}
-
 // "operator params, time, kernel time, bound, efficiency": the first lines of
 // every hover text of a series chart.
 std::string series_tooltip(const SeriesPoint& p, const roofline::Classification& c) {
@@ -138,10 +134,7 @@ std::string hatch_pattern(const std::string& id, const std::string& colour) {
 
 // 0.912 -> "91%", 0.0042 -> "0.4%": small shares keep a decimal.
 std::string fine_percent(double fraction) {
-  char buf[32];
-  if (fraction > 0 && fraction < 0.001) return "<0.1%";
-  std::snprintf(buf, sizeof buf, fraction < 0.1 ? "%.1f%%" : "%.0f%%", fraction * 100);
-  return buf;
+  return format_number(fraction, hint::share_chart);
 }
 
 void centred_message(Svg& svg, const Area& area, const std::string& text) {
@@ -390,21 +383,19 @@ std::string time_complexity_chart(const roofline::ComplexityChart& chart,
   return svg.str();
 }
 
-std::string time_complexity_chart(const std::vector<Point>& points,
-                                  const roofline::MachineRoofs& roofs, const std::string& title) {
-  const roofline::ComplexityChart chart = roofline::complexity_chart(points, roofs);
+std::string time_complexity_chart(const RunRecord& record, const roofline::RunAnalysis& analysis,
+                                  const roofline::SweepAnalysis& sweep, const std::string& title) {
+  const roofline::ComplexityChart& chart = sweep.complexity;
   std::vector<ComplexityMark> marks;
   for (const roofline::ComplexityPoint& cp : chart.points) {
-    const Point& p = points.at(cp.index);
-    const roofline::PointBounds b = roofline::point_bounds(p, roofs);
-    const roofline::Classification c = roofline::classify(b);
-    std::string tip = tooltip(point_sample(p, b, c));
+    const roofline::PointAnalysis& pa = analysis.points.at(cp.index);
+    std::string tip = tooltip(point_sample(record.points.at(cp.index), pa));
     tip += "\nHBM bytes " + format_si(cp.bytes, "B") + ", FLOPs " + format_si(cp.flops, "FLOP");
     tip += "\nat the roof for " + format_si(cp.time_s, "s") + ": " +
            format_si(cp.runtime_bytes, "B") + ", " + format_si(cp.runtime_flops, "FLOP") + " (" +
            (cp.compute_side ? "compute" : "memory") + " side)";
     tip += "\nlost to the roof " + format_si(cp.lost_s, "s");
-    marks.push_back({tip, c.label()});
+    marks.push_back({tip, pa.classification.label()});
   }
   return time_complexity_chart(chart, marks, title);
 }
@@ -424,7 +415,7 @@ std::string time_decomposition_chart(const std::vector<SeriesPoint>& series_in,
   };
   std::vector<Bar> bars;
   for (const SeriesPoint& p : series) {
-    Bar b{&p, class_of(p), {}, Bound::hbm, {}, 0};
+    Bar b{&p, p.classification, {}, Bound::hbm, {}, 0};
     b.parts = b.cls.parts;
     std::tie(b.roof, b.roof_name) = kernel_roof(p.bounds);
     const roofline::Decomposition& d = b.parts;
@@ -650,8 +641,7 @@ std::string tensor_core_chart(const std::vector<SeriesPoint>& series_in,
   for (std::size_t li = 0; li < lines.size(); ++li) {
     const Line& l = lines[li];
     for (const auto& [p, v] : l.values) {
-      const roofline::Classification c = class_of(*p);
-      std::string tip = series_tooltip(*p, c);
+      std::string tip = series_tooltip(*p, p->classification);
       tip += "\nTensor-Core share " +
              (p->bounds.tensor_share ? fine_percent(*p->bounds.tensor_share) : std::string("-"));
       tip += "\nTensor-Core utilisation " + (p->bounds.tensor_utilisation

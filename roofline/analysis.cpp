@@ -1,5 +1,6 @@
 #include "roofline/analysis.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -266,6 +267,19 @@ json options_json(const FindingsOptions& o) {
       {"findings", {{"graph_min_gain", o.graph_min_gain}, {"pass_tolerance", o.pass_tolerance}}}};
 }
 
+// The class with the most work; the first of equals.
+std::optional<Precision> main_precision(const PointBounds& b) {
+  std::optional<Precision> out;
+  double most = 0;
+  for (Precision p : kAllPrecisions) {
+    if (b.work[static_cast<std::size_t>(p)] > most) {
+      most = b.work[static_cast<std::size_t>(p)];
+      out = p;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool analysed_status(PointStatus status) {
@@ -282,8 +296,21 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options) {
     if (pa.analysed) {
       pa.bounds = point_bounds(record.points[i], a.roofs, options.series.bounds);
       pa.classification = classify(pa.bounds, options.series.thresholds);
+      pa.main_precision = main_precision(pa.bounds);
     }
     a.points.push_back(std::move(pa));
+  }
+  for (std::size_t i = 0; i < record.points.size(); ++i) {
+    const std::string& sweep = record.points[i].sweep;
+    auto it = std::find_if(a.sweeps.begin(), a.sweeps.end(),
+                           [&](const SweepAnalysis& s) { return s.name == sweep; });
+    if (it == a.sweeps.end()) it = a.sweeps.insert(a.sweeps.end(), SweepAnalysis{sweep, {}, {}});
+    it->points.push_back(i);
+  }
+  for (SweepAnalysis& s : a.sweeps) {
+    std::vector<BoundedPoint> bounded;
+    for (std::size_t i : s.points) bounded.push_back({i, &record.points[i], &a.points[i].bounds});
+    s.complexity = complexity_chart(bounded, a.roofs);
   }
   // Series, fits and findings from the per-point numbers above, not recomputed.
   std::vector<Series> series = group_series(

@@ -1,6 +1,9 @@
-// The model's whole view of a run, in one structure: per point the bounds and the
-// class, per series the fit, and the ranked findings. `timeroof analyze` prints it
-// as a table, CSV or JSON; the JSON form (analysis_document) carries every field.
+// The model's whole view of a run, in one structure, computed once per run by
+// analyze(): per point the bounds and the class, per sweep its complexity chart,
+// per series the fit, and the ranked findings. Every printer formats from it and
+// computes no bound itself: `timeroof analyze` (table, CSV, JSON; the JSON form,
+// analysis_document, carries every per-point field) and `timeroof report` (the
+// HTML and Markdown report and its charts, plots/).
 //
 // Points analysed: status ok or counters_unavailable (timed, so the model has a
 // time; the bounds fall back to analytic work without counters). Points that
@@ -9,12 +12,15 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/results.hpp"
 #include "roofline/bounds.hpp"
+#include "roofline/charts_data.hpp"
 #include "roofline/classify.hpp"
 #include "roofline/findings.hpp"
 #include "roofline/machine_roofs.hpp"
@@ -27,6 +33,17 @@ struct PointAnalysis {
   bool analysed = false;  // false: nothing measured (see above)
   PointBounds bounds;
   Classification classification;
+  // The precision class with the most work (the first of equals, in
+  // kAllPrecisions order); nullopt without work.
+  std::optional<Precision> main_precision;
+};
+
+// The points of one sweep and the time-based roofline's complexity chart of
+// them (charts_data.hpp, default ComplexityOptions), from the points' bounds above.
+struct SweepAnalysis {
+  std::string name;
+  std::vector<std::size_t> points;  // into RunRecord::points, in run order
+  ComplexityChart complexity;       // its ComplexityPoint::index: into RunRecord::points
 };
 
 struct SeriesAnalysis {
@@ -37,6 +54,7 @@ struct SeriesAnalysis {
 struct RunAnalysis {
   MachineRoofs roofs;
   std::vector<PointAnalysis> points;  // one per RunRecord::points, same order
+  std::vector<SweepAnalysis> sweeps;  // in the order of their first point
   std::vector<SeriesAnalysis> series;
   std::vector<Finding> findings;  // ranked (findings.hpp)
 };

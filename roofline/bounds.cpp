@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <map>
 #include <utility>
@@ -50,9 +49,7 @@ std::array<std::optional<double>, kLevelCount> read_bytes(const Quantities& q) {
 }
 
 std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
+  return format_number(v, hint::significant_3);
 }
 
 // The L1 rule (header): why L1 is left out, or "" when it is used.
@@ -89,58 +86,11 @@ std::optional<double> kernel_busy(const Point& point) {
 
 }  // namespace
 
-std::string format_time(double seconds) {
-  const double a = std::fabs(seconds);
-  const char* unit = "s";
-  double v = seconds;
-  if (a < 1e-3) {
-    unit = "us";
-    v = seconds * 1e6;
-  } else if (a < 1) {
-    unit = "ms";
-    v = seconds * 1e3;
-  }
-  const double av = std::fabs(v);
-  const char* format = av < 10 ? "%.1f %s" : "%.0f %s";
-  if (av > 0 && av < 0.1) format = "%.2g %s";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, format, v, unit);
-  return buf;
-}
-
-namespace {
-// The unit format_time would pick for `seconds`, and its scale.
-std::pair<const char*, double> time_unit(double seconds) {
-  const double a = std::fabs(seconds);
-  if (a < 1e-3) return {"us", 1e6};
-  if (a < 1) return {"ms", 1e3};
-  return {"s", 1};
-}
-}  // namespace
-
-std::string format_time_3(double seconds) {
-  const auto [unit, scale] = time_unit(seconds);
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3g %s", seconds * scale, unit);
-  return buf;
-}
-
 std::string format_time_stats(const std::optional<TimeStats>& stats) {
   if (!stats) return "-";
   std::string out = format_time(stats->median_s);
-  if (const auto ci = stats->relative_ci()) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, *ci < 0.1 ? " +-%.1f%%" : " +-%.0f%%", 100 * *ci);
-    out += buf;
-  }
+  if (const auto ci = stats->relative_ci()) out += " +-" + format_number(*ci, hint::share_report);
   return out;
-}
-
-std::string format_time_interval(double low, double high) {
-  const auto [unit, scale] = time_unit(std::max(std::fabs(low), std::fabs(high)));
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%.3g to %.3g %s", low * scale, high * scale, unit);
-  return buf;
 }
 
 const char* to_string(BoundScope scope) {

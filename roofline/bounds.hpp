@@ -113,6 +113,7 @@
 #include <string>
 #include <vector>
 
+#include "core/format.hpp"
 #include "core/results.hpp"
 #include "roofline/machine_roofs.hpp"
 
@@ -258,16 +259,13 @@ HostMemory transfer_host(const Point& point, std::string* unknown = nullptr);
 // pageable D2H roof 18.0 GB/s"; "" when it used none.
 std::string transfer_roofs_text(const PointBounds& bounds);
 
-// "3.0 us", "187 us", "1.2 ms", "2.1 s": a time as the findings and tables print it.
-std::string format_time(double seconds);
-// "10.1 us": three significant digits, for two close times side by side.
-std::string format_time_3(double seconds);
+// The time formatters of core/format.hpp ("3.0 us", "10.1 us", "0.592 to 0.618 us").
+using timeroof::format_time;
+using timeroof::format_time_3;
+using timeroof::format_time_interval;
 // "45 us +-1.2%": a measured time and the half width of its 95% interval relative
 // to it ("45 us" without an interval, "-" when not measured).
 std::string format_time_stats(const std::optional<TimeStats>& stats);
-// "0.592 to 0.618 us": an interval, both ends in the unit of the larger one, to
-// three significant digits.
-std::string format_time_interval(double low, double high);
 
 PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
                          const BoundsOptions& options = {});

@@ -9,6 +9,17 @@ namespace timeroof::roofline {
 
 ComplexityChart complexity_chart(const std::vector<Point>& points, const MachineRoofs& roofs,
                                  const ComplexityOptions& options) {
+  std::vector<PointBounds> bounds;
+  for (const Point& p : points)
+    bounds.push_back(p.status == PointStatus::ok ? point_bounds(p, roofs, options.bounds)
+                                                 : PointBounds{});
+  std::vector<BoundedPoint> bounded;
+  for (std::size_t i = 0; i < points.size(); ++i) bounded.push_back({i, &points[i], &bounds[i]});
+  return complexity_chart(bounded, roofs, options);
+}
+
+ComplexityChart complexity_chart(const std::vector<BoundedPoint>& points, const MachineRoofs& roofs,
+                                 const ComplexityOptions& options) {
   ComplexityChart chart;
   const Roof& dram = roofs.bandwidth(Level::dram);
   if (!dram.available() || *dram.value <= 0) {
@@ -18,10 +29,10 @@ ComplexityChart complexity_chart(const std::vector<Point>& points, const Machine
   chart.bandwidth = *dram.value;
   if (roofs.launch.available()) chart.launch_cost_s = *roofs.launch.value;
 
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const Point& p = points[i];
+  for (const BoundedPoint& bp : points) {
+    const Point& p = *bp.point;
     if (p.status != PointStatus::ok) continue;
-    const PointBounds b = point_bounds(p, roofs, options.bounds);
+    const PointBounds& b = *bp.bounds;
     const std::string who = p.op + " " + p.precision + " seq " + std::to_string(p.seq);
     const auto& q = b.level(Level::dram).bytes;
     const std::optional<double> t = options.use_kernel_time ? b.kernel_s : b.time_s;
@@ -34,7 +45,7 @@ ComplexityChart complexity_chart(const std::vector<Point>& points, const Machine
       continue;
     }
     ComplexityPoint cp;
-    cp.index = i;
+    cp.index = bp.index;
     cp.bytes = *q;
     cp.flops = b.total_work;
     cp.intensity = cp.bytes > 0 ? cp.flops / cp.bytes : std::numeric_limits<double>::infinity();

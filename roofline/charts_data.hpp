@@ -95,8 +95,22 @@ struct ComplexityOptions {
   BoundsOptions bounds;
 };
 
-// Points without work, without DRAM bytes and W, without the time used, or on a
-// machine without B_dram are left out and noted (a chart needs B and some P).
+// A point and its bounds as the model computed them (roofline::analyze): the
+// chart reads them and computes none. `index` is what ComplexityPoint::index
+// reports.
+struct BoundedPoint {
+  std::size_t index = 0;
+  const Point* point = nullptr;
+  const PointBounds* bounds = nullptr;
+};
+
+// Points that are not ok, without work, without DRAM bytes and W, without the
+// time used, or on a machine without B_dram are left out and noted (a chart needs
+// B and some P). options.bounds is not read: the bounds are given.
+ComplexityChart complexity_chart(const std::vector<BoundedPoint>& points, const MachineRoofs& roofs,
+                                 const ComplexityOptions& options = {});
+// The same for points without an analysis (tests, one-off callers): their bounds
+// on `roofs` with options.bounds, index = position in `points`.
 ComplexityChart complexity_chart(const std::vector<Point>& points, const MachineRoofs& roofs,
                                  const ComplexityOptions& options = {});
 

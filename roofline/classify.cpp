@@ -1,16 +1,13 @@
 #include "roofline/classify.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace timeroof::roofline {
 
 namespace {
 
 std::string pct(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
-  return buf;
+  return format_number(fraction, hint::percent_whole);
 }
 
 // "T_stream 45 us": a time with its name.

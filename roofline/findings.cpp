@@ -15,9 +15,7 @@ std::string printf_string(const char* format, double value) {
 
 // "53%"; below 1% one decimal ("0.4%"), so a small share is not shown as 0.
 std::string percent(double fraction) {
-  const double pct = 100 * fraction;
-  if (pct > 0 && pct < 0.05) return "<0.1%";
-  return printf_string(pct > 0 && pct < 0.95 ? "%.1f%%" : "%.0f%%", pct);
+  return format_number(fraction, hint::share);
 }
 
 const char* level_name(Level level) {

@@ -28,36 +28,11 @@ using roofline::PointAnalysis;
 using roofline::PointBounds;
 using roofline::RunAnalysis;
 
-// "-" missing, "0" exactly zero, else "3.0 us" / "1.2 ms".
-std::string time_text(const std::optional<double>& s) {
-  if (!s || !std::isfinite(*s)) return "-";
-  if (*s == 0) return "0";
-  return roofline::format_time(*s);
-}
-
-// "46%"; under 1% one decimal ("0.4%", "<0.1%"), so a small share is not shown as 0.
-std::string percent_text(const std::optional<double>& f) {
-  if (!f || !std::isfinite(*f)) return "-";
-  const double pct = 100 * *f;
-  if (pct > 0 && pct < 0.05) return "<0.1%";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, pct > 0 && pct < 0.95 ? "%.1f%%" : "%.0f%%", pct);
-  return buf;
-}
-
-// "1.26x", "12.3x", "1169x".
-std::string ratio_text(const std::optional<double>& x) {
-  if (!x || !std::isfinite(*x)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, *x >= 100 ? "%.0fx" : *x >= 10 ? "%.1fx" : "%.2fx", *x);
-  return buf;
-}
-
 // The memory-level column: its time, "n/m" where L1 was left out (TMA).
 std::string level_text(const PointBounds& b, Level l) {
   const roofline::LevelBounds& lb = b.level(l);
   if (lb.excluded) return "n/m";
-  return time_text(lb.time_s);
+  return format_number(lb.time_s, hint::time_part);
 }
 
 // The parameters whose values differ between the points of one sweep and are not
@@ -112,8 +87,7 @@ std::string fit_text(const roofline::LinearFit& f, const std::string& y,
   if (f.n < 2) return y + ": too few points for a fit";
   char r2[32] = "-";
   if (f.r2) std::snprintf(r2, sizeof r2, "%.3f", *f.r2);
-  char scatter[32];
-  std::snprintf(scatter, sizeof scatter, "%.0f%%", 100 * f.spread);
+  const std::string scatter = format_number(f.spread, hint::percent_whole);
   const std::string quality =
       " (robust fit of " + std::to_string(f.n) + " points, scatter " + scatter + ", R2 " + r2 + ")";
   if (f.flat)
@@ -164,11 +138,9 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
   out << rules;
 
   // Points, one table per sweep in the order of the run.
-  std::vector<std::string> sweeps;
-  for (const Point& p : record.points)
-    if (std::find(sweeps.begin(), sweeps.end(), p.sweep) == sweeps.end()) sweeps.push_back(p.sweep);
   bool any_excluded = false;
-  for (const std::string& sweep : sweeps) {
+  for (const roofline::SweepAnalysis& sa : a.sweeps) {
+    const std::string& sweep = sa.name;
     const std::vector<std::string> keys = varying_params(record, sweep);
     std::vector<std::vector<std::string>> rows = {
         {"seq",    "op",   "prec", "params", "status", "T",        "T_k",    "T_roof",
@@ -178,9 +150,9 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
                                                     "T is", "host", "gaps", "xfer", "within",
                                                     "lost", "not expl", "premium", "class: why"}};
     std::vector<std::string> not_analysed, xfer_roofs, notes;
-    for (const PointAnalysis& pa : a.points) {
-      const Point& p = record.points[pa.index];
-      if (p.sweep != sweep) continue;
+    for (const std::size_t index : sa.points) {
+      const PointAnalysis& pa = a.points[index];
+      const Point& p = record.points[index];
       std::vector<std::string> row = {std::to_string(p.seq), p.op, p.precision,
                                       params_text(p.params, keys), to_string(p.status)};
       if (!pa.analysed) {
@@ -195,36 +167,39 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
             std::find(xfer_roofs.begin(), xfer_roofs.end(), xfer) == xfer_roofs.end())
           xfer_roofs.push_back(xfer);
         const roofline::Decomposition& d = pa.classification.parts;
-        times.push_back({std::to_string(p.seq), roofline::format_time_stats(b.call),
-                         roofline::format_time_stats(b.stream),
-                         roofline::format_time_stats(b.graph), roofline::format_time_stats(b.issue),
-                         roofline::to_string(d.time_source),
-                         time_text(d.host_overhead_s) + (d.separated ? "" : "*"),
-                         d.separated ? time_text(d.device_gaps_s) : "-", time_text(d.transfer_s),
-                         time_text(d.within_roof_s), time_text(d.lost_to_roof_s),
-                         time_text(d.not_explained_s), time_text(d.call_premium_s),
-                         pa.classification.label() + ": " + pa.classification.reason});
+        times.push_back(
+            {std::to_string(p.seq), roofline::format_time_stats(b.call),
+             roofline::format_time_stats(b.stream), roofline::format_time_stats(b.graph),
+             roofline::format_time_stats(b.issue), roofline::to_string(d.time_source),
+             format_number(d.host_overhead_s, hint::time_part) + (d.separated ? "" : "*"),
+             d.separated ? format_number(d.device_gaps_s, hint::time_part) : "-",
+             format_number(d.transfer_s, hint::time_part),
+             format_number(d.within_roof_s, hint::time_part),
+             format_number(d.lost_to_roof_s, hint::time_part),
+             format_number(d.not_explained_s, hint::time_part),
+             format_number(d.call_premium_s, hint::time_part),
+             pa.classification.label() + ": " + pa.classification.reason});
         for (const std::string& note : d.notes)
           if (note.find("not measured separately") == std::string::npos)
             notes.push_back("seq " + std::to_string(p.seq) + ": " + note);
         const std::vector<std::string> numbers = {
-            time_text(b.time_s),
-            time_text(b.kernel_s),
-            time_text(b.t_roof),
-            time_text(b.t_cuda),
-            time_text(b.t_tensor),
+            format_number(b.time_s, hint::time_part),
+            format_number(b.kernel_s, hint::time_part),
+            format_number(b.t_roof, hint::time_part),
+            format_number(b.t_cuda, hint::time_part),
+            format_number(b.t_tensor, hint::time_part),
             level_text(b, Level::l1),
             level_text(b, Level::l2),
             level_text(b, Level::dram),
-            time_text(b.t_launch),
-            time_text(b.t_xfer),
+            format_number(b.t_launch, hint::time_part),
+            format_number(b.t_xfer, hint::time_part),
             b.limiting_roof.empty() ? "-" : b.limiting_roof,
             pa.classification.label(),
-            percent_text(b.efficiency),
-            percent_text(b.tensor_share),
-            time_text(b.t_lower_bound),
+            format_number(b.efficiency, hint::share),
+            format_number(b.tensor_share, hint::share),
+            format_number(b.t_lower_bound, hint::time_part),
             b.lower_bound_scope == roofline::BoundScope::per_kernel ? "kernel" : "op",
-            ratio_text(b.headroom)};
+            format_number(b.headroom, hint::ratio)};
         row.insert(row.end(), numbers.begin(), numbers.end());
       }
       rows.push_back(std::move(row));
@@ -303,17 +278,13 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
-std::string csv_number(const std::optional<double>& v) {
-  if (!v || !std::isfinite(*v)) return "";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", *v);
-  return buf;
-}
-
 // One row per point of every run; every parameter of any point is a column
 // (param_<name>), empty where a point lacks it. Missing numbers are empty cells.
 std::string analysis_csv(const std::vector<RunRecord>& records,
                          const std::vector<RunAnalysis>& analyses) {
+  const auto csv_number = [](const std::optional<double>& v) {
+    return format_number(v, hint::exact);
+  };
   std::set<std::string> keys;
   for (const RunRecord& r : records)
     for (const Point& p : r.points)

@@ -92,13 +92,9 @@ std::string format_ceilings(const std::vector<Ceiling>& ceilings) {
       {"ceiling", "measured", "theoretical", "ratio", "SM clock", "spread", "method"}};
   for (const Ceiling& c : ceilings) {
     std::string ratio = "-";
-    if (c.theoretical && *c.theoretical > 0) {
-      char text[16];
-      std::snprintf(text, sizeof text, "%.1f%%", 100.0 * c.measured / *c.theoretical);
-      ratio = text;
-    }
-    char spread[16];
-    std::snprintf(spread, sizeof spread, "%.1f%%", 100.0 * c.spread);
+    if (c.theoretical && *c.theoretical > 0)
+      ratio = format_number(c.measured / *c.theoretical, hint::percent_1);
+    const std::string spread = format_number(c.spread, hint::percent_1);
     rows.push_back({c.name, format_si(c.measured, c.unit), format_si(c.theoretical, c.unit), ratio,
                     format_si(c.sm_clock_hz, "Hz"), spread, c.method});
   }

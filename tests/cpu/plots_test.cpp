@@ -22,6 +22,7 @@
 #include "plots/axes.hpp"
 #include "plots/charts.hpp"
 #include "plots/svg.hpp"
+#include "roofline/analysis.hpp"
 #include "roofline/bounds.hpp"
 #include "roofline/classify.hpp"
 #include "roofline/machine_roofs.hpp"
@@ -771,10 +772,13 @@ std::vector<Point> synthetic_points(const std::string& op = "conv") {
 }
 
 TEST(TimeComplexity, FromPointsEveryPointHasItsTooltip) {
-  const auto roofs = roofline::machine_roofs(synthetic_machine());
   const std::string op = "conv<half>&";
-  const std::vector<Point> points = synthetic_points(op);
-  const std::string svg = time_complexity_chart(points, roofs, "T");
+  RunRecord record;
+  record.run.machine = synthetic_machine();
+  record.points = synthetic_points(op);
+  const std::vector<Point>& points = record.points;
+  const roofline::RunAnalysis analysis = roofline::analyze(record);
+  const std::string svg = time_complexity_chart(record, analysis, analysis.sweeps.at(0), "T");
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
   EXPECT_EQ(count(svg, "class=\"point\""), points.size());
@@ -883,15 +887,15 @@ TEST(TimeDecomposition, StackedMeasuredPartsInSecondsAndShares) {
 // older run's bar names its joint host overhead and gaps.
 TEST(TimeDecomposition, PartsAboveTAndOlderRunsAreLabelled) {
   SeriesPoint above = parts_point(1, 37e-6, 0, 0, 10e-6, 0, "dram");
-  roofline::Decomposition& d = above.classification->parts;
+  roofline::Decomposition& d = above.classification.parts;
   d.time_s = 45e-6;
   *above.bounds.time_s = 45e-6;
   d.kernels_above_device_s = 2e-6;
   d.not_explained_s = -2e-6;
   d.notes = {"T_k 10 us (trace pass, 1 kernel) exceeds T_graph 8.0 us by 2.0 us (25%)"};
   SeriesPoint old = parts_point(2, 40e-6, 0, 0, 10e-6, 0, "dram");
-  old.classification->parts.separated = false;
-  old.classification->parts.time_source = roofline::TimeSource::call;
+  old.classification.parts.separated = false;
+  old.classification.parts.time_source = roofline::TimeSource::call;
   const std::string svg = time_decomposition_chart({above, old}, "batch", "t");
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
@@ -923,7 +927,7 @@ SeriesPoint tensor_point(double x, double share, double utilisation) {
   b.efficiency = 0.5;
   b.tensor_share = share;
   b.tensor_utilisation = utilisation;
-  return {x, b, "gemm batch=" + roofline::format_value(x), std::nullopt};
+  return {x, b, "gemm batch=" + roofline::format_value(x), {}};
 }
 
 TEST(TensorCores, ShareAndUtilisationOnAPercentAxis) {
@@ -959,7 +963,7 @@ TEST(TensorCores, ShareAndUtilisationOnAPercentAxis) {
     EXPECT_NE(tip->find(part), std::string::npos) << part << " in " << *tip;
   // Nothing to show: said in the plot.
   roofline::PointBounds none;
-  const std::string empty = tensor_core_chart({{1, none, "x", std::nullopt}});
+  const std::string empty = tensor_core_chart({{1, none, "x", {}}});
   EXPECT_NE(empty.find("no point with FLOPs and kernel time"), std::string::npos);
 }
 
@@ -980,23 +984,26 @@ struct Chart {
 
 std::vector<Chart> sample_charts() {
   const RunRecord& r = sample();
-  const auto roofs = roofline::machine_roofs(r.run.machine);
+  const roofline::RunAnalysis analysis = roofline::analyze(r);
+  const roofline::MachineRoofs& roofs = analysis.roofs;
   std::vector<Chart> charts = {
       {"ceilings", ceilings_chart(r.run.machine)},
       {"working-set", working_set_chart(r.run.machine)},
-      {"roofline", classic_roofline_chart(roofs, point_samples(r.points, roofs),
+      {"roofline", classic_roofline_chart(roofs, point_samples(r, analysis),
                                           "Hierarchical Roofline: H200 sample, all points")},
   };
   // The conv2d_fwd fp16 batch sweep (baseline shape, batch varies).
   std::vector<SeriesPoint> series;
-  for (const Point& p : r.points) {
+  for (const roofline::PointAnalysis& pa : analysis.points) {
+    const Point& p = r.points[pa.index];
     if (p.op != "conv2d_fwd" || p.precision != "fp16" || p.status != PointStatus::ok) continue;
     if (p.params.value("stride", 0) != 2 || p.params.value("filter", 0) != 3 ||
         p.params.value("filters", 0) != 64)
       continue;
     series.push_back(
-        {p.params.value("batch", 0.0), roofline::point_bounds(p, roofs),
-         p.op + " " + p.precision + " batch=" + std::to_string(p.params.value("batch", 0))});
+        {p.params.value("batch", 0.0), pa.bounds,
+         p.op + " " + p.precision + " batch=" + std::to_string(p.params.value("batch", 0)),
+         pa.classification});
   }
   charts.push_back(
       {"time-vs-batch", time_vs_parameter_chart(series, "batch",
@@ -1011,21 +1018,15 @@ std::vector<Chart> sample_charts() {
        tensor_core_chart(series, "batch",
                          "conv2d_fwd fp16 (3x3, 64 filters, stride 2): Tensor Cores")});
   // Per sweep, as the report draws them.
-  for (const char* sweep : {"conv2d-default", "lstm-default"}) {
-    std::vector<Point> points;
-    for (const Point& p : r.points)
-      if (p.sweep == sweep) points.push_back(p);
+  for (const roofline::SweepAnalysis& sweep : analysis.sweeps)
     charts.push_back(
-        {std::string("complexity-") + sweep,
-         time_complexity_chart(points, roofs, std::string("Time-based roofline: ") + sweep)});
-  }
+        {"complexity-" + sweep.name,
+         time_complexity_chart(r, analysis, sweep, "Time-based roofline: " + sweep.name)});
   // An LSTM series (many launches per call), through the model's series grouping.
-  for (const roofline::Series& s : roofline::group_series(r.points, roofs)) {
+  for (const roofline::SeriesAnalysis& sa : analysis.series) {
+    const roofline::Series& s = sa.series;
     if (s.op != "lstm_training_forward" || s.precision != "fp16") continue;
-    std::vector<SeriesPoint> lstm;
-    for (const roofline::SeriesPoint& sp : s.points)
-      lstm.push_back({sp.x, sp.bounds, s.name() + " batch=" + roofline::format_value(sp.x),
-                      sp.classification});
+    const std::vector<SeriesPoint> lstm = series_points(s);
     charts.push_back({"lstm-decomposition",
                       time_decomposition_chart(lstm, "batch", s.name() + ": where the time goes")});
     charts.push_back(
@@ -1040,8 +1041,9 @@ TEST(SampleCharts, ChartsHaveEveryCeilingPointAndSeries) {
   EXPECT_EQ(count(ceilings, "class=\"ceiling\""), r.run.machine.ceilings.size());
   EXPECT_EQ(count(working_set_chart(r.run.machine), "class=\"sample\""),
             r.run.machine.working_set.size());
-  const auto roofs = roofline::machine_roofs(r.run.machine);
-  const auto samples = point_samples(r.points, roofs);
+  const roofline::RunAnalysis analysis = roofline::analyze(r);
+  const roofline::MachineRoofs& roofs = analysis.roofs;
+  const auto samples = point_samples(r, analysis);
   EXPECT_GE(samples.size(), 200u);
   const std::string roof = classic_roofline_chart(roofs, samples);
   EXPECT_EQ(count(roof, "class=\"sample\""), samples.size());

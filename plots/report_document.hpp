@@ -1,0 +1,46 @@
+// The report as a document model: a list of blocks (headings, paragraphs,
+// lists, tables, charts) that the sections build once (report_sections.hpp) and
+// two renderers write out, as HTML (report_html.cpp) and as Markdown
+// (report_markdown.cpp). Internal to plots/; not a public interface.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "plots/report.hpp"
+
+namespace timeroof::plots::detail {
+
+struct Block {
+  enum class Kind { heading, paragraph, list, table, chart } kind = Kind::paragraph;
+  int level = 2;                   // heading
+  std::string id;                  // heading anchor
+  std::string text;                // heading, paragraph (plain text, escaped when rendered)
+  std::vector<std::string> items;  // list
+  bool ordered = false;
+  std::vector<std::string> header;  // table
+  std::vector<std::vector<std::string>> rows;
+  std::string row_class;            // table: class of every body row
+  std::vector<std::size_t> nowrap;  // table: columns never wrapped (numbers, short labels)
+  std::vector<std::size_t> words;   // table: columns wrapped between words only
+  std::string caption;              // table, chart
+  std::string svg;                  // chart
+  std::string file;                 // chart: file name next to report.md
+};
+
+Block heading(int level, const std::string& text, const std::string& id = {});
+Block paragraph(const std::string& text);
+Block list(std::vector<std::string> items, bool ordered);
+Block table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows,
+            const std::string& row_class = {}, const std::string& caption = {});
+Block chart(std::string svg, const std::string& file, const std::string& caption);
+
+// The self-contained HTML page: inline CSS and SVG, every text escaped.
+std::string render_html(const std::vector<Block>& blocks);
+// The Markdown document, its charts referenced as `format` files next to it.
+std::string render_markdown(const std::vector<Block>& blocks, ChartFormat format);
+// A chart's file name with the extension of `format` ("x.svg" -> "x.png").
+std::string chart_file(const std::string& svg_file, ChartFormat format);
+
+}  // namespace timeroof::plots::detail

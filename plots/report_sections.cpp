@@ -1,0 +1,441 @@
+#include "plots/report_sections.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/format.hpp"
+#include "plots/charts.hpp"
+#include "roofline/analysis.hpp"
+#include "roofline/bounds.hpp"
+#include "roofline/charts_data.hpp"
+#include "roofline/classify.hpp"
+#include "roofline/findings.hpp"
+#include "roofline/machine_roofs.hpp"
+#include "roofline/sweep_fit.hpp"
+#include "timeroof/version.hpp"
+
+namespace timeroof::plots::detail {
+
+namespace {
+
+// ---- Numbers and names ---------------------------------------------------------
+
+std::string or_dash(const std::string& text) {
+  return text.empty() ? "-" : text;
+}
+
+// The keys of `points`' params whose values differ between points.
+std::vector<std::string> varying_keys(const std::vector<const Point*>& points) {
+  std::map<std::string, std::set<std::string>> values;
+  for (const Point* p : points)
+    if (p->params.is_object())
+      for (auto it = p->params.begin(); it != p->params.end(); ++it)
+        values[it.key()].insert(param_value_text(it.value()));
+  std::vector<std::string> keys;
+  for (const auto& [key, seen] : values) {
+    bool everywhere = true;
+    for (const Point* p : points) everywhere = everywhere && p->params.contains(key);
+    if (seen.size() > 1 || !everywhere) keys.push_back(key);
+  }
+  // The usual swept parameter first.
+  auto batch = std::find(keys.begin(), keys.end(), "batch");
+  if (batch != keys.end()) std::rotate(keys.begin(), batch, batch + 1);
+  return keys;
+}
+
+std::string params_of(const Point& p, const std::vector<std::string>& keys) {
+  std::string out;
+  for (const std::string& key : keys) {
+    if (!p.params.is_object() || !p.params.contains(key)) continue;
+    if (key == "precision" && param_value_text(p.params.at(key)) == p.precision) continue;
+    if (!out.empty()) out += ' ';
+    out += key + "=" + param_value_text(p.params.at(key));
+  }
+  return out;
+}
+
+std::string fixed_params(const std::vector<const Point*>& points,
+                         const std::vector<std::string>& varying) {
+  if (points.empty()) return {};
+  std::vector<std::string> keys = param_keys(points.front()->params);
+  std::erase_if(keys, [&](const std::string& key) {
+    return std::find(varying.begin(), varying.end(), key) != varying.end();
+  });
+  return params_text(points.front()->params, keys);
+}
+
+std::string clock_text(const std::optional<double>& hz) {
+  return hz ? format_si(*hz, "Hz") : "-";
+}
+
+// ---- Sections -------------------------------------------------------------------
+
+constexpr std::size_t kMaxKernels = 12;  // kernel rows per sweep
+
+void summary_section(std::vector<Block>& doc, const RunRecord& r, const std::string& anchor) {
+  const Run& run = r.run;
+  doc.push_back(heading(3, "Summary", anchor + "-summary"));
+  std::map<std::string, int> statuses;
+  for (const Point& p : r.points) ++statuses[to_string(p.status)];
+  std::string counts;
+  for (const auto& [status, n] : statuses)
+    counts += (counts.empty() ? "" : ", ") + status + " " + std::to_string(n);
+  std::set<std::string> sweeps;
+  for (const Point& p : r.points) sweeps.insert(p.sweep);
+  std::string sweep_list;
+  for (const std::string& s : sweeps) sweep_list += (sweep_list.empty() ? "" : ", ") + s;
+  doc.push_back(
+      table({"Item", "Value"},
+            {{"GPU", or_dash(run.machine.gpu.name)},
+             {"Date", or_dash(run.started_at)},
+             {"Run status", or_dash(run.status)},
+             {"Tool", "timeroof " + or_dash(run.tool_version) + " (" + or_dash(run.git_sha) + ")"},
+             {"Command line", or_dash(run.command_line)},
+             {"Roofs measured", std::to_string(run.machine.ceilings.size())},
+             {"Sweeps", or_dash(sweep_list)},
+             {"Points", std::to_string(r.points.size())},
+             {"Points per status", or_dash(counts)}},
+            "summary"));
+}
+
+void findings_section(std::vector<Block>& doc, const roofline::RunAnalysis& analysis,
+                      const std::string& anchor) {
+  doc.push_back(heading(3, "Findings", anchor + "-findings"));
+  if (analysis.findings.empty()) {
+    doc.push_back(paragraph("No findings: the run has no series of measured points."));
+    return;
+  }
+  doc.push_back(
+      paragraph("Ranked by the time each finding explains, in seconds summed over its points, "
+                "most first; beside it the share of its series' time (each point's share of its "
+                "own call, averaged over the series)."));
+  std::vector<std::string> items;
+  for (const roofline::Finding& f : analysis.findings)
+    items.push_back(f.text + " [explains " + roofline::format_time(f.explained_s) + ", " +
+                    format_number(f.share, hint::share_report) + " of the series' time]");
+  doc.push_back(list(std::move(items), true));
+}
+
+void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::string& anchor) {
+  const Machine& m = r.run.machine;
+  doc.push_back(heading(3, "Machine roofs", anchor + "-roofs"));
+  if (m.ceilings.empty()) {
+    doc.push_back(paragraph("No roofs were measured in this run."));
+  } else {
+    doc.push_back(chart(ceilings_chart(m), anchor + "-ceilings.svg",
+                        "Measured roofs against their theoretical values"));
+  }
+  if (!m.working_set.empty()) {
+    doc.push_back(chart(working_set_chart(m), anchor + "-working-set.svg",
+                        "Bandwidth against working-set size"));
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const Ceiling& c : m.ceilings) {
+    std::optional<double> ratio;
+    if (c.theoretical && *c.theoretical > 0) ratio = c.measured / *c.theoretical;
+    std::string clock = "SM " + clock_text(c.sm_clock_hz) + ", mem " + clock_text(c.mem_clock_hz);
+    rows.push_back({c.name, format_si(c.measured, c.unit), format_si(c.theoretical, c.unit),
+                    format_number(ratio, hint::share_report), clock, or_dash(c.method)});
+  }
+  if (!rows.empty()) {
+    doc.push_back(table({"Roof", "Measured", "Theoretical", "Ratio", "Clock", "Method"},
+                        std::move(rows), "ceiling"));
+    doc.back().nowrap = {1, 2, 3};
+  }
+  if (!m.skipped.empty()) {
+    std::vector<std::string> items;
+    for (const CeilingSkip& s : m.skipped)
+      items.push_back(s.name + (s.failed ? " failed: " : " not measured: ") + s.reason);
+    doc.push_back(paragraph("Roofs not measured:"));
+    doc.push_back(list(std::move(items), false));
+  }
+}
+
+// The time-based roofline's complexity chart of a sweep, and the points it
+// could not draw (no HBM bytes, no time).
+void complexity_section(std::vector<Block>& doc, const RunRecord& r,
+                        const roofline::RunAnalysis& analysis, const roofline::SweepAnalysis& sa,
+                        const std::string& prefix) {
+  const std::string& sweep = sa.name;
+  const roofline::ComplexityChart& data = sa.complexity;
+  const auto drawn = static_cast<std::size_t>(
+      std::count_if(data.points.begin(), data.points.end(),
+                    [](const roofline::ComplexityPoint& p) { return p.drawable; }));
+  if (drawn == 0 || data.peak <= 0) return;
+  doc.push_back(chart(time_complexity_chart(r, analysis, sa, "Time-based roofline: " + sweep),
+                      prefix + "-complexity.svg",
+                      "Time-based roofline (complexity chart) of the " + std::to_string(drawn) +
+                          " points of " + sweep +
+                          " with HBM bytes: each point joined to where it would sit at the roof "
+                          "for its measured time; the segment is the time lost to the roof"));
+  std::vector<std::string> left_out;
+  for (const std::string& note : data.notes)
+    if (note.find("left out") != std::string::npos ||
+        note.find("not drawable") != std::string::npos)
+      left_out.push_back(note);
+  constexpr std::size_t kShown = 4;
+  if (!left_out.empty()) {
+    std::string text = "Not on the time-based roofline: ";
+    for (std::size_t i = 0; i < std::min(left_out.size(), kShown); ++i)
+      text += (i ? "; " : "") + left_out[i];
+    if (left_out.size() > kShown)
+      text += "; and " + std::to_string(left_out.size() - kShown) + " more";
+    doc.push_back(paragraph(text + "."));
+  }
+}
+
+// Which transfer roofs the sweep's T_xfer is on (those of its host memory,
+// pinned or pageable), and the directions left out for want of one.
+void transfer_paragraph(std::vector<Block>& doc, const RunRecord& r,
+                        const roofline::RunAnalysis& analysis, const std::string& sweep) {
+  const roofline::MachineRoofs& roofs = analysis.roofs;
+  std::vector<std::string> used, missing;
+  auto add = [](std::vector<std::string>& to, const std::string& text) {
+    if (!text.empty() && std::find(to.begin(), to.end(), text) == to.end()) to.push_back(text);
+  };
+  for (const roofline::PointAnalysis& pa : analysis.points) {
+    if (!pa.analysed || r.points[pa.index].sweep != sweep) continue;
+    const roofline::PointBounds& b = pa.bounds;
+    add(used, roofline::transfer_roofs_text(b));
+    for (const roofline::TransferBounds& x : b.transfers) {
+      if (!x.bytes || !(*x.bytes > 0) || x.bandwidth) continue;
+      add(missing, std::string("no ") + roofline::to_string(b.transfer_host) + " " +
+                       roofline::direction_name(x.direction) +
+                       " roof, those copies are left out of T_xfer (" +
+                       roofs.transfer(x.direction, b.transfer_host).note + ")");
+    }
+  }
+  if (used.empty() && missing.empty()) return;
+  std::string text = "Transfers of " + sweep + ": ";
+  std::string parts;
+  for (const std::string& u : used) parts += (parts.empty() ? "T_xfer on the " : "; ") + u;
+  for (const std::string& m : missing) parts += (parts.empty() ? "" : "; ") + m;
+  doc.push_back(paragraph(text + parts + "."));
+}
+
+// Per series of the sweep: its time, decomposition and Tensor-Core charts.
+void series_charts(std::vector<Block>& doc, const roofline::RunAnalysis& analysis,
+                   const std::string& sweep, const std::string& prefix) {
+  std::size_t series_number = 0;
+  for (const roofline::SeriesAnalysis& series : analysis.series) {
+    const roofline::Series& s = series.series;
+    if (s.sweep != sweep) continue;
+    ++series_number;
+    const std::vector<SeriesPoint> chart_points = series_points(s);
+    const bool tensor_work = std::any_of(
+        s.points.begin(), s.points.end(),
+        [](const roofline::SeriesPoint& sp) { return sp.bounds.tensor_share.value_or(0) > 0; });
+    const std::string fixed_text = params_text(s.fixed);
+    const std::string file = prefix + "-series" + std::to_string(series_number);
+    doc.push_back(heading(4, s.name() + " against " + s.parameter));
+    const std::string title = s.name() + ": time against " + s.parameter;
+    doc.push_back(chart(time_vs_parameter_chart(chart_points, s.parameter, title), file + ".svg",
+                        title + " (" + fixed_text +
+                            "): T_stream, T_call and T_graph with their "
+                            "95% intervals, T_k and the bounds"));
+    const std::string parts = s.name() + ": where the time goes, against " + s.parameter;
+    doc.push_back(chart(time_decomposition_chart(chart_points, s.parameter, parts),
+                        file + "-decomposition.svg",
+                        parts + ": host overhead, device gaps, transfer, kernel time within and "
+                                "lost to the roof"));
+    if (tensor_work) {
+      const std::string tc = s.name() + ": Tensor Cores against " + s.parameter;
+      doc.push_back(chart(tensor_core_chart(chart_points, s.parameter, tc), file + "-tensor.svg",
+                          tc + ": share of the FLOPs and utilisation of the Tensor-Core roof"));
+    } else {
+      doc.push_back(paragraph("Tensor Cores do none of the FLOPs of " + s.name() + " (math " +
+                              or_dash(s.math_mode) + "): no Tensor-Core chart."));
+    }
+  }
+}
+
+// The kernels the sweep ran, most traced time first.
+void kernels_table(std::vector<Block>& doc, const std::vector<const Point*>& points,
+                   const std::string& sweep) {
+  struct KernelTotal {
+    double seconds = 0;
+    int points = 0;
+  };
+  std::map<std::string, KernelTotal> kernels;
+  for (const Point* p : points) {
+    std::set<std::string> seen;
+    for (const KernelRecord& k : p->kernels) {
+      KernelTotal& total = kernels[k.name];
+      total.seconds += k.duration_s;
+      if (seen.insert(k.name).second) ++total.points;
+    }
+  }
+  if (!kernels.empty()) {
+    std::vector<std::pair<std::string, KernelTotal>> ranked(kernels.begin(), kernels.end());
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+      return a.second.seconds > b.second.seconds;
+    });
+    const std::size_t shown = std::min<std::size_t>(ranked.size(), kMaxKernels);
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t i = 0; i < shown; ++i) {
+      rows.push_back({ranked[i].first, std::to_string(ranked[i].second.points),
+                      roofline::format_time(ranked[i].second.seconds)});
+    }
+    doc.push_back(table({"Kernel", "Points", "Traced time (sum over points)"}, std::move(rows),
+                        "kernel",
+                        "Kernels of " + sweep + ": the " + std::to_string(shown) + " of " +
+                            std::to_string(ranked.size()) + " with the most traced time"));
+  }
+}
+
+// One row per point, and one per analysed point of its measured times and the
+// parts of T.
+void point_tables(std::vector<Block>& doc, const std::vector<const Point*>& points,
+                  const std::vector<const roofline::PointAnalysis*>& models,
+                  const std::string& sweep) {
+  const std::vector<std::string> keys = varying_keys(points);
+  const std::string fixed_text = fixed_params(points, keys);
+  std::vector<std::vector<std::string>> rows, times;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Point& p = *points[i];
+    const roofline::PointBounds& b = models[i]->bounds;
+    const roofline::Classification& c = models[i]->classification;
+    const bool analysed = models[i]->analysed;
+    std::string status = to_string(p.status);
+    if (!p.reason.empty()) status += ": " + p.reason;
+    std::string precision = p.precision + (p.math_mode.empty() ? "" : "/" + p.math_mode);
+    const std::string params = or_dash(params_of(p, keys));
+    rows.push_back({std::to_string(p.seq), p.op + " " + precision, params,
+                    format_number(b.time_s, hint::time_part),
+                    format_number(b.kernel_s, hint::time_part),
+                    b.launches ? std::to_string(*b.launches) : "-",
+                    p.status == PointStatus::ok ? c.label() : "-",
+                    format_number(b.efficiency, hint::share_report),
+                    format_number(b.tensor_share, hint::share_report),
+                    format_number(b.headroom, hint::ratio), status});
+    if (!analysed) continue;
+    const roofline::Decomposition& d = c.parts;
+    const std::string host =
+        format_number(d.host_overhead_s, hint::time_part) + (d.separated ? "" : " (with gaps)");
+    times.push_back({std::to_string(p.seq), params, roofline::format_time_stats(b.call),
+                     roofline::format_time_stats(b.stream), roofline::format_time_stats(b.graph),
+                     roofline::format_time_stats(b.issue), host,
+                     d.separated ? format_number(d.device_gaps_s, hint::time_part) : "-",
+                     format_number(d.transfer_s, hint::time_part),
+                     format_number(d.within_roof_s, hint::time_part),
+                     format_number(d.lost_to_roof_s, hint::time_part),
+                     format_number(d.not_explained_s, hint::time_part), c.reason});
+  }
+  doc.push_back(table({"#", "Operator", "Parameters", "Time T", "Kernel time", "Launches", "Bound",
+                       "Efficiency", "Tensor-Core share", "Headroom", "Status"},
+                      std::move(rows), "point",
+                      "Points of " + sweep + (fixed_text.empty() ? "" : "; fixed: " + fixed_text) +
+                          ". T is T_stream where measured, else T_call."));
+  // Numbers and class labels whole; the text columns wrap, so the table fits A4.
+  doc.back().nowrap = {0, 3, 4, 5, 6, 7, 8, 9};
+  doc.back().words = {1};
+  if (times.empty()) return;
+  doc.push_back(table(
+      {"#", "Parameters", "T_call", "T_stream", "T_graph", "Issue", "Host overhead", "Device gaps",
+       "Transfer", "Kernels within roof", "Lost to roof", "Not explained", "Class: why"},
+      std::move(times), "times",
+      "Measured times of " + sweep +
+          " (median +- half its 95% interval) and where T goes: host overhead = "
+          "T - T_graph, device gaps = T_graph - T_k - transfer (\"with gaps\" "
+          "where T_graph was not measured); not explained is negative where "
+          "measured parts exceed T (see the findings)."));
+  doc.back().nowrap = {0};
+  doc.back().words = {2, 3, 4, 5, 6, 12};
+}
+
+void sweep_section(std::vector<Block>& doc, const RunRecord& r,
+                   const roofline::RunAnalysis& analysis, const roofline::SweepAnalysis& sa,
+                   const std::string& anchor, std::size_t sweep_number) {
+  const roofline::MachineRoofs& roofs = analysis.roofs;
+  const std::string& sweep = sa.name;
+  std::vector<const Point*> points;
+  std::vector<const roofline::PointAnalysis*> models;  // parallel to points
+  for (std::size_t i : sa.points) {
+    points.push_back(&r.points[i]);
+    models.push_back(&analysis.points[i]);
+  }
+  const std::string prefix =
+      anchor + "-sweep" + std::to_string(sweep_number) + "-" + file_name_part(sweep);
+  doc.push_back(heading(3, "Sweep " + sweep, prefix));
+
+  const std::vector<PointSample> samples = point_samples(r, analysis, sa.points);
+  if (!samples.empty()) {
+    doc.push_back(chart(classic_roofline_chart(roofs, samples, "Hierarchical Roofline: " + sweep),
+                        prefix + "-roofline.svg",
+                        "Classic hierarchical roofline of the " + std::to_string(samples.size()) +
+                            " measured points of " + sweep));
+  }
+  complexity_section(doc, r, analysis, sa, prefix);
+  transfer_paragraph(doc, r, analysis, sweep);
+  series_charts(doc, analysis, sweep, prefix);
+  kernels_table(doc, points, sweep);
+  point_tables(doc, points, models, sweep);
+}
+
+void provenance_section(std::vector<Block>& doc, const RunRecord& r, const std::string& anchor) {
+  const Run& run = r.run;
+  const GpuInfo& g = run.machine.gpu;
+  const SoftwareVersions& v = g.versions;
+  doc.push_back(heading(3, "Provenance", anchor + "-provenance"));
+  doc.push_back(
+      table({"Item", "Value"},
+            {{"GPU", or_dash(g.name) + " (chip " + or_dash(g.chip) + ", compute capability " +
+                         std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ", " +
+                         std::to_string(g.sm_count) + " SMs)"},
+             {"GPU UUID", or_dash(g.uuid)},
+             {"PCI bus", or_dash(g.pci_bus_id)},
+             {"Memory", format_binary_bytes(static_cast<double>(g.memory_bytes)) + ", L2 " +
+                            format_binary_bytes(static_cast<double>(g.l2_bytes))},
+             {"Driver", or_dash(v.driver) + " (CUDA " + or_dash(v.cuda_driver) + ")"},
+             {"CUDA runtime", or_dash(v.cuda_runtime)},
+             {"cuDNN", or_dash(v.cudnn)},
+             {"cuBLAS", or_dash(v.cublas)},
+             {"CUPTI", or_dash(v.cupti)},
+             {"SM clock", clock_text(g.sm_clock_current_hz) + " current, " +
+                              clock_text(g.sm_clock_base_hz) + " base, " +
+                              clock_text(g.sm_clock_max_hz) + " max"},
+             {"Memory clock", clock_text(g.mem_clock_current_hz) + " current, " +
+                                  clock_text(g.mem_clock_max_hz) + " max"},
+             {"Counters",
+              g.counters.available ? "available" : "unavailable: " + or_dash(g.counters.reason)},
+             {"Command line", or_dash(run.command_line)},
+             {"Host", or_dash(run.host)},
+             {"Started", or_dash(run.started_at)},
+             {"Finished", or_dash(run.finished_at)},
+             {"Tool version", or_dash(run.tool_version)},
+             {"Git sha", or_dash(run.git_sha)},
+             {"Run uuid", or_dash(run.uuid)}},
+            "provenance"));
+}
+
+}  // namespace
+
+std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
+  std::vector<Block> doc;
+  doc.push_back(heading(1, "timeroof report"));
+  doc.push_back(paragraph("Why each operator takes the time it takes: " +
+                          std::to_string(runs.size()) + " run(s), written by timeroof " +
+                          kToolVersion + " (" + kGitSha + ") at " + utc_now_iso8601() + "."));
+  std::size_t run_number = 0;
+  for (const RunRecord& r : runs) {
+    ++run_number;
+    const std::string anchor = "run" + std::to_string(run_number);
+    const roofline::RunAnalysis analysis = roofline::analyze(r);
+    doc.push_back(heading(2,
+                          "Run " + std::to_string(run_number) + ": " +
+                              or_dash(r.run.machine.gpu.name) + ", " + or_dash(r.run.started_at),
+                          anchor));
+    summary_section(doc, r, anchor);
+    findings_section(doc, analysis, anchor);
+    roofs_section(doc, r, anchor);
+    std::size_t sweep_number = 0;
+    for (const roofline::SweepAnalysis& sweep : analysis.sweeps)
+      sweep_section(doc, r, analysis, sweep, anchor, ++sweep_number);
+    provenance_section(doc, r, anchor);
+  }
+  return doc;
+}
+
+}  // namespace timeroof::plots::detail

@@ -1,0 +1,17 @@
+// The sections of the report, as blocks of the document model
+// (report_document.hpp): per run a summary, the findings, the machine's roofs,
+// per sweep its charts and tables, and provenance, all from one
+// roofline::analyze of the run. Internal to plots/.
+#pragma once
+
+#include <vector>
+
+#include "core/results.hpp"
+#include "plots/report_document.hpp"
+
+namespace timeroof::plots::detail {
+
+// The whole document of `runs`.
+std::vector<Block> report_blocks(const std::vector<RunRecord>& runs);
+
+}  // namespace timeroof::plots::detail
