@@ -13,10 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/ceiling_names.hpp"
 #include "core/format.hpp"
 #include "core/json_io.hpp"
 #include "plots/report.hpp"
-#include "roofline/machine_roofs.hpp"
 #include "src/cli/console.hpp"
 #include "src/cli/devices.hpp"
 #include "src/cli/gpu_backend.hpp"
@@ -260,7 +260,7 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
     const bool wanted =
         ceilings.only.empty() ||
         std::any_of(ceilings.only.begin(), ceilings.only.end(),
-                    [](const std::string& n) { return roofline::is_interconnect_ceiling(n); });
+                    [](const std::string& n) { return ceiling::is_interconnect(n); });
     if (distinct.size() >= 2 && wanted) {
       if (isatty(STDERR_FILENO))
         std::fprintf(stderr, "timeroof: measuring the interconnect between GPUs %s\n",
