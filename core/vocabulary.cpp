@@ -237,6 +237,27 @@ const char* direction_name(TransferDirection direction) {
   return "?";
 }
 
+const char* to_string(RunStatus status) {
+  switch (status) {
+    case RunStatus::running:
+      return "running";
+    case RunStatus::complete:
+      return "complete";
+    case RunStatus::partial:
+      return "partial";
+    case RunStatus::failed:
+      return "failed";
+  }
+  return "?";
+}
+
+std::optional<RunStatus> find_run_status(std::string_view text) {
+  for (RunStatus s :
+       {RunStatus::running, RunStatus::complete, RunStatus::partial, RunStatus::failed})
+    if (text == to_string(s)) return s;
+  return std::nullopt;
+}
+
 std::optional<Precision> precision_of(const Point& point) {
   return find_precision(point.precision);
 }

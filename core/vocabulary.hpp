@@ -115,6 +115,16 @@ const char* to_string(TransferDirection direction);  // "h2d", "d2h"
 // "H2D", "D2H": as reports write them.
 const char* direction_name(TransferDirection direction);
 
+// ---- Runs ---------------------------------------------------------------------
+
+// Where a run stands (Run::status): "running" (the row exists while it measures,
+// so a crash leaves a visible running run), "complete", "partial" (interrupted,
+// or some points failed), "failed".
+enum class RunStatus { running, complete, partial, failed };
+
+const char* to_string(RunStatus status);
+std::optional<RunStatus> find_run_status(std::string_view text);
+
 // ---- A point's stored strings, typed ---------------------------------------------
 
 struct Point;  // core/results.hpp

@@ -38,6 +38,10 @@ TEST(Vocabulary, SpellingsAreTheStoredOnes) {
   EXPECT_STREQ(direction_name(TransferDirection::d2h), "D2H");
   EXPECT_STREQ(to_string(MathMode::tensor), "tensor");
   EXPECT_STREQ(to_string(MathMode::fma_only), "fma_only");
+  EXPECT_STREQ(to_string(RunStatus::partial), "partial");
+  for (RunStatus s :
+       {RunStatus::running, RunStatus::complete, RunStatus::partial, RunStatus::failed})
+    EXPECT_EQ(find_run_status(to_string(s)), s);
 }
 
 TEST(Vocabulary, FindReadsTheSpellingsAndNothingElse) {
