@@ -145,7 +145,7 @@ void add_cuda_core(Workload& w, CudaCoreRoof roof, const char* metric, double fl
                      }});
 }
 
-void add_gemm(Workload& w, TensorType type, const char* metric) {
+void add_gemm(Workload& w, Precision type, const char* metric) {
   const int n = 4096;
   auto gemm = std::make_unique<LtGemm>(w.lt, type, n, n, n);
   const auto algorithms = gemm->algorithms(1, w.workspace.bytes());
@@ -162,12 +162,10 @@ void add_gemm(Workload& w, TensorType type, const char* metric) {
   char* d = w.gemm_buffers.back().get();
   const LtGemm* g = gemm.get();
   const cublasLtMatmulAlgo_t algorithm = algorithms.front().algo;
-  w.steps.push_back({std::string("cublaslt_") + tensor_type_name(type),
-                     {{metric, g->flops()}},
-                     [&w, g, algorithm, a, b, d](cudaStream_t s) {
-                       TR_CUBLAS_CHECK(
-                           g->run(algorithm, a, b, d, w.workspace.get(), w.workspace.bytes(), s));
-                     }});
+  w.steps.push_back(
+      {ceiling::library(type), {{metric, g->flops()}}, [&w, g, algorithm, a, b, d](cudaStream_t s) {
+         TR_CUBLAS_CHECK(g->run(algorithm, a, b, d, w.workspace.get(), w.workspace.bytes(), s));
+       }});
   w.gemms.push_back(std::move(gemm));
 }
 
@@ -198,9 +196,9 @@ void build(Workload& w, bool conv) {
          launch_hbm_copy(copy, w.copy_src.get(), w.copy_dst.get(), count,
                          hbm_blocks_for(copy, count), s);
        }});
-  add_gemm(w, TensorType::bf16, "sm__ops_path_tensor_src_bf16_dst_fp32.sum");
-  add_gemm(w, TensorType::fp16, "sm__ops_path_tensor_src_fp16.sum");
-  add_gemm(w, TensorType::tf32, "sm__ops_path_tensor_src_tf32_dst_fp32.sum");
+  add_gemm(w, Precision::bf16, "sm__ops_path_tensor_src_bf16_dst_fp32.sum");
+  add_gemm(w, Precision::fp16, "sm__ops_path_tensor_src_fp16.sum");
+  add_gemm(w, Precision::tf32, "sm__ops_path_tensor_src_tf32_dst_fp32.sum");
   TR_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
@@ -392,7 +390,7 @@ int main_checked(int argc, char** argv) {
   std::optional<CollectionPlan> plan;
   if (conv) {
     OperatorNeeds needs;
-    needs.precision = OperatorNeeds::Precision::fp16;
+    needs.precision = Precision::fp16;
     plan = plan_collection(session.chip(), quantities_for(needs), session.counter_availability());
     metrics = plan->metrics;
   }

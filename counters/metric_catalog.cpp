@@ -11,81 +11,7 @@ namespace timeroof {
 namespace {
 
 using Q = Quantity;
-using P = PrecisionClass;
 using Path = TensorPath;
-
-// clang-format off
-const std::vector<QuantityInfo> kQuantities = {
-    {Q::duration, "duration", "s", P::none, Path::none, false, "",
-     "summed kernel time"},
-    {Q::sm_clock, "sm_clock", "Hz", P::none, Path::none, false, "",
-     "SM clock while the kernels ran"},
-    {Q::dram_clock, "dram_clock", "Hz", P::none, Path::none, false, "",
-     "DRAM clock while the kernels ran"},
-    {Q::fp64_flops, "fp64_flops", "FLOP", P::fp64, Path::none, false, "fp64_fma",
-     "CUDA-core fp64 FLOPs (DFMA 2, DADD/DMUL 1)"},
-    {Q::fp32_flops, "fp32_flops", "FLOP", P::fp32, Path::none, false, "fp32_fma",
-     "CUDA-core fp32 FLOPs (FFMA 2, FADD/FMUL 1; packed FFMA2 4, FADD2/FMUL2 2)"},
-    {Q::half_flops, "half_flops", "FLOP", P::half, Path::none, false, "fp16_fma",
-     "CUDA-core fp16 + bf16 FLOPs (packed HFMA2 4, HADD2/HMUL2 2)"},
-    {Q::tensor_fp16_flops, "tensor_fp16_flops", "FLOP", P::tensor_fp16, Path::all, false,
-     "tensor_fp16", "Tensor-Core fp16 FLOPs, dense, all paths"},
-    {Q::tensor_fp16_mma_sync_flops, "tensor_fp16_mma_sync_flops", "FLOP", P::tensor_fp16,
-     Path::mma_sync, false, "tensor_fp16_mma_sync", "Tensor-Core fp16 FLOPs by mma.sync (HMMA)"},
-    {Q::tensor_fp16_wgmma_flops, "tensor_fp16_wgmma_flops", "FLOP", P::tensor_fp16, Path::wgmma,
-     false, "tensor_fp16", "Tensor-Core fp16 FLOPs by wgmma (HGMMA)"},
-    {Q::tensor_fp16_tcgen05_flops, "tensor_fp16_tcgen05_flops", "FLOP", P::tensor_fp16,
-     Path::tcgen05, false, "tensor_fp16", "Tensor-Core fp16 FLOPs by tcgen05.mma (UTCHMMA)"},
-    {Q::tensor_bf16_flops, "tensor_bf16_flops", "FLOP", P::tensor_bf16, Path::all, false,
-     "tensor_bf16", "Tensor-Core bf16 FLOPs, dense, all paths"},
-    {Q::tensor_bf16_mma_sync_flops, "tensor_bf16_mma_sync_flops", "FLOP", P::tensor_bf16,
-     Path::mma_sync, false, "tensor_bf16_mma_sync", "Tensor-Core bf16 FLOPs by mma.sync (HMMA)"},
-    {Q::tensor_bf16_wgmma_flops, "tensor_bf16_wgmma_flops", "FLOP", P::tensor_bf16, Path::wgmma,
-     false, "tensor_bf16", "Tensor-Core bf16 FLOPs by wgmma (HGMMA)"},
-    {Q::tensor_bf16_tcgen05_flops, "tensor_bf16_tcgen05_flops", "FLOP", P::tensor_bf16,
-     Path::tcgen05, false, "tensor_bf16", "Tensor-Core bf16 FLOPs by tcgen05.mma (UTCHMMA)"},
-    {Q::tensor_tf32_flops, "tensor_tf32_flops", "FLOP", P::tensor_tf32, Path::all, false,
-     "tensor_tf32", "Tensor-Core tf32 FLOPs, dense, all paths"},
-    {Q::tensor_tf32_mma_sync_flops, "tensor_tf32_mma_sync_flops", "FLOP", P::tensor_tf32,
-     Path::mma_sync, false, "tensor_tf32_mma_sync", "Tensor-Core tf32 FLOPs by mma.sync (HMMA)"},
-    {Q::tensor_tf32_wgmma_flops, "tensor_tf32_wgmma_flops", "FLOP", P::tensor_tf32, Path::wgmma,
-     false, "tensor_tf32", "Tensor-Core tf32 FLOPs by wgmma (HGMMA)"},
-    {Q::tensor_tf32_tcgen05_flops, "tensor_tf32_tcgen05_flops", "FLOP", P::tensor_tf32,
-     Path::tcgen05, false, "tensor_tf32", "Tensor-Core tf32 FLOPs by tcgen05.mma (UTCHMMA)"},
-    {Q::tensor_fp8_flops, "tensor_fp8_flops", "FLOP", P::tensor_fp8, Path::all, false,
-     "tensor_fp8", "Tensor-Core fp8 FLOPs, dense, all paths"},
-    {Q::tensor_fp8_tcgen05_flops, "tensor_fp8_tcgen05_flops", "FLOP", P::tensor_fp8,
-     Path::tcgen05, false, "tensor_fp8", "Tensor-Core fp8 FLOPs by tcgen05.mma (UTCQMMA)"},
-    {Q::tensor_int8_ops, "tensor_int8_ops", "op", P::tensor_int8, Path::all, false,
-     "tensor_int8", "Tensor-Core int8 ops, dense, all paths"},
-    {Q::tensor_int8_mma_sync_ops, "tensor_int8_mma_sync_ops", "op", P::tensor_int8,
-     Path::mma_sync, false, "tensor_int8_mma_sync", "Tensor-Core int8 ops by mma.sync (IMMA)"},
-    {Q::tensor_int8_wgmma_ops, "tensor_int8_wgmma_ops", "op", P::tensor_int8, Path::wgmma, false,
-     "tensor_int8", "Tensor-Core int8 ops by wgmma (IGMMA)"},
-    {Q::tensor_int8_tcgen05_ops, "tensor_int8_tcgen05_ops", "op", P::tensor_int8,
-     Path::tcgen05, false, "tensor_int8", "Tensor-Core int8 ops by tcgen05.mma (UTCIMMA)"},
-    {Q::tensor_fp64_flops, "tensor_fp64_flops", "FLOP", P::tensor_fp64, Path::all, false,
-     "tensor_fp64", "Tensor-Core fp64 FLOPs (DMMA)"},
-    {Q::tensor_fp16_sparse_flops, "tensor_fp16_sparse_flops", "FLOP", P::tensor_fp16, Path::all,
-     true, "", "Tensor-Core fp16 2:4-sparse FLOPs as CUPTI counts them, all paths"},
-    {Q::tensor_bf16_sparse_flops, "tensor_bf16_sparse_flops", "FLOP", P::tensor_bf16, Path::all,
-     true, "", "Tensor-Core bf16 2:4-sparse FLOPs as CUPTI counts them, all paths"},
-    {Q::tensor_tf32_sparse_flops, "tensor_tf32_sparse_flops", "FLOP", P::tensor_tf32, Path::all,
-     true, "", "Tensor-Core tf32 2:4-sparse FLOPs as CUPTI counts them, all paths"},
-    {Q::tensor_fp8_sparse_flops, "tensor_fp8_sparse_flops", "FLOP", P::tensor_fp8, Path::all,
-     true, "", "Tensor-Core fp8 2:4-sparse FLOPs as CUPTI counts them, all paths"},
-    {Q::tensor_int8_sparse_ops, "tensor_int8_sparse_ops", "op", P::tensor_int8, Path::all, true,
-     "", "Tensor-Core int8 2:4-sparse ops as CUPTI counts them, all paths"},
-    {Q::l1_bytes, "l1_bytes", "B", P::none, Path::none, false, "l1_read",
-     "bytes requested from L1/TEX"},
-    {Q::l2_bytes, "l2_bytes", "B", P::none, Path::none, false, "l2_read",
-     "bytes the SMs move through L2 (L1/TEX and TMA requests, 32-byte sectors)"},
-    {Q::dram_read_bytes, "dram_read_bytes", "B", P::none, Path::none, false, "hbm_read",
-     "bytes read from DRAM"},
-    {Q::dram_write_bytes, "dram_write_bytes", "B", P::none, Path::none, false, "hbm_write",
-     "bytes written to DRAM"},
-};
-// clang-format on
 
 // ---- Expressions shared by the families -------------------------------------
 
@@ -146,25 +72,26 @@ MetricExpression concat(MetricExpression a, const MetricExpression& b) {
 }
 
 // One Tensor-Core type: the dense metrics of each path and the sparse ones.
-struct TensorType {
+struct TensorQuantities {
   Quantity all;
   std::optional<Quantity> mma_sync, wgmma, tcgen05;
   Quantity sparse;
 };
 
-const TensorType kFp16{Q::tensor_fp16_flops, Q::tensor_fp16_mma_sync_flops,
-                       Q::tensor_fp16_wgmma_flops, Q::tensor_fp16_tcgen05_flops,
-                       Q::tensor_fp16_sparse_flops};
-const TensorType kBf16{Q::tensor_bf16_flops, Q::tensor_bf16_mma_sync_flops,
-                       Q::tensor_bf16_wgmma_flops, Q::tensor_bf16_tcgen05_flops,
-                       Q::tensor_bf16_sparse_flops};
-const TensorType kTf32{Q::tensor_tf32_flops, Q::tensor_tf32_mma_sync_flops,
-                       Q::tensor_tf32_wgmma_flops, Q::tensor_tf32_tcgen05_flops,
-                       Q::tensor_tf32_sparse_flops};
-const TensorType kFp8{Q::tensor_fp8_flops, std::nullopt, std::nullopt, Q::tensor_fp8_tcgen05_flops,
-                      Q::tensor_fp8_sparse_flops};
-const TensorType kInt8{Q::tensor_int8_ops, Q::tensor_int8_mma_sync_ops, Q::tensor_int8_wgmma_ops,
-                       Q::tensor_int8_tcgen05_ops, Q::tensor_int8_sparse_ops};
+const TensorQuantities kFp16{Q::tensor_fp16_flops, Q::tensor_fp16_mma_sync_flops,
+                             Q::tensor_fp16_wgmma_flops, Q::tensor_fp16_tcgen05_flops,
+                             Q::tensor_fp16_sparse_flops};
+const TensorQuantities kBf16{Q::tensor_bf16_flops, Q::tensor_bf16_mma_sync_flops,
+                             Q::tensor_bf16_wgmma_flops, Q::tensor_bf16_tcgen05_flops,
+                             Q::tensor_bf16_sparse_flops};
+const TensorQuantities kTf32{Q::tensor_tf32_flops, Q::tensor_tf32_mma_sync_flops,
+                             Q::tensor_tf32_wgmma_flops, Q::tensor_tf32_tcgen05_flops,
+                             Q::tensor_tf32_sparse_flops};
+const TensorQuantities kFp8{Q::tensor_fp8_flops, std::nullopt, std::nullopt,
+                            Q::tensor_fp8_tcgen05_flops, Q::tensor_fp8_sparse_flops};
+const TensorQuantities kInt8{Q::tensor_int8_ops, Q::tensor_int8_mma_sync_ops,
+                             Q::tensor_int8_wgmma_ops, Q::tensor_int8_tcgen05_ops,
+                             Q::tensor_int8_sparse_ops};
 
 // Metric stems per path (without "_sparsity_off/_on.sum"); an empty list means
 // the chip has no such path for the type.
@@ -180,7 +107,7 @@ std::vector<std::string> with_suffix(const std::vector<std::string>& stems, cons
 
 // A type on a chip with several paths: the total is the sum of the paths (their
 // raw counters partition the all-path metric's), each path its own quantity.
-void add_split_type(Expressions& e, const TensorType& type, const PathStems& stems) {
+void add_split_type(Expressions& e, const TensorQuantities& type, const PathStems& stems) {
   MetricExpression all;
   MetricExpression sparse;
   const auto add_path = [&](const std::optional<Quantity>& q, const std::vector<std::string>& s) {
@@ -198,7 +125,7 @@ void add_split_type(Expressions& e, const TensorType& type, const PathStems& ste
 }
 
 // A type on a chip with one path (or whose path split has no metric): the total only.
-void add_single_type(Expressions& e, const TensorType& type,
+void add_single_type(Expressions& e, const TensorQuantities& type,
                      const std::vector<std::string>& stems) {
   e[type.all] = terms(with_suffix(stems, "_sparsity_off"));
   e[type.sparse] = terms(with_suffix(stems, "_sparsity_on"));
@@ -314,77 +241,6 @@ const std::vector<Family>& families() {
 
 // ---- Quantities ---------------------------------------------------------------
 
-const std::vector<QuantityInfo>& all_quantities() {
-  return kQuantities;
-}
-
-const QuantityInfo& info(Quantity quantity) {
-  const auto index = static_cast<std::size_t>(quantity);
-  if (index >= kQuantities.size() || kQuantities[index].quantity != quantity)
-    throw Error(ExitCode::usage, "metric catalog: quantity table out of order");
-  return kQuantities[index];
-}
-
-const char* to_string(Quantity quantity) {
-  return info(quantity).name;
-}
-
-const char* to_string(PrecisionClass precision) {
-  switch (precision) {
-    case P::none:
-      return "none";
-    case P::fp64:
-      return "fp64";
-    case P::fp32:
-      return "fp32";
-    case P::half:
-      return "half";
-    case P::tensor_fp16:
-      return "tensor_fp16";
-    case P::tensor_bf16:
-      return "tensor_bf16";
-    case P::tensor_tf32:
-      return "tensor_tf32";
-    case P::tensor_fp8:
-      return "tensor_fp8";
-    case P::tensor_int8:
-      return "tensor_int8";
-    case P::tensor_fp64:
-      return "tensor_fp64";
-  }
-  return "?";
-}
-
-const char* to_string(TensorPath path) {
-  switch (path) {
-    case Path::none:
-      return "none";
-    case Path::all:
-      return "all";
-    case Path::mma_sync:
-      return "mma_sync";
-    case Path::wgmma:
-      return "wgmma";
-    case Path::tcgen05:
-      return "tcgen05";
-  }
-  return "?";
-}
-
-Quantity parse_quantity(const std::string& name) {
-  std::string known;
-  for (const QuantityInfo& q : kQuantities) {
-    if (name == q.name) return q.quantity;
-    known += (known.empty() ? "" : ", ") + std::string(q.name);
-  }
-  throw usage_error("unknown quantity '" + name + "'; known: " + known);
-}
-
-bool is_path_part(Quantity quantity) {
-  const TensorPath path = info(quantity).path;
-  return path == Path::mma_sync || path == Path::wgmma || path == Path::tcgen05;
-}
-
 // ---- Catalog ------------------------------------------------------------------
 
 std::vector<std::string> MetricCatalog::supported_families() {
@@ -430,7 +286,6 @@ std::vector<std::string> MetricCatalog::metrics() const {
 // ---- Planner ------------------------------------------------------------------
 
 std::vector<Quantity> quantities_for(const OperatorNeeds& needs) {
-  using Precision = OperatorNeeds::Precision;
   std::vector<Quantity> q = {Q::duration, Q::sm_clock};
   if (needs.dram_clock) q.push_back(Q::dram_clock);
 
@@ -453,8 +308,8 @@ std::vector<Quantity> quantities_for(const OperatorNeeds& needs) {
       break;
   }
 
-  if (needs.math == OperatorNeeds::Math::tensor_cores) {
-    const TensorType* type = nullptr;
+  if (needs.math == MathMode::tensor) {
+    const TensorQuantities* type = nullptr;
     switch (needs.precision) {
       case Precision::fp64:
         q.push_back(Q::tensor_fp64_flops);

@@ -1,7 +1,7 @@
 // The metric catalog: every quantity the roofline model reads from counters
-// (FLOPs per precision and Tensor-Core path, bytes per memory level, time,
-// clocks), written per chip family as a weighted sum of CUPTI metrics, and the
-// pass planner that collects only what one operator needs.
+// (core/quantities.hpp: FLOPs per precision and Tensor-Core path, bytes per
+// memory level, time, clocks), written per chip family as a weighted sum of
+// CUPTI metrics, and the pass planner that collects only what one operator needs.
 //
 // Conventions (settled with counters on an H200, GH100, CUPTI 13):
 // - `sm__sass_thread_inst_executed_op_*_pred_on` count thread-level SASS
@@ -17,7 +17,7 @@
 // - Never `512 x sm__inst_executed_pipe_tensor`: on Hopper it counts non-MMA
 //   instructions too.
 // Per-cycle `.peak_sustained` roofs are read once per run by theoretical_peaks;
-// roof_name() links each quantity to the ceiling it is divided by.
+// info(quantity).roof links each quantity to the ceiling it is divided by.
 #pragma once
 
 #include <cstddef>
@@ -28,93 +28,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/quantities.hpp"
+#include "core/vocabulary.hpp"
 #include "counters/metric_host.hpp"
 
 namespace timeroof {
-
-// Every roofline quantity a counter can give. Units are SI (s, Hz, FLOP, B).
-enum class Quantity {
-  duration,    // summed kernel time
-  sm_clock,    // SM clock while the kernels ran
-  dram_clock,  // DRAM clock while the kernels ran
-  // CUDA-core FLOPs
-  fp64_flops,
-  fp32_flops,
-  half_flops,  // fp16 + bf16: the SASS counters cannot tell them apart
-  // Tensor-Core dense FLOPs (ops for int8), all paths, then per path where the
-  // chip has more than one: mma.sync (HMMA/IMMA), wgmma (Hopper HGMMA/IGMMA),
-  // tcgen05 (Blackwell datacenter UTC*MMA).
-  tensor_fp16_flops,
-  tensor_fp16_mma_sync_flops,
-  tensor_fp16_wgmma_flops,
-  tensor_fp16_tcgen05_flops,
-  tensor_bf16_flops,
-  tensor_bf16_mma_sync_flops,
-  tensor_bf16_wgmma_flops,
-  tensor_bf16_tcgen05_flops,
-  tensor_tf32_flops,
-  tensor_tf32_mma_sync_flops,
-  tensor_tf32_wgmma_flops,
-  tensor_tf32_tcgen05_flops,
-  tensor_fp8_flops,
-  tensor_fp8_tcgen05_flops,
-  tensor_int8_ops,
-  tensor_int8_mma_sync_ops,
-  tensor_int8_wgmma_ops,
-  tensor_int8_tcgen05_ops,
-  tensor_fp64_flops,
-  // Tensor-Core 2:4 structured-sparse work, all paths (as CUPTI counts it).
-  tensor_fp16_sparse_flops,
-  tensor_bf16_sparse_flops,
-  tensor_tf32_sparse_flops,
-  tensor_fp8_sparse_flops,
-  tensor_int8_sparse_ops,
-  // Bytes per memory level
-  l1_bytes,  // requested from L1/TEX
-  l2_bytes,  // requested from L2
-  dram_read_bytes,
-  dram_write_bytes,
-};
-
-// The precision classes of the model (docs/design.md, W_p); none for time, clocks, bytes.
-enum class PrecisionClass {
-  none,
-  fp64,
-  fp32,
-  half,
-  tensor_fp16,
-  tensor_bf16,
-  tensor_tf32,
-  tensor_fp8,
-  tensor_int8,
-  tensor_fp64,
-};
-
-// Which Tensor-Core instructions a tensor quantity covers.
-enum class TensorPath { none, all, mma_sync, wgmma, tcgen05 };
-
-struct QuantityInfo {
-  Quantity quantity;
-  const char* name;  // snake_case, the key in JSON and CSV
-  const char* unit;  // "s", "Hz", "FLOP", "op" or "B"
-  PrecisionClass precision;
-  TensorPath path;
-  bool sparse;              // 2:4 structured-sparse Tensor-Core work
-  const char* roof;         // the ceiling (kernels/ceilings) it is divided by, or ""
-  const char* description;  // one line for reports
-};
-
-// Every quantity, in enum order.
-const std::vector<QuantityInfo>& all_quantities();
-const QuantityInfo& info(Quantity quantity);
-const char* to_string(Quantity quantity);
-const char* to_string(PrecisionClass precision);
-const char* to_string(TensorPath path);
-// The inverse of to_string(Quantity); a usage error naming the known names if unknown.
-Quantity parse_quantity(const std::string& name);
-// A part of another quantity (one Tensor-Core path of an all-path total): summing
-// it with its total counts the work twice.
-bool is_path_part(Quantity quantity);
 
 // weight x metric, one term of a quantity's expression.
 struct MetricTerm {
@@ -151,10 +69,8 @@ class MetricCatalog {
 
 // What one operator's counters must say.
 struct OperatorNeeds {
-  enum class Precision { fp64, fp32, tf32, fp16, bf16, fp8, int8 };
-  enum class Math { tensor_cores, fma_only };
   Precision precision = Precision::fp32;
-  Math math = Math::tensor_cores;  // fp32 with Tensor Cores runs as tf32
+  MathMode math = MathMode::tensor;  // fp32 with Tensor Cores runs as tf32
   bool l1 = true;
   bool l2 = true;
   bool dram = true;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
+#include "core/ceiling_names.hpp"
 #include "counters/metric_host.hpp"
 #include "counters/probe_kernel.hpp"
 #include "counters/range_profiler.hpp"
@@ -15,7 +18,7 @@ namespace {
 using Clock = PeakFormula::Clock;
 
 struct NamedFormula {
-  const char* base_name;
+  std::string base_name;
   PeakFormula formula;
 };
 
@@ -32,75 +35,71 @@ struct NamedFormula {
 //   (l1tex__data_pipe_lsu_wavefronts*); l1tex__t_bytes' peak is 4x that.
 // - `sm__ops_path_tensor_src_*.peak_sustained` is the 2:4-sparse rate; the
 //   dense roof is the `*_sparsity_off` path (hgmma/igmma on Hopper).
-const NamedFormula kFormulas[] = {
-    {"fp64_fma",
+const std::vector<NamedFormula> kFormulas = {
+    {ceiling::fma(Precision::fp64),
      {{{"sm__sass_thread_inst_executed_op_dfma_pred_on.sum", 2, "2 FLOP per DFMA"}}, Clock::sm}},
-    {"fp32_fma",
+    {ceiling::fma(Precision::fp32),
      {{{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2, "2 FLOP per FFMA"}}, Clock::sm}},
-    {"fp16_fma",
+    {ceiling::fma(Precision::fp16),
      {{{"sm__inst_executed_pipe_fmaheavy.sum", 128,
         "HFMA2 on both FMA pipes: 32 lanes x 4 FLOP per fmaheavy warp instruction"},
        {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", 4, "4 FLOP per HFMA2"}},
       Clock::sm}},
-    {"bf16_fma",
+    {ceiling::fma(Precision::bf16),
      {{{"sm__inst_executed_pipe_fmaheavy.sum", 128,
         "HFMA2.BF16 on both FMA pipes: 32 lanes x 4 FLOP per fmaheavy warp instruction"},
        {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", 4, "4 FLOP per HFMA2.BF16"}},
       Clock::sm}},
-    {"fp64_addmul",
+    {ceiling::addmul(Precision::fp64),
      {{{"sm__sass_thread_inst_executed_op_dadd_pred_on.sum", 1, "1 FLOP per DADD/DMUL"}},
       Clock::sm}},
-    {"fp32_addmul",
+    {ceiling::addmul(Precision::fp32),
      {{{"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 1, "1 FLOP per FADD/FMUL"}},
       Clock::sm}},
-    {"fp16_addmul",
+    {ceiling::addmul(Precision::fp16),
      {{{"sm__sass_thread_inst_executed_op_hadd_pred_on.sum", 2, "2 FLOP per HADD2/HMUL2"}},
       Clock::sm}},
-    {"bf16_addmul",
+    {ceiling::addmul(Precision::bf16),
      {{{"sm__sass_thread_inst_executed_op_hadd_pred_on.sum", 2, "2 FLOP per HADD2/HMUL2.BF16"}},
       Clock::sm}},
-    {"hbm_read", {{{"dram__bytes.sum", 1, "bytes"}}, Clock::dram}},
-    {"hbm_write", {{{"dram__bytes.sum", 1, "bytes"}}, Clock::dram}},
-    {"hbm_copy", {{{"dram__bytes.sum", 1, "bytes read + written"}}, Clock::dram}},
-    {"l2_read", {{{"lts__t_bytes.sum", 1, "bytes"}}, Clock::l2}},
-    {"l1_read",
+    {ceiling::kHbmRead, {{{"dram__bytes.sum", 1, "bytes"}}, Clock::dram}},
+    {ceiling::kHbmWrite, {{{"dram__bytes.sum", 1, "bytes"}}, Clock::dram}},
+    {ceiling::kHbmCopy, {{{"dram__bytes.sum", 1, "bytes read + written"}}, Clock::dram}},
+    {ceiling::kL2Read, {{{"lts__t_bytes.sum", 1, "bytes"}}, Clock::l2}},
+    {ceiling::kL1Read,
      {{{"l1tex__data_pipe_lsu_wavefronts.sum", 128, "128 B per LSU wavefront"}}, Clock::sm}},
-    {"shared_read",
+    {ceiling::kSharedRead,
      {{{"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", 128, "128 B per shared wavefront"}},
       Clock::sm}},
-    {"tensor_fp16",
+    {ceiling::tensor(Precision::fp16),
      {{{"sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum", 1, "dense FLOP"},
        {"sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_off.sum", 1, "dense FLOP"}},
       Clock::sm}},
-    {"tensor_bf16",
+    {ceiling::tensor(Precision::bf16),
      {{{"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum", 1, "dense FLOP"},
        {"sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum", 1, "dense FLOP"}},
       Clock::sm}},
-    {"tensor_tf32",
+    {ceiling::tensor(Precision::tf32),
      {{{"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum", 1, "dense FLOP"},
        {"sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_off.sum", 1, "dense FLOP"}},
       Clock::sm}},
-    {"tensor_fp8",
+    {ceiling::tensor(Precision::fp8),
      {{{"sm__ops_path_tensor_src_fp8_sparsity_off.sum", 1, "dense FLOP"}}, Clock::sm}},
-    {"tensor_int8",
+    {ceiling::tensor(Precision::int8),
      {{{"sm__ops_path_tensor_op_igmma_src_int8_sparsity_off.sum", 1, "dense ops"},
        {"sm__ops_path_tensor_src_int8_sparsity_off.sum", 1, "dense ops"}},
       Clock::sm}},
-    {"tensor_fp64", {{{"sm__ops_path_tensor_src_fp64.sum", 1, "FLOP"}}, Clock::sm}},
+    {ceiling::tensor(Precision::fp64),
+     {{{"sm__ops_path_tensor_src_fp64.sum", 1, "FLOP"}}, Clock::sm}},
 };
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // tensor_bf16_wgmma, tensor_bf16_mma_sync, cublaslt_bf16 -> tensor_bf16; cublas_fp64 ->
 // tensor_fp64.
-std::string base_name(std::string name) {
-  for (const char* suffix : {"_wgmma", "_mma_sync"})
-    if (ends_with(name, suffix)) name.resize(name.size() - std::string(suffix).size());
-  for (const char* prefix : {"cublaslt_", "cublas_"})
-    if (name.rfind(prefix, 0) == 0) return "tensor_" + name.substr(std::string(prefix).size());
+std::string base_name(const std::string& name) {
+  for (Precision p : ceiling::kTensorPrecisions)
+    if (name == ceiling::tensor(p) + "_wgmma" || name == ceiling::tensor_mma_sync(p) ||
+        name == ceiling::library(p))
+      return ceiling::tensor(p);
   return name;
 }
 

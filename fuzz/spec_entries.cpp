@@ -25,8 +25,10 @@ class FakeOperator final : public Operator {
   explicit FakeOperator(json params) : params_(std::move(params)) {}
   std::string op() const override { return "fuzz_" + params_.value("direction", "fwd"); }
   json params() const override { return params_; }
-  std::string precision() const override { return params_.value("precision", "fp32"); }
-  std::string math_mode() const override { return "tensor"; }
+  Precision precision() const override {
+    return find_precision(params_.value("precision", "fp32")).value_or(Precision::fp32);
+  }
+  MathMode math_mode() const override { return MathMode::tensor; }
   std::string algorithm() const override { return params_.value("algorithm", "heuristic"); }
   double flops() const override { return 2.0 * params_.value("batch", 1.0); }
   double min_bytes() const override { return 4.0 * params_.value("batch", 1.0); }

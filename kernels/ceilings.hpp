@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -68,8 +69,11 @@ void measure_tensor_ceilings(const CeilingRequest& request, CeilingResults& out)
 // cublas_fp64: the best large-GEMM rate of the library, for reference.
 void measure_library_ceilings(const CeilingRequest& request, CeilingResults& out);
 
-// Every roof name a family can produce, in measurement order (for --only).
+// Every roof name a family can produce, in measurement order (for --only):
+// the names of core's ceiling::families().
 const std::vector<std::string>& known_ceiling_names();
+// How many families measure_ceilings runs at most (the progress line's "[i/n]").
+std::size_t ceiling_family_count();
 
 // Runs every family in order; a family that throws becomes skipped entries
 // with the error, so one failing roof never loses the others.

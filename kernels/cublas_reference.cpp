@@ -41,62 +41,64 @@ LtPreference::LtPreference(std::size_t max_workspace_bytes) {
                                                        &bytes, sizeof bytes));
 }
 
-LibraryGemmTypes library_gemm_types(TensorType type) {
+LibraryGemmTypes library_gemm_types(Precision type) {
   LibraryGemmTypes t;
   switch (type) {
-    case TensorType::fp16:
-      t = {ElementType::f16,
-           ElementType::f16,
+    case Precision::fp16:
+      t = {DataType::fp16,
+           DataType::fp16,
            CUDA_R_16F,
            CUDA_R_16F,
            CUDA_R_32F,
            CUBLAS_COMPUTE_32F,
            "f16 x f16 -> f16, fp32 compute"};
       break;
-    case TensorType::bf16:
-      t = {ElementType::bf16,
-           ElementType::bf16,
+    case Precision::bf16:
+      t = {DataType::bf16,
+           DataType::bf16,
            CUDA_R_16BF,
            CUDA_R_16BF,
            CUDA_R_32F,
            CUBLAS_COMPUTE_32F,
            "bf16 x bf16 -> bf16, fp32 compute"};
       break;
-    case TensorType::tf32:
-      t = {ElementType::f32,
-           ElementType::f32,
+    case Precision::tf32:
+      t = {DataType::fp32,
+           DataType::fp32,
            CUDA_R_32F,
            CUDA_R_32F,
            CUDA_R_32F,
            CUBLAS_COMPUTE_32F_FAST_TF32,
            "f32 x f32 -> f32, tf32 compute (COMPUTE_32F_FAST_TF32)"};
       break;
-    case TensorType::fp8:
-      t = {ElementType::e4m3,
-           ElementType::bf16,
+    case Precision::fp8:
+      t = {DataType::fp8_e4m3,
+           DataType::bf16,
            CUDA_R_8F_E4M3,
            CUDA_R_16BF,
            CUDA_R_32F,
            CUBLAS_COMPUTE_32F,
            "e4m3 x e4m3 -> bf16, fp32 compute, fast accumulation, unit scales"};
       break;
-    case TensorType::int8:
-      t = {ElementType::s8,
-           ElementType::s32,
+    case Precision::int8:
+      t = {DataType::int8,
+           DataType::int32,
            CUDA_R_8I,
            CUDA_R_32I,
            CUDA_R_32I,
            CUBLAS_COMPUTE_32I,
            "s8 x s8 -> s32, int32 compute"};
       break;
-    case TensorType::fp64:
-      t = {ElementType::f64,
-           ElementType::f64,
+    case Precision::fp64:
+      t = {DataType::fp64,
+           DataType::fp64,
            CUDA_R_64F,
            CUDA_R_64F,
            CUDA_R_64F,
            CUBLAS_COMPUTE_64F,
            "f64 x f64 -> f64, fp64 compute"};
+      break;
+    case Precision::fp32:  // not a Tensor-Core operand type (tf32 is)
       break;
   }
   return t;
@@ -121,7 +123,7 @@ void write_scalar(std::array<unsigned char, 8>& storage, cudaDataType_t type, in
 
 }  // namespace
 
-LtGemm::LtGemm(const LtHandle& handle, TensorType type, int m, int n, int k)
+LtGemm::LtGemm(const LtHandle& handle, Precision type, int m, int n, int k)
     : handle_(handle),
       types_(library_gemm_types(type)),
       m_(m),
@@ -136,7 +138,7 @@ LtGemm::LtGemm(const LtHandle& handle, TensorType type, int m, int n, int k)
   desc_.set(CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
   write_scalar(alpha_, types_.scale_cuda, 1);
   write_scalar(beta_, types_.scale_cuda, 0);
-  if (type == TensorType::fp8) {
+  if (type == Precision::fp8) {
     unit_scale_ = DeviceBuffer<float>(1);
     const float one = 1.0f;
     TR_CUDA_CHECK(cudaMemcpy(unit_scale_.get(), &one, sizeof one, cudaMemcpyHostToDevice));
@@ -179,12 +181,6 @@ cublasStatus_t LtGemm::run(const cublasLtMatmulAlgo_t& algorithm, const void* a,
 namespace {
 
 constexpr std::size_t kWorkspaceBytes = std::size_t{64} << 20;
-
-// A ceiling name per type: cuBLASLt for all, named cublas_fp64 for fp64.
-std::string library_ceiling_name(TensorType type) {
-  if (type == TensorType::fp64) return "cublas_fp64";
-  return std::string("cublaslt_") + tensor_type_name(type);
-}
 
 int algorithm_config(const cublasLtMatmulAlgo_t& algorithm,
                      cublasLtMatmulAlgoConfigAttributes_t key) {
@@ -235,8 +231,8 @@ std::optional<double> try_algorithm(const LtGemm& gemm, const GemmOperands& oper
   return seconds[seconds.size() / 2];
 }
 
-void measure_library_type(const CeilingRequest& request, TensorType type, CeilingResults& out) {
-  const std::string name = library_ceiling_name(type);
+void measure_library_type(const CeilingRequest& request, Precision type, CeilingResults& out) {
+  const std::string name = ceiling::library(type);
   const cudaStream_t stream = request.stream;
   const int size = request.quick ? 4096 : 8192;
   const LtHandle handle;
@@ -286,13 +282,13 @@ void measure_library_type(const CeilingRequest& request, TensorType type, Ceilin
 void measure_library_ceilings(const CeilingRequest& request, CeilingResults& out) {
   ceiling_support::select_device_and_count_sms(request);
   const int cc = request.gpu.cc_major * 10 + request.gpu.cc_minor;
-  for (const TensorType type : kAllTensorTypes) {
-    const std::string name = library_ceiling_name(type);
+  for (const Precision type : ceiling::kTensorPrecisions) {
+    const std::string name = ceiling::library(type);
     if (!request.wanted(name)) continue;
     if (cc < tensor_type_min_cc(type)) {
       const int min_cc = tensor_type_min_cc(type);
       out.skipped.push_back(
-          {name, std::string(tensor_type_name(type)) + " GEMMs need compute capability " +
+          {name, std::string(to_string(type)) + " GEMMs need compute capability " +
                      std::to_string(min_cc / 10) + "." + std::to_string(min_cc % 10) +
                      "+; this GPU is " + std::to_string(request.gpu.cc_major) + "." +
                      std::to_string(request.gpu.cc_minor)});
@@ -302,7 +298,7 @@ void measure_library_ceilings(const CeilingRequest& request, CeilingResults& out
   }
 }
 
-std::vector<double> run_library_gemm(TensorType type, int m, int n, int k,
+std::vector<double> run_library_gemm(Precision type, int m, int n, int k,
                                      const std::vector<double>& a, const std::vector<double>& b) {
   const auto mk = static_cast<std::size_t>(m) * k;
   const auto kn = static_cast<std::size_t>(k) * n;

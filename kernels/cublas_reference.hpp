@@ -96,22 +96,22 @@ class LtPreference {
 
 // Element and library types of one library GEMM of `type` (table above).
 struct LibraryGemmTypes {
-  ElementType input = ElementType::bf16;   // A and B
-  ElementType output = ElementType::bf16;  // C and D
+  DataType input = DataType::bf16;   // A and B
+  DataType output = DataType::bf16;  // C and D
   cudaDataType_t input_cuda = CUDA_R_16BF;
   cudaDataType_t output_cuda = CUDA_R_16BF;
   cudaDataType_t scale_cuda = CUDA_R_32F;  // alpha and beta
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   std::string description;
 };
-LibraryGemmTypes library_gemm_types(TensorType type);
+LibraryGemmTypes library_gemm_types(Precision type);
 
 // D = A^T B in cuBLAS's column-major terms ("TN", the layout fp8 and int8
 // require): A is stored k x m (ld k), B k x n (ld k), D m x n (ld m), beta = 0.
 // In row-major terms: A is m x k, B^T is n x k, and D^T is n x m.
 class LtGemm {
  public:
-  LtGemm(const LtHandle& handle, TensorType type, int m, int n, int k);
+  LtGemm(const LtHandle& handle, Precision type, int m, int n, int k);
   // Up to `count` algorithms from the heuristic, best first; empty when
   // cuBLASLt has none for this type on this GPU.
   std::vector<cublasLtMatmulHeuristicResult_t> algorithms(int count,
@@ -138,7 +138,7 @@ class LtGemm {
 // For tests: D = A * B through cuBLASLt (the heuristic's first algorithm), `a`
 // m x k and `b` k x n row-major, values exactly representable in `type`;
 // returns D m x n row-major.
-std::vector<double> run_library_gemm(TensorType type, int m, int n, int k,
+std::vector<double> run_library_gemm(Precision type, int m, int n, int k,
                                      const std::vector<double>& a, const std::vector<double>& b);
 
 }  // namespace timeroof

@@ -13,6 +13,7 @@
 
 #include <stdexcept>
 
+#include "core/ceiling_names.hpp"
 #include "gpu/check.hpp"
 #include "kernels/cuda_core.hpp"
 
@@ -164,15 +165,18 @@ ChainKernel kernel_of(CudaCoreRoof roof) {
 const std::vector<CudaCoreKernel>& cuda_core_kernels() {
   using R = CudaCoreRoof;
   static const std::vector<CudaCoreKernel> kernels = {
-      {R::fp64_fma, "fp64_fma", "fp64_fma_kernel", "DFMA", 1, 2.0, 53},
-      {R::fp32_fma, "fp32_fma", "fp32_fma_kernel", "FFMA", 1, 2.0, 24},
-      {R::fp16_fma, "fp16_fma", "fp16_fma_kernel", "HFMA2", 2, 2.0, 11},
-      {R::bf16_fma, "bf16_fma", "bf16_fma_kernel", "HFMA2.BF16_V2", 2, 2.0, 8},
-      {R::fp64_addmul, "fp64_addmul", "fp64_addmul_kernel", "DADD + DMUL", 1, 1.0, 53},
-      {R::fp32_addmul, "fp32_addmul", "fp32_addmul_kernel", "FADD + FMUL", 1, 1.0, 24},
-      {R::fp16_addmul, "fp16_addmul", "fp16_addmul_kernel", "HADD2 + HMUL2", 2, 1.0, 11},
-      {R::bf16_addmul, "bf16_addmul", "bf16_addmul_kernel", "HADD2.BF16_V2 + HMUL2.BF16_V2", 2, 1.0,
-       8},
+      {R::fp64_fma, ceiling::fma(Precision::fp64), "fp64_fma_kernel", "DFMA", 1, 2.0, 53},
+      {R::fp32_fma, ceiling::fma(Precision::fp32), "fp32_fma_kernel", "FFMA", 1, 2.0, 24},
+      {R::fp16_fma, ceiling::fma(Precision::fp16), "fp16_fma_kernel", "HFMA2", 2, 2.0, 11},
+      {R::bf16_fma, ceiling::fma(Precision::bf16), "bf16_fma_kernel", "HFMA2.BF16_V2", 2, 2.0, 8},
+      {R::fp64_addmul, ceiling::addmul(Precision::fp64), "fp64_addmul_kernel", "DADD + DMUL", 1,
+       1.0, 53},
+      {R::fp32_addmul, ceiling::addmul(Precision::fp32), "fp32_addmul_kernel", "FADD + FMUL", 1,
+       1.0, 24},
+      {R::fp16_addmul, ceiling::addmul(Precision::fp16), "fp16_addmul_kernel", "HADD2 + HMUL2", 2,
+       1.0, 11},
+      {R::bf16_addmul, ceiling::addmul(Precision::bf16), "bf16_addmul_kernel",
+       "HADD2.BF16_V2 + HMUL2.BF16_V2", 2, 1.0, 8},
   };
   return kernels;
 }

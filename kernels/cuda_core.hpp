@@ -30,6 +30,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <string>
 #include <vector>
 
 namespace timeroof {
@@ -53,7 +54,7 @@ inline constexpr double kChainAddend = 0.25;
 
 struct CudaCoreKernel {
   CudaCoreRoof roof;
-  const char* ceiling;      // "fp32_fma"
+  std::string ceiling;      // "fp32_fma" (core/ceiling_names.hpp)
   const char* kernel;       // "fp32_fma_kernel" (the __global__ function's name)
   const char* instruction;  // sm_90 SASS it is built from: "FFMA", "HADD2 + HMUL2", ...
   int lanes;                // per thread instruction: 2 for packed types, else 1

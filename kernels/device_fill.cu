@@ -19,61 +19,66 @@ __device__ __forceinline__ std::uint32_t mix(std::uint64_t index, std::uint32_t 
   return hash32(x ^ seed);
 }
 
-__device__ __forceinline__ void store(void* data, std::size_t i, ElementType type, double value) {
+__device__ __forceinline__ void store(void* data, std::size_t i, DataType type, double value) {
   switch (type) {
-    case ElementType::f16:
+    case DataType::fp16:
       static_cast<__half*>(data)[i] = __double2half(value);
       break;
-    case ElementType::bf16:
+    case DataType::bf16:
       static_cast<__nv_bfloat16*>(data)[i] = __double2bfloat16(value);
       break;
-    case ElementType::f32:
+    case DataType::fp32:
       static_cast<float*>(data)[i] = static_cast<float>(value);
       break;
-    case ElementType::f64:
+    case DataType::fp64:
       static_cast<double*>(data)[i] = value;
       break;
-    case ElementType::e4m3:
+    case DataType::fp8_e4m3:
       static_cast<__nv_fp8_e4m3*>(data)[i] = __nv_fp8_e4m3(static_cast<float>(value));
       break;
-    case ElementType::s8:
+    case DataType::fp8_e5m2:
+      static_cast<__nv_fp8_e5m2*>(data)[i] = __nv_fp8_e5m2(static_cast<float>(value));
+      break;
+    case DataType::int8:
       static_cast<std::int8_t*>(data)[i] = static_cast<std::int8_t>(value);
       break;
-    case ElementType::s32:
+    case DataType::int32:
       static_cast<std::int32_t*>(data)[i] = static_cast<std::int32_t>(value);
       break;
   }
 }
 
-__device__ __forceinline__ double load(const void* data, std::size_t i, ElementType type) {
+__device__ __forceinline__ double load(const void* data, std::size_t i, DataType type) {
   switch (type) {
-    case ElementType::f16:
+    case DataType::fp16:
       return __half2float(static_cast<const __half*>(data)[i]);
-    case ElementType::bf16:
+    case DataType::bf16:
       return __bfloat162float(static_cast<const __nv_bfloat16*>(data)[i]);
-    case ElementType::f32:
+    case DataType::fp32:
       return static_cast<const float*>(data)[i];
-    case ElementType::f64:
+    case DataType::fp64:
       return static_cast<const double*>(data)[i];
-    case ElementType::e4m3:
+    case DataType::fp8_e4m3:
       return static_cast<float>(static_cast<const __nv_fp8_e4m3*>(data)[i]);
-    case ElementType::s8:
+    case DataType::fp8_e5m2:
+      return static_cast<float>(static_cast<const __nv_fp8_e5m2*>(data)[i]);
+    case DataType::int8:
       return static_cast<const std::int8_t*>(data)[i];
-    case ElementType::s32:
+    case DataType::int32:
       return static_cast<const std::int32_t*>(data)[i];
   }
   return 0;
 }
 
-__global__ void fill_random_kernel(void* data, std::size_t count, ElementType type,
+__global__ void fill_random_kernel(void* data, std::size_t count, DataType type,
                                    std::uint32_t seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const std::uint32_t h = mix(i, seed);
     double value;
-    if (type == ElementType::s8)
+    if (type == DataType::int8)
       value = static_cast<double>(static_cast<std::int8_t>(h & 0xff));
-    else if (type == ElementType::s32)
+    else if (type == DataType::int32)
       value = static_cast<double>(static_cast<std::int32_t>(h >> 16) - 32768);
     else
       value = static_cast<double>(h >> 8) * (2.0 / 16777216.0) - 1.0;
@@ -82,14 +87,14 @@ __global__ void fill_random_kernel(void* data, std::size_t count, ElementType ty
 }
 
 __global__ void from_double_kernel(const double* source, void* destination, std::size_t count,
-                                   ElementType type) {
+                                   DataType type) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
     store(destination, i, type, source[i]);
 }
 
 __global__ void to_double_kernel(const void* source, double* destination, std::size_t count,
-                                 ElementType type) {
+                                 DataType type) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
     destination[i] = load(source, i, type);
@@ -102,36 +107,19 @@ unsigned grid_for(std::size_t count) {
 
 }  // namespace
 
-std::size_t element_bytes(ElementType type) {
-  switch (type) {
-    case ElementType::f16:
-    case ElementType::bf16:
-      return 2;
-    case ElementType::f32:
-    case ElementType::s32:
-      return 4;
-    case ElementType::f64:
-      return 8;
-    case ElementType::e4m3:
-    case ElementType::s8:
-      return 1;
-  }
-  return 0;
-}
-
-void fill_random(void* data, std::size_t count, ElementType type, std::uint32_t seed,
+void fill_random(void* data, std::size_t count, DataType type, std::uint32_t seed,
                  cudaStream_t stream) {
   fill_random_kernel<<<grid_for(count), kThreads, 0, stream>>>(data, count, type, seed);
   TR_CUDA_CHECK(cudaGetLastError());
 }
 
-void convert_from_double(const double* source, void* destination, std::size_t count,
-                         ElementType type, cudaStream_t stream) {
+void convert_from_double(const double* source, void* destination, std::size_t count, DataType type,
+                         cudaStream_t stream) {
   from_double_kernel<<<grid_for(count), kThreads, 0, stream>>>(source, destination, count, type);
   TR_CUDA_CHECK(cudaGetLastError());
 }
 
-void convert_to_double(const void* source, double* destination, std::size_t count, ElementType type,
+void convert_to_double(const void* source, double* destination, std::size_t count, DataType type,
                        cudaStream_t stream) {
   to_double_kernel<<<grid_for(count), kThreads, 0, stream>>>(source, destination, count, type);
   TR_CUDA_CHECK(cudaGetLastError());

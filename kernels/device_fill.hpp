@@ -8,24 +8,23 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/vocabulary.hpp"
+
 namespace timeroof {
 
-// Element types of GEMM operands: f16, bf16, f32 (also tf32 operands), f64,
-// fp8 e4m3, int8 and int32.
-enum class ElementType { f16, bf16, f32, f64, e4m3, s8, s32 };
-
-std::size_t element_bytes(ElementType type);
+// Element types are core's DataType (fp32 also holds tf32 operands);
+// element_bytes(DataType) is core's too.
 
 // Fills `count` elements with hash-based values: floats uniform in [-1, 1),
 // int8 uniform over its range, int32 in [-2^15, 2^15). Asynchronous on `stream`.
-void fill_random(void* data, std::size_t count, ElementType type, std::uint32_t seed,
+void fill_random(void* data, std::size_t count, DataType type, std::uint32_t seed,
                  cudaStream_t stream);
 
 // Converts between doubles and `type` on the device (round to nearest; exact for
 // the small integers tests use). Asynchronous on `stream`.
-void convert_from_double(const double* source, void* destination, std::size_t count,
-                         ElementType type, cudaStream_t stream);
-void convert_to_double(const void* source, double* destination, std::size_t count, ElementType type,
+void convert_from_double(const double* source, void* destination, std::size_t count, DataType type,
+                         cudaStream_t stream);
+void convert_to_double(const void* source, double* destination, std::size_t count, DataType type,
                        cudaStream_t stream);
 
 }  // namespace timeroof

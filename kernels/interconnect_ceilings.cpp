@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ceiling_names.hpp"
 #include "core/format.hpp"
 #include "gpu/check.hpp"
 #include "gpu/handles.hpp"
@@ -127,7 +128,7 @@ void measure_pairs(std::vector<DeviceSide>& sides, bool quick, CeilingResults& o
 void measure_all_reduce(std::vector<DeviceSide>& sides, bool quick, CeilingResults& out) {
   const Nccl nccl;
   if (!nccl.loaded()) {
-    out.skipped.push_back({"allreduce_nccl", nccl.why_not(), false});
+    out.skipped.push_back({ceiling::kAllreduceNccl, nccl.why_not(), false});
     return;
   }
   std::vector<int> devices;
@@ -185,7 +186,7 @@ void measure_all_reduce(std::vector<DeviceSide>& sides, bool quick, CeilingResul
   }
   const char* nvls = std::getenv("NCCL_NVLS_ENABLE");
   Ceiling c = make_ceiling(
-      "allreduce_nccl", CeilingKind::bandwidth, "B/s", 0, best_m,
+      ceiling::kAllreduceNccl, CeilingKind::bandwidth, "B/s", 0, best_m,
       concat("NCCL ", nccl.version(), " (", nccl.path(), ") all-reduce, fp32 sum in place over ",
              sides.size(),
              " GPUs, one communicator per GPU in one process; bus bandwidth = "
@@ -199,7 +200,7 @@ void measure_all_reduce(std::vector<DeviceSide>& sides, bool quick, CeilingResul
 
 const std::vector<std::string>& interconnect_ceiling_names() {
   static const std::vector<std::string> names = {"p2p_ce", "p2p_sm", "p2p_latency",
-                                                 "allreduce_nccl"};
+                                                 ceiling::kAllreduceNccl};
   return names;
 }
 
@@ -224,7 +225,7 @@ CeilingResults measure_interconnect_ceilings(const std::vector<int>& devices, bo
   try {
     measure_all_reduce(sides, quick, out);
   } catch (const Error& error) {
-    out.skipped.push_back({"allreduce_nccl", std::string("failed: ") + error.what(), true});
+    out.skipped.push_back({ceiling::kAllreduceNccl, std::string("failed: ") + error.what(), true});
   }
   return out;
 }

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ceiling_names.hpp"
 #include "core/elapsed.hpp"
 #include "core/format.hpp"
 #include "core/pinned_thread.hpp"
@@ -80,9 +81,9 @@ std::string distribution_text(const LaunchSamples& s) {
 }  // namespace
 
 void measure_launch_ceilings(const CeilingRequest& request, CeilingResults& out) {
-  const bool want_async = request.wanted("launch_async");
-  const bool want_sync = request.wanted("launch_sync");
-  const bool want_graph = request.wanted("launch_graph_node");
+  const bool want_async = request.wanted(ceiling::kLaunchAsync);
+  const bool want_sync = request.wanted(ceiling::kLaunchSync);
+  const bool want_graph = request.wanted(ceiling::kLaunchGraphNode);
   if (!want_async && !want_sync && !want_graph) return;
   ceiling_support::select_device_and_count_sms(request);
   const cudaStream_t stream = request.stream;
@@ -111,7 +112,7 @@ void measure_launch_ceilings(const CeilingRequest& request, CeilingResults& out)
         },
         launches, request.quick);
     out.ceilings.push_back(make_ceiling(
-        "launch_async", CeilingKind::latency, "s", 1, s.measurement,
+        ceiling::kLaunchAsync, CeilingKind::latency, "s", 1, s.measurement,
         concat("empty_kernel<<<1, 32>>> x ", launches,
                " enqueued back to back on one stream + one cudaStreamSynchronize, host "
                "steady_clock, / ",
@@ -129,7 +130,7 @@ void measure_launch_ceilings(const CeilingRequest& request, CeilingResults& out)
         },
         kSyncRoundTripsPerSample, request.quick);
     out.ceilings.push_back(make_ceiling(
-        "launch_sync", CeilingKind::latency, "s", 1, s.measurement,
+        ceiling::kLaunchSync, CeilingKind::latency, "s", 1, s.measurement,
         concat("empty_kernel<<<1, 32>>> + cudaStreamSynchronize round trip, host steady_clock, ",
                kSyncRoundTripsPerSample, " per sample, / ", kSyncRoundTripsPerSample,
                distribution_text(s), pin)));
@@ -149,7 +150,7 @@ void measure_launch_ceilings(const CeilingRequest& request, CeilingResults& out)
         },
         launches, request.quick);
     out.ceilings.push_back(
-        make_ceiling("launch_graph_node", CeilingKind::latency, "s", 1, s.measurement,
+        make_ceiling(ceiling::kLaunchGraphNode, CeilingKind::latency, "s", 1, s.measurement,
                      concat("cudaGraphLaunch of a captured chain of ", launches,
                             " empty_kernel<<<1, 32>>> nodes, event-timed on the GPU, / ", launches,
                             distribution_text(s), pin)));

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ceiling_names.hpp"
 #include "core/format.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/ceiling_support.hpp"
@@ -97,9 +98,9 @@ std::string list_rates(const std::vector<Candidate>& candidates) {
 
 void measure_hbm(Context& ctx, CeilingResults& out) {
   const CeilingRequest& request = ctx.request;
-  const bool want_read = request.wanted("hbm_read");
-  const bool want_write = request.wanted("hbm_write");
-  const bool want_copy = request.wanted("hbm_copy");
+  const bool want_read = request.wanted(ceiling::kHbmRead);
+  const bool want_write = request.wanted(ceiling::kHbmWrite);
+  const bool want_copy = request.wanted(ceiling::kHbmCopy);
   if (!want_read && !want_write && !want_copy) return;
 
   const std::size_t four_l2 = round_up(4 * ctx.l2_bytes, 2 * kMiB);
@@ -115,7 +116,7 @@ void measure_hbm(Context& ctx, CeilingResults& out) {
         concat("only ", format_binary_bytes(static_cast<double>(free)),
                " free: an HBM working set needs at least 2 x L2 (",
                format_binary_bytes(2.0 * static_cast<double>(ctx.l2_bytes)), ") per buffer");
-    for (const char* name : {"hbm_read", "hbm_write", "hbm_copy"})
+    for (const char* name : {ceiling::kHbmRead, ceiling::kHbmWrite, ceiling::kHbmCopy})
       if (request.wanted(name)) out.skipped.push_back({name, reason});
     return;
   }
@@ -151,7 +152,7 @@ void measure_hbm(Context& ctx, CeilingResults& out) {
     }
     const Candidate& best = best_of(all);
     out.ceilings.push_back(make_ceiling(
-        "hbm_read", CeilingKind::bandwidth, "B/s", best.bytes, best.m,
+        ceiling::kHbmRead, CeilingKind::bandwidth, "B/s", best.bytes, best.m,
         describe("hbm_read_kernel", best, all,
                  "bytes = buffer size; every word summed, one sum per block written")));
   }
@@ -166,8 +167,8 @@ void measure_hbm(Context& ctx, CeilingResults& out) {
                                    }));
     }
     const Candidate& best = best_of(all);
-    out.ceilings.push_back(make_ceiling("hbm_write", CeilingKind::bandwidth, "B/s", best.bytes,
-                                        best.m,
+    out.ceilings.push_back(make_ceiling(ceiling::kHbmWrite, CeilingKind::bandwidth, "B/s",
+                                        best.bytes, best.m,
                                         describe("hbm_write_kernel", best, all,
                                                  "bytes = buffer size (whole 32-byte sectors "
                                                  "written, no read for ownership)")));
@@ -186,7 +187,7 @@ void measure_hbm(Context& ctx, CeilingResults& out) {
     }
     const Candidate& best = best_of(all);
     out.ceilings.push_back(make_ceiling(
-        "hbm_copy", CeilingKind::bandwidth, "B/s", best.bytes, best.m,
+        ceiling::kHbmCopy, CeilingKind::bandwidth, "B/s", best.bytes, best.m,
         describe("hbm_copy_kernel", best, all, "bytes = 2 x buffer size (read + write)")));
     // The ld_el_* variants leave source lines at evict_last priority in L2: back to
     // normal before anything else is measured.
@@ -239,12 +240,12 @@ std::string l2_variant_name(const L2Variant& v) {
 }
 
 void measure_l2(Context& ctx, CeilingResults& out) {
-  if (!ctx.request.wanted("l2_read")) return;
+  if (!ctx.request.wanted(ceiling::kL2Read)) return;
   const double target_s = ctx.request.quick ? 0.5e-3 : 2e-3;
   constexpr std::size_t kTileBytes = kElement * 1024 * 16;  // the largest tile of the search
   const std::size_t largest = round_down(ctx.l2_bytes / 2, kTileBytes);
   if (largest < kTileBytes) {
-    out.skipped.push_back({"l2_read", "L2 size unknown or too small"});
+    out.skipped.push_back({ceiling::kL2Read, "L2 size unknown or too small"});
     return;
   }
   DeviceBuffer<uint4> data(largest / kElement);
@@ -273,7 +274,7 @@ void measure_l2(Context& ctx, CeilingResults& out) {
   }
   const Candidate& best = best_of(all);
   out.ceilings.push_back(make_ceiling(
-      "l2_read", CeilingKind::bandwidth, "B/s", best.bytes, best.m,
+      ceiling::kL2Read, CeilingKind::bandwidth, "B/s", best.bytes, best.m,
       concat("l2_read_kernel ", best.name,
              " (16-byte loads, L1 bypassed, warm L2 after 3 warm-up launches; strided: a "
              "thread's loads one grid apart, else tiles); "
@@ -283,8 +284,8 @@ void measure_l2(Context& ctx, CeilingResults& out) {
 }
 
 void measure_l1_and_shared(Context& ctx, CeilingResults& out) {
-  const bool want_l1 = ctx.request.wanted("l1_read");
-  const bool want_shared = ctx.request.wanted("shared_read");
+  const bool want_l1 = ctx.request.wanted(ceiling::kL1Read);
+  const bool want_shared = ctx.request.wanted(ceiling::kSharedRead);
   if (!want_l1 && !want_shared) return;
   const double target_s = ctx.request.quick ? 0.5e-3 : 2e-3;
   DeviceBuffer<uint4> region(kCacheRegionElements);
@@ -302,7 +303,7 @@ void measure_l1_and_shared(Context& ctx, CeilingResults& out) {
     const Measurement m = measure_on_stream([&, passes](cudaStream_t s) { launch(passes, s); },
                                             ctx.stream, ctx.request.timing());
     out.ceilings.push_back(make_ceiling(
-        "l1_read", CeilingKind::bandwidth, "B/s", bytes, m,
+        ceiling::kL1Read, CeilingKind::bandwidth, "B/s", bytes, m,
         concat("l1_read_kernel: grid ", blocks, " x ", kMemoryThreadsPerBlock, " (", blocks_per_sm,
                " blocks/SM), every block reads one common ", format_binary_bytes(region_bytes),
                " region ", passes,
@@ -321,7 +322,7 @@ void measure_l1_and_shared(Context& ctx, CeilingResults& out) {
     const Measurement m = measure_on_stream([&, passes](cudaStream_t s) { launch(passes, s); },
                                             ctx.stream, ctx.request.timing());
     out.ceilings.push_back(make_ceiling(
-        "shared_read", CeilingKind::bandwidth, "B/s", bytes, m,
+        ceiling::kSharedRead, CeilingKind::bandwidth, "B/s", bytes, m,
         concat("shared_read_kernel: grid ", blocks, " x ", kMemoryThreadsPerBlock, " (",
                blocks_per_sm, " blocks/SM), every block reads its ",
                format_binary_bytes(region_bytes), " of shared memory ", passes,
@@ -335,7 +336,7 @@ void measure_l1_and_shared(Context& ctx, CeilingResults& out) {
 // ---- working-set sweep -----------------------------------------------------------
 
 void measure_working_set(Context& ctx, CeilingResults& out) {
-  if (!ctx.request.wanted("working_set")) return;
+  if (!ctx.request.wanted(ceiling::kWorkingSet)) return;
   const bool quick = ctx.request.quick;
   constexpr std::size_t kSmallest = 16 * 1024;
   const std::size_t step = quick ? 4 : 2;
@@ -345,7 +346,7 @@ void measure_working_set(Context& ctx, CeilingResults& out) {
   const std::size_t free = free_device_bytes();
   while (largest > kSmallest && largest + kHeadroom > free) largest /= step;
   if (largest + kHeadroom > free) {
-    out.skipped.push_back({"working_set", "no free device memory for the sweep"});
+    out.skipped.push_back({ceiling::kWorkingSet, "no free device memory for the sweep"});
     return;
   }
   DeviceBuffer<uint4> data(largest / kElement);

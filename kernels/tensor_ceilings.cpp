@@ -48,7 +48,7 @@ LoopRun mma_sync_run(MmaSyncVariant variant, int sm_count) {
           }};
 }
 
-LoopRun wgmma_run(TensorType type, int n, int sm_count) {
+LoopRun wgmma_run(Precision type, int n, int sm_count) {
   const WgmmaLoopShape shape = wgmma_loop_shape(type, n, sm_count);
   return {concat("wgmma m64n", n, "k", wgmma_k(type)),
           shape.description,
@@ -136,16 +136,16 @@ void measure_tensor_ceilings(const CeilingRequest& request, CeilingResults& out)
   const int cc = request.gpu.cc_major * 10 + request.gpu.cc_minor;
   // wgmma is arch-specific (sm_90a): its kernels load on 9.0 only.
   const bool hopper = cc == 90;
-  for (const TensorType type : kAllTensorTypes) {
-    const std::string name = std::string("tensor_") + tensor_type_name(type);
-    const std::string mma_sync_name = name + "_mma_sync";
+  for (const Precision type : ceiling::kTensorPrecisions) {
+    const std::string name = ceiling::tensor(type);
+    const std::string mma_sync_name = ceiling::tensor_mma_sync(type);
     const bool has_wgmma = hopper && wgmma_supports(type);
     const bool want_best = request.wanted(name);
     const bool want_mma_sync = has_wgmma && request.wanted(mma_sync_name);
     if (!want_best && !want_mma_sync) continue;
     if (cc < tensor_type_min_cc(type)) {
       out.skipped.push_back(
-          {name, concat(tensor_type_name(type), " tensor cores need compute capability ",
+          {name, concat(to_string(type), " tensor cores need compute capability ",
                         cc_text(tensor_type_min_cc(type)), "+; this GPU is ", cc_text(cc))});
       continue;
     }

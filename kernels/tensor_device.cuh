@@ -16,28 +16,28 @@
 namespace timeroof::tensor_device {
 
 // Elements of `type` in one 32-bit operand register (fp64 uses 64-bit registers).
-template <TensorType T>
-inline constexpr int kElementsPerWord = (T == TensorType::fp16 || T == TensorType::bf16)  ? 2
-                                        : (T == TensorType::fp8 || T == TensorType::int8) ? 4
-                                                                                          : 1;
+template <Precision T>
+inline constexpr int kElementsPerWord = (T == Precision::fp16 || T == Precision::bf16)  ? 2
+                                        : (T == Precision::fp8 || T == Precision::int8) ? 4
+                                                                                        : 1;
 
-template <TensorType T>
+template <Precision T>
 inline constexpr int kElementBytes = 4 / kElementsPerWord<T>;
 
 // The accumulator of each type (see tensor_types.hpp).
-template <TensorType T>
+template <Precision T>
 struct AccumulatorOf {
   using type = float;
 };
 template <>
-struct AccumulatorOf<TensorType::int8> {
+struct AccumulatorOf<Precision::int8> {
   using type = std::int32_t;
 };
 template <>
-struct AccumulatorOf<TensorType::fp64> {
+struct AccumulatorOf<Precision::fp64> {
   using type = double;
 };
-template <TensorType T>
+template <Precision T>
 using Accumulator = typename AccumulatorOf<T>::type;
 
 // Uniform in [-1, 1) from the top 24 bits of `h`.
@@ -47,26 +47,26 @@ __device__ __forceinline__ float unit_float(std::uint32_t h) {
 
 // One element of `type` converted from `value` (exact for the small integers the
 // tests use), as raw bits in the low bytes of the result; the other bits are 0.
-template <TensorType T>
+template <Precision T>
 __device__ __forceinline__ std::uint32_t element_bits(float value) {
-  if constexpr (T == TensorType::fp16) {
+  if constexpr (T == Precision::fp16) {
     return __half_as_ushort(__float2half_rn(value));
-  } else if constexpr (T == TensorType::bf16) {
+  } else if constexpr (T == Precision::bf16) {
     return __bfloat16_as_ushort(__float2bfloat16_rn(value));
-  } else if constexpr (T == TensorType::tf32) {
+  } else if constexpr (T == Precision::tf32) {
     return __float_as_uint(value);  // tf32 reads the top 19 bits of an fp32
-  } else if constexpr (T == TensorType::fp8) {
+  } else if constexpr (T == Precision::fp8) {
     return __nv_cvt_float_to_fp8(value, __NV_SATFINITE, __NV_E4M3);
   } else {
-    static_assert(T == TensorType::int8);
+    static_assert(T == Precision::int8);
     return static_cast<std::uint8_t>(static_cast<std::int8_t>(value));
   }
 }
 
 // One 32-bit register of random finite elements of `type`, seeded by `h`.
-template <TensorType T>
+template <Precision T>
 __device__ __forceinline__ std::uint32_t random_word(std::uint32_t h) {
-  if constexpr (T == TensorType::int8) {
+  if constexpr (T == Precision::int8) {
     return hash32(h);  // every bit pattern is a valid int8
   } else {
     constexpr int kCount = kElementsPerWord<T>;
@@ -80,7 +80,7 @@ __device__ __forceinline__ std::uint32_t random_word(std::uint32_t h) {
 }
 
 // Packs kElementsPerWord<T> values (element 0 in the low bits) into one register.
-template <TensorType T>
+template <Precision T>
 __device__ __forceinline__ std::uint32_t pack_word(const double* values) {
   constexpr int kCount = kElementsPerWord<T>;
   constexpr int kBits = 32 / kCount;

@@ -46,7 +46,7 @@ constexpr int kChains = 8;  // independent accumulators per warp
 #define TR_DEFINE_MMA_16X8(NAME, TYPE, K, ACC, CONSTRAINT, MIN_ARCH, NATIVE_ON_SM90, ptx,     \
                            description)                                                       \
   struct NAME {                                                                               \
-    static constexpr TensorType kType = TensorType::TYPE;                                     \
+    static constexpr Precision kType = Precision::TYPE;                                       \
     static constexpr int kM = 16, kN = 8, kK = K;                                             \
     static constexpr int kARegs = 4, kBRegs = 2, kCRegs = 4;                                  \
     static constexpr int kMinArch = MIN_ARCH;                                                 \
@@ -96,7 +96,7 @@ TR_DEFINE_MMA_16X8(MmaFp8, fp8, 32, float, "+f", 89, false,
 // thread_in_group; B: row thread_in_group, column group; C register i: row
 // group, column 2 * thread_in_group + i.
 struct MmaFp64 {
-  static constexpr TensorType kType = TensorType::fp64;
+  static constexpr Precision kType = Precision::fp64;
   static constexpr int kM = 8, kN = 8, kK = 4;
   static constexpr int kARegs = 1, kBRegs = 1, kCRegs = 2;
   static constexpr int kMinArch = 80;
@@ -116,7 +116,7 @@ struct MmaFp64 {
 
 // The larger fp64 shape PTX added for sm_90 (fewer instructions per FLOP).
 struct MmaFp64Large {
-  static constexpr TensorType kType = TensorType::fp64;
+  static constexpr Precision kType = Precision::fp64;
   static constexpr int kM = 16, kN = 8, kK = 16;
   static constexpr int kARegs = 8, kBRegs = 4, kCRegs = 4;
   static constexpr int kMinArch = 90;
@@ -138,7 +138,7 @@ struct MmaFp64Large {
 
 template <class Mma>
 __device__ __forceinline__ typename Mma::Reg random_register(std::uint32_t h) {
-  if constexpr (Mma::kType == TensorType::fp64) {
+  if constexpr (Mma::kType == Precision::fp64) {
     return static_cast<double>(unit_float(hash32(h)));
   } else {
     return random_word<Mma::kType>(h);
@@ -180,7 +180,7 @@ using LoopKernel = void (*)(long long, std::uint32_t, void*);
 
 template <class Mma>
 __device__ typename Mma::Reg load_a(const double* a, int r, int group, int thread_in_group) {
-  if constexpr (Mma::kType == TensorType::fp64) {
+  if constexpr (Mma::kType == Precision::fp64) {
     return a[group * Mma::kK + thread_in_group];
   } else {
     constexpr int kPerWord = kElementsPerWord<Mma::kType>;
@@ -192,7 +192,7 @@ __device__ typename Mma::Reg load_a(const double* a, int r, int group, int threa
 
 template <class Mma>
 __device__ typename Mma::Reg load_b(const double* b, int r, int group, int thread_in_group) {
-  if constexpr (Mma::kType == TensorType::fp64) {
+  if constexpr (Mma::kType == Precision::fp64) {
     return b[thread_in_group * Mma::kN + group];
   } else {
     constexpr int kPerWord = kElementsPerWord<Mma::kType>;
@@ -286,20 +286,22 @@ std::optional<MmaSyncUnavailable> unavailable_reason(const void* kernel, bool fo
 
 }  // namespace
 
-std::vector<MmaSyncVariant> mma_sync_variants(TensorType type) {
+std::vector<MmaSyncVariant> mma_sync_variants(Precision type) {
   switch (type) {
-    case TensorType::fp16:
+    case Precision::fp16:
       return {MmaSyncVariant::fp16};
-    case TensorType::bf16:
+    case Precision::bf16:
       return {MmaSyncVariant::bf16};
-    case TensorType::tf32:
+    case Precision::tf32:
       return {MmaSyncVariant::tf32};
-    case TensorType::fp8:
+    case Precision::fp8:
       return {MmaSyncVariant::fp8};
-    case TensorType::int8:
+    case Precision::int8:
       return {MmaSyncVariant::int8};
-    case TensorType::fp64:
+    case Precision::fp64:
       return {MmaSyncVariant::fp64, MmaSyncVariant::fp64_m16n8k16};
+    case Precision::fp32:  // not a Tensor-Core operand type (tf32 is)
+      break;
   }
   return {};
 }
@@ -345,18 +347,20 @@ void launch_mma_sync_loop(const MmaSyncLoopShape& shape, long long iterations, v
   TR_CUDA_CHECK(cudaGetLastError());
 }
 
-MmaTileShape mma_sync_tile_shape(TensorType type) {
+MmaTileShape mma_sync_tile_shape(Precision type) {
   switch (type) {
-    case TensorType::fp16:
-    case TensorType::bf16:
+    case Precision::fp16:
+    case Precision::bf16:
       return {16, 8, 16};
-    case TensorType::tf32:
+    case Precision::tf32:
       return {16, 8, 8};
-    case TensorType::fp8:
-    case TensorType::int8:
+    case Precision::fp8:
+    case Precision::int8:
       return {16, 8, 32};
-    case TensorType::fp64:
+    case Precision::fp64:
       return {8, 8, 4};
+    case Precision::fp32:
+      break;
   }
   return {};
 }
@@ -383,21 +387,23 @@ std::vector<double> run_tile(const std::vector<double>& a, const std::vector<dou
 
 }  // namespace
 
-std::vector<double> run_mma_sync_tile(TensorType type, const std::vector<double>& a,
+std::vector<double> run_mma_sync_tile(Precision type, const std::vector<double>& a,
                                       const std::vector<double>& b) {
   switch (type) {
-    case TensorType::fp16:
+    case Precision::fp16:
       return run_tile<MmaFp16>(a, b);
-    case TensorType::bf16:
+    case Precision::bf16:
       return run_tile<MmaBf16>(a, b);
-    case TensorType::tf32:
+    case Precision::tf32:
       return run_tile<MmaTf32>(a, b);
-    case TensorType::fp8:
+    case Precision::fp8:
       return run_tile<MmaFp8>(a, b);
-    case TensorType::int8:
+    case Precision::int8:
       return run_tile<MmaInt8>(a, b);
-    case TensorType::fp64:
+    case Precision::fp64:
       return run_tile<MmaFp64>(a, b);
+    case Precision::fp32:
+      break;
   }
   return {};
 }

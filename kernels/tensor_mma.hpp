@@ -43,7 +43,7 @@ namespace timeroof {
 enum class MmaSyncVariant { fp16, bf16, tf32, fp8, int8, fp64, fp64_m16n8k16 };
 
 // The variants that measure `type`.
-std::vector<MmaSyncVariant> mma_sync_variants(TensorType type);
+std::vector<MmaSyncVariant> mma_sync_variants(Precision type);
 
 // Why `variant` gives no roof on the current GPU, or nullopt when it can be timed.
 struct MmaSyncUnavailable {
@@ -79,14 +79,14 @@ struct MmaTileShape {
 };
 
 // The mma.sync shape measured for `type` (fp64: m8n8k4, the shape every sm_80+ GPU has).
-MmaTileShape mma_sync_tile_shape(TensorType type);
+MmaTileShape mma_sync_tile_shape(Precision type);
 
 // Runs one mma.sync of `type` on one warp with the same fragment layout the
 // roof kernels use, and returns D = A * B (m x n, row-major) as doubles.
 // `a` is m x k row-major, `b` is k x n row-major; values must be exactly
 // representable in `type`. For tests: it proves the operands are laid out and
 // the instruction is spelled as intended. fp8 needs compute capability 8.9+.
-std::vector<double> run_mma_sync_tile(TensorType type, const std::vector<double>& a,
+std::vector<double> run_mma_sync_tile(Precision type, const std::vector<double>& a,
                                       const std::vector<double>& b);
 
 }  // namespace timeroof

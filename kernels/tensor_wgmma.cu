@@ -96,14 +96,14 @@ __device__ __forceinline__ void wgmma_wait() {
       TR_WG_OPS8(d, c, (i) + 24), TR_WG_OPS8(d, c, (i) + 32), TR_WG_OPS8(d, c, (i) + 40), \
       TR_WG_OPS8(d, c, (i) + 48), TR_WG_OPS8(d, c, (i) + 56)
 
-template <TensorType T, int N>
+template <Precision T, int N>
 struct Wgmma;
 
 // `shape_types` is e.g. "m64n256k16.f32.bf16.bf16"; `tail` the operands after
 // the descriptors: scale-d, then imm-scale-a/b and imm-trans-a/b where the type has them.
 #define TR_DEFINE_WGMMA_N128(TYPE, ACC, CONSTRAINT, shape_types, tail)                           \
   template <>                                                                                    \
-  struct Wgmma<TensorType::TYPE, 128> {                                                          \
+  struct Wgmma<Precision::TYPE, 128> {                                                           \
     static __device__ __forceinline__ void run(ACC (&d)[64], std::uint64_t a, std::uint64_t b) { \
       asm volatile("wgmma.mma_async.sync.aligned." shape_types " {" TR_WG_REGS_0_63              \
                    "}, %64, %65" tail ";\n"                                                      \
@@ -113,7 +113,7 @@ struct Wgmma;
   };
 #define TR_DEFINE_WGMMA_N256(TYPE, ACC, CONSTRAINT, shape_types, tail)                            \
   template <>                                                                                     \
-  struct Wgmma<TensorType::TYPE, 256> {                                                           \
+  struct Wgmma<Precision::TYPE, 256> {                                                            \
     static __device__ __forceinline__ void run(ACC (&d)[128], std::uint64_t a, std::uint64_t b) { \
       asm volatile("wgmma.mma_async.sync.aligned." shape_types " {" TR_WG_REGS_0_63               \
                    ", " TR_WG_REGS_64_127 "}, %128, %129" tail ";\n"                              \
@@ -150,7 +150,7 @@ __host__ __device__ constexpr int loop_shared_bytes(int n) {
   return kLoopWarpgroups * loop_a_bytes_per_warpgroup() + kStepsPerGroup * tile_bytes(n);
 }
 
-template <TensorType T, int N>
+template <Precision T, int N>
 __global__ void __launch_bounds__(kLoopThreads, 1)
     wgmma_loop_kernel(long long iterations, std::uint32_t seed, void* sink) {
   extern __shared__ __align__(1024) std::uint8_t shared[];
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(kLoopThreads, 1)
   static_cast<Acc*>(sink)[blockIdx.x * kLoopThreads + threadIdx.x] = total;
 }
 
-template <TensorType T>
+template <Precision T>
 __device__ __forceinline__ void store_element(std::uint8_t* p, double value) {
   const std::uint32_t bits = element_bits<T>(static_cast<float>(value));
   if constexpr (kElementBytes<T> == 4) {
@@ -202,13 +202,13 @@ __device__ __forceinline__ void store_element(std::uint8_t* p, double value) {
   }
 }
 
-template <TensorType T>
+template <Precision T>
 constexpr int kWgmmaK = kRowBytes / kElementBytes<T>;
 
 // One wgmma on one warpgroup; layout of D fragments: warp w holds rows
 // 16w..16w+15; register i of a thread (lane = 4g + t) holds row 16w + g + 8 *
 // ((i % 4) / 2), column 8 * (i / 4) + 2t + i % 2.
-template <TensorType T, int N>
+template <Precision T, int N>
 __global__ void __launch_bounds__(kWarpgroupThreads)
     wgmma_tile_kernel(const double* a, const double* b, double* d) {
   __shared__ __align__(1024) std::uint8_t shared[tile_bytes(kTileM) + tile_bytes(N)];
@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(kWarpgroupThreads)
 using LoopKernel = void (*)(long long, std::uint32_t, void*);
 using TileKernel = void (*)(const double*, const double*, double*);
 
-template <TensorType T>
+template <Precision T>
 struct KernelsOf {
   static LoopKernel loop(int n) {
     return n == 256 ? wgmma_loop_kernel<T, 256> : wgmma_loop_kernel<T, 128>;
@@ -252,64 +252,67 @@ struct KernelsOf {
   }
 };
 
-void check_supported(TensorType type, int n) {
+void check_supported(Precision type, int n) {
   if (!wgmma_supports(type))
-    throw usage_error(std::string("wgmma has no ") + tensor_type_name(type) + " form");
+    throw usage_error(std::string("wgmma has no ") + to_string(type) + " form");
   if (n != 128 && n != 256)
     throw usage_error("wgmma kernels exist for N = 128 and 256, not " + std::to_string(n));
 }
 
-LoopKernel loop_kernel(TensorType type, int n) {
+LoopKernel loop_kernel(Precision type, int n) {
   check_supported(type, n);
   switch (type) {
-    case TensorType::fp16:
-      return KernelsOf<TensorType::fp16>::loop(n);
-    case TensorType::bf16:
-      return KernelsOf<TensorType::bf16>::loop(n);
-    case TensorType::tf32:
-      return KernelsOf<TensorType::tf32>::loop(n);
-    case TensorType::fp8:
-      return KernelsOf<TensorType::fp8>::loop(n);
-    case TensorType::int8:
-      return KernelsOf<TensorType::int8>::loop(n);
-    case TensorType::fp64:
+    case Precision::fp16:
+      return KernelsOf<Precision::fp16>::loop(n);
+    case Precision::bf16:
+      return KernelsOf<Precision::bf16>::loop(n);
+    case Precision::tf32:
+      return KernelsOf<Precision::tf32>::loop(n);
+    case Precision::fp8:
+      return KernelsOf<Precision::fp8>::loop(n);
+    case Precision::int8:
+      return KernelsOf<Precision::int8>::loop(n);
+    case Precision::fp64:
+    case Precision::fp32:
       break;
   }
   return nullptr;
 }
 
-TileKernel tile_kernel(TensorType type, int n) {
+TileKernel tile_kernel(Precision type, int n) {
   check_supported(type, n);
   switch (type) {
-    case TensorType::fp16:
-      return KernelsOf<TensorType::fp16>::tile(n);
-    case TensorType::bf16:
-      return KernelsOf<TensorType::bf16>::tile(n);
-    case TensorType::tf32:
-      return KernelsOf<TensorType::tf32>::tile(n);
-    case TensorType::fp8:
-      return KernelsOf<TensorType::fp8>::tile(n);
-    case TensorType::int8:
-      return KernelsOf<TensorType::int8>::tile(n);
-    case TensorType::fp64:
+    case Precision::fp16:
+      return KernelsOf<Precision::fp16>::tile(n);
+    case Precision::bf16:
+      return KernelsOf<Precision::bf16>::tile(n);
+    case Precision::tf32:
+      return KernelsOf<Precision::tf32>::tile(n);
+    case Precision::fp8:
+      return KernelsOf<Precision::fp8>::tile(n);
+    case Precision::int8:
+      return KernelsOf<Precision::int8>::tile(n);
+    case Precision::fp64:
+    case Precision::fp32:
       break;
   }
   return nullptr;
 }
 
-const char* wgmma_operand_types(TensorType type) {
+const char* wgmma_operand_types(Precision type) {
   switch (type) {
-    case TensorType::fp16:
+    case Precision::fp16:
       return "f16 x f16 -> f32";
-    case TensorType::bf16:
+    case Precision::bf16:
       return "bf16 x bf16 -> f32";
-    case TensorType::tf32:
+    case Precision::tf32:
       return "tf32 x tf32 -> f32";
-    case TensorType::fp8:
+    case Precision::fp8:
       return "e4m3 x e4m3 -> f32";
-    case TensorType::int8:
+    case Precision::int8:
       return "s8 x s8 -> s32";
-    case TensorType::fp64:
+    case Precision::fp64:
+    case Precision::fp32:
       break;
   }
   return "?";
@@ -317,27 +320,28 @@ const char* wgmma_operand_types(TensorType type) {
 
 }  // namespace
 
-bool wgmma_supports(TensorType type) {
-  return type != TensorType::fp64;
+bool wgmma_supports(Precision type) {
+  return type != Precision::fp64 && type != Precision::fp32;
 }
 
-int wgmma_k(TensorType type) {
+int wgmma_k(Precision type) {
   switch (type) {
-    case TensorType::fp16:
-    case TensorType::bf16:
+    case Precision::fp16:
+    case Precision::bf16:
       return 16;
-    case TensorType::tf32:
+    case Precision::tf32:
       return 8;
-    case TensorType::fp8:
-    case TensorType::int8:
+    case Precision::fp8:
+    case Precision::int8:
       return 32;
-    case TensorType::fp64:
+    case Precision::fp64:
+    case Precision::fp32:
       break;
   }
   return 0;
 }
 
-WgmmaLoopShape wgmma_loop_shape(TensorType type, int n, int sm_count) {
+WgmmaLoopShape wgmma_loop_shape(Precision type, int n, int sm_count) {
   const LoopKernel kernel = loop_kernel(type, n);
   WgmmaLoopShape shape;
   shape.type = type;
@@ -375,7 +379,7 @@ void launch_wgmma_loop(const WgmmaLoopShape& shape, long long iterations, void* 
   TR_CUDA_CHECK(cudaGetLastError());
 }
 
-std::vector<double> run_wgmma_tile(TensorType type, int n, const std::vector<double>& a,
+std::vector<double> run_wgmma_tile(Precision type, int n, const std::vector<double>& a,
                                    const std::vector<double>& b) {
   const TileKernel kernel = tile_kernel(type, n);
   const int k = wgmma_k(type);

@@ -28,18 +28,18 @@
 namespace timeroof {
 
 // Whether wgmma takes `type` (every type but fp64).
-bool wgmma_supports(TensorType type);
+bool wgmma_supports(Precision type);
 
 // The K of one wgmma of `type`: 16 for fp16/bf16, 8 for tf32, 32 for fp8/int8
 // (32 bytes of each row in every case).
-int wgmma_k(TensorType type);
+int wgmma_k(Precision type);
 
 // The N values with a kernel: 128 and 256.
 inline constexpr int kWgmmaTileNs[] = {256, 128};
 
 // How the throughput kernel of (type, n) is launched on a GPU of `sm_count` SMs.
 struct WgmmaLoopShape {
-  TensorType type = TensorType::bf16;
+  Precision type = Precision::bf16;
   int n = 256;
   int blocks = 0;
   int threads = 0;  // 128 per warpgroup
@@ -49,7 +49,7 @@ struct WgmmaLoopShape {
   std::size_t sink_bytes = 0;      // launch_wgmma_loop writes accumulators, then clock spans
   std::string description;         // for a ceiling's method
 };
-WgmmaLoopShape wgmma_loop_shape(TensorType type, int n, int sm_count);
+WgmmaLoopShape wgmma_loop_shape(Precision type, int n, int sm_count);
 
 // Enqueues one launch of `iterations` loop iterations on `stream`; `sink`
 // (shape.sink_bytes) receives each thread's accumulator sum so nothing is dead code.
@@ -60,7 +60,7 @@ void launch_wgmma_loop(const WgmmaLoopShape& shape, long long iterations, void* 
 // shared memory in the same layout and with the same descriptors the roof
 // kernel uses, and returns D = A * B (64 x n, row-major). `a` is 64 x k
 // row-major, `b` is k x n row-major, values exactly representable in `type`.
-std::vector<double> run_wgmma_tile(TensorType type, int n, const std::vector<double>& a,
+std::vector<double> run_wgmma_tile(Precision type, int n, const std::vector<double>& a,
                                    const std::vector<double>& b);
 
 }  // namespace timeroof

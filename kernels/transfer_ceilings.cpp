@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ceiling_names.hpp"
 #include "core/format.hpp"
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
@@ -99,10 +100,14 @@ Measurement measure_held_copy(const TimingPolicy& policy, int device, cudaStream
 }  // namespace
 
 void measure_transfer_ceilings(const CeilingRequest& request, CeilingResults& out) {
-  const bool want_h2d_pinned = request.wanted("h2d_pinned");
-  const bool want_d2h_pinned = request.wanted("d2h_pinned");
-  const bool want_h2d_pageable = request.wanted("h2d_pageable");
-  const bool want_d2h_pageable = request.wanted("d2h_pageable");
+  const bool want_h2d_pinned =
+      request.wanted(ceiling::transfer(TransferDirection::h2d, HostMemory::pinned));
+  const bool want_d2h_pinned =
+      request.wanted(ceiling::transfer(TransferDirection::d2h, HostMemory::pinned));
+  const bool want_h2d_pageable =
+      request.wanted(ceiling::transfer(TransferDirection::h2d, HostMemory::pageable));
+  const bool want_d2h_pageable =
+      request.wanted(ceiling::transfer(TransferDirection::d2h, HostMemory::pageable));
   if (!want_h2d_pinned && !want_d2h_pinned && !want_h2d_pageable && !want_d2h_pageable) return;
   ceiling_support::select_device_and_count_sms(request);
 
@@ -128,8 +133,9 @@ void measure_transfer_ceilings(const CeilingRequest& request, CeilingResults& ou
             TR_CUDA_CHECK(cudaMemcpyAsync(device_buffer.get(), pinned.get(), bytes,
                                           cudaMemcpyHostToDevice, s));
           });
-      out.ceilings.push_back(make_ceiling("h2d_pinned", CeilingKind::bandwidth, "B/s",
-                                          static_cast<double>(bytes), m, method("H2D", m)));
+      out.ceilings.push_back(make_ceiling(
+          ceiling::transfer(TransferDirection::h2d, HostMemory::pinned), CeilingKind::bandwidth,
+          "B/s", static_cast<double>(bytes), m, method("H2D", m)));
     }
     if (want_d2h_pinned) {
       const Measurement m =
@@ -137,8 +143,9 @@ void measure_transfer_ceilings(const CeilingRequest& request, CeilingResults& ou
             TR_CUDA_CHECK(cudaMemcpyAsync(pinned.get(), device_buffer.get(), bytes,
                                           cudaMemcpyDeviceToHost, s));
           });
-      out.ceilings.push_back(make_ceiling("d2h_pinned", CeilingKind::bandwidth, "B/s",
-                                          static_cast<double>(bytes), m, method("D2H", m)));
+      out.ceilings.push_back(make_ceiling(
+          ceiling::transfer(TransferDirection::d2h, HostMemory::pinned), CeilingKind::bandwidth,
+          "B/s", static_cast<double>(bytes), m, method("D2H", m)));
     }
   }
 
@@ -161,8 +168,9 @@ void measure_transfer_ceilings(const CeilingRequest& request, CeilingResults& ou
             TR_CUDA_CHECK(cudaStreamSynchronize(stream));
           },
           request.timing());
-      out.ceilings.push_back(make_ceiling("h2d_pageable", CeilingKind::bandwidth, "B/s",
-                                          static_cast<double>(bytes), m, method("H2D", m)));
+      out.ceilings.push_back(make_ceiling(
+          ceiling::transfer(TransferDirection::h2d, HostMemory::pageable), CeilingKind::bandwidth,
+          "B/s", static_cast<double>(bytes), m, method("H2D", m)));
     }
     if (want_d2h_pageable) {
       const Measurement m = measure_on_host(
@@ -172,8 +180,9 @@ void measure_transfer_ceilings(const CeilingRequest& request, CeilingResults& ou
             TR_CUDA_CHECK(cudaStreamSynchronize(stream));
           },
           request.timing());
-      out.ceilings.push_back(make_ceiling("d2h_pageable", CeilingKind::bandwidth, "B/s",
-                                          static_cast<double>(bytes), m, method("D2H", m)));
+      out.ceilings.push_back(make_ceiling(
+          ceiling::transfer(TransferDirection::d2h, HostMemory::pageable), CeilingKind::bandwidth,
+          "B/s", static_cast<double>(bytes), m, method("D2H", m)));
     }
   }
   TR_CUDA_CHECK(cudaStreamSynchronize(stream));

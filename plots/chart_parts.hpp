@@ -15,8 +15,8 @@ bool positive(double v);               // finite and > 0
 std::string percent(double fraction);  // 0.42 -> "42%"
 // The title at the top left, and a grey subtitle line under it.
 void chart_title(Svg& svg, const std::string& title, const std::string& subtitle = {});
-Bound level_bound(roofline::Level level);
-const char* level_name(roofline::Level level);  // "L1", "L2", "HBM"
+Bound level_bound(Level level);
+const char* level_name(Level level);  // "L1", "L2", "HBM"
 // Moves labels (pixel y positions, in order of importance) apart so that no two
 // are closer than `gap`; returns the adjusted positions in the input order.
 std::vector<double> spread_labels(std::vector<double> ys, double gap, double top, double bottom);

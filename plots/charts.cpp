@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "core/ceiling_names.hpp"
 #include "core/format.hpp"
 #include "plots/axes.hpp"
 #include "plots/chart_parts.hpp"
@@ -14,10 +15,6 @@
 
 namespace timeroof::plots {
 
-using roofline::kAllLevels;
-using roofline::kAllPrecisions;
-using roofline::Level;
-using roofline::Precision;
 using namespace detail;
 
 namespace {
@@ -121,7 +118,7 @@ Bound ceiling_bound(const Ceiling& c) {
   if (starts_with(n, "l1") || starts_with(n, "shared")) return Bound::l1;
   if (starts_with(n, "launch")) return Bound::launch;
   if (starts_with(n, "h2d") || starts_with(n, "d2h")) return Bound::transfer;
-  if (roofline::is_interconnect_ceiling(n)) return Bound::interconnect;
+  if (ceiling::is_interconnect(n)) return Bound::interconnect;
   return c.kind == CeilingKind::latency ? Bound::launch : Bound::measured;
 }
 
@@ -135,7 +132,7 @@ PointSample point_sample(const Point& point, const roofline::PointAnalysis& anal
   s.label =
       point.op + " " + point.precision + (point.math_mode.empty() ? "" : "/") + point.math_mode;
   s.params = params_text(point.params);  // every key: the LSTM's are not the conv's
-  if (analysis.main_precision) s.precision_class = roofline::to_string(*analysis.main_precision);
+  if (analysis.main_precision) s.precision_class = to_string(*analysis.main_precision);
   for (Level l : kAllLevels) {
     const auto& ai = bounds.level(l).intensity;
     if (ai && positive(*ai)) s.intensity[static_cast<std::size_t>(l)] = ai;
@@ -352,9 +349,9 @@ std::string working_set_chart(const Machine& machine) {
       if (c.name == name && positive(c.measured)) return c.measured;
     return 0.0;
   };
-  if (const double v = measured("l1_read"); v > 0) roofs.push_back({"L1", Bound::l1, v});
-  if (const double v = measured("l2_read"); v > 0) roofs.push_back({"L2", Bound::l2, v});
-  if (const double v = measured("hbm_read"); v > 0) roofs.push_back({"HBM", Bound::hbm, v});
+  if (const double v = measured(ceiling::kL1Read); v > 0) roofs.push_back({"L1", Bound::l1, v});
+  if (const double v = measured(ceiling::kL2Read); v > 0) roofs.push_back({"L2", Bound::l2, v});
+  if (const double v = measured(ceiling::kHbmRead); v > 0) roofs.push_back({"HBM", Bound::hbm, v});
 
   double xlo = std::numeric_limits<double>::max(), xhi = 0;
   double ylo = std::numeric_limits<double>::max(), yhi = 0;
@@ -440,10 +437,10 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
 
   // Precision classes of the samples, in the model's order; they pick the
   // compute roofs drawn (all available ones when there are no samples).
-  std::vector<Precision> classes;
-  for (Precision p : kAllPrecisions) {
+  std::vector<PrecisionClass> classes;
+  for (PrecisionClass p : kAllPrecisionClasses) {
     const bool used = std::any_of(samples.begin(), samples.end(), [&](const PointSample& s) {
-      return s.precision_class == roofline::to_string(p);
+      return s.precision_class == to_string(p);
     });
     if (used || samples.empty())
       if (roofs.peak(p).available()) classes.push_back(p);
@@ -453,15 +450,15 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
     if (!class_index.count(s.precision_class)) {
       // Colours follow the model's class order so a class keeps its colour.
       std::size_t i = 0;
-      for (Precision p : kAllPrecisions) {
-        if (s.precision_class == roofline::to_string(p)) break;
+      for (PrecisionClass p : kAllPrecisionClasses) {
+        if (s.precision_class == to_string(p)) break;
         ++i;
       }
       class_index[s.precision_class] = i;
     }
 
   double top = 0;
-  for (Precision p : classes) top = std::max(top, *roofs.peak(p).value);
+  for (PrecisionClass p : classes) top = std::max(top, *roofs.peak(p).value);
   std::vector<Level> levels;
   for (Level l : kAllLevels)
     if (roofs.bandwidth(l).available()) levels.push_back(l);
@@ -486,7 +483,7 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
       xhi = std::max(xhi, ridge * 4);
     }
   }
-  for (Precision p : classes) ylo = std::min(ylo, *roofs.peak(p).value / 10);
+  for (PrecisionClass p : classes) ylo = std::min(ylo, *roofs.peak(p).value / 10);
   if (!(xhi > 0)) xlo = 0.01, xhi = 1e4;
   if (!(yhi > 0)) ylo = 1e9, yhi = 1e15;
   const auto xr = decade_range(xlo, xhi);
@@ -513,19 +510,19 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
   std::vector<Label> compute_labels;
   double bw_max = 0;
   for (Level l : levels) bw_max = std::max(bw_max, *roofs.bandwidth(l).value);
-  for (Precision p : classes) {
+  for (PrecisionClass p : classes) {
     const double peak = *roofs.peak(p).value;
-    const Bound b = roofline::is_tensor(p) ? Bound::compute_tensor : Bound::compute_cuda;
+    const Bound b = is_tensor(p) ? Bound::compute_tensor : Bound::compute_cuda;
     const double x0 = bw_max > 0 ? std::max(xr[0], peak / bw_max) : xr[0];
     const double y = axes.py(peak);
-    svg.begin_group(std::string(roofline::to_string(p)) + " peak " + format_si(peak, "FLOP/s") +
-                        " (" + roofs.peak(p).ceiling + ", " +
-                        roofline::to_string(roofs.peak(p).source) + ")",
+    svg.begin_group(std::string(to_string(p)) + " peak " + format_si(peak, "FLOP/s") + " (" +
+                        roofs.peak(p).ceiling + ", " + roofline::to_string(roofs.peak(p).source) +
+                        ")",
                     "compute-roof");
     svg.line(axes.px(x0), y, area.right(), y, Style{color(b), "none", 2, "", 1});
     svg.end_group();
     compute_labels.push_back({area.right() - 6, y - 5,
-                              std::string(roofline::to_string(p)) + " " + format_si(peak, "FLOP/s"),
+                              std::string(to_string(p)) + " " + format_si(peak, "FLOP/s"),
                               color(b)});
     sample_polyline({{axes.px(x0), y}, {area.right(), y}}, occupied);
   }
@@ -671,13 +668,12 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
   // series uses one kind (a sweep copies from one).
   std::string xfer_name = "transfer";
   {
-    std::vector<roofline::HostMemory> hosts;
+    std::vector<HostMemory> hosts;
     for (const SeriesPoint& p : series)
       if (p.bounds.t_xfer > 0 &&
           std::find(hosts.begin(), hosts.end(), p.bounds.transfer_host) == hosts.end())
         hosts.push_back(p.bounds.transfer_host);
-    if (hosts.size() == 1)
-      xfer_name += std::string(" (") + roofline::to_string(hosts.front()) + " roofs)";
+    if (hosts.size() == 1) xfer_name += std::string(" (") + to_string(hosts.front()) + " roofs)";
   }
   std::vector<Line> lines = {
       {"T_stream: calls back to back", color(Bound::measured), "", true, true, {}, {}},

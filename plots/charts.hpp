@@ -55,9 +55,9 @@ struct PointSample {
   std::string label;            // operator and precision, e.g. "conv2d_fwd fp16/tensor"
   std::string params;           // "batch=16 filter=3 ..."
   std::string precision_class;  // the class with the most work, e.g. "tensor_fp16"
-  std::array<std::optional<double>, roofline::kLevelCount> intensity;  // AI_l, FLOP/B
-  std::optional<double> achieved;                                      // W / T_k, FLOP/s
-  std::optional<double> time_s;                                        // T
+  std::array<std::optional<double>, kLevelCount> intensity;  // AI_l, FLOP/B
+  std::optional<double> achieved;                            // W / T_k, FLOP/s
+  std::optional<double> time_s;                              // T
   std::string time_name;             // which time T is: "T_stream", "T_call"
   std::string bound;                 // classification label
   std::optional<double> efficiency;  // T_kernel_roof / T_k

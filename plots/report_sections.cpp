@@ -201,8 +201,8 @@ void transfer_paragraph(std::vector<Block>& doc, const RunRecord& r,
     add(used, roofline::transfer_roofs_text(b));
     for (const roofline::TransferBounds& x : b.transfers) {
       if (!x.bytes || !(*x.bytes > 0) || x.bandwidth) continue;
-      add(missing, std::string("no ") + roofline::to_string(b.transfer_host) + " " +
-                       roofline::direction_name(x.direction) +
+      add(missing, std::string("no ") + to_string(b.transfer_host) + " " +
+                       direction_name(x.direction) +
                        " roof, those copies are left out of T_xfer (" +
                        roofs.transfer(x.direction, b.transfer_host).note + ")");
     }

@@ -27,7 +27,7 @@ json roof_json(const Roof& r) {
 
 json roofs_json(const MachineRoofs& roofs) {
   json compute = json::object(), memory = json::object(), transfer = json::object();
-  for (Precision p : kAllPrecisions) compute[to_string(p)] = roof_json(roofs.peak(p));
+  for (PrecisionClass p : kAllPrecisionClasses) compute[to_string(p)] = roof_json(roofs.peak(p));
   for (Level l : kAllLevels) memory[to_string(l)] = roof_json(roofs.bandwidth(l));
   for (TransferDirection d : kAllTransferDirections)
     for (HostMemory h : kAllHostMemories)
@@ -57,7 +57,7 @@ json level_json(const LevelBounds& lb) {
 
 json kernel_bound_json(const KernelBound& k) {
   json work = json::object(), bytes = json::object(), t_mem = json::object();
-  for (Precision p : kAllPrecisions)
+  for (PrecisionClass p : kAllPrecisionClasses)
     if (k.work[static_cast<std::size_t>(p)] > 0)
       work[to_string(p)] = k.work[static_cast<std::size_t>(p)];
   for (Level l : kAllLevels) {
@@ -128,7 +128,7 @@ json point_json(const Point& p, const PointAnalysis& a) {
   const PointBounds& b = a.bounds;
   const Classification& c = a.classification;
   json work = json::object(), compute = json::object(), levels = json::object();
-  for (Precision p_ : kAllPrecisions) {
+  for (PrecisionClass p_ : kAllPrecisionClasses) {
     const std::size_t i = static_cast<std::size_t>(p_);
     if (b.work[i] > 0) work[to_string(p_)] = b.work[i];
     if (b.compute_s[i] > 0) compute[to_string(p_)] = b.compute_s[i];
@@ -268,10 +268,10 @@ json options_json(const FindingsOptions& o) {
 }
 
 // The class with the most work; the first of equals.
-std::optional<Precision> main_precision(const PointBounds& b) {
-  std::optional<Precision> out;
+std::optional<PrecisionClass> main_precision(const PointBounds& b) {
+  std::optional<PrecisionClass> out;
   double most = 0;
-  for (Precision p : kAllPrecisions) {
+  for (PrecisionClass p : kAllPrecisionClasses) {
     if (b.work[static_cast<std::size_t>(p)] > most) {
       most = b.work[static_cast<std::size_t>(p)];
       out = p;

@@ -34,8 +34,8 @@ struct PointAnalysis {
   PointBounds bounds;
   Classification classification;
   // The precision class with the most work (the first of equals, in
-  // kAllPrecisions order); nullopt without work.
-  std::optional<Precision> main_precision;
+  // kAllPrecisionClasses order); nullopt without work.
+  std::optional<PrecisionClass> main_precision;
 };
 
 // The points of one sweep and the time-based roofline's complexity chart of

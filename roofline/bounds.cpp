@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/format.hpp"
+#include "core/quantities.hpp"
 
 namespace timeroof::roofline {
 
@@ -14,20 +15,20 @@ namespace {
 
 using Quantities = std::map<std::string, double>;
 
-std::optional<double> counter(const Quantities& q, const char* name) {
-  const auto it = q.find(name);
+std::optional<double> counter(const Quantities& q, Quantity quantity) {
+  const auto it = q.find(to_string(quantity));
   if (it == q.end() || !std::isfinite(it->second)) return std::nullopt;
   return it->second;
 }
 
-std::optional<double> counter(const Point& point, const char* name) {
-  return counter(point.counters, name);
+std::optional<double> counter(const Point& point, Quantity quantity) {
+  return counter(point.counters, quantity);
 }
 
 // W_p from catalog quantities; false when no work quantity is there.
-bool read_work(const Quantities& q, std::array<double, kPrecisionCount>& work) {
+bool read_work(const Quantities& q, std::array<double, kPrecisionClassCount>& work) {
   bool any = false;
-  for (Precision p : kAllPrecisions) {
+  for (PrecisionClass p : kAllPrecisionClasses) {
     if (const auto w = counter(q, work_quantity(p))) {
       work[static_cast<std::size_t>(p)] = std::max(0.0, *w);
       any = true;
@@ -39,10 +40,10 @@ bool read_work(const Quantities& q, std::array<double, kPrecisionCount>& work) {
 // Q_l from catalog quantities (DRAM = read + write); absent levels stay nullopt.
 std::array<std::optional<double>, kLevelCount> read_bytes(const Quantities& q) {
   std::array<std::optional<double>, kLevelCount> bytes;
-  bytes[static_cast<std::size_t>(Level::l1)] = counter(q, "l1_bytes");
-  bytes[static_cast<std::size_t>(Level::l2)] = counter(q, "l2_bytes");
-  const auto read = counter(q, "dram_read_bytes");
-  const auto write = counter(q, "dram_write_bytes");
+  bytes[static_cast<std::size_t>(Level::l1)] = counter(q, Quantity::l1_bytes);
+  bytes[static_cast<std::size_t>(Level::l2)] = counter(q, Quantity::l2_bytes);
+  const auto read = counter(q, Quantity::dram_read_bytes);
+  const auto write = counter(q, Quantity::dram_write_bytes);
   if (read || write)
     bytes[static_cast<std::size_t>(Level::dram)] = read.value_or(0) + write.value_or(0);
   return bytes;
@@ -104,7 +105,7 @@ const char* to_string(BoundScope scope) {
 }
 
 bool has_counters(const KernelRecord& kernel) {
-  std::array<double, kPrecisionCount> work{};
+  std::array<double, kPrecisionClassCount> work{};
   if (read_work(kernel.metrics, work)) return true;
   for (const auto& q : read_bytes(kernel.metrics))
     if (q) return true;
@@ -117,7 +118,7 @@ KernelBound kernel_bound(const KernelRecord& kernel, const MachineRoofs& roofs,
   k.name = kernel.name;
   k.duration_s = kernel.duration_s;
   read_work(kernel.metrics, k.work);
-  for (Precision p : kAllPrecisions) {
+  for (PrecisionClass p : kAllPrecisionClasses) {
     const double w = k.work[static_cast<std::size_t>(p)];
     if (w > 0 && roofs.peak(p).available()) k.t_compute += w / *roofs.peak(p).value;
   }
@@ -136,20 +137,6 @@ KernelBound kernel_bound(const KernelRecord& kernel, const MachineRoofs& roofs,
     }
   }
   return k;
-}
-
-HostMemory transfer_host(const Point& point, std::string* unknown) {
-  if (unknown) unknown->clear();
-  const nlohmann::json& d = point.details;
-  if (!d.is_object() || !d.contains("transfer") || !d.at("transfer").is_object())
-    return HostMemory::pinned;
-  const nlohmann::json& t = d.at("transfer");
-  if (!t.contains("host") || t.at("host").is_null()) return HostMemory::pinned;
-  const nlohmann::json& h = t.at("host");
-  const std::string text = h.is_string() ? h.get<std::string>() : h.dump();
-  if (const auto host = host_memory_from_string(text)) return *host;
-  if (unknown) *unknown = text;
-  return HostMemory::pinned;
 }
 
 std::string transfer_roofs_text(const PointBounds& bounds) {
@@ -191,21 +178,11 @@ const char* to_string(Source source) {
   return "?";
 }
 
-std::optional<Precision> analytic_class(const std::string& precision,
-                                        const std::string& math_mode) {
-  if (math_mode == "tensor") {
-    if (precision == "fp16") return Precision::tensor_fp16;
-    if (precision == "bf16") return Precision::tensor_bf16;
-    if (precision == "fp32" || precision == "tf32") return Precision::tensor_tf32;
-    if (precision == "fp8") return Precision::tensor_fp8;
-    if (precision == "int8") return Precision::tensor_int8;
-    if (precision == "fp64") return Precision::tensor_fp64;
-    return std::nullopt;
-  }
-  if (precision == "fp16" || precision == "bf16") return Precision::half;
-  if (precision == "fp32") return Precision::fp32;
-  if (precision == "fp64") return Precision::fp64;
-  return std::nullopt;
+std::optional<PrecisionClass> analytic_class(const std::string& precision,
+                                             const std::string& math_mode) {
+  const std::optional<Precision> p = find_precision(precision);
+  if (!p) return std::nullopt;
+  return precision_class(*p, find_math_mode(math_mode).value_or(MathMode::fma_only));
 }
 
 PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
@@ -228,8 +205,8 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
   for (double w : b.work) b.total_work += w;
 
   // --- Bytes Q_l --------------------------------------------------------------
-  const auto read = counter(point, "dram_read_bytes");
-  const auto write = counter(point, "dram_write_bytes");
+  const auto read = counter(point, Quantity::dram_read_bytes);
+  const auto write = counter(point, Quantity::dram_write_bytes);
   std::array<std::optional<double>, kLevelCount> bytes = read_bytes(point.counters);
   if (read && !write)
     b.notes.push_back("dram_write_bytes not collected: DRAM bytes are reads only");
@@ -270,7 +247,7 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
     b.transfer_measured_s = t.h2d_time_s.value_or(0) + t.d2h_time_s.value_or(0);
 
   // --- Compute bound ----------------------------------------------------------
-  for (Precision p : kAllPrecisions) {
+  for (PrecisionClass p : kAllPrecisionClasses) {
     const std::size_t i = static_cast<std::size_t>(p);
     if (b.work[i] <= 0) continue;
     const Roof& roof = roofs.peak(p);
@@ -371,7 +348,7 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
   if (b.kernel_s && b.t_kernel_roof > 0) b.efficiency = b.t_kernel_roof / *b.kernel_s;
   if (b.total_work > 0) {
     double tensor = 0;
-    for (Precision p : kAllPrecisions)
+    for (PrecisionClass p : kAllPrecisionClasses)
       if (is_tensor(p)) tensor += b.work[static_cast<std::size_t>(p)];
     b.tensor_share = tensor / b.total_work;
   }

@@ -166,7 +166,7 @@ struct LevelBounds {
 struct KernelBound {
   std::string name;
   double duration_s = 0;                                 // traced
-  std::array<double, kPrecisionCount> work{};            // W_p,k
+  std::array<double, kPrecisionClassCount> work{};       // W_p,k
   double t_compute = 0;                                  // sum_p W_p,k / P_p
   std::array<std::optional<double>, kLevelCount> bytes;  // Q_l,k; nullopt: not collected
   std::array<std::optional<double>, kLevelCount> t_mem;  // Q_l,k / B_l; nullopt: absent or excluded
@@ -190,8 +190,8 @@ struct PointBounds {
   std::vector<std::string> notes;  // fallbacks taken, work or levels left out
 
   // Inputs as the model read them.
-  std::array<double, kPrecisionCount> work{};  // W_p
-  double total_work = 0;                       // W
+  std::array<double, kPrecisionClassCount> work{};  // W_p
+  double total_work = 0;                            // W
   // The measured times per call with their statistics (see above); absent where
   // not measured.
   std::optional<TimeStats> call, stream, graph, issue;
@@ -204,14 +204,14 @@ struct PointBounds {
   std::optional<double> transfer_measured_s;  // h2d_time_s + d2h_time_s, if timed
 
   // Time-based roofline.
-  std::array<double, kPrecisionCount> compute_s{};  // W_p / P_p
-  double t_cuda = 0;                                // CUDA-core part of T_compute
-  double t_tensor = 0;                              // Tensor-Core part of T_compute
-  double t_compute = 0;                             // T_compute
-  std::array<LevelBounds, kLevelCount> levels;      // T_mem,l and the classic per level
-  std::optional<double> t_launch;                   // N x L
-  double t_xfer = 0;                                // modelled transfer time, sum of transfers
-  HostMemory transfer_host = HostMemory::pinned;    // whose transfer roofs T_xfer is on
+  std::array<double, kPrecisionClassCount> compute_s{};  // W_p / P_p
+  double t_cuda = 0;                                     // CUDA-core part of T_compute
+  double t_tensor = 0;                                   // Tensor-Core part of T_compute
+  double t_compute = 0;                                  // T_compute
+  std::array<LevelBounds, kLevelCount> levels;           // T_mem,l and the classic per level
+  std::optional<double> t_launch;                        // N x L
+  double t_xfer = 0;                                     // modelled transfer time, sum of transfers
+  HostMemory transfer_host = HostMemory::pinned;         // whose transfer roofs T_xfer is on
   std::array<TransferBounds, kTransferDirectionCount> transfers;  // H2D, D2H
   double t_kernel_roof = 0;                                       // max(T_compute, max_l T_mem,l)
   double t_roof = 0;  // max(T_kernel_roof, T_launch) (+T_xfer)
@@ -248,12 +248,10 @@ struct PointBounds {
 };
 
 // The precision class analytic work of a point falls into, or nullopt.
-std::optional<Precision> analytic_class(const std::string& precision, const std::string& math_mode);
-
-// The host memory of a point's transfers (details["transfer"]["host"]): pinned
-// where it is absent, null or not a known value; `unknown`, when given, receives a
-// value that is present but neither "pinned" nor "pageable" (else it is cleared).
-HostMemory transfer_host(const Point& point, std::string* unknown = nullptr);
+// Its precision and math mode as stored; a value that is none of core's
+// spellings gives nullopt (precision) or counts as FMA units (math mode).
+std::optional<PrecisionClass> analytic_class(const std::string& precision,
+                                             const std::string& math_mode);
 
 // The transfer roofs T_xfer used, for reports: "pageable H2D roof 11.2 GB/s,
 // pageable D2H roof 18.0 GB/s"; "" when it used none.

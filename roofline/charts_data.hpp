@@ -90,8 +90,8 @@ struct ComplexityChart {
 };
 
 struct ComplexityOptions {
-  std::optional<Precision> precision;  // the chart's P; default: largest P_eff
-  bool use_kernel_time = false;        // T_k instead of the wall time T
+  std::optional<PrecisionClass> precision;  // the chart's P; default: largest P_eff
+  bool use_kernel_time = false;             // T_k instead of the wall time T
   BoundsOptions bounds;
 };
 

@@ -30,35 +30,35 @@ const char* level_name(Level level) {
   return "?";
 }
 
-std::string peak_name(Precision p) {
+std::string peak_name(PrecisionClass p) {
   switch (p) {
-    case Precision::fp64:
+    case PrecisionClass::fp64:
       return "FP64 FMA peak";
-    case Precision::fp32:
+    case PrecisionClass::fp32:
       return "FP32 FMA peak";
-    case Precision::half:
+    case PrecisionClass::half:
       return "FP16/BF16 FMA peak";
-    case Precision::tensor_fp16:
+    case PrecisionClass::tensor_fp16:
       return "FP16 Tensor Core peak";
-    case Precision::tensor_bf16:
+    case PrecisionClass::tensor_bf16:
       return "BF16 Tensor Core peak";
-    case Precision::tensor_tf32:
+    case PrecisionClass::tensor_tf32:
       return "TF32 Tensor Core peak";
-    case Precision::tensor_fp8:
+    case PrecisionClass::tensor_fp8:
       return "FP8 Tensor Core peak";
-    case Precision::tensor_int8:
+    case PrecisionClass::tensor_int8:
       return "INT8 Tensor Core peak";
-    case Precision::tensor_fp64:
+    case PrecisionClass::tensor_fp64:
       return "FP64 Tensor Core peak";
   }
   return "peak";
 }
 
 // The class of `tensor` (or not) with the largest share of T_compute.
-std::optional<Precision> dominant(const PointBounds& b, bool tensor) {
-  std::optional<Precision> best;
+std::optional<PrecisionClass> dominant(const PointBounds& b, bool tensor) {
+  std::optional<PrecisionClass> best;
   double best_s = 0;
-  for (Precision p : kAllPrecisions) {
+  for (PrecisionClass p : kAllPrecisionClasses) {
     if (is_tensor(p) != tensor) continue;
     const double s = b.compute_s[static_cast<std::size_t>(p)];
     if (s > best_s) best = p, best_s = s;

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/ceiling_names.hpp"
+
 namespace timeroof::roofline {
 
 namespace {
@@ -78,78 +80,6 @@ Roof pick(const Machine& machine, const std::vector<std::string>& variants,
 
 }  // namespace
 
-const char* to_string(Precision precision) {
-  switch (precision) {
-    case Precision::fp64:
-      return "fp64";
-    case Precision::fp32:
-      return "fp32";
-    case Precision::half:
-      return "half";
-    case Precision::tensor_fp16:
-      return "tensor_fp16";
-    case Precision::tensor_bf16:
-      return "tensor_bf16";
-    case Precision::tensor_tf32:
-      return "tensor_tf32";
-    case Precision::tensor_fp8:
-      return "tensor_fp8";
-    case Precision::tensor_int8:
-      return "tensor_int8";
-    case Precision::tensor_fp64:
-      return "tensor_fp64";
-  }
-  return "?";
-}
-
-const char* to_string(Level level) {
-  switch (level) {
-    case Level::l1:
-      return "l1";
-    case Level::l2:
-      return "l2";
-    case Level::dram:
-      return "dram";
-  }
-  return "?";
-}
-
-const char* to_string(HostMemory host) {
-  switch (host) {
-    case HostMemory::pinned:
-      return "pinned";
-    case HostMemory::pageable:
-      return "pageable";
-  }
-  return "?";
-}
-
-const char* to_string(TransferDirection direction) {
-  switch (direction) {
-    case TransferDirection::h2d:
-      return "h2d";
-    case TransferDirection::d2h:
-      return "d2h";
-  }
-  return "?";
-}
-
-const char* direction_name(TransferDirection direction) {
-  switch (direction) {
-    case TransferDirection::h2d:
-      return "H2D";
-    case TransferDirection::d2h:
-      return "D2H";
-  }
-  return "?";
-}
-
-std::optional<HostMemory> host_memory_from_string(const std::string& text) {
-  for (HostMemory h : kAllHostMemories)
-    if (text == to_string(h)) return h;
-  return std::nullopt;
-}
-
 const char* to_string(RoofSource source) {
   switch (source) {
     case RoofSource::measured:
@@ -162,55 +92,31 @@ const char* to_string(RoofSource source) {
   return "?";
 }
 
-bool is_tensor(Precision precision) {
-  return precision != Precision::fp64 && precision != Precision::fp32 &&
-         precision != Precision::half;
-}
-
-const char* work_quantity(Precision precision) {
+std::vector<std::string> compute_variants(PrecisionClass precision) {
+  using P = PrecisionClass;
+  const auto tensor_variants = [](Precision p) {
+    return std::vector<std::string>{ceiling::tensor(p), ceiling::tensor_mma_sync(p),
+                                    ceiling::library(p)};
+  };
   switch (precision) {
-    case Precision::fp64:
-      return "fp64_flops";
-    case Precision::fp32:
-      return "fp32_flops";
-    case Precision::half:
-      return "half_flops";
-    case Precision::tensor_fp16:
-      return "tensor_fp16_flops";
-    case Precision::tensor_bf16:
-      return "tensor_bf16_flops";
-    case Precision::tensor_tf32:
-      return "tensor_tf32_flops";
-    case Precision::tensor_fp8:
-      return "tensor_fp8_flops";
-    case Precision::tensor_int8:
-      return "tensor_int8_ops";
-    case Precision::tensor_fp64:
-      return "tensor_fp64_flops";
-  }
-  return "";
-}
-
-std::vector<std::string> compute_variants(Precision precision) {
-  switch (precision) {
-    case Precision::fp64:
-      return {"fp64_fma"};
-    case Precision::fp32:
-      return {"fp32_fma"};
-    case Precision::half:
-      return {"fp16_fma", "bf16_fma"};
-    case Precision::tensor_fp16:
-      return {"tensor_fp16", "tensor_fp16_mma_sync", "cublaslt_fp16"};
-    case Precision::tensor_bf16:
-      return {"tensor_bf16", "tensor_bf16_mma_sync", "cublaslt_bf16"};
-    case Precision::tensor_tf32:
-      return {"tensor_tf32", "tensor_tf32_mma_sync", "cublaslt_tf32"};
-    case Precision::tensor_fp8:
-      return {"tensor_fp8", "tensor_fp8_mma_sync", "cublaslt_fp8"};
-    case Precision::tensor_int8:
-      return {"tensor_int8", "tensor_int8_mma_sync", "cublaslt_int8"};
-    case Precision::tensor_fp64:
-      return {"tensor_fp64", "cublas_fp64"};
+    case P::fp64:
+      return {ceiling::fma(Precision::fp64)};
+    case P::fp32:
+      return {ceiling::fma(Precision::fp32)};
+    case P::half:
+      return {ceiling::fma(Precision::fp16), ceiling::fma(Precision::bf16)};
+    case P::tensor_fp16:
+      return tensor_variants(Precision::fp16);
+    case P::tensor_bf16:
+      return tensor_variants(Precision::bf16);
+    case P::tensor_tf32:
+      return tensor_variants(Precision::tf32);
+    case P::tensor_fp8:
+      return tensor_variants(Precision::fp8);
+    case P::tensor_int8:
+      return tensor_variants(Precision::int8);
+    case P::tensor_fp64:  // one Tensor-Core path: no mma_sync figure
+      return {ceiling::tensor(Precision::fp64), ceiling::library(Precision::fp64)};
   }
   return {};
 }
@@ -218,42 +124,35 @@ std::vector<std::string> compute_variants(Precision precision) {
 std::vector<std::string> memory_variants(Level level) {
   switch (level) {
     case Level::l1:
-      return {"l1_read"};
+      return {ceiling::kL1Read};
     case Level::l2:
-      return {"l2_read"};
+      return {ceiling::kL2Read};
     case Level::dram:
-      return {"hbm_read", "hbm_copy"};
+      return {ceiling::kHbmRead, ceiling::kHbmCopy};
   }
   return {};
 }
 
-std::string transfer_ceiling(TransferDirection direction, HostMemory host) {
-  return std::string(to_string(direction)) + "_" + to_string(host);
-}
-
-bool is_interconnect_ceiling(const std::string& name) {
-  return name.rfind("p2p_", 0) == 0 || name.rfind("allreduce_", 0) == 0;
-}
-
 MachineRoofs machine_roofs(const Machine& machine) {
   MachineRoofs roofs;
-  for (Precision p : kAllPrecisions)
+  for (PrecisionClass p : kAllPrecisionClasses)
     roofs.compute[static_cast<std::size_t>(p)] = pick(machine, compute_variants(p));
   for (Level l : kAllLevels) {
     // hbm_write has the same theoretical DRAM roof; it serves only as a fallback.
-    const std::vector<std::string> extra =
-        l == Level::dram ? std::vector<std::string>{"hbm_write"} : std::vector<std::string>{};
+    const std::vector<std::string> extra = l == Level::dram
+                                               ? std::vector<std::string>{ceiling::kHbmWrite}
+                                               : std::vector<std::string>{};
     roofs.memory[static_cast<std::size_t>(l)] = pick(machine, memory_variants(l), extra);
   }
-  roofs.launch = pick(machine, {"launch_async"}, {}, /*larger_is_better=*/false);
+  roofs.launch = pick(machine, {ceiling::kLaunchAsync}, {}, /*larger_is_better=*/false);
   // Each pair on its own: a missing pageable roof is absent, never the pinned one.
   for (TransferDirection d : kAllTransferDirections)
     for (HostMemory h : kAllHostMemories)
       roofs.transfers[static_cast<std::size_t>(d)][static_cast<std::size_t>(h)] =
-          pick(machine, {transfer_ceiling(d, h)});
+          pick(machine, {ceiling::transfer(d, h)});
   std::vector<std::string> links;
   for (const Ceiling& c : machine.ceilings)
-    if (is_interconnect_ceiling(c.name) && c.kind == CeilingKind::bandwidth)
+    if (ceiling::is_interconnect(c.name) && c.kind == CeilingKind::bandwidth)
       links.push_back(c.name);
   if (!links.empty()) roofs.interconnect = pick(machine, links);
   return roofs;

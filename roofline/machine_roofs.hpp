@@ -35,60 +35,13 @@
 #include <vector>
 
 #include "core/results.hpp"
+#include "core/vocabulary.hpp"
 
 namespace timeroof::roofline {
 
-// The precision classes of the model (W_p). Mirrors counters' PrecisionClass,
-// which the model cannot include (it lives in a CUDA layer). `half` is CUDA-core
-// fp16 + bf16: the SASS counters cannot tell them apart.
-enum class Precision {
-  fp64,
-  fp32,
-  half,
-  tensor_fp16,
-  tensor_bf16,
-  tensor_tf32,
-  tensor_fp8,
-  tensor_int8,
-  tensor_fp64,
-};
-inline constexpr std::size_t kPrecisionCount = 9;
-inline constexpr std::array<Precision, kPrecisionCount> kAllPrecisions = {
-    Precision::fp64,        Precision::fp32,        Precision::half,
-    Precision::tensor_fp16, Precision::tensor_bf16, Precision::tensor_tf32,
-    Precision::tensor_fp8,  Precision::tensor_int8, Precision::tensor_fp64};
-
-// Memory levels of the hierarchical roofline, innermost first.
-enum class Level { l1, l2, dram };
-inline constexpr std::size_t kLevelCount = 3;
-inline constexpr std::array<Level, kLevelCount> kAllLevels = {Level::l1, Level::l2, Level::dram};
-
-// Host memory of a host<->device copy: page-locked (pinned) or pageable.
-enum class HostMemory { pinned, pageable };
-inline constexpr std::size_t kHostMemoryCount = 2;
-inline constexpr std::array<HostMemory, kHostMemoryCount> kAllHostMemories = {HostMemory::pinned,
-                                                                              HostMemory::pageable};
-
-// Direction of a host<->device copy.
-enum class TransferDirection { h2d, d2h };
-inline constexpr std::size_t kTransferDirectionCount = 2;
-inline constexpr std::array<TransferDirection, kTransferDirectionCount> kAllTransferDirections = {
-    TransferDirection::h2d, TransferDirection::d2h};
-
-const char* to_string(Precision precision);
-const char* to_string(Level level);
-const char* to_string(HostMemory host);              // "pinned", "pageable"
-const char* to_string(TransferDirection direction);  // "h2d", "d2h"
-// "H2D", "D2H": as reports write them.
-const char* direction_name(TransferDirection direction);
-// "pinned" -> pinned, "pageable" -> pageable; anything else nullopt.
-std::optional<HostMemory> host_memory_from_string(const std::string& text);
-// True for the Tensor-Core classes (tensor_*).
-bool is_tensor(Precision precision);
-// The point counter (metric catalog quantity name) that holds W_p, e.g.
-// "tensor_fp16_flops", "tensor_int8_ops", "half_flops". All-path totals only: the
-// per-path parts (`*_wgmma_flops`, ...) would count the work twice.
-const char* work_quantity(Precision precision);
+// The precision classes (PrecisionClass), memory levels (Level), host memories
+// (HostMemory) and copy directions (TransferDirection) the roofs are indexed by
+// are core's (core/vocabulary.hpp).
 
 enum class RoofSource { measured, theoretical, absent };
 const char* to_string(RoofSource source);
@@ -103,13 +56,13 @@ struct Roof {
 };
 
 struct MachineRoofs {
-  std::array<Roof, kPrecisionCount> compute;  // P_p, FLOP/s (op/s for int8)
-  std::array<Roof, kLevelCount> memory;       // B_l, B/s
-  Roof launch;                                // L, s per launch
+  std::array<Roof, kPrecisionClassCount> compute;  // P_p, FLOP/s (op/s for int8)
+  std::array<Roof, kLevelCount> memory;            // B_l, B/s
+  Roof launch;                                     // L, s per launch
   // B_h2d, B_d2h, B/s: [direction][host memory].
   std::array<std::array<Roof, kHostMemoryCount>, kTransferDirectionCount> transfers;
   Roof interconnect;  // B_net, B/s
-  const Roof& peak(Precision p) const { return compute[static_cast<std::size_t>(p)]; }
+  const Roof& peak(PrecisionClass p) const { return compute[static_cast<std::size_t>(p)]; }
   const Roof& bandwidth(Level l) const { return memory[static_cast<std::size_t>(l)]; }
   const Roof& transfer(TransferDirection d, HostMemory h) const {
     return transfers[static_cast<std::size_t>(d)][static_cast<std::size_t>(h)];
@@ -117,14 +70,8 @@ struct MachineRoofs {
 };
 
 // The Ceiling names compared for a roof, best measured wins (listed for reports).
-std::vector<std::string> compute_variants(Precision precision);
+std::vector<std::string> compute_variants(PrecisionClass precision);
 std::vector<std::string> memory_variants(Level level);
-// The Ceiling of a transfer roof: "h2d_pinned", "d2h_pageable", ...
-std::string transfer_ceiling(TransferDirection direction, HostMemory host);
-
-// True for the node's interconnect ceilings (p2p_ce_0to1, p2p_latency_1to0,
-// allreduce_nccl, ...) and the names --only gives them (p2p_ce, ...).
-bool is_interconnect_ceiling(const std::string& name);
 
 // Picks every roof of the model from `machine` (see the header comment).
 MachineRoofs machine_roofs(const Machine& machine);

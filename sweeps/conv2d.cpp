@@ -778,11 +778,11 @@ nlohmann::json Conv2d::params() const {
           {"cudnn_api", to_string(spec_.api)}};
 }
 
-std::string Conv2d::precision() const {
-  return to_string(spec_.precision);
+Precision Conv2d::precision() const {
+  return spec_.precision;
 }
-std::string Conv2d::math_mode() const {
-  return to_string(resolved_math(spec_));
+MathMode Conv2d::math_mode() const {
+  return resolved_math(spec_);
 }
 std::string Conv2d::algorithm() const {
   return state_ ? state_->path->name() : std::string();
@@ -875,7 +875,7 @@ void Conv2d::prepare(cudaStream_t stream) {
 
   // Random inputs, never all zeros (zeros run faster than real data); the
   // output is filled too, so nothing ever reads uninitialised memory.
-  const ElementType etype = element_type(spec.precision);
+  const DataType etype = storage_type(spec.precision);
   std::uint32_t seed = 0x5eed0001u;
   for (ConvTensor which : {ConvTensor::x, ConvTensor::w, ConvTensor::y}) {
     DeviceBuffer<std::byte>& buffer =
@@ -906,7 +906,7 @@ std::vector<double> Conv2d::download(ConvTensor which) const {
   if (!state_) throw std::logic_error("conv2d: download() before a successful prepare()");
   const std::size_t count = state_->elements(which);
   DeviceBuffer<double> converted(count);
-  convert_to_double(state_->buffer(which), converted.get(), count, element_type(spec_.precision),
+  convert_to_double(state_->buffer(which), converted.get(), count, storage_type(spec_.precision),
                     state_->stream);
   std::vector<double> host(count);
   TR_CUDA_CHECK(cudaMemcpyAsync(host.data(), converted.get(), count * sizeof(double),
@@ -969,7 +969,7 @@ CheckResult Conv2d::check(CheckMethod method) {
     }
     run(st.stream);
     const DeviceDifference difference = compare_on_device(
-        st.output(), reference.get(), result.elements, element_type(spec_.precision), st.stream);
+        st.output(), reference.get(), result.elements, storage_type(spec_.precision), st.stream);
     result.method = "agreement with " + second.name;
     result.tolerance += tolerance_for(spec_, second.transform);
     result.relative_error = difference.relative_error();

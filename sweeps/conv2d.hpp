@@ -167,8 +167,8 @@ class Conv2d final : public Operator {
 
   std::string op() const override;
   nlohmann::json params() const override;
-  std::string precision() const override;
-  std::string math_mode() const override;
+  Precision precision() const override;
+  MathMode math_mode() const override;
   std::string algorithm() const override;
   double flops() const override;
   double min_bytes() const override;

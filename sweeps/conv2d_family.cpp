@@ -115,7 +115,7 @@ std::vector<ParamAxis> conv2d_axes() {
                 {"auto", "tensor", "fma_only"}, json::array({"auto"})),
       text_axis("direction", "forward, backward-data or backward-filter",
                 {"fwd", "bwd_data", "bwd_filter"}, json::array({"fwd", "bwd_data", "bwd_filter"})),
-      text_axis("precision", "storage and arithmetic precision", {"fp32", "tf32", "fp16", "bf16"},
+      text_axis("precision", "storage and arithmetic precision", operator_precision_names(),
                 json::array({"fp16", "fp32"})),
   };
 }
@@ -204,7 +204,7 @@ Conv2dSpec to_spec(const json& point) {
   const std::string math = text(point, axis("math"));
   if (math != "auto") spec.math = parse_math_mode(math);
   spec.direction = parse_direction(text(point, axis("direction")));
-  spec.precision = parse_precision(text(point, axis("precision")));
+  spec.precision = parse_precision(text(point, axis("precision")), kOperatorPrecisions);
 
   // The shape checks of validate(spec), worded with the sweep's keys.
   if (spec.c % spec.groups != 0 || spec.k % spec.groups != 0)

@@ -31,17 +31,6 @@ cudnnDataType_t cudnn_data_type(Precision precision) {
   }
 }
 
-ElementType element_type(Precision precision) {
-  switch (precision) {
-    case Precision::fp16:
-      return ElementType::f16;
-    case Precision::bf16:
-      return ElementType::bf16;
-    default:
-      return ElementType::f32;
-  }
-}
-
 cudnnMathType_t requested_math(Precision precision, MathMode mode) {
   if (mode == MathMode::fma_only) return CUDNN_FMA_MATH;
   return precision == Precision::tf32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH;

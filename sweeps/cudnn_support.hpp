@@ -1,5 +1,5 @@
 // What every cuDNN operator needs the same way: which cuDNN API it calls, our
-// precisions as cuDNN and device-fill types, the math type a precision and mode
+// precisions as cuDNN types, the math type a precision and mode
 // ask of cuDNN, and the memory check that fails an impossible point fast.
 #pragma once
 
@@ -20,7 +20,6 @@ const char* to_string(CudnnApi api);  // "graph", "legacy"
 CudnnApi parse_cudnn_api(std::string_view text);
 
 cudnnDataType_t cudnn_data_type(Precision precision);  // tf32 stores fp32
-ElementType element_type(Precision precision);
 // fma_only -> CUDNN_FMA_MATH (no TF32); tf32 -> CUDNN_DEFAULT_MATH ("TF32 permitted
 // on A100 and later"); fp16/bf16 -> CUDNN_TENSOR_OP_MATH.
 cudnnMathType_t requested_math(Precision precision, MathMode mode);

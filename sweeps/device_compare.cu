@@ -19,11 +19,11 @@ __device__ __forceinline__ double infinity() {
   return __longlong_as_double(0x7ff0000000000000LL);
 }
 
-__device__ __forceinline__ double load(const void* data, std::size_t i, ElementType type) {
+__device__ __forceinline__ double load(const void* data, std::size_t i, DataType type) {
   switch (type) {
-    case ElementType::f16:
+    case DataType::fp16:
       return __half2float(static_cast<const __half*>(data)[i]);
-    case ElementType::bf16:
+    case DataType::bf16:
       return __bfloat162float(static_cast<const __nv_bfloat16*>(data)[i]);
     default:
       return static_cast<const float*>(data)[i];
@@ -37,7 +37,7 @@ __device__ __forceinline__ unsigned long long ordered_bits(double value) {
   return static_cast<unsigned long long>(__double_as_longlong(value));
 }
 
-__global__ void compare_kernel(const void* a, const void* b, std::size_t count, ElementType type,
+__global__ void compare_kernel(const void* a, const void* b, std::size_t count, DataType type,
                                unsigned long long* result) {
   double difference = 0;
   double reference = 0;
@@ -71,8 +71,8 @@ __global__ void compare_kernel(const void* a, const void* b, std::size_t count, 
 
 }  // namespace
 
-DeviceDifference compare_on_device(const void* a, const void* b, std::size_t count,
-                                   ElementType type, cudaStream_t stream) {
+DeviceDifference compare_on_device(const void* a, const void* b, std::size_t count, DataType type,
+                                   cudaStream_t stream) {
   DeviceBuffer<unsigned long long> result(2);
   TR_CUDA_CHECK(cudaMemsetAsync(result.get(), 0, result.bytes(), stream));
   const std::size_t blocks = (count + kThreads - 1) / kThreads;

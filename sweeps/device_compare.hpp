@@ -24,7 +24,7 @@ struct DeviceDifference {
 
 // Compares `count` elements of `type` (f32, f16 or bf16) of `a` against `b`.
 // Synchronizes `stream`.
-DeviceDifference compare_on_device(const void* a, const void* b, std::size_t count,
-                                   ElementType type, cudaStream_t stream);
+DeviceDifference compare_on_device(const void* a, const void* b, std::size_t count, DataType type,
+                                   cudaStream_t stream);
 
 }  // namespace timeroof

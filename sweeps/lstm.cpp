@@ -188,7 +188,7 @@ class LstmState {
 
   cudnnHandle_t handle() const { return shared_handle->get(); }
   std::size_t element() const { return element_bytes(spec.precision); }
-  ElementType etype() const { return element_type(spec.precision); }
+  DataType etype() const { return storage_type(spec.precision); }
   bool training() const { return spec.pass != LstmPass::inference; }
 
   // Descriptors and cuDNN's sizes of the weight, work and reserve spaces.
@@ -550,11 +550,11 @@ nlohmann::json Lstm::params() const {
   return params;
 }
 
-std::string Lstm::precision() const {
-  return to_string(spec_.precision);
+Precision Lstm::precision() const {
+  return spec_.precision;
 }
-std::string Lstm::math_mode() const {
-  return to_string(resolved_math(spec_));
+MathMode Lstm::math_mode() const {
+  return resolved_math(spec_);
 }
 std::string Lstm::algorithm() const {
   return state_ ? std::string(cudnn_name(spec_.algorithm)) : std::string();
@@ -736,12 +736,12 @@ std::vector<std::byte> Lstm::download_outputs_bytes() const {
 namespace {
 
 // Converts `count` elements of `from` into fp32 in a new device buffer.
-DeviceBuffer<float> as_f32(const void* data, std::size_t count, ElementType from,
+DeviceBuffer<float> as_f32(const void* data, std::size_t count, DataType from,
                            cudaStream_t stream) {
   DeviceBuffer<double> staged(count);
   convert_to_double(data, staged.get(), count, from, stream);
   DeviceBuffer<float> converted(count);
-  convert_from_double(staged.get(), converted.get(), count, ElementType::f32, stream);
+  convert_from_double(staged.get(), converted.get(), count, DataType::fp32, stream);
   TR_CUDA_CHECK(cudaStreamSynchronize(stream));
   return converted;
 }
@@ -828,7 +828,7 @@ CheckResult Lstm::check(LstmCheckMethod method) {
         const std::size_t count = mine.bytes() / st.element();
         const DeviceBuffer<float> converted = as_f32(mine.get(), count, st.etype(), st.stream);
         const DeviceDifference part = compare_on_device(converted.get(), ref.buffer(which).get(),
-                                                        count, ElementType::f32, st.stream);
+                                                        count, DataType::fp32, st.stream);
         total.max_abs_difference = std::max(total.max_abs_difference, part.max_abs_difference);
         total.max_abs_reference = std::max(total.max_abs_reference, part.max_abs_reference);
         result.elements += count;

@@ -248,8 +248,8 @@ class Lstm final : public Operator {
 
   std::string op() const override;
   nlohmann::json params() const override;
-  std::string precision() const override;
-  std::string math_mode() const override;
+  Precision precision() const override;
+  MathMode math_mode() const override;
   // cuDNN's algorithm, "CUDNN_RNN_ALGO_STANDARD", ...; empty before prepare().
   std::string algorithm() const override;
   double flops() const override;

@@ -116,7 +116,7 @@ OperatorFamily lstm_family() {
                 nlohmann::json::array(
                     {"inference", "training_forward", "backward_data", "backward_weights"})),
       text_axis("precision", "stored data type; fp16 and bf16 accumulate in fp32",
-                {"fp32", "tf32", "fp16", "bf16"}, nlohmann::json::array({"fp32", "fp16"})),
+                operator_precision_names(), nlohmann::json::array({"fp32", "fp16"})),
       text_axis("math",
                 "Tensor Cores allowed or FMA units only; auto = fp32 -> fma_only, others -> "
                 "tensor",

@@ -288,7 +288,8 @@ LstmSpec lstm_spec_from_params(const nlohmann::json& params) {
     spec.pass = parse_lstm_pass(
         text_param(params, "pass", "inference, training_forward, backward_data, backward_weights"));
   if (params.contains("precision"))
-    spec.precision = parse_precision(text_param(params, "precision", "fp32, tf32, fp16, bf16"));
+    spec.precision = parse_precision(text_param(params, "precision", "fp32, tf32, fp16, bf16"),
+                                     kOperatorPrecisions);
   if (params.contains("math")) {
     // auto: the precision's default (fp32 -> fma_only, others -> tensor), as conv2d.
     const std::string math = text_param(params, "math", "auto, tensor, fma_only");

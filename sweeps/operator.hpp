@@ -21,23 +21,20 @@
 #include <nlohmann/json.hpp>
 
 #include "core/results.hpp"
+#include "core/vocabulary.hpp"
 #include "gpu/check.hpp"
 
 namespace timeroof {
 
-// Arithmetic of an operator. tf32 = fp32 tensors multiplied on Tensor Cores with
-// 10-bit mantissas; fp16 and bf16 accumulate in fp32.
-enum class Precision { fp32, tf32, fp16, bf16 };
-// Whether the library may use Tensor Cores, or must stay on FMA units.
-enum class MathMode { tensor, fma_only };
-
-const char* to_string(Precision precision);
-const char* to_string(MathMode mode);
-// Both throw a usage error naming the field and the allowed values.
-Precision parse_precision(std::string_view text);
-MathMode parse_math_mode(std::string_view text);
-// Bytes of one stored element: 4 for fp32 and tf32, 2 for fp16 and bf16.
-std::size_t element_bytes(Precision precision);
+// The precisions (core/vocabulary.hpp) the cuDNN operators take.
+inline constexpr Precision kOperatorPrecisions[] = {Precision::fp32, Precision::tf32,
+                                                    Precision::fp16, Precision::bf16};
+// Their spellings, for the families' precision axes.
+inline std::vector<std::string> operator_precision_names() {
+  std::vector<std::string> names;
+  for (Precision p : kOperatorPrecisions) names.emplace_back(to_string(p));
+  return names;
+}
 
 // Largest normwise relative error an output may show against an exact (double)
 // reference: fp32 1e-5, tf32 1e-3, fp16 and bf16 1e-2. The error is
@@ -87,8 +84,8 @@ class Operator {
   // Identity; valid right after construction.
   virtual std::string op() const = 0;         // "conv2d_fwd", "lstm_train", ...
   virtual nlohmann::json params() const = 0;  // the configuration; numbers stay numbers
-  virtual std::string precision() const = 0;  // to_string(Precision)
-  virtual std::string math_mode() const = 0;  // to_string(MathMode)
+  virtual Precision precision() const = 0;    // Point::precision = to_string(precision())
+  virtual MathMode math_mode() const = 0;
   // The implementation actually used, by the library's name (e.g.
   // "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM"); empty before prepare().
   virtual std::string algorithm() const = 0;

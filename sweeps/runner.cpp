@@ -48,16 +48,9 @@ nlohmann::json optional_json(const std::optional<T>& value) {
 }
 
 OperatorNeeds needs_of(const Operator& op) {
-  using P = OperatorNeeds::Precision;
   OperatorNeeds needs;
-  const std::string precision = op.precision();
-  needs.precision = precision == "fp16"   ? P::fp16
-                    : precision == "bf16" ? P::bf16
-                    : precision == "tf32" ? P::tf32
-                    : precision == "fp64" ? P::fp64
-                                          : P::fp32;
-  needs.math = op.math_mode() == "fma_only" ? OperatorNeeds::Math::fma_only
-                                            : OperatorNeeds::Math::tensor_cores;
+  needs.precision = op.precision();
+  needs.math = op.math_mode();
   return needs;
 }
 
@@ -124,7 +117,8 @@ nlohmann::json transfer_details(const Operator& op, const RunnerOptions& options
     d2h += t.bytes;
   }
   return {{"mode", to_string(options.transfer)},
-          {"host", any ? nlohmann::json(options.pinned_host ? "pinned" : "pageable")
+          {"host", any ? nlohmann::json(to_string(options.pinned_host ? HostMemory::pinned
+                                                                      : HostMemory::pageable))
                        : nlohmann::json(nullptr)},
           {"h2d_bytes", h2d},
           {"d2h_bytes", d2h},
@@ -150,7 +144,7 @@ class StepClock {
 
 // Operators with the same key are profiled with the same metrics.
 std::string plan_key(const Operator& op) {
-  return op.precision() + "/" + op.math_mode();
+  return std::string(to_string(op.precision())) + "/" + to_string(op.math_mode());
 }
 
 // A point whose timing and trace are done, waiting for its counters with its

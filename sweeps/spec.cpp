@@ -26,6 +26,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/vocabulary.hpp"
 
 namespace timeroof {
 
@@ -344,10 +345,10 @@ void apply_option(Options& options, const std::string& key, const std::string& r
       throw usage_error(where + error.what());
     }
   } else if (key == "host") {
-    const std::string v = lower(value);
-    if (v != "pinned" && v != "pageable")
+    const std::optional<HostMemory> host = find_host_memory(lower(value));
+    if (!host)
       throw usage_error(where + "host: unknown value '" + value + "'; allowed: pinned, pageable");
-    options.pinned_host = v == "pinned";
+    options.pinned_host = *host == HostMemory::pinned;
   } else if (key == "l2") {
     const std::string v = lower(value);
     if (v != "warm" && v != "cold")
@@ -570,9 +571,11 @@ double peak_for(const json& point, const DryRunRoofs& roofs) {
                                                             : std::string();
   };
   const std::string precision = text("precision");
-  if (precision.empty() || precision == "fp32" || text("math") == "fma_only")
+  const std::optional<Precision> p = find_precision(precision);
+  if (precision.empty() || p == Precision::fp32 ||
+      find_math_mode(text("math")) == MathMode::fma_only)
     return roofs.cuda_core_flops_per_s;
-  if (precision == "tf32") return roofs.tf32_flops_per_s;
+  if (p == Precision::tf32) return roofs.tf32_flops_per_s;
   return roofs.tensor_flops_per_s;
 }
 
@@ -926,8 +929,9 @@ std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
   std::ostringstream out;
   out << "sweep '" << spec.name << "': " << spec.family << ", " << spec.points.size()
       << (spec.points.size() == 1 ? " point" : " points") << "; transfer "
-      << to_string(spec.transfer) << ", " << (spec.pinned_host ? "pinned" : "pageable")
-      << " host memory, " << (spec.cold_l2 ? "cold" : "warm") << " L2\n";
+      << to_string(spec.transfer) << ", "
+      << to_string(spec.pinned_host ? HostMemory::pinned : HostMemory::pageable) << " host memory, "
+      << (spec.cold_l2 ? "cold" : "warm") << " L2\n";
   if (!fixed.empty()) out << "every point: " << join(fixed, " ") << "\n";
   for (const auto& row : rows) {
     std::string line;
@@ -961,7 +965,8 @@ std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
       << format_si(roofs.tf32_flops_per_s, "FLOP/s");
   if (transfers) {
     const bool pinned = spec.pinned_host;
-    out << "; transfers (" << to_string(spec.transfer) << ", " << (pinned ? "pinned" : "pageable")
+    out << "; transfers (" << to_string(spec.transfer) << ", "
+        << to_string(pinned ? HostMemory::pinned : HostMemory::pageable)
         << ") serial with each call: H2D "
         << format_si(pinned ? roofs.h2d_pinned_bytes_per_s : roofs.h2d_pageable_bytes_per_s, "B/s");
     if (spec.transfer == TransferMode::h2d_input_d2h_output)

@@ -23,7 +23,6 @@ namespace timeroof::cli {
 
 namespace {
 
-using roofline::Level;
 using roofline::PointAnalysis;
 using roofline::PointBounds;
 using roofline::RunAnalysis;
@@ -69,16 +68,14 @@ std::string roofs_text(const roofline::MachineRoofs& r) {
                                      : format_si(*roof.value, unit));
     if (roof.source == roofline::RoofSource::theoretical) out += " (theoretical)";
   };
-  for (roofline::Precision p : roofline::kAllPrecisions)
-    add(roofline::to_string(p), r.peak(p), "FLOP/s");
+  for (PrecisionClass p : kAllPrecisionClasses) add(to_string(p), r.peak(p), "FLOP/s");
   add("HBM", r.bandwidth(Level::dram), "B/s");
   add("L2", r.bandwidth(Level::l2), "B/s");
   add("L1", r.bandwidth(Level::l1), "B/s");
   add("launch", r.launch, "s");
-  for (roofline::HostMemory h : roofline::kAllHostMemories)
-    for (roofline::TransferDirection d : roofline::kAllTransferDirections)
-      add(std::string(roofline::direction_name(d)) + " " + roofline::to_string(h), r.transfer(d, h),
-          "B/s");
+  for (HostMemory h : kAllHostMemories)
+    for (TransferDirection d : kAllTransferDirections)
+      add(std::string(direction_name(d)) + " " + to_string(h), r.transfer(d, h), "B/s");
   return out;
 }
 
@@ -375,7 +372,7 @@ std::string analysis_csv(const std::vector<RunRecord>& records,
                                                csv_number(b.level(Level::dram).time_s),
                                                csv_number(b.t_launch),
                                                csv_number(b.t_xfer),
-                                               roofline::to_string(b.transfer_host),
+                                               to_string(b.transfer_host),
                                                csv_number(b.transfer_measured_s),
                                                b.limiting_roof,
                                                roofline::to_string(pa.classification.bottleneck),

@@ -13,10 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/ceiling_names.hpp"
 #include "core/format.hpp"
 #include "core/json_io.hpp"
+#include "core/vocabulary.hpp"
 #include "plots/report.hpp"
-#include "roofline/machine_roofs.hpp"
 #include "src/cli/console.hpp"
 #include "src/cli/devices.hpp"
 #include "src/cli/gpu_backend.hpp"
@@ -93,9 +94,9 @@ void adopt_roofs_of_the_same_gpu(ResultsStore& store, Run& run) {
   run.machine = std::move(machine);
 }
 
-// Ends the run with `status` ("failed", "partial", "complete") and stores that.
-void finish_run(ResultsStore& store, Run& run, const std::string& status) {
-  run.status = status;
+// Ends the run with `status` (failed, partial, complete) and stores that.
+void finish_run(ResultsStore& store, Run& run, RunStatus status) {
+  run.status = to_string(status);
   run.finished_at = utc_now_iso8601();
   store.update_run(run);
 }
@@ -141,7 +142,7 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
   try {
     measure_machine(run.machine, ceilings);
   } catch (...) {
-    finish_run(store, run, "failed");
+    finish_run(store, run, RunStatus::failed);
     throw;
   }
   store.update_run(run);  // the chip and the counter probe, known now
@@ -154,10 +155,10 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
           measure_sweep(request, store, run, isatty(STDERR_FILENO)) == ExitCode::partial || partial;
     }
   } catch (...) {
-    finish_run(store, run, "failed");  // every point measured so far stays in the store
+    finish_run(store, run, RunStatus::failed);  // every point measured so far stays in the store
     throw;
   }
-  finish_run(store, run, partial ? "partial" : "complete");
+  finish_run(store, run, partial ? RunStatus::partial : RunStatus::complete);
   const std::vector<RunRecord> records = {store.load_run(run.id)};
   print_records(options, records);
   if (!sweeps.empty()) write_main_job_report(options, records);
@@ -249,7 +250,7 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
       if (codes[i] == 0) continue;
       std::fprintf(stderr, "timeroof: GPU %d's roofs: the worker ended with exit code %d\n",
                    devices[i], codes[i]);
-      finish_run(store, runs[i], "failed");
+      finish_run(store, runs[i], RunStatus::failed);
       partial = true;
     }
     for (const Run& run : runs) partial = partial || some_roof_failed(run.machine);
@@ -260,7 +261,7 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
     const bool wanted =
         ceilings.only.empty() ||
         std::any_of(ceilings.only.begin(), ceilings.only.end(),
-                    [](const std::string& n) { return roofline::is_interconnect_ceiling(n); });
+                    [](const std::string& n) { return ceiling::is_interconnect(n); });
     if (distinct.size() >= 2 && wanted) {
       if (isatty(STDERR_FILENO))
         std::fprintf(stderr, "timeroof: measuring the interconnect between GPUs %s\n",
@@ -296,12 +297,13 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
     }
   } catch (...) {
     for (Run& run : runs)  // every roof and point measured so far stays in the store
-      if (run.status == "running") finish_run(store, run, "failed");
+      if (run.status == to_string(RunStatus::running)) finish_run(store, run, RunStatus::failed);
     throw;
   }
   std::vector<RunRecord> records;
   for (Run& run : runs) {
-    if (run.status == "running") finish_run(store, run, partial ? "partial" : "complete");
+    if (run.status == to_string(RunStatus::running))
+      finish_run(store, run, partial ? RunStatus::partial : RunStatus::complete);
     records.push_back(store.load_run(run.id));
   }
   print_records(options, records);
@@ -403,7 +405,7 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
                         "; list the runs with `timeroof runs`");
     }
     run = record->run;
-    if (run.status == "complete")
+    if (run.status == to_string(RunStatus::complete))
       throw usage_error("--resume " + resume + ": run " + std::to_string(run.id) +
                         " is complete; nothing to resume (start a new run without --resume)");
     const GpuInfo here = gpus.empty() ? inspect_gpu(device) : gpus.front();
@@ -431,10 +433,10 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
   try {
     code = measure_sweep(request, store, run, isatty(STDERR_FILENO));
   } catch (...) {
-    finish_run(store, run, "failed");  // every point measured so far stays in the store
+    finish_run(store, run, RunStatus::failed);  // every point measured so far stays in the store
     throw;
   }
-  finish_run(store, run, code == ExitCode::partial ? "partial" : "complete");
+  finish_run(store, run, code == ExitCode::partial ? RunStatus::partial : RunStatus::complete);
   print_records(options, {store.load_run(run.id)});
   return code;
 }
@@ -567,7 +569,7 @@ ExitCode run_merge(const CommonOptions& options, const std::string& out,
             << " run(s) and copied " << merged.runs.size() - listed.size() << " other run(s) into "
             << out << "\n";
   return std::any_of(listed.begin(), listed.end(),
-                     [](const Run& run) { return run.status != "complete"; })
+                     [](const Run& run) { return run.status != to_string(RunStatus::complete); })
              ? ExitCode::partial
              : ExitCode::ok;
 }

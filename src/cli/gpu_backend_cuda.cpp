@@ -72,7 +72,8 @@ void measure_machine(Machine& machine, const CeilingOptions& options) {
   int step = 0;
   request.progress = [&](const std::string& family) {
     if (show_progress)
-      std::fprintf(stderr, "\r\033[Ktimeroof: [%d/6] %s roofs", ++step, family.c_str());
+      std::fprintf(stderr, "\r\033[Ktimeroof: [%d/%zu] %s roofs", ++step, ceiling_family_count(),
+                   family.c_str());
   };
   CeilingResults results = measure_ceilings(request);
   if (show_progress) std::fputs("\r\033[K", stderr);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/vocabulary.hpp"
 #include "src/cli/shard.hpp"
 
 namespace timeroof::cli {
@@ -173,7 +174,7 @@ RunRecord merge_job(const Job& job, const std::string& command_line,
       missing += "; sweep " + name + ": " + std::to_string(seqs.size()) + " of " +
                  std::to_string(size) + " points missing (seq " + seq_list(seqs) + ")";
   }
-  run.status = missing.empty() ? "complete" : "partial";
+  run.status = to_string(missing.empty() ? RunStatus::complete : RunStatus::partial);
   if (!missing.empty()) {
     std::vector<int> absent;
     for (int i = 0; i < first_shard.count; ++i)

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <iostream>
 #include <numeric>
+#include <utility>
 
+#include "core/ceiling_names.hpp"
 #include "core/elapsed.hpp"
 #include "core/format.hpp"
 #include "core/json_io.hpp"
@@ -62,16 +64,20 @@ SweepSpec spec_of(const SweepRequest& request) {
 DryRunRoofs roofs_from(const Machine* machine) {
   DryRunRoofs roofs;
   if (!machine) return roofs;
-  for (const Ceiling& c : machine->ceilings) {
-    if (c.name == "fp32_fma") roofs.cuda_core_flops_per_s = c.measured;
-    if (c.name == "tensor_fp16") roofs.tensor_flops_per_s = c.measured;
-    if (c.name == "tensor_tf32") roofs.tf32_flops_per_s = c.measured;
-    if (c.name == "hbm_copy") roofs.bytes_per_s = c.measured;
-    if (c.name == "h2d_pinned") roofs.h2d_pinned_bytes_per_s = c.measured;
-    if (c.name == "d2h_pinned") roofs.d2h_pinned_bytes_per_s = c.measured;
-    if (c.name == "h2d_pageable") roofs.h2d_pageable_bytes_per_s = c.measured;
-    if (c.name == "d2h_pageable") roofs.d2h_pageable_bytes_per_s = c.measured;
-  }
+  using D = TransferDirection;
+  using H = HostMemory;
+  const std::pair<std::string, double*> wanted[] = {
+      {ceiling::fma(Precision::fp32), &roofs.cuda_core_flops_per_s},
+      {ceiling::tensor(Precision::fp16), &roofs.tensor_flops_per_s},
+      {ceiling::tensor(Precision::tf32), &roofs.tf32_flops_per_s},
+      {ceiling::kHbmCopy, &roofs.bytes_per_s},
+      {ceiling::transfer(D::h2d, H::pinned), &roofs.h2d_pinned_bytes_per_s},
+      {ceiling::transfer(D::d2h, H::pinned), &roofs.d2h_pinned_bytes_per_s},
+      {ceiling::transfer(D::h2d, H::pageable), &roofs.h2d_pageable_bytes_per_s},
+      {ceiling::transfer(D::d2h, H::pageable), &roofs.d2h_pageable_bytes_per_s}};
+  for (const Ceiling& c : machine->ceilings)
+    for (const auto& [name, value] : wanted)
+      if (c.name == name) *value = c.measured;
   return roofs;
 }
 

@@ -363,15 +363,14 @@ TEST(Conv2dFamily, ParamsRoundTripWithTheApi) {
 }
 
 TEST(Conv2dSpec, ParsersNameTheFieldAndTheAllowedValues) {
-  std::string m = usage_message([] { parse_precision("fp64"); });
+  std::string m = usage_message([] { parse_precision("fp64", kOperatorPrecisions); });
   EXPECT_MENTIONS(m, "precision: unknown value 'fp64'");
   EXPECT_MENTIONS(m, "allowed: fp32, tf32, fp16, bf16");
   EXPECT_MENTIONS(usage_message([] { parse_layout("CHWN"); }), "allowed: NCHW, NHWC");
   EXPECT_MENTIONS(usage_message([] { parse_direction("bwd"); }),
                   "allowed: fwd, bwd_data, bwd_filter");
   EXPECT_MENTIONS(usage_message([] { parse_math_mode("tensor_core"); }), "math: unknown value");
-  for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16})
-    EXPECT_EQ(parse_precision(to_string(p)), p);
+  for (Precision p : kOperatorPrecisions) EXPECT_EQ(parse_precision(to_string(p)), p);
   for (ConvDirection d : {ConvDirection::fwd, ConvDirection::bwd_data, ConvDirection::bwd_filter})
     EXPECT_EQ(parse_direction(to_string(d)), d);
   EXPECT_EQ(parse_layout("NCHW"), Layout::nchw);
@@ -383,9 +382,9 @@ TEST(Conv2dSpec, OperatorIdentityWithoutGpu) {
   spec.direction = ConvDirection::bwd_filter;
   const Conv2d op(spec);
   EXPECT_EQ(op.op(), "conv2d_bwd_filter");
-  EXPECT_EQ(op.precision(), "fp16");
-  EXPECT_EQ(op.math_mode(), "tensor");  // fp16's default
-  EXPECT_EQ(op.algorithm(), "");        // known after prepare()
+  EXPECT_EQ(op.precision(), Precision::fp16);
+  EXPECT_EQ(op.math_mode(), MathMode::tensor);  // fp16's default
+  EXPECT_EQ(op.algorithm(), "");                // known after prepare()
   EXPECT_EQ(op.details(), nlohmann::json::object());
   const nlohmann::json params = op.params();
   EXPECT_EQ(params["layout"], "NHWC");
@@ -408,7 +407,7 @@ TEST(Conv2dSpec, OperatorIdentityWithoutGpu) {
   fp32.api = CudnnApi::legacy;
   fp32.algorithm = "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM";
   const Conv2d fixed(fp32);
-  EXPECT_EQ(fixed.math_mode(), "fma_only");  // fp32's default: no TF32
+  EXPECT_EQ(fixed.math_mode(), MathMode::fma_only);  // fp32's default: no TF32
   EXPECT_EQ(fixed.params()["algorithm_selection"], "fixed");
   EXPECT_EQ(fixed.params()["cudnn_api"], "legacy");
   Conv2dSpec engine = baseline();

@@ -202,8 +202,8 @@ TEST(LstmSpec, ParamsRoundTrip) {
 TEST(LstmSpec, OperatorIdentityWithoutGpu) {
   Lstm op(baseline(LstmPass::backward_data, Precision::fp16));
   EXPECT_EQ(op.op(), "lstm_backward_data");
-  EXPECT_EQ(op.precision(), "fp16");
-  EXPECT_EQ(op.math_mode(), "tensor");
+  EXPECT_EQ(op.precision(), Precision::fp16);
+  EXPECT_EQ(op.math_mode(), MathMode::tensor);
   EXPECT_EQ(op.algorithm(), "");  // before prepare()
   EXPECT_EQ(op.details(), nlohmann::json::object());
   EXPECT_EQ(op.flops(), 1'667'072.0);
@@ -272,7 +272,7 @@ TEST(LstmFamily, DefaultSweepIsThePapersGridWithBatchTo1024) {
   // make() builds the operator without GPU work; validate() names bad keys.
   const auto op = family.make(points.back(), nullptr);
   EXPECT_EQ(op->op(), "lstm_backward_weights");
-  EXPECT_EQ(op->precision(), "fp16");
+  EXPECT_EQ(op->precision(), Precision::fp16);
   EXPECT_MENTIONS(usage_message([&] {
                     family.validate({{"features", 32}});
                   }),

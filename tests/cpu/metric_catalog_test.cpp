@@ -21,10 +21,7 @@ namespace timeroof {
 namespace {
 
 using Q = Quantity;
-using Precision = OperatorNeeds::Precision;
-
-OperatorNeeds needs(Precision precision,
-                    OperatorNeeds::Math math = OperatorNeeds::Math::tensor_cores) {
+OperatorNeeds needs(Precision precision, MathMode math = MathMode::tensor) {
   OperatorNeeds n;
   n.precision = precision;
   n.math = math;
@@ -42,7 +39,7 @@ OperatorNeeds bf16_lstm() {
   return needs(Precision::bf16);
 }
 OperatorNeeds fp32_fma_only() {
-  return needs(Precision::fp32, OperatorNeeds::Math::fma_only);
+  return needs(Precision::fp32, MathMode::fma_only);
 }
 
 bool contains(const std::vector<Q>& list, Q q) {
@@ -87,9 +84,9 @@ TEST(Quantities, TableIsCompleteAndNamesAreSnakeCase) {
     EXPECT_FALSE(std::string(q.description).empty()) << q.name;
     // FLOPs and ops carry a precision class; time, clocks and bytes do not.
     const bool work = std::string(q.unit) == "FLOP" || std::string(q.unit) == "op";
-    EXPECT_EQ(q.precision != PrecisionClass::none, work) << q.name;
+    EXPECT_EQ(q.precision.has_value(), work) << q.name;
     EXPECT_EQ(std::string(q.unit) == "op", q.precision == PrecisionClass::tensor_int8) << q.name;
-    const bool tensor = std::string(to_string(q.precision)).rfind("tensor_", 0) == 0;
+    const bool tensor = q.precision && is_tensor(*q.precision);
     EXPECT_EQ(q.path != TensorPath::none, tensor) << q.name;
   }
   EXPECT_STREQ(to_string(Q::half_flops), "half_flops");
@@ -116,7 +113,7 @@ TEST(Quantities, UnknownNameIsAUsageErrorListingTheKnownOnes) {
 TEST(Quantities, RoofsAreTheoreticalPeaksCeilings) {
   for (const QuantityInfo& q : all_quantities()) {
     const std::string roof = q.roof;
-    const bool divided = q.precision != PrecisionClass::none || std::string(q.unit) == "B";
+    const bool divided = q.precision || std::string(q.unit) == "B";
     if (q.sparse || !divided) {
       EXPECT_TRUE(roof.empty()) << q.name;
       continue;
@@ -124,8 +121,8 @@ TEST(Quantities, RoofsAreTheoreticalPeaksCeilings) {
     ASSERT_FALSE(roof.empty()) << q.name;
     EXPECT_TRUE(peak_formula(roof)) << q.name << " -> " << roof;
   }
-  EXPECT_STREQ(info(Q::tensor_fp16_mma_sync_flops).roof, "tensor_fp16_mma_sync");
-  EXPECT_STREQ(info(Q::dram_read_bytes).roof, "hbm_read");
+  EXPECT_EQ(info(Q::tensor_fp16_mma_sync_flops).roof, "tensor_fp16_mma_sync");
+  EXPECT_EQ(info(Q::dram_read_bytes).roof, "hbm_read");
 }
 
 // ---- Families -----------------------------------------------------------------

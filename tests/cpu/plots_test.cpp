@@ -419,9 +419,9 @@ PointSample sample_at(const std::string& label, const std::string& cls, double a
   s.label = label;
   s.params = "batch=16";
   s.precision_class = cls;
-  s.intensity[static_cast<std::size_t>(roofline::Level::dram)] = ai_dram;
-  s.intensity[static_cast<std::size_t>(roofline::Level::l2)] = ai_dram / 3;
-  s.intensity[static_cast<std::size_t>(roofline::Level::l1)] = ai_dram / 9;
+  s.intensity[static_cast<std::size_t>(Level::dram)] = ai_dram;
+  s.intensity[static_cast<std::size_t>(Level::l2)] = ai_dram / 3;
+  s.intensity[static_cast<std::size_t>(Level::l1)] = ai_dram / 9;
   s.achieved = achieved;
   s.time_s = 1e-4;
   s.bound = "memory_bound(dram)";
@@ -603,7 +603,7 @@ TEST(TimeVsParameter, AMissingValueBreaksItsLineAndBand) {
       timed_series(16, {{"fp32_flops", 1e9}, {"l1_bytes", 9e6}, {"l2_bytes", 6e6}});
   // L1 at batch 1, 4, 8 only; T_graph at every batch but 4.
   for (std::size_t i : {1u, 4u})
-    series[i].bounds.levels[static_cast<std::size_t>(roofline::Level::l1)].time_s.reset();
+    series[i].bounds.levels[static_cast<std::size_t>(Level::l1)].time_s.reset();
   series[2].bounds.graph.reset();
   const std::string svg = time_vs_parameter_chart(series);
   const XmlCheck x = check_xml(svg);

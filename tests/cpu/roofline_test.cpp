@@ -81,13 +81,13 @@ constexpr double kRel = 1e-12;
 
 TEST(MachineRoofs, PicksTheBestMeasuredVariantAndSaysWhich) {
   const MachineRoofs r = machine_roofs(synthetic_machine());
-  EXPECT_DOUBLE_EQ(*r.peak(Precision::tensor_fp16).value, 800e12);
-  EXPECT_EQ(r.peak(Precision::tensor_fp16).ceiling, "tensor_fp16");
-  EXPECT_EQ(r.peak(Precision::tensor_fp16).source, RoofSource::measured);
-  EXPECT_NE(r.peak(Precision::tensor_fp16).note.find("cublaslt_fp16"), std::string::npos);
-  EXPECT_DOUBLE_EQ(*r.peak(Precision::half).value, 100e12);  // fp16_fma over bf16_fma
-  EXPECT_EQ(r.peak(Precision::half).ceiling, "fp16_fma");
-  EXPECT_DOUBLE_EQ(*r.peak(Precision::fp32).value, 50e12);  // measured, not theoretical
+  EXPECT_DOUBLE_EQ(*r.peak(PrecisionClass::tensor_fp16).value, 800e12);
+  EXPECT_EQ(r.peak(PrecisionClass::tensor_fp16).ceiling, "tensor_fp16");
+  EXPECT_EQ(r.peak(PrecisionClass::tensor_fp16).source, RoofSource::measured);
+  EXPECT_NE(r.peak(PrecisionClass::tensor_fp16).note.find("cublaslt_fp16"), std::string::npos);
+  EXPECT_DOUBLE_EQ(*r.peak(PrecisionClass::half).value, 100e12);  // fp16_fma over bf16_fma
+  EXPECT_EQ(r.peak(PrecisionClass::half).ceiling, "fp16_fma");
+  EXPECT_DOUBLE_EQ(*r.peak(PrecisionClass::fp32).value, 50e12);  // measured, not theoretical
   EXPECT_DOUBLE_EQ(*r.bandwidth(Level::dram).value, 4e12);
   EXPECT_EQ(r.bandwidth(Level::dram).ceiling, "hbm_read");
   EXPECT_DOUBLE_EQ(*r.bandwidth(Level::l2).value, 10e12);
@@ -104,19 +104,20 @@ TEST(MachineRoofs, PicksTheBestMeasuredVariantAndSaysWhich) {
 
 TEST(MachineRoofs, MissingRoofFallsBackToTheoreticalOrIsAbsentWithAReason) {
   const MachineRoofs r = machine_roofs(synthetic_machine());
-  const Roof& bf16 = r.peak(Precision::tensor_bf16);
+  const Roof& bf16 = r.peak(PrecisionClass::tensor_bf16);
   EXPECT_EQ(bf16.source, RoofSource::theoretical);
   EXPECT_DOUBLE_EQ(*bf16.value, 1e15);
   EXPECT_NE(bf16.note.find("theoretical"), std::string::npos) << bf16.note;
-  const Roof& fp8 = r.peak(Precision::tensor_fp8);
+  const Roof& fp8 = r.peak(PrecisionClass::tensor_fp8);
   EXPECT_FALSE(fp8.available());
   EXPECT_EQ(fp8.source, RoofSource::absent);
   EXPECT_NE(fp8.note.find("compute capability 8.9"), std::string::npos) << fp8.note;
-  EXPECT_FALSE(r.peak(Precision::fp64).available());
-  EXPECT_NE(r.peak(Precision::fp64).note.find("not in the machine"), std::string::npos);
+  EXPECT_FALSE(r.peak(PrecisionClass::fp64).available());
+  EXPECT_NE(r.peak(PrecisionClass::fp64).note.find("not in the machine"), std::string::npos);
   // No ceiling at all: everything absent, nothing invented.
   const MachineRoofs none = machine_roofs(Machine{});
-  for (Precision p : kAllPrecisions) EXPECT_FALSE(none.peak(p).available()) << to_string(p);
+  for (PrecisionClass p : kAllPrecisionClasses)
+    EXPECT_FALSE(none.peak(p).available()) << to_string(p);
   for (Level l : kAllLevels) EXPECT_FALSE(none.bandwidth(l).available()) << to_string(l);
   EXPECT_FALSE(none.launch.available());
   for (TransferDirection d : kAllTransferDirections)
@@ -662,15 +663,15 @@ TEST(Synthetic, PointWithoutCountersFallsBackToAnalyticAndIsMarked) {
   const PointBounds b = point_bounds(p, r);
   EXPECT_EQ(b.work_source, Source::analytic);
   EXPECT_EQ(b.bytes_source, Source::analytic);
-  EXPECT_DOUBLE_EQ(b.work[static_cast<std::size_t>(Precision::tensor_fp16)], 8e10);
+  EXPECT_DOUBLE_EQ(b.work[static_cast<std::size_t>(PrecisionClass::tensor_fp16)], 8e10);
   EXPECT_NEAR(b.t_compute, 100e-6, 1e-15);
   EXPECT_NEAR(*b.level(Level::dram).time_s, 250e-6, 1e-15);
   EXPECT_FALSE(b.level(Level::l2).bytes);
   EXPECT_FALSE(b.notes.empty());
   EXPECT_EQ(classify(b).label(), "memory_bound(dram)");
-  EXPECT_EQ(analytic_class("fp32", "fma_only"), Precision::fp32);
-  EXPECT_EQ(analytic_class("fp32", "tensor"), Precision::tensor_tf32);
-  EXPECT_EQ(analytic_class("bf16", "fma_only"), Precision::half);
+  EXPECT_EQ(analytic_class("fp32", "fma_only"), PrecisionClass::fp32);
+  EXPECT_EQ(analytic_class("fp32", "tensor"), PrecisionClass::tensor_tf32);
+  EXPECT_EQ(analytic_class("bf16", "fma_only"), PrecisionClass::half);
   EXPECT_FALSE(analytic_class("int4", "tensor"));
 }
 
@@ -918,12 +919,12 @@ bool conv_baseline_but_batch(const Point& p) {
 
 TEST(SampleRun, MachineRoofsAreTheMeasuredH200Ones) {
   const MachineRoofs r = machine_roofs(sample().run.machine);
-  for (Precision p : kAllPrecisions) {
+  for (PrecisionClass p : kAllPrecisionClasses) {
     EXPECT_EQ(r.peak(p).source, RoofSource::measured) << to_string(p) << ": " << r.peak(p).note;
   }
   for (Level l : kAllLevels) EXPECT_EQ(r.bandwidth(l).source, RoofSource::measured);
-  EXPECT_EQ(r.peak(Precision::tensor_fp16).ceiling, "tensor_fp16");  // wgmma, 816 TFLOP/s
-  EXPECT_NEAR(*r.peak(Precision::tensor_fp16).value, 819e12, 5e12);
+  EXPECT_EQ(r.peak(PrecisionClass::tensor_fp16).ceiling, "tensor_fp16");  // wgmma, 816 TFLOP/s
+  EXPECT_NEAR(*r.peak(PrecisionClass::tensor_fp16).value, 819e12, 5e12);
   EXPECT_EQ(r.bandwidth(Level::dram).ceiling, "hbm_read");  // 4.61 TB/s over copy 4.30
   // The launch roof is the sample's launch_async ceiling (4.83 us on this H200;
   // host-side, so it moves with the host between runs: 3.4-5.4 us seen).
@@ -984,7 +985,7 @@ TEST(SampleRun, PropertiesHoldOverEveryRealPoint) {
     // Classic: attainable <= P_eff <= the largest peak, and <= AI_l x B_l.
     ASSERT_TRUE(b.attainable && b.peak_effective && b.achieved && b.efficiency);
     EXPECT_LE(*b.attainable, *b.peak_effective * (1 + kRel));
-    EXPECT_LE(*b.peak_effective, *measured.peak(Precision::tensor_int8).value);
+    EXPECT_LE(*b.peak_effective, *measured.peak(PrecisionClass::tensor_int8).value);
     for (const LevelBounds& lb : b.levels) {
       if (!lb.attainable) continue;
       EXPECT_LE(*lb.attainable, *b.peak_effective * (1 + kRel));

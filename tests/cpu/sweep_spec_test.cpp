@@ -336,13 +336,13 @@ TEST(SweepSpecDefault, PaperGridWithBatchExtended) {
   EXPECT_DOUBLE_EQ(op->flops(), 3'699'376'128.0);
   EXPECT_EQ(op->params()["pad_h"], 1);
   EXPECT_EQ(op->params()["p"], 56);
-  EXPECT_EQ(op->math_mode(), "tensor");
+  EXPECT_EQ(op->math_mode(), MathMode::tensor);
   json nine = base;
   nine["filter"] = 9;
   nine["precision"] = "fp32";
   const auto op9 = conv().make(nine, nullptr);
   EXPECT_EQ(op9->params()["pad_h"], 4);  // same padding
-  EXPECT_EQ(op9->math_mode(), "fma_only");
+  EXPECT_EQ(op9->math_mode(), MathMode::fma_only);
 }
 
 // A FIFO given as a spec would block the read forever (issue 16): refused at

@@ -91,8 +91,8 @@ class Opaque : public Operator {
  public:
   std::string op() const override { return "opaque"; }
   json params() const override { return json::object(); }
-  std::string precision() const override { return "fp32"; }
-  std::string math_mode() const override { return "fma_only"; }
+  Precision precision() const override { return Precision::fp32; }
+  MathMode math_mode() const override { return MathMode::fma_only; }
   std::string algorithm() const override { return ""; }
   double flops() const override { return 1e6; }
   double min_bytes() const override { return 1e6; }

@@ -87,8 +87,8 @@ std::string describe(const CeilingResults& results) {
 TEST(TensorTiles, MmaSyncTileMatchesCpuReference) {
   TR_REQUIRE_GPU();
   const GpuInfo gpu = query_gpu(0);
-  for (const TensorType type : kAllTensorTypes) {
-    SCOPED_TRACE(tensor_type_name(type));
+  for (const Precision type : ceiling::kTensorPrecisions) {
+    SCOPED_TRACE(to_string(type));
     if (compute_capability(gpu) < tensor_type_min_cc(type)) continue;
     const MmaTileShape shape = mma_sync_tile_shape(type);
     const auto a = small_integers(static_cast<std::size_t>(shape.m) * shape.k, 11);
@@ -105,10 +105,10 @@ TEST(TensorTiles, WgmmaTileMatchesCpuReference) {
     GTEST_SKIP() << "wgmma kernels are built for sm_90a and load on compute capability 9.0 only; "
                     "this GPU is "
                  << gpu.cc_major << "." << gpu.cc_minor;
-  for (const TensorType type : kAllTensorTypes) {
+  for (const Precision type : ceiling::kTensorPrecisions) {
     if (!wgmma_supports(type)) continue;
     for (const int n : kWgmmaTileNs) {
-      SCOPED_TRACE(std::string(tensor_type_name(type)) + " n" + std::to_string(n));
+      SCOPED_TRACE(std::string(to_string(type)) + " n" + std::to_string(n));
       const int k = wgmma_k(type);
       const auto a = small_integers(static_cast<std::size_t>(64) * k, 21);
       const auto b = small_integers(static_cast<std::size_t>(k) * n, 22);
@@ -129,8 +129,8 @@ TEST(LibraryGemm, SmallGemmMatchesCpuReference) {
   TR_REQUIRE_GPU();
   const GpuInfo gpu = query_gpu(0);
   const int m = 64, n = 32, k = 48;
-  for (const TensorType type : kAllTensorTypes) {
-    SCOPED_TRACE(tensor_type_name(type));
+  for (const Precision type : ceiling::kTensorPrecisions) {
+    SCOPED_TRACE(to_string(type));
     if (compute_capability(gpu) < tensor_type_min_cc(type)) continue;
     const auto a = small_integers(static_cast<std::size_t>(m) * k, 31);
     const auto b = small_integers(static_cast<std::size_t>(k) * n, 32);
@@ -411,16 +411,19 @@ TEST(TensorSass, KernelsUseTheTensorInstructionsTheyMeasure) {
   EXPECT_EQ(fp8_on_hopper.find("QMMA"), std::string::npos);
 
   // wgmma kernels: sm_90a only, both operands from shared memory descriptors.
-  const std::pair<int, const char*> wgmma[] = {{0, "HGMMA.64x%dx16.F32 "},
-                                               {1, "HGMMA.64x%dx16.F32.BF16 "},
-                                               {2, "HGMMA.64x%dx8.F32.TF32 "},
-                                               {3, "QGMMA.64x%dx32.F32.E4M3.E4M3 "},
-                                               {4, "IGMMA.64x%dx32.S8.S8 "}};
-  for (const auto& [type_index, pattern] : wgmma) {
+  // The template argument demangles as the enum's value.
+  const std::pair<Precision, const char*> wgmma[] = {
+      {Precision::fp16, "HGMMA.64x%dx16.F32 "},
+      {Precision::bf16, "HGMMA.64x%dx16.F32.BF16 "},
+      {Precision::tf32, "HGMMA.64x%dx8.F32.TF32 "},
+      {Precision::fp8, "QGMMA.64x%dx32.F32.E4M3.E4M3 "},
+      {Precision::int8, "IGMMA.64x%dx32.S8.S8 "}};
+  for (const auto& [type, pattern] : wgmma) {
+    const int type_index = static_cast<int>(type);
     for (const int n : kWgmmaTileNs) {
       std::array<char, 64> instruction{};
       std::snprintf(instruction.data(), instruction.size(), pattern, n);
-      const std::string kernel = "wgmma_loop_kernel<(timeroof::TensorType)" +
+      const std::string kernel = "wgmma_loop_kernel<(timeroof::Precision)" +
                                  std::to_string(type_index) + ", " + std::to_string(n) + ">";
       SCOPED_TRACE(kernel);
       const std::string text = kernel_sass(sass, "sm_90a", kernel);

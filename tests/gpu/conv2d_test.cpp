@@ -560,8 +560,8 @@ TEST(GpuCudnnGraph, ListedConfigurationRebuildsFromItsIndexAndKnobs) {
   // Both plans on the same inputs: bitwise the same output.
   const std::size_t x_count = 2 * 8 * 6 * 6, w_count = 4 * 8 * 3 * 3, y_count = 2 * 4 * 4 * 4;
   const DeviceBuffer<float> xd(x_count), wd(w_count), y1(y_count), y2(y_count);
-  fill_random(xd.get(), x_count, ElementType::f32, 11, stream.get());
-  fill_random(wd.get(), w_count, ElementType::f32, 12, stream.get());
+  fill_random(xd.get(), x_count, DataType::fp32, 11, stream.get());
+  fill_random(wd.get(), w_count, DataType::fp32, 12, stream.get());
   const DeviceBuffer<std::byte> work1(static_cast<std::size_t>(original->workspace_bytes()));
   const DeviceBuffer<std::byte> work2(static_cast<std::size_t>(rebuilt.workspace_bytes()));
   const std::array<cg::TensorPointer, 3> bind1 = {{{1, xd.get()}, {2, wd.get()}, {3, y1.get()}}};

@@ -325,7 +325,7 @@ TEST(GpuLstm, DefaultSweepPointsAllPrepareCheckAndRun) {
     checked += result.passed();
     total_seconds += seconds;
     std::printf("%-22s %-5s B%-4d T%-3d I%-3d H%-3d %8.1f us %8.3g GFLOP/s  err %.2g/%.2g\n",
-                op->op().c_str(), op->precision().c_str(), point["batch"].get<int>(),
+                op->op().c_str(), to_string(op->precision()), point["batch"].get<int>(),
                 point["seq_length"].get<int>(), point["input_size"].get<int>(),
                 point["hidden_size"].get<int>(), seconds * 1e6, op->flops() / seconds / 1e9,
                 result.relative_error, result.tolerance);
