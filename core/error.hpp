@@ -14,6 +14,7 @@ enum class ExitCode : int {
   usage = 1,        // bad flags, bad input file, bad spec: the message names the fix
   environment = 2,  // no GPU, no counter permission, missing library
   partial = 3,      // interrupted or some points failed; what was measured is kept
+  regression = 4,   // compare: a roof or point worse than the threshold beyond its noise
 };
 
 class Error : public std::runtime_error {

@@ -281,6 +281,30 @@ int main(int argc, char** argv) {
       "then the findings ranked by the share of their series' time they explain.\n"
       "CSV: one row per point, every parameter a column. JSON: the whole structure.");
 
+  std::string compare_base, compare_other, compare_threshold, compare_format;
+  CLI::App* compare = app.add_subcommand(
+      "compare",
+      "Compare two runs, or two sets of runs (before and after an upgrade, one GPU against "
+      "another): roofs by name and points by operator and parameters, each with the ratio "
+      "other/base and its 95% interval, a verdict beyond the noise, what changed in the "
+      "provenance, and findings on where one side wins. Exit code 4 when anything is worse "
+      "than the threshold beyond its noise. No GPU needed");
+  add_common(*compare, options, true, false, false);
+  compare->add_option("base", compare_base, "an export file, or run ids of the store: 3 or 3,4")
+      ->required();
+  compare->add_option("other", compare_other, "the same for the other side")->required();
+  compare->add_option("--threshold", compare_threshold,
+                      "changes smaller than this are the same (default 5%; 0.05 also works)");
+  compare->add_option("--format", compare_format, "table (default), json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  compare->add_option("--out", options.out, "write to this file instead of stdout");
+  compare->footer(
+      "Examples:\n  timeroof compare samples/sample-run-h100.json samples/sample-run.json\n"
+      "  timeroof compare 3,4 7,8 --threshold 3% || echo regression\n"
+      "  timeroof compare before.json after.json --format json | jq '.findings'\n\n"
+      "Verdicts: worse when the whole 95% interval of other/base lies past the threshold\n"
+      "on the bad side (slower times, lower rates), better alike; same otherwise.");
+
   // Name an unknown command instead of CLI11's generic "subcommand required".
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -335,6 +359,9 @@ int main(int argc, char** argv) {
     if (*report) code = timeroof::cli::run_report(options, report_runs, report_from, report_format);
     if (*analyze)
       code = timeroof::cli::run_analyze(options, analyze_runs, analyze_from, analyze_format);
+    if (*compare)
+      code = timeroof::cli::run_compare(options, compare_base, compare_other, compare_threshold,
+                                        compare_format);
     return static_cast<int>(code);
   } catch (const timeroof::Error& error) {
     // Messages quote names from files and stores: one line, nothing the terminal acts on.

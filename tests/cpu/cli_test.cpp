@@ -27,8 +27,8 @@ void expect_one_line_error(const ToolResult& r, int code, const std::string& nee
 TEST(Cli, HelpForEveryCommand) {
   const ToolResult top = run_tool({"--help"});
   EXPECT_EQ(top.exit_code, 0);
-  for (const char* command :
-       {"info", "run", "ceilings", "sweep", "metrics", "runs", "export", "import", "analyze"}) {
+  for (const char* command : {"info", "run", "ceilings", "sweep", "metrics", "runs", "export",
+                              "import", "merge", "report", "analyze", "compare"}) {
     EXPECT_NE(top.out.find(command), std::string::npos) << command;
     const ToolResult r = run_tool({command, "--help"});
     EXPECT_EQ(r.exit_code, 0) << command;
@@ -331,6 +331,30 @@ TEST(Cli, AnalyzeTheSampleAsATableNeedsNoGpu) {
     EXPECT_NE(r.out.find(roof), std::string::npos) << roof;
   // The failed point is listed with its reason.
   EXPECT_NE(r.out.find(" failed: "), std::string::npos);
+}
+
+TEST(Cli, CompareOfTheH100AndH200SamplesFindsWhereTheH200WinsAndGates) {
+  const std::string h100 = source_dir() + "/samples/sample-run-h100.json";
+  const ToolResult table = run_tool({"compare", h100, kSample}, kNoGpu);
+  EXPECT_EQ(table.exit_code, 4) << "some host-bound points are slower on the H200 VM";
+  EXPECT_TRUE(table.err.empty()) << table.err;
+  for (const char* text : {"base NVIDIA H100 80GB HBM3, other NVIDIA H200", "hbm_copy",
+                           "worse point", "findings:", "memory_bound(dram) on both"})
+    EXPECT_NE(table.out.find(text), std::string::npos) << text << "\n" << table.out;
+  const ToolResult same = run_tool({"compare", kSample, kSample, "--format", "json"}, kNoGpu);
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  const auto doc = nlohmann::json::parse(same.out);
+  EXPECT_EQ(doc["format"], "timeroof-comparison");
+  EXPECT_EQ(doc["worse"], 0);
+  const ToolResult csv =
+      run_tool({"compare", h100, kSample, "--format", "csv", "--threshold", "50%"}, kNoGpu);
+  EXPECT_EQ(csv.exit_code, 0) << "nothing is 50% worse beyond its noise\n" << csv.out;
+  EXPECT_EQ(csv.out.rfind("kind,name,sweep,", 0), 0u);
+  expect_one_line_error(run_tool({"compare", h100, kSample, "--threshold", "abc"}, kNoGpu), 1,
+                        "give a share such as 5% or 0.05");
+  TempDir dir;
+  expect_one_line_error(run_tool({"compare", "3,,4", kSample, "--db", dir.file("none.db")}, kNoGpu),
+                        1, "neither an export file nor run ids");
 }
 
 TEST(Cli, AnalyzeAsJsonAndCsv) {

@@ -1,0 +1,201 @@
+// `timeroof compare BASE OTHER`: two sides' roofs and points side by side
+// (roofline/compare.hpp), as a table, JSON or CSV; exit code 4 when something is
+// worse beyond its noise, so a CI job can gate on it.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "roofline/compare.hpp"
+#include "src/cli/commands.hpp"
+#include "src/cli/console.hpp"
+
+namespace timeroof::cli {
+
+namespace {
+
+bool is_file(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+// One side: an export file, or run ids / uuid prefixes of the store separated by
+// commas ("3" or "3,4": a ceilings run and its sweeps).
+std::vector<RunRecord> load_side(const CommonOptions& options, const std::string& side) {
+  if (is_file(side)) return read_export_file(side);
+  std::vector<std::string> runs;
+  std::size_t start = 0;
+  while (start <= side.size()) {
+    const std::size_t comma = std::min(side.find(',', start), side.size());
+    const std::string id = side.substr(start, comma - start);
+    if (id.empty())
+      throw usage_error("compare: '" + side +
+                        "' is neither an export file nor run ids separated by commas");
+    runs.push_back(id);
+    start = comma + 1;
+  }
+  return load_runs(options, runs, {});
+}
+
+// "5%" or "0.05" -> 0.05; a usage error otherwise.
+double parse_threshold(const std::string& text) {
+  std::string number = text;
+  const bool percent = !number.empty() && number.back() == '%';
+  if (percent) number.pop_back();
+  char* end = nullptr;
+  const double value = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(value) || value < 0)
+    throw usage_error("--threshold " + text + ": give a share such as 5% or 0.05");
+  const double share = percent ? value / 100 : value;
+  if (share >= 1)
+    throw usage_error("--threshold " + text + ": a threshold of 100% or more never fires; " +
+                      "give a share such as 5% or 0.05");
+  return share;
+}
+
+std::string ratio_text(const roofline::Ratio& r) {
+  return format_number(r.value, hint::significant_3) + "x [" +
+         format_number(r.low, hint::significant_3) + ", " +
+         format_number(r.high, hint::significant_3) + "]";
+}
+
+std::string comparison_table(const roofline::Comparison& c) {
+  using roofline::Verdict;
+  std::string out = "compare: base " + c.base_label + ", other " + c.other_label + " (threshold " +
+                    format_number(c.options.threshold, hint::percent_1) +
+                    ", beyond the 95% intervals)\n";
+  if (!c.provenance.empty()) {
+    std::vector<std::vector<std::string>> rows = {{"changed", "base", "other"}};
+    for (const auto& p : c.provenance) rows.push_back({p.field, p.base, p.other});
+    out += "\n" + text_table(rows, {}, true);
+  }
+  if (!c.roofs.empty()) {
+    std::vector<std::vector<std::string>> rows = {
+        {"roof", "base", "other", "other/base [95%]", "verdict"}};
+    for (const auto& r : c.roofs)
+      rows.push_back({r.name, format_si(r.base, r.unit), format_si(r.other, r.unit),
+                      ratio_text(r.ratio), to_string(r.verdict)});
+    out += "\n" + text_table(rows, {false, true, true, true, false}, true);
+  }
+  int counts[3] = {0, 0, 0};
+  for (const auto& p : c.points) ++counts[static_cast<int>(p.verdict)];
+  out += "\npoints: " + std::to_string(c.points.size()) +
+         " matched: " + std::to_string(counts[static_cast<int>(Verdict::worse)]) + " worse, " +
+         std::to_string(counts[static_cast<int>(Verdict::same)]) + " same, " +
+         std::to_string(counts[static_cast<int>(Verdict::better)]) + " better";
+  if (!c.points_only_in_base.empty())
+    out += "; " + std::to_string(c.points_only_in_base.size()) + " only in base";
+  if (!c.points_only_in_other.empty())
+    out += "; " + std::to_string(c.points_only_in_other.size()) + " only in other";
+  if (!c.points_not_timed.empty())
+    out += "; " + std::to_string(c.points_not_timed.size()) + " not timed on a side";
+  out += "\n";
+  // The worse points, the largest ratio first: what a regression review reads.
+  std::vector<const roofline::PointComparison*> worse;
+  for (const auto& p : c.points)
+    if (p.verdict == Verdict::worse) worse.push_back(&p);
+  std::stable_sort(worse.begin(), worse.end(),
+                   [](auto* a, auto* b) { return a->ratio.value > b->ratio.value; });
+  if (!worse.empty()) {
+    // Per sweep, only the parameters that vary among its matched points.
+    std::map<std::string, std::vector<std::string>> varying;
+    for (const auto& p : c.points) {
+      if (varying.count(p.sweep)) continue;
+      std::vector<std::string>& keys = varying[p.sweep];
+      for (const std::string& key : param_keys(p.params))
+        for (const auto& q : c.points)
+          if (q.sweep == p.sweep && q.params.value(key, nlohmann::json()) != p.params[key]) {
+            keys.push_back(key);
+            break;
+          }
+    }
+    std::vector<std::vector<std::string>> rows = {
+        {"worse point", "params", "T base", "T other", "other/base [95%]", "class base -> other"}};
+    for (const auto* p : worse)
+      rows.push_back({p->sweep + " #" + std::to_string(p->base_seq) + " " + p->op,
+                      params_text(p->params, varying[p->sweep]),
+                      format_number(p->base_time_s, hint::time),
+                      format_number(p->other_time_s, hint::time), ratio_text(p->ratio),
+                      p->base_class + " -> " + p->other_class});
+    out += "\n" + text_table(rows, {false, false, true, true, true, false}, true);
+  }
+  if (!c.findings.empty()) {
+    out += "\nfindings:\n";
+    for (std::size_t i = 0; i < c.findings.size(); ++i)
+      out += "  " + std::to_string(i + 1) + ". " + c.findings[i] + "\n";
+  }
+  for (const auto& [title, names] : {std::pair{"roofs only in base", &c.roofs_only_in_base},
+                                     std::pair{"roofs only in other", &c.roofs_only_in_other},
+                                     std::pair{"points only in base", &c.points_only_in_base},
+                                     std::pair{"points only in other", &c.points_only_in_other}}) {
+    if (names->empty()) continue;
+    out += std::string("\n") + title + ":\n";
+    for (const std::string& n : *names) out += "  " + n + "\n";
+  }
+  return terminal_safe(out, LineBreaks::keep);
+}
+
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char ch : text) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return quoted + "\"";
+}
+
+// One row per roof and per matched point, ratios with their intervals.
+std::string comparison_csv(const roofline::Comparison& c) {
+  std::string out =
+      "kind,name,sweep,seq_base,seq_other,params,unit,base,other,ratio,ratio_low,ratio_high,"
+      "verdict,class_base,class_other\n";
+  auto number = [](double x) { return format_number(x, hint::exact); };
+  for (const auto& r : c.roofs)
+    out += "roof," + csv_cell(r.name) + ",,,,," + csv_cell(r.unit) + "," + number(r.base) + "," +
+           number(r.other) + "," + number(r.ratio.value) + "," + number(r.ratio.low) + "," +
+           number(r.ratio.high) + "," + to_string(r.verdict) + ",,\n";
+  for (const auto& p : c.points)
+    out += "point," + csv_cell(p.op) + "," + csv_cell(p.sweep) + "," + std::to_string(p.base_seq) +
+           "," + std::to_string(p.other_seq) + "," + csv_cell(p.params.dump()) + ",s," +
+           number(p.base_time_s) + "," + number(p.other_time_s) + "," + number(p.ratio.value) +
+           "," + number(p.ratio.low) + "," + number(p.ratio.high) + "," + to_string(p.verdict) +
+           "," + csv_cell(p.base_class) + "," + csv_cell(p.other_class) + "\n";
+  return out;
+}
+
+}  // namespace
+
+ExitCode run_compare(const CommonOptions& options, const std::string& base,
+                     const std::string& other, const std::string& threshold, std::string format) {
+  if (options.json) {
+    if (!format.empty() && format != "json")
+      throw usage_error("--json and --format " + format + " disagree; give one of them");
+    format = "json";
+  }
+  if (format.empty()) format = "table";
+  if (format != "table" && format != "json" && format != "csv")
+    throw usage_error("--format " + format + ": unknown format (table, json or csv)");
+  roofline::CompareOptions compare_options;
+  if (!threshold.empty()) compare_options.threshold = parse_threshold(threshold);
+  std::vector<std::string> inputs = {options.db};
+  for (const std::string& side : {base, other})
+    if (is_file(side)) inputs.push_back(side);
+  refuse_overwriting(options.out, inputs);
+  const roofline::Comparison c =
+      roofline::compare_runs(load_side(options, base), load_side(options, other), compare_options);
+  std::string text;
+  if (format == "json")
+    text = roofline::comparison_json(c).dump(2) + "\n";
+  else if (format == "csv")
+    text = comparison_csv(c);
+  else
+    text = comparison_table(c);
+  write_output(options.out, text, inputs);
+  return c.worse_count() > 0 ? ExitCode::regression : ExitCode::ok;
+}
+
+}  // namespace timeroof::cli
