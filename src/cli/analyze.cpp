@@ -446,15 +446,8 @@ std::vector<RunRecord> load_runs(const CommonOptions& options, const std::vector
 }
 
 ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string>& runs,
-                     const std::vector<std::string>& from, std::string format) {
-  if (options.json) {
-    if (!format.empty() && format != "json")
-      throw usage_error("--json and --format " + format + " disagree; give one of them");
-    format = "json";
-  }
-  if (format.empty()) format = "table";
-  if (format != "table" && format != "json" && format != "csv")
-    throw usage_error("--format " + format + ": unknown format (table, json or csv)");
+                     const std::vector<std::string>& from, const std::string& requested_format) {
+  const std::string format = table_json_or_csv(options.json, requested_format);
   // The store or the --from files are this command's inputs: --out must be neither.
   const std::vector<std::string> inputs =
       from.empty() ? std::vector<std::string>{options.db} : from;

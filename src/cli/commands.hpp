@@ -55,12 +55,13 @@ std::vector<RunRecord> load_runs(const CommonOptions& options, const std::vector
 // The model's analysis of those runs (roofline/analysis.hpp) on stdout or into
 // options.out: `format` table (default), csv (one row per point) or json.
 ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string>& runs,
-                     const std::vector<std::string>& from, std::string format);
+                     const std::vector<std::string>& from, const std::string& requested_format);
 // `timeroof compare BASE OTHER` (roofline/compare.hpp): each side an export file
 // or run ids of the store separated by commas; `threshold` "5%" or "0.05" (empty:
 // 5%); `format` table (default), json or csv. ExitCode::regression when a roof or
 // point is worse beyond its noise.
 ExitCode run_compare(const CommonOptions& options, const std::string& base,
-                     const std::string& other, const std::string& threshold, std::string format);
+                     const std::string& other, const std::string& threshold,
+                     const std::string& requested_format);
 
 }  // namespace timeroof::cli

@@ -170,15 +170,9 @@ std::string comparison_csv(const roofline::Comparison& c) {
 }  // namespace
 
 ExitCode run_compare(const CommonOptions& options, const std::string& base,
-                     const std::string& other, const std::string& threshold, std::string format) {
-  if (options.json) {
-    if (!format.empty() && format != "json")
-      throw usage_error("--json and --format " + format + " disagree; give one of them");
-    format = "json";
-  }
-  if (format.empty()) format = "table";
-  if (format != "table" && format != "json" && format != "csv")
-    throw usage_error("--format " + format + ": unknown format (table, json or csv)");
+                     const std::string& other, const std::string& threshold,
+                     const std::string& requested_format) {
+  const std::string format = table_json_or_csv(options.json, requested_format);
   roofline::CompareOptions compare_options;
   if (!threshold.empty()) compare_options.threshold = parse_threshold(threshold);
   std::vector<std::string> inputs = {options.db};

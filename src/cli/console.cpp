@@ -164,4 +164,13 @@ void write_output(const std::string& out, const std::string& text,
     throw usage_error("cannot write " + out + "; check that its directory exists and is writable");
 }
 
+std::string table_json_or_csv(bool json, const std::string& format) {
+  if (json && !format.empty() && format != "json")
+    throw usage_error("--json and --format " + format + " disagree; give one of them");
+  const std::string chosen = json ? "json" : format.empty() ? "table" : format;
+  if (chosen != "table" && chosen != "json" && chosen != "csv")
+    throw usage_error("--format " + chosen + ": unknown format (table, json or csv)");
+  return chosen;
+}
+
 }  // namespace timeroof::cli

@@ -23,6 +23,10 @@ void write_output(const std::string& out, const std::string& text,
 // The same refusal alone, for outputs written elsewhere (a report directory).
 void refuse_overwriting(const std::string& out, const std::vector<std::string>& protected_files);
 
+// The output format of analyze and compare: --format (empty: table), or json
+// with --json; a usage error where they disagree or the format is unknown.
+std::string table_json_or_csv(bool json, const std::string& format);
+
 // The views below print stored names, hosts and command lines through
 // terminal_safe: an imported run cannot send escape sequences to the terminal.
 std::string format_gpu(const GpuInfo& gpu);
