@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "src/cli/command_options.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/sweep_backend.hpp"
 #include "timeroof/version.hpp"
@@ -18,21 +19,14 @@ namespace {
 
 using timeroof::cli::CommonOptions;
 
-// --devices on the commands that measure: one worker process per GPU.
-void add_devices(CLI::App& command, CommonOptions& options, const char* what) {
-  command.add_option("--devices", options.devices, what)
-      ->excludes(command.get_option("--device"));  // one or the other, never both silently
-}
+using timeroof::cli::add_devices;
 
 void add_common(CLI::App& command, CommonOptions& options, bool uses_db, bool uses_device,
                 bool uses_out) {
-  if (uses_db)
-    command.add_option("--db", options.db, "results store (SQLite)")->capture_default_str();
-  command.add_flag("--json", options.json, "machine-readable JSON on stdout");
-  if (uses_device)
-    command.add_option("--device", options.device, "GPU index (see nvidia-smi)")
-        ->capture_default_str();
-  if (uses_out) command.add_option("--out", options.out, "output directory or file");
+  if (uses_db) timeroof::cli::add_db(command, options);
+  timeroof::cli::add_json(command, options);
+  if (uses_device) timeroof::cli::add_device(command, options);
+  if (uses_out) timeroof::cli::add_out(command, options);
 }
 
 // A one-line usage error in the tool's own voice, with the fix.
@@ -117,51 +111,8 @@ int main(int argc, char** argv) {
       "Theoretical = CUPTI .peak_sustained x the clock observed during each measurement.\n"
       "Exit code 3 when a roof failed (the others are kept).");
 
-  timeroof::cli::SweepRequest sweep_request;
-  std::string resume;
-  bool no_counters = false;
-  CLI::App* sweep = app.add_subcommand(
-      "sweep",
-      "Measure an operator over a grid of sizes (cuDNN conv2d or lstm, or a TOML "
-      "sweep file), point by point into the results store");
-  add_common(*sweep, options, true, true, false);
-  add_devices(*sweep, options,
-              "GPUs to measure on at once, all or 0,2,5: one worker process per GPU, the points "
-              "split by longest expected time first, all stored in one run");
-  sweep->add_option("operator", sweep_request.target, "conv2d, lstm, or a sweep file (.toml)")
-      ->required();
-  sweep->add_flag("--dry-run", sweep_request.dry_run, "list the points and a time estimate");
-  CLI::Option* dry_run = sweep->get_option("--dry-run");
-  sweep->add_option("--resume", resume, "continue this run (id or uuid prefix)")
-      ->excludes(dry_run);  // a dry run measures nothing, so resumes nothing
-  sweep->add_flag("--no-counters", no_counters, "timing and trace only, no hardware counters");
-  std::string shard;
-  bool shard_from_mpi = false;
-  CLI::Option* shard_option = sweep->add_option(
-      "--shard", shard,
-      "measure only share I of N (I = 0..N-1), the same split on every machine; join the "
-      "shards' stores with `timeroof merge`");
-  sweep
-      ->add_flag("--shard-from-mpi", shard_from_mpi,
-                 "--shard from the MPI/Slurm rank and size in the environment; the local rank "
-                 "picks the GPU unless --device is given")
-      ->excludes(shard_option);
-  sweep->allow_extras();
-  sweep->footer(
-      "Axis flags take lists and ranges: 1,2,4  1..1024:x2  16..128:+16  fp16,fp32.\n"
-      "Axes left out stay at the baseline; with no axis flag the default sweep runs.\n"
-      "Options: --transfer none|h2d_input|h2d_input_d2h_output  --host pinned|pageable\n"
-      "         --l2 warm|cold  --name TEXT\n\n"
-      "Examples:\n  timeroof sweep conv2d --dry-run\n"
-      "  timeroof sweep conv2d --batch 1..1024:x2 --filters 64,128 --precision fp16,fp32\n"
-      "  timeroof sweep lstm --batch 16..128:x2 --hidden-size 16..128:x2\n"
-      "  timeroof sweep my-sweep.toml --l2 cold\n  timeroof sweep conv2d --resume 3\n"
-      "  timeroof sweep conv2d --devices all\n"
-      "  timeroof sweep conv2d --shard 1/4 --db shard-%r.db   (then: timeroof merge all.db "
-      "shard-*.db)\n"
-      "  mpirun -np 8 timeroof sweep lstm --shard-from-mpi --db shard-%r.db\n\n"
-      "In --db, %r is the shard index: each shard its own store file.\n"
-      "Ctrl-C finishes the current point, stores it and exits with code 3.");
+  timeroof::cli::Action action;  // set by the commands registered with a register function
+  timeroof::cli::register_sweep(app, options, action);
 
   // Hidden: the timing worker a sweep starts (sweeps/timing_worker.hpp).
   int worker_device = 0;
@@ -308,23 +259,7 @@ int main(int argc, char** argv) {
     if (*info) code = timeroof::cli::run_info(options);
     if (*run) code = timeroof::cli::run_main_job(options);
     if (*ceilings) code = timeroof::cli::run_ceilings(options, quick, only);
-    if (*sweep) {
-      sweep_request.counters = !no_counters;
-      sweep_request.flags = timeroof::cli::flag_pairs(sweep->remaining());
-      sweep_request.resume = !resume.empty();
-      timeroof::cli::SweepShard sharding;
-      if (!shard.empty()) {
-        sharding.shard = timeroof::cli::parse_shard(shard);
-        sharding.source = "--shard";
-      } else if (shard_from_mpi) {
-        const timeroof::cli::MpiPlacement placement = timeroof::cli::placement_from_environment(
-            [](const char* name) { return std::getenv(name); });
-        sharding.shard = placement.shard;
-        sharding.source = placement.source;
-        if (sweep->get_option("--device")->count() == 0) sharding.local_rank = placement.local_rank;
-      }
-      code = timeroof::cli::run_sweep(options, sweep_request, resume, sharding);
-    }
+    if (action) code = action();
     if (*timing_worker) code = timeroof::cli::serve_timing_worker(worker_device);
     if (*device_worker) code = timeroof::cli::serve_device_worker(worker_device);
     if (*metrics) code = timeroof::cli::run_metrics(options, chip, metric_filter, passes_for);
