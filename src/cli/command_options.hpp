@@ -1,8 +1,11 @@
-// The options several commands share, each added by name (CLI11): a command
-// takes the ones it uses, bound to the one CommonOptions of the command line.
+// What the commands' register functions share (CLI11): the common options, each
+// added by name and bound to the one CommonOptions of the command line, and
+// when_chosen, which hands main() the chosen command's run.
 #pragma once
 
 #include <CLI/CLI.hpp>
+
+#include <utility>
 
 #include "src/cli/commands.hpp"
 
@@ -29,6 +32,11 @@ inline void add_out(CLI::App& command, CommonOptions& options) {
 inline void add_devices(CLI::App& command, CommonOptions& options, const char* what) {
   command.add_option("--devices", options.devices, what)
       ->excludes(command.get_option("--device"));  // one or the other, never both silently
+}
+
+// When `command` is the one chosen, main() runs `run` once the whole command line is parsed.
+inline void when_chosen(CLI::App& command, Action& action, Action run) {
+  command.final_callback([&action, run = std::move(run)] { action = run; });
 }
 
 }  // namespace timeroof::cli

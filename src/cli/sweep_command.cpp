@@ -232,7 +232,7 @@ void register_sweep(CLI::App& app, CommonOptions& options, Action& action) {
           std::pair{"--device", "--devices"}})
       if (given(a) && given(b)) throw CLI::ExcludesError(a, b);
     action = [sweep, args, &options] { return run_sweep_command(options, *args, *sweep); };
-  });
+  });  // when_chosen's, with the checks above
 }
 
 }  // namespace timeroof::cli
