@@ -99,7 +99,7 @@ struct Workload {
   std::vector<std::unique_ptr<LtGemm>> gemms;
   std::vector<DeviceBuffer<char>> gemm_buffers;
   DeviceBuffer<char> workspace{64 << 20};
-  std::shared_ptr<CudnnHandle> cudnn;
+  std::shared_ptr<LibraryHandles> cudnn;
   std::vector<std::unique_ptr<Conv2d>> convs;
   std::unique_ptr<L2Flusher> flusher;  // the runner's cold-L2 prelude
   DeviceBuffer<uint4> flush;           // 2x L2, for the write prelude
@@ -111,7 +111,7 @@ void flush_l2(const Workload& w) {
 }
 
 void build_convs(Workload& w) {
-  w.cudnn = std::make_shared<CudnnHandle>();
+  w.cudnn = std::make_shared<LibraryHandles>();
   for (const std::int64_t k : {64, 128}) {
     for (std::int64_t n = 1; n <= 256; n *= 2) {
       Conv2dSpec spec;  // the paper's layer: 112x112x64 NHWC, 3x3, stride 2

@@ -55,6 +55,7 @@
 
 #include "bench/bench_main.hpp"
 #include "core/elapsed.hpp"
+#include "core/pinned_thread.hpp"
 #include "core/statistics.hpp"
 #include "counters/activity_tracer.hpp"
 #include "counters/metric_catalog.hpp"
@@ -65,11 +66,11 @@
 #include "measure/counter_collection.hpp"
 #include "measure/graph_replay.hpp"
 #include "measure/host_probe.hpp"
-#include "core/pinned_thread.hpp"
 #include "measure/synchronized.hpp"
 #include "measure/trace_calls.hpp"
 #include "measure/warmup.hpp"
 #include "sweeps/family.hpp"
+#include "sweeps/implementations.hpp"
 
 namespace timeroof {
 namespace {
@@ -164,8 +165,8 @@ void print_comparison(const std::string& experiment, const std::string& label,
               std::abs(ratio - 1) <= std::max(0.02, noise) ? "no effect" : "EFFECT");
 }
 
-std::unique_ptr<Operator> prepared(const Case& c, const std::shared_ptr<CudnnHandle>& cudnn) {
-  std::unique_ptr<Operator> op = find_family(c.family).make(c.params, cudnn);
+std::unique_ptr<Operator> prepared(const Case& c, const std::shared_ptr<LibraryHandles>& cudnn) {
+  std::unique_ptr<Operator> op = make_operator(find_family(c.family), c.params, cudnn);
   op->prepare(nullptr);
   return op;
 }
@@ -175,7 +176,7 @@ CallUnderTest run_of(Operator& op) {
 }
 
 // E1: before any CUPTI use, after a trace, with a live profiler session, after it.
-void cupti_experiment(const std::vector<Case>& all, const std::shared_ptr<CudnnHandle>& cudnn,
+void cupti_experiment(const std::vector<Case>& all, const std::shared_ptr<LibraryHandles>& cudnn,
                       const Stream& stream) {
   std::printf("\n== E1 cupti: CUPTI left attached (run first: CUPTI's state does not go back)\n");
   std::vector<std::unique_ptr<Operator>> ops;
@@ -237,7 +238,7 @@ double max_over_min(const std::vector<double>& v) {
 
 // E8: does the issue time of a host-bound call follow the host's own speed, and
 // which part of it: the core, the memory system or the OS (measure/host_probe.hpp)?
-void host_experiment(const Case& c, const std::shared_ptr<CudnnHandle>& cudnn,
+void host_experiment(const Case& c, const std::shared_ptr<LibraryHandles>& cudnn,
                      const Stream& stream) {
   std::printf("\n== E8 host: host probes and the issue time of %s, every 50 ms\n", c.label.c_str());
   std::unique_ptr<Operator> op = prepared(c, cudnn);
@@ -271,7 +272,7 @@ void host_experiment(const Case& c, const std::shared_ptr<CudnnHandle>& cudnn,
 }
 
 // E9: is a host-bound call's issue time a property of its prepared instance?
-void instance_experiment(const std::shared_ptr<CudnnHandle>& cudnn, const Stream& stream,
+void instance_experiment(const std::shared_ptr<LibraryHandles>& cudnn, const Stream& stream,
                          int rounds) {
   const nlohmann::json lstm = {{"batch", 8},
                                {"seq_length", 16},
@@ -330,7 +331,7 @@ int main_checked(int argc, char** argv) {
   const GpuInfo gpu = query_gpu(0);
   std::printf("harness experiments on %s, %d alternating rounds (A, B, A)\n", gpu.name.c_str(),
               rounds);
-  const auto cudnn = std::make_shared<CudnnHandle>();
+  const auto cudnn = std::make_shared<LibraryHandles>();
   const Stream stream;
   const cudaStream_t s = stream.get();
   const std::vector<Case> all = cases();

@@ -36,6 +36,7 @@
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
 #include "sweeps/family.hpp"
+#include "sweeps/implementations.hpp"
 #include "sweeps/runner.hpp"
 
 namespace timeroof {
@@ -129,8 +130,8 @@ Bare bare_loops_on(Operator& op, int copies) {
 }
 
 std::unique_ptr<Operator> prepared(const OperatorFamily& family, const nlohmann::json& params,
-                                   const std::shared_ptr<CudnnHandle>& cudnn) {
-  std::unique_ptr<Operator> op = family.make(params, cudnn);
+                                   const std::shared_ptr<LibraryHandles>& cudnn) {
+  std::unique_ptr<Operator> op = make_operator(family, params, cudnn);
   op->prepare(nullptr);
   return op;
 }
@@ -169,7 +170,7 @@ int main_checked(int argc, char** argv) {
   RunnerOptions options;
   options.counters = false;
   SweepRunner runner(gpu, options);
-  auto cudnn = std::make_shared<CudnnHandle>();
+  auto cudnn = std::make_shared<LibraryHandles>();
   std::printf("runner vs bare loops on %s (%d rounds each, alternating)\n", gpu.name.c_str(),
               rounds);
   std::printf("%-40s %-9s %-8s %11s %11s %12s %9s\n", "point", "operator", "time", "runner us",

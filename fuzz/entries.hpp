@@ -22,8 +22,7 @@ void toml_spec(std::string_view data);
 // back and read again: the second export equals the first.
 void export_json(std::string_view data);
 
-// The targets this build has ("value_list", "toml_spec" where the sweep spec parser
-// is built, "export_json"), and the entry of one of them.
+// The targets ("value_list", "toml_spec", "export_json"), and the entry of one of them.
 std::vector<std::string> targets();
 void run(const std::string& target, std::string_view data);
 

@@ -1,8 +1,7 @@
 // Fuzz targets value_list and toml_spec: the sweep spec parser (sweeps/spec.cpp)
 // against a family of its own, shaped like conv2d's axes (integers with words,
 // text values, an eng<N> pattern), whose validate range-checks as conv2d does.
-// The real families validate through cuDNN headers and code; the parser is the
-// same whichever family it reads for.
+// The parser is the same whichever family it reads for.
 #include <climits>
 #include <cstdint>
 #include <memory>
@@ -20,26 +19,22 @@ namespace {
 
 using nlohmann::json;
 
-class FakeOperator final : public Operator {
+class FakeProblem final : public Problem {
  public:
-  explicit FakeOperator(json params) : params_(std::move(params)) {}
+  explicit FakeProblem(json params) : params_(std::move(params)) {}
   std::string op() const override { return "fuzz_" + params_.value("direction", "fwd"); }
   json params() const override { return params_; }
   Precision precision() const override {
     return find_precision(params_.value("precision", "fp32")).value_or(Precision::fp32);
   }
   MathMode math_mode() const override { return MathMode::tensor; }
-  std::string algorithm() const override { return params_.value("algorithm", "heuristic"); }
   double flops() const override { return 2.0 * params_.value("batch", 1.0); }
   double min_bytes() const override { return 4.0 * params_.value("batch", 1.0); }
-  std::vector<DeviceTensor> inputs() const override { return {{"x", nullptr, 4}}; }
-  std::vector<DeviceTensor> outputs() const override {
+  std::vector<TensorArgument> inputs() const override { return {{"x", 4}}; }
+  std::vector<TensorArgument> outputs() const override {
     if (params_.value("direction", "fwd") == "bwd_filter") return {};
-    return {{"y", nullptr, 4}};
+    return {{"y", 4}};
   }
-  void prepare(cudaStream_t) override {}
-  void run(cudaStream_t) override {}
-  CheckResult check() override { return {}; }
 
  private:
   json params_;
@@ -92,8 +87,8 @@ const OperatorFamily& family() {
       check_integer(point, "filter", 1);
       check_integer(point, "pad", 0);
     };
-    f.make = [](const json& point, std::shared_ptr<CudnnHandle>) -> std::unique_ptr<Operator> {
-      return std::make_unique<FakeOperator>(point);
+    f.problem = [](const json& point) -> std::unique_ptr<Problem> {
+      return std::make_unique<FakeProblem>(point);
     };
     return f;
   }();

@@ -28,286 +28,6 @@
 namespace timeroof {
 
 // ---------------------------------------------------------------------------
-// Names, shapes and analytic counts (host only, no GPU).
-
-const char* to_string(Layout layout) {
-  return layout == Layout::nchw ? "NCHW" : "NHWC";
-}
-
-const char* to_string(ConvDirection direction) {
-  switch (direction) {
-    case ConvDirection::fwd:
-      return "fwd";
-    case ConvDirection::bwd_data:
-      return "bwd_data";
-    case ConvDirection::bwd_filter:
-      return "bwd_filter";
-  }
-  return "?";
-}
-
-Layout parse_layout(std::string_view text) {
-  for (Layout l : {Layout::nchw, Layout::nhwc})
-    if (text == to_string(l)) return l;
-  throw usage_error("layout: unknown value '" + std::string(text) + "'; allowed: NCHW, NHWC");
-}
-
-ConvDirection parse_direction(std::string_view text) {
-  for (ConvDirection d : {ConvDirection::fwd, ConvDirection::bwd_data, ConvDirection::bwd_filter})
-    if (text == to_string(d)) return d;
-  throw usage_error("direction: unknown value '" + std::string(text) +
-                    "'; allowed: fwd, bwd_data, bwd_filter");
-}
-
-namespace {
-
-// floor(a / b) for b > 0, also for negative a (C++ division truncates toward zero).
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  const std::int64_t quotient = a / b;
-  return (a % b != 0 && a < 0) ? quotient - 1 : quotient;
-}
-
-std::int64_t output_extent(std::int64_t in, std::int64_t pad, std::int64_t filter,
-                           std::int64_t dilation, std::int64_t stride) {
-  return floor_div(in + 2 * pad - dilation * (filter - 1) - 1, stride) + 1;
-}
-
-constexpr const char* kFwdAlgorithms[] = {
-    "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
-    "WINOGRAD",      "WINOGRAD_NONFUSED"};
-constexpr const char* kBwdDataAlgorithms[] = {"0",          "1",        "FFT",
-                                              "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
-constexpr const char* kBwdFilterAlgorithms[] = {
-    "0", "1", "FFT", "3", "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"};
-
-std::string algorithm_prefix(ConvDirection direction) {
-  switch (direction) {
-    case ConvDirection::fwd:
-      return "CUDNN_CONVOLUTION_FWD_ALGO_";
-    case ConvDirection::bwd_data:
-      return "CUDNN_CONVOLUTION_BWD_DATA_ALGO_";
-    case ConvDirection::bwd_filter:
-      return "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_";
-  }
-  return "";
-}
-
-// The enum value of a fixed algorithm's name; -1 when it is none of the direction's.
-int algorithm_index(ConvDirection direction, const std::string& name) {
-  const std::vector<std::string> names = conv2d_algorithm_names(direction);
-  for (std::size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return static_cast<int>(i);
-  return -1;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
-  return text;
-}
-
-// The algorithm names the spec's API allows, for usage errors.
-std::string allowed_algorithms(CudnnApi api, ConvDirection direction) {
-  if (api == CudnnApi::graph)
-    return std::string("heuristic, exhaustive, ") + kConv2dEngineNamePattern;
-  return "heuristic, exhaustive, " + join(conv2d_algorithm_names(direction));
-}
-
-// Legacy names only with cudnn_api = legacy, engine names only with graph.
-void validate_algorithm(const Conv2dSpec& spec) {
-  if (spec.algorithm == "heuristic" || spec.algorithm == "exhaustive") return;
-  const std::string head = "conv2d: algorithm = '" + spec.algorithm + "'";
-  if (is_engine_name(spec.algorithm)) {
-    if (spec.api != CudnnApi::graph)
-      throw usage_error(head +
-                        " is a cuDNN graph engine, which needs cudnn_api = graph, not legacy; "
-                        "allowed with cudnn_api = legacy: " +
-                        allowed_algorithms(CudnnApi::legacy, spec.direction));
-    try {
-      (void)cudnn_graph::parse_plan_name(spec.algorithm);
-    } catch (const Error& error) {
-      throw usage_error(std::string("conv2d: algorithm = ") + error.what());
-    }
-    return;
-  }
-  if (algorithm_index(spec.direction, spec.algorithm) >= 0) {
-    if (spec.api != CudnnApi::legacy)
-      throw usage_error(head +
-                        " is a legacy cuDNN algorithm, which needs cudnn_api = legacy, not "
-                        "graph; allowed with cudnn_api = graph: " +
-                        allowed_algorithms(CudnnApi::graph, spec.direction));
-    return;
-  }
-  throw usage_error(
-      head + " is not a " + to_string(spec.direction) + " algorithm; allowed: " +
-      allowed_algorithms(spec.api, spec.direction) + " (cudnn_api = " + to_string(spec.api) +
-      "), or with cudnn_api = " + (spec.api == CudnnApi::graph ? "legacy: " : "graph: ") +
-      allowed_algorithms(spec.api == CudnnApi::graph ? CudnnApi::legacy : CudnnApi::graph,
-                         spec.direction));
-}
-
-void require_range(const char* field, std::int64_t value, std::int64_t low) {
-  if (value < low || value > INT_MAX)
-    throw usage_error(std::string("conv2d: ") + field + " = " + std::to_string(value) +
-                      " is out of range; allowed: " + std::to_string(low) + " .. " +
-                      std::to_string(INT_MAX));
-}
-
-}  // namespace
-
-Conv2dOutputShape conv2d_output_shape(const Conv2dSpec& spec) {
-  if (spec.stride_h < 1 || spec.stride_w < 1) return {};
-  return {output_extent(spec.h, spec.pad_h, spec.r, spec.dilation_h, spec.stride_h),
-          output_extent(spec.w, spec.pad_w, spec.s, spec.dilation_w, spec.stride_w)};
-}
-
-MathMode resolved_math(const Conv2dSpec& spec) {
-  if (spec.math) return *spec.math;
-  return spec.precision == Precision::fp32 ? MathMode::fma_only : MathMode::tensor;
-}
-
-void validate(const Conv2dSpec& spec) {
-  if (spec.layout != Layout::nchw && spec.layout != Layout::nhwc)
-    throw usage_error("conv2d: layout is not a known value; allowed: NCHW, NHWC");
-  const std::pair<const char*, std::int64_t> at_least_one[] = {{"n", spec.n},
-                                                               {"c", spec.c},
-                                                               {"h", spec.h},
-                                                               {"w", spec.w},
-                                                               {"k", spec.k},
-                                                               {"r", spec.r},
-                                                               {"s", spec.s},
-                                                               {"stride_h", spec.stride_h},
-                                                               {"stride_w", spec.stride_w},
-                                                               {"dilation_h", spec.dilation_h},
-                                                               {"dilation_w", spec.dilation_w},
-                                                               {"groups", spec.groups}};
-  for (const auto& [field, value] : at_least_one) require_range(field, value, 1);
-  require_range("pad_h", spec.pad_h, 0);
-  require_range("pad_w", spec.pad_w, 0);
-  if (spec.c % spec.groups != 0 || spec.k % spec.groups != 0)
-    throw usage_error("conv2d: groups = " + std::to_string(spec.groups) + " must divide both c = " +
-                      std::to_string(spec.c) + " and k = " + std::to_string(spec.k) +
-                      "; allowed: a common divisor of c and k");
-  const Conv2dOutputShape out = conv2d_output_shape(spec);
-  if (out.p < 1)
-    throw usage_error(
-        "conv2d: output height p = (h + 2 pad_h - dilation_h (r - 1) - 1) / stride_h + 1 = " +
-        std::to_string(out.p) + " for h = " + std::to_string(spec.h) +
-        ", pad_h = " + std::to_string(spec.pad_h) + ", r = " + std::to_string(spec.r) +
-        ", dilation_h = " + std::to_string(spec.dilation_h) +
-        "; allowed: p >= 1, i.e. h + 2 pad_h >= dilation_h (r - 1) + 1");
-  if (out.q < 1)
-    throw usage_error(
-        "conv2d: output width q = (w + 2 pad_w - dilation_w (s - 1) - 1) / stride_w + 1 = " +
-        std::to_string(out.q) + " for w = " + std::to_string(spec.w) +
-        ", pad_w = " + std::to_string(spec.pad_w) + ", s = " + std::to_string(spec.s) +
-        ", dilation_w = " + std::to_string(spec.dilation_w) +
-        "; allowed: q >= 1, i.e. w + 2 pad_w >= dilation_w (s - 1) + 1");
-  switch (spec.direction) {
-    case ConvDirection::fwd:
-    case ConvDirection::bwd_data:
-    case ConvDirection::bwd_filter:
-      break;
-    default:
-      throw usage_error(
-          "conv2d: direction is not a known value; allowed: fwd, bwd_data, "
-          "bwd_filter");
-  }
-  switch (spec.precision) {
-    case Precision::fp32:
-    case Precision::tf32:
-    case Precision::fp16:
-    case Precision::bf16:
-      break;
-    default:
-      throw usage_error("conv2d: precision is not a known value; allowed: fp32, tf32, fp16, bf16");
-  }
-  if (spec.precision == Precision::fp32 && resolved_math(spec) == MathMode::tensor)
-    throw usage_error(
-        "conv2d: math = tensor with precision = fp32: fp32 tensors on Tensor Cores are "
-        "precision tf32; allowed with fp32: fma_only");
-  if (spec.precision == Precision::tf32 && resolved_math(spec) == MathMode::fma_only)
-    throw usage_error(
-        "conv2d: math = fma_only with precision = tf32: TF32 exists only on Tensor Cores "
-        "(fp32 on FMA units is precision fp32); allowed with tf32: tensor");
-  if (spec.api != CudnnApi::graph && spec.api != CudnnApi::legacy)
-    throw usage_error("conv2d: cudnn_api is not a known value; allowed: graph, legacy");
-  validate_algorithm(spec);
-}
-
-bool is_engine_name(std::string_view algorithm) {
-  if (algorithm.size() < 3) return false;
-  for (std::size_t i = 0; i < 3; ++i)
-    if (std::tolower(static_cast<unsigned char>(algorithm[i])) != "eng"[i]) return false;
-  return true;
-}
-
-double conv2d_input_elements(const Conv2dSpec& spec) {
-  return static_cast<double>(spec.n) * static_cast<double>(spec.c) * static_cast<double>(spec.h) *
-         static_cast<double>(spec.w);
-}
-
-double conv2d_filter_elements(const Conv2dSpec& spec) {
-  const double cg = static_cast<double>(spec.c) / static_cast<double>(spec.groups);
-  return static_cast<double>(spec.k) * cg * static_cast<double>(spec.r) *
-         static_cast<double>(spec.s);
-}
-
-double conv2d_output_elements(const Conv2dSpec& spec) {
-  const Conv2dOutputShape out = conv2d_output_shape(spec);
-  return static_cast<double>(spec.n) * static_cast<double>(spec.k) * static_cast<double>(out.p) *
-         static_cast<double>(out.q);
-}
-
-double conv2d_flops(const Conv2dSpec& spec) {
-  const double cg = static_cast<double>(spec.c) / static_cast<double>(spec.groups);
-  return 2.0 * conv2d_output_elements(spec) * cg * static_cast<double>(spec.r) *
-         static_cast<double>(spec.s);
-}
-
-double conv2d_min_bytes(const Conv2dSpec& spec) {
-  return static_cast<double>(element_bytes(spec.precision)) *
-         (conv2d_input_elements(spec) + conv2d_filter_elements(spec) +
-          conv2d_output_elements(spec));
-}
-
-std::string conv2d_op_name(ConvDirection direction) {
-  return std::string("conv2d_") + to_string(direction);
-}
-
-std::vector<std::string> conv2d_algorithm_names(ConvDirection direction) {
-  std::vector<std::string> names;
-  const std::string prefix = algorithm_prefix(direction);
-  auto add = [&](const auto& suffixes) {
-    for (const char* suffix : suffixes) names.push_back(prefix + suffix);
-  };
-  switch (direction) {
-    case ConvDirection::fwd:
-      add(kFwdAlgorithms);
-      break;
-    case ConvDirection::bwd_data:
-      add(kBwdDataAlgorithms);
-      break;
-    case ConvDirection::bwd_filter:
-      add(kBwdFilterAlgorithms);
-      break;
-  }
-  return names;
-}
-
-ConvTensor conv2d_output_tensor(ConvDirection direction) {
-  switch (direction) {
-    case ConvDirection::fwd:
-      return ConvTensor::y;
-    case ConvDirection::bwd_data:
-      return ConvTensor::x;
-    case ConvDirection::bwd_filter:
-      return ConvTensor::w;
-  }
-  return ConvTensor::y;
-}
-
-// ---------------------------------------------------------------------------
 // Numerical tolerance (both APIs).
 
 namespace {
@@ -440,7 +160,7 @@ class LegacyPath final : public Conv2dPath {
       deterministic_ = pick->determinism == CUDNN_DETERMINISTIC;
       if (exhaustive) search_time_ms = pick->time_ms;
     } else {
-      algo = algorithm_index(spec.direction, spec.algorithm);
+      algo = conv2d_algorithm_index(spec.direction, spec.algorithm);
       deterministic_ = known_deterministic(spec.direction, algo);
     }
     algo_name = name_of(algo);
@@ -699,17 +419,18 @@ std::unique_ptr<Conv2dPath> prepare_legacy(const Conv2dSpec& spec, cudnnHandle_t
 // Everything prepare() creates; destroyed with the operator.
 class Conv2dState {
  public:
-  Conv2dState(const Conv2dSpec& conv, std::shared_ptr<CudnnHandle> cudnn, cudaStream_t prepared_on)
-      : spec(conv), shared_handle(std::move(cudnn)), stream(prepared_on) {}
+  Conv2dState(const Conv2dSpec& conv, std::shared_ptr<LibraryHandles> shared,
+              cudaStream_t prepared_on)
+      : spec(conv), libraries(std::move(shared)), stream(prepared_on) {}
 
   const Conv2dSpec& spec;
-  std::shared_ptr<CudnnHandle> shared_handle;
+  std::shared_ptr<LibraryHandles> libraries;
   cudaStream_t stream;  // the prepare() stream: check() and download() use it
   DeviceBuffer<std::byte> x, w, y;
   // Declared after the buffers: released before them.
   std::unique_ptr<conv2d_detail::Conv2dPath> path;
 
-  cudnnHandle_t handle() const { return shared_handle->get(); }
+  cudnnHandle_t handle() const { return libraries->cudnn(); }
 
   // The handle may be shared: point it at `on` only when it is elsewhere.
   void use_stream(cudaStream_t on) const {
@@ -743,55 +464,13 @@ class Conv2dState {
   void* output() const { return buffer(conv2d_output_tensor(spec.direction)); }
 };
 
-Conv2d::Conv2d(Conv2dSpec spec, std::shared_ptr<CudnnHandle> handle)
-    : spec_(std::move(spec)), handle_(std::move(handle)) {
-  validate(spec_);
-}
+Conv2d::Conv2d(Conv2dSpec spec, std::shared_ptr<LibraryHandles> libraries)
+    : problem_(std::move(spec)), libraries_(std::move(libraries)) {}
 
 Conv2d::~Conv2d() = default;
 
-std::string Conv2d::op() const {
-  return conv2d_op_name(spec_.direction);
-}
-
-nlohmann::json Conv2d::params() const {
-  const Conv2dOutputShape out = conv2d_output_shape(spec_);
-  const bool searched = spec_.algorithm == "heuristic" || spec_.algorithm == "exhaustive";
-  return {{"layout", to_string(spec_.layout)},
-          {"n", spec_.n},
-          {"c", spec_.c},
-          {"h", spec_.h},
-          {"w", spec_.w},
-          {"k", spec_.k},
-          {"r", spec_.r},
-          {"s", spec_.s},
-          {"stride_h", spec_.stride_h},
-          {"stride_w", spec_.stride_w},
-          {"pad_h", spec_.pad_h},
-          {"pad_w", spec_.pad_w},
-          {"dilation_h", spec_.dilation_h},
-          {"dilation_w", spec_.dilation_w},
-          {"groups", spec_.groups},
-          {"p", out.p},
-          {"q", out.q},
-          {"algorithm_selection", searched ? spec_.algorithm : std::string("fixed")},
-          {"cudnn_api", to_string(spec_.api)}};
-}
-
-Precision Conv2d::precision() const {
-  return spec_.precision;
-}
-MathMode Conv2d::math_mode() const {
-  return resolved_math(spec_);
-}
 std::string Conv2d::algorithm() const {
   return state_ ? state_->path->name() : std::string();
-}
-double Conv2d::flops() const {
-  return conv2d_flops(spec_);
-}
-double Conv2d::min_bytes() const {
-  return conv2d_min_bytes(spec_);
 }
 std::size_t Conv2d::workspace_bytes() const noexcept {
   return state_ ? state_->path->workspace_bytes() : 0;
@@ -803,7 +482,7 @@ bool Conv2d::deterministic() const noexcept {
 nlohmann::json Conv2d::details() const {
   if (!state_) return nlohmann::json::object();
   nlohmann::json details = state_->path->details();
-  details["cudnn_api"] = to_string(spec_.api);
+  details["cudnn_api"] = to_string(spec().api);
   details["workspace_bytes"] = state_->path->workspace_bytes();
   details["deterministic"] = state_->path->deterministic();
   details["algorithm_selection"] = params()["algorithm_selection"];
@@ -813,63 +492,31 @@ nlohmann::json Conv2d::details() const {
   return details;
 }
 
-namespace {
-
-// A call's tensor by its role and the buffer (named by the forward pass) that holds it.
-struct ConvArgument {
-  const char* role;
-  ConvTensor buffer;
-};
-
-std::vector<DeviceTensor> conv2d_tensors(const Conv2dSpec& spec, const Conv2dState* state,
-                                         std::initializer_list<ConvArgument> arguments) {
-  std::vector<DeviceTensor> tensors;
-  for (const ConvArgument& a : arguments) {
-    const double elements = a.buffer == ConvTensor::x   ? conv2d_input_elements(spec)
-                            : a.buffer == ConvTensor::w ? conv2d_filter_elements(spec)
-                                                        : conv2d_output_elements(spec);
-    tensors.push_back({a.role, state ? state->buffer(a.buffer) : nullptr,
-                       static_cast<std::size_t>(elements) * element_bytes(spec.precision)});
-  }
-  return tensors;
+// The buffers are named by the forward pass: dx lives in x, dy in y, dw in w.
+void* Conv2d::buffer(const std::string& role) const {
+  if (!state_) return nullptr;
+  const std::string name = role.size() == 2 && role[0] == 'd' ? role.substr(1) : role;
+  return state_->buffer(name == "x" ? ConvTensor::x : name == "w" ? ConvTensor::w : ConvTensor::y);
 }
 
-}  // namespace
-
 std::vector<DeviceTensor> Conv2d::inputs() const {
-  switch (spec_.direction) {
-    case ConvDirection::fwd:
-      return conv2d_tensors(spec_, state_.get(), {{"x", ConvTensor::x}});
-    case ConvDirection::bwd_data:
-      return conv2d_tensors(spec_, state_.get(), {{"dy", ConvTensor::y}});
-    case ConvDirection::bwd_filter:
-      return conv2d_tensors(spec_, state_.get(), {{"x", ConvTensor::x}, {"dy", ConvTensor::y}});
-  }
-  return {};
+  return with_buffers(problem_.inputs(), [this](const std::string& role) { return buffer(role); });
 }
 
 std::vector<DeviceTensor> Conv2d::outputs() const {
-  switch (spec_.direction) {
-    case ConvDirection::fwd:
-      return conv2d_tensors(spec_, state_.get(), {{"y", ConvTensor::y}});
-    case ConvDirection::bwd_data:
-      return conv2d_tensors(spec_, state_.get(), {{"dx", ConvTensor::x}});
-    case ConvDirection::bwd_filter:
-      return conv2d_tensors(spec_, state_.get(), {{"dw", ConvTensor::w}});
-  }
-  return {};
+  return with_buffers(problem_.outputs(), [this](const std::string& role) { return buffer(role); });
 }
 
 void Conv2d::prepare(cudaStream_t stream) {
   state_.reset();
-  const Conv2dSpec& spec = spec_;
+  const Conv2dSpec& spec = problem_.spec();
   const std::size_t element = element_bytes(spec.precision);
   require_device_memory(
       static_cast<double>(element) *
       (conv2d_input_elements(spec) + conv2d_filter_elements(spec) + conv2d_output_elements(spec)));
 
-  if (!handle_) handle_ = std::make_shared<CudnnHandle>();
-  auto state = std::make_unique<Conv2dState>(spec_, handle_, stream);
+  if (!libraries_) libraries_ = std::make_shared<LibraryHandles>();
+  auto state = std::make_unique<Conv2dState>(spec, libraries_, stream);
   Conv2dState& st = *state;
   TR_CUDNN_CHECK(cudnnSetStream(st.handle(), stream));
 
@@ -906,7 +553,7 @@ std::vector<double> Conv2d::download(ConvTensor which) const {
   if (!state_) throw std::logic_error("conv2d: download() before a successful prepare()");
   const std::size_t count = state_->elements(which);
   DeviceBuffer<double> converted(count);
-  convert_to_double(state_->buffer(which), converted.get(), count, storage_type(spec_.precision),
+  convert_to_double(state_->buffer(which), converted.get(), count, storage_type(spec().precision),
                     state_->stream);
   std::vector<double> host(count);
   TR_CUDA_CHECK(cudaMemcpyAsync(host.data(), converted.get(), count * sizeof(double),
@@ -917,7 +564,7 @@ std::vector<double> Conv2d::download(ConvTensor which) const {
 
 std::vector<std::byte> Conv2d::download_bytes(ConvTensor which) const {
   if (!state_) throw std::logic_error("conv2d: download_bytes() before a successful prepare()");
-  std::vector<std::byte> host(state_->elements(which) * element_bytes(spec_.precision));
+  std::vector<std::byte> host(state_->elements(which) * element_bytes(spec().precision));
   TR_CUDA_CHECK(cudaMemcpyAsync(host.data(), state_->buffer(which), host.size(),
                                 cudaMemcpyDeviceToHost, state_->stream));
   TR_CUDA_CHECK(cudaStreamSynchronize(state_->stream));
@@ -927,29 +574,29 @@ std::vector<std::byte> Conv2d::download_bytes(ConvTensor which) const {
 CheckResult Conv2d::check(CheckMethod method) {
   if (!state_) throw std::logic_error("conv2d: check() before a successful prepare()");
   Conv2dState& st = *state_;
-  const ConvTensor out_tensor = conv2d_output_tensor(spec_.direction);
+  const ConvTensor out_tensor = conv2d_output_tensor(spec().direction);
   if (method == CheckMethod::automatic)
     method = flops() / 2 <= kConv2dCpuReferenceMaxMacs ? CheckMethod::cpu_reference
                                                        : CheckMethod::second_algorithm;
   CheckResult result;
   result.elements = st.elements(out_tensor);
-  result.tolerance = tolerance_for(spec_, st.path->transform());
+  result.tolerance = tolerance_for(spec(), st.path->transform());
 
   if (method == CheckMethod::cpu_reference) {
     run(st.stream);
     const std::vector<double> got = download(out_tensor);
     std::vector<double> expected;
-    switch (spec_.direction) {
+    switch (spec().direction) {
       case ConvDirection::fwd:
         expected =
-            conv2d_reference_forward(spec_, download(ConvTensor::x), download(ConvTensor::w));
+            conv2d_reference_forward(spec(), download(ConvTensor::x), download(ConvTensor::w));
         break;
       case ConvDirection::bwd_data:
-        expected =
-            conv2d_reference_backward_data(spec_, download(ConvTensor::y), download(ConvTensor::w));
+        expected = conv2d_reference_backward_data(spec(), download(ConvTensor::y),
+                                                  download(ConvTensor::w));
         break;
       case ConvDirection::bwd_filter:
-        expected = conv2d_reference_backward_filter(spec_, download(ConvTensor::x),
+        expected = conv2d_reference_backward_filter(spec(), download(ConvTensor::x),
                                                     download(ConvTensor::y));
         break;
     }
@@ -958,20 +605,20 @@ CheckResult Conv2d::check(CheckMethod method) {
   } else {
     // A second algorithm into a scratch output.
     st.use_stream(st.stream);
-    DeviceBuffer<std::byte> reference(result.elements * element_bytes(spec_.precision));
+    DeviceBuffer<std::byte> reference(result.elements * element_bytes(spec().precision));
     const conv2d_detail::SecondRun second = st.path->run_second(reference.get());
     if (second.name.empty()) {
       result.status = CheckStatus::skipped;
       result.method = "agreement with a second algorithm";
-      result.detail = "no second " + std::string(to_string(spec_.direction)) +
+      result.detail = "no second " + std::string(to_string(spec().direction)) +
                       " algorithm could run (" + second.why_none + ")";
       return result;
     }
     run(st.stream);
     const DeviceDifference difference = compare_on_device(
-        st.output(), reference.get(), result.elements, storage_type(spec_.precision), st.stream);
+        st.output(), reference.get(), result.elements, storage_type(spec().precision), st.stream);
     result.method = "agreement with " + second.name;
-    result.tolerance += tolerance_for(spec_, second.transform);
+    result.tolerance += tolerance_for(spec(), second.transform);
     result.relative_error = difference.relative_error();
   }
   judge(result);

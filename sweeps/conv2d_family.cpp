@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "sweeps/conv2d.hpp"
+#include "sweeps/conv2d_problem.hpp"
 #include "sweeps/family.hpp"
 #include "sweeps/spec.hpp"
 
@@ -174,8 +174,9 @@ const ParamAxis& axis(const char* key) {
   throw std::logic_error(std::string("conv2d: no axis ") + key);
 }
 
-// The point's Conv2dSpec; throws a usage error naming the key and the allowed values.
-Conv2dSpec to_spec(const json& point) {
+}  // namespace
+
+Conv2dSpec conv2d_spec_from_params(const json& point) {
   if (!point.is_object())
     throw usage_error("conv2d: a point is an object of keys, not " + point.dump() +
                       "; allowed keys: " + join(keys()));
@@ -226,6 +227,8 @@ Conv2dSpec to_spec(const json& point) {
   return spec;
 }
 
+namespace {
+
 std::vector<json> default_points() {
   std::vector<json> points;
   const json base = baseline();
@@ -259,10 +262,9 @@ OperatorFamily conv2d_family() {
       "the paper's grid (112x112x64, 3x3x64x64, stride 2) with batch 1..1024";
   family.axes = axes();
   family.default_points = default_points;
-  family.validate = [](const json& point) { (void)to_spec(point); };
-  family.make = [](const json& point,
-                   std::shared_ptr<CudnnHandle> handle) -> std::unique_ptr<Operator> {
-    return std::make_unique<Conv2d>(to_spec(point), std::move(handle));
+  family.validate = [](const json& point) { (void)conv2d_spec_from_params(point); };
+  family.problem = [](const json& point) -> std::unique_ptr<Problem> {
+    return std::make_unique<Conv2dProblem>(conv2d_spec_from_params(point));
   };
   return family;
 }

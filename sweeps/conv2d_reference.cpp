@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "sweeps/conv2d.hpp"
+#include "sweeps/conv2d_problem.hpp"
 
 namespace timeroof {
 

@@ -142,54 +142,6 @@ constexpr std::array<const char*, 4> kHeurModeNames = {
     "CUDNN_HEUR_MODE_A",
 };
 
-// CUDNN_KNOB_TYPE_<NAME> in lower case, by value (cudnn_graph.h, 9.19).
-constexpr std::array<const char*, 44> kKnobNames = {
-    "split_k",
-    "swizzle",
-    "tile_size",
-    "use_tex",
-    "edge",
-    "kblock",
-    "ldga",
-    "ldgb",
-    "chunk_k",
-    "split_h",
-    "wino_tile",
-    "multiply",
-    "split_k_buf",
-    "tilek",
-    "stages",
-    "reduction_mode",
-    "cta_split_k_mode",
-    "split_k_slc",
-    "idx_mode",
-    "sliced",
-    "split_rs",
-    "singlebuffer",
-    "ldgc",
-    "specfilt",
-    "kernel_cfg",
-    "workspace",
-    "tile_cga",
-    "tile_cga_m",
-    "tile_cga_n",
-    "block_size",
-    "occupancy",
-    "array_size_per_thread",
-    "num_c_per_block",
-    "split_cols",
-    "tile_rows",
-    "tile_cols",
-    "load_size",
-    "cta_count",
-    "stream_k",
-    "split_p_slc",
-    "tile_m",
-    "tile_n",
-    "warp_spec_cfg",
-    "swap_ab",
-};
-
 std::string element_count_text(std::int64_t count) {
   return std::to_string(count) + (count == 1 ? " element" : " elements");
 }
@@ -488,10 +440,7 @@ void execute(cudnnHandle_t handle, const ExecutionPlan& plan, const VariantPack&
 // Plan names
 
 std::string knob_name(cudnnBackendKnobType_t type) {
-  const auto index = static_cast<long long>(type);
-  if (index >= 0 && static_cast<std::size_t>(index) < kKnobNames.size())
-    return kKnobNames[static_cast<std::size_t>(index)];
-  return "k" + std::to_string(index);
+  return knob_type_name(static_cast<std::int64_t>(type));
 }
 
 std::string plan_name(std::int64_t engine, std::span<const KnobChoice> knobs) {
@@ -504,64 +453,15 @@ std::string plan_name(std::int64_t engine, std::span<const KnobChoice> knobs) {
   return name;
 }
 
-namespace {
-
-constexpr const char* kPlanNameSyntax =
-    "eng<N>, optionally followed by <knob>=<value> pairs as timeroof prints plans, e.g. 'eng28' "
-    "or 'eng28 tile_size=3 edge=1'";
-
-[[noreturn]] void bad_plan_name(std::string_view text, const std::string& why) {
-  throw usage_error("'" + std::string(text) + "' is not an engine name: " + why +
-                    "; allowed: " + kPlanNameSyntax);
-}
-
-// A decimal integer filling all of `text` (a leading '-' when `negative_ok`).
-bool parse_integer(std::string_view text, std::int64_t& value, bool negative_ok) {
-  if (text.empty() || (!negative_ok && text.front() == '-')) return false;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return error == std::errc() && end == text.data() + text.size();
-}
-
-}  // namespace
+// The names this build knows (cudnn_plan_name.cpp) are cuDNN's, by value.
+static_assert(kNamedKnobTypes <= CUDNN_KNOB_TYPE_COUNTS);
 
 PlanName parse_plan_name(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::vector<std::string_view> words;
-  const std::string_view all(lower);
-  for (std::size_t at = 0; at < all.size();) {
-    const std::size_t begin = all.find_first_not_of(" \t", at);
-    if (begin == std::string_view::npos) break;
-    const std::size_t end = std::min(all.find_first_of(" \t", begin), all.size());
-    words.push_back(all.substr(begin, end - begin));
-    at = end;
-  }
+  const ParsedPlanName parsed = parse_plan_name_text(text, CUDNN_KNOB_TYPE_COUNTS);
   PlanName plan;
-  if (words.empty() || words.front().substr(0, 3) != "eng" ||
-      !parse_integer(words.front().substr(3), plan.engine, false))
-    bad_plan_name(text, "it does not start with eng<N> (N the engine's global index)");
-  for (std::size_t i = 1; i < words.size(); ++i) {
-    const std::string_view word = words[i];
-    const std::size_t equals = word.find('=');
-    std::int64_t value = 0;
-    if (equals == std::string_view::npos || !parse_integer(word.substr(equals + 1), value, true))
-      bad_plan_name(text, "'" + std::string(word) + "' is not <knob>=<integer>");
-    const std::string_view knob = word.substr(0, equals);
-    std::int64_t type = -1;
-    for (std::size_t t = 0; t < kKnobNames.size(); ++t)
-      if (knob == kKnobNames[t]) type = static_cast<std::int64_t>(t);
-    if (type < 0 && !(knob.substr(0, 1) == "k" && parse_integer(knob.substr(1), type, false) &&
-                      type < CUDNN_KNOB_TYPE_COUNTS))
-      bad_plan_name(text, "unknown knob '" + std::string(knob) +
-                              "' (cuDNN's CUDNN_KNOB_TYPE_<NAME> in lower case, or k<T>)");
-    const auto knob_type = static_cast<cudnnBackendKnobType_t>(type);
-    for (const KnobChoice& earlier : plan.knobs)
-      if (earlier.type == knob_type)
-        bad_plan_name(text, "knob " + knob_name(knob_type) + " is given twice");
-    plan.knobs.push_back({knob_type, value});
-  }
-  std::sort(plan.knobs.begin(), plan.knobs.end(),
-            [](const KnobChoice& a, const KnobChoice& b) { return a.type < b.type; });
+  plan.engine = parsed.engine;
+  for (const PlanKnob& knob : parsed.knobs)
+    plan.knobs.push_back({static_cast<cudnnBackendKnobType_t>(knob.type), knob.value});
   return plan;
 }
 

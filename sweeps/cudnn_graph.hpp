@@ -34,6 +34,7 @@
 
 #include "gpu/check_cudnn.hpp"
 #include "gpu/handles.hpp"
+#include "sweeps/cudnn_plan_name.hpp"
 
 namespace timeroof::cudnn_graph {
 

@@ -10,16 +10,6 @@
 
 namespace timeroof {
 
-const char* to_string(CudnnApi api) {
-  return api == CudnnApi::legacy ? "legacy" : "graph";
-}
-
-CudnnApi parse_cudnn_api(std::string_view text) {
-  for (CudnnApi api : {CudnnApi::graph, CudnnApi::legacy})
-    if (text == to_string(api)) return api;
-  throw usage_error("cudnn_api: unknown value '" + std::string(text) + "'; allowed: graph, legacy");
-}
-
 cudnnDataType_t cudnn_data_type(Precision precision) {
   switch (precision) {
     case Precision::fp16:

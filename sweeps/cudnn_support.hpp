@@ -1,6 +1,5 @@
-// What every cuDNN operator needs the same way: which cuDNN API it calls, our
-// precisions as cuDNN types, the math type a precision and mode
-// ask of cuDNN, and the memory check that fails an impossible point fast.
+// What every cuDNN operator needs the same way: our precisions as cuDNN types, the math type a
+// precision and mode ask of cuDNN, and the memory check that fails an impossible point fast.
 #pragma once
 
 #include <cudnn.h>
@@ -11,13 +10,6 @@
 #include "sweeps/operator.hpp"
 
 namespace timeroof {
-
-// graph: the graph (backend) API with an execution plan built once, as frameworks
-// call cuDNN (sweeps/cudnn_graph.hpp); legacy: the deprecated per-operator API.
-enum class CudnnApi { graph, legacy };
-const char* to_string(CudnnApi api);  // "graph", "legacy"
-// Throws a usage error naming cudnn_api and the allowed values.
-CudnnApi parse_cudnn_api(std::string_view text);
 
 cudnnDataType_t cudnn_data_type(Precision precision);  // tf32 stores fp32
 // fma_only -> CUDNN_FMA_MATH (no TF32); tf32 -> CUDNN_DEFAULT_MATH ("TF32 permitted

@@ -1,7 +1,10 @@
 // An operator family ("conv2d", "lstm"): the parameters a sweep may set, its
-// default sweep, how a point is validated, and how its Operator is built. The
-// spec parser, `timeroof sweep` and the runner only talk to families, so a new
-// operator (GEMM, attention) is one more family, not a change to the runner.
+// default sweep, how a point is validated, and how its host-only Problem is
+// built. The spec parser, `timeroof sweep` and the runner only talk to families,
+// so a new operator (GEMM, attention) is one more family, not a change to the
+// runner. Host only: the registry builds in the analysis-only configuration;
+// the library implementation of a family's points is make_operator's
+// (sweeps/implementations.hpp, CUDA builds).
 #pragma once
 
 #include <functional>
@@ -11,8 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sweeps/cudnn_handles.hpp"  // CudnnHandle is an alias: no forward declaration
-#include "sweeps/operator.hpp"
+#include "sweeps/problem.hpp"
 
 namespace timeroof {
 
@@ -34,10 +36,8 @@ struct OperatorFamily {
   std::function<std::vector<nlohmann::json>()> default_points;
   // Throws a usage error naming the key and the allowed values.
   std::function<void(const nlohmann::json& point)> validate;
-  // Builds the operator of one validated point; does no GPU work.
-  std::function<std::unique_ptr<Operator>(const nlohmann::json& point,
-                                          std::shared_ptr<CudnnHandle> handle)>
-      make;
+  // The problem of one point (validated: throws the same usage errors as validate).
+  std::function<std::unique_ptr<Problem>(const nlohmann::json& point)> problem;
 };
 
 // Every family this build has, in a fixed order; find_family throws a usage

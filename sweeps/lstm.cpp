@@ -159,11 +159,11 @@ struct LayerRegions {
 // second one (fp32 / fma_only) as the reference for large shapes.
 class LstmState {
  public:
-  LstmState(const LstmSpec& lstm, std::shared_ptr<CudnnHandle> cudnn, cudaStream_t prepared_on)
-      : spec(lstm), shared_handle(std::move(cudnn)), stream(prepared_on) {}
+  LstmState(const LstmSpec& lstm, std::shared_ptr<LibraryHandles> shared, cudaStream_t prepared_on)
+      : spec(lstm), libraries(std::move(shared)), stream(prepared_on) {}
 
   LstmSpec spec;
-  std::shared_ptr<CudnnHandle> shared_handle;
+  std::shared_ptr<LibraryHandles> libraries;
   cudaStream_t stream;  // the prepare() stream: check() and download() use it
   RnnDescriptor rnn;
   DropoutDescriptor dropout;
@@ -186,7 +186,7 @@ class LstmState {
   bool wgrad_set = true;  // CUDNN_WGRAD_MODE_SET accepted (else ADD after zeroing dw)
   std::vector<std::string> prepare_calls;
 
-  cudnnHandle_t handle() const { return shared_handle->get(); }
+  cudnnHandle_t handle() const { return libraries->cudnn(); }
   std::size_t element() const { return element_bytes(spec.precision); }
   DataType etype() const { return storage_type(spec.precision); }
   bool training() const { return spec.pass != LstmPass::inference; }
@@ -532,44 +532,13 @@ class LstmState {
 // ---------------------------------------------------------------------------
 // The operator.
 
-Lstm::Lstm(LstmSpec spec, std::shared_ptr<CudnnHandle> handle)
-    : spec_(std::move(spec)), handle_(std::move(handle)) {
-  validate(spec_);
-}
+Lstm::Lstm(LstmSpec spec, std::shared_ptr<LibraryHandles> libraries)
+    : problem_(std::move(spec)), libraries_(std::move(libraries)) {}
 
 Lstm::~Lstm() = default;
 
-std::string Lstm::op() const {
-  return lstm_op_name(spec_.pass);
-}
-
-nlohmann::json Lstm::params() const {
-  nlohmann::json params = lstm_params(spec_);
-  params.erase("precision");  // a Point carries precision and math mode in fields of their own
-  params.erase("math");
-  return params;
-}
-
-Precision Lstm::precision() const {
-  return spec_.precision;
-}
-MathMode Lstm::math_mode() const {
-  return resolved_math(spec_);
-}
 std::string Lstm::algorithm() const {
-  return state_ ? std::string(cudnn_name(spec_.algorithm)) : std::string();
-}
-double Lstm::expected_launches() const {
-  const double stacks = static_cast<double>(spec_.layers * lstm_directions(spec_));
-  if (spec_.pass == LstmPass::backward_weights) return 4 * stacks;
-  return (2 * static_cast<double>(spec_.seq_length) + 1) * stacks;
-}
-
-double Lstm::flops() const {
-  return lstm_flops(spec_);
-}
-double Lstm::min_bytes() const {
-  return lstm_min_bytes(spec_);
+  return state_ ? std::string(cudnn_name(spec().algorithm)) : std::string();
 }
 
 nlohmann::json Lstm::details() const {
@@ -589,7 +558,7 @@ nlohmann::json Lstm::details() const {
   };
   // What one run() enqueues, in order.
   std::vector<std::string> run_calls;
-  switch (spec_.pass) {
+  switch (spec().pass) {
     case LstmPass::inference:
       run_calls = {"cudnnRNNForward(CUDNN_FWD_MODE_INFERENCE)"};
       break;
@@ -613,77 +582,38 @@ nlohmann::json Lstm::details() const {
   return details;
 }
 
-namespace {
-
-// A call's tensor: its role and the buffer that holds it.
-struct LstmArgument {
-  const char* role;
-  LstmTensor tensor;
-};
-
-std::vector<DeviceTensor> lstm_tensors(const LstmSpec& spec, const LstmState* state,
-                                       std::initializer_list<LstmArgument> arguments) {
-  std::vector<DeviceTensor> tensors;
-  for (const LstmArgument& a : arguments) {
-    const double elements =
-        a.tensor == LstmTensor::x || a.tensor == LstmTensor::dx   ? lstm_x_elements(spec)
-        : a.tensor == LstmTensor::y || a.tensor == LstmTensor::dy ? lstm_y_elements(spec)
-                                                                  : lstm_state_elements(spec);
-    tensors.push_back({a.role, state ? static_cast<void*>(state->buffer(a.tensor).get()) : nullptr,
-                       static_cast<std::size_t>(elements) * element_bytes(spec.precision)});
-  }
-  return tensors;
+void* Lstm::buffer(const std::string& role) const {
+  if (!state_) return nullptr;
+  using T = LstmTensor;
+  constexpr std::pair<const char*, LstmTensor> kRoles[] = {
+      {"x", T::x},     {"hx", T::hx}, {"cx", T::cx},   {"y", T::y},
+      {"hy", T::hy},   {"cy", T::cy}, {"dy", T::dy},   {"dhy", T::dhy},
+      {"dcy", T::dcy}, {"dx", T::dx}, {"dhx", T::dhx}, {"dcx", T::dcx}};
+  for (const auto& [name, tensor] : kRoles)
+    if (role == name) return state_->buffer(tensor).get();
+  return nullptr;
 }
 
-}  // namespace
-
 std::vector<DeviceTensor> Lstm::inputs() const {
-  using T = LstmTensor;
-  switch (spec_.pass) {
-    case LstmPass::inference:
-    case LstmPass::training_forward:
-      return lstm_tensors(spec_, state_.get(), {{"x", T::x}, {"hx", T::hx}, {"cx", T::cx}});
-    case LstmPass::backward_data:
-      return lstm_tensors(spec_, state_.get(),
-                          {{"y", T::y},
-                           {"dy", T::dy},
-                           {"hx", T::hx},
-                           {"dhy", T::dhy},
-                           {"cx", T::cx},
-                           {"dcy", T::dcy}});
-    case LstmPass::backward_weights:
-      return lstm_tensors(spec_, state_.get(), {{"x", T::x}, {"hx", T::hx}, {"y", T::y}});
-  }
-  return {};
+  return with_buffers(problem_.inputs(), [this](const std::string& role) { return buffer(role); });
 }
 
 std::vector<DeviceTensor> Lstm::outputs() const {
-  using T = LstmTensor;
-  switch (spec_.pass) {
-    case LstmPass::inference:
-    case LstmPass::training_forward:
-      return lstm_tensors(spec_, state_.get(), {{"y", T::y}, {"hy", T::hy}, {"cy", T::cy}});
-    case LstmPass::backward_data:
-      return lstm_tensors(spec_, state_.get(), {{"dx", T::dx}, {"dhx", T::dhx}, {"dcx", T::dcx}});
-    case LstmPass::backward_weights:
-      if (state_) return {{"dw", state_->dweights.get(), state_->dweights.bytes()}};
-      return {
-          {"dw", nullptr,
-           static_cast<std::size_t>(lstm_weight_elements(spec_)) * element_bytes(spec_.precision)}};
-  }
-  return {};
+  if (state_ && spec().pass == LstmPass::backward_weights)  // cuDNN's weight space, padding and all
+    return {{"dw", state_->dweights.get(), state_->dweights.bytes()}};
+  return with_buffers(problem_.outputs(), [this](const std::string& role) { return buffer(role); });
 }
 
 void Lstm::prepare(cudaStream_t stream) {
   state_.reset();
-  const LstmSpec& spec = spec_;
+  const LstmSpec& spec = problem_.spec();
   double elements = lstm_x_elements(spec) + lstm_y_elements(spec) + 6 * lstm_state_elements(spec) +
                     lstm_weight_elements(spec);
   if (is_backward(spec.pass)) elements *= 2;
   require_device_memory(static_cast<double>(element_bytes(spec.precision)) * elements);
 
-  if (!handle_) handle_ = std::make_shared<CudnnHandle>();
-  auto state = std::make_unique<LstmState>(spec_, handle_, stream);
+  if (!libraries_) libraries_ = std::make_shared<LibraryHandles>();
+  auto state = std::make_unique<LstmState>(spec, libraries_, stream);
   LstmState& st = *state;
   TR_CUDNN_CHECK(cudnnSetStream(st.handle(), stream));
   st.configure();
@@ -721,7 +651,7 @@ std::vector<std::byte> Lstm::download_outputs_bytes() const {
   const LstmState& st = *state_;
   std::vector<const DeviceBuffer<std::byte>*> parts;
   for (LstmTensor which : st.outputs()) parts.push_back(&st.buffer(which));
-  if (spec_.pass == LstmPass::backward_weights) parts.push_back(&st.dweights);
+  if (spec().pass == LstmPass::backward_weights) parts.push_back(&st.dweights);
   std::vector<std::byte> host;
   for (const DeviceBuffer<std::byte>* part : parts) {
     const std::size_t at = host.size();
@@ -753,15 +683,15 @@ CheckResult Lstm::check(LstmCheckMethod method) {
   LstmState& st = *state_;
   // Every call below (the reference state's too) runs on the prepare() stream.
   TR_CUDNN_CHECK(cudnnSetStream(st.handle(), st.stream));
-  const bool backward = is_backward(spec_.pass);
-  const double reference_flops = lstm_gemm_flops(spec_) * (backward ? 3 : 1);
+  const bool backward = is_backward(spec().pass);
+  const double reference_flops = lstm_gemm_flops(spec()) * (backward ? 3 : 1);
   if (method == LstmCheckMethod::automatic)
     method = reference_flops <= kLstmCpuReferenceMaxFlops ? LstmCheckMethod::cpu_reference
                                                           : LstmCheckMethod::fp32_reference;
   CheckResult result;
-  result.tolerance = tolerance_for(spec_);
+  result.tolerance = tolerance_for(spec());
   const std::string what =
-      backward ? (spec_.pass == LstmPass::backward_data ? "dx dhx dcx" : "dw") : "y hy cy";
+      backward ? (spec().pass == LstmPass::backward_data ? "dx dhx dcx" : "dw") : "y hy cy";
 
   if (method == LstmCheckMethod::cpu_reference) {
     run(st.stream);
@@ -774,14 +704,14 @@ CheckResult Lstm::check(LstmCheckMethod method) {
       to.insert(to.end(), part.begin(), part.end());
     };
     if (!backward) {
-      const LstmForwardResult ref = lstm_reference_forward(spec_, x, hx, cx, weights);
+      const LstmForwardResult ref = lstm_reference_forward(spec(), x, hx, cx, weights);
       for (const std::vector<double>* part : {&ref.y, &ref.hy, &ref.cy}) append(expected, *part);
       for (LstmTensor which : st.outputs()) append(got, st.download(which));
     } else {
       const LstmBackwardResult ref =
-          lstm_reference_backward(spec_, x, hx, cx, weights, st.download(LstmTensor::dy),
+          lstm_reference_backward(spec(), x, hx, cx, weights, st.download(LstmTensor::dy),
                                   st.download(LstmTensor::dhy), st.download(LstmTensor::dcy));
-      if (spec_.pass == LstmPass::backward_data) {
+      if (spec().pass == LstmPass::backward_data) {
         for (const std::vector<double>* part : {&ref.dx, &ref.dhx, &ref.dcx})
           append(expected, *part);
         for (LstmTensor which : st.outputs()) append(got, st.download(which));
@@ -795,18 +725,18 @@ CheckResult Lstm::check(LstmCheckMethod method) {
     result.relative_error = relative_error(got, expected);
   } else {
     result.method = "agreement with cuDNN fp32 / fma_only";
-    if (spec_.precision == Precision::fp32 && resolved_math(spec_) == MathMode::fma_only) {
+    if (spec().precision == Precision::fp32 && resolved_math(spec()) == MathMode::fma_only) {
       result.status = CheckStatus::skipped;
       result.detail = "fp32 / fma_only is itself the reference above the CPU reference limit (" +
                       format_number(reference_flops) + " > " +
                       format_number(kLstmCpuReferenceMaxFlops) + " FLOPs)";
       return result;
     }
-    LstmSpec ref_spec = spec_;
+    LstmSpec ref_spec = spec();
     ref_spec.precision = Precision::fp32;
     ref_spec.math = MathMode::fma_only;
     ref_spec.algorithm = LstmAlgorithm::standard;
-    LstmState ref(ref_spec, handle_, st.stream);
+    LstmState ref(ref_spec, libraries_, st.stream);
     ref.configure();
     ref.allocate(0x2ef00001u);
     // The same stored inputs, converted to fp32.
@@ -817,7 +747,7 @@ CheckResult Lstm::check(LstmCheckMethod method) {
     ref.prerequisites();
     ref.execute(st.stream);
     run(st.stream);
-    if (spec_.pass == LstmPass::backward_weights) {
+    if (spec().pass == LstmPass::backward_weights) {
       const std::vector<double> got = flatten(st.download_weights(true));
       result.elements = got.size();
       result.relative_error = relative_error(got, flatten(ref.download_weights(true)));
@@ -839,7 +769,7 @@ CheckResult Lstm::check(LstmCheckMethod method) {
   }
   judge(result);
   result.detail +=
-      " (" + what + ") of " + cudnn_name(spec_.algorithm) + " " + math_type_name(st.math);
+      " (" + what + ") of " + cudnn_name(spec().algorithm) + " " + math_type_name(st.math);
   return result;
 }
 

@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sweeps/family.hpp"
-#include "sweeps/lstm.hpp"
+#include "sweeps/lstm_problem.hpp"
 
 namespace timeroof {
 
@@ -127,9 +127,8 @@ OperatorFamily lstm_family() {
   };
   family.default_points = default_points;
   family.validate = [](const nlohmann::json& point) { (void)lstm_spec_from_params(point); };
-  family.make = [](const nlohmann::json& point,
-                   std::shared_ptr<CudnnHandle> handle) -> std::unique_ptr<Operator> {
-    return std::make_unique<Lstm>(lstm_spec_from_params(point), std::move(handle));
+  family.problem = [](const nlohmann::json& point) -> std::unique_ptr<Problem> {
+    return std::make_unique<LstmProblem>(lstm_spec_from_params(point));
   };
   return family;
 }

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "sweeps/lstm.hpp"
+#include "sweeps/lstm_problem.hpp"
 
 namespace timeroof {
 

@@ -73,6 +73,23 @@ double relative_error(std::span<const double> out, std::span<const double> ref) 
   return max_reference > 0 ? max_difference / max_reference : kInf;
 }
 
+std::vector<DeviceTensor> with_buffers(
+    const std::vector<TensorArgument>& tensors,
+    const std::function<void*(const std::string& role)>& buffer) {
+  std::vector<DeviceTensor> on_device;
+  for (const TensorArgument& t : tensors)
+    on_device.push_back({t.role, buffer ? buffer(t.role) : nullptr, t.bytes});
+  return on_device;
+}
+
+std::vector<DeviceTensor> Operator::inputs() const {
+  return with_buffers(problem().inputs(), nullptr);
+}
+
+std::vector<DeviceTensor> Operator::outputs() const {
+  return with_buffers(problem().outputs(), nullptr);
+}
+
 Point describe(const Operator& op) {
   Point point;
   point.op = op.op();

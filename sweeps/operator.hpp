@@ -1,17 +1,20 @@
-// The interface every swept operator implements (cuDNN Conv2D now; LSTM, GEMM,
-// attention later), so the runner allocates, checks, times, traces and profiles
-// any of them the same way and never changes when an operator is added.
+// The interface every library implementation of a problem (sweeps/problem.hpp)
+// implements (cuDNN Conv2D and LSTM now; cuBLASLt GEMM, attention later), so the
+// runner allocates, checks, times, traces and profiles any of them the same way
+// and never changes when an operator is added. The identity and analytic counts
+// are the problem's; an operator adds the library's choices and the GPU work.
 //
 // Life of an operator in the runner:
-//   construct (validates the spec, no GPU work) -> describe() into a Point ->
-//   prepare(stream) -> check() once -> run(stream) as often as the timing, trace
-//   and counter passes need (CUPTI user replay re-runs it per pass) -> destroy.
+//   make_operator (sweeps/implementations.hpp: validates, no GPU work) -> describe() into a Point
+//   -> prepare(stream) -> check() once -> run(stream) as often as the timing, trace and counter
+//   passes need (CUPTI user replay re-runs it per pass) -> destroy.
 // A throw from prepare() or run() becomes the point's status through outcome_of().
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,18 +26,9 @@
 #include "core/results.hpp"
 #include "core/vocabulary.hpp"
 #include "gpu/check.hpp"
+#include "sweeps/problem.hpp"
 
 namespace timeroof {
-
-// The precisions (core/vocabulary.hpp) the cuDNN operators take.
-inline constexpr Precision kOperatorPrecisions[] = {Precision::fp32, Precision::tf32,
-                                                    Precision::fp16, Precision::bf16};
-// Their spellings, for the families' precision axes.
-inline std::vector<std::string> operator_precision_names() {
-  std::vector<std::string> names;
-  for (Precision p : kOperatorPrecisions) names.emplace_back(to_string(p));
-  return names;
-}
 
 // Largest normwise relative error an output may show against an exact (double)
 // reference: fp32 1e-5, tf32 1e-3, fp16 and bf16 1e-2. The error is
@@ -81,23 +75,19 @@ class Operator {
   Operator(const Operator&) = delete;
   Operator& operator=(const Operator&) = delete;
 
-  // Identity; valid right after construction.
-  virtual std::string op() const = 0;         // "conv2d_fwd", "lstm_train", ...
-  virtual nlohmann::json params() const = 0;  // the configuration; numbers stay numbers
-  virtual Precision precision() const = 0;    // Point::precision = to_string(precision())
-  virtual MathMode math_mode() const = 0;
+  // The host-only problem this operator measures; valid right after construction.
+  virtual const Problem& problem() const = 0;
+  // Its identity and analytic counts (Problem's).
+  std::string op() const { return problem().op(); }
+  nlohmann::json params() const { return problem().params(); }
+  Precision precision() const { return problem().precision(); }
+  MathMode math_mode() const { return problem().math_mode(); }
+  double flops() const { return problem().flops(); }
+  double min_bytes() const { return problem().min_bytes(); }
+  double expected_launches() const { return problem().expected_launches(); }
   // The implementation actually used, by the library's name (e.g.
   // "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM"); empty before prepare().
   virtual std::string algorithm() const = 0;
-  // Analytic work of one run() call, in FLOPs (a multiply-add is 2).
-  virtual double flops() const = 0;
-  // Analytic minimum traffic of one run() call in bytes: every tensor the call
-  // reads or writes, once, at its stored precision. Workspaces and internal
-  // accumulators are not counted.
-  virtual double min_bytes() const = 0;
-  // A rough count of the kernels one call launches, for --dry-run's time model
-  // only (the trace pass counts the real ones; the counter pass pays per kernel).
-  virtual double expected_launches() const { return 1; }
   // Facts prepare() decided that are results rather than configuration
   // (workspace bytes, the library's math type, determinism, ...); {} before prepare().
   virtual nlohmann::json details() const { return nlohmann::json::object(); }
@@ -108,14 +98,14 @@ class Operator {
   // what it takes back. Parameters (weights, filters) are NOT listed: they stay
   // resident on the GPU between calls, as every framework keeps them, and so do
   // library-private spaces (workspace, cuDNN's RNN reserve space), so a transfer
-  // sweep measures moving a call's data, not its model. Roles and bytes are valid
-  // right after construction (analytic, for dry runs; no GPU work); `data` after
-  // prepare(). A caller may overwrite an input's buffer between run() calls on
-  // the run() stream (with the same values, the results stay the same) and reads
-  // an output's after run(). Empty by default: such an operator has nothing a
-  // transfer could move, and a sweep asking for transfers fails with that reason.
-  virtual std::vector<DeviceTensor> inputs() const { return {}; }
-  virtual std::vector<DeviceTensor> outputs() const { return {}; }
+  // sweep measures moving a call's data, not its model. Roles and bytes are the
+  // problem's (Problem::inputs()) unless the library sizes a tensor itself;
+  // `data` is valid after prepare(). A caller may overwrite an input's buffer
+  // between run() calls on the run() stream (with the same values, the results
+  // stay the same) and reads an output's after run(). By default the problem's
+  // tensors with no buffer.
+  virtual std::vector<DeviceTensor> inputs() const;
+  virtual std::vector<DeviceTensor> outputs() const;
 
   // Allocates device memory, fills the inputs with random non-zero data on the
   // device, picks the algorithm and its workspace. Synchronizes `stream` before
@@ -131,6 +121,10 @@ class Operator {
   // shapes) or against a second library algorithm (large ones).
   virtual CheckResult check() = 0;
 };
+
+// `tensors` with the buffers `buffer(role)` names (null: none yet).
+std::vector<DeviceTensor> with_buffers(const std::vector<TensorArgument>& tensors,
+                                       const std::function<void*(const std::string& role)>& buffer);
 
 // The identity fields of a Point for `op`: op, params, precision, math mode,
 // algorithm (empty before prepare()), analytic FLOPs and minimum bytes.

@@ -34,7 +34,7 @@
 #include "measure/synchronized.hpp"
 #include "measure/trace_calls.hpp"
 #include "measure/warmup.hpp"
-#include "sweeps/cudnn_handles.hpp"
+#include "sweeps/implementations.hpp"
 #include "sweeps/timing_worker.hpp"
 
 namespace timeroof {
@@ -161,7 +161,8 @@ struct SweepRunner::State {
   GpuInfo gpu;
   RunnerOptions options;
   Stream stream;
-  std::shared_ptr<CudnnHandle> cudnn = std::make_shared<CudnnHandle>();
+  // Created on first use by the first operator that calls each library.
+  std::shared_ptr<LibraryHandles> libraries = std::make_shared<LibraryHandles>();
   std::optional<L2Flusher> flusher;
   std::unique_ptr<ClockReader> clock_reader;  // NVML loaded once per runner, on first use
   // CUPTI has been used in this process (a trace or a counter collection): it
@@ -625,7 +626,7 @@ PendingPoint SweepRunner::State::measure_until_counters(const OperatorFamily& fa
                                                         const nlohmann::json& params,
                                                         const std::string& sweep, int seq) {
   PendingPoint pending;
-  std::unique_ptr<Operator> op = family.make(params, cudnn);
+  std::unique_ptr<Operator> op = make_operator(family, params, libraries);
   Point& point = pending.point;
   point = describe(*op);
   StepClock clock(point);
@@ -635,7 +636,7 @@ PendingPoint SweepRunner::State::measure_until_counters(const OperatorFamily& fa
   // A transfer mode for an operator with nothing to move is refused, not timed
   // without copies as if it had none.
   point.details["transfer"] = transfer_details(*op, options);
-  const std::string no_transfer = transfer_unavailable(*op, options.transfer);
+  const std::string no_transfer = transfer_unavailable(op->problem(), options.transfer);
   if (!no_transfer.empty()) {
     point.status = PointStatus::unsupported;
     point.reason = no_transfer;
@@ -700,10 +701,10 @@ PendingPoint SweepRunner::State::measure_until_counters(const OperatorFamily& fa
 }
 
 Point SweepRunner::time_point(const OperatorFamily& family, const nlohmann::json& params) {
-  std::unique_ptr<Operator> op = family.make(params, state_->cudnn);
+  std::unique_ptr<Operator> op = make_operator(family, params, state_->libraries);
   Point point = describe(*op);
   point.params = params;
-  const std::string no_transfer = transfer_unavailable(*op, state_->options.transfer);
+  const std::string no_transfer = transfer_unavailable(op->problem(), state_->options.transfer);
   if (!no_transfer.empty()) {
     point.status = PointStatus::unsupported;
     point.reason = no_transfer;

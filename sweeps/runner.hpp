@@ -46,6 +46,7 @@
 #include "core/statistics.hpp"
 #include "measure/warmup.hpp"
 #include "sweeps/family.hpp"
+#include "sweeps/operator.hpp"
 #include "sweeps/spec.hpp"  // TransferMode
 
 namespace timeroof {

@@ -312,7 +312,7 @@ void validate_all(const std::vector<json>& points, const std::vector<std::string
     try {
       family.validate(points[i]);
       if (transfer != TransferMode::none) {
-        const std::string why = transfer_unavailable(*family.make(points[i], nullptr), transfer);
+        const std::string why = transfer_unavailable(*family.problem(points[i]), transfer);
         if (!why.empty()) throw usage_error(why);
       }
     } catch (const std::exception& error) {
@@ -608,7 +608,7 @@ TransferMode parse_transfer_mode(std::string_view text) {
                     "'; allowed: none, h2d_input, h2d_input_d2h_output");
 }
 
-std::string transfer_unavailable(const Operator& op, TransferMode mode) {
+std::string transfer_unavailable(const Problem& op, TransferMode mode) {
   const std::string head = "transfer " + std::string(to_string(mode)) + ": " + op.op();
   if (mode != TransferMode::none && op.inputs().empty())
     return head + " has no input tensors to copy to the device; allowed: transfer none";
@@ -835,14 +835,15 @@ SweepSpec default_spec(const OperatorFamily& family) {
 
 PointEstimate estimate_point(const json& point, const OperatorFamily& family,
                              const DryRunRoofs& roofs, TransferMode transfer, bool pinned_host) {
-  const std::unique_ptr<Operator> op = family.make(point, nullptr);
+  const std::unique_ptr<Problem> op = family.problem(point);
   PointEstimate estimate;
   estimate.flops = op->flops();
   estimate.min_bytes = op->min_bytes();
   if (transfer != TransferMode::none)
-    for (const DeviceTensor& t : op->inputs()) estimate.h2d_bytes += static_cast<double>(t.bytes);
+    for (const TensorArgument& t : op->inputs()) estimate.h2d_bytes += static_cast<double>(t.bytes);
   if (transfer == TransferMode::h2d_input_d2h_output)
-    for (const DeviceTensor& t : op->outputs()) estimate.d2h_bytes += static_cast<double>(t.bytes);
+    for (const TensorArgument& t : op->outputs())
+      estimate.d2h_bytes += static_cast<double>(t.bytes);
   estimate.transfer_s = estimate.h2d_bytes / (pinned_host ? roofs.h2d_pinned_bytes_per_s
                                                           : roofs.h2d_pageable_bytes_per_s) +
                         estimate.d2h_bytes / (pinned_host ? roofs.d2h_pinned_bytes_per_s

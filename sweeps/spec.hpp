@@ -54,7 +54,7 @@ TransferMode parse_transfer_mode(std::string_view text);
 // Why `op` cannot be swept with `mode` (it lists no inputs() to copy in, or for
 // h2d_input_d2h_output no outputs() to copy back), in one line; empty when it can.
 // Needs no GPU: roles and sizes are known from construction.
-std::string transfer_unavailable(const Operator& op, TransferMode mode);
+std::string transfer_unavailable(const Problem& op, TransferMode mode);
 
 struct SweepSpec {
   std::string name;    // flags: the family's name; TOML: [sweep] name or the file's stem;
@@ -164,8 +164,8 @@ inline SweepSpec default_spec(const std::string& family) {
 //              (the point's share of its batch's collection: every pass replays a warm-up
 //              call and the call, kernels only, each kernel one range)
 //   point    = setup_s + check_s + warm-up + timing + trace + counters
-// FLOPs, min_bytes and launches are the operator's (family.make, no GPU work; launches
-// = Operator::expected_launches()). The peak is picked by the point's "precision" and
+// FLOPs, min_bytes and launches are the problem's (family.problem, no GPU work; launches
+// = Problem::expected_launches()). The peak is picked by the point's "precision" and
 // "math" params: fp32, or math fma_only, -> cuda_core_flops_per_s; tf32 ->
 // tf32_flops_per_s; fp16 / bf16 -> tensor_flops_per_s; no "precision" ->
 // cuda_core_flops_per_s. The caller passes the machine's measured ceilings when it

@@ -7,14 +7,17 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "core/format.hpp"
 #include "core/json_io.hpp"
 #include "roofline/analysis.hpp"
+#include "src/cli/command_options.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/console.hpp"
 #include "src/store/results_store.hpp"
@@ -471,6 +474,40 @@ ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string
   }
   write_output(options.out, text, inputs);
   return ExitCode::ok;
+}
+
+void register_analyze(CLI::App& app, CommonOptions& options, Action& action) {
+  struct Arguments {
+    std::vector<std::string> runs;
+    std::vector<std::string> from;
+    std::string format;
+  };
+  auto args = std::make_shared<Arguments>();
+  CLI::App* command = app.add_subcommand(
+      "analyze",
+      "Print the model's analysis of runs (all, or those named by id or uuid prefix) from "
+      "the results store or from export files: per point the time bounds, limiting roof, "
+      "bottleneck class, efficiency and lower bound; per series the fit; the ranked "
+      "findings. No GPU needed");
+  add_db(*command, options);
+  add_json(*command, options);
+  command->add_option("runs", args->runs, "run ids or uuid prefixes (default: all)");
+  command->add_option("--from", args->from, "read the runs from these export files, not the store")
+      ->excludes(command->get_option("--db"));  // one source: --db was silently ignored
+  command->add_option("--format", args->format, "table (default), json (everything) or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  command->add_option("--out", options.out, "write to this file instead of stdout");
+  command->footer(
+      "Examples:\n  timeroof analyze\n  timeroof analyze 3 --format csv --out run3.csv\n"
+      "  timeroof analyze --from samples/sample-run.json --format json | jq "
+      "'.runs[0].findings'\n\n"
+      "Table: one table of points per sweep (times per call; n/m = L1 not measured\n"
+      "meaningfully, TMA), then per series the robust fit T = a + c x batch and its knee,\n"
+      "then the findings ranked by the share of their series' time they explain.\n"
+      "CSV: one row per point, every parameter a column. JSON: the whole structure.");
+  when_chosen(*command, action, [&options, args] {
+    return run_analyze(options, args->runs, args->from, args->format);
+  });
 }
 
 }  // namespace timeroof::cli

@@ -8,9 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
+#include <span>
 #include <sstream>
+#include <utility>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "core/ceiling_names.hpp"
@@ -18,6 +22,7 @@
 #include "core/json_io.hpp"
 #include "core/vocabulary.hpp"
 #include "plots/report.hpp"
+#include "src/cli/command_options.hpp"
 #include "src/cli/console.hpp"
 #include "src/cli/devices.hpp"
 #include "src/cli/gpu_backend.hpp"
@@ -101,6 +106,23 @@ void finish_run(ResultsStore& store, Run& run, RunStatus status) {
   store.update_run(run);
 }
 
+// The one failed-run guard: runs `measure`; if it throws, every run of `runs` that
+// `measure` did not finish itself is stored as failed (every roof and point
+// measured so far stays in the store), and the error goes on.
+template <typename Measure>
+void failed_on_throw(ResultsStore& store, std::span<Run> runs, Measure&& measure) {
+  std::vector<std::string> finished_at;
+  for (const Run& run : runs) finished_at.push_back(run.status + " " + run.finished_at);
+  try {
+    std::forward<Measure>(measure)();
+  } catch (...) {
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (runs[i].status + " " + runs[i].finished_at == finished_at[i])
+        finish_run(store, runs[i], RunStatus::failed);
+    throw;
+  }
+}
+
 // A roof that failed (not one the GPU lacks) makes the run partial.
 bool some_roof_failed(const Machine& machine) {
   return std::any_of(machine.skipped.begin(), machine.skipped.end(),
@@ -139,25 +161,17 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
   run.spec = {{"ceilings", {{"quick", ceilings.quick}, {"only", ceilings.only}}}};
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
   store.begin_run(run);
-  try {
-    measure_machine(run.machine, ceilings);
-  } catch (...) {
-    finish_run(store, run, RunStatus::failed);
-    throw;
-  }
+  failed_on_throw(store, {&run, 1}, [&] { measure_machine(run.machine, ceilings); });
   store.update_run(run);  // the chip and the counter probe, known now
   store.set_machine_measurements(run.id, run.machine);
   bool partial = some_roof_failed(run.machine);
-  try {
+  failed_on_throw(store, {&run, 1}, [&] {
     for (const std::string& family : sweeps) {
       const SweepRequest request{family, {}, false, true};
       partial =
           measure_sweep(request, store, run, isatty(STDERR_FILENO)) == ExitCode::partial || partial;
     }
-  } catch (...) {
-    finish_run(store, run, RunStatus::failed);  // every point measured so far stays in the store
-    throw;
-  }
+  });
   finish_run(store, run, partial ? RunStatus::partial : RunStatus::complete);
   const std::vector<RunRecord> records = {store.load_run(run.id)};
   print_records(options, records);
@@ -228,7 +242,7 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
     runs.push_back(std::move(run));
   }
   bool partial = false;
-  try {
+  failed_on_throw(store, runs, [&] {
     const HostLockFile host_lock;
     std::vector<nlohmann::json> jobs(devices.size(), {{"kind", "ceilings"},
                                                       {"quick", ceilings.quick},
@@ -295,11 +309,7 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
           measure_sweep(request, store, runs.front(), isatty(STDERR_FILENO)) == ExitCode::partial ||
           partial;
     }
-  } catch (...) {
-    for (Run& run : runs)  // every roof and point measured so far stays in the store
-      if (run.status == to_string(RunStatus::running)) finish_run(store, run, RunStatus::failed);
-    throw;
-  }
+  });
   std::vector<RunRecord> records;
   for (Run& run : runs) {
     if (run.status == to_string(RunStatus::running))
@@ -332,6 +342,19 @@ ExitCode run_info(const CommonOptions& options) {
   return ExitCode::ok;
 }
 
+void register_info(CLI::App& app, CommonOptions& options, Action& action) {
+  CLI::App* command = app.add_subcommand(
+      "info",
+      "GPU, chip, clocks, driver/CUDA/cuDNN/CUPTI versions, and whether hardware "
+      "counters can be read (and why not)");
+  add_json(*command, options);
+  add_device(*command, options);
+  command->footer(
+      "Examples:\n  timeroof info\n  timeroof info --device 1 --json\n\n"
+      "Exit code 2 when there is no GPU; counters being unavailable is reported, not an error.");
+  when_chosen(*command, action, [&options] { return run_info(options); });
+}
+
 ExitCode run_main_job(const CommonOptions& options) {
   const GpuAvailability gpus = find_gpus();
   if (gpus.count == 0) {
@@ -354,6 +377,28 @@ ExitCode run_main_job(const CommonOptions& options) {
   if (!options.devices.empty())
     return measure_and_store_on_devices(options, CeilingOptions{}, {"conv2d", "lstm"});
   return measure_and_store(options, CeilingOptions{}, {"conv2d", "lstm"});
+}
+
+void register_main_job(CLI::App& app, CommonOptions& options, Action& action) {
+  CLI::App* command = app.add_subcommand(
+      "run",
+      "The main job: describe the GPU, measure its roofs, run the default conv2d and lstm "
+      "sweeps, store everything as one run, and print the summary");
+  add_db(*command, options);
+  add_json(*command, options);
+  add_device(*command, options);
+  add_out(*command, options);
+  add_devices(*command, options,
+              "GPUs to use at once, all or 0,2,5: the roofs of each GPU (one run per GPU), the "
+              "interconnect between them, and the sweeps' points spread over all of them");
+  command->footer(
+      "Examples:\n  timeroof run\n  timeroof run --device 1 --db results/h200.db\n"
+      "  timeroof run --devices all\n\n"
+      "It ends with the report (index.html, report.md and the charts) written into --out\n"
+      "(default ./timeroof-report) and prints the path of index.html as its last line.\n"
+      "Without a GPU it says why in one line and shows the bundled sample, a real run\n"
+      "recorded on an H100/H200, instead (exit code 0): its summary and its report.");
+  when_chosen(*command, action, [&options] { return run_main_job(options); });
 }
 
 ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request,
@@ -430,12 +475,8 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
               << "): " << request.only_seqs->size() << " point(s) on GPU " << options.device
               << " into " << options.db << "\n";
   ExitCode code = ExitCode::ok;
-  try {
-    code = measure_sweep(request, store, run, isatty(STDERR_FILENO));
-  } catch (...) {
-    finish_run(store, run, RunStatus::failed);  // every point measured so far stays in the store
-    throw;
-  }
+  failed_on_throw(store, {&run, 1},
+                  [&] { code = measure_sweep(request, store, run, isatty(STDERR_FILENO)); });
   finish_run(store, run, code == ExitCode::partial ? RunStatus::partial : RunStatus::complete);
   print_records(options, {store.load_run(run.id)});
   return code;
@@ -457,6 +498,50 @@ ExitCode run_ceilings(const CommonOptions& options, bool quick,
   if (!options.devices.empty())
     return measure_and_store_on_devices(options, CeilingOptions{quick, only}, {});
   return measure_and_store(options, CeilingOptions{quick, only});
+}
+
+void register_ceilings(CLI::App& app, CommonOptions& options, Action& action) {
+  struct Arguments {
+    bool quick = false;
+    std::vector<std::string> only;
+  };
+  auto args = std::make_shared<Arguments>();
+  CLI::App* command = app.add_subcommand(
+      "ceilings",
+      "Measure the GPU's roofs with timeroof's own kernels (CUDA-core and Tensor-Core "
+      "FLOP/s, HBM/L2/L1/shared bandwidth, transfers, launch cost) and the cuBLASLt "
+      "reference, store them as a run, and print measured vs theoretical");
+  add_db(*command, options);
+  add_json(*command, options);
+  add_device(*command, options);
+  add_devices(*command, options,
+              "GPUs to measure at once, all or 0,2,5: one run per GPU, plus the interconnect "
+              "roofs between them (P2P copies and latency, NCCL all-reduce)");
+  command->add_flag("--quick", args->quick, "reduced sizes and repeats (under 20 s)");
+  command->add_option("--only", args->only, "roofs to measure, e.g. --only hbm_copy,fp32_fma")
+      ->delimiter(',');
+  command->footer(
+      "Examples:\n  timeroof ceilings\n  timeroof ceilings --quick\n"
+      "  timeroof ceilings --only hbm_copy,l2_read,tensor_bf16 --json\n"
+      "  timeroof ceilings --devices all --quick\n\n"
+      "Theoretical = CUPTI .peak_sustained x the clock observed during each measurement.\n"
+      "Exit code 3 when a roof failed (the others are kept).");
+  when_chosen(*command, action,
+              [&options, args] { return run_ceilings(options, args->quick, args->only); });
+}
+
+// Hidden: the timing worker a sweep starts (sweeps/timing_worker.hpp), and a
+// worker of --devices (src/cli/devices.hpp).
+void register_workers(CLI::App& app, Action& action) {
+  auto device = std::make_shared<int>(0);
+  CLI::App* timing = app.add_subcommand("timing-worker", "");
+  timing->group("");
+  timing->add_option("--device", *device, "GPU index");
+  when_chosen(*timing, action, [device] { return serve_timing_worker(*device); });
+  CLI::App* worker = app.add_subcommand("device-worker", "");
+  worker->group("");
+  worker->add_option("--device", *device, "GPU index");
+  when_chosen(*worker, action, [device] { return serve_device_worker(*device); });
 }
 
 ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::string& filter,
@@ -494,10 +579,46 @@ ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::
   return ExitCode::ok;
 }
 
+void register_metrics(CLI::App& app, CommonOptions& options, Action& action) {
+  struct Arguments {
+    std::string chip;
+    std::string filter;
+    std::vector<std::string> passes_for;
+  };
+  auto args = std::make_shared<Arguments>();
+  CLI::App* command = app.add_subcommand(
+      "metrics",
+      "List a chip's CUPTI metrics, or count the replay passes a metric set needs "
+      "(offline: no GPU needed with --chip)");
+  add_json(*command, options);
+  add_device(*command, options);
+  command->add_option("--chip", args->chip,
+                      "CUPTI chip name, e.g. GH100 (default: this GPU's chip)");
+  command->add_option("--filter", args->filter, "only names containing this text");
+  command
+      ->add_option("--passes", args->passes_for, "count passes for these metrics (comma-separated)")
+      ->delimiter(',');
+  command->footer(
+      "Examples:\n  timeroof metrics --chip GH100 --filter dram__bytes\n"
+      "  timeroof metrics --chip GA100 --passes dram__bytes_read.sum,lts__t_bytes.sum\n"
+      "  timeroof metrics --filter tensor_op_hgmma --json");
+  when_chosen(*command, action, [&options, args] {
+    return run_metrics(options, args->chip, args->filter, args->passes_for);
+  });
+}
+
 ExitCode run_list_runs(const CommonOptions& options) {
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
   print_run_list(options, store.list_runs());
   return ExitCode::ok;
+}
+
+void register_list_runs(CLI::App& app, CommonOptions& options, Action& action) {
+  CLI::App* command = app.add_subcommand("runs", "List the runs in the results store");
+  add_db(*command, options);
+  add_json(*command, options);
+  command->footer("Examples:\n  timeroof runs\n  timeroof runs --db results/h200.db --json");
+  when_chosen(*command, action, [&options] { return run_list_runs(options); });
 }
 
 ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs) {
@@ -519,6 +640,22 @@ ExitCode run_export(const CommonOptions& options, const std::vector<std::string>
   return ExitCode::ok;
 }
 
+void register_export(CLI::App& app, CommonOptions& options, Action& action) {
+  auto runs = std::make_shared<std::vector<std::string>>();
+  CLI::App* command = app.add_subcommand(
+      "export",
+      "Write runs (all, or those named by id or uuid prefix) as a versioned JSON "
+      "document for pandas and friends");
+  add_db(*command, options);
+  add_json(*command, options);
+  add_out(*command, options);
+  command->add_option("runs", *runs, "run ids or uuid prefixes (default: all)");
+  command->footer(
+      "Examples:\n  timeroof export > all.json\n  timeroof export 3 --out run3.json\n"
+      "  timeroof export 1f0c --db other.db");
+  when_chosen(*command, action, [&options, runs] { return run_export(options, *runs); });
+}
+
 ExitCode run_import(const CommonOptions& options, const std::vector<std::string>& files) {
   // Parse every file before touching the store: a bad file imports nothing.
   std::vector<RunRecord> records;
@@ -530,6 +667,17 @@ ExitCode run_import(const CommonOptions& options, const std::vector<std::string>
   store.import_runs(records);
   std::cerr << "imported " << records.size() << " run(s) into " << options.db << "\n";
   return ExitCode::ok;
+}
+
+void register_import(CLI::App& app, CommonOptions& options, Action& action) {
+  auto files = std::make_shared<std::vector<std::string>>();
+  CLI::App* command = app.add_subcommand(
+      "import", "Add runs from JSON files written by `timeroof export` to the results store");
+  add_db(*command, options);
+  add_json(*command, options);
+  command->add_option("files", *files, "export files")->required()->check(CLI::ExistingFile);
+  command->footer("Examples:\n  timeroof import h100.json h200.json --db all.db");
+  when_chosen(*command, action, [&options, files] { return run_import(options, *files); });
 }
 
 ExitCode run_merge(const CommonOptions& options, const std::string& out,
@@ -574,6 +722,33 @@ ExitCode run_merge(const CommonOptions& options, const std::string& out,
              : ExitCode::ok;
 }
 
+void register_merge(CLI::App& app, CommonOptions& options, Action& action) {
+  struct Arguments {
+    std::string out;
+    std::vector<std::string> inputs;
+  };
+  auto args = std::make_shared<Arguments>();
+  CLI::App* command = app.add_subcommand(
+      "merge",
+      "Join the shard runs of a job (`sweep --shard I/N`, one store per shard) from several "
+      "stores into one run in OUT, with which shard, host and GPU measured each point; other "
+      "runs are copied unchanged");
+  command->add_flag("--json", options.json, "the merged runs as JSON on stdout");
+  command->add_option("out", args->out, "the store to write (created if absent)")->required();
+  command->add_option("inputs", args->inputs, "the shards' stores")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->footer(
+      "Examples:\n  timeroof merge all.db shard-0.db shard-1.db shard-2.db shard-3.db\n"
+      "  timeroof merge all.db shard-*.db && timeroof report --db all.db\n\n"
+      "Shards of one job share the command apart from --shard. Refused, nothing written: a\n"
+      "point in two shards, shards with different specs or counts, a shard index twice,\n"
+      "shards on different GPU models, OUT among the inputs. A merged run missing points\n"
+      "is stored as partial, named on stderr, with exit code 3.");
+  when_chosen(*command, action,
+              [&options, args] { return run_merge(options, args->out, args->inputs); });
+}
+
 ExitCode run_report(const CommonOptions& options, const std::vector<std::string>& runs,
                     const std::vector<std::string>& from, const std::string& format) {
   const plots::ChartFormat chart_format = plots::parse_chart_format(format);  // before any work
@@ -581,6 +756,54 @@ ExitCode run_report(const CommonOptions& options, const std::vector<std::string>
   const std::vector<RunRecord> records = load_runs(options, runs, from);
   std::cout << write_report_of(options, records, chart_format) << '\n';
   return ExitCode::ok;
+}
+
+void register_report(CLI::App& app, CommonOptions& options, Action& action) {
+  struct Arguments {
+    std::vector<std::string> runs;
+    std::vector<std::string> from;
+    std::string format = "svg";
+  };
+  auto args = std::make_shared<Arguments>();
+  CLI::App* command = app.add_subcommand(
+      "report",
+      "Write the HTML and Markdown report of runs (all, or those named by id or uuid "
+      "prefix) from the results store or from export files; no GPU needed");
+  add_db(*command, options);
+  add_json(*command, options);
+  command->add_option("runs", args->runs, "run ids or uuid prefixes (default: all)");
+  command->add_option("--from", args->from, "read the runs from these export files, not the store")
+      ->excludes(command->get_option("--db"));  // one source: --db was silently ignored
+  command->add_option("--out", options.out, "output directory (default: ./timeroof-report)");
+  command->add_option("--format", args->format,
+                      "chart files report.md references: svg (default), png or pdf (converted "
+                      "from the SVGs with rsvg-convert, package librsvg2-bin)");
+  command->footer(
+      "Examples:\n  timeroof report\n  timeroof report 3 --out reports/h200\n"
+      "  timeroof report --from samples/sample-run.json --out /tmp/sample-report\n"
+      "  timeroof report --format png --out slides\n\n"
+      "Writes DIR/index.html (self-contained: inline SVG and CSS, no network, no\n"
+      "JavaScript), DIR/report.md and its SVG charts (plus PNG or PDF copies that\n"
+      "report.md references, with --format), and prints the path of index.html.");
+  when_chosen(*command, action, [&options, args] {
+    return run_report(options, args->runs, args->from, args->format);
+  });
+}
+
+void register_commands(CLI::App& app, CommonOptions& options, Action& action) {
+  register_info(app, options, action);
+  register_main_job(app, options, action);
+  register_ceilings(app, options, action);
+  register_sweep(app, options, action);
+  register_workers(app, action);
+  register_metrics(app, options, action);
+  register_list_runs(app, options, action);
+  register_export(app, options, action);
+  register_import(app, options, action);
+  register_merge(app, options, action);
+  register_report(app, options, action);
+  register_analyze(app, options, action);
+  register_compare(app, options, action);
 }
 
 }  // namespace timeroof::cli

@@ -1,12 +1,17 @@
 // The subcommands. Each returns the exit code or throws timeroof::Error.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/results.hpp"
 #include "src/cli/shard.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace timeroof::cli {
 
@@ -18,6 +23,22 @@ struct CommonOptions {
   bool json = false;
   std::string command_line;  // as typed, for provenance
 };
+
+// What main() runs once the command line is parsed: the chosen command's run
+// function with its arguments, set by that command's register function.
+using Action = std::function<ExitCode()>;
+
+// Every command, in `timeroof --help` order: each register function adds its
+// subcommand (options, help, examples) and, when it is chosen, sets `action` to
+// its run function below with the parsed arguments.
+void register_commands(CLI::App& app, CommonOptions& options, Action& action);
+// `timeroof sweep FILE.toml` and `timeroof sweep <family>`, one subcommand per family
+// of the registry with the family's axes as options (src/cli/sweep_command.cpp).
+void register_sweep(CLI::App& app, CommonOptions& options, Action& action);
+// `timeroof analyze` (src/cli/analyze.cpp).
+void register_analyze(CLI::App& app, CommonOptions& options, Action& action);
+// `timeroof compare` (src/cli/compare.cpp).
+void register_compare(CLI::App& app, CommonOptions& options, Action& action);
 
 ExitCode run_info(const CommonOptions& options);
 ExitCode run_main_job(const CommonOptions& options);

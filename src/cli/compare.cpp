@@ -7,12 +7,16 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "roofline/compare.hpp"
+#include "src/cli/command_options.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/console.hpp"
 
@@ -190,6 +194,39 @@ ExitCode run_compare(const CommonOptions& options, const std::string& base,
     text = comparison_table(c);
   write_output(options.out, text, inputs);
   return c.worse_count() > 0 ? ExitCode::regression : ExitCode::ok;
+}
+
+void register_compare(CLI::App& app, CommonOptions& options, Action& action) {
+  struct Arguments {
+    std::string base, other, threshold, format;
+  };
+  auto args = std::make_shared<Arguments>();
+  CLI::App* command = app.add_subcommand(
+      "compare",
+      "Compare two runs, or two sets of runs (before and after an upgrade, one GPU against "
+      "another): roofs by name and points by operator and parameters, each with the ratio "
+      "other/base and its 95% interval, a verdict beyond the noise, what changed in the "
+      "provenance, and findings on where one side wins. Exit code 4 when anything is worse "
+      "than the threshold beyond its noise. No GPU needed");
+  add_db(*command, options);
+  add_json(*command, options);
+  command->add_option("base", args->base, "an export file, or run ids of the store: 3 or 3,4")
+      ->required();
+  command->add_option("other", args->other, "the same for the other side")->required();
+  command->add_option("--threshold", args->threshold,
+                      "changes smaller than this are the same (default 5%; 0.05 also works)");
+  command->add_option("--format", args->format, "table (default), json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  command->add_option("--out", options.out, "write to this file instead of stdout");
+  command->footer(
+      "Examples:\n  timeroof compare samples/sample-run-h100.json samples/sample-run.json\n"
+      "  timeroof compare 3,4 7,8 --threshold 3% || echo regression\n"
+      "  timeroof compare before.json after.json --format json | jq '.findings'\n\n"
+      "Verdicts: worse when the whole 95% interval of other/base lies past the threshold\n"
+      "on the bad side (slower times, lower rates), better alike; same otherwise.");
+  when_chosen(*command, action, [&options, args] {
+    return run_compare(options, args->base, args->other, args->threshold, args->format);
+  });
 }
 
 }  // namespace timeroof::cli

@@ -44,18 +44,11 @@ std::size_t count_passes(const std::string& chip, const std::vector<std::string>
 // Names --only accepts; empty in the analysis-only build.
 std::vector<std::string> known_ceiling_names();
 
-// Measures the roofs of `machine.gpu` (described or inspected) into `machine`:
-// ceilings with theoretical values where counters allow, the working-set
-// curve, and the roofs skipped with their reasons. A GPU only described gets its
-// chip name and counter probe after the roofs are measured, so the launch roofs
-// are timed before CUPTI is loaded.
+// measure/machine.hpp's measure_machine, with "[2/6] transfer roofs" on a terminal:
+// the roofs of `machine.gpu` into `machine`, the counters probed after them.
 void measure_machine(Machine& machine, const CeilingOptions& options);
 
-// The node's interconnect roofs between `devices` (two or more GPUs of this
-// process): per ordered pair the copy-engine and SM copy bandwidth and the
-// access latency, and the NCCL all-reduce bus bandwidth where NCCL can be
-// loaded (kernels/interconnect.hpp). Returned as a Machine holding only those
-// ceilings and the roofs skipped with their reasons.
+// measure/machine.hpp's measure_interconnect: the node's roofs between `devices`.
 Machine measure_interconnect(const std::vector<int>& devices, bool quick);
 
 }  // namespace timeroof::cli

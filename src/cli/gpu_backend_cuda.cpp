@@ -1,16 +1,13 @@
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 
 #include "counters/counter_access.hpp"
 #include "counters/metric_host.hpp"
-#include "counters/range_profiler.hpp"
-#include "counters/theoretical_peaks.hpp"
 #include "gpu/device.hpp"
-#include "gpu/handles.hpp"
 #include "kernels/ceilings.hpp"
 #include "kernels/interconnect.hpp"
+#include "measure/machine.hpp"
 #include "src/cli/gpu_backend.hpp"
 
 namespace timeroof::cli {
@@ -55,56 +52,21 @@ std::vector<std::string> known_ceiling_names() {
 }
 
 void measure_machine(Machine& machine, const CeilingOptions& options) {
-  select_gpu(machine.gpu.index);
-  const Stream stream;
-  CeilingRequest request;
-  request.device = machine.gpu.index;
-  request.stream = stream.get();
+  MachineRequest request;
   request.quick = options.quick;
-  request.gpu = machine.gpu;
+  request.only = options.only;
   request.host_lock = options.host_lock;
-  if (!options.only.empty()) {
-    request.wanted = [only = options.only](const std::string& name) {
-      return std::find(only.begin(), only.end(), name) != only.end();
-    };
-  }
   const bool show_progress = options.show_progress && isatty(STDERR_FILENO);
-  int step = 0;
-  request.progress = [&](const std::string& family) {
-    if (show_progress)
-      std::fprintf(stderr, "\r\033[Ktimeroof: [%d/%zu] %s roofs", ++step, ceiling_family_count(),
-                   family.c_str());
-  };
-  CeilingResults results = measure_ceilings(request);
+  if (show_progress)
+    request.progress = [](int step, std::size_t steps, const std::string& family) {
+      std::fprintf(stderr, "\r\033[Ktimeroof: [%d/%zu] %s roofs", step, steps, family.c_str());
+    };
+  timeroof::measure_machine(machine, request);
   if (show_progress) std::fputs("\r\033[K", stderr);
-  const CounterAccess& probed = machine.gpu.counters;
-  if (!probed.available && probed.reason.empty()) {  // only described: probe now
-    machine.gpu.chip = current_chip_name(machine.gpu.index);
-    machine.gpu.counters = probe_counter_access();
-  }
-
-  // Theoretical roofs need the counters: CUPTI peaks x the clock each roof ran at.
-  if (machine.gpu.counters.available) {
-    ProfilerSession session;
-    apply_theoretical_peaks(read_peak_rates(session), results.ceilings);
-  } else {
-    for (Ceiling& c : results.ceilings)
-      c.theoretical_source = "none: counters unavailable (" + machine.gpu.counters.reason + ")";
-  }
-  machine.ceilings = std::move(results.ceilings);
-  machine.working_set = std::move(results.working_set);
-  machine.skipped = std::move(results.skipped);
 }
 
 Machine measure_interconnect(const std::vector<int>& devices, bool quick) {
-  CeilingResults results = measure_interconnect_ceilings(devices, quick);
-  Machine machine;
-  machine.gpu = query_gpu(devices.front());
-  for (Ceiling& c : results.ceilings)
-    c.theoretical_source = "none: the link rate is not read (NVLink / PCIe generation and width)";
-  machine.ceilings = std::move(results.ceilings);
-  machine.skipped = std::move(results.skipped);
-  return machine;
+  return timeroof::measure_interconnect(devices, quick);
 }
 
 }  // namespace timeroof::cli

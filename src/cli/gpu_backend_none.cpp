@@ -44,12 +44,6 @@ Machine measure_interconnect(const std::vector<int>&, bool) {
   throw environment_error(kWhy);
 }
 
-std::string describe_sweep(const SweepRequest&, const Machine*) {
-  throw environment_error(kWhy);
-}
-std::set<int> shard_point_seqs(const SweepRequest&, Shard) {
-  throw environment_error(kWhy);
-}
 ExitCode measure_sweep(const SweepRequest&, ResultsStore&, Run&, bool) {
   throw environment_error(kWhy);
 }

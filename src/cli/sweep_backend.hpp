@@ -1,6 +1,8 @@
-// `timeroof sweep` and the sweeps of `timeroof run`: built against sweeps/ when
-// the CUDA toolkit is present (sweep_backend_cuda.cpp), refused with the reason
-// in the analysis-only build (gpu_backend_none.cpp).
+// `timeroof sweep` and the sweeps of `timeroof run`. The sweep a request names,
+// --dry-run and --shard's share are host-only (sweep_plan.cpp, every build);
+// measuring is built against sweeps/ when the CUDA toolkit is present
+// (sweep_backend_cuda.cpp), refused with the reason in the analysis-only build
+// (gpu_backend_none.cpp).
 #pragma once
 
 #include <optional>
@@ -12,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/results.hpp"
 #include "src/cli/shard.hpp"
+#include "sweeps/spec.hpp"
 
 namespace timeroof {
 class ResultsStore;
@@ -38,6 +41,18 @@ struct SweepRequest {
 // "--batch 1..64:x2 --precision=fp16" -> {{"batch", "1..64:x2"}, {"precision", "fp16"}};
 // anything else is a usage error naming it.
 std::vector<std::pair<std::string, std::string>> flag_pairs(const std::vector<std::string>& args);
+
+// The sweep `request` names: a TOML file, axis flags, or the family's default
+// sweep; validated (usage errors), no GPU work.
+SweepSpec spec_of(const SweepRequest& request);
+// The dry run's time model with this machine's measured roofs where it has some
+// (null: the model's defaults).
+DryRunRoofs roofs_from(const Machine* machine);
+// The dry run's expected seconds of each of `seqs`: what points are split by.
+std::vector<double> expected_seconds(const SweepSpec& spec, const std::vector<int>& seqs,
+                                     const DryRunRoofs& roofs);
+// Every seq of the sweep but `measured`: what a runner is told to skip.
+std::set<int> all_seqs_but(const SweepSpec& spec, const std::vector<int>& measured);
 
 // Parses and validates the sweep (no GPU work). --dry-run: returns the listing
 // (only_seqs' points only, when set).

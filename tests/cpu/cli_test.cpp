@@ -91,8 +91,8 @@ TEST(Cli, MetricsWorkOfflineWithAChipName) {
   expect_one_line_error(run_tool({"metrics"}, kNoGpu), 1, "pass --chip");
 }
 
+// The families, specs and dry run are host-only: they work in the analysis-only build too.
 TEST(Cli, SweepDryRunNeedsNoGpu) {
-  if (!TIMEROOF_BUILT_WITH_CUDA) GTEST_SKIP() << "analysis-only build: no operators";
   const ToolResult all = run_tool({"sweep", "conv2d", "--dry-run"}, kNoGpu);
   ASSERT_EQ(all.exit_code, 0) << all.err;
   EXPECT_NE(all.out.find("for 108 points"), std::string::npos) << all.out;
@@ -108,8 +108,31 @@ TEST(Cli, SweepDryRunNeedsNoGpu) {
   EXPECT_NE(file.out.find("3 points"), std::string::npos) << file.out;
 }
 
+// `sweep <family> --help` is built from the family registry: every axis, its values, its default.
+TEST(Cli, SweepHelpListsTheFamilysAxes) {
+  const ToolResult conv = run_tool({"sweep", "conv2d", "--help"});
+  ASSERT_EQ(conv.exit_code, 0) << conv.err;
+  for (const char* text :
+       {"--batch LIST", "batch size N; integers; default: 16", "--cudnn-api LIST",
+        "values: graph, legacy; default: graph", "--pad LIST", "integers or same; default: same",
+        "--transfer LIST", "--dry-run", "Examples:"})
+    EXPECT_NE(conv.out.find(text), std::string::npos) << text << "\n" << conv.out;
+  EXPECT_EQ(conv.out.find("--cudnn_api"), std::string::npos) << "the underscore spelling is hidden";
+  const ToolResult lstm = run_tool({"sweep", "lstm", "--help"});
+  ASSERT_EQ(lstm.exit_code, 0) << lstm.err;
+  EXPECT_NE(lstm.out.find("--hidden-size LIST"), std::string::npos) << lstm.out;
+  const ToolResult sweep = run_tool({"sweep", "--help"});
+  for (const char* family : {"conv2d", "lstm"})
+    EXPECT_NE(sweep.out.find(family), std::string::npos) << sweep.out;
+  // Both spellings of a key, options on either side of the family's name.
+  const ToolResult spelled = run_tool(
+      {"sweep", "--dry-run", "lstm", "--hidden_size", "16,32", "--seq-length", "8"}, kNoGpu);
+  ASSERT_EQ(spelled.exit_code, 0) << spelled.err;
+  EXPECT_NE(spelled.out.find("2 points"), std::string::npos) << spelled.out;
+  expect_one_line_error(run_tool({"sweep", "--dry-run", "lstm", "--resume", "1"}), 1, "excludes");
+}
+
 TEST(Cli, BadSweepsAreUsageErrorsBeforeAnyGpuWork) {
-  if (!TIMEROOF_BUILT_WITH_CUDA) GTEST_SKIP() << "analysis-only build: no operators";
   expect_one_line_error(run_tool({"sweep", "conv2d", "--batch", "8..1:x2"}, kNoGpu), 1, "batch");
   expect_one_line_error(run_tool({"sweep", "conv2d", "--frob", "3"}, kNoGpu), 1, "'frob'");
   expect_one_line_error(run_tool({"sweep", "conv2d", "--precision", "fp7"}, kNoGpu), 1, "fp16");

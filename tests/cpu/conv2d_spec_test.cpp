@@ -306,7 +306,7 @@ TEST(Conv2dFamily, CudnnApiAxisParsesAndNamesItsValues) {
   spec = spec_from_flags(family, {{"algorithm", "eng28 tile_size=3 edge=1,exhaustive"}});
   ASSERT_EQ(spec.points.size(), 2u);
   EXPECT_EQ(spec.points[0]["algorithm"], "eng28 tile_size=3 edge=1");  // kept as written
-  EXPECT_EQ(family.make(spec.points[0], nullptr)->params()["algorithm_selection"], "fixed");
+  EXPECT_EQ(family.problem(spec.points[0])->params()["algorithm_selection"], "fixed");
   m = usage_message([&] { spec_from_flags(family, {{"algorithm", "eng28 bogus"}}); });
   EXPECT_MENTIONS(m, "algorithm = 'eng28 bogus' is not an engine name");
   m = usage_message([&] {
@@ -335,7 +335,7 @@ TEST(Conv2dFamily, ParamsRoundTripWithTheApi) {
                                   {"dilation", 2},       {"groups", 2},
                                   {"layout", "nchw"},    {"cudnn_api", api},
                                   {"precision", "fp16"}, {"direction", "bwd_data"}};
-    const nlohmann::json params = family.make(point, nullptr)->params();
+    const nlohmann::json params = family.problem(point)->params();
     std::set<std::string> keys;
     for (const auto& item : params.items()) keys.insert(item.key());
     EXPECT_EQ(keys,
@@ -358,7 +358,7 @@ TEST(Conv2dFamily, ParamsRoundTripWithTheApi) {
                               {"cudnn_api", params["cudnn_api"]},
                               {"precision", "fp16"},
                               {"direction", "bwd_data"}};
-    EXPECT_EQ(family.make(rebuilt, nullptr)->params(), params) << api;
+    EXPECT_EQ(family.problem(rebuilt)->params(), params) << api;
   }
 }
 

@@ -269,8 +269,8 @@ TEST(LstmFamily, DefaultSweepIsThePapersGridWithBatchTo1024) {
                   axis.allowed.end())
             << axis.key;
   }
-  // make() builds the operator without GPU work; validate() names bad keys.
-  const auto op = family.make(points.back(), nullptr);
+  // problem() builds the problem without GPU work; validate() names bad keys.
+  const auto op = family.problem(points.back());
   EXPECT_EQ(op->op(), "lstm_backward_weights");
   EXPECT_EQ(op->precision(), Precision::fp16);
   EXPECT_MENTIONS(usage_message([&] {

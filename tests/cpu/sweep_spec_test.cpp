@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "core/error.hpp"
-#include "sweeps/conv2d.hpp"
+#include "sweeps/conv2d_problem.hpp"
 #include "sweeps/family.hpp"
 #include "sweeps/spec.hpp"
 #include "tests/support/usage_errors.hpp"
@@ -331,7 +331,7 @@ TEST(SweepSpecDefault, PaperGridWithBatchExtended) {
     EXPECT_FALSE(axis.help.empty()) << axis.key;
   }
   // The baseline builds the paper's convolution (no GPU work).
-  const auto op = conv().make(base, nullptr);
+  const auto op = conv().problem(base);
   EXPECT_EQ(op->op(), "conv2d_fwd");
   EXPECT_DOUBLE_EQ(op->flops(), 3'699'376'128.0);
   EXPECT_EQ(op->params()["pad_h"], 1);
@@ -340,7 +340,7 @@ TEST(SweepSpecDefault, PaperGridWithBatchExtended) {
   json nine = base;
   nine["filter"] = 9;
   nine["precision"] = "fp32";
-  const auto op9 = conv().make(nine, nullptr);
+  const auto op9 = conv().problem(nine);
   EXPECT_EQ(op9->params()["pad_h"], 4);  // same padding
   EXPECT_EQ(op9->math_mode(), MathMode::fma_only);
 }

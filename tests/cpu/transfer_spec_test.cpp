@@ -86,26 +86,22 @@ TEST(TransferTensors, LstmMovesDataAndStateNotWeights) {
                    "cy:" + std::to_string(4 * 16 * 16 * 2)}));
 }
 
-// An operator that lists no tensors (the Operator default), in a family of its own.
-class Opaque : public Operator {
+// A problem that lists no tensors (the Problem default), in a family of its own.
+class Opaque : public Problem {
  public:
   std::string op() const override { return "opaque"; }
   json params() const override { return json::object(); }
   Precision precision() const override { return Precision::fp32; }
   MathMode math_mode() const override { return MathMode::fma_only; }
-  std::string algorithm() const override { return ""; }
   double flops() const override { return 1e6; }
   double min_bytes() const override { return 1e6; }
-  void prepare(cudaStream_t) override {}
-  void run(cudaStream_t) override {}
-  CheckResult check() override { return {}; }
 };
 
 // Lists inputs but no outputs.
 class InputOnly final : public Opaque {
  public:
   std::string op() const override { return "input_only"; }
-  std::vector<DeviceTensor> inputs() const override { return {{"x", nullptr, 4096}}; }
+  std::vector<TensorArgument> inputs() const override { return {{"x", 4096}}; }
 };
 
 template <typename Op>
@@ -118,9 +114,7 @@ OperatorFamily family_of(const std::string& name) {
   family.axes = {size};
   family.default_points = [] { return std::vector<json>{{{"size", 1}}}; };
   family.validate = [](const json&) {};
-  family.make = [](const json&, std::shared_ptr<CudnnHandle>) -> std::unique_ptr<Operator> {
-    return std::make_unique<Op>();
-  };
+  family.problem = [](const json&) -> std::unique_ptr<Problem> { return std::make_unique<Op>(); };
   return family;
 }
 
@@ -135,7 +129,8 @@ TEST(TransferRefusal, AnOperatorWithNothingToMoveIsAUsageError) {
   EXPECT_EQ(transfer_unavailable(input_only, TransferMode::h2d_input_d2h_output),
             "transfer h2d_input_d2h_output: input_only has no output tensors to copy back; "
             "allowed: transfer none, h2d_input");
-  EXPECT_EQ(transfer_unavailable(Conv2d(Conv2dSpec{}), TransferMode::h2d_input_d2h_output), "");
+  EXPECT_EQ(transfer_unavailable(Conv2dProblem(Conv2dSpec{}), TransferMode::h2d_input_d2h_output),
+            "");
 
   // Before any GPU work, from flags and from a resumed spec alike.
   const OperatorFamily family = family_of<Opaque>("opaque");

@@ -24,8 +24,8 @@
 #include "kernels/device_fill.hpp"
 #include "sweeps/conv2d.hpp"
 #include "sweeps/cudnn_graph.hpp"
-#include "sweeps/cudnn_handles.hpp"
 #include "sweeps/cudnn_support.hpp"
+#include "sweeps/implementations.hpp"
 #include "sweeps/operator.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
@@ -39,8 +39,8 @@ constexpr Precision kPrecisions[] = {Precision::fp32, Precision::tf32, Precision
 constexpr CudnnApi kApis[] = {CudnnApi::graph, CudnnApi::legacy};
 
 // One cuDNN handle for the whole binary, as a sweep shares one.
-std::shared_ptr<CudnnHandle> shared_handle() {
-  static std::shared_ptr<CudnnHandle> handle = std::make_shared<CudnnHandle>();
+std::shared_ptr<LibraryHandles> shared_handle() {
+  static std::shared_ptr<LibraryHandles> handle = std::make_shared<LibraryHandles>();
   return handle;
 }
 
@@ -477,7 +477,7 @@ TEST(GpuCudnnGraph, ListedConfigurationRebuildsFromItsIndexAndKnobs) {
   TR_REQUIRE_GPU();
   namespace cg = cudnn_graph;
   const Stream stream;
-  const cudnnHandle_t handle = shared_handle()->get();
+  const cudnnHandle_t handle = shared_handle()->cudnn();
   TR_CUDNN_CHECK(cudnnSetStream(handle, stream.get()));
   // y = conv(x, w): x 2x8x6x6, w 4x8x3x3, y 2x4x4x4, fp32, NCHW packed.
   auto packed = [](std::int64_t uid, std::vector<std::int64_t> dims) {

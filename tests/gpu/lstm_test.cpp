@@ -14,8 +14,8 @@
 
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
-#include "sweeps/cudnn_handles.hpp"
 #include "sweeps/family.hpp"
+#include "sweeps/implementations.hpp"
 #include "sweeps/lstm.hpp"
 #include "sweeps/operator.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
@@ -23,8 +23,8 @@
 namespace timeroof {
 namespace {
 
-std::shared_ptr<CudnnHandle> shared_handle() {
-  static std::shared_ptr<CudnnHandle> handle = std::make_shared<CudnnHandle>();
+std::shared_ptr<LibraryHandles> shared_handle() {
+  static std::shared_ptr<LibraryHandles> handle = std::make_shared<LibraryHandles>();
   return handle;
 }
 
@@ -306,7 +306,7 @@ TEST(GpuLstm, DefaultSweepPointsAllPrepareCheckAndRun) {
   int ok = 0, checked = 0;
   double total_seconds = 0;
   for (const nlohmann::json& point : family.default_points()) {
-    const std::unique_ptr<Operator> op = family.make(point, shared_handle());
+    const std::unique_ptr<Operator> op = make_operator(family, point, shared_handle());
     CheckResult result;
     double seconds = 0;
     const Outcome outcome = guarded([&] {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "counters/counter_access.hpp"
+#include "sweeps/implementations.hpp"
 #include "sweeps/runner.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 #include "tests/gpu/paper_layer.hpp"
@@ -74,7 +75,7 @@ TEST(SweepTransfers, Conv2dInputCopiedFromPinnedMemory) {
 TEST(SweepTransfers, Conv2dInputAndOutputThroughPageableMemory) {
   TR_REQUIRE_GPU();
   const OperatorFamily family = conv2d_family();
-  const auto op = family.make(paper_point(8), nullptr);
+  const auto op = make_operator(family, paper_point(8));
   const double x_bytes = 8.0 * 112 * 112 * 64 * 2;
   const double y_bytes = 8.0 * 56 * 56 * 64 * 2;  // stride 2, same padding
   ASSERT_EQ(bytes_of(op->inputs()), x_bytes);

@@ -1,12 +1,14 @@
-// LSTM names, validation, analytic counts and params <-> spec: host only, no
-// GPU and no cuDNN (sweeps/lstm.hpp declares them).
+// The LSTM problem (sweeps/lstm_problem.hpp): names, validation, analytic
+// counts and params <-> spec, host only: no GPU and no cuDNN.
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
-#include "sweeps/lstm.hpp"
+#include "sweeps/lstm_problem.hpp"
 
 namespace timeroof {
 
@@ -313,6 +315,85 @@ nlohmann::json lstm_params(const LstmSpec& spec) {
           {"precision", to_string(spec.precision)},
           {"math", to_string(resolved_math(spec))},
           {"algorithm", to_string(spec.algorithm)}};
+}
+
+// ---------------------------------------------------------------------------
+// The problem.
+
+LstmProblem::LstmProblem(LstmSpec spec) : spec_(std::move(spec)) {
+  validate(spec_);
+}
+
+std::string LstmProblem::op() const {
+  return lstm_op_name(spec_.pass);
+}
+
+nlohmann::json LstmProblem::params() const {
+  nlohmann::json params = lstm_params(spec_);
+  params.erase("precision");  // a Point carries precision and math mode in fields of their own
+  params.erase("math");
+  return params;
+}
+
+MathMode LstmProblem::math_mode() const {
+  return resolved_math(spec_);
+}
+double LstmProblem::flops() const {
+  return lstm_flops(spec_);
+}
+double LstmProblem::min_bytes() const {
+  return lstm_min_bytes(spec_);
+}
+
+double LstmProblem::expected_launches() const {
+  const double stacks = static_cast<double>(spec_.layers * lstm_directions(spec_));
+  if (spec_.pass == LstmPass::backward_weights) return 4 * stacks;
+  return (2 * static_cast<double>(spec_.seq_length) + 1) * stacks;
+}
+
+namespace {
+
+// The call's tensors by role; each has the shape of x, y or a state (h, c).
+std::vector<TensorArgument> lstm_tensors(const LstmSpec& spec,
+                                         std::initializer_list<const char*> roles) {
+  std::vector<TensorArgument> tensors;
+  for (const std::string role : roles) {
+    const std::string name = role.size() > 1 && role[0] == 'd' ? role.substr(1) : role;
+    const double elements = name == "x"   ? lstm_x_elements(spec)
+                            : name == "y" ? lstm_y_elements(spec)
+                                          : lstm_state_elements(spec);
+    tensors.push_back({role, static_cast<std::size_t>(elements) * element_bytes(spec.precision)});
+  }
+  return tensors;
+}
+
+}  // namespace
+
+std::vector<TensorArgument> LstmProblem::inputs() const {
+  switch (spec_.pass) {
+    case LstmPass::inference:
+    case LstmPass::training_forward:
+      return lstm_tensors(spec_, {"x", "hx", "cx"});
+    case LstmPass::backward_data:
+      return lstm_tensors(spec_, {"y", "dy", "hx", "dhy", "cx", "dcy"});
+    case LstmPass::backward_weights:
+      return lstm_tensors(spec_, {"x", "hx", "y"});
+  }
+  return {};
+}
+
+std::vector<TensorArgument> LstmProblem::outputs() const {
+  switch (spec_.pass) {
+    case LstmPass::inference:
+    case LstmPass::training_forward:
+      return lstm_tensors(spec_, {"y", "hy", "cy"});
+    case LstmPass::backward_data:
+      return lstm_tensors(spec_, {"dx", "dhx", "dcx"});
+    case LstmPass::backward_weights:
+      return {{"dw", static_cast<std::size_t>(lstm_weight_elements(spec_)) *
+                         element_bytes(spec_.precision)}};
+  }
+  return {};
 }
 
 }  // namespace timeroof

@@ -1,0 +1,66 @@
+#include "measure/machine.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "counters/counter_access.hpp"
+#include "counters/range_profiler.hpp"
+#include "counters/theoretical_peaks.hpp"
+#include "gpu/device.hpp"
+#include "gpu/handles.hpp"
+#include "kernels/ceilings.hpp"
+#include "kernels/interconnect.hpp"
+
+namespace timeroof {
+
+void measure_machine(Machine& machine, const MachineRequest& request) {
+  select_gpu(machine.gpu.index);
+  const Stream stream;
+  CeilingRequest ceilings;
+  ceilings.device = machine.gpu.index;
+  ceilings.stream = stream.get();
+  ceilings.quick = request.quick;
+  ceilings.gpu = machine.gpu;
+  ceilings.host_lock = request.host_lock;
+  if (!request.only.empty()) {
+    ceilings.wanted = [only = request.only](const std::string& name) {
+      return std::find(only.begin(), only.end(), name) != only.end();
+    };
+  }
+  int step = 0;
+  ceilings.progress = [&](const std::string& family) {
+    ++step;
+    if (request.progress) request.progress(step, ceiling_family_count(), family);
+  };
+  CeilingResults results = measure_ceilings(ceilings);
+  const CounterAccess& probed = machine.gpu.counters;
+  if (!probed.available && probed.reason.empty()) {  // only described: probe now
+    machine.gpu.chip = current_chip_name(machine.gpu.index);
+    machine.gpu.counters = probe_counter_access();
+  }
+
+  // Theoretical roofs need the counters: CUPTI peaks x the clock each roof ran at.
+  if (machine.gpu.counters.available) {
+    ProfilerSession session;
+    apply_theoretical_peaks(read_peak_rates(session), results.ceilings);
+  } else {
+    for (Ceiling& c : results.ceilings)
+      c.theoretical_source = "none: counters unavailable (" + machine.gpu.counters.reason + ")";
+  }
+  machine.ceilings = std::move(results.ceilings);
+  machine.working_set = std::move(results.working_set);
+  machine.skipped = std::move(results.skipped);
+}
+
+Machine measure_interconnect(const std::vector<int>& devices, bool quick) {
+  CeilingResults results = measure_interconnect_ceilings(devices, quick);
+  Machine machine;
+  machine.gpu = query_gpu(devices.front());
+  for (Ceiling& c : results.ceilings)
+    c.theoretical_source = "none: the link rate is not read (NVLink / PCIe generation and width)";
+  machine.ceilings = std::move(results.ceilings);
+  machine.skipped = std::move(results.skipped);
+  return machine;
+}
+
+}  // namespace timeroof

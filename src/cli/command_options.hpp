@@ -1,0 +1,42 @@
+// What the commands' register functions share (CLI11): the common options, each
+// added by name and bound to the one CommonOptions of the command line, and
+// when_chosen, which hands main() the chosen command's run.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <utility>
+
+#include "src/cli/commands.hpp"
+
+namespace timeroof::cli {
+
+inline void add_db(CLI::App& command, CommonOptions& options) {
+  command.add_option("--db", options.db, "results store (SQLite)")->capture_default_str();
+}
+
+inline void add_json(CLI::App& command, CommonOptions& options) {
+  command.add_flag("--json", options.json, "machine-readable JSON on stdout");
+}
+
+inline void add_device(CLI::App& command, CommonOptions& options) {
+  command.add_option("--device", options.device, "GPU index (see nvidia-smi)")
+      ->capture_default_str();
+}
+
+inline void add_out(CLI::App& command, CommonOptions& options) {
+  command.add_option("--out", options.out, "output directory or file");
+}
+
+// --devices on the commands that measure: one worker process per GPU; after add_device.
+inline void add_devices(CLI::App& command, CommonOptions& options, const char* what) {
+  command.add_option("--devices", options.devices, what)
+      ->excludes(command.get_option("--device"));  // one or the other, never both silently
+}
+
+// When `command` is the one chosen, main() runs `run` once the whole command line is parsed.
+inline void when_chosen(CLI::App& command, Action& action, Action run) {
+  command.final_callback([&action, run = std::move(run)] { action = run; });
+}
+
+}  // namespace timeroof::cli

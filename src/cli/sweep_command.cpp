@@ -1,0 +1,238 @@
+// `timeroof sweep`: a sweep file (`sweep FILE.toml`), or one subcommand per
+// operator family of the registry (`sweep conv2d`, `sweep lstm`, ...) whose
+// options are the family's axes, so `timeroof sweep conv2d --help` lists every
+// axis with its allowed values and its default. The command-line options of
+// `sweep` (--dry-run, --db, --shard, ...) are bound on `sweep` and on each
+// family's subcommand alike, so they may come before or after the family name.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/vocabulary.hpp"
+#include "src/cli/command_options.hpp"
+#include "src/cli/commands.hpp"
+#include "src/cli/sweep_backend.hpp"
+#include "sweeps/family.hpp"
+#include "sweeps/spec.hpp"
+
+namespace timeroof::cli {
+
+namespace {
+
+// What `sweep` and `sweep <family>` parse into.
+struct SweepArguments {
+  SweepRequest request;
+  std::string resume;
+  bool no_counters = false;
+  std::string shard;
+  bool shard_from_mpi = false;
+  // The family's subcommand: its axis and option flags by their Option, as typed.
+  const CLI::App* family = nullptr;
+  std::map<const CLI::Option*, std::string> keys;
+};
+
+void add_sweep_options(CLI::App& command, CommonOptions& options, SweepArguments& args) {
+  add_db(command, options);
+  add_json(command, options);
+  add_device(command, options);
+  add_devices(command, options,
+              "GPUs to measure on at once, all or 0,2,5: one worker process per GPU, the points "
+              "split by longest expected time first, all stored in one run");
+  CLI::Option* dry_run =
+      command.add_flag("--dry-run", args.request.dry_run, "list the points and a time estimate");
+  command.add_option("--resume", args.resume, "continue this run (id or uuid prefix)")
+      ->excludes(dry_run);  // a dry run measures nothing, so resumes nothing
+  command.add_flag("--no-counters", args.no_counters,
+                   "timing and trace only, no hardware counters");
+  CLI::Option* shard = command.add_option(
+      "--shard", args.shard,
+      "measure only share I of N (I = 0..N-1), the same split on every machine; join the "
+      "shards' stores with `timeroof merge`");
+  command
+      .add_flag("--shard-from-mpi", args.shard_from_mpi,
+                "--shard from the MPI/Slurm rank and size in the environment; the local rank "
+                "picks the GPU unless --device is given")
+      ->excludes(shard);
+  command.allow_extras();  // a sweep file's flags and unknown flags: refused with the reason
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+std::string value_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// "batch size N; integers; default 16 (the default sweep: 16, 1, 2, ...)".
+std::string axis_help(const ParamAxis& axis) {
+  std::string text = axis.help + "; ";
+  if (axis.kind == ParamAxis::Kind::text)
+    text += "values: " + join(axis.allowed);
+  else
+    text += "integers" + (axis.allowed.empty() ? "" : " or " + join(axis.allowed));
+  text += "; default: " + value_text(axis.defaults.at(0));
+  if (axis.defaults.size() > 1) {
+    std::vector<std::string> visited;
+    for (const nlohmann::json& value : axis.defaults) visited.push_back(value_text(value));
+    text += " (the default sweep: " + join(visited) + ")";
+  }
+  return text;
+}
+
+// One flag of a family's subcommand: "--hidden-size" shown, "--hidden_size" accepted
+// too (sweeps/spec.hpp: dashes and underscores are the same). A flag without a
+// value is refused later with the spec's own words, not CLI11's.
+void add_flag_option(CLI::App& command, SweepArguments& args, const std::string& key,
+                     const std::string& help, const std::string& group) {
+  std::string dashed = key;
+  std::replace(dashed.begin(), dashed.end(), '_', '-');
+  const std::vector<std::string> names =
+      dashed == key ? std::vector<std::string>{key} : std::vector<std::string>{dashed, key};
+  for (const std::string& name : names) {
+    CLI::Option* option = command.add_option("--" + name)
+                              ->type_name("LIST")
+                              ->expected(0, 1)
+                              ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    option->description(name == dashed ? help : "");
+    option->group(name == dashed ? group : "");
+    args.keys[option] = name;
+  }
+}
+
+void add_family(CLI::App& sweep, CommonOptions& options, SweepArguments& args,
+                const OperatorFamily& family) {
+  CLI::App* command = sweep.add_subcommand(family.name, family.help);
+  add_sweep_options(*command, options, args);
+  for (const ParamAxis& axis : family.axes)
+    add_flag_option(*command, args, axis.key, axis_help(axis), "Axes");
+  const std::pair<const char*, std::string> sweep_options[] = {
+      {"transfer", std::string("host<->device copies timed with each call: ") +
+                       to_string(TransferMode::none) + " (default), " +
+                       to_string(TransferMode::h2d_input) + ", " +
+                       to_string(TransferMode::h2d_input_d2h_output)},
+      {"host", std::string("host memory of the copies: ") + to_string(HostMemory::pinned) +
+                   " (default), " + to_string(HostMemory::pageable)},
+      {"l2", "L2 before each timed call: warm (default), cold (flushed)"},
+      {"name", "the sweep's name in the store (default: " + family.name + ")"}};
+  for (const auto& [key, help] : sweep_options)
+    add_flag_option(*command, args, key, help, "Sweep options");
+  command->footer(
+      "Axis flags take lists and ranges: " + std::string(kValueListSyntax) +
+      ".\nAxes left out stay at their default; with no axis flag the default sweep runs.\n\n"
+      "Examples:\n  timeroof sweep " +
+      family.name + " --dry-run\n  timeroof sweep " + family.name + " --" +
+      family.axes.front().key + " 1..64:x2 --dry-run");
+}
+
+// The axis and option flags of the family's subcommand as (key, value list) pairs,
+// in the order given and spelled as typed (sweeps/spec.hpp reads them; the spec
+// records them).
+std::vector<std::pair<std::string, std::string>> flags_of(const SweepArguments& args) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  std::map<const CLI::Option*, std::size_t> used;
+  for (const CLI::Option* option : args.family->parse_order()) {
+    const auto key = args.keys.find(option);
+    if (key == args.keys.end()) continue;
+    const std::size_t n = used[option]++;
+    if (n >= option->results().size() || option->results()[n].empty())  // CLI11: "" for none
+      throw usage_error("--" + key->second + " needs a value, e.g. --" + key->second + " 1,2,4");
+    pairs.emplace_back(key->second, option->results()[n]);
+  }
+  return pairs;
+}
+
+ExitCode run_sweep_command(const CommonOptions& options, SweepArguments& args,
+                           const CLI::App& sweep) {
+  SweepRequest request = args.request;
+  std::vector<std::string> extras = sweep.remaining();
+  if (args.family) {
+    if (!request.target.empty()) extras.insert(extras.begin(), args.family->get_name());
+    const std::vector<std::string> more = args.family->remaining();
+    extras.insert(extras.end(), more.begin(), more.end());
+    // Flags not of the family: refused in the spec's words (flag_pairs, spec_from_flags).
+    if (!extras.empty()) {
+      (void)spec_from_flags(args.family->get_name(), flag_pairs(extras));
+      throw usage_error("unexpected argument '" + extras.front() + "'; see `timeroof sweep " +
+                        args.family->get_name() + " --help`");
+    }
+    request.target = args.family->get_name();
+    request.flags = flags_of(args);
+  } else {
+    request.flags = flag_pairs(extras);
+  }
+  request.counters = !args.no_counters;
+  request.resume = !args.resume.empty();
+  SweepShard sharding;
+  if (!args.shard.empty()) {
+    sharding.shard = parse_shard(args.shard);
+    sharding.source = "--shard";
+  } else if (args.shard_from_mpi) {
+    const MpiPlacement placement =
+        placement_from_environment([](const char* name) { return std::getenv(name); });
+    sharding.shard = placement.shard;
+    sharding.source = placement.source;
+    const CLI::App& given = args.family ? *args.family : sweep;
+    if (given.get_option("--device")->count() == 0 && sweep.get_option("--device")->count() == 0)
+      sharding.local_rank = placement.local_rank;
+  }
+  return run_sweep(options, request, args.resume, sharding);
+}
+
+}  // namespace
+
+void register_sweep(CLI::App& app, CommonOptions& options, Action& action) {
+  auto args = std::make_shared<SweepArguments>();
+  CLI::App* sweep = app.add_subcommand(
+      "sweep",
+      "Measure an operator over a grid of sizes (cuDNN conv2d or lstm, or a TOML "
+      "sweep file), point by point into the results store");
+  add_sweep_options(*sweep, options, *args);
+  sweep->add_option("operator", args->request.target, "a sweep file (.toml); or an operator below");
+  for (const OperatorFamily& family : operator_families())
+    add_family(*sweep, options, *args, family);
+  sweep->require_subcommand(0, 1);
+  sweep->footer(
+      "Operators: `timeroof sweep OPERATOR --help` lists its axes, their values and defaults.\n"
+      "Axis flags take lists and ranges: 1,2,4  1..1024:x2  16..128:+16  fp16,fp32.\n"
+      "Axes left out stay at the baseline; with no axis flag the default sweep runs.\n"
+      "Options: --transfer none|h2d_input|h2d_input_d2h_output  --host pinned|pageable\n"
+      "         --l2 warm|cold  --name TEXT\n\n"
+      "Examples:\n  timeroof sweep conv2d --dry-run\n"
+      "  timeroof sweep conv2d --batch 1..1024:x2 --filters 64,128 --precision fp16,fp32\n"
+      "  timeroof sweep lstm --batch 16..128:x2 --hidden-size 16..128:x2\n"
+      "  timeroof sweep my-sweep.toml --l2 cold\n  timeroof sweep conv2d --resume 3\n"
+      "  timeroof sweep conv2d --devices all\n"
+      "  timeroof sweep conv2d --shard 1/4 --db shard-%r.db   (then: timeroof merge all.db "
+      "shard-*.db)\n"
+      "  mpirun -np 8 timeroof sweep lstm --shard-from-mpi --db shard-%r.db\n\n"
+      "In --db, %r is the shard index: each shard its own store file.\n"
+      "Ctrl-C finishes the current point, stores it and exits with code 3.");
+  sweep->final_callback([sweep, args, &options, &action] {
+    const std::vector<CLI::App*> family = sweep->get_subcommands();
+    args->family = family.empty() ? nullptr : family.front();
+    if (!args->family && args->request.target.empty()) throw CLI::RequiredError("operator");
+    // Options given on both sides of the family's name, which CLI11 checks per command.
+    const auto given = [&](const char* name) {
+      return sweep->get_option(name)->count() +
+                 (args->family ? args->family->get_option(name)->count() : 0) >
+             0;
+    };
+    for (const auto& [a, b] :
+         {std::pair{"--dry-run", "--resume"}, std::pair{"--shard", "--shard-from-mpi"},
+          std::pair{"--device", "--devices"}})
+      if (given(a) && given(b)) throw CLI::ExcludesError(a, b);
+    action = [sweep, args, &options] { return run_sweep_command(options, *args, *sweep); };
+  });  // when_chosen's, with the checks above
+}
+
+}  // namespace timeroof::cli

@@ -1,0 +1,81 @@
+// The host side of `timeroof sweep`, in every build: the sweep a request names,
+// --dry-run's listing and --shard's share (no GPU work, no CUDA).
+#include <numeric>
+#include <utility>
+
+#include "core/ceiling_names.hpp"
+#include "src/cli/sweep_backend.hpp"
+
+namespace timeroof::cli {
+
+SweepSpec spec_of(const SweepRequest& request) {
+  const bool file = request.target.size() > 5 &&
+                    request.target.compare(request.target.size() - 5, 5, ".toml") == 0;
+  if (file) {
+    if (!request.flags.empty()) {
+      throw usage_error("a sweep file takes no axis flags (got --" + request.flags[0].first +
+                        "); put them in " + request.target);
+    }
+    return spec_from_toml(request.target);
+  }
+  if (request.flags.empty()) return default_spec(request.target);
+  return spec_from_flags(request.target, request.flags);
+}
+
+DryRunRoofs roofs_from(const Machine* machine) {
+  DryRunRoofs roofs;
+  if (!machine) return roofs;
+  using D = TransferDirection;
+  using H = HostMemory;
+  const std::pair<std::string, double*> wanted[] = {
+      {ceiling::fma(Precision::fp32), &roofs.cuda_core_flops_per_s},
+      {ceiling::tensor(Precision::fp16), &roofs.tensor_flops_per_s},
+      {ceiling::tensor(Precision::tf32), &roofs.tf32_flops_per_s},
+      {ceiling::kHbmCopy, &roofs.bytes_per_s},
+      {ceiling::transfer(D::h2d, H::pinned), &roofs.h2d_pinned_bytes_per_s},
+      {ceiling::transfer(D::d2h, H::pinned), &roofs.d2h_pinned_bytes_per_s},
+      {ceiling::transfer(D::h2d, H::pageable), &roofs.h2d_pageable_bytes_per_s},
+      {ceiling::transfer(D::d2h, H::pageable), &roofs.d2h_pageable_bytes_per_s}};
+  for (const Ceiling& c : machine->ceilings)
+    for (const auto& [name, value] : wanted)
+      if (c.name == name) *value = c.measured;
+  return roofs;
+}
+
+std::string describe_sweep(const SweepRequest& request, const Machine* measured) {
+  const SweepSpec spec = spec_of(request);
+  DryRunRoofs roofs = roofs_from(measured);
+  if (!request.counters) roofs.counter_passes = 0;  // --no-counters
+  return describe_points(spec, roofs, request.only_seqs ? &*request.only_seqs : nullptr);
+}
+
+// The dry run's expected seconds of each of `seqs`: what points are split by.
+std::vector<double> expected_seconds(const SweepSpec& spec, const std::vector<int>& seqs,
+                                     const DryRunRoofs& roofs) {
+  const OperatorFamily& family = find_family(spec.family);
+  std::vector<double> costs;
+  costs.reserve(seqs.size());
+  for (int seq : seqs)
+    costs.push_back(estimate_point(spec.points[static_cast<std::size_t>(seq)], family, roofs,
+                                   spec.transfer, spec.pinned_host)
+                        .point_s);
+  return costs;
+}
+
+// Every seq of the sweep but `measured`: what a runner is told to skip.
+std::set<int> all_seqs_but(const SweepSpec& spec, const std::vector<int>& measured) {
+  std::set<int> skipped;
+  for (int seq = 0; seq < static_cast<int>(spec.points.size()); ++seq) skipped.insert(seq);
+  for (int seq : measured) skipped.erase(seq);
+  return skipped;
+}
+
+std::set<int> shard_point_seqs(const SweepRequest& request, Shard shard) {
+  const SweepSpec spec = spec_of(request);
+  std::vector<int> all(spec.points.size());
+  std::iota(all.begin(), all.end(), 0);
+  return shard_seqs(expected_seconds(spec, all, DryRunRoofs{}),  // default roofs: never a store's
+                    shard);
+}
+
+}  // namespace timeroof::cli

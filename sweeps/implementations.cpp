@@ -1,0 +1,52 @@
+#include "sweeps/implementations.hpp"
+
+#include <string>
+#include <utility>
+
+#include "core/error.hpp"
+#include "sweeps/conv2d.hpp"
+#include "sweeps/lstm.hpp"
+
+namespace timeroof {
+
+cudnnHandle_t LibraryHandles::cudnn() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!cudnn_) cudnn_.emplace();
+  return cudnn_->get();
+}
+
+cublasLtHandle_t LibraryHandles::cublas_lt() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!cublas_lt_) cublas_lt_.emplace();
+  return cublas_lt_->get();
+}
+
+namespace {
+
+using Make = std::unique_ptr<Operator> (*)(const nlohmann::json& point,
+                                           std::shared_ptr<LibraryHandles> libraries);
+
+// Each family's implementation, by the family's name (sweeps/families.cpp).
+constexpr std::pair<const char*, Make> kImplementations[] = {
+    {"conv2d",
+     [](const nlohmann::json& point,
+        std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
+       return std::make_unique<Conv2d>(conv2d_spec_from_params(point), std::move(libraries));
+     }},
+    {"lstm",
+     [](const nlohmann::json& point,
+        std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
+       return std::make_unique<Lstm>(lstm_spec_from_params(point), std::move(libraries));
+     }},
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> make_operator(const OperatorFamily& family, const nlohmann::json& point,
+                                        std::shared_ptr<LibraryHandles> libraries) {
+  for (const auto& [name, make] : kImplementations)
+    if (family.name == name) return make(point, std::move(libraries));
+  throw usage_error("operator '" + family.name + "' has no library implementation in this build");
+}
+
+}  // namespace timeroof
