@@ -271,13 +271,6 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
   return out.str();
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 // One row per point of every run; every parameter of any point is a column
 // (param_<name>), empty where a point lacks it. Missing numbers are empty cells.
 std::string analysis_csv(const std::vector<RunRecord>& records,

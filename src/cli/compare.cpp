@@ -145,13 +145,6 @@ std::string comparison_table(const roofline::Comparison& c) {
   return terminal_safe(out, LineBreaks::keep);
 }
 
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char ch : text) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return quoted + "\"";
-}
-
 // One row per roof and per matched point, ratios with their intervals.
 std::string comparison_csv(const roofline::Comparison& c) {
   std::string out =
@@ -159,15 +152,16 @@ std::string comparison_csv(const roofline::Comparison& c) {
       "verdict,class_base,class_other\n";
   auto number = [](double x) { return format_number(x, hint::exact); };
   for (const auto& r : c.roofs)
-    out += "roof," + csv_cell(r.name) + ",,,,," + csv_cell(r.unit) + "," + number(r.base) + "," +
+    out += "roof," + csv_field(r.name) + ",,,,," + csv_field(r.unit) + "," + number(r.base) + "," +
            number(r.other) + "," + number(r.ratio.value) + "," + number(r.ratio.low) + "," +
            number(r.ratio.high) + "," + to_string(r.verdict) + ",,\n";
   for (const auto& p : c.points)
-    out += "point," + csv_cell(p.op) + "," + csv_cell(p.sweep) + "," + std::to_string(p.base_seq) +
-           "," + std::to_string(p.other_seq) + "," + csv_cell(p.params.dump()) + ",s," +
-           number(p.base_time_s) + "," + number(p.other_time_s) + "," + number(p.ratio.value) +
-           "," + number(p.ratio.low) + "," + number(p.ratio.high) + "," + to_string(p.verdict) +
-           "," + csv_cell(p.base_class) + "," + csv_cell(p.other_class) + "\n";
+    out += "point," + csv_field(p.op) + "," + csv_field(p.sweep) + "," +
+           std::to_string(p.base_seq) + "," + std::to_string(p.other_seq) + "," +
+           csv_field(p.params.dump()) + ",s," + number(p.base_time_s) + "," +
+           number(p.other_time_s) + "," + number(p.ratio.value) + "," + number(p.ratio.low) + "," +
+           number(p.ratio.high) + "," + to_string(p.verdict) + "," + csv_field(p.base_class) + "," +
+           csv_field(p.other_class) + "\n";
   return out;
 }
 

@@ -164,6 +164,13 @@ void write_output(const std::string& out, const std::string& text,
     throw usage_error("cannot write " + out + "; check that its directory exists and is writable");
 }
 
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 std::string table_json_or_csv(bool json, const std::string& format) {
   if (json && !format.empty() && format != "json")
     throw usage_error("--json and --format " + format + " disagree; give one of them");

@@ -23,6 +23,9 @@ void write_output(const std::string& out, const std::string& text,
 // The same refusal alone, for outputs written elsewhere (a report directory).
 void refuse_overwriting(const std::string& out, const std::vector<std::string>& protected_files);
 
+// A CSV field, quoted (RFC 4180) where it holds a comma, quote or line break.
+std::string csv_field(const std::string& text);
+
 // The output format of analyze and compare: --format (empty: table), or json
 // with --json; a usage error where they disagree or the format is unknown.
 std::string table_json_or_csv(bool json, const std::string& format);
