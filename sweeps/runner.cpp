@@ -178,7 +178,6 @@ struct SweepRunner::State {
   // created, every point says why and keeps its timing.
   std::unique_ptr<ProfilerSession> profiler;
   std::string counters_unavailable;
-  bool counter_wait_started = false;            // wait_for_counters has run
   double counter_wait_s = 0;                    // how long it waited, in all
   std::map<std::string, CollectionPlan> plans;  // by precision/math
   // Points a run() with LastBatch::keep left waiting for their counters.
@@ -238,7 +237,6 @@ struct SweepRunner::State {
                  "timeroof: the GPU's hardware counters are in use by another process; waiting "
                  "up to %.0f s for them (--no-counters measures timing only)\n",
                  options.counter_wait_s - counter_wait_s);
-    counter_wait_started = true;
     const double waited_before = counter_wait_s;
     const auto start = std::chrono::steady_clock::now();
     while (waited_before + seconds_since(start) < options.counter_wait_s) {
@@ -280,7 +278,6 @@ struct SweepRunner::State {
                          "timeroof: the GPU's hardware counters were taken by another process; "
                          "trying again for up to %.0f s (--no-counters measures timing only)\n",
                          options.counter_wait_s - counter_wait_s);
-          counter_wait_started = true;
           std::this_thread::sleep_for(std::chrono::seconds(1));
           waited += 1;
           counter_wait_s += 1;
@@ -295,7 +292,7 @@ struct SweepRunner::State {
   }
 
   std::string waited_text() const {
-    if (!counter_wait_started) return "";
+    if (counter_wait_s <= 0) return "";  // never waited
     char text[64];
     std::snprintf(text, sizeof text, " (waited %.0f s for them)", counter_wait_s);
     return text;
