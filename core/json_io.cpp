@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "core/error.hpp"
 #include "timeroof/version.hpp"
@@ -148,6 +149,37 @@ void from_json(const json& j, GpuInfo& v) {
   get(j, "mem_clock_current_hz", v.mem_clock_current_hz);
 }
 
+void to_json(json& j, const PowerConditions& v) {
+  j = json{{"clock_limits", v.clock_limits}};
+  put(j, "watts", v.watts);
+  put(j, "joules_per_call", v.joules_per_call);
+  put(j, "window_s", v.window_s);
+  put(j, "power_limit_w", v.power_limit_w);
+  put(j, "max_temperature_c", v.max_temperature_c);
+}
+// Every key may be missing: the store's rows from before schema 2 hold "{}".
+void from_json(const json& j, PowerConditions& v) {
+  if (!j.is_object()) throw usage_error("power = " + j.dump() + " is not an object");
+  if (j.contains("clock_limits")) get(j, "clock_limits", v.clock_limits);
+  for (auto [key, field] : {std::pair{"watts", &v.watts},
+                            {"joules_per_call", &v.joules_per_call},
+                            {"window_s", &v.window_s},
+                            {"power_limit_w", &v.power_limit_w},
+                            {"max_temperature_c", &v.max_temperature_c}})
+    if (j.contains(key)) get(j, key, *field);
+}
+
+void to_json(json& j, const SustainedRoof& v) {
+  j = json{{"measured", v.measured}, {"seconds", v.seconds}, {"power", v.power}};
+  put(j, "sm_clock_hz", v.sm_clock_hz);
+}
+void from_json(const json& j, SustainedRoof& v) {
+  get(j, "measured", v.measured);
+  get(j, "seconds", v.seconds);
+  get(j, "sm_clock_hz", v.sm_clock_hz);
+  get(j, "power", v.power);
+}
+
 void to_json(json& j, const Ceiling& v) {
   j = json{{"name", v.name},
            {"kind", to_string(v.kind)},
@@ -160,6 +192,10 @@ void to_json(json& j, const Ceiling& v) {
   put(j, "theoretical", v.theoretical);
   put(j, "sm_clock_hz", v.sm_clock_hz);
   put(j, "mem_clock_hz", v.mem_clock_hz);
+  // Left out when empty, so documents of roofs measured without NVML, and every
+  // export written before these fields, keep their bytes through import/export.
+  if (v.power != PowerConditions{}) j["power"] = v.power;
+  if (v.sustained) j["sustained"] = *v.sustained;
 }
 void from_json(const json& j, Ceiling& v) {
   get(j, "name", v.name);
@@ -173,6 +209,9 @@ void from_json(const json& j, Ceiling& v) {
   get(j, "spread", v.spread);
   get(j, "sm_clock_hz", v.sm_clock_hz);
   get(j, "mem_clock_hz", v.mem_clock_hz);
+  // Added within export schema 2: files written before carry neither.
+  if (j.contains("power")) get(j, "power", v.power);
+  if (j.contains("sustained")) get(j, "sustained", v.sustained);
 }
 
 void to_json(json& j, const WorkingSetSample& v) {

@@ -21,7 +21,11 @@ inline constexpr int kExportSchemaVersion = 2;
 // Version of the store's tables (PRAGMA user_version). Its JSON columns hold the
 // current export form of their struct; the readers accept every earlier form, so
 // a store of schema 1 with points of export version 1 reads as it always did.
-inline constexpr int kStoreSchemaVersion = 1;
+// 2: ceilings gain power_json and sustained_json. A store of schema 1 is read as
+// it is and upgraded (columns added, nothing rewritten) by the first write of a
+// ceiling, inside that write's transaction.
+inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kOldestStoreSchemaVersion = 1;
 inline constexpr const char* kExportFormat = "timeroof-results";
 
 void to_json(nlohmann::json& j, const SoftwareVersions& v);
@@ -30,6 +34,10 @@ void to_json(nlohmann::json& j, const CounterAccess& v);
 void from_json(const nlohmann::json& j, CounterAccess& v);
 void to_json(nlohmann::json& j, const GpuInfo& v);
 void from_json(const nlohmann::json& j, GpuInfo& v);
+void to_json(nlohmann::json& j, const PowerConditions& v);
+void from_json(const nlohmann::json& j, PowerConditions& v);
+void to_json(nlohmann::json& j, const SustainedRoof& v);
+void from_json(const nlohmann::json& j, SustainedRoof& v);
 void to_json(nlohmann::json& j, const Ceiling& v);
 void from_json(const nlohmann::json& j, Ceiling& v);
 void to_json(nlohmann::json& j, const WorkingSetSample& v);

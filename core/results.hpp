@@ -65,6 +65,35 @@ struct GpuInfo {
 
 enum class CeilingKind { compute, bandwidth, latency };
 
+// What the board did while a roof was measured (NVML): the power behind an
+// energy roofline, and whether the clock was held back and by what. A burst roof
+// under a power cap is not what a long load holds (SustainedRoof).
+struct PowerConditions {
+  // Mean board power over the timed launches: the energy counter's difference
+  // over the wall time between its two readings. Unset where the counter moved
+  // too few times in that window to be trusted (it updates every few ms).
+  std::optional<double> watts;
+  std::optional<double> joules_per_call;  // the same energy over the calls timed in the window
+  std::optional<double> window_s;         // the wall time the energy covers
+  std::optional<double> power_limit_w;    // the enforced board power limit
+  std::optional<double> max_temperature_c;
+  // NVML clock-event reasons seen while it ran ("sw_power_cap", "hw_slowdown",
+  // "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", ...).
+  std::vector<std::string> clock_limits;
+  bool operator==(const PowerConditions&) const = default;
+};
+
+// The same roof under a load of `seconds`: the rate it settled at (the median
+// over the load's second half), what a long training step meets, against the
+// burst roof of a short measurement.
+struct SustainedRoof {
+  double measured = 0;                // in the roof's unit
+  double seconds = 0;                 // how long the load ran
+  std::optional<double> sm_clock_hz;  // median NVML clock over the second half
+  PowerConditions power;              // over the second half
+  bool operator==(const SustainedRoof&) const = default;
+};
+
 // One roof of the machine, with how it was measured.
 struct Ceiling {
   std::string name;  // fp32_fma, tensor_bf16, hbm_copy, l2, launch_async, h2d_pinned, ...
@@ -75,9 +104,11 @@ struct Ceiling {
   std::string theoretical_source;  // e.g. "sm__inst_executed_pipe_fma.sum.peak_sustained x clock"
   std::string method;              // kernel, problem size, launch shape
   int repeats = 0;
-  double spread = 0;                   // (max - min) / median over the repeats
-  std::optional<double> sm_clock_hz;   // observed during the measurement
-  std::optional<double> mem_clock_hz;  // observed during the measurement
+  double spread = 0;                       // (max - min) / median over the repeats
+  std::optional<double> sm_clock_hz;       // observed during the measurement
+  std::optional<double> mem_clock_hz;      // observed during the measurement
+  PowerConditions power;                   // empty where NVML is missing (and in runs before it)
+  std::optional<SustainedRoof> sustained;  // tensor and HBM roofs, when asked for
   bool operator==(const Ceiling&) const = default;
 };
 

@@ -5,6 +5,7 @@
 #include <cudnn.h>
 #include <cupti_version.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -137,7 +138,22 @@ ClockReader::~ClockReader() = default;
 
 Clocks ClockReader::read() const {
   return {nvml_->clock_hz(pci_bus_id_, Nvml::Clock::sm, Nvml::Which::current),
-          nvml_->clock_hz(pci_bus_id_, Nvml::Clock::memory, Nvml::Which::current)};
+          nvml_->clock_hz(pci_bus_id_, Nvml::Clock::memory, Nvml::Which::current), std::nullopt};
+}
+
+Clocks ClockReader::read_with_power() const {
+  Clocks clocks = read();
+  PowerSample& power = clocks.power.emplace();
+  power.at_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  power.energy_j = nvml_->energy_j(pci_bus_id_);
+  power.temperature_c = nvml_->temperature_c(pci_bus_id_);
+  power.clock_event_reasons = nvml_->clock_event_reasons(pci_bus_id_).value_or(0);
+  return clocks;
+}
+
+std::optional<double> ClockReader::power_limit_w() const {
+  return nvml_->power_limit_w(pci_bus_id_);
 }
 
 }  // namespace timeroof

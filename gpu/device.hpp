@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "core/power.hpp"
 #include "core/results.hpp"
 
 namespace timeroof {
@@ -30,10 +31,12 @@ GpuInfo query_gpu(int index);
 // loading NVML or cuDNN: for a process that only hands the GPU to others.
 GpuInfo identify_gpu(int index);
 
-// Current SM and memory clocks in Hz, read through NVML; nullopt where NVML is missing.
+// Current SM and memory clocks in Hz, read through NVML; nullopt where NVML is
+// missing. `power` only where asked for (ClockReader::read_with_power).
 struct Clocks {
   std::optional<double> sm_hz;
   std::optional<double> mem_hz;
+  std::optional<PowerSample> power;
 };
 Clocks read_clocks(int index);
 
@@ -45,6 +48,10 @@ class ClockReader {
   ClockReader(const ClockReader&) = delete;
   ClockReader& operator=(const ClockReader&) = delete;
   Clocks read() const;
+  // The clocks and the energy counter, temperature and clock-event reasons:
+  // three more NVML calls, for measurements that report their power.
+  Clocks read_with_power() const;
+  std::optional<double> power_limit_w() const;
 
  private:
   std::unique_ptr<Nvml> nvml_;

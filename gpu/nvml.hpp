@@ -1,11 +1,14 @@
-// NVML, loaded at run time: clocks and the driver version. It ships with the
-// driver, not the toolkit, so the tool must run where it is absent.
+// NVML, loaded at run time: clocks, power, energy, clock limits and the driver
+// version. It ships with the driver, not the toolkit, so the tool must run where
+// it is absent.
 #pragma once
 
 #include <optional>
 #include <string>
 
 namespace timeroof {
+
+struct nvmlDevice_st;  // NVML's opaque device handle
 
 class Nvml {
  public:
@@ -24,7 +27,21 @@ class Nvml {
   std::optional<double> clock_hz(const std::string& pci_bus_id, Clock clock, Which which) const;
   std::string driver_version() const;
 
+  // Board power in watts (on Ampere and newer an average over the last second).
+  std::optional<double> power_w(const std::string& pci_bus_id) const;
+  // The energy counter in joules since the driver loaded (Volta and newer).
+  std::optional<double> energy_j(const std::string& pci_bus_id) const;
+  std::optional<double> power_limit_w(const std::string& pci_bus_id) const;  // enforced limit
+  std::optional<double> temperature_c(const std::string& pci_bus_id) const;  // GPU die
+  // Why the clocks are below their maximum now: nvmlClocksEventReason* bits.
+  std::optional<unsigned long long> clock_event_reasons(const std::string& pci_bus_id) const;
+
  private:
+  // The device handle of a PCI bus id, or nullptr where NVML cannot find it.
+  nvmlDevice_st* device(const std::string& pci_bus_id) const;
+  template <typename Value, typename Raw>
+  std::optional<Value> query(const std::string& pci_bus_id, const char* getter, double scale) const;
+
   void* library_ = nullptr;
   bool initialised_ = false;
   std::string why_;

@@ -40,6 +40,10 @@ struct CeilingRequest {
   // measure: workers measuring several GPUs at once take turns for the roofs
   // that share the host. Empty: no lock.
   std::string host_lock;
+  // Seconds of back-to-back load after the burst measurement of each tensor
+  // roof (the best kernel of each type) and of hbm_read / hbm_copy, for their
+  // sustained figure; 0: none.
+  double sustained_seconds = 0;
   // Called with a family's name ("memory") before it is measured.
   std::function<void(const std::string&)> progress = [](const std::string&) {};
   TimingPolicy timing() const { return ceiling_timing(quick); }

@@ -32,15 +32,34 @@ struct Measurement {
   double min_s = 0;
   double max_s = 0;
   int repeats = 0;
-  double spread = 0;                  // (p90 - p10) / median
-  std::optional<double> sm_clock_hz;  // median of readings taken while the GPU was busy
+  double spread = 0;                          // (p90 - p10) / median
+  std::optional<double> sm_clock_hz;          // median of readings taken while the GPU was busy
+  std::optional<double> sm_clock_highest_hz;  // the highest of those readings
   std::optional<double> mem_clock_hz;
+  PowerConditions power;  // measure_on_stream only: NVML sampled beside the clocks
+};
+
+// A load held for `seconds`, judged over its second half (after the clock and
+// the power have settled): what a long run meets, against a short burst.
+struct SustainedMeasurement {
+  double seconds = 0;                 // how long the load ran
+  double median_s = 0;                // of the launches that started in the second half
+  int launches = 0;                   // in the second half
+  std::optional<double> sm_clock_hz;  // median NVML reading over the second half
+  PowerConditions power;              // over the second half
 };
 
 // Times `launch`, which enqueues one unit of work on `stream`, with a CUDA event
 // pair per repeat. Throws on any CUDA error (including from the launched work).
 Measurement measure_on_stream(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
                               const TimingPolicy& policy = {});
+
+// Launches `launch` back to back on `stream` for `seconds` (event-timed, NVML
+// clocks and power sampled every half millisecond). Throws on any CUDA error.
+SustainedMeasurement measure_sustained(const std::function<void(cudaStream_t)>& launch,
+                                       cudaStream_t stream, double seconds);
+// The roof a sustained load gives for `amount_per_call` (FLOPs or bytes).
+SustainedRoof sustained_roof(double amount_per_call, const SustainedMeasurement& m);
 
 // Times `work`, which runs synchronously on the host (launch + sync round trips,
 // pageable copies), with a steady clock.

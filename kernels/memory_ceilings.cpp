@@ -68,15 +68,23 @@ struct Candidate {
   double bytes = 0;
   Measurement m;
   int threads = kMemoryThreadsPerBlock;
+  std::function<void(cudaStream_t)> launch;  // for the winner's sustained load
   double rate() const { return bytes / m.median_s; }
 };
 
 Candidate time_candidate(Context& ctx, const std::string& name, int blocks, double bytes,
                          const std::function<void(cudaStream_t)>& launch,
                          int threads = kMemoryThreadsPerBlock) {
-  Candidate c{name, blocks, bytes, measure_on_stream(launch, ctx.stream, ctx.request.timing()),
-              threads};
+  Candidate c{name,    blocks, bytes, measure_on_stream(launch, ctx.stream, ctx.request.timing()),
+              threads, launch};
   return c;
+}
+
+// The roof under a load of request.sustained_seconds with the winning variant.
+void sustain(const Context& ctx, const Candidate& best, Ceiling& ceiling) {
+  if (ctx.request.sustained_seconds <= 0) return;
+  ceiling.sustained = sustained_roof(
+      best.bytes, measure_sustained(best.launch, ctx.stream, ctx.request.sustained_seconds));
 }
 
 const Candidate& best_of(const std::vector<Candidate>& candidates) {
@@ -146,7 +154,7 @@ void measure_hbm(Context& ctx, CeilingResults& out) {
       const int blocks =
           v.persistent ? ctx.sms * hbm_read_blocks_per_sm(v) : hbm_blocks_for(v, count);
       all.push_back(time_candidate(
-          ctx, v.name, blocks, static_cast<double>(bytes), [&, blocks](cudaStream_t s) {
+          ctx, v.name, blocks, static_cast<double>(bytes), [&, v, blocks](cudaStream_t s) {
             launch_hbm_read(v, src.get(), count, ctx.sums_for(blocks), blocks, s);
           }));
     }
@@ -155,6 +163,7 @@ void measure_hbm(Context& ctx, CeilingResults& out) {
         ceiling::kHbmRead, CeilingKind::bandwidth, "B/s", best.bytes, best.m,
         describe("hbm_read_kernel", best, all,
                  "bytes = buffer size; every word summed, one sum per block written")));
+    sustain(ctx, best, out.ceilings.back());
   }
   if (want_write) {
     std::vector<Candidate> all;
@@ -162,7 +171,7 @@ void measure_hbm(Context& ctx, CeilingResults& out) {
       const int blocks =
           v.persistent ? ctx.sms * hbm_write_blocks_per_sm(v) : hbm_blocks_for(v, count);
       all.push_back(time_candidate(ctx, v.name, blocks, static_cast<double>(bytes),
-                                   [&, blocks](cudaStream_t s) {
+                                   [&, v, blocks](cudaStream_t s) {
                                      launch_hbm_write(v, dst.get(), count, 0x5eed0003u, blocks, s);
                                    }));
     }
@@ -180,7 +189,7 @@ void measure_hbm(Context& ctx, CeilingResults& out) {
           v.persistent ? ctx.sms * hbm_copy_blocks_per_sm(v) : hbm_blocks_for(v, count);
       all.push_back(time_candidate(
           ctx, v.name, blocks, 2.0 * static_cast<double>(bytes),
-          [&, blocks](cudaStream_t s) {
+          [&, v, blocks](cudaStream_t s) {
             launch_hbm_copy(v, src.get(), dst.get(), count, blocks, s);
           },
           v.threads));
@@ -189,6 +198,7 @@ void measure_hbm(Context& ctx, CeilingResults& out) {
     out.ceilings.push_back(make_ceiling(
         ceiling::kHbmCopy, CeilingKind::bandwidth, "B/s", best.bytes, best.m,
         describe("hbm_copy_kernel", best, all, "bytes = 2 x buffer size (read + write)")));
+    sustain(ctx, best, out.ceilings.back());
     // The ld_el_* variants leave source lines at evict_last priority in L2: back to
     // normal before anything else is measured.
     TR_CUDA_CHECK(cudaCtxResetPersistingL2Cache());

@@ -22,6 +22,7 @@ void measure_machine(Machine& machine, const MachineRequest& request) {
   ceilings.quick = request.quick;
   ceilings.gpu = machine.gpu;
   ceilings.host_lock = request.host_lock;
+  ceilings.sustained_seconds = request.sustained_seconds;
   if (!request.only.empty()) {
     ceilings.wanted = [only = request.only](const std::string& name) {
       return std::find(only.begin(), only.end(), name) != only.end();

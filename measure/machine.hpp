@@ -18,6 +18,7 @@ struct MachineRequest {
   bool quick = false;             // reduced sizes and repeats (under 20 s)
   std::vector<std::string> only;  // the roofs to measure by name; empty: every roof
   std::string host_lock;          // CeilingRequest::host_lock (several GPUs at once)
+  double sustained_seconds = 0;   // CeilingRequest::sustained_seconds
   // Called as each family of roofs starts: its 1-based step of `steps`; may be null.
   std::function<void(int step, std::size_t steps, const std::string& family)> progress;
 };

@@ -6,7 +6,9 @@
 #include <set>
 
 #include "core/format.hpp"
+#include "core/power.hpp"
 #include "plots/charts.hpp"
+#include "plots/energy_chart.hpp"
 #include "roofline/analysis.hpp"
 #include "roofline/bounds.hpp"
 #include "roofline/charts_data.hpp"
@@ -150,6 +152,62 @@ void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::strin
       items.push_back(s.name + (s.failed ? " failed: " : " not measured: ") + s.reason);
     doc.push_back(paragraph("Roofs not measured:"));
     doc.push_back(list(std::move(items), false));
+  }
+}
+
+// Power, energy per FLOP or byte, sustained loads and library references at
+// the roof's clock (issue 15), from the analysis; nothing for runs without them.
+void energy_section(std::vector<Block>& doc, const RunRecord& r,
+                    const roofline::RunAnalysis& analysis, const std::string& anchor) {
+  if (analysis.energy.empty() && analysis.library_references.empty()) return;
+  doc.push_back(heading(3, "Power, energy and sustained roofs", anchor + "-energy"));
+  if (!analysis.energy.empty()) {
+    doc.push_back(paragraph(
+        "Board power (NVML energy counter) while each roof's kernel ran, the energy per FLOP or "
+        "byte it implies, and what the clock was held back by. Sustained: the same kernel under "
+        "a long load, judged over its second half; a burst roof above its sustained one is what "
+        "a short benchmark sees and a long training step does not."));
+    std::vector<std::vector<std::string>> rows;
+    for (const roofline::RoofEnergy& e : analysis.energy) {
+      const std::string per = e.unit == "FLOP/s" ? "J/FLOP" : "J/B";
+      std::vector<std::string> row{e.ceiling, format_si(e.measured, e.unit),
+                                   format_si(e.power.watts, "W"), format_si(e.joules_per_unit, per),
+                                   describe_clock_limits(e.power.clock_limits)};
+      if (const auto& s = e.sustained)
+        row.insert(row.end(), {format_si(s->measured, e.unit) + " over " + format_time(s->seconds),
+                               format_number(e.sustained_ratio, hint::share_report),
+                               clock_text(s->sm_clock_hz) + ", " + format_si(s->power.watts, "W"),
+                               format_si(e.sustained_joules_per_unit, per),
+                               describe_clock_limits(s->power.clock_limits)});
+      else
+        row.insert(row.end(), {"-", "-", "-", "-", "-"});
+      rows.push_back(std::move(row));
+    }
+    doc.push_back(table({"Roof", "Burst", "Power", "Energy", "Clock held by", "Sustained",
+                         "Of burst", "Clock, power", "Energy", "Clock held by"},
+                        std::move(rows), "energy"));
+    doc.back().nowrap = {1, 2, 3, 5, 6, 7, 8};
+  }
+  if (!analysis.energy_roofs.empty()) {
+    doc.push_back(chart(energy_roofline_chart(analysis.energy_roofs, r.run.machine.gpu.name),
+                        anchor + "-energy.svg",
+                        "Energy roofline: FLOP per joule against arithmetic intensity"));
+  }
+  if (!analysis.library_references.empty()) {
+    doc.push_back(paragraph(
+        "Library references (cuBLASLt GEMM) against the roof of their type, each quoted at the "
+        "roof's clock (rate x roof clock / its own clock): a reference that moves between runs "
+        "only with its clock stays put here."));
+    std::vector<std::vector<std::string>> rows;
+    for (const roofline::LibraryReference& l : analysis.library_references)
+      rows.push_back({l.reference, format_si(l.measured, "FLOP/s"), clock_text(l.clock_hz), l.roof,
+                      format_si(l.roof_measured, "FLOP/s"), clock_text(l.roof_clock_hz),
+                      format_si(l.at_roof_clock, "FLOP/s"),
+                      format_number(l.ratio, hint::share_report)});
+    doc.push_back(table({"Reference", "Measured", "At clock", "Roof", "Roof measured", "Roof clock",
+                         "At the roof's clock", "Of roof"},
+                        std::move(rows), "library"));
+    doc.back().nowrap = {1, 2, 4, 5, 6, 7};
   }
 }
 
@@ -430,6 +488,7 @@ std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
     summary_section(doc, r, anchor);
     findings_section(doc, analysis, anchor);
     roofs_section(doc, r, anchor);
+    energy_section(doc, r, analysis, anchor);
     std::size_t sweep_number = 0;
     for (const roofline::SweepAnalysis& sweep : analysis.sweeps)
       sweep_section(doc, r, analysis, sweep, anchor, ++sweep_number);

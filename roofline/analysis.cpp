@@ -289,6 +289,9 @@ bool analysed_status(PointStatus status) {
 RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options) {
   RunAnalysis a;
   a.roofs = machine_roofs(record.run.machine);
+  a.energy = roof_energy(record.run.machine);
+  a.energy_roofs = energy_roofs(a.energy);
+  a.library_references = library_references(record.run.machine);
   for (std::size_t i = 0; i < record.points.size(); ++i) {
     PointAnalysis pa;
     pa.index = i;
@@ -325,6 +328,50 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options) {
   return a;
 }
 
+namespace {
+
+json optional_json(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json roof_energy_json(const RunAnalysis& analysis) {
+  json roofs = json::array();
+  for (const RoofEnergy& e : analysis.energy) {
+    roofs.push_back({{"ceiling", e.ceiling},
+                     {"unit", e.unit},
+                     {"measured", e.measured},
+                     {"power", e.power},
+                     {"joules_per_unit", optional_json(e.joules_per_unit)},
+                     {"sustained", e.sustained ? json(*e.sustained) : json(nullptr)},
+                     {"sustained_ratio", optional_json(e.sustained_ratio)},
+                     {"sustained_joules_per_unit", optional_json(e.sustained_joules_per_unit)}});
+  }
+  json lines = json::array();
+  for (const EnergyRoof& r : analysis.energy_roofs)
+    lines.push_back({{"compute", r.compute},
+                     {"memory", r.memory},
+                     {"joules_per_flop", r.joules_per_flop},
+                     {"joules_per_byte", r.joules_per_byte},
+                     {"balance", r.balance}});
+  return {{"roofs", roofs}, {"energy_roofs", lines}};
+}
+
+json library_references_json(const std::vector<LibraryReference>& references) {
+  json out = json::array();
+  for (const LibraryReference& r : references)
+    out.push_back({{"reference", r.reference},
+                   {"roof", r.roof},
+                   {"measured", r.measured},
+                   {"clock_hz", optional_json(r.clock_hz)},
+                   {"roof_measured", r.roof_measured},
+                   {"roof_clock_hz", optional_json(r.roof_clock_hz)},
+                   {"at_roof_clock", optional_json(r.at_roof_clock)},
+                   {"ratio", r.ratio}});
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json analysis_json(const RunRecord& record, const RunAnalysis& analysis) {
   const Run& run = record.run;
   json points = json::array(), series = json::array(), found = json::array();
@@ -344,6 +391,8 @@ nlohmann::json analysis_json(const RunRecord& record, const RunAnalysis& analysi
             {"gpu", run.machine.gpu.name},
             {"chip", run.machine.gpu.chip}}},
           {"roofs", roofs_json(analysis.roofs)},
+          {"roof_energy", roof_energy_json(analysis)},
+          {"library_references", library_references_json(analysis.library_references)},
           {"points", points},
           {"series", series},
           {"findings", found}};

@@ -24,6 +24,7 @@
 #include "roofline/classify.hpp"
 #include "roofline/findings.hpp"
 #include "roofline/machine_roofs.hpp"
+#include "roofline/roof_energy.hpp"
 #include "roofline/sweep_fit.hpp"
 
 namespace timeroof::roofline {
@@ -56,7 +57,10 @@ struct RunAnalysis {
   std::vector<PointAnalysis> points;  // one per RunRecord::points, same order
   std::vector<SweepAnalysis> sweeps;  // in the order of their first point
   std::vector<SeriesAnalysis> series;
-  std::vector<Finding> findings;  // ranked (findings.hpp)
+  std::vector<Finding> findings;   // ranked (findings.hpp)
+  std::vector<RoofEnergy> energy;  // roof_energy.hpp
+  std::vector<EnergyRoof> energy_roofs;
+  std::vector<LibraryReference> library_references;
 };
 
 // True for the statuses the model analyses (see above).
@@ -65,8 +69,10 @@ bool analysed_status(PointStatus status);
 RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options = {});
 
 // {"format": "timeroof-analysis", "schema_version", "options", "runs": [{"run",
-// "roofs", "points", "series", "findings"}]}. Times in seconds, rates in SI units;
-// a value the model could not form is null (also +infinity intensities).
+// "roofs", "roof_energy", "library_references", "points", "series",
+// "findings"}]}. "roof_energy": {"roofs": [RoofEnergy], "energy_roofs":
+// [EnergyRoof]}, "library_references": [LibraryReference] (roof_energy.hpp). Times in seconds,
+// rates in SI units; a value the model could not form is null (also +infinity intensities).
 // "roofs": {"compute": {class: roof}, "memory": {level: roof}, "launch": roof,
 // "transfer": {"h2d"|"d2h": {"pinned"|"pageable": roof}}}; a point's "transfer":
 // {"host", "t_s", "h2d"|"d2h": {"bytes", "bandwidth", "ceiling", "time_s"}}, the

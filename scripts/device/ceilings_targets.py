@@ -83,6 +83,36 @@ def main():
         if c.get("kind") == "compute" and c.get("theoretical"):
             print(f"  {name:<24} {100 * c['measured'] / c['theoretical']:6.2f}%  at "
                   f"{(c.get('sm_clock_hz') or 0) / 1e9:.3f} GHz")
+    print("power and sustained loads (run 1): burst W, J per unit, clock limits; sustained "
+          "rate / burst, its clock, W, limits")
+    for name, c in first.items():
+        p = c.get("power") or {}
+        s = c.get("sustained")
+        if not p.get("watts") and not s:
+            continue
+        per = (p["watts"] / c["measured"]) if p.get("watts") and c["measured"] > 0 else float("nan")
+        line = f"  {name:<22} {p.get('watts') or float('nan'):6.0f} W  {per:9.3e} J/unit  " \
+               f"[{','.join(p.get('clock_limits') or []) or 'none'}]"
+        if s:
+            sp = s.get("power") or {}
+            line += (f"  sustained {s['measured'] / c['measured']:6.1%} over {s['seconds']:.1f} s at "
+                     f"{(s.get('sm_clock_hz') or 0) / 1e9:.3f} GHz, {sp.get('watts') or float('nan'):.0f} W "
+                     f"[{','.join(sp.get('clock_limits') or []) or 'none'}]")
+        print(line)
+    print("library references run-to-run, raw and at the roof's clock (issue 15 item 6):")
+    for name, c in first.items():
+        if not name.startswith(("cublaslt_", "cublas_")) or name not in second:
+            continue
+        roof = "tensor_" + name.split("_", 1)[1]
+        def at_roof_clock(run):
+            ref, r = run[name], run.get(roof)
+            if not r or not ref.get("sm_clock_hz") or not r.get("sm_clock_hz"):
+                return float("nan")
+            return ref["measured"] * r["sm_clock_hz"] / ref["sm_clock_hz"] / r["measured"]
+        raw = second[name]["measured"] / c["measured"] - 1
+        print(f"  {name:<16} raw {100 * raw:+6.2f}% (clocks {(c.get('sm_clock_hz') or 0) / 1e9:.2f} / "
+              f"{(second[name].get('sm_clock_hz') or 0) / 1e9:.2f} GHz); of {roof} at its clock "
+              f"{at_roof_clock(first):.3f} / {at_roof_clock(second):.3f}")
     print("run-to-run per roof (run2 / run1 - 1):")
     for name, c in first.items():
         if name in second:

@@ -24,8 +24,10 @@ status=0
 summary=""
 for test in .carry/tests/*_test; do
   name=$(basename "$test")
-  "$test" --gtest_output="xml:$out/$name.xml" > "$out/$name.log" 2>&1
+  # One hung test must not cost the whole call (nothing comes back past the limit).
+  timeout "${TEST_TIMEOUT_S:-200}" "$test" --gtest_output="xml:$out/$name.xml" > "$out/$name.log" 2>&1
   rc=$?
+  [ "$rc" -eq 124 ] && echo "TIMED OUT after ${TEST_TIMEOUT_S:-200} s" >> "$out/$name.log"
   # A test that needs more GPUs than this machine has skips by design.
   all_skips=$(grep -cE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$out/$name.log")
   by_design=$(grep -c '^needs [a-z0-9]* GPUs' "$out/$name.log")
@@ -34,6 +36,9 @@ for test in .carry/tests/*_test; do
   [ "$rc" -eq 0 ] || status=1
   # On the device, a GPU test that skips is a failure: it proved nothing.
   case "$name" in gpu_*) [ "$skipped" -eq 0 ] || status=1 ;; esac
+  # What has finished so far comes back even if the call runs out of time.
+  printf '%s' "$summary" > "$final/summary.txt"
+  [ "$rc" -eq 0 ] || cp "$out/$name.log" "$final/"
 done
 grep -h -E '^(GPU 0|counters:)' "$out"/gpu_*.log || true
 echo "== summary"; printf '%s' "$summary" | tee "$out/summary.txt"

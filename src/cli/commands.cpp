@@ -151,6 +151,13 @@ void write_main_job_report(const CommonOptions& options, const std::vector<RunRe
     std::cout << index << '\n';
 }
 
+// How the roofs were asked for, kept in the run's spec.
+nlohmann::json ceilings_spec(const CeilingOptions& ceilings) {
+  return {{"quick", ceilings.quick},
+          {"only", ceilings.only},
+          {"sustained_seconds", ceilings.sustained_seconds}};
+}
+
 // Describes the GPU, opens the store, records the run, measures the roofs and
 // stores them. The GPU is described first, so a bad --device writes nothing;
 // the run row exists before measuring, so a crash leaves a visible "running" run.
@@ -158,7 +165,7 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
                            const std::vector<std::string>& sweeps = {}) {
   Run run = new_run(options.command_line);
   run.machine.gpu = describe_gpu(options.device);  // counters probed after the roofs
-  run.spec = {{"ceilings", {{"quick", ceilings.quick}, {"only", ceilings.only}}}};
+  run.spec = {{"ceilings", ceilings_spec(ceilings)}};
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
   store.begin_run(run);
   failed_on_throw(store, {&run, 1}, [&] { measure_machine(run.machine, ceilings); });
@@ -236,18 +243,19 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
   for (const GpuInfo& gpu : gpus) {
     Run run = new_run(options.command_line);
     run.machine.gpu = gpu;
-    run.spec = {{"ceilings", {{"quick", ceilings.quick}, {"only", ceilings.only}}},
-                {"devices", devices_json(gpus)}};
+    run.spec = {{"ceilings", ceilings_spec(ceilings)}, {"devices", devices_json(gpus)}};
     store.begin_run(run);
     runs.push_back(std::move(run));
   }
   bool partial = false;
   failed_on_throw(store, runs, [&] {
     const HostLockFile host_lock;
-    std::vector<nlohmann::json> jobs(devices.size(), {{"kind", "ceilings"},
-                                                      {"quick", ceilings.quick},
-                                                      {"only", ceilings.only},
-                                                      {"host_lock", host_lock.path()}});
+    std::vector<nlohmann::json> jobs(devices.size(),
+                                     {{"kind", "ceilings"},
+                                      {"quick", ceilings.quick},
+                                      {"only", ceilings.only},
+                                      {"sustained_seconds", ceilings.sustained_seconds},
+                                      {"host_lock", host_lock.path()}});
     if (isatty(STDERR_FILENO))
       std::fprintf(stderr, "timeroof: measuring the roofs of %zu GPUs at once\n", devices.size());
     const std::vector<int> codes = run_workers(
@@ -355,7 +363,7 @@ void register_info(CLI::App& app, CommonOptions& options, Action& action) {
   when_chosen(*command, action, [&options] { return run_info(options); });
 }
 
-ExitCode run_main_job(const CommonOptions& options) {
+ExitCode run_main_job(const CommonOptions& options, const CeilingOptions& ceilings) {
   const GpuAvailability gpus = find_gpus();
   if (gpus.count == 0) {
     std::string path;
@@ -375,8 +383,21 @@ ExitCode run_main_job(const CommonOptions& options) {
 
   // The main job: the roofs, then the default sweeps of every operator family.
   if (!options.devices.empty())
-    return measure_and_store_on_devices(options, CeilingOptions{}, {"conv2d", "lstm"});
-  return measure_and_store(options, CeilingOptions{}, {"conv2d", "lstm"});
+    return measure_and_store_on_devices(options, ceilings, {"conv2d", "lstm"});
+  return measure_and_store(options, ceilings, {"conv2d", "lstm"});
+}
+
+// --sustained, on `ceilings` and `run`.
+void add_sustained(CLI::App& command, std::optional<double>& seconds) {
+  command
+      .add_option("--sustained", seconds,
+                  "seconds of load after each tensor and HBM roof, for the rate it holds "
+                  "(default 10, 0 with --quick; 0: none)")
+      ->check(CLI::Range(0.0, 600.0));
+}
+
+double sustained_seconds(const std::optional<double>& given, bool quick) {
+  return given.value_or(quick ? 0.0 : kDefaultSustainedSeconds);
 }
 
 void register_main_job(CLI::App& app, CommonOptions& options, Action& action) {
@@ -398,7 +419,13 @@ void register_main_job(CLI::App& app, CommonOptions& options, Action& action) {
       "(default ./timeroof-report) and prints the path of index.html as its last line.\n"
       "Without a GPU it says why in one line and shows the bundled sample, a real run\n"
       "recorded on an H100/H200, instead (exit code 0): its summary and its report.");
-  when_chosen(*command, action, [&options] { return run_main_job(options); });
+  auto sustained = std::make_shared<std::optional<double>>();
+  add_sustained(*command, *sustained);
+  when_chosen(*command, action, [&options, sustained] {
+    CeilingOptions ceilings;
+    ceilings.sustained_seconds = sustained_seconds(*sustained, false);
+    return run_main_job(options, ceilings);
+  });
 }
 
 ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request,
@@ -482,8 +509,8 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
   return code;
 }
 
-ExitCode run_ceilings(const CommonOptions& options, bool quick,
-                      const std::vector<std::string>& only) {
+ExitCode run_ceilings(const CommonOptions& options, const CeilingOptions& ceilings) {
+  const std::vector<std::string>& only = ceilings.only;
   if (!built_with_cuda()) throw environment_error(find_gpus().why_none);
   const std::vector<std::string> known = known_ceiling_names();
   for (const std::string& name : only) {
@@ -495,15 +522,15 @@ ExitCode run_ceilings(const CommonOptions& options, bool quick,
   }
   const GpuAvailability gpus = find_gpus();
   if (gpus.count == 0) throw environment_error("no GPU: " + gpus.why_none);
-  if (!options.devices.empty())
-    return measure_and_store_on_devices(options, CeilingOptions{quick, only}, {});
-  return measure_and_store(options, CeilingOptions{quick, only});
+  if (!options.devices.empty()) return measure_and_store_on_devices(options, ceilings, {});
+  return measure_and_store(options, ceilings);
 }
 
 void register_ceilings(CLI::App& app, CommonOptions& options, Action& action) {
   struct Arguments {
     bool quick = false;
     std::vector<std::string> only;
+    std::optional<double> sustained_seconds;
   };
   auto args = std::make_shared<Arguments>();
   CLI::App* command = app.add_subcommand(
@@ -520,14 +547,20 @@ void register_ceilings(CLI::App& app, CommonOptions& options, Action& action) {
   command->add_flag("--quick", args->quick, "reduced sizes and repeats (under 20 s)");
   command->add_option("--only", args->only, "roofs to measure, e.g. --only hbm_copy,fp32_fma")
       ->delimiter(',');
+  add_sustained(*command, args->sustained_seconds);
   command->footer(
       "Examples:\n  timeroof ceilings\n  timeroof ceilings --quick\n"
       "  timeroof ceilings --only hbm_copy,l2_read,tensor_bf16 --json\n"
       "  timeroof ceilings --devices all --quick\n\n"
       "Theoretical = CUPTI .peak_sustained x the clock observed during each measurement.\n"
       "Exit code 3 when a roof failed (the others are kept).");
-  when_chosen(*command, action,
-              [&options, args] { return run_ceilings(options, args->quick, args->only); });
+  when_chosen(*command, action, [&options, args] {
+    CeilingOptions ceilings;
+    ceilings.quick = args->quick;
+    ceilings.only = args->only;
+    ceilings.sustained_seconds = sustained_seconds(args->sustained_seconds, args->quick);
+    return run_ceilings(options, ceilings);
+  });
 }
 
 // Hidden: the timing worker a sweep starts (sweeps/timing_worker.hpp), and a

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/results.hpp"
+#include "src/cli/gpu_backend.hpp"
 #include "src/cli/shard.hpp"
 
 namespace CLI {
@@ -41,14 +42,13 @@ void register_analyze(CLI::App& app, CommonOptions& options, Action& action);
 void register_compare(CLI::App& app, CommonOptions& options, Action& action);
 
 ExitCode run_info(const CommonOptions& options);
-ExitCode run_main_job(const CommonOptions& options);
+ExitCode run_main_job(const CommonOptions& options, const CeilingOptions& ceilings);
 struct SweepRequest;
 // --shard / --shard-from-mpi (`sharding`): measures that share of the points into a
 // run whose spec records the shard; "%r" in --db is the shard index.
 ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
                    const std::string& resume, const SweepShard& sharding = {});
-ExitCode run_ceilings(const CommonOptions& options, bool quick,
-                      const std::vector<std::string>& only);
+ExitCode run_ceilings(const CommonOptions& options, const CeilingOptions& ceilings);
 ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::string& filter,
                      const std::vector<std::string>& passes_for);
 ExitCode run_list_runs(const CommonOptions& options);

@@ -9,6 +9,8 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/power.hpp"
+#include "roofline/roof_energy.hpp"
 
 namespace timeroof::cli {
 
@@ -101,6 +103,49 @@ std::string format_ceilings(const std::vector<Ceiling>& ceilings) {
   return table(rows);
 }
 
+std::string format_roof_energy(const Machine& machine) {
+  const std::vector<roofline::RoofEnergy> energy = roofline::roof_energy(machine);
+  if (energy.empty()) return {};
+  const auto energy_unit = [](const std::string& unit) {
+    return unit == "FLOP/s" ? "J/FLOP" : unit == "B/s" ? "J/B" : "J";
+  };
+  std::vector<std::vector<std::string>> rows{{"ceiling", "power", "energy", "clock limits",
+                                              "sustained", "vs burst", "SM clock", "power",
+                                              "energy", "clock limits"}};
+  for (const roofline::RoofEnergy& e : energy) {
+    std::vector<std::string> row{e.ceiling, format_si(e.power.watts, "W"),
+                                 format_si(e.joules_per_unit, energy_unit(e.unit)),
+                                 describe_clock_limits(e.power.clock_limits)};
+    if (const auto& s = e.sustained) {
+      row.insert(row.end(), {format_si(s->measured, e.unit) + " (" + format_time(s->seconds) + ")",
+                             format_number(e.sustained_ratio, hint::percent_1),
+                             format_si(s->sm_clock_hz, "Hz"), format_si(s->power.watts, "W"),
+                             format_si(e.sustained_joules_per_unit, energy_unit(e.unit)),
+                             describe_clock_limits(s->power.clock_limits)});
+    } else {
+      row.insert(row.end(), {"-", "-", "-", "-", "-", "-"});
+    }
+    rows.push_back(std::move(row));
+  }
+  return "power and energy (NVML: board power over the timed launches; sustained: the same "
+         "kernel under a long load, its second half)\n" +
+         table(rows);
+}
+
+std::string format_library_references(const Machine& machine) {
+  const std::vector<roofline::LibraryReference> references = roofline::library_references(machine);
+  if (references.empty()) return {};
+  std::vector<std::vector<std::string>> rows{{"reference", "measured", "at clock", "roof",
+                                              "roof clock", "at the roof's clock", "of roof"}};
+  for (const roofline::LibraryReference& r : references)
+    rows.push_back({r.reference, format_si(r.measured, "FLOP/s"), format_si(r.clock_hz, "Hz"),
+                    r.roof, format_si(r.roof_clock_hz, "Hz"), format_si(r.at_roof_clock, "FLOP/s"),
+                    format_number(r.ratio, hint::percent_1)});
+  return "library references against the roof of their type, quoted at the roof's clock (rate x "
+         "roof clock / own clock)\n" +
+         table(rows);
+}
+
 std::string format_run(const RunRecord& record) {
   const Run& run = record.run;
   std::ostringstream out;
@@ -112,6 +157,7 @@ std::string format_run(const RunRecord& record) {
       << run.host << "\n";
   out << format_gpu(run.machine.gpu);
   out << "ceilings\n" << format_ceilings(run.machine.ceilings);
+  out << format_roof_energy(run.machine) << format_library_references(run.machine);
   for (const CeilingSkip& skip : run.machine.skipped)
     out << "  " << (skip.failed ? "FAILED  " : "skipped ") << skip.name << ": " << skip.reason
         << "\n";

@@ -28,11 +28,17 @@ GpuInfo describe_gpu(int device);
 // CUPTI, NVML or cuDNN. For the parent of --devices, which measures nothing.
 GpuInfo identify_gpu(int device);
 
+// A full measurement holds each tensor and HBM roof's kernel for this long
+// again, for the roof a long load keeps (issue 15: the tensor roofs settle
+// power-capped a few milliseconds in); --quick skips it.
+inline constexpr double kDefaultSustainedSeconds = 10;
+
 struct CeilingOptions {
   bool quick = false;
   std::vector<std::string> only;  // empty: every roof
   std::string host_lock;          // CeilingRequest::host_lock (several GPUs at once)
   bool show_progress = true;      // "[2/6] transfer roofs" on a terminal
+  double sustained_seconds = kDefaultSustainedSeconds;  // 0: no sustained loads
 };
 
 // CUPTI chip names this build knows, the base metrics of one chip (offline,

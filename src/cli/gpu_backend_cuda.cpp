@@ -56,6 +56,7 @@ void measure_machine(Machine& machine, const CeilingOptions& options) {
   request.quick = options.quick;
   request.only = options.only;
   request.host_lock = options.host_lock;
+  request.sustained_seconds = options.sustained_seconds;
   const bool show_progress = options.show_progress && isatty(STDERR_FILENO);
   if (show_progress)
     request.progress = [](int step, std::size_t steps, const std::string& family) {

@@ -386,6 +386,7 @@ ExitCode serve_device_worker(int device) {
     options.quick = job.value("quick", false);
     options.only = job.value("only", std::vector<std::string>());
     options.host_lock = job.value("host_lock", std::string());
+    options.sustained_seconds = job.value("sustained_seconds", 0.0);
     options.show_progress = false;  // several workers share the terminal
     measure_machine(machine, options);
     std::cout << nlohmann::json{{"machine", machine}}.dump() << std::endl;

@@ -23,7 +23,8 @@ using sqlite::Transaction;
 
 namespace {
 
-// Tables of schema 1. The JSON columns hold the to_json form of core/json_io.hpp.
+// Tables of schema 2 (kStoreSchemaVersion). The JSON columns hold the to_json
+// form of core/json_io.hpp.
 constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE runs (
   id INTEGER PRIMARY KEY,
@@ -52,6 +53,8 @@ CREATE TABLE ceilings (
   spread REAL NOT NULL,
   sm_clock_hz REAL,
   mem_clock_hz REAL,
+  power_json TEXT NOT NULL DEFAULT '{}',
+  sustained_json TEXT,
   PRIMARY KEY (run_id, seq)
 );
 CREATE TABLE working_set (
@@ -149,10 +152,10 @@ FileState classify(const std::string& path, const StoreHeader& header) {
           path + ": written by a newer timeroof (schema " + std::to_string(header.user_version) +
           " > " + std::to_string(kStoreSchemaVersion) + "); upgrade timeroof or use another --db");
     }
-    if (header.user_version < kStoreSchemaVersion) {
+    if (header.user_version < kOldestStoreSchemaVersion) {
       throw usage_error(path + ": written by an older timeroof (schema " +
                         std::to_string(header.user_version) + " < " +
-                        std::to_string(kStoreSchemaVersion) +
+                        std::to_string(kOldestStoreSchemaVersion) +
                         ") that this build cannot read; use another --db");
     }
     return FileState::timeroof;
@@ -355,6 +358,20 @@ void check_finite(const Ceiling& ceiling) {
   check("spread", ceiling.spread);
   check("sm_clock_hz", ceiling.sm_clock_hz);
   check("mem_clock_hz", ceiling.mem_clock_hz);
+  const auto check_power = [&](const std::string& prefix, const PowerConditions& power) {
+    check(prefix + "watts", power.watts);
+    check(prefix + "joules_per_call", power.joules_per_call);
+    check(prefix + "window_s", power.window_s);
+    check(prefix + "power_limit_w", power.power_limit_w);
+    check(prefix + "max_temperature_c", power.max_temperature_c);
+  };
+  check_power("power.", ceiling.power);
+  if (const auto& sustained = ceiling.sustained) {
+    check("sustained.measured", sustained->measured);
+    check("sustained.seconds", sustained->seconds);
+    check("sustained.sm_clock_hz", sustained->sm_clock_hz);
+    check_power("sustained.power.", sustained->power);
+  }
 }
 
 void check_finite(const Run& run) {
@@ -517,11 +534,26 @@ void ResultsStore::insert_machine_measurements(std::int64_t run_id, const Machin
   }
 }
 
+int ResultsStore::schema_version() {
+  return static_cast<int>(query_int(db_, "PRAGMA user_version"));
+}
+
+// Schema 1 -> 2: two columns added, no row rewritten. Called inside the
+// transaction of the write that needs them, so a write that fails leaves the
+// file at schema 1, as a timeroof that only reads schema 1 can still open it.
+void ResultsStore::upgrade_schema() {
+  if (schema_version() >= kStoreSchemaVersion) return;
+  db_.exec("ALTER TABLE ceilings ADD COLUMN power_json TEXT NOT NULL DEFAULT '{}'");
+  db_.exec("ALTER TABLE ceilings ADD COLUMN sustained_json TEXT");
+  db_.exec("PRAGMA user_version = " + std::to_string(kStoreSchemaVersion));
+}
+
 void ResultsStore::insert_ceiling(std::int64_t run_id, int seq, const Ceiling& ceiling) {
+  upgrade_schema();
   Statement insert = db_.prepare(
       "INSERT INTO ceilings (run_id, seq, name, kind, unit, measured, theoretical, "
-      "theoretical_source, method, repeats, spread, sm_clock_hz, mem_clock_hz) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+      "theoretical_source, method, repeats, spread, sm_clock_hz, mem_clock_hz, power_json, "
+      "sustained_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
   insert.bind(1, run_id)
       .bind(2, seq)
       .bind(3, ceiling.name)
@@ -534,7 +566,12 @@ void ResultsStore::insert_ceiling(std::int64_t run_id, int seq, const Ceiling& c
       .bind(10, ceiling.repeats)
       .bind(11, ceiling.spread)
       .bind(12, ceiling.sm_clock_hz)
-      .bind(13, ceiling.mem_clock_hz);
+      .bind(13, ceiling.mem_clock_hz)
+      .bind(14, dump(json(ceiling.power)));
+  if (ceiling.sustained)
+    insert.bind(15, dump(json(*ceiling.sustained)));
+  else
+    insert.bind_null(15);  // no sustained load was run
   insert.run();
 }
 
@@ -638,10 +675,17 @@ void ResultsStore::add_ceiling(std::int64_t run_id, const Ceiling& ceiling) {
   check_finite(ceiling);
   Transaction transaction(db_);
   require_run(run_id);
-  Statement next = db_.prepare("SELECT coalesce(max(seq) + 1, 0) FROM ceilings WHERE run_id = ?1");
-  next.bind(1, run_id);
-  next.step();
-  insert_ceiling(run_id, next.column_int(0), ceiling);
+  int seq = 0;
+  {
+    // Finalized before the commit: a statement still stepping keeps a read open,
+    // and the switch to WAL after a first commit fails inside one.
+    Statement next =
+        db_.prepare("SELECT coalesce(max(seq) + 1, 0) FROM ceilings WHERE run_id = ?1");
+    next.bind(1, run_id);
+    next.step();
+    seq = next.column_int(0);
+  }
+  insert_ceiling(run_id, seq, ceiling);
   transaction.commit();
   committed();
 }
@@ -737,9 +781,12 @@ std::vector<Run> ResultsStore::select_runs(const std::optional<std::int64_t>& on
     runs.push_back(std::move(run));
   }
 
+  // A store of schema 1 has no power columns (read-only opens never upgrade it).
+  const bool has_power = schema_version() >= 2;
   Statement ceilings = db_.prepare(
       "SELECT run_id, name, kind, unit, measured, theoretical, theoretical_source, method, "
-      "repeats, spread, sm_clock_hz, mem_clock_hz FROM ceilings" +
+      "repeats, spread, sm_clock_hz, mem_clock_hz" +
+      std::string(has_power ? ", power_json, sustained_json" : "") + " FROM ceilings" +
       std::string(only_id ? " WHERE run_id = ?1" : "") + " ORDER BY run_id, seq");
   if (only_id) ceilings.bind(1, *only_id);
   while (ceilings.step()) {
@@ -757,6 +804,14 @@ std::vector<Run> ResultsStore::select_runs(const std::optional<std::int64_t>& on
     ceiling.spread = ceilings.column_double(9);
     ceiling.sm_clock_hz = ceilings.column_optional_double(10);
     ceiling.mem_clock_hz = ceilings.column_optional_double(11);
+    if (has_power) {
+      const std::string what = "ceiling " + ceiling.name;
+      ceiling.power =
+          parse_column<PowerConditions>(path(), ceilings.column_text(12), what + " power");
+      if (!ceilings.column_is_null(13))
+        ceiling.sustained =
+            parse_column<SustainedRoof>(path(), ceilings.column_text(13), what + " sustained load");
+    }
     runs[run->second].machine.ceilings.push_back(std::move(ceiling));
   }
 

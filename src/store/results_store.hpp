@@ -75,6 +75,8 @@ class ResultsStore {
 
   std::int64_t insert_run(const Run& run);
   void insert_ceiling(std::int64_t run_id, int seq, const Ceiling& ceiling);
+  int schema_version();
+  void upgrade_schema();
   void insert_machine_measurements(std::int64_t run_id, const Machine& machine);
   std::int64_t insert_point(std::int64_t run_id, const Point& point);
   void require_run(std::int64_t run_id);

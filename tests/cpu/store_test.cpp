@@ -159,6 +159,19 @@ Run sample_run(const std::string& uuid) {
   fma.spread = 0.013;
   fma.sm_clock_hz = 1.98e9;
   fma.mem_clock_hz = std::nullopt;
+  fma.power.watts = 612.5;
+  fma.power.joules_per_call = 0.01225;
+  fma.power.window_s = 0.41;
+  fma.power.power_limit_w = 700;
+  fma.power.max_temperature_c = 61;
+  fma.power.clock_limits = {"sw_power_cap"};
+  SustainedRoof sustained;
+  sustained.measured = 5.1e13;
+  sustained.seconds = 10.02;
+  sustained.sm_clock_hz = 1.755e9;
+  sustained.power.watts = 699.1;
+  sustained.power.clock_limits = {"sw_power_cap", "sw_thermal_slowdown"};
+  fma.sustained = sustained;
   Ceiling hbm;
   hbm.name = "hbm";
   hbm.kind = CeilingKind::bandwidth;
@@ -403,6 +416,61 @@ TEST_F(StoreTest, UpdateRunAndCeilings) {
   unknown.id = 999;
   EXPECT_TRUE(Contains(error_of([&] { store.update_run(unknown); }), "no run with id 999"));
   EXPECT_TRUE(Contains(error_of([&] { store.add_ceiling(999, shared); }), "no run with id 999"));
+}
+
+// A store of schema 1 (before the power columns) reads as it is, read-only too;
+// the first write of a ceiling adds the columns inside its own transaction, so
+// a write that fails leaves schema 1 behind, byte for byte.
+TEST_F(StoreTest, SchemaOneStoreIsReadAndUpgradedOnlyByASuccessfulWrite) {
+  const std::string path = file("schema1.db");
+  timeroof::Run run = sample_run(kUuidA);
+  {
+    ResultsStore store = ResultsStore::open(path, Access::read_write);
+    store.begin_run(run);
+  }
+  raw_exec(path,
+           "ALTER TABLE ceilings DROP COLUMN power_json; ALTER TABLE ceilings DROP COLUMN "
+           "sustained_json; PRAGMA user_version = 1; PRAGMA journal_mode = DELETE;");
+  const std::string before = read_bytes(path);
+  {
+    ResultsStore store = ResultsStore::open(path, Access::read_only);
+    const RunRecord read = store.load_run(run.id);
+    ASSERT_EQ(read.run.machine.ceilings.size(), run.machine.ceilings.size());
+    EXPECT_EQ(read.run.machine.ceilings[0].power, PowerConditions{});
+    EXPECT_FALSE(read.run.machine.ceilings[0].sustained);
+    EXPECT_EQ(read.run.machine.ceilings[0].measured, run.machine.ceilings[0].measured);
+  }
+  EXPECT_EQ(read_bytes(path), before);
+  {
+    // The first record's ceilings upgrade the schema, the second is refused
+    // (already stored): the import, upgrade included, is rolled back.
+    ResultsStore store = ResultsStore::open(path, Access::read_write);
+    RunRecord fresh, duplicate;
+    fresh.run = sample_run(kUuidB);
+    duplicate.run = sample_run(kUuidA);
+    EXPECT_TRUE(Contains(error_of([&] {
+                           store.import_runs({fresh, duplicate});
+                         }),
+                         "already stored"));
+  }
+  EXPECT_EQ(raw_query_text(path, "PRAGMA user_version"), "1");
+  {
+    ResultsStore store = ResultsStore::open(path, Access::read_write);
+    store.add_ceiling(run.id, run.machine.ceilings[0]);
+    const RunRecord read = store.load_run(run.id);
+    EXPECT_EQ(read.run.machine.ceilings.back(), run.machine.ceilings[0]);
+    EXPECT_EQ(read.run.machine.ceilings.front().power, PowerConditions{});  // old rows: empty
+  }
+  EXPECT_EQ(raw_query_text(path, "PRAGMA user_version"), std::to_string(kStoreSchemaVersion));
+  {
+    // A new run into a schema-1 store upgrades it as it inserts the run's roofs.
+    const std::string copy = file("schema1-copy.db");
+    { std::ofstream(copy, std::ios::binary) << before; }
+    ResultsStore store = ResultsStore::open(copy, Access::read_write);
+    timeroof::Run second = sample_run(kUuidB);
+    store.begin_run(second);
+    EXPECT_EQ(store.load_run(second.id).run.machine.ceilings, second.machine.ceilings);
+  }
 }
 
 TEST_F(StoreTest, SchemaPragmasAndNumericColumns) {

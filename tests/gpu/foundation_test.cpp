@@ -98,7 +98,8 @@ TEST(GpuFoundation, CliRunStoresARunWithProvenance) {
   TR_REQUIRE_GPU();
   test::TempDir dir;
   const std::string db = dir.file("gpu.db");
-  const test::ToolResult r = test::run_tool({"run", "--db", db});
+  // One second of each sustained load: the default ten make the job 80 s longer.
+  const test::ToolResult r = test::run_tool({"run", "--db", db, "--sustained", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("stored as run 1"), std::string::npos) << r.out;
   const test::ToolResult exported = test::run_tool({"export", "1", "--db", db});
