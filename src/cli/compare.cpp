@@ -63,12 +63,6 @@ double parse_threshold(const std::string& text) {
   return share;
 }
 
-std::string ratio_text(const roofline::Ratio& r) {
-  return format_number(r.value, hint::significant_3) + "x [" +
-         format_number(r.low, hint::significant_3) + ", " +
-         format_number(r.high, hint::significant_3) + "]";
-}
-
 std::string comparison_table(const roofline::Comparison& c) {
   using roofline::Verdict;
   std::string out = "compare: base " + c.base_label + ", other " + c.other_label + " (threshold " +
@@ -84,7 +78,7 @@ std::string comparison_table(const roofline::Comparison& c) {
         {"roof", "base", "other", "other/base [95%]", "verdict"}};
     for (const auto& r : c.roofs)
       rows.push_back({r.name, format_si(r.base, r.unit), format_si(r.other, r.unit),
-                      ratio_text(r.ratio), to_string(r.verdict)});
+                      roofline::format_ratio(r.ratio), to_string(r.verdict)});
     out += "\n" + text_table(rows, {false, true, true, true, false}, true);
   }
   int counts[3] = {0, 0, 0};
@@ -99,6 +93,8 @@ std::string comparison_table(const roofline::Comparison& c) {
     out += "; " + std::to_string(c.points_only_in_other.size()) + " only in other";
   if (!c.points_not_timed.empty())
     out += "; " + std::to_string(c.points_not_timed.size()) + " not timed on a side";
+  if (!c.duplicates.empty())
+    out += "; " + std::to_string(c.duplicates.size()) + " measured more than once on a side";
   out += "\n";
   // The worse points, the largest ratio first: what a regression review reads.
   std::vector<const roofline::PointComparison*> worse;
@@ -108,24 +104,17 @@ std::string comparison_table(const roofline::Comparison& c) {
                    [](auto* a, auto* b) { return a->ratio.value > b->ratio.value; });
   if (!worse.empty()) {
     // Per sweep, only the parameters that vary among its matched points.
+    std::map<std::string, std::vector<const roofline::PointComparison*>> by_sweep;
+    for (const auto& p : c.points) by_sweep[p.sweep].push_back(&p);
     std::map<std::string, std::vector<std::string>> varying;
-    for (const auto& p : c.points) {
-      if (varying.count(p.sweep)) continue;
-      std::vector<std::string>& keys = varying[p.sweep];
-      for (const std::string& key : param_keys(p.params))
-        for (const auto& q : c.points)
-          if (q.sweep == p.sweep && q.params.value(key, nlohmann::json()) != p.params[key]) {
-            keys.push_back(key);
-            break;
-          }
-    }
+    for (const auto& [sweep, points] : by_sweep) varying[sweep] = roofline::varying_params(points);
     std::vector<std::vector<std::string>> rows = {
         {"worse point", "params", "T base", "T other", "other/base [95%]", "class base -> other"}};
     for (const auto* p : worse)
       rows.push_back({p->sweep + " #" + std::to_string(p->base_seq) + " " + p->op,
                       params_text(p->params, varying[p->sweep]),
                       format_number(p->base_time_s, hint::time),
-                      format_number(p->other_time_s, hint::time), ratio_text(p->ratio),
+                      format_number(p->other_time_s, hint::time), roofline::format_ratio(p->ratio),
                       p->base_class + " -> " + p->other_class});
     out += "\n" + text_table(rows, {false, false, true, true, true, false}, true);
   }
@@ -141,6 +130,12 @@ std::string comparison_table(const roofline::Comparison& c) {
     if (names->empty()) continue;
     out += std::string("\n") + title + ":\n";
     for (const std::string& n : *names) out += "  " + n + "\n";
+  }
+  if (!c.duplicates.empty()) {
+    out += "\nmeasured more than once (the newest timed measurement compared):\n";
+    for (const roofline::DuplicatePoint& d : c.duplicates)
+      out += "  " + d.side + " " + d.point + ": " + std::to_string(d.measured_in.size()) +
+             " measurements, compared " + d.kept + "\n";
   }
   return terminal_safe(out, LineBreaks::keep);
 }
@@ -216,6 +211,8 @@ void register_compare(CLI::App& app, CommonOptions& options, Action& action) {
       "Examples:\n  timeroof compare samples/sample-run-h100.json samples/sample-run.json\n"
       "  timeroof compare 3,4 7,8 --threshold 3% || echo regression\n"
       "  timeroof compare before.json after.json --format json | jq '.findings'\n\n"
+      "Points measured in several runs of one side (BASE = 3,4) are compared once, with\n"
+      "the newest timed measurement; the table names the others.\n\n"
       "Verdicts: worse when the whole 95% interval of other/base lies past the threshold\n"
       "on the bad side (slower times, lower rates), better alike; same otherwise.");
   when_chosen(*command, action, [&options, args] {
