@@ -87,6 +87,18 @@ void write_all_or_none(const std::string& dir,
 
 }  // namespace
 
+void detail::write_report_files(const std::string& dir,
+                                const std::vector<std::pair<std::string, std::string>>& files) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw usage_error("cannot create the report directory " + dir + " (" + ec.message() +
+                      "); pass a writable --out");
+  }
+  write_all_or_none(dir, files);
+}
+
 ReportDocuments render_report(const std::vector<RunRecord>& runs, ChartFormat format) {
   const std::vector<Block> doc = detail::report_blocks(runs);
   ReportDocuments out;
@@ -118,12 +130,6 @@ ChartFormat parse_chart_format(const std::string& name) {
 void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir,
                   ChartFormat format) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec || !fs::is_directory(out_dir)) {
-    throw usage_error("cannot create the report directory " + out_dir + " (" + ec.message() +
-                      "); pass a writable --out");
-  }
   const std::vector<Block> doc = detail::report_blocks(runs);
   // The SVG report first: it stands on its own if the conversion cannot run.
   std::vector<std::pair<std::string, std::string>> files;  // name, text
@@ -135,7 +141,7 @@ void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir
   }
   files.emplace_back("report.md", detail::render_markdown(doc, ChartFormat::svg));
   files.emplace_back("index.html", detail::render_html(doc));
-  write_all_or_none(out_dir, files);
+  detail::write_report_files(out_dir, files);
   if (format == ChartFormat::svg) return;
 
   const std::string tool = detail::find_on_path("rsvg-convert");

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plots/report.hpp"
@@ -42,5 +43,11 @@ std::string render_html(const std::vector<Block>& blocks);
 std::string render_markdown(const std::vector<Block>& blocks, ChartFormat format);
 // A chart's file name with the extension of `format` ("x.svg" -> "x.png").
 std::string chart_file(const std::string& svg_file, ChartFormat format);
+
+// Creates `dir` and writes each (file name, text) into it, all or none: a usage
+// error naming the path, the system's reason and the fix when one cannot be
+// written, with those written removed. The last file is renamed into place last.
+void write_report_files(const std::string& dir,
+                        const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace timeroof::plots::detail

@@ -40,10 +40,19 @@ table{font-size:7.5pt;line-height:1.25}th,td{padding:1px 2px}th{font-weight:norm
 }  // namespace
 
 std::string render_html(const std::vector<Block>& blocks) {
+  // The page's title is its first top-level heading (the run report's and the
+  // compare report's differ).
+  std::string title = "timeroof report";
+  for (const Block& b : blocks)
+    if (b.kind == Block::Kind::heading && b.level == 1) {
+      title = b.text;
+      break;
+    }
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
-         "<title>timeroof report</title>\n<style>\n"
+         "<title>"
+      << escape(title) << "</title>\n<style>\n"
       << kCss << "</style>\n</head>\n<body>\n";
   for (const Block& b : blocks) {
     switch (b.kind) {

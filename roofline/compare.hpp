@@ -4,14 +4,21 @@
 // interval from both sides' own statistics, and a verdict against a threshold
 // that counts only beyond the noise: "worse" when the whole interval lies past
 // the threshold on the bad side, so a CI gate on it never fails on noise alone.
+//
+// Each side's runs are analysed once (roofline::analyze, ComparedSide); the
+// comparison, its findings and the compare report's charts (plots/compare_*.hpp)
+// all read those analyses and compute no bound again.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/results.hpp"
+#include "roofline/analysis.hpp"
 
 namespace timeroof::roofline {
 
@@ -21,6 +28,9 @@ struct CompareOptions {
   // How the sides are named in the findings; empty: by GPU and run ids.
   std::string base_label;
   std::string other_label;
+  // The swept parameter along which matched points form a series, and the
+  // findings say where along it a verdict holds ("at batch >= 128").
+  std::string parameter = "batch";
 };
 
 enum class Verdict { better, same, worse };
@@ -44,6 +54,24 @@ Ratio ratio_of(double base, double base_half_width, double other, double other_h
 // (1 / (1 + threshold) for rates); better alike on the good side.
 Verdict verdict_of(const Ratio& ratio, bool lower_is_better, double threshold);
 
+// "1.23x [1.20, 1.26]": a ratio and its 95% interval, for tables.
+std::string format_ratio(const Ratio& ratio);
+
+// One side of a comparison: its runs (a ceilings run and its sweeps, or one
+// run) and the model of each, computed once.
+struct ComparedSide {
+  std::vector<RunRecord> runs;
+  std::vector<RunAnalysis> analyses;  // one per run, same order
+};
+ComparedSide analyse_side(std::vector<RunRecord> runs);
+
+// Where a compared point lies in its side: runs[run].points[point] (and
+// analyses[run].points[point]).
+struct PointRef {
+  std::size_t run = 0;
+  std::size_t point = 0;
+};
+
 // One roof on both sides.
 struct RoofComparison {
   std::string name;  // the Ceiling's name: "hbm_copy", "launch_async", ...
@@ -61,14 +89,49 @@ struct PointComparison {
   std::string op;
   nlohmann::json params;
   std::string precision;
+  std::string math_mode;
   int base_seq = 0;
   int other_seq = 0;
+  PointRef base_ref;
+  PointRef other_ref;
   double base_time_s = 0;
   double other_time_s = 0;
   Ratio ratio;  // T_other / T_base: above 1, the other side is slower
   std::string base_class;
   std::string other_class;
   Verdict verdict = Verdict::same;
+};
+
+// Matched points that differ only in the swept parameter (CompareOptions::
+// parameter): one operator on both sides along batch, as roofline::Series
+// groups a run's points (same sweep, operator, precision, math mode and every
+// other parameter). At least two points.
+struct ComparedSeries {
+  std::string sweep;
+  std::string op;
+  std::string precision;
+  std::string math_mode;
+  nlohmann::json fixed = nlohmann::json::object();  // every other parameter
+  // Those of `fixed` that tell this series from the others of its sweep,
+  // operator and precision ("stride=1"); empty where it is the only one.
+  std::string distinct;
+  std::vector<std::size_t> points;  // into Comparison::points, ascending parameter
+  // "conv2d-default conv2d_fwd fp16", then `distinct` in parentheses.
+  std::string name() const;
+};
+
+// The parameters whose values differ among `points`, in param_keys order (batch
+// first): what a table or a sentence about them needs to tell them apart.
+std::vector<std::string> varying_params(const std::vector<const PointComparison*>& points);
+
+// A point measured more than once on one side (the same operator and
+// parameters in several runs of the side, or twice in one run): it is compared
+// once, with the newest measurement the model could time.
+struct DuplicatePoint {
+  std::string side;                      // "base" or "other"
+  std::string point;                     // "op {params}"
+  std::vector<std::string> measured_in;  // each measurement's run, oldest first
+  std::string kept;                      // the one compared
 };
 
 // A provenance field that differs between the sides (GPU, driver, libraries,
@@ -88,31 +151,49 @@ struct Comparison {
   std::vector<std::string> roofs_only_in_base;
   std::vector<std::string> roofs_only_in_other;
   std::vector<PointComparison> points;           // in the base side's order
+  std::vector<ComparedSeries> series;            // in the order of their first point
   std::vector<std::string> points_only_in_base;  // "op {params}"
   std::vector<std::string> points_only_in_other;
   // Points measured but not timed (failed, unsupported, out of memory) on either
   // side are listed here rather than compared.
   std::vector<std::string> points_not_timed;
-  // One sentence per group of points that share a sweep, operator, precision
-  // and class on both sides: how much faster or slower, and which roof explains it.
+  std::vector<DuplicatePoint> duplicates;
+  // Where the sides differ, most time first: per series, how much faster or
+  // slower the other side is over which range of the parameter ("at batch >=
+  // 128") and which roof explains it, with the ranges where it is the same; per
+  // group of points outside a series (same sweep, operator, precision, verdict
+  // and classes) one sentence. Nothing where every point is the same.
   std::vector<std::string> findings;
 
   // Roofs and points judged worse beyond the noise.
   int worse_count() const;
 };
 
-// `base` and `other`: each side's runs (a ceilings run and its sweeps, or one run).
-// A side's roofs are the ceilings of its runs' machines, the first of each name;
-// its points those of every run, the first of each operator and parameters.
+// A side's roofs are the ceilings of its runs' machines, each name from the
+// newest run that has it; its points those of every run, each operator and
+// parameters once (DuplicatePoint). The newest run is the one started last
+// (Run::started_at), the later in the side's order among equals.
+Comparison compare_runs(const ComparedSide& base, const ComparedSide& other,
+                        const CompareOptions& options = {});
+// The same, analysing each side first.
 Comparison compare_runs(const std::vector<RunRecord>& base, const std::vector<RunRecord>& other,
                         const CompareOptions& options = {});
 
+// The index into side.runs of the run whose roofs a side is judged on: the
+// newest with ceilings, else the newest; nullopt for an empty side.
+std::optional<std::size_t> roofs_run(const ComparedSide& side);
+
 // {"format": "timeroof-comparison", "schema_version", "base", "other",
-// "threshold", "provenance": [...], "roofs": [...], "points": [...],
-// "only_in_base", "only_in_other", "not_timed", "findings", "worse"}; ratios as
-// {"value", "low", "high"}, times in seconds.
+// "threshold", "parameter", "provenance": [...], "roofs": [...], "points": [...],
+// "series": [{"name", "sweep", "op", "precision", "math_mode", "fixed",
+// "points": [indices into "points"]}], "roofs_only_in_base",
+// "roofs_only_in_other", "points_only_in_base", "points_only_in_other",
+// "points_not_timed", "duplicates": [{"side", "point", "measured_in", "kept"}],
+// "findings", "worse"}; ratios as {"value", "low", "high"}, times in seconds.
+// Version 2: "series", "duplicates", "parameter" and each point's "math_mode";
+// findings per series over ranges of the parameter, none where all is the same.
 inline constexpr const char* kComparisonFormat = "timeroof-comparison";
-inline constexpr int kComparisonSchemaVersion = 1;
+inline constexpr int kComparisonSchemaVersion = 2;
 nlohmann::json comparison_json(const Comparison& comparison);
 
 }  // namespace timeroof::roofline

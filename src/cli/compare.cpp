@@ -1,11 +1,13 @@
 // `timeroof compare BASE OTHER`: two sides' roofs and points side by side
-// (roofline/compare.hpp), as a table, JSON or CSV; exit code 4 when something is
+// (roofline/compare.hpp), as a table, JSON or CSV, or as an HTML or Markdown
+// report with charts (plots/compare_report.hpp); exit code 4 when something is
 // worse beyond its noise, so a CI job can gate on it.
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "plots/compare_report.hpp"
 #include "roofline/compare.hpp"
 #include "src/cli/command_options.hpp"
 #include "src/cli/commands.hpp"
@@ -63,12 +66,6 @@ double parse_threshold(const std::string& text) {
   return share;
 }
 
-std::string ratio_text(const roofline::Ratio& r) {
-  return format_number(r.value, hint::significant_3) + "x [" +
-         format_number(r.low, hint::significant_3) + ", " +
-         format_number(r.high, hint::significant_3) + "]";
-}
-
 std::string comparison_table(const roofline::Comparison& c) {
   using roofline::Verdict;
   std::string out = "compare: base " + c.base_label + ", other " + c.other_label + " (threshold " +
@@ -84,7 +81,7 @@ std::string comparison_table(const roofline::Comparison& c) {
         {"roof", "base", "other", "other/base [95%]", "verdict"}};
     for (const auto& r : c.roofs)
       rows.push_back({r.name, format_si(r.base, r.unit), format_si(r.other, r.unit),
-                      ratio_text(r.ratio), to_string(r.verdict)});
+                      roofline::format_ratio(r.ratio), to_string(r.verdict)});
     out += "\n" + text_table(rows, {false, true, true, true, false}, true);
   }
   int counts[3] = {0, 0, 0};
@@ -99,6 +96,8 @@ std::string comparison_table(const roofline::Comparison& c) {
     out += "; " + std::to_string(c.points_only_in_other.size()) + " only in other";
   if (!c.points_not_timed.empty())
     out += "; " + std::to_string(c.points_not_timed.size()) + " not timed on a side";
+  if (!c.duplicates.empty())
+    out += "; " + std::to_string(c.duplicates.size()) + " measured more than once on a side";
   out += "\n";
   // The worse points, the largest ratio first: what a regression review reads.
   std::vector<const roofline::PointComparison*> worse;
@@ -108,24 +107,17 @@ std::string comparison_table(const roofline::Comparison& c) {
                    [](auto* a, auto* b) { return a->ratio.value > b->ratio.value; });
   if (!worse.empty()) {
     // Per sweep, only the parameters that vary among its matched points.
+    std::map<std::string, std::vector<const roofline::PointComparison*>> by_sweep;
+    for (const auto& p : c.points) by_sweep[p.sweep].push_back(&p);
     std::map<std::string, std::vector<std::string>> varying;
-    for (const auto& p : c.points) {
-      if (varying.count(p.sweep)) continue;
-      std::vector<std::string>& keys = varying[p.sweep];
-      for (const std::string& key : param_keys(p.params))
-        for (const auto& q : c.points)
-          if (q.sweep == p.sweep && q.params.value(key, nlohmann::json()) != p.params[key]) {
-            keys.push_back(key);
-            break;
-          }
-    }
+    for (const auto& [sweep, points] : by_sweep) varying[sweep] = roofline::varying_params(points);
     std::vector<std::vector<std::string>> rows = {
         {"worse point", "params", "T base", "T other", "other/base [95%]", "class base -> other"}};
     for (const auto* p : worse)
       rows.push_back({p->sweep + " #" + std::to_string(p->base_seq) + " " + p->op,
                       params_text(p->params, varying[p->sweep]),
                       format_number(p->base_time_s, hint::time),
-                      format_number(p->other_time_s, hint::time), ratio_text(p->ratio),
+                      format_number(p->other_time_s, hint::time), roofline::format_ratio(p->ratio),
                       p->base_class + " -> " + p->other_class});
     out += "\n" + text_table(rows, {false, false, true, true, true, false}, true);
   }
@@ -141,6 +133,12 @@ std::string comparison_table(const roofline::Comparison& c) {
     if (names->empty()) continue;
     out += std::string("\n") + title + ":\n";
     for (const std::string& n : *names) out += "  " + n + "\n";
+  }
+  if (!c.duplicates.empty()) {
+    out += "\nmeasured more than once (the newest timed measurement compared):\n";
+    for (const roofline::DuplicatePoint& d : c.duplicates)
+      out += "  " + d.side + " " + d.point + ": " + std::to_string(d.measured_in.size()) +
+             " measurements, compared " + d.kept + "\n";
   }
   return terminal_safe(out, LineBreaks::keep);
 }
@@ -165,28 +163,50 @@ std::string comparison_csv(const roofline::Comparison& c) {
   return out;
 }
 
+// The directory a report is written into without --out.
+constexpr const char* kDefaultCompareReportDir = "timeroof-compare";
+
+// html and markdown write a report directory; the other formats are resolved as
+// analyze's are (table, json, csv; --json for json).
+std::string compare_format(bool json, const std::string& requested) {
+  if (requested != "html" && requested != "markdown") return table_json_or_csv(json, requested);
+  if (json) throw usage_error("--json and --format " + requested + " disagree; give one of them");
+  return requested;
+}
+
 }  // namespace
 
 ExitCode run_compare(const CommonOptions& options, const std::string& base,
                      const std::string& other, const std::string& threshold,
                      const std::string& requested_format) {
-  const std::string format = table_json_or_csv(options.json, requested_format);
+  const std::string format = compare_format(options.json, requested_format);
   roofline::CompareOptions compare_options;
   if (!threshold.empty()) compare_options.threshold = parse_threshold(threshold);
   std::vector<std::string> inputs = {options.db};
   for (const std::string& side : {base, other})
     if (is_file(side)) inputs.push_back(side);
   refuse_overwriting(options.out, inputs);
-  const roofline::Comparison c =
-      roofline::compare_runs(load_side(options, base), load_side(options, other), compare_options);
-  std::string text;
-  if (format == "json")
-    text = roofline::comparison_json(c).dump(2) + "\n";
-  else if (format == "csv")
-    text = comparison_csv(c);
-  else
-    text = comparison_table(c);
-  write_output(options.out, text, inputs);
+  // Each side analysed once: the comparison and the report's charts read it.
+  const roofline::ComparedSide base_side = roofline::analyse_side(load_side(options, base));
+  const roofline::ComparedSide other_side = roofline::analyse_side(load_side(options, other));
+  const roofline::Comparison c = roofline::compare_runs(base_side, other_side, compare_options);
+  if (format == "html" || format == "markdown") {
+    const std::string dir = options.out.empty() ? kDefaultCompareReportDir : options.out;
+    std::cout << plots::write_compare_report(c, base_side, other_side, dir,
+                                             format == "html"
+                                                 ? plots::CompareReportFormat::html
+                                                 : plots::CompareReportFormat::markdown)
+              << '\n';
+  } else {
+    std::string text;
+    if (format == "json")
+      text = roofline::comparison_json(c).dump(2) + "\n";
+    else if (format == "csv")
+      text = comparison_csv(c);
+    else
+      text = comparison_table(c);
+    write_output(options.out, text, inputs);
+  }
   return c.worse_count() > 0 ? ExitCode::regression : ExitCode::ok;
 }
 
@@ -209,13 +229,23 @@ void register_compare(CLI::App& app, CommonOptions& options, Action& action) {
   command->add_option("other", args->other, "the same for the other side")->required();
   command->add_option("--threshold", args->threshold,
                       "changes smaller than this are the same (default 5%; 0.05 also works)");
-  command->add_option("--format", args->format, "table (default), json or csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
-  command->add_option("--out", options.out, "write to this file instead of stdout");
+  command
+      ->add_option("--format", args->format,
+                   "table (default), json or csv; html or markdown: a report with charts")
+      ->check(CLI::IsMember({"table", "json", "csv", "html", "markdown"}));
+  command->add_option("--out", options.out,
+                      "write to this file instead of stdout; html and markdown: the report "
+                      "directory (default ./timeroof-compare)");
   command->footer(
       "Examples:\n  timeroof compare samples/sample-run-h100.json samples/sample-run.json\n"
       "  timeroof compare 3,4 7,8 --threshold 3% || echo regression\n"
-      "  timeroof compare before.json after.json --format json | jq '.findings'\n\n"
+      "  timeroof compare before.json after.json --format json | jq '.findings'\n"
+      "  timeroof compare samples/sample-run-h100.json samples/sample-run.json \\\n"
+      "      --format html --out h100-vs-h200\n\n"
+      "html writes DIR/index.html, self-contained (inline SVG and CSS); markdown writes\n"
+      "DIR/report.md and its SVG charts. Either prints the path of the file written.\n"
+      "Points measured in several runs of one side (BASE = 3,4) are compared once, with\n"
+      "the newest timed measurement; the table and report name the others.\n\n"
       "Verdicts: worse when the whole 95% interval of other/base lies past the threshold\n"
       "on the bad side (slower times, lower rates), better alike; same otherwise.");
   when_chosen(*command, action, [&options, args] {

@@ -380,6 +380,28 @@ TEST(Cli, CompareOfTheH100AndH200SamplesFindsWhereTheH200WinsAndGates) {
                         1, "neither an export file nor run ids");
 }
 
+TEST(Cli, CompareWritesAnHtmlOrMarkdownReportAndStillGates) {
+  const std::string h100 = source_dir() + "/samples/sample-run-h100.json";
+  TempDir dir;
+  const ToolResult html =
+      run_tool({"compare", h100, kSample, "--format", "html", "--out", dir.file("html")}, kNoGpu);
+  EXPECT_EQ(html.exit_code, 4) << "the report does not change the gate\n" << html.err;
+  EXPECT_EQ(html.out, dir.file("html") + "/index.html\n");
+  const std::string page = read_file(dir.file("html") + "/index.html");
+  for (const char* text :
+       {"<title>timeroof compare: NVIDIA H200 against NVIDIA H100 80GB HBM3", ">Findings</h2>",
+        "at batch &gt;= 64 (5 points): memory_bound(dram) on both, and its dram roof is 1.47x",
+        "<svg"})
+    EXPECT_NE(page.find(text), std::string::npos) << text;
+  const ToolResult markdown = run_tool(
+      {"compare", kSample, kSample, "--format", "markdown", "--out", dir.file("md")}, kNoGpu);
+  EXPECT_EQ(markdown.exit_code, 0) << markdown.err;
+  EXPECT_EQ(markdown.out, dir.file("md") + "/report.md\n");
+  EXPECT_NE(read_file(dir.file("md") + "/report.md").find("No point differs"), std::string::npos);
+  expect_one_line_error(run_tool({"compare", h100, kSample, "--format", "html", "--json"}, kNoGpu),
+                        1, "--json and --format html disagree");
+}
+
 TEST(Cli, AnalyzeAsJsonAndCsv) {
   TempDir dir;
   const auto sample = nlohmann::json::parse(read_file(kSample));
