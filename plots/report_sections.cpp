@@ -223,7 +223,6 @@ void series_charts(std::vector<Block>& doc, const roofline::RunAnalysis& analysi
     const roofline::Series& s = series.series;
     if (s.sweep != sweep) continue;
     ++series_number;
-    const std::vector<SeriesPoint> chart_points = series_points(s);
     const bool tensor_work = std::any_of(
         s.points.begin(), s.points.end(),
         [](const roofline::SeriesPoint& sp) { return sp.bounds.tensor_share.value_or(0) > 0; });
@@ -231,18 +230,17 @@ void series_charts(std::vector<Block>& doc, const roofline::RunAnalysis& analysi
     const std::string file = prefix + "-series" + std::to_string(series_number);
     doc.push_back(heading(4, s.name() + " against " + s.parameter));
     const std::string title = s.name() + ": time against " + s.parameter;
-    doc.push_back(chart(time_vs_parameter_chart(chart_points, s.parameter, title), file + ".svg",
+    doc.push_back(chart(time_vs_parameter_chart(s, title), file + ".svg",
                         title + " (" + fixed_text +
                             "): T_stream, T_call and T_graph with their "
                             "95% intervals, T_k and the bounds"));
     const std::string parts = s.name() + ": where the time goes, against " + s.parameter;
-    doc.push_back(chart(time_decomposition_chart(chart_points, s.parameter, parts),
-                        file + "-decomposition.svg",
+    doc.push_back(chart(time_decomposition_chart(s, parts), file + "-decomposition.svg",
                         parts + ": host overhead, device gaps, transfer, kernel time within and "
                                 "lost to the roof"));
     if (tensor_work) {
       const std::string tc = s.name() + ": Tensor Cores against " + s.parameter;
-      doc.push_back(chart(tensor_core_chart(chart_points, s.parameter, tc), file + "-tensor.svg",
+      doc.push_back(chart(tensor_core_chart(s, tc), file + "-tensor.svg",
                           tc + ": share of the FLOPs and utilisation of the Tensor-Core roof"));
     } else {
       doc.push_back(paragraph("Tensor Cores do none of the FLOPs of " + s.name() + " (math " +
