@@ -167,7 +167,8 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
   bool partial = some_roof_failed(run.machine);
   failed_on_throw(store, {&run, 1}, [&] {
     for (const std::string& family : sweeps) {
-      const SweepRequest request{family, {}, false, true};
+      SweepRequest request;
+      request.spec = default_spec(family);
       partial =
           measure_sweep(request, store, run, isatty(STDERR_FILENO)) == ExitCode::partial || partial;
     }
@@ -303,7 +304,8 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
     }
 
     for (const std::string& family : sweeps) {
-      SweepRequest request{family, {}, false, true};
+      SweepRequest request;
+      request.spec = default_spec(family);
       request.devices = devices;
       partial =
           measure_sweep(request, store, runs.front(), isatty(STDERR_FILENO)) == ExitCode::partial ||
@@ -404,9 +406,8 @@ void register_main_job(CLI::App& app, CommonOptions& options, Action& action) {
 ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request,
                    const std::string& resume, const SweepShard& sharding) {
   CommonOptions options = given;
-  options.db = expand_db_path(given.db, sharding.shard);  // "%r": each shard its own store
   SweepRequest request = given_request;
-  if (sharding.shard) request.only_seqs = shard_point_seqs(request, *sharding.shard);
+  if (sharding.shard) request.only_seqs = shard_point_seqs(request.spec, *sharding.shard);
   if (request.dry_run) {
     if (sharding.shard)
       std::cout << "shard " << to_string(*sharding.shard) << " (" << sharding.source
@@ -422,7 +423,6 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
     std::cout << describe_sweep(request, measured ? &*measured : nullptr);
     return ExitCode::ok;
   }
-  describe_sweep(request, nullptr);  // a bad spec is a usage error, GPU or not
   const GpuAvailability gpus_here = find_gpus();
   if (gpus_here.count == 0) throw environment_error("no GPU: " + gpus_here.why_none);
   if (sharding.local_rank)  // --shard-from-mpi without --device: one GPU per local rank
@@ -467,7 +467,7 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
                         (stored ? "shard " + to_string(*stored) : std::string("no shard")) +
                         ", not " + to_string(*sharding.shard) +
                         "; resume it with the command that started it: " + run.command_line);
-    if (stored && !sharding.shard) request.only_seqs = shard_point_seqs(request, *stored);
+    if (stored && !sharding.shard) request.only_seqs = shard_point_seqs(request.spec, *stored);
   }
   if (const std::optional<Shard> shard = shard_of(run.spec))
     std::cerr << "timeroof: shard " << to_string(*shard) << " ("

@@ -29,6 +29,7 @@ namespace {
 // What `sweep` and `sweep <family>` parse into.
 struct SweepArguments {
   SweepRequest request;
+  std::string target;  // a sweep file (.toml), or the family's name once chosen
   std::string resume;
   bool no_counters = false;
   std::string shard;
@@ -154,9 +155,11 @@ std::vector<std::pair<std::string, std::string>> flags_of(const SweepArguments& 
 ExitCode run_sweep_command(const CommonOptions& options, SweepArguments& args,
                            const CLI::App& sweep) {
   SweepRequest request = args.request;
+  std::string target = args.target;
+  std::vector<std::pair<std::string, std::string>> flags;
   std::vector<std::string> extras = sweep.remaining();
   if (args.family) {
-    if (!request.target.empty()) extras.insert(extras.begin(), args.family->get_name());
+    if (!target.empty()) extras.insert(extras.begin(), args.family->get_name());
     const std::vector<std::string> more = args.family->remaining();
     extras.insert(extras.end(), more.begin(), more.end());
     // Flags not of the family: refused in the spec's words (flag_pairs, spec_from_flags).
@@ -165,10 +168,10 @@ ExitCode run_sweep_command(const CommonOptions& options, SweepArguments& args,
       throw usage_error("unexpected argument '" + extras.front() + "'; see `timeroof sweep " +
                         args.family->get_name() + " --help`");
     }
-    request.target = args.family->get_name();
-    request.flags = flags_of(args);
+    target = args.family->get_name();
+    flags = flags_of(args);
   } else {
-    request.flags = flag_pairs(extras);
+    flags = flag_pairs(extras);
   }
   request.counters = !args.no_counters;
   request.resume = !args.resume.empty();
@@ -185,7 +188,10 @@ ExitCode run_sweep_command(const CommonOptions& options, SweepArguments& args,
     if (given.get_option("--device")->count() == 0 && sweep.get_option("--device")->count() == 0)
       sharding.local_rank = placement.local_rank;
   }
-  return run_sweep(options, request, args.resume, sharding);
+  CommonOptions expanded = options;
+  expanded.db = expand_db_path(options.db, sharding.shard);  // "%r": each shard its own store
+  request.spec = spec_of(target, flags);                     // the one reading of the value lists
+  return run_sweep(expanded, request, args.resume, sharding);
 }
 
 }  // namespace
@@ -197,7 +203,7 @@ void register_sweep(CLI::App& app, CommonOptions& options, Action& action) {
       "Measure an operator over a grid of sizes (cuDNN conv2d or lstm, or a TOML "
       "sweep file), point by point into the results store");
   add_sweep_options(*sweep, options, *args);
-  sweep->add_option("operator", args->request.target, "a sweep file (.toml); or an operator below");
+  sweep->add_option("operator", args->target, "a sweep file (.toml); or an operator below");
   for (const OperatorFamily& family : operator_families())
     add_family(*sweep, options, *args, family);
   sweep->require_subcommand(0, 1);
@@ -220,7 +226,7 @@ void register_sweep(CLI::App& app, CommonOptions& options, Action& action) {
   sweep->final_callback([sweep, args, &options, &action] {
     const std::vector<CLI::App*> family = sweep->get_subcommands();
     args->family = family.empty() ? nullptr : family.front();
-    if (!args->family && args->request.target.empty()) throw CLI::RequiredError("operator");
+    if (!args->family && args->target.empty()) throw CLI::RequiredError("operator");
     // Options given on both sides of the family's name, which CLI11 checks per command.
     const auto given = [&](const char* name) {
       return sweep->get_option(name)->count() +
