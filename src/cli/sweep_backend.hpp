@@ -43,10 +43,13 @@ struct SweepRequest {
 // anything else is a usage error naming it.
 std::vector<std::pair<std::string, std::string>> flag_pairs(const std::vector<std::string>& args);
 
-// The sweep a command line names: `target` a TOML file (no flags), else a
-// family from its axis and option flags, or its default sweep without flags;
-// validated (usage errors), no GPU work.
+// The sweep a command line names: `target` a TOML file (no flags), else the
+// family of that name as below; validated (usage errors), no GPU work.
 SweepSpec spec_of(const std::string& target,
+                  const std::vector<std::pair<std::string, std::string>>& flags);
+// The sweep of `family` from its axis and option flags, its default sweep
+// without any.
+SweepSpec spec_of(const OperatorFamily& family,
                   const std::vector<std::pair<std::string, std::string>>& flags);
 // The dry run's time model with this machine's measured roofs where it has some
 // (null: the model's defaults).

@@ -18,8 +18,12 @@ SweepSpec spec_of(const std::string& target,
     }
     return spec_from_toml(target);
   }
-  if (flags.empty()) return default_spec(target);
-  return spec_from_flags(target, flags);
+  return spec_of(find_family(target), flags);
+}
+
+SweepSpec spec_of(const OperatorFamily& family,
+                  const std::vector<std::pair<std::string, std::string>>& flags) {
+  return flags.empty() ? default_spec(family) : spec_from_flags(family, flags);
 }
 
 DryRunRoofs roofs_from(const Machine* machine) {
