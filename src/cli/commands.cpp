@@ -53,6 +53,21 @@ void print_run_list(const CommonOptions& options, const std::vector<Run>& runs) 
   print_json(list);
 }
 
+// The runs `ids` (ids or uuid prefixes) of `store`, every run without ids; a
+// usage error naming an id the store (the file `db`) does not hold.
+std::vector<RunRecord> load_store_runs(ResultsStore& store, const std::string& db,
+                                       const std::vector<std::string>& ids) {
+  if (ids.empty()) return store.load_all();
+  std::vector<RunRecord> records;
+  for (const std::string& id : ids) {
+    std::optional<RunRecord> record = store.load_run(id);
+    if (!record)
+      throw usage_error("no run '" + id + "' in " + db + "; list the runs with `timeroof runs`");
+    records.push_back(std::move(*record));
+  }
+  return records;
+}
+
 // The bundled sample: a real run recorded on the device machine.
 std::vector<RunRecord> load_sample(std::string& path) {
   const char* override_path = std::getenv("TIMEROOF_SAMPLE");
@@ -331,6 +346,30 @@ std::vector<RunRecord> read_export_file(const std::string& path) {
   const nlohmann::json document =
       parse_untrusted_json(file, path, "pass a file written by `timeroof export`");
   return parse_export_document(document, path);
+}
+
+std::vector<RunRecord> load_runs(const CommonOptions& options, const std::vector<std::string>& runs,
+                                 const std::vector<std::string>& from) {
+  if (!from.empty()) {
+    if (!runs.empty()) {
+      throw usage_error("name runs from the store or read --from files, not both; drop '" +
+                        runs.front() + "' or --from");
+    }
+    std::vector<RunRecord> records;
+    for (const std::string& file : from) {
+      std::vector<RunRecord> parsed = read_export_file(file);
+      records.insert(records.end(), parsed.begin(), parsed.end());
+    }
+    if (records.empty()) throw usage_error("no runs in " + from.front());
+    return records;
+  }
+  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
+  std::vector<RunRecord> records = load_store_runs(store, options.db, runs);
+  if (records.empty()) {
+    throw usage_error("no runs in " + options.db +
+                      "; measure with `timeroof run` or add runs with `timeroof import`");
+  }
+  return records;
 }
 
 ExitCode run_info(const CommonOptions& options) {
@@ -623,19 +662,7 @@ void register_list_runs(CLI::App& app, CommonOptions& options, Action& action) {
 
 ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs) {
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
-  std::vector<RunRecord> records;
-  if (runs.empty()) {
-    records = store.load_all();
-  } else {
-    for (const std::string& id : runs) {
-      std::optional<RunRecord> record = store.load_run(id);
-      if (!record) {
-        throw usage_error("no run '" + id + "' in " + options.db +
-                          "; list the runs with `timeroof runs`");
-      }
-      records.push_back(std::move(*record));
-    }
-  }
+  const std::vector<RunRecord> records = load_store_runs(store, options.db, runs);
   write_output(options.out, export_document(records).dump(2) + "\n", {options.db});
   return ExitCode::ok;
 }
