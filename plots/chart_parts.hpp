@@ -12,8 +12,7 @@
 
 namespace timeroof::plots::detail {
 
-bool positive(double v);               // finite and > 0
-std::string percent(double fraction);  // 0.42 -> "42%"
+bool positive(double v);  // finite and > 0
 // The title at the top left, and a grey subtitle line under it.
 void chart_title(Svg& svg, const std::string& title, const std::string& subtitle = {});
 Bound level_bound(Level level);

@@ -31,10 +31,6 @@ bool positive(double v) {
   return std::isfinite(v) && v > 0;
 }
 
-std::string percent(double fraction) {
-  return format_number(fraction, hint::percent_whole);
-}
-
 void chart_title(Svg& svg, const std::string& title, const std::string& subtitle) {
   TextStyle t;
   t.size = 16;
@@ -191,7 +187,7 @@ std::string tooltip(const PointSample& s) {
     if (ai) t += std::string("\nAI ") + level_name(l) + " " + format_si(*ai, "FLOP/B");
   }
   t += "\nbound " + (s.bound.empty() ? std::string("-") : s.bound);
-  t += "\nefficiency " + (s.efficiency ? percent(*s.efficiency) : std::string("-"));
+  t += "\nefficiency " + format_number(s.efficiency, hint::share);
   return t;
 }
 
@@ -297,7 +293,8 @@ std::string ceilings_chart(const Machine& machine) {
       if (!c->theoretical_source.empty()) tip += " (" + c->theoretical_source + ")";
       if (!c->method.empty()) tip += "\n" + c->method;
       if (c->repeats > 0)
-        tip += "\n" + std::to_string(c->repeats) + " repeats, spread " + percent(c->spread);
+        tip += "\n" + std::to_string(c->repeats) + " repeats, spread " +
+               format_number(c->spread, hint::percent_1);
       svg.begin_group(tip, "ceiling");
       TextStyle name;
       name.size = 11;
@@ -315,7 +312,8 @@ std::string ceilings_chart(const Machine& machine) {
         svg.marker(Marker::diamond, axes.px(*c->theoretical), ry, 13,
                    Style{col, "none", 1.5, "", 1});
       std::string value = has_m ? format_si(c->measured, c->unit) : "not measured";
-      if (has_m && has_t) value += "  (" + percent(c->measured / *c->theoretical) + ")";
+      if (has_m && has_t)
+        value += "  (" + format_number(c->measured / *c->theoretical, hint::percent_1) + ")";
       TextStyle vs;
       vs.size = 11;
       vs.baseline = "middle";

@@ -114,7 +114,7 @@ void findings_section(std::vector<Block>& doc, const roofline::RunAnalysis& anal
   std::vector<std::string> items;
   for (const roofline::Finding& f : analysis.findings)
     items.push_back(f.text + " [explains " + roofline::format_time(f.explained_s) + ", " +
-                    format_number(f.share, hint::share_report) + " of the series' time]");
+                    format_number(f.share, hint::share) + " of the series' time]");
   doc.push_back(list(std::move(items), true));
 }
 
@@ -137,7 +137,7 @@ void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::strin
     if (c.theoretical && *c.theoretical > 0) ratio = c.measured / *c.theoretical;
     std::string clock = "SM " + clock_text(c.sm_clock_hz) + ", mem " + clock_text(c.mem_clock_hz);
     rows.push_back({c.name, format_si(c.measured, c.unit), format_si(c.theoretical, c.unit),
-                    format_number(ratio, hint::share_report), clock, or_dash(c.method)});
+                    format_number(ratio, hint::percent_1), clock, or_dash(c.method)});
   }
   if (!rows.empty()) {
     doc.push_back(table({"Roof", "Measured", "Theoretical", "Ratio", "Clock", "Method"},
@@ -300,14 +300,13 @@ void point_tables(std::vector<Block>& doc, const std::vector<const Point*>& poin
     if (!p.reason.empty()) status += ": " + p.reason;
     std::string precision = p.precision + (p.math_mode.empty() ? "" : "/" + p.math_mode);
     const std::string params = or_dash(params_of(p, keys));
-    rows.push_back({std::to_string(p.seq), p.op + " " + precision, params,
-                    format_number(b.time_s, hint::time_part),
-                    format_number(b.kernel_s, hint::time_part),
-                    b.launches ? std::to_string(*b.launches) : "-",
-                    p.status == PointStatus::ok ? c.label() : "-",
-                    format_number(b.efficiency, hint::share_report),
-                    format_number(b.tensor_share, hint::share_report),
-                    format_number(b.headroom, hint::ratio), status});
+    rows.push_back(
+        {std::to_string(p.seq), p.op + " " + precision, params,
+         format_number(b.time_s, hint::time_part), format_number(b.kernel_s, hint::time_part),
+         b.launches ? std::to_string(*b.launches) : "-",
+         p.status == PointStatus::ok ? c.label() : "-", format_number(b.efficiency, hint::share),
+         format_number(b.tensor_share, hint::share), format_number(b.headroom, hint::ratio),
+         status});
     if (!analysed) continue;
     const roofline::Decomposition& d = c.parts;
     const std::string host =

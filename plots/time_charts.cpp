@@ -73,7 +73,7 @@ std::string series_tooltip(const roofline::Series& series, const roofline::Serie
     t += "\nno T_graph: " + p.bounds.graph_unavailable;
   t += "\nkernel time " + format_si(p.bounds.kernel_s, "s");
   t += "\nbound " + p.classification.label();
-  t += "\nefficiency " + (p.bounds.efficiency ? percent(*p.bounds.efficiency) : std::string("-"));
+  t += "\nefficiency " + format_number(p.bounds.efficiency, hint::share);
   return t;
 }
 
@@ -120,11 +120,6 @@ std::string hatch_pattern(const std::string& id, const std::string& colour) {
          "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\"/>"
          "<line x1=\"1.5\" y1=\"0\" x2=\"1.5\" y2=\"6\" stroke=\"" +
          escape(colour) + "\" stroke-width=\"2.2\"/></pattern>";
-}
-
-// 0.912 -> "91%", 0.0042 -> "0.4%": small shares keep a decimal.
-std::string fine_percent(double fraction) {
-  return format_number(fraction, hint::share_chart);
 }
 
 void centred_message(Svg& svg, const Area& area, const std::string& text) {
@@ -514,7 +509,8 @@ std::string time_decomposition_chart(const roofline::Series& series, const std::
     const roofline::Decomposition& d = b.parts;
     const double cx = abs_axes.px(static_cast<double>(i) + 0.5);
     auto part = [&](const std::string& name, double v) {
-      return "\n" + name + " " + format_si(v, "s") + " (" + percent(v / b.total) + ")";
+      return "\n" + name + " " + format_si(v, "s") + " (" +
+             format_number(v / b.total, hint::share) + ")";
     };
     std::string tip = series_tooltip(series, *b.point);
     tip += d.separated
@@ -629,12 +625,10 @@ std::string tensor_core_chart(const roofline::Series& series, const std::string&
     const Line& l = lines[li];
     for (const auto& [p, v] : l.values) {
       std::string tip = series_tooltip(series, *p);
-      tip += "\nTensor-Core share " +
-             (p->bounds.tensor_share ? fine_percent(*p->bounds.tensor_share) : std::string("-"));
-      tip += "\nTensor-Core utilisation " + (p->bounds.tensor_utilisation
-                                                 ? fine_percent(*p->bounds.tensor_utilisation)
-                                                 : std::string("-"));
-      svg.begin_group(l.name + ": " + fine_percent(v) + "\n" + tip, "point");
+      tip += "\nTensor-Core share " + format_number(p->bounds.tensor_share, hint::share);
+      tip +=
+          "\nTensor-Core utilisation " + format_number(p->bounds.tensor_utilisation, hint::share);
+      svg.begin_group(l.name + ": " + format_number(v, hint::share) + "\n" + tip, "point");
       const double x = axes.px(p->x), y = axes.py(std::min(v, 1.0));
       // Above 100% the counters or the roof are off: clamped to the top, marked.
       const Marker shape = v > 1.0005 ? Marker::triangle_up : Marker::circle;
@@ -658,7 +652,7 @@ std::string tensor_core_chart(const roofline::Series& series, const std::string&
       const auto& [p, v] = l.values.back();
       const double y = axes.py(std::min(v, 1.0));
       ys.push_back(y - 12 < area.y + 10 ? y + 14 : y - 12);  // under the line at the top
-      labels.push_back({axes.px(p->x) - 2, fine_percent(v)});
+      labels.push_back({axes.px(p->x) - 2, format_number(v, hint::share)});
     }
     ys = spread_labels(ys, 14, area.y + 8, area.bottom() - 8);
     for (std::size_t i = 0; i < labels.size(); ++i)

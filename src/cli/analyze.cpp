@@ -84,7 +84,7 @@ std::string fit_text(const roofline::LinearFit& f, const std::string& y,
   if (f.n < 2) return y + ": too few points for a fit";
   char r2[32] = "-";
   if (f.r2) std::snprintf(r2, sizeof r2, "%.3f", *f.r2);
-  const std::string scatter = format_number(f.spread, hint::percent_whole);
+  const std::string scatter = format_number(f.spread, hint::share);
   const std::string quality =
       " (robust fit of " + std::to_string(f.n) + " points, scatter " + scatter + ", R2 " + r2 + ")";
   if (f.flat)
