@@ -59,17 +59,20 @@ inline constexpr NumberHint time{NumberScale::time, "", " ", {{10, 1}}, 0, 2, 0.
 inline constexpr NumberHint time_part{NumberScale::time, "", " ", {{10, 1}}, 0, 2, 0.1, 0, "", "0"};
 // "10.1 us": three significant digits, for two close times side by side.
 inline constexpr NumberHint time_3{NumberScale::time, "", " ", {}, 0, 3, kAlways};
-// "46%", "0.4%", "<0.1%", "0%": shares in findings and the console table.
+// "46%", "5%", "0.4%", "<0.1%", "0%": a share or fraction of a whole in every
+// printer (console, CSV aside, report, charts, findings): efficiency, Tensor-Core
+// share and utilisation, a part's share of a call, a finding's share of its
+// series' time, a fit's scatter. One decimal only below 0.95%, so a small share
+// is not shown as 0, and an exact zero is "0%".
 inline constexpr NumberHint share{
     NumberScale::percent, "%", "", {{0.95, 1}}, 0, 0, 0, 0.05, "<0.1%", "0%"};
-// "46%", "5.3%": shares in the report (one decimal below 10%).
-inline constexpr NumberHint share_report{NumberScale::percent, "%", "", {{10, 1}}};
-// share_report, "<0.1%" below 0.1%: the charts' tooltips and end labels.
-inline constexpr NumberHint share_chart{
-    NumberScale::percent, "%", "", {{10, 1}}, 0, 0, 0, 0.1, "<0.1%"};
+// "+-1.2%", "+-0.0%": the half width of a 95% interval relative to its median
+// (one decimal below 10%: intervals are compared at that resolution).
+inline constexpr NumberHint relative_interval{NumberScale::percent, "%", "", {{10, 1}}};
 // "46%": whole percents, in the class reasons and the charts' axes.
 inline constexpr NumberHint percent_whole{NumberScale::percent, "%", ""};
-// "93.7%": a measured roof against its theoretical value, on the console.
+// "93.7%": a measured roof against its theoretical value, and a roof's spread, in
+// every printer; compare's threshold.
 inline constexpr NumberHint percent_1{NumberScale::percent, "%", "", {}, 1};
 // "1.26x", "12.3x", "1169x": how many times.
 inline constexpr NumberHint ratio{NumberScale::none, "x", "", {{10, 2}, {100, 1}}};

@@ -1,6 +1,6 @@
 // Fuzz targets value_list and toml_spec: the sweep spec parser (sweeps/spec.cpp)
 // against a family of its own, shaped like conv2d's axes (integers with words,
-// text values, an eng<N> pattern), whose validate range-checks as conv2d does.
+// text values, an eng<N> pattern), whose problem range-checks as conv2d does.
 // The parser is the same whichever family it reads for.
 #include <climits>
 #include <cstdint>
@@ -81,13 +81,11 @@ const OperatorFamily& family() {
               text_axis("direction", {"fwd", "bwd_data", "bwd_filter"}),
               text_axis("precision", {"fp16", "fp32", "tf32", "bf16"})};
     f.default_points = [] { return std::vector<json>{}; };
-    f.validate = [](const json& point) {
+    f.problem = [](const json& point) -> std::unique_ptr<Problem> {
       if (!point.is_object()) throw usage_error("fuzz: a point is an object");
       check_integer(point, "batch", 1);
       check_integer(point, "filter", 1);
       check_integer(point, "pad", 0);
-    };
-    f.problem = [](const json& point) -> std::unique_ptr<Problem> {
       return std::make_unique<FakeProblem>(point);
     };
     return f;

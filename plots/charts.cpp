@@ -31,10 +31,6 @@ bool positive(double v) {
   return std::isfinite(v) && v > 0;
 }
 
-std::string percent(double fraction) {
-  return format_number(fraction, hint::percent_whole);
-}
-
 void chart_title(Svg& svg, const std::string& title, const std::string& subtitle) {
   TextStyle t;
   t.size = 16;
@@ -70,6 +66,20 @@ const char* level_name(Level level) {
       return "HBM";
   }
   return "?";
+}
+
+std::vector<roofline::SeriesPoint> drawable_points(const roofline::Series& series) {
+  std::vector<roofline::SeriesPoint> out;
+  for (const roofline::SeriesPoint& p : series.points)
+    if (positive(p.x)) out.push_back(p);
+  std::stable_sort(
+      out.begin(), out.end(),
+      [](const roofline::SeriesPoint& a, const roofline::SeriesPoint& b) { return a.x < b.x; });
+  return out;
+}
+
+std::string point_label(const roofline::Series& series, const roofline::SeriesPoint& point) {
+  return series.name() + " " + series.parameter + "=" + roofline::format_value(point.x);
 }
 
 std::vector<double> spread_labels(std::vector<double> ys, double gap, double top, double bottom) {
@@ -166,15 +176,6 @@ std::vector<PointSample> point_samples(const RunRecord& record,
   return point_samples(record, analysis, all);
 }
 
-std::vector<SeriesPoint> series_points(const roofline::Series& series) {
-  std::vector<SeriesPoint> out;
-  for (const roofline::SeriesPoint& sp : series.points)
-    out.push_back({sp.x, sp.bounds,
-                   series.name() + " " + series.parameter + "=" + roofline::format_value(sp.x),
-                   sp.classification});
-  return out;
-}
-
 std::string tooltip(const PointSample& s) {
   std::string t = s.label;
   if (!s.params.empty()) t += "\n" + s.params;
@@ -186,7 +187,7 @@ std::string tooltip(const PointSample& s) {
     if (ai) t += std::string("\nAI ") + level_name(l) + " " + format_si(*ai, "FLOP/B");
   }
   t += "\nbound " + (s.bound.empty() ? std::string("-") : s.bound);
-  t += "\nefficiency " + (s.efficiency ? percent(*s.efficiency) : std::string("-"));
+  t += "\nefficiency " + format_number(s.efficiency, hint::share);
   return t;
 }
 
@@ -292,7 +293,8 @@ std::string ceilings_chart(const Machine& machine) {
       if (!c->theoretical_source.empty()) tip += " (" + c->theoretical_source + ")";
       if (!c->method.empty()) tip += "\n" + c->method;
       if (c->repeats > 0)
-        tip += "\n" + std::to_string(c->repeats) + " repeats, spread " + percent(c->spread);
+        tip += "\n" + std::to_string(c->repeats) + " repeats, spread " +
+               format_number(c->spread, hint::percent_1);
       svg.begin_group(tip, "ceiling");
       TextStyle name;
       name.size = 11;
@@ -310,7 +312,8 @@ std::string ceilings_chart(const Machine& machine) {
         svg.marker(Marker::diamond, axes.px(*c->theoretical), ry, 13,
                    Style{col, "none", 1.5, "", 1});
       std::string value = has_m ? format_si(c->measured, c->unit) : "not measured";
-      if (has_m && has_t) value += "  (" + percent(c->measured / *c->theoretical) + ")";
+      if (has_m && has_t)
+        value += "  (" + format_number(c->measured / *c->theoretical, hint::percent_1) + ")";
       TextStyle vs;
       vs.size = 11;
       vs.baseline = "middle";
@@ -637,13 +640,9 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
 
 // ---- Time against the swept parameter ------------------------------------------
 
-std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
-                                    const std::string& parameter, const std::string& title) {
-  std::vector<SeriesPoint> series;
-  for (const SeriesPoint& p : series_in)
-    if (positive(p.x)) series.push_back(p);
-  std::sort(series.begin(), series.end(),
-            [](const SeriesPoint& a, const SeriesPoint& b) { return a.x < b.x; });
+std::string time_vs_parameter_chart(const roofline::Series& series, const std::string& title) {
+  const std::vector<roofline::SeriesPoint> points = drawable_points(series);
+  const std::string& parameter = series.parameter;
 
   // One line per measured time and per bound; a measured time carries its 95%
   // interval per point (a band where the point has one). A line or band is drawn
@@ -669,7 +668,7 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
   std::string xfer_name = "transfer";
   {
     std::vector<HostMemory> hosts;
-    for (const SeriesPoint& p : series)
+    for (const roofline::SeriesPoint& p : points)
       if (p.bounds.t_xfer > 0 &&
           std::find(hosts.begin(), hosts.end(), p.bounds.transfer_host) == hosts.end())
         hosts.push_back(p.bounds.transfer_host);
@@ -688,7 +687,7 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
       {"launch N x L", color(Bound::launch), "2 3", false, false, {}, {}},
       {xfer_name, color(Bound::transfer), "2 3", false, false, {}, {}},
   };
-  for (const SeriesPoint& p : series) {
+  for (const roofline::SeriesPoint& p : points) {
     const roofline::PointBounds& b = p.bounds;
     // Appends `value` to `to`, starting a new run after a point without one.
     auto append = [](auto& to, std::vector<std::size_t>& breaks, bool& open, bool has,
@@ -825,8 +824,8 @@ std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series_in,
         if (b.x == x)
           tip += " (95% interval " + format_si(b.low, "s") + " to " + format_si(b.high, "s") + ")";
       tip += " at " + parameter + " " + si_label(x);
-      for (const SeriesPoint& p : series)
-        if (p.x == x && !p.label.empty()) tip = p.label + "\n" + tip;
+      for (const roofline::SeriesPoint& p : points)
+        if (p.x == x) tip = point_label(series, p) + "\n" + tip;
       svg.begin_group(tip, "point");
       svg.marker(Marker::circle, axes.px(x), axes.py(y), 7,
                  Style{l.color, l.filled ? l.color : "#ffffff", 1.3, "", 1});

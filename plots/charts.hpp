@@ -47,6 +47,7 @@
 #include "roofline/charts_data.hpp"
 #include "roofline/classify.hpp"
 #include "roofline/machine_roofs.hpp"
+#include "roofline/sweep_fit.hpp"
 
 namespace timeroof::plots {
 
@@ -81,24 +82,14 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
                                    const std::vector<PointSample>& samples,
                                    const std::string& title = "Hierarchical Roofline");
 
-// One point of a series: the swept parameter's value and the point's bounds and
-// class as the model computed them (roofline::RunAnalysis).
-struct SeriesPoint {
-  double x = 0;  // the swept parameter, e.g. batch size
-  roofline::PointBounds bounds;
-  std::string label;  // tooltip prefix, e.g. "conv2d_fwd fp16 batch=16"
-  roofline::Classification classification;
-};
-// The chart points of a series of the analysis, labelled "<series name> <parameter>=<x>".
-std::vector<SeriesPoint> series_points(const roofline::Series& series);
-std::string time_vs_parameter_chart(const std::vector<SeriesPoint>& series,
-                                    const std::string& parameter = "batch",
+// The series charts draw one series of the analysis (roofline::Series: its
+// points with the bounds and class the model computed, along series.parameter);
+// each point's tooltip starts "<series name> <parameter>=<x>".
+std::string time_vs_parameter_chart(const roofline::Series& series,
                                     const std::string& title = "Time against batch size");
-std::string time_decomposition_chart(const std::vector<SeriesPoint>& series,
-                                     const std::string& parameter = "batch",
+std::string time_decomposition_chart(const roofline::Series& series,
                                      const std::string& title = "Where the time goes");
-std::string tensor_core_chart(const std::vector<SeriesPoint>& series,
-                              const std::string& parameter = "batch",
+std::string tensor_core_chart(const roofline::Series& series,
                               const std::string& title = "Tensor Cores");
 
 // What the complexity chart shows of each roofline::ComplexityPoint besides its

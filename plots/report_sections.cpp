@@ -116,7 +116,7 @@ void findings_section(std::vector<Block>& doc, const roofline::RunAnalysis& anal
   std::vector<std::string> items;
   for (const roofline::Finding& f : analysis.findings)
     items.push_back(f.text + " [explains " + roofline::format_time(f.explained_s) + ", " +
-                    format_number(f.share, hint::share_report) + " of the series' time]");
+                    format_number(f.share, hint::share) + " of the series' time]");
   doc.push_back(list(std::move(items), true));
 }
 
@@ -139,7 +139,7 @@ void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::strin
     if (c.theoretical && *c.theoretical > 0) ratio = c.measured / *c.theoretical;
     std::string clock = "SM " + clock_text(c.sm_clock_hz) + ", mem " + clock_text(c.mem_clock_hz);
     rows.push_back({c.name, format_si(c.measured, c.unit), format_si(c.theoretical, c.unit),
-                    format_number(ratio, hint::share_report), clock, or_dash(c.method)});
+                    format_number(ratio, hint::percent_1), clock, or_dash(c.method)});
   }
   if (!rows.empty()) {
     doc.push_back(table({"Roof", "Measured", "Theoretical", "Ratio", "Clock", "Method"},
@@ -281,7 +281,6 @@ void series_charts(std::vector<Block>& doc, const roofline::RunAnalysis& analysi
     const roofline::Series& s = series.series;
     if (s.sweep != sweep) continue;
     ++series_number;
-    const std::vector<SeriesPoint> chart_points = series_points(s);
     const bool tensor_work = std::any_of(
         s.points.begin(), s.points.end(),
         [](const roofline::SeriesPoint& sp) { return sp.bounds.tensor_share.value_or(0) > 0; });
@@ -289,18 +288,17 @@ void series_charts(std::vector<Block>& doc, const roofline::RunAnalysis& analysi
     const std::string file = prefix + "-series" + std::to_string(series_number);
     doc.push_back(heading(4, s.name() + " against " + s.parameter));
     const std::string title = s.name() + ": time against " + s.parameter;
-    doc.push_back(chart(time_vs_parameter_chart(chart_points, s.parameter, title), file + ".svg",
+    doc.push_back(chart(time_vs_parameter_chart(s, title), file + ".svg",
                         title + " (" + fixed_text +
                             "): T_stream, T_call and T_graph with their "
                             "95% intervals, T_k and the bounds"));
     const std::string parts = s.name() + ": where the time goes, against " + s.parameter;
-    doc.push_back(chart(time_decomposition_chart(chart_points, s.parameter, parts),
-                        file + "-decomposition.svg",
+    doc.push_back(chart(time_decomposition_chart(s, parts), file + "-decomposition.svg",
                         parts + ": host overhead, device gaps, transfer, kernel time within and "
                                 "lost to the roof"));
     if (tensor_work) {
       const std::string tc = s.name() + ": Tensor Cores against " + s.parameter;
-      doc.push_back(chart(tensor_core_chart(chart_points, s.parameter, tc), file + "-tensor.svg",
+      doc.push_back(chart(tensor_core_chart(s, tc), file + "-tensor.svg",
                           tc + ": share of the FLOPs and utilisation of the Tensor-Core roof"));
     } else {
       doc.push_back(paragraph("Tensor Cores do none of the FLOPs of " + s.name() + " (math " +
@@ -360,14 +358,13 @@ void point_tables(std::vector<Block>& doc, const std::vector<const Point*>& poin
     if (!p.reason.empty()) status += ": " + p.reason;
     std::string precision = p.precision + (p.math_mode.empty() ? "" : "/" + p.math_mode);
     const std::string params = or_dash(params_of(p, keys));
-    rows.push_back({std::to_string(p.seq), p.op + " " + precision, params,
-                    format_number(b.time_s, hint::time_part),
-                    format_number(b.kernel_s, hint::time_part),
-                    b.launches ? std::to_string(*b.launches) : "-",
-                    p.status == PointStatus::ok ? c.label() : "-",
-                    format_number(b.efficiency, hint::share_report),
-                    format_number(b.tensor_share, hint::share_report),
-                    format_number(b.headroom, hint::ratio), status});
+    rows.push_back(
+        {std::to_string(p.seq), p.op + " " + precision, params,
+         format_number(b.time_s, hint::time_part), format_number(b.kernel_s, hint::time_part),
+         b.launches ? std::to_string(*b.launches) : "-",
+         p.status == PointStatus::ok ? c.label() : "-", format_number(b.efficiency, hint::share),
+         format_number(b.tensor_share, hint::share), format_number(b.headroom, hint::ratio),
+         status});
     if (!analysed) continue;
     const roofline::Decomposition& d = c.parts;
     const std::string host =

@@ -52,20 +52,10 @@ void subtitle2(Svg& svg, const std::string& text) {
   svg.text(16, 55, text, s);
 }
 
-// The series sorted by x, without points whose x cannot go on a log axis.
-std::vector<SeriesPoint> sorted_series(const std::vector<SeriesPoint>& in) {
-  std::vector<SeriesPoint> out;
-  for (const SeriesPoint& p : in)
-    if (positive(p.x)) out.push_back(p);
-  std::stable_sort(out.begin(), out.end(),
-                   [](const SeriesPoint& a, const SeriesPoint& b) { return a.x < b.x; });
-  return out;
-}
-
 // "operator params, time, kernel time, bound, efficiency": the first lines of
 // every hover text of a series chart.
-std::string series_tooltip(const SeriesPoint& p, const roofline::Classification& c) {
-  std::string t = p.label;
+std::string series_tooltip(const roofline::Series& series, const roofline::SeriesPoint& p) {
+  std::string t = point_label(series, p);
   t += "\ntime " + format_si(p.bounds.time_s, "s");
   if (p.bounds.time_s) t += std::string(" (") + roofline::to_string(p.bounds.time_source) + ")";
   const auto with_interval = [&](const char* name, const std::optional<TimeStats>& s) {
@@ -82,8 +72,8 @@ std::string series_tooltip(const SeriesPoint& p, const roofline::Classification&
   if (!p.bounds.graph && !p.bounds.graph_unavailable.empty())
     t += "\nno T_graph: " + p.bounds.graph_unavailable;
   t += "\nkernel time " + format_si(p.bounds.kernel_s, "s");
-  t += "\nbound " + c.label();
-  t += "\nefficiency " + (p.bounds.efficiency ? percent(*p.bounds.efficiency) : std::string("-"));
+  t += "\nbound " + p.classification.label();
+  t += "\nefficiency " + format_number(p.bounds.efficiency, hint::share);
   return t;
 }
 
@@ -130,11 +120,6 @@ std::string hatch_pattern(const std::string& id, const std::string& colour) {
          "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\"/>"
          "<line x1=\"1.5\" y1=\"0\" x2=\"1.5\" y2=\"6\" stroke=\"" +
          escape(colour) + "\" stroke-width=\"2.2\"/></pattern>";
-}
-
-// 0.912 -> "91%", 0.0042 -> "0.4%": small shares keep a decimal.
-std::string fine_percent(double fraction) {
-  return format_number(fraction, hint::share_chart);
 }
 
 void centred_message(Svg& svg, const Area& area, const std::string& text) {
@@ -402,21 +387,19 @@ std::string time_complexity_chart(const RunRecord& record, const roofline::RunAn
 
 // ---- Decomposition of the time per call -------------------------------------------
 
-std::string time_decomposition_chart(const std::vector<SeriesPoint>& series_in,
-                                     const std::string& parameter, const std::string& title) {
-  const std::vector<SeriesPoint> series = sorted_series(series_in);
+std::string time_decomposition_chart(const roofline::Series& series, const std::string& title) {
+  const std::vector<roofline::SeriesPoint> points = drawable_points(series);
+  const std::string& parameter = series.parameter;
   struct Bar {
-    const SeriesPoint* point;
-    roofline::Classification cls;
+    const roofline::SeriesPoint* point;
     roofline::Decomposition parts;
     Bound roof;
     std::string roof_name;
     double total;  // the stacked parts: T, plus what measured parts exceed it by
   };
   std::vector<Bar> bars;
-  for (const SeriesPoint& p : series) {
-    Bar b{&p, p.classification, {}, Bound::hbm, {}, 0};
-    b.parts = b.cls.parts;
+  for (const roofline::SeriesPoint& p : points) {
+    Bar b{&p, p.classification.parts, Bound::hbm, {}, 0};
     std::tie(b.roof, b.roof_name) = kernel_roof(p.bounds);
     const roofline::Decomposition& d = b.parts;
     b.total = d.host_overhead_s + d.device_gaps_s + d.transfer_s + d.kernel_s +
@@ -526,9 +509,10 @@ std::string time_decomposition_chart(const std::vector<SeriesPoint>& series_in,
     const roofline::Decomposition& d = b.parts;
     const double cx = abs_axes.px(static_cast<double>(i) + 0.5);
     auto part = [&](const std::string& name, double v) {
-      return "\n" + name + " " + format_si(v, "s") + " (" + percent(v / b.total) + ")";
+      return "\n" + name + " " + format_si(v, "s") + " (" +
+             format_number(v / b.total, hint::share) + ")";
     };
-    std::string tip = series_tooltip(*b.point, b.cls);
+    std::string tip = series_tooltip(series, *b.point);
     tip += d.separated
                ? part("host overhead (T_stream - T_graph)", d.host_overhead_s) +
                      part("device gaps", d.device_gaps_s)
@@ -584,20 +568,19 @@ std::string time_decomposition_chart(const std::vector<SeriesPoint>& series_in,
 
 // ---- Tensor Cores -------------------------------------------------------------------
 
-std::string tensor_core_chart(const std::vector<SeriesPoint>& series_in,
-                              const std::string& parameter, const std::string& title) {
-  const std::vector<SeriesPoint> series = sorted_series(series_in);
+std::string tensor_core_chart(const roofline::Series& series, const std::string& title) {
+  const std::vector<roofline::SeriesPoint> points = drawable_points(series);
   struct Line {
     std::string name;
     std::string dash;
     bool filled;
-    std::vector<std::pair<const SeriesPoint*, double>> values;
+    std::vector<std::pair<const roofline::SeriesPoint*, double>> values;
   };
   std::vector<Line> lines = {
       {"share of the FLOPs", "", true, {}},
       {"utilisation (T_tensor / T_k)", "5 3", false, {}},
   };
-  for (const SeriesPoint& p : series) {
+  for (const roofline::SeriesPoint& p : points) {
     if (p.bounds.tensor_share) lines[0].values.push_back({&p, *p.bounds.tensor_share});
     if (p.bounds.tensor_utilisation) lines[1].values.push_back({&p, *p.bounds.tensor_utilisation});
   }
@@ -615,7 +598,7 @@ std::string tensor_core_chart(const std::vector<SeriesPoint>& series_in,
   const auto box = legend_size(legend, kLegendFont);
 
   double xlo = std::numeric_limits<double>::max(), xhi = 0;
-  for (const SeriesPoint& p : series) xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x);
+  for (const roofline::SeriesPoint& p : points) xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x);
   if (!(xhi > 0)) xlo = 1, xhi = 1024;
   const Area area{84, 64, 600, 330};
   const double width = area.right() + 16 + box[0] + 16, height = area.bottom() + 64;
@@ -626,7 +609,7 @@ std::string tensor_core_chart(const std::vector<SeriesPoint>& series_in,
   // A little room above 100%, so markers at 100% are not cut by the frame.
   AxisSpec ya{Scale::linear, 0, 1.04, "Tensor Cores (%)", ""};
   ya.percent = true;
-  const Axes axes(area, parameter_axis(xlo, xhi, parameter), ya);
+  const Axes axes(area, parameter_axis(xlo, xhi, series.parameter), ya);
   axes.draw(svg);
   if (lines[0].values.empty() && lines[1].values.empty())
     centred_message(svg, area, "no point with FLOPs and kernel time");
@@ -641,13 +624,11 @@ std::string tensor_core_chart(const std::vector<SeriesPoint>& series_in,
   for (std::size_t li = 0; li < lines.size(); ++li) {
     const Line& l = lines[li];
     for (const auto& [p, v] : l.values) {
-      std::string tip = series_tooltip(*p, p->classification);
-      tip += "\nTensor-Core share " +
-             (p->bounds.tensor_share ? fine_percent(*p->bounds.tensor_share) : std::string("-"));
-      tip += "\nTensor-Core utilisation " + (p->bounds.tensor_utilisation
-                                                 ? fine_percent(*p->bounds.tensor_utilisation)
-                                                 : std::string("-"));
-      svg.begin_group(l.name + ": " + fine_percent(v) + "\n" + tip, "point");
+      std::string tip = series_tooltip(series, *p);
+      tip += "\nTensor-Core share " + format_number(p->bounds.tensor_share, hint::share);
+      tip +=
+          "\nTensor-Core utilisation " + format_number(p->bounds.tensor_utilisation, hint::share);
+      svg.begin_group(l.name + ": " + format_number(v, hint::share) + "\n" + tip, "point");
       const double x = axes.px(p->x), y = axes.py(std::min(v, 1.0));
       // Above 100% the counters or the roof are off: clamped to the top, marked.
       const Marker shape = v > 1.0005 ? Marker::triangle_up : Marker::circle;
@@ -671,7 +652,7 @@ std::string tensor_core_chart(const std::vector<SeriesPoint>& series_in,
       const auto& [p, v] = l.values.back();
       const double y = axes.py(std::min(v, 1.0));
       ys.push_back(y - 12 < area.y + 10 ? y + 14 : y - 12);  // under the line at the top
-      labels.push_back({axes.px(p->x) - 2, fine_percent(v)});
+      labels.push_back({axes.px(p->x) - 2, format_number(v, hint::share)});
     }
     ys = spread_labels(ys, 14, area.y + 8, area.bottom() - 8);
     for (std::size_t i = 0; i < labels.size(); ++i)

@@ -90,7 +90,8 @@ std::optional<double> kernel_busy(const Point& point) {
 std::string format_time_stats(const std::optional<TimeStats>& stats) {
   if (!stats) return "-";
   std::string out = format_time(stats->median_s);
-  if (const auto ci = stats->relative_ci()) out += " +-" + format_number(*ci, hint::share_report);
+  if (const auto ci = stats->relative_ci())
+    out += " +-" + format_number(*ci, hint::relative_interval);
   return out;
 }
 

@@ -125,30 +125,4 @@ ComplexityChart complexity_chart(const std::vector<BoundedPoint>& points, const 
   return chart;
 }
 
-TimeChart time_chart(const Series& series) {
-  TimeChart chart;
-  chart.series = series.name();
-  chart.parameter = series.parameter;
-  for (const SeriesPoint& p : series.points) {
-    const PointBounds& b = p.bounds;
-    TimeRow row;
-    row.x = p.x;
-    row.index = p.index;
-    row.time_s = b.time_s;
-    row.call = b.call;
-    row.stream = b.stream;
-    row.graph = b.graph;
-    row.kernel_s = b.kernel_s;
-    row.t_cuda = b.t_cuda;
-    row.t_tensor = b.t_tensor;
-    for (Level l : kAllLevels) row.t_mem[static_cast<std::size_t>(l)] = b.level(l).time_s;
-    row.t_launch = b.t_launch;
-    row.t_xfer = b.t_xfer;
-    row.t_roof = b.t_roof;
-    row.label = p.classification.label();
-    chart.rows.push_back(std::move(row));
-  }
-  return chart;
-}
-
 }  // namespace timeroof::roofline

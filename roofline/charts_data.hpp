@@ -26,14 +26,10 @@
 //      on the balance line. One dashed floor per distinct N among the points.
 //    - Range: the min / max over every complexity point, run-time point and floor
 //      corner (positive values only; log axes), widened by a factor 2 each way.
-// 2. Time vs parameter: per series (sweep_fit.hpp) and parameter value the
-//    measured T_call, T_stream and T_graph with their statistics, T (the one the
-//    model explains) and T_k, and each bound: T_compute on CUDA cores and on
-//    Tensor Cores, T_mem per level, T_launch, T_xfer, T_roof (seconds; absent =
-//    nullopt).
+// 2. Time vs parameter needs no geometry of its own: plots/ draws it from the
+//    series of the analysis (sweep_fit.hpp), each point with its bounds and class.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -43,7 +39,6 @@
 #include "core/results.hpp"
 #include "roofline/bounds.hpp"
 #include "roofline/machine_roofs.hpp"
-#include "roofline/sweep_fit.hpp"
 
 namespace timeroof::roofline {
 
@@ -113,26 +108,5 @@ ComplexityChart complexity_chart(const std::vector<BoundedPoint>& points, const 
 // on `roofs` with options.bounds, index = position in `points`.
 ComplexityChart complexity_chart(const std::vector<Point>& points, const MachineRoofs& roofs,
                                  const ComplexityOptions& options = {});
-
-struct TimeRow {
-  double x = 0;
-  std::size_t index = 0;                         // into the run's points
-  std::optional<double> time_s, kernel_s;        // T, T_k
-  std::optional<TimeStats> call, stream, graph;  // with their 95% intervals
-  double t_cuda = 0, t_tensor = 0;
-  std::array<std::optional<double>, kLevelCount> t_mem;  // l1, l2, dram
-  std::optional<double> t_launch;
-  double t_xfer = 0;
-  double t_roof = 0;
-  std::string label;  // bottleneck class
-};
-
-struct TimeChart {
-  std::string series;     // Series::name()
-  std::string parameter;  // x axis
-  std::vector<TimeRow> rows;
-};
-
-TimeChart time_chart(const Series& series);
 
 }  // namespace timeroof::roofline

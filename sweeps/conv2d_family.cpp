@@ -223,8 +223,7 @@ Conv2dSpec conv2d_spec_from_params(const json& point) {
                       std::to_string(size) + ", pad = " + std::to_string(spec.pad_h) +
                       "); allowed: dilation (filter - 1) + 1 <= " + name + " + 2 pad");
   }
-  validate(spec);  // the rest (math with precision, algorithm of the direction and the API)
-  return spec;
+  return spec;  // Conv2dProblem validates the rest (math with precision, algorithm)
 }
 
 namespace {
@@ -262,7 +261,6 @@ OperatorFamily conv2d_family() {
       "the paper's grid (112x112x64, 3x3x64x64, stride 2) with batch 1..1024";
   family.axes = axes();
   family.default_points = default_points;
-  family.validate = [](const json& point) { (void)conv2d_spec_from_params(point); };
   family.problem = [](const json& point) -> std::unique_ptr<Problem> {
     return std::make_unique<Conv2dProblem>(conv2d_spec_from_params(point));
   };

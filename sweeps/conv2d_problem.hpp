@@ -150,7 +150,8 @@ std::size_t conv2d_y_offset(const Conv2dSpec& spec, std::int64_t n, std::int64_t
                             std::int64_t q);
 
 // A point's params (the conv2d family's keys, sweeps/conv2d_family.cpp) as a
-// Conv2dSpec; throws a usage error naming the key and the allowed values.
+// Conv2dSpec; throws a usage error naming the key and the allowed values. The
+// spec as a whole is validated where it is used, by Conv2dProblem.
 Conv2dSpec conv2d_spec_from_params(const nlohmann::json& point);
 
 // The problem of one validated spec (the constructor validates: usage error).

@@ -1,9 +1,10 @@
 // An operator family ("conv2d", "lstm"): the parameters a sweep may set, its
-// default sweep, how a point is validated, and how its host-only Problem is
-// built. The spec parser, `timeroof sweep` and the runner only talk to families,
-// so a new operator (GEMM, attention) is one more family, not a change to the
-// runner. Host only: the registry builds in the analysis-only configuration;
-// the library implementation of a family's points is make_operator's
+// default sweep, and how the host-only Problem of a point is built, which
+// validates the point (it is valid when its problem can be built). The spec
+// parser, `timeroof sweep` and the runner only talk to families, so a new
+// operator (GEMM, attention) is one more family, not a change to the runner.
+// Host only: the registry builds in the analysis-only configuration; the
+// library implementation of a family's points is make_operator's
 // (sweeps/implementations.hpp, CUDA builds).
 #pragma once
 
@@ -34,9 +35,8 @@ struct OperatorFamily {
   std::vector<ParamAxis> axes;
   // The default sweep's points (each a complete params object), in run order.
   std::function<std::vector<nlohmann::json>()> default_points;
-  // Throws a usage error naming the key and the allowed values.
-  std::function<void(const nlohmann::json& point)> validate;
-  // The problem of one point (validated: throws the same usage errors as validate).
+  // The problem of one point; an invalid point throws a usage error naming the
+  // key and the allowed values.
   std::function<std::unique_ptr<Problem>(const nlohmann::json& point)> problem;
 };
 

@@ -126,7 +126,6 @@ OperatorFamily lstm_family() {
                 nlohmann::json::array({"standard"})),
   };
   family.default_points = default_points;
-  family.validate = [](const nlohmann::json& point) { (void)lstm_spec_from_params(point); };
   family.problem = [](const nlohmann::json& point) -> std::unique_ptr<Problem> {
     return std::make_unique<LstmProblem>(lstm_spec_from_params(point));
   };

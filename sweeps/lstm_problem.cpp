@@ -300,7 +300,6 @@ LstmSpec lstm_spec_from_params(const nlohmann::json& params) {
   if (params.contains("algorithm"))
     spec.algorithm = parse_lstm_algorithm(text_param(
         params, "algorithm", "standard, persist_static, persist_dynamic, persist_static_small_h"));
-  validate(spec);
   return spec;
 }
 

@@ -176,8 +176,8 @@ std::string lstm_op_name(LstmPass pass);
 // hidden_size, layers, bidirectional (0 or 1; true / false accepted), pass,
 // precision, math (absent: the precision's default), algorithm (absent:
 // standard). Absent integer keys take the paper's baseline (LstmSpec's defaults).
-// lstm_spec_from_params throws a usage error naming the key (unknown keys too)
-// and validates the spec.
+// lstm_spec_from_params throws a usage error naming the key (unknown keys too);
+// the spec as a whole is validated where it is used, by LstmProblem.
 LstmSpec lstm_spec_from_params(const nlohmann::json& params);
 // Every key above (math resolved), so lstm_spec_from_params(lstm_params(s)) == s
 // up to `math` being explicit.

@@ -310,11 +310,9 @@ void validate_all(const std::vector<json>& points, const std::vector<std::string
                   const OperatorFamily& family, TransferMode transfer) {
   for (std::size_t i = 0; i < points.size(); ++i) {
     try {
-      family.validate(points[i]);
-      if (transfer != TransferMode::none) {
-        const std::string why = transfer_unavailable(*family.problem(points[i]), transfer);
-        if (!why.empty()) throw usage_error(why);
-      }
+      const std::unique_ptr<Problem> problem = family.problem(points[i]);  // validates it
+      const std::string why = transfer_unavailable(*problem, transfer);
+      if (!why.empty()) throw usage_error(why);
     } catch (const std::exception& error) {
       const std::string origin = i < origins.size() && !origins[i].empty() ? origins[i] : "";
       throw usage_error(origin + "point " + std::to_string(i) + " (" +
@@ -648,7 +646,7 @@ std::vector<json> parse_value_list(const ParamAxis& axis, std::string_view text,
     if (word != axis.allowed.end()) {
       values.emplace_back(*word);
     } else if (pattern != axis.allowed.end()) {
-      values.emplace_back(item);  // as written: the family's validate checks the rest
+      values.emplace_back(item);  // as written: the family's problem checks the rest
     } else if (is_text) {
       throw usage_error(
           where + ": unknown value '" + item + "'" +

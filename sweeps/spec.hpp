@@ -1,8 +1,8 @@
 // Sweep specs: which points of an operator family a sweep measures, and how
 // (host transfers, pinned or pageable host memory, warm or cold L2). A spec comes
 // from command-line flags, a TOML file or the family's default sweep; every point
-// is validated by the family before any GPU work, so a bad spec fails with a
-// usage error (exit 1) that names the key and the allowed values.
+// is validated once, by building its problem (family.problem), before any GPU work, so a bad spec
+// fails with a usage error (exit 1) that names the key and the allowed values.
 //
 // Value lists (flags, and strings in a TOML file):
 //   16            one value
@@ -17,7 +17,7 @@
 // words (ParamAxis::allowed of an integer axis, e.g. conv2d's pad = same). An
 // allowed value with a '<' is a pattern (conv2d's eng<N>[ <knob>=<value>...]): an
 // item starting with the text before the '<' is kept as written, and the family's
-// validate checks the rest (matches_pattern).
+// problem checks the rest (matches_pattern).
 //
 // Points: the Cartesian product of the given axes, nested in the family's axis
 // order with the FIRST axis varying fastest (conv2d lists batch first, so a sweep
@@ -95,8 +95,8 @@ std::vector<nlohmann::json> parse_value_list(const ParamAxis& axis, std::string_
 // Each axis at its baseline (defaults[0]).
 nlohmann::json baseline_point(const OperatorFamily& family);
 
-// Runs family.validate on every point, and with a transfer mode checks that each
-// point's operator has tensors to move (transfer_unavailable); the error names the
+// Builds every point's problem (family.problem: which validates it), and with a
+// transfer mode checks that each has tensors to move (transfer_unavailable); the error names the
 // point's seq and params.
 void validate_points(const SweepSpec& spec, const OperatorFamily& family);
 

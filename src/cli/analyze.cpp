@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -15,12 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/format.hpp"
-#include "core/json_io.hpp"
 #include "roofline/analysis.hpp"
 #include "src/cli/command_options.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/console.hpp"
-#include "src/store/results_store.hpp"
 
 namespace timeroof::cli {
 
@@ -87,7 +84,7 @@ std::string fit_text(const roofline::LinearFit& f, const std::string& y,
   if (f.n < 2) return y + ": too few points for a fit";
   char r2[32] = "-";
   if (f.r2) std::snprintf(r2, sizeof r2, "%.3f", *f.r2);
-  const std::string scatter = format_number(f.spread, hint::percent_whole);
+  const std::string scatter = format_number(f.spread, hint::share);
   const std::string quality =
       " (robust fit of " + std::to_string(f.n) + " points, scatter " + scatter + ", R2 " + r2 + ")";
   if (f.flat)
@@ -406,40 +403,6 @@ std::string analysis_csv(const std::vector<RunRecord>& records,
 }
 
 }  // namespace
-
-std::vector<RunRecord> load_runs(const CommonOptions& options, const std::vector<std::string>& runs,
-                                 const std::vector<std::string>& from) {
-  std::vector<RunRecord> records;
-  if (!from.empty()) {
-    if (!runs.empty()) {
-      throw usage_error("name runs from the store or read --from files, not both; drop '" +
-                        runs.front() + "' or --from");
-    }
-    for (const std::string& file : from) {
-      std::vector<RunRecord> parsed = read_export_file(file);
-      records.insert(records.end(), parsed.begin(), parsed.end());
-    }
-    if (records.empty()) throw usage_error("no runs in " + from.front());
-    return records;
-  }
-  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
-  if (runs.empty()) {
-    records = store.load_all();
-    if (records.empty()) {
-      throw usage_error("no runs in " + options.db +
-                        "; measure with `timeroof run` or add runs with `timeroof import`");
-    }
-  }
-  for (const std::string& id : runs) {
-    std::optional<RunRecord> record = store.load_run(id);
-    if (!record) {
-      throw usage_error("no run '" + id + "' in " + options.db +
-                        "; list the runs with `timeroof runs`");
-    }
-    records.push_back(std::move(*record));
-  }
-  return records;
-}
 
 ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string>& runs,
                      const std::vector<std::string>& from, const std::string& requested_format) {

@@ -53,6 +53,21 @@ void print_run_list(const CommonOptions& options, const std::vector<Run>& runs) 
   print_json(list);
 }
 
+// The runs `ids` (ids or uuid prefixes) of `store`, every run without ids; a
+// usage error naming an id the store (the file `db`) does not hold.
+std::vector<RunRecord> load_store_runs(ResultsStore& store, const std::string& db,
+                                       const std::vector<std::string>& ids) {
+  if (ids.empty()) return store.load_all();
+  std::vector<RunRecord> records;
+  for (const std::string& id : ids) {
+    std::optional<RunRecord> record = store.load_run(id);
+    if (!record)
+      throw usage_error("no run '" + id + "' in " + db + "; list the runs with `timeroof runs`");
+    records.push_back(std::move(*record));
+  }
+  return records;
+}
+
 // The bundled sample: a real run recorded on the device machine.
 std::vector<RunRecord> load_sample(std::string& path) {
   const char* override_path = std::getenv("TIMEROOF_SAMPLE");
@@ -174,7 +189,8 @@ ExitCode measure_and_store(const CommonOptions& options, const CeilingOptions& c
   bool partial = some_roof_failed(run.machine);
   failed_on_throw(store, {&run, 1}, [&] {
     for (const std::string& family : sweeps) {
-      const SweepRequest request{family, {}, false, true};
+      SweepRequest request;
+      request.spec = default_spec(family);
       partial =
           measure_sweep(request, store, run, isatty(STDERR_FILENO)) == ExitCode::partial || partial;
     }
@@ -311,7 +327,8 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
     }
 
     for (const std::string& family : sweeps) {
-      SweepRequest request{family, {}, false, true};
+      SweepRequest request;
+      request.spec = default_spec(family);
       request.devices = devices;
       partial =
           measure_sweep(request, store, runs.front(), isatty(STDERR_FILENO)) == ExitCode::partial ||
@@ -337,6 +354,30 @@ std::vector<RunRecord> read_export_file(const std::string& path) {
   const nlohmann::json document =
       parse_untrusted_json(file, path, "pass a file written by `timeroof export`");
   return parse_export_document(document, path);
+}
+
+std::vector<RunRecord> load_runs(const CommonOptions& options, const std::vector<std::string>& runs,
+                                 const std::vector<std::string>& from) {
+  if (!from.empty()) {
+    if (!runs.empty()) {
+      throw usage_error("name runs from the store or read --from files, not both; drop '" +
+                        runs.front() + "' or --from");
+    }
+    std::vector<RunRecord> records;
+    for (const std::string& file : from) {
+      std::vector<RunRecord> parsed = read_export_file(file);
+      records.insert(records.end(), parsed.begin(), parsed.end());
+    }
+    if (records.empty()) throw usage_error("no runs in " + from.front());
+    return records;
+  }
+  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
+  std::vector<RunRecord> records = load_store_runs(store, options.db, runs);
+  if (records.empty()) {
+    throw usage_error("no runs in " + options.db +
+                      "; measure with `timeroof run` or add runs with `timeroof import`");
+  }
+  return records;
 }
 
 ExitCode run_info(const CommonOptions& options) {
@@ -431,9 +472,8 @@ void register_main_job(CLI::App& app, CommonOptions& options, Action& action) {
 ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request,
                    const std::string& resume, const SweepShard& sharding) {
   CommonOptions options = given;
-  options.db = expand_db_path(given.db, sharding.shard);  // "%r": each shard its own store
   SweepRequest request = given_request;
-  if (sharding.shard) request.only_seqs = shard_point_seqs(request, *sharding.shard);
+  if (sharding.shard) request.only_seqs = shard_point_seqs(request.spec, *sharding.shard);
   if (request.dry_run) {
     if (sharding.shard)
       std::cout << "shard " << to_string(*sharding.shard) << " (" << sharding.source
@@ -449,7 +489,6 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
     std::cout << describe_sweep(request, measured ? &*measured : nullptr);
     return ExitCode::ok;
   }
-  describe_sweep(request, nullptr);  // a bad spec is a usage error, GPU or not
   const GpuAvailability gpus_here = find_gpus();
   if (gpus_here.count == 0) throw environment_error("no GPU: " + gpus_here.why_none);
   if (sharding.local_rank)  // --shard-from-mpi without --device: one GPU per local rank
@@ -494,7 +533,7 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
                         (stored ? "shard " + to_string(*stored) : std::string("no shard")) +
                         ", not " + to_string(*sharding.shard) +
                         "; resume it with the command that started it: " + run.command_line);
-    if (stored && !sharding.shard) request.only_seqs = shard_point_seqs(request, *stored);
+    if (stored && !sharding.shard) request.only_seqs = shard_point_seqs(request.spec, *stored);
   }
   if (const std::optional<Shard> shard = shard_of(run.spec))
     std::cerr << "timeroof: shard " << to_string(*shard) << " ("
@@ -656,19 +695,7 @@ void register_list_runs(CLI::App& app, CommonOptions& options, Action& action) {
 
 ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs) {
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
-  std::vector<RunRecord> records;
-  if (runs.empty()) {
-    records = store.load_all();
-  } else {
-    for (const std::string& id : runs) {
-      std::optional<RunRecord> record = store.load_run(id);
-      if (!record) {
-        throw usage_error("no run '" + id + "' in " + options.db +
-                          "; list the runs with `timeroof runs`");
-      }
-      records.push_back(std::move(*record));
-    }
-  }
+  const std::vector<RunRecord> records = load_store_runs(store, options.db, runs);
   write_output(options.out, export_document(records).dump(2) + "\n", {options.db});
   return ExitCode::ok;
 }

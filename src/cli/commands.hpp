@@ -45,7 +45,7 @@ ExitCode run_info(const CommonOptions& options);
 ExitCode run_main_job(const CommonOptions& options, const CeilingOptions& ceilings);
 struct SweepRequest;
 // --shard / --shard-from-mpi (`sharding`): measures that share of the points into a
-// run whose spec records the shard; "%r" in --db is the shard index.
+// run whose spec records the shard (options.db with "%r" already expanded).
 ExitCode run_sweep(const CommonOptions& options, const SweepRequest& request,
                    const std::string& resume, const SweepShard& sharding = {});
 ExitCode run_ceilings(const CommonOptions& options, const CeilingOptions& ceilings);

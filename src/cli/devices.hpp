@@ -11,8 +11,8 @@
 //       -> {"machine": Machine}: the GPU's roofs. Workers measuring at the same
 //          time take turns, by an flock on host_lock, for the roofs that share
 //          the host (launch and host<->device transfer roofs).
-//   {"kind": "sweep", "target", "flags": [[name, value]...], "counters", "seqs",
-//    "more"}
+//   {"kind": "sweep", "spec": SweepSpec (sweeps/spec.hpp to_json), "counters",
+//    "seqs", "more"}
 //       -> {"point": Point} per point as soon as it is measured. With "more",
 //          the worker then asks {"more": true} and reads the parent's answer
 //          on its stdin, {"seqs": [...]} to measure next, until end of input.

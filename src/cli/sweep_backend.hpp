@@ -1,5 +1,5 @@
-// `timeroof sweep` and the sweeps of `timeroof run`. The sweep a request names,
-// --dry-run and --shard's share are host-only (sweep_plan.cpp, every build);
+// `timeroof sweep` and the sweeps of `timeroof run`. The sweep a command line
+// names, --dry-run and --shard's share are host-only (sweep_plan.cpp, every build);
 // measuring is built against sweeps/ when the CUDA toolkit is present
 // (sweep_backend_cuda.cpp), refused with the reason in the analysis-only build
 // (gpu_backend_none.cpp).
@@ -22,9 +22,10 @@ class ResultsStore;
 
 namespace timeroof::cli {
 
+// A sweep to measure: its spec, read and validated once from the command line
+// (spec_of) or the family's default sweep, and how to measure it.
 struct SweepRequest {
-  std::string target;                                      // "conv2d", "lstm" or a .toml file
-  std::vector<std::pair<std::string, std::string>> flags;  // axis and option flags
+  SweepSpec spec;
   bool dry_run = false;
   bool counters = true;
   // --resume: the run must hold this very sweep (same name and points) and be
@@ -42,9 +43,14 @@ struct SweepRequest {
 // anything else is a usage error naming it.
 std::vector<std::pair<std::string, std::string>> flag_pairs(const std::vector<std::string>& args);
 
-// The sweep `request` names: a TOML file, axis flags, or the family's default
-// sweep; validated (usage errors), no GPU work.
-SweepSpec spec_of(const SweepRequest& request);
+// The sweep a command line names: `target` a TOML file (no flags), else the
+// family of that name as below; validated (usage errors), no GPU work.
+SweepSpec spec_of(const std::string& target,
+                  const std::vector<std::pair<std::string, std::string>>& flags);
+// The sweep of `family` from its axis and option flags, its default sweep
+// without any.
+SweepSpec spec_of(const OperatorFamily& family,
+                  const std::vector<std::pair<std::string, std::string>>& flags);
 // The dry run's time model with this machine's measured roofs where it has some
 // (null: the model's defaults).
 DryRunRoofs roofs_from(const Machine* machine);
@@ -54,14 +60,13 @@ std::vector<double> expected_seconds(const SweepSpec& spec, const std::vector<in
 // Every seq of the sweep but `measured`: what a runner is told to skip.
 std::set<int> all_seqs_but(const SweepSpec& spec, const std::vector<int>& measured);
 
-// Parses and validates the sweep (no GPU work). --dry-run: returns the listing
-// (only_seqs' points only, when set).
+// --dry-run's listing of the request's sweep (only_seqs' points only, when set).
 std::string describe_sweep(const SweepRequest& request, const Machine* measured);
 
 // --shard I/N: the seqs of the sweep's points shard I measures (shard.hpp): bin I
 // of the longest-expected-first split of the dry-run estimates with the DEFAULT
-// roofs, the same on every machine. Parses and validates the sweep (no GPU work).
-std::set<int> shard_point_seqs(const SweepRequest& request, Shard shard);
+// roofs, the same on every machine.
+std::set<int> shard_point_seqs(const SweepSpec& spec, Shard shard);
 
 // Measures the sweep into `run` (already stored), point by point; points whose
 // seq is in the store for this run and sweep are skipped (resume). Returns

@@ -70,10 +70,10 @@ std::string duration_text(double seconds) {
 
 namespace {
 
-// Records the sweep in the run (a resumed run must already hold this very
-// sweep) and returns its spec: validated before any GPU work.
-SweepSpec record_sweep(const SweepRequest& request, ResultsStore& store, Run& run) {
-  const SweepSpec spec = spec_of(request);
+// Records the request's sweep in the run (a resumed run must already hold this
+// very sweep), before any GPU work.
+void record_sweep(const SweepRequest& request, ResultsStore& store, Run& run) {
+  const SweepSpec& spec = request.spec;
   bool recorded = false;  // a resumed run has its spec already
   std::string stored;     // the run's sweeps, for the messages
   const nlohmann::json wanted = to_json(spec);
@@ -100,7 +100,6 @@ SweepSpec record_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
     run.spec["sweeps"].push_back(to_json(spec));
     store.update_run(run);
   }
-  return spec;
 }
 
 RunnerOptions runner_options(const SweepSpec& spec, bool counters) {
@@ -187,8 +186,7 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
   };
   for (std::size_t w = 0; w < devices.size(); ++w) {
     jobs.push_back({{"kind", "sweep"},
-                    {"target", request.target},
-                    {"flags", request.flags},
+                    {"spec", to_json(spec)},  // read once, here: the workers do not parse it again
                     {"counters", request.counters},
                     {"seqs", give(w, schedule.shares[w])},
                     {"more", true}});
@@ -289,7 +287,8 @@ class JsonLineSink final : public PointSink {
 
 ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& run,
                        bool show_progress) {
-  const SweepSpec spec = record_sweep(request, store, run);  // no GPU work before this
+  record_sweep(request, store, run);  // no GPU work before this
+  const SweepSpec& spec = request.spec;
   if (!request.devices.empty())
     return measure_sweep_on_devices(request, spec, store, run, show_progress);
   SweepRunner runner(run.machine.gpu, runner_options(spec, request.counters));
@@ -317,17 +316,14 @@ namespace {
 // The "sweep" job of a device worker: measures the seqs it was given on its GPU
 // and sends each point to the parent as it is done.
 ExitCode serve_sweep_job(int device, const nlohmann::json& job) {
-  SweepRequest request;
-  request.target = job.at("target").get<std::string>();
-  request.flags = job.at("flags").get<std::vector<std::pair<std::string, std::string>>>();
-  request.counters = job.at("counters").get<bool>();
-  const SweepSpec spec = spec_of(request);
+  const SweepSpec spec = spec_from_json(job.at("spec"));
+  const bool counters = job.at("counters").get<bool>();
   std::vector<int> seqs = job.at("seqs").get<std::vector<int>>();
   const bool asks_for_more = job.value("more", false);
   select_gpu(device);
   const GpuInfo gpu = inspect_gpu(device);  // with the counter probe: counters or not
   std::cout << nlohmann::json{{"gpu", gpu}}.dump() << std::endl;
-  SweepRunner runner(gpu, runner_options(spec, request.counters));
+  SweepRunner runner(gpu, runner_options(spec, counters));
   const OperatorFamily& family = find_family(spec.family);
   JsonLineSink sink(gpu);
   const StopOnInterrupt stop_on_interrupt;

@@ -29,12 +29,16 @@ namespace {
 // What `sweep` and `sweep <family>` parse into.
 struct SweepArguments {
   SweepRequest request;
+  std::string target;  // a sweep file (.toml)
   std::string resume;
   bool no_counters = false;
   std::string shard;
   bool shard_from_mpi = false;
-  // The family's subcommand: its axis and option flags by their Option, as typed.
-  const CLI::App* family = nullptr;
+  // The family chosen and its subcommand; that command's axis and option flags by
+  // their Option, as typed.
+  const OperatorFamily* family = nullptr;
+  const CLI::App* family_command = nullptr;
+  std::map<const CLI::App*, const OperatorFamily*> families;  // by subcommand
   std::map<const CLI::Option*, std::string> keys;
 };
 
@@ -112,6 +116,7 @@ void add_flag_option(CLI::App& command, SweepArguments& args, const std::string&
 void add_family(CLI::App& sweep, CommonOptions& options, SweepArguments& args,
                 const OperatorFamily& family) {
   CLI::App* command = sweep.add_subcommand(family.name, family.help);
+  args.families[command] = &family;
   add_sweep_options(*command, options, args);
   for (const ParamAxis& axis : family.axes)
     add_flag_option(*command, args, axis.key, axis_help(axis), "Axes");
@@ -140,7 +145,7 @@ void add_family(CLI::App& sweep, CommonOptions& options, SweepArguments& args,
 std::vector<std::pair<std::string, std::string>> flags_of(const SweepArguments& args) {
   std::vector<std::pair<std::string, std::string>> pairs;
   std::map<const CLI::Option*, std::size_t> used;
-  for (const CLI::Option* option : args.family->parse_order()) {
+  for (const CLI::Option* option : args.family_command->parse_order()) {
     const auto key = args.keys.find(option);
     if (key == args.keys.end()) continue;
     const std::size_t n = used[option]++;
@@ -154,21 +159,21 @@ std::vector<std::pair<std::string, std::string>> flags_of(const SweepArguments& 
 ExitCode run_sweep_command(const CommonOptions& options, SweepArguments& args,
                            const CLI::App& sweep) {
   SweepRequest request = args.request;
+  std::vector<std::pair<std::string, std::string>> flags;
   std::vector<std::string> extras = sweep.remaining();
   if (args.family) {
-    if (!request.target.empty()) extras.insert(extras.begin(), args.family->get_name());
-    const std::vector<std::string> more = args.family->remaining();
+    if (!args.target.empty()) extras.insert(extras.begin(), args.family->name);
+    const std::vector<std::string> more = args.family_command->remaining();
     extras.insert(extras.end(), more.begin(), more.end());
     // Flags not of the family: refused in the spec's words (flag_pairs, spec_from_flags).
     if (!extras.empty()) {
-      (void)spec_from_flags(args.family->get_name(), flag_pairs(extras));
+      (void)spec_from_flags(*args.family, flag_pairs(extras));
       throw usage_error("unexpected argument '" + extras.front() + "'; see `timeroof sweep " +
-                        args.family->get_name() + " --help`");
+                        args.family->name + " --help`");
     }
-    request.target = args.family->get_name();
-    request.flags = flags_of(args);
+    flags = flags_of(args);
   } else {
-    request.flags = flag_pairs(extras);
+    flags = flag_pairs(extras);
   }
   request.counters = !args.no_counters;
   request.resume = !args.resume.empty();
@@ -181,11 +186,15 @@ ExitCode run_sweep_command(const CommonOptions& options, SweepArguments& args,
         placement_from_environment([](const char* name) { return std::getenv(name); });
     sharding.shard = placement.shard;
     sharding.source = placement.source;
-    const CLI::App& given = args.family ? *args.family : sweep;
+    const CLI::App& given = args.family_command ? *args.family_command : sweep;
     if (given.get_option("--device")->count() == 0 && sweep.get_option("--device")->count() == 0)
       sharding.local_rank = placement.local_rank;
   }
-  return run_sweep(options, request, args.resume, sharding);
+  CommonOptions expanded = options;
+  expanded.db = expand_db_path(options.db, sharding.shard);  // "%r": each shard its own store
+  // The one reading of the value lists.
+  request.spec = args.family ? spec_of(*args.family, flags) : spec_of(args.target, flags);
+  return run_sweep(expanded, request, args.resume, sharding);
 }
 
 }  // namespace
@@ -197,7 +206,7 @@ void register_sweep(CLI::App& app, CommonOptions& options, Action& action) {
       "Measure an operator over a grid of sizes (cuDNN conv2d or lstm, or a TOML "
       "sweep file), point by point into the results store");
   add_sweep_options(*sweep, options, *args);
-  sweep->add_option("operator", args->request.target, "a sweep file (.toml); or an operator below");
+  sweep->add_option("operator", args->target, "a sweep file (.toml); or an operator below");
   for (const OperatorFamily& family : operator_families())
     add_family(*sweep, options, *args, family);
   sweep->require_subcommand(0, 1);
@@ -218,13 +227,14 @@ void register_sweep(CLI::App& app, CommonOptions& options, Action& action) {
       "In --db, %r is the shard index: each shard its own store file.\n"
       "Ctrl-C finishes the current point, stores it and exits with code 3.");
   sweep->final_callback([sweep, args, &options, &action] {
-    const std::vector<CLI::App*> family = sweep->get_subcommands();
-    args->family = family.empty() ? nullptr : family.front();
-    if (!args->family && args->request.target.empty()) throw CLI::RequiredError("operator");
+    const std::vector<CLI::App*> chosen = sweep->get_subcommands();
+    args->family_command = chosen.empty() ? nullptr : chosen.front();
+    args->family = chosen.empty() ? nullptr : args->families.at(chosen.front());
+    if (!args->family && args->target.empty()) throw CLI::RequiredError("operator");
     // Options given on both sides of the family's name, which CLI11 checks per command.
     const auto given = [&](const char* name) {
       return sweep->get_option(name)->count() +
-                 (args->family ? args->family->get_option(name)->count() : 0) >
+                 (args->family_command ? args->family_command->get_option(name)->count() : 0) >
              0;
     };
     for (const auto& [a, b] :

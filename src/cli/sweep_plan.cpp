@@ -8,18 +8,22 @@
 
 namespace timeroof::cli {
 
-SweepSpec spec_of(const SweepRequest& request) {
-  const bool file = request.target.size() > 5 &&
-                    request.target.compare(request.target.size() - 5, 5, ".toml") == 0;
+SweepSpec spec_of(const std::string& target,
+                  const std::vector<std::pair<std::string, std::string>>& flags) {
+  const bool file = target.size() > 5 && target.compare(target.size() - 5, 5, ".toml") == 0;
   if (file) {
-    if (!request.flags.empty()) {
-      throw usage_error("a sweep file takes no axis flags (got --" + request.flags[0].first +
-                        "); put them in " + request.target);
+    if (!flags.empty()) {
+      throw usage_error("a sweep file takes no axis flags (got --" + flags[0].first +
+                        "); put them in " + target);
     }
-    return spec_from_toml(request.target);
+    return spec_from_toml(target);
   }
-  if (request.flags.empty()) return default_spec(request.target);
-  return spec_from_flags(request.target, request.flags);
+  return spec_of(find_family(target), flags);
+}
+
+SweepSpec spec_of(const OperatorFamily& family,
+                  const std::vector<std::pair<std::string, std::string>>& flags) {
+  return flags.empty() ? default_spec(family) : spec_from_flags(family, flags);
 }
 
 DryRunRoofs roofs_from(const Machine* machine) {
@@ -43,10 +47,9 @@ DryRunRoofs roofs_from(const Machine* machine) {
 }
 
 std::string describe_sweep(const SweepRequest& request, const Machine* measured) {
-  const SweepSpec spec = spec_of(request);
   DryRunRoofs roofs = roofs_from(measured);
   if (!request.counters) roofs.counter_passes = 0;  // --no-counters
-  return describe_points(spec, roofs, request.only_seqs ? &*request.only_seqs : nullptr);
+  return describe_points(request.spec, roofs, request.only_seqs ? &*request.only_seqs : nullptr);
 }
 
 // The dry run's expected seconds of each of `seqs`: what points are split by.
@@ -70,8 +73,7 @@ std::set<int> all_seqs_but(const SweepSpec& spec, const std::vector<int>& measur
   return skipped;
 }
 
-std::set<int> shard_point_seqs(const SweepRequest& request, Shard shard) {
-  const SweepSpec spec = spec_of(request);
+std::set<int> shard_point_seqs(const SweepSpec& spec, Shard shard) {
   std::vector<int> all(spec.points.size());
   std::iota(all.begin(), all.end(), 0);
   return shard_seqs(expected_seconds(spec, all, DryRunRoofs{}),  // default roofs: never a store's

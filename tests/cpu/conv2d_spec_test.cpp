@@ -292,7 +292,7 @@ TEST(Conv2dFamily, CudnnApiAxisParsesAndNamesItsValues) {
             (std::vector<nlohmann::json>{"legacy", "graph"}));
   std::string m = usage_message([&] { parse_value_list(*api_axis, "backend"); });
   EXPECT_MENTIONS(m, "cudnn_api: unknown value 'backend'; allowed: graph, legacy");
-  m = usage_message([&] { family.validate({{"cudnn_api", 3}}); });
+  m = usage_message([&] { (void)family.problem({{"cudnn_api", 3}}); });
   EXPECT_MENTIONS(m, "conv2d: cudnn_api = 3 is not a known value; allowed: graph, legacy");
 
   // Flags: the API and the algorithm of that API.

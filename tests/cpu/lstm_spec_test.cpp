@@ -156,7 +156,7 @@ TEST(LstmSpec, ParamsAreValidatedByKey) {
                   }),
                   "math = 1 is not text");
   EXPECT_MENTIONS(usage_message([] {
-                    (void)lstm_spec_from_params({{"hidden_size", 0}});
+                    (void)LstmProblem(lstm_spec_from_params({{"hidden_size", 0}}));
                   }),
                   "hidden_size = 0");
   EXPECT_MENTIONS(usage_message([] { (void)lstm_spec_from_params(nlohmann::json::array()); }),
@@ -241,7 +241,7 @@ TEST(LstmFamily, DefaultSweepIsThePapersGridWithBatchTo1024) {
   std::set<std::int64_t> batches;
   std::set<std::string> precisions, passes;
   for (const nlohmann::json& point : points) {
-    family.validate(point);
+    (void)family.problem(point);
     for (const auto& item : point.items()) EXPECT_TRUE(keys.count(item.key())) << item.key();
     batches.insert(point["batch"].get<std::int64_t>());
     precisions.insert(point["precision"].get<std::string>());
@@ -269,12 +269,12 @@ TEST(LstmFamily, DefaultSweepIsThePapersGridWithBatchTo1024) {
                   axis.allowed.end())
             << axis.key;
   }
-  // problem() builds the problem without GPU work; validate() names bad keys.
+  // problem() builds the problem without GPU work and names bad keys.
   const auto op = family.problem(points.back());
   EXPECT_EQ(op->op(), "lstm_backward_weights");
   EXPECT_EQ(op->precision(), Precision::fp16);
   EXPECT_MENTIONS(usage_message([&] {
-                    family.validate({{"features", 32}});
+                    (void)family.problem({{"features", 32}});
                   }),
                   "unknown key 'features'");
 }

@@ -4,8 +4,8 @@
 // through `timeroof report` as HTML and Markdown. Each output is parsed back and
 // the same quantities of one point compared: JSON and CSV to ten significant
 // digits; the table, HTML and Markdown within the rounding of what they print;
-// the table and the report print the same quantity with the same text where
-// both use one hint.
+// the table and the report print each quantity with the same text (one hint
+// per quantity, core/format.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -61,7 +61,7 @@ const Outputs& outputs() {
 
 // ---- Parsing each output back ---------------------------------------------------------
 
-// A printed quantity: "29 us", "1.2 ms", "15%", "0.0%", "6.59x", "0", "4"; its
+// A printed quantity: "29 us", "1.2 ms", "15%", "0.4%", "6.59x", "0", "4"; its
 // value in base units (seconds, fractions) and half the unit of its last digit.
 struct Printed {
   double value = 0;
@@ -275,10 +275,14 @@ TEST(OutputAgreement, HtmlAndMarkdownShowTheJsonNumbersAsTheTableDoes) {
   expect_printed("HTML efficiency", html[7], json_number("efficiency"));
   expect_printed("HTML Tensor-Core share", html[8], json_number("tensor_share"));
   expect_printed("HTML headroom", html[9], json_number("headroom"));
-  // The quantities both print with one hint read the same.
+  // The quantities both print with one hint read the same: the point's Tensor-Core
+  // share is 0, "0%" in every printer (the report said "0.0%" with a hint of its own).
   std::map<std::string, std::string> row = table_point(std::string("sweep ") + kSweep + ":", "seq");
   EXPECT_EQ(html[3], row.at("T"));
   EXPECT_EQ(html[4], row.at("T_k"));
+  EXPECT_EQ(html[7], row.at("eff"));
+  EXPECT_EQ(html[8], row.at("TC"));
+  EXPECT_EQ(html[8], "0%");
   EXPECT_EQ(html[9], row.at("headroom"));
 
   const std::vector<std::string> times = html_row(anchor, "times");

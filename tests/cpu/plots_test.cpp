@@ -352,7 +352,7 @@ TEST(Ceilings, OneRowPerCeilingGroupedByKind) {
   EXPECT_TRUE(x.has_text("Compute (FLOP/s)"));
   EXPECT_TRUE(x.has_text("Bandwidth (B/s)"));
   EXPECT_TRUE(x.has_text("Latency (s), lower is better"));
-  EXPECT_TRUE(x.has_text("800 TFLOP/s  (80%)"));
+  EXPECT_TRUE(x.has_text("800 TFLOP/s  (80.0%)"));
   EXPECT_TRUE(x.has_text("2.00 us"));
 }
 
@@ -368,9 +368,21 @@ TEST(WorkingSet, CurveRoofsAndL2Size) {
   EXPECT_TRUE(x.has_text("10 MB"));  // x ticks in bytes
 }
 
+// A series of `op` at `precision` along batch with these points; its tooltips
+// start "<op> <precision> batch=<x>".
+roofline::Series batch_series(const std::string& op, const std::string& precision,
+                              std::vector<roofline::SeriesPoint> points) {
+  roofline::Series series;
+  series.op = op;
+  series.precision = precision;
+  series.parameter = "batch";
+  series.points = std::move(points);
+  return series;
+}
+
 TEST(TimeVsParameter, MeasuredTimeAndEveryBoundAsLines) {
   const auto roofs = roofline::machine_roofs(synthetic_machine());
-  std::vector<SeriesPoint> series;
+  roofline::Series series = batch_series("conv", "fp16", {});
   for (int b = 1; b <= 256; b *= 2) {
     Point p;
     p.op = "conv";
@@ -380,8 +392,7 @@ TEST(TimeVsParameter, MeasuredTimeAndEveryBoundAsLines) {
     p.counters = {{"tensor_fp16_flops", b * 1e9}, {"fp32_flops", b * 1e6},
                   {"dram_read_bytes", b * 2e6},   {"dram_write_bytes", b * 1e6},
                   {"l2_bytes", b * 6e6},          {"l1_bytes", b * 9e6}};
-    series.push_back({static_cast<double>(b), roofline::point_bounds(p, roofs),
-                      "conv batch=" + std::to_string(b)});
+    series.points.push_back({0, static_cast<double>(b), roofline::point_bounds(p, roofs), {}});
   }
   const std::string svg = time_vs_parameter_chart(series);
   const XmlCheck x = check_xml(svg);
@@ -400,9 +411,9 @@ TimeStats stats(double median, double half) {
 
 // One conv call per batch 1, 2, 4, ... last: the three times with their
 // intervals, one kernel, `counters` (per sample) times the batch.
-std::vector<SeriesPoint> timed_series(int last, const std::map<std::string, double>& counters) {
+roofline::Series timed_series(int last, const std::map<std::string, double>& counters) {
   const auto roofs = roofline::machine_roofs(synthetic_machine());
-  std::vector<SeriesPoint> series;
+  roofline::Series series = batch_series("conv", "fp16", {});
   for (int b = 1; b <= last; b *= 2) {
     Point p;
     p.op = "conv";
@@ -412,8 +423,7 @@ std::vector<SeriesPoint> timed_series(int last, const std::map<std::string, doub
     p.timing.kernel_time_s = 5e-6 + b * 0.9e-6;
     p.timing.launches = 1;
     for (const auto& [name, per_sample] : counters) p.counters[name] = b * per_sample;
-    series.push_back({static_cast<double>(b), roofline::point_bounds(p, roofs),
-                      "conv batch=" + std::to_string(b)});
+    series.points.push_back({0, static_cast<double>(b), roofline::point_bounds(p, roofs), {}});
   }
   return series;
 }
@@ -421,8 +431,7 @@ std::vector<SeriesPoint> timed_series(int last, const std::map<std::string, doub
 // T_call, T_stream and T_graph, each with its 95% interval as a band, and a
 // legend; a point without an interval has no band there.
 TEST(TimeVsParameter, ThreeMeasuredTimesWithTheirIntervalBands) {
-  std::vector<SeriesPoint> series =
-      timed_series(8, {{"fp32_flops", 1e9}, {"dram_read_bytes", 2e6}});
+  roofline::Series series = timed_series(8, {{"fp32_flops", 1e9}, {"dram_read_bytes", 2e6}});
   const std::string svg = time_vs_parameter_chart(series);
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
@@ -434,13 +443,14 @@ TEST(TimeVsParameter, ThreeMeasuredTimesWithTheirIntervalBands) {
        {"T_stream: calls back to back", "T_call: one synchronized call",
         "T_graph: CUDA graph replay", "kernel time T_k", "shaded: 95% interval of the median"})
     EXPECT_TRUE(x.has_text(t)) << t;
-  const auto tip = std::find(x.titles.begin(), x.titles.end(),
-                             "conv batch=2\nT_graph: CUDA graph replay: " + format_si(12e-6, "s") +
-                                 " (95% interval " + format_si(11.5e-6, "s") + " to " +
-                                 format_si(12.5e-6, "s") + ") at batch 2");
+  const auto tip =
+      std::find(x.titles.begin(), x.titles.end(),
+                "conv fp16 batch=2\nT_graph: CUDA graph replay: " + format_si(12e-6, "s") +
+                    " (95% interval " + format_si(11.5e-6, "s") + " to " + format_si(12.5e-6, "s") +
+                    ") at batch 2");
   EXPECT_NE(tip, x.titles.end());
   // An older run: T_call only, no interval: one line, no band, no band legend.
-  for (SeriesPoint& p : series) {
+  for (roofline::SeriesPoint& p : series.points) {
     p.bounds.stream.reset();
     p.bounds.graph.reset();
     p.bounds.call->ci_low_s.reset();
@@ -457,12 +467,12 @@ TEST(TimeVsParameter, ThreeMeasuredTimesWithTheirIntervalBands) {
 // 16 (TMA loads), and a call that cannot be captured has no T_graph. A run of one
 // point of a bound keeps its value as a dot.
 TEST(TimeVsParameter, AMissingValueBreaksItsLineAndBand) {
-  std::vector<SeriesPoint> series =
+  roofline::Series series =
       timed_series(16, {{"fp32_flops", 1e9}, {"l1_bytes", 9e6}, {"l2_bytes", 6e6}});
   // L1 at batch 1, 4, 8 only; T_graph at every batch but 4.
   for (std::size_t i : {1u, 4u})
-    series[i].bounds.levels[static_cast<std::size_t>(Level::l1)].time_s.reset();
-  series[2].bounds.graph.reset();
+    series.points[i].bounds.levels[static_cast<std::size_t>(Level::l1)].time_s.reset();
+  series.points[2].bounds.graph.reset();
   const std::string svg = time_vs_parameter_chart(series);
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
@@ -655,8 +665,8 @@ TEST(TimeComplexity, FromPointsEveryPointHasItsTooltip) {
 // ---- Decomposition and Tensor Cores ------------------------------------------------------
 
 // A series point with measured parts given (seconds), T = their sum, against `roof`.
-SeriesPoint parts_point(double x, double host, double gaps, double transfer, double within,
-                        double lost, const std::string& roof) {
+roofline::SeriesPoint parts_point(double x, double host, double gaps, double transfer,
+                                  double within, double lost, const std::string& roof) {
   roofline::PointBounds b;
   b.kernel_s = within + lost;
   b.time_s = host + gaps + transfer + within + lost;
@@ -675,16 +685,18 @@ SeriesPoint parts_point(double x, double host, double gaps, double transfer, dou
   d.kernel_s = within + lost;
   d.within_roof_s = within;
   d.lost_to_roof_s = lost;
-  return {x, b, "conv<half> batch=" + roofline::format_value(x), c};
+  return {0, x, b, c};
 }
 
 TEST(TimeDecomposition, StackedMeasuredPartsInSecondsAndShares) {
-  const std::vector<SeriesPoint> series = {
-      parts_point(4, 0, 0, 0, 80e-6, 0, "l2"),  // given out of order: sorted by x
-      parts_point(1, 30e-6, 10e-6, 10e-6, 30e-6, 20e-6, "dram"),
-      parts_point(2, 20e-6, 0, 0, 50e-6, 30e-6, "dram"),
-  };
-  const std::string svg = time_decomposition_chart(series, "batch", "Where <it> goes");
+  const roofline::Series series =
+      batch_series("conv", "<half>",
+                   {
+                       parts_point(4, 0, 0, 0, 80e-6, 0, "l2"),  // given out of order: sorted by x
+                       parts_point(1, 30e-6, 10e-6, 10e-6, 30e-6, 20e-6, "dram"),
+                       parts_point(2, 20e-6, 0, 0, 50e-6, 30e-6, "dram"),
+                   });
+  const std::string svg = time_decomposition_chart(series, "Where <it> goes");
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
   EXPECT_EQ(count(svg, "class=\"bar\""), 3u);
@@ -722,7 +734,7 @@ TEST(TimeDecomposition, StackedMeasuredPartsInSecondsAndShares) {
   EXPECT_TRUE(x.has_text(format_si(100e-6, "s")));
   EXPECT_TRUE(x.has_text(format_si(80e-6, "s")));
   const auto tip = std::find_if(x.titles.begin(), x.titles.end(), [](const std::string& t) {
-    return t.rfind("conv<half> batch=1\n", 0) == 0;
+    return t.rfind("conv <half> batch=1\n", 0) == 0;
   });
   ASSERT_NE(tip, x.titles.end());
   for (const std::string& part :
@@ -734,8 +746,8 @@ TEST(TimeDecomposition, StackedMeasuredPartsInSecondsAndShares) {
         "kernels lost to the roof " + format_si(20e-6, "s") + " (20%)"})
     EXPECT_NE(tip->find(part), std::string::npos) << part << " in " << *tip;
   // Without transfers, no transfer entry.
-  const std::string no_xfer =
-      time_decomposition_chart({parts_point(1, 10e-6, 0, 0, 5e-6, 5e-6, "l1")}, "batch", "t");
+  const std::string no_xfer = time_decomposition_chart(
+      batch_series("conv", "<half>", {parts_point(1, 10e-6, 0, 0, 5e-6, 5e-6, "l1")}), "t");
   EXPECT_EQ(no_xfer.find(">transfer<"), std::string::npos);
   EXPECT_NE(no_xfer.find(">kernel time within the L1 roof<"), std::string::npos);
 }
@@ -744,17 +756,18 @@ TEST(TimeDecomposition, StackedMeasuredPartsInSecondsAndShares) {
 // above the T mark, the legend says what that means and the tooltip says why; an
 // older run's bar names its joint host overhead and gaps.
 TEST(TimeDecomposition, PartsAboveTAndOlderRunsAreLabelled) {
-  SeriesPoint above = parts_point(1, 37e-6, 0, 0, 10e-6, 0, "dram");
+  roofline::SeriesPoint above = parts_point(1, 37e-6, 0, 0, 10e-6, 0, "dram");
   roofline::Decomposition& d = above.classification.parts;
   d.time_s = 45e-6;
   *above.bounds.time_s = 45e-6;
   d.kernels_above_device_s = 2e-6;
   d.not_explained_s = -2e-6;
   d.notes = {"T_k 10 us (trace pass, 1 kernel) exceeds T_graph 8.0 us by 2.0 us (25%)"};
-  SeriesPoint old = parts_point(2, 40e-6, 0, 0, 10e-6, 0, "dram");
+  roofline::SeriesPoint old = parts_point(2, 40e-6, 0, 0, 10e-6, 0, "dram");
   old.classification.parts.separated = false;
   old.classification.parts.time_source = roofline::TimeSource::call;
-  const std::string svg = time_decomposition_chart({above, old}, "batch", "t");
+  const std::string svg =
+      time_decomposition_chart(batch_series("conv", "<half>", {above, old}), "t");
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
   for (const char* t :
@@ -763,7 +776,7 @@ TEST(TimeDecomposition, PartsAboveTAndOlderRunsAreLabelled) {
         "host overhead (T_stream - T_graph)", "T, the time explained (T_stream or T_call)"})
     EXPECT_TRUE(x.has_text(t)) << t;
   const auto tip = std::find_if(x.titles.begin(), x.titles.end(), [](const std::string& t) {
-    return t.rfind("conv<half> batch=1\n", 0) == 0;
+    return t.rfind("conv <half> batch=1\n", 0) == 0;
   });
   ASSERT_NE(tip, x.titles.end());
   EXPECT_NE(tip->find("\nnot explained " + format_si(-2e-6, "s")), std::string::npos) << *tip;
@@ -778,20 +791,22 @@ TEST(TimeDecomposition, PartsAboveTAndOlderRunsAreLabelled) {
   EXPECT_NE(svg.find(" y1=\"144.5\" x2=\""), std::string::npos);
 }
 
-SeriesPoint tensor_point(double x, double share, double utilisation) {
+roofline::SeriesPoint tensor_point(double x, double share, double utilisation) {
   roofline::PointBounds b;
   b.time_s = 1e-4;
   b.kernel_s = 8e-5;
   b.efficiency = 0.5;
   b.tensor_share = share;
   b.tensor_utilisation = utilisation;
-  return {x, b, "gemm batch=" + roofline::format_value(x), {}};
+  return {0, x, b, {}};
 }
 
 TEST(TensorCores, ShareAndUtilisationOnAPercentAxis) {
-  const std::vector<SeriesPoint> series = {tensor_point(1, 0.5, 0.1), tensor_point(2, 0.9, 0.2),
-                                           tensor_point(4, 1.0, 0.3), tensor_point(8, 1.0, 1.2)};
-  const std::string svg = tensor_core_chart(series, "batch", "TC");
+  const roofline::Series series =
+      batch_series("gemm", "fp16",
+                   {tensor_point(1, 0.5, 0.1), tensor_point(2, 0.9, 0.2), tensor_point(4, 1.0, 0.3),
+                    tensor_point(8, 1.0, 1.2)});
+  const std::string svg = tensor_core_chart(series, "TC");
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
   EXPECT_EQ(count(svg, "class=\"series\""), 2u);
@@ -813,7 +828,7 @@ TEST(TensorCores, ShareAndUtilisationOnAPercentAxis) {
   EXPECT_NE(svg.find("<circle cx=\"" + num(px(1)) + "\" cy=\"" + num(py(0.1)) + "\""),
             std::string::npos);
   const auto tip = std::find_if(x.titles.begin(), x.titles.end(), [](const std::string& t) {
-    return t.rfind("share of the FLOPs: 90%\ngemm batch=2\n", 0) == 0;
+    return t.rfind("share of the FLOPs: 90%\ngemm fp16 batch=2\n", 0) == 0;
   });
   ASSERT_NE(tip, x.titles.end());
   for (const char* part : {"time 100 us", "bound ", "efficiency 50%", "Tensor-Core share 90%",
@@ -821,7 +836,7 @@ TEST(TensorCores, ShareAndUtilisationOnAPercentAxis) {
     EXPECT_NE(tip->find(part), std::string::npos) << part << " in " << *tip;
   // Nothing to show: said in the plot.
   roofline::PointBounds none;
-  const std::string empty = tensor_core_chart({{1, none, "x", {}}});
+  const std::string empty = tensor_core_chart(batch_series("x", "fp16", {{0, 1, none, {}}}));
   EXPECT_NE(empty.find("no point with FLOPs and kernel time"), std::string::npos);
 }
 
@@ -851,30 +866,26 @@ std::vector<Chart> sample_charts() {
                                           "Hierarchical Roofline: H200 sample, all points")},
   };
   // The conv2d_fwd fp16 batch sweep (baseline shape, batch varies).
-  std::vector<SeriesPoint> series;
+  roofline::Series series = batch_series("conv2d_fwd", "fp16", {});
   for (const roofline::PointAnalysis& pa : analysis.points) {
     const Point& p = r.points[pa.index];
     if (p.op != "conv2d_fwd" || p.precision != "fp16" || p.status != PointStatus::ok) continue;
     if (p.params.value("stride", 0) != 2 || p.params.value("filter", 0) != 3 ||
         p.params.value("filters", 0) != 64)
       continue;
-    series.push_back(
-        {p.params.value("batch", 0.0), pa.bounds,
-         p.op + " " + p.precision + " batch=" + std::to_string(p.params.value("batch", 0)),
-         pa.classification});
+    series.points.push_back({pa.index, p.params.value("batch", 0.0), pa.bounds, pa.classification});
   }
   charts.push_back(
-      {"time-vs-batch", time_vs_parameter_chart(series, "batch",
+      {"time-vs-batch", time_vs_parameter_chart(series,
                                                 "conv2d_fwd fp16 (3x3, 64 filters, stride 2): time "
                                                 "against batch size")});
   charts.push_back({"decomposition",
-                    time_decomposition_chart(series, "batch",
+                    time_decomposition_chart(series,
                                              "conv2d_fwd fp16 (3x3, 64 filters, stride 2): where "
                                              "the time goes")});
   charts.push_back(
       {"tensor-cores",
-       tensor_core_chart(series, "batch",
-                         "conv2d_fwd fp16 (3x3, 64 filters, stride 2): Tensor Cores")});
+       tensor_core_chart(series, "conv2d_fwd fp16 (3x3, 64 filters, stride 2): Tensor Cores")});
   // Per sweep, as the report draws them.
   for (const roofline::SweepAnalysis& sweep : analysis.sweeps)
     charts.push_back(
@@ -884,11 +895,9 @@ std::vector<Chart> sample_charts() {
   for (const roofline::SeriesAnalysis& sa : analysis.series) {
     const roofline::Series& s = sa.series;
     if (s.op != "lstm_training_forward" || s.precision != "fp16") continue;
-    const std::vector<SeriesPoint> lstm = series_points(s);
-    charts.push_back({"lstm-decomposition",
-                      time_decomposition_chart(lstm, "batch", s.name() + ": where the time goes")});
     charts.push_back(
-        {"lstm-tensor-cores", tensor_core_chart(lstm, "batch", s.name() + ": Tensor Cores")});
+        {"lstm-decomposition", time_decomposition_chart(s, s.name() + ": where the time goes")});
+    charts.push_back({"lstm-tensor-cores", tensor_core_chart(s, s.name() + ": Tensor Cores")});
   }
   return charts;
 }

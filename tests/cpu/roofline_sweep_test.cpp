@@ -754,31 +754,33 @@ TEST(SampleRun, RuntimePointIsOnTheRoofAndNeverBelowTheComplexityPoint) {
   }
 }
 
-TEST(SampleRun, TimeChartRowsHoldEveryBound) {
+TEST(SampleRun, SeriesPointsHoldEveryBound) {
   const std::vector<Series> series = group_series(batch_fixture().points, h200());
   ASSERT_EQ(series.size(), 1u);
-  const TimeChart c = time_chart(series[0]);
-  EXPECT_EQ(c.parameter, "batch");
-  ASSERT_EQ(c.rows.size(), 11u);
+  const Series& s = series[0];
+  EXPECT_EQ(s.parameter, "batch");
+  ASSERT_EQ(s.points.size(), 11u);
   std::printf("%6s %9s %9s %8s %8s %8s %8s %8s %8s  %s\n", "batch", "T us", "T_k us", "cuda",
               "tensor", "L2", "HBM", "launch", "roof", "class");
-  for (const TimeRow& r : c.rows) {
-    ASSERT_TRUE(r.time_s && r.kernel_s && r.t_launch);
-    EXPECT_LE(r.t_roof, *r.time_s);
-    EXPECT_GE(r.t_roof, std::max({r.t_cuda + r.t_tensor, *r.t_launch}));
+  for (const SeriesPoint& p : s.points) {
+    const PointBounds& b = p.bounds;
+    ASSERT_TRUE(b.time_s && b.kernel_s && b.t_launch);
+    EXPECT_LE(b.t_roof, *b.time_s);
+    EXPECT_GE(b.t_roof, std::max({b.t_cuda + b.t_tensor, *b.t_launch}));
     for (Level l : kAllLevels) {
-      const auto& m = r.t_mem[static_cast<std::size_t>(l)];
+      const std::optional<double>& m = b.level(l).time_s;
       // fp16 conv loads through TMA: the L1 counter misses it and L1 is left out.
       if (l == Level::l1 && !m) continue;
       ASSERT_TRUE(m) << to_string(l);
-      EXPECT_LE(*m, r.t_roof);
+      EXPECT_LE(*m, b.t_roof);
     }
     std::printf("%6s %9.1f %9.1f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f  %s\n",
-                format_value(r.x).c_str(), *r.time_s * 1e6, *r.kernel_s * 1e6, r.t_cuda * 1e6,
-                r.t_tensor * 1e6, r.t_mem[1].value_or(0) * 1e6, r.t_mem[2].value_or(0) * 1e6,
-                *r.t_launch * 1e6, r.t_roof * 1e6, r.label.c_str());
+                format_value(p.x).c_str(), *b.time_s * 1e6, *b.kernel_s * 1e6, b.t_cuda * 1e6,
+                b.t_tensor * 1e6, b.level(Level::l2).time_s.value_or(0) * 1e6,
+                b.level(Level::dram).time_s.value_or(0) * 1e6, *b.t_launch * 1e6, b.t_roof * 1e6,
+                p.classification.label().c_str());
   }
-  for (std::size_t i = 1; i < c.rows.size(); ++i) EXPECT_GT(c.rows[i].x, c.rows[i - 1].x);
+  for (std::size_t i = 1; i < s.points.size(); ++i) EXPECT_GT(s.points[i].x, s.points[i - 1].x);
 }
 
 // ---- Findings ----------------------------------------------------------------

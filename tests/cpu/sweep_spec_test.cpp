@@ -242,7 +242,9 @@ TEST(SweepSpecFlags, KeysOptionsAndTheirErrors) {
   hidden.key = "hidden_size";
   hidden.defaults = json::array({8});
   toy.axes = {hidden};
-  toy.validate = [](const json&) {};
+  toy.problem = [](const json&) -> std::unique_ptr<Problem> {
+    return std::make_unique<Conv2dProblem>(Conv2dSpec{});  // any valid problem: no checks
+  };
   EXPECT_EQ(spec_from_flags(toy, {{"--hidden-size", "2,4"}}).points.size(), 2u);
   EXPECT_EQ(spec_from_flags(toy, {{"hidden_size", "2"}}).points.at(0), json({{"hidden_size", 2}}));
 }
@@ -278,18 +280,19 @@ TEST(SweepSpecFlags, ImpossibleShapesAreRejectedNamingTheKey) {
                                            {"direction", "bwd_data"},
                                            {"cudnn_api", "legacy"}}));
 
-  // The family's own validate: unknown keys, wrong types, unknown text.
-  m = usage_message([] { conv().validate({{"bach", 1}}); });
+  // The family's own checks, when it builds a point's problem: unknown keys, wrong
+  // types, unknown text.
+  m = usage_message([] { (void)conv().problem({{"bach", 1}}); });
   EXPECT_MENTIONS(m, "conv2d: unknown key 'bach'; allowed: batch, channels");
-  m = usage_message([] { conv().validate({{"batch", "16"}}); });
+  m = usage_message([] { (void)conv().problem({{"batch", "16"}}); });
   EXPECT_MENTIONS(m, "batch = \"16\" is not an integer; allowed: integers 1 .. 2147483647");
-  m = usage_message([] { conv().validate({{"pad", 1.5}}); });
+  m = usage_message([] { (void)conv().problem({{"pad", 1.5}}); });
   EXPECT_MENTIONS(m, "pad = 1.5 is not an integer; allowed: integers 0 .. 2147483647 or same");
-  m = usage_message([] { conv().validate({{"layout", "NHWC"}}); });
+  m = usage_message([] { (void)conv().problem({{"layout", "NHWC"}}); });
   EXPECT_MENTIONS(m, "layout = \"NHWC\" is not a known value; allowed: nchw, nhwc");
-  m = usage_message([] { conv().validate(json::array()); });
+  m = usage_message([] { (void)conv().problem(json::array()); });
   EXPECT_MENTIONS(m, "a point is an object of keys");
-  EXPECT_NO_THROW(conv().validate(json::object()));  // every key at its baseline
+  EXPECT_NO_THROW((void)conv().problem(json::object()));  // every key at its baseline
 }
 
 TEST(SweepSpecDefault, PaperGridWithBatchExtended) {
@@ -298,7 +301,7 @@ TEST(SweepSpecDefault, PaperGridWithBatchExtended) {
   EXPECT_EQ(spec.source["kind"], "default");
   ASSERT_EQ(spec.points.size(), 108u);  // (11 batches + 7 variations) x 2 precisions x 3 directions
   EXPECT_NO_THROW(validate_points(spec, conv()));
-  for (const json& point : spec.points) EXPECT_NO_THROW(conv().validate(point)) << point;
+  for (const json& point : spec.points) EXPECT_NO_THROW((void)conv().problem(point)) << point;
   const json base = baseline_point(conv());
   std::map<std::string, std::set<std::string>> seen;
   std::set<std::string> unique;

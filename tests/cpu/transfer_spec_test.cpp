@@ -113,7 +113,6 @@ OperatorFamily family_of(const std::string& name) {
   size.defaults = json::array({1});
   family.axes = {size};
   family.default_points = [] { return std::vector<json>{{{"size", 1}}}; };
-  family.validate = [](const json&) {};
   family.problem = [](const json&) -> std::unique_ptr<Problem> { return std::make_unique<Op>(); };
   return family;
 }
