@@ -175,7 +175,7 @@ void energy_section(std::vector<Block>& doc, const RunRecord& r,
                                    describe_clock_limits(e.power.clock_limits)};
       if (const auto& s = e.sustained)
         row.insert(row.end(), {format_si(s->measured, e.unit) + " over " + format_time(s->seconds),
-                               format_number(e.sustained_ratio, hint::share_report),
+                               format_number(e.sustained_ratio, hint::percent_1),
                                clock_text(s->sm_clock_hz) + ", " + format_si(s->power.watts, "W"),
                                format_si(e.sustained_joules_per_unit, per),
                                describe_clock_limits(s->power.clock_limits)});
@@ -203,7 +203,7 @@ void energy_section(std::vector<Block>& doc, const RunRecord& r,
       rows.push_back({l.reference, format_si(l.measured, "FLOP/s"), clock_text(l.clock_hz), l.roof,
                       format_si(l.roof_measured, "FLOP/s"), clock_text(l.roof_clock_hz),
                       format_si(l.at_roof_clock, "FLOP/s"),
-                      format_number(l.ratio, hint::share_report)});
+                      format_number(l.ratio, hint::percent_1)});
     doc.push_back(table({"Reference", "Measured", "At clock", "Roof", "Roof measured", "Roof clock",
                          "At the roof's clock", "Of roof"},
                         std::move(rows), "library"));
