@@ -238,7 +238,10 @@ void expand_range(const ParamAxis& axis, const std::string& where, const std::st
                         std::to_string(kMaxSweepPoints) + " values; allowed: at most " +
                         std::to_string(kMaxSweepPoints) + " (a larger step?)");
     out.emplace_back(v);
-    if (geometric ? v > end / step : v > end - step) break;
+    // end - v in unsigned arithmetic: exact for any v <= end, where the signed
+    // difference of -9223372036854775807..9 would overflow.
+    const auto left = static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(v);
+    if (geometric ? v > end / step : left < static_cast<std::uint64_t>(step)) break;
     v = geometric ? v * step : v + step;
   }
 }
@@ -258,10 +261,13 @@ std::vector<json> product(const OperatorFamily& family, const AxisValues& given,
     values.push_back(it != given.end() ? it->second : std::vector<json>{axis.defaults.at(0)});
     count *= static_cast<double>(values.back().size());
   }
-  if (count > static_cast<double>(kMaxSweepPoints))
-    throw usage_error(where + "the product has " + std::to_string(static_cast<long long>(count)) +
-                      " points; allowed: at most " + std::to_string(kMaxSweepPoints) +
-                      " (fewer values, or explicit points)");
+  if (count > static_cast<double>(kMaxSweepPoints)) {
+    // A double: twenty axes of 100,000 values each are 1e100 points, past any integer.
+    char points[32];
+    std::snprintf(points, sizeof points, count < 1e15 ? "%.0f" : "%.3g", count);
+    throw usage_error(where + "the product has " + points + " points; allowed: at most " +
+                      std::to_string(kMaxSweepPoints) + " (fewer values, or explicit points)");
+  }
   std::vector<json> points;
   std::vector<std::size_t> index(values.size(), 0);
   for (std::size_t n = 0; n < static_cast<std::size_t>(count); ++n) {

@@ -619,6 +619,28 @@ TEST(SweepSpecDryRun, HugeLstmShapesAreExactOrRefusedAndQuick) {
   EXPECT_EQ(problem->outputs().at(0).bytes, static_cast<std::size_t>(weights));
 }
 
+// Value lists and products past 64 bits: no signed overflow stepping "A..B:+D"
+// near the ends of int64 (end - step overflowed), and a product's count past
+// long long is printed (its cast was undefined).
+TEST(SweepValues, RangesAtTheEdgesOfInt64) {
+  EXPECT_EQ(values("batch", "-9223372036854775807..-1:+9223372036854775807"),
+            ints({-9223372036854775807LL}));
+  EXPECT_EQ(values("batch", "9223372036854775806..9223372036854775807:+9223372036854775807"),
+            ints({9223372036854775806LL}));
+  EXPECT_EQ(values("batch", "-2..9223372036854775807:+9223372036854775807"),
+            ints({-2, 9223372036854775805LL}));
+  const std::vector<json> doubling = values("batch", "1..9223372036854775807:x2");
+  ASSERT_EQ(doubling.size(), 63u);
+  EXPECT_EQ(doubling.back(), json(std::int64_t{1} << 62));
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_flags(conv(), {{"batch", "1..100000"},
+                                             {"channels", "1..100000"},
+                                             {"height", "1..100000"},
+                                             {"width", "1..100000"}});
+                  }),
+                  "the product has 1e+20 points; allowed: at most 100000");
+}
+
 TEST(SweepSpecJson, NumbersStayNumbersAndRoundTrip) {
   const SweepSpec spec =
       spec_from_flags(conv(), {{"batch", "1,2"}, {"l2", "cold"}, {"transfer", "h2d_input"}});
