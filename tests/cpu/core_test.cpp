@@ -278,6 +278,18 @@ TEST(Format, ShellJoinQuotesWhatTheShellWouldSplit) {
   EXPECT_EQ(shell_join({"x", "it's"}), "x 'it'\\''s'");
   EXPECT_EQ(shell_join({"sweep", "--batch", "1..1024:x2"}), "sweep --batch 1..1024:x2");
   EXPECT_EQ(shell_join({""}), "''");
+  // Bytes that are not UTF-8 and control characters as $'\xHH' (issue 16: argv was
+  // stored raw, and a run's JSON cannot hold what is not UTF-8): the line is UTF-8
+  // text without controls and still pastes back into bash.
+  EXPECT_EQ(shell_join({"sweep", "caf\xe9.toml", "--name", "a\x1b[31mb"}),
+            "sweep $'caf\\xe9.toml' --name $'a\\x1b[31mb'");
+  EXPECT_EQ(shell_join({"it's \\ \xff"}), "$'it\\'s \\\\ \\xff'");
+  EXPECT_EQ(shell_join({"\xff"
+                        "ab"}),
+            "$'\\xffab'")
+      << "two hex digits: 'a' stays a letter";
+  EXPECT_EQ(shell_join({"caf\xc3\xa9 ok"}), "'caf\xc3\xa9 ok'") << "UTF-8 stays as it is";
+  EXPECT_TRUE(valid_utf8(shell_join({"\xc3", "\xed\xa0\x80", "\x80\x80"})));
 }
 
 // Names from imported files end up in file names (issue 16: a 218-byte sweep
@@ -323,6 +335,20 @@ TEST(Format, DecodeUtf8RefusesWhatIsNotWellFormed) {
     EXPECT_FALSE(c.valid) << bad;
     EXPECT_EQ(c.length, 1u) << bad;
   }
+}
+
+// Text from the system (a host name, a file name) is stored as UTF-8, each byte
+// that is not replaced by U+FFFD.
+TEST(Format, Utf8IsCheckedAndInvalidBytesReplaced) {
+  EXPECT_TRUE(valid_utf8(""));
+  EXPECT_TRUE(valid_utf8("caf\xc3\xa9 \xf0\x9f\x98\x80"));
+  for (const char* bad : {"\xff", "a\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80"})
+    EXPECT_FALSE(valid_utf8(bad)) << bad;
+  EXPECT_EQ(replace_invalid_utf8("host\xff-\xc3\xa9"), "host\xef\xbf\xbd-\xc3\xa9");
+  EXPECT_EQ(replace_invalid_utf8("\xc3"), "\xef\xbf\xbd");
+  EXPECT_EQ(replace_invalid_utf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_TRUE(valid_utf8(replace_invalid_utf8("\x80\xbf\xfe\xff\xf8\x88\x80\x80\x80")));
+  EXPECT_EQ(replace_invalid_utf8("plain"), "plain");
 }
 
 // Imported names, hosts and command lines printed by `runs` and `analyze` (issue

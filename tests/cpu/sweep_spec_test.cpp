@@ -641,6 +641,35 @@ TEST(SweepValues, RangesAtTheEdgesOfInt64) {
                   "the product has 1e+20 points; allowed: at most 100000");
 }
 
+// A spec file's name may hold any bytes; the sweep is named after it and the run
+// records its path, both as UTF-8 (a byte that is not becomes U+FFFD), so the
+// run's JSON can be written. Text the user gives is UTF-8 or refused.
+TEST(SweepSpecToml, NamesFromFileNamesAreUtf8AndFlagsMustBe) {
+  const TempToml file("caf\xe9", "[sweep]\nfamily = \"conv2d\"\n");
+  const SweepSpec spec = spec_from_toml(file.path(), lookup);
+  EXPECT_EQ(spec.name.rfind("caf\xef\xbf\xbd-", 0), 0u) << spec.name;
+  EXPECT_NO_THROW((void)to_json(spec).dump());
+  EXPECT_EQ(to_json(spec)["source"]["path"].get<std::string>().find('\xe9'), std::string::npos);
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_flags(conv(), {{"name", "caf\xe9"}});
+                  }),
+                  "name: 'caf\\xe9' is not valid UTF-8");
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_flags(conv(), {{"b\xff"
+                                              "atch",
+                                              "1"}});
+                  }),
+                  "flag: 'b\\xffatch' is not valid UTF-8");
+  // toml++ refuses a file that is not UTF-8 before any name is read from it.
+  EXPECT_MENTIONS(toml_error("[sweep]\nfamily = \"conv2d\"\nname = \"caf\xe9\"\n"), "TOML");
+  // The dry run shows escape sequences in a name escaped.
+  const std::string shown = describe_points(
+      spec_from_flags(conv(), {{"name", "\x1b]0;title\x07red"}, {"algorithm", "heuristic"}}),
+      conv());
+  EXPECT_EQ(shown.find('\x1b'), std::string::npos);
+  EXPECT_MENTIONS(shown, "sweep '\\x1b]0;title\\x07red'");
+}
+
 TEST(SweepSpecJson, NumbersStayNumbersAndRoundTrip) {
   const SweepSpec spec =
       spec_from_flags(conv(), {{"batch", "1,2"}, {"l2", "cold"}, {"transfer", "h2d_input"}});
