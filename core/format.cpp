@@ -107,6 +107,15 @@ std::string format_binary_bytes(double bytes) {
   return text;
 }
 
+namespace {
+
+// A C0 control or DEL, or a byte that does not start a well-formed UTF-8 sequence.
+bool needs_ansi_c_quoting(const Utf8Char& c) {
+  return !c.valid || c.code_point < 0x20 || c.code_point == 0x7F;
+}
+
+}  // namespace
+
 std::string shell_join(const std::vector<std::string>& args) {
   std::string line;
   for (const std::string& arg : args) {
@@ -118,8 +127,33 @@ std::string shell_join(const std::vector<std::string>& args) {
       line += arg;
       continue;
     }
-    line += '\'';
-    for (char c : arg) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    bool ansi_c = false;
+    for (std::size_t at = 0; at < arg.size() && !ansi_c;) {
+      const Utf8Char c = decode_utf8(std::string_view(arg).substr(at));
+      ansi_c = needs_ansi_c_quoting(c);
+      at += c.length;
+    }
+    if (!ansi_c) {
+      line += '\'';
+      for (char c : arg) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      line += '\'';
+      continue;
+    }
+    line += "$'";
+    for (std::size_t at = 0; at < arg.size();) {
+      const Utf8Char c = decode_utf8(std::string_view(arg).substr(at));
+      if (needs_ansi_c_quoting(c)) {
+        char escape[8];  // always two hex digits: a hex digit after it stays a character
+        std::snprintf(escape, sizeof escape, "\\x%02x", static_cast<unsigned char>(arg[at]));
+        line += escape;
+      } else if (arg[at] == '\'' || arg[at] == '\\') {
+        line += '\\';
+        line += arg[at];
+      } else {
+        line.append(arg, at, c.length);
+      }
+      at += c.length;
+    }
     line += '\'';
   }
   return line;
@@ -186,6 +220,26 @@ Utf8Char decode_utf8(std::string_view text) {
   const bool surrogate = code_point >= 0xD800 && code_point <= 0xDFFF;
   if (code_point < smallest || surrogate || code_point > 0x10FFFF) return invalid;
   return {code_point, length, true};
+}
+
+bool valid_utf8(std::string_view text) {
+  for (std::size_t at = 0; at < text.size();) {
+    const Utf8Char c = decode_utf8(text.substr(at));
+    if (!c.valid) return false;
+    at += c.length;
+  }
+  return true;
+}
+
+std::string replace_invalid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t at = 0; at < text.size();) {
+    const Utf8Char c = decode_utf8(text.substr(at));
+    out.append(c.valid ? text.substr(at, c.length) : std::string_view("\xEF\xBF\xBD"));
+    at += c.length;
+  }
+  return out;
 }
 
 namespace {

@@ -101,6 +101,9 @@ std::string format_time_3(double seconds);
 std::string format_time_interval(double low, double high);
 std::string format_binary_bytes(double bytes);  // "50.0 MiB"
 // Quotes argv the way a POSIX shell would need it, so the line can be pasted back.
+// An argument with control characters or bytes that are not UTF-8 is written
+// $'...' with those as \xHH (bash, zsh, ksh, POSIX.1-2024 sh): the line is
+// UTF-8 text without controls, as the store and its JSON export need.
 std::string shell_join(const std::vector<std::string>& args);
 
 // An operator parameter's value as text: strings unquoted, numbers as JSON
@@ -129,6 +132,11 @@ struct Utf8Char {
   bool valid = false;
 };
 Utf8Char decode_utf8(std::string_view text);
+// Whether all of `text` decodes (decode_utf8) as well-formed UTF-8.
+bool valid_utf8(std::string_view text);
+// `text` with each byte that does not decode replaced by U+FFFD: text from the
+// system (a host name, a file name) made storable, since JSON holds UTF-8 only.
+std::string replace_invalid_utf8(std::string_view text);
 
 // A name as part of a file name: only [A-Za-z0-9._-], never starting with '.'
 // or '-', at most `max_bytes` (at least 16). Where that changes the name, "-"

@@ -1,10 +1,14 @@
 #include "core/json_io.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "timeroof/version.hpp"
@@ -23,6 +27,66 @@ void put(json& j, const char* key, const std::optional<T>& value) {
 template <typename T>
 constexpr bool kExactInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
+// A field of a document that cannot be read, by its key path from the document's
+// top ("runs[0].points[3].timing.call.median_s") and what is wrong with it in
+// the tool's words (never the JSON library's): each get() below that a nested
+// one fails in puts its own key in front.
+class FieldError : public Error {
+ public:
+  FieldError(std::string path, std::string problem)
+      : Error(ExitCode::usage, (path.empty() ? std::string("the value") : path) + " " + problem),
+        path_(std::move(path)),
+        problem_(std::move(problem)) {}
+  FieldError within(const std::string& key) const {
+    if (path_.empty()) return FieldError(key, problem_);
+    return FieldError(key + (path_.front() == '[' ? "" : ".") + path_, problem_);
+  }
+
+ private:
+  std::string path_;
+  std::string problem_;
+};
+
+// "a string", "an array", ... for what a field holds.
+std::string json_type_text(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+      return "an integer";
+    case json::value_t::number_float:
+      return "a number with a fraction";
+    default:
+      return "not a JSON value";
+  }
+}
+
+// What a field of C++ type T must hold.
+template <typename T>
+std::string expected_text() {
+  if constexpr (std::is_same_v<T, std::string>)
+    return "a string";
+  else if constexpr (std::is_same_v<T, bool>)
+    return "true or false";
+  else if constexpr (kExactInteger<T>)
+    return "an integer";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "a number";
+  else if constexpr (std::is_same_v<T, std::map<std::string, double>>)
+    return "an object of numbers";
+  else
+    return "an object";
+}
+
 // An integer read exactly: a value outside T's range, or not an integer, is
 // refused, never wrapped (an import once read repeats 4294967303 as 7 and
 // launches 1e20 as INT64_MIN).
@@ -39,41 +103,122 @@ T exact_integer(const json& field, const std::string& key) {
          static_cast<std::uint64_t>(value) <= static_cast<std::uint64_t>(Limits::max())))
       return static_cast<T>(value);
   } else if (!field.is_number()) {
-    return field.get<T>();  // the library's type error names the type
+    throw FieldError(key, "is " + json_type_text(field) + ", not an integer");
   }
-  throw usage_error(key + " = " + field.dump() + " is not an integer from " +
-                    std::to_string(Limits::min()) + " to " + std::to_string(Limits::max()));
+  throw FieldError(key, "= " + field.dump() + " is not an integer from " +
+                            std::to_string(Limits::min()) + " to " + std::to_string(Limits::max()));
+}
+
+template <typename T>
+struct IsVector : std::false_type {};
+template <typename T>
+struct IsVector<std::vector<T>> : std::true_type {};
+template <typename T>
+struct IsStringMap : std::false_type {};
+template <typename T>
+struct IsStringMap<std::map<std::string, T>> : std::true_type {};
+
+// j[key] converted to T; a FieldError naming the key (and, from nested objects
+// and arrays, the path below it) where it is missing or holds something else.
+template <typename T>
+void read_field(const json& j, const std::string& key, T& value);
+
+template <typename T>
+void convert(const json& field, const std::string& key, T& value) {
+  if constexpr (kExactInteger<T>) {
+    value = exact_integer<T>(field, key);
+  } else if constexpr (IsVector<T>::value) {
+    if (!field.is_array()) throw FieldError(key, "is " + json_type_text(field) + ", not an array");
+    value.clear();
+    value.resize(field.size());
+    for (std::size_t i = 0; i < field.size(); ++i) {
+      try {
+        convert(field[i], "", value[i]);
+      } catch (const FieldError& e) {
+        throw e.within(key + "[" + std::to_string(i) + "]");
+      }
+    }
+  } else if constexpr (IsStringMap<T>::value) {
+    if (!field.is_object())
+      throw FieldError(key, "is " + json_type_text(field) + ", not " + expected_text<T>());
+    value.clear();
+    for (const auto& [name, item] : field.items()) {
+      try {
+        convert(item, "", value[name]);
+      } catch (const FieldError& e) {
+        throw e.within(key + "." + name);
+      }
+    }
+  } else if constexpr (std::is_floating_point_v<T>) {
+    // Only numbers: the library would read true as 1.
+    if (!field.is_number())
+      throw FieldError(key, "is " + json_type_text(field) + ", not " + expected_text<T>());
+    value = field.get<T>();
+  } else if constexpr (std::is_same_v<T, json>) {
+    value = field;
+  } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool>) {
+    if (std::is_same_v<T, std::string> ? !field.is_string() : !field.is_boolean())
+      throw FieldError(key, "is " + json_type_text(field) + ", not " + expected_text<T>());
+    value = field.get<T>();
+  } else {  // a struct of core/results.hpp, through its from_json above
+    if (!field.is_object())
+      throw FieldError(key, "is " + json_type_text(field) + ", not " + expected_text<T>());
+    try {
+      from_json(field, value);  // reads its own fields with read_field
+    } catch (const FieldError& e) {
+      throw key.empty() ? e : e.within(key);
+    }
+  }
+}
+
+template <typename T>
+void read_field(const json& j, const std::string& key, T& value) {
+  if (!j.is_object()) throw FieldError(key, "cannot be read: its parent is not an object");
+  const auto field = j.find(key);
+  if (field == j.end()) throw FieldError(key, "is missing");
+  convert(*field, key, value);
 }
 
 template <typename T>
 void get(const json& j, const char* key, std::optional<T>& value) {
-  const json& field = j.at(key);
-  if (field.is_null()) {
+  if (j.is_object() && j.contains(key) && j.at(key).is_null()) {
     value = std::nullopt;
-  } else if constexpr (kExactInteger<T>) {
-    value = exact_integer<T>(field, key);
-  } else {
-    value = field.get<T>();
+    return;
   }
+  T present{};
+  read_field(j, key, present);
+  value = std::move(present);
 }
 
 template <typename T>
 void get(const json& j, const char* key, T& value) {
-  if constexpr (kExactInteger<T>)
-    value = exact_integer<T>(j.at(key), key);
-  else
-    j.at(key).get_to(value);
+  read_field(j, key, value);
 }
 
 // A fixed-size integer array (grid, block): exactly N integers, each exact.
 template <std::size_t N>
 void get(const json& j, const char* key, std::array<int, N>& value) {
-  const json& field = j.at(key);
-  if (!field.is_array() || field.size() != N)
-    throw usage_error(std::string(key) + " = " + field.dump() + " is not " + std::to_string(N) +
-                      " integers");
-  for (std::size_t i = 0; i < N; ++i)
-    value[i] = exact_integer<int>(field[i], std::string(key) + "[" + std::to_string(i) + "]");
+  std::vector<int> items;
+  read_field(j, key, items);
+  if (items.size() != N)
+    throw FieldError(
+        key, "holds " + std::to_string(items.size()) + " integers, not " + std::to_string(N));
+  std::copy(items.begin(), items.end(), value.begin());
+}
+
+// A text field read as one of the names of an enum: `parse` throws a usage error
+// for an unknown name, given here with the field's key.
+template <typename Parse>
+auto get_named(const json& j, const char* key, Parse parse) {
+  std::string text;
+  read_field(j, key, text);
+  try {
+    return parse(text);
+  } catch (const FieldError&) {
+    throw;
+  } catch (const Error& e) {
+    throw FieldError(key, "= \"" + text + "\": " + e.what());
+  }
 }
 
 }  // namespace
@@ -199,7 +344,7 @@ void to_json(json& j, const Ceiling& v) {
 }
 void from_json(const json& j, Ceiling& v) {
   get(j, "name", v.name);
-  v.kind = ceiling_kind_from_string(j.at("kind").get<std::string>());
+  v.kind = get_named(j, "kind", ceiling_kind_from_string);
   get(j, "unit", v.unit);
   get(j, "measured", v.measured);
   get(j, "theoretical", v.theoretical);
@@ -359,7 +504,7 @@ void from_json(const json& j, Point& v) {
   get(j, "algorithm", v.algorithm);
   get(j, "flops", v.flops);
   get(j, "min_bytes", v.min_bytes);
-  v.status = point_status_from_string(j.at("status").get<std::string>());
+  v.status = get_named(j, "status", point_status_from_string);
   get(j, "reason", v.reason);
   get(j, "timing", v.timing);
   get(j, "counters", v.counters);
@@ -416,11 +561,27 @@ json parse_bounded(Input&& input, const std::string& source, const std::string& 
   try {
     return json::parse(std::forward<Input>(input), bound);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
-    throw usage_error(source + " is not valid JSON (" + e.what() + "); " + fix);
+    throw usage_error(source + " is not valid JSON (" + json_error_text(e) + "); " + fix);
   }
 }
 
 }  // namespace
+
+template <typename T>
+T read_untrusted(const json& value) {
+  T out{};
+  convert(value, "", out);
+  return out;
+}
+template GpuInfo read_untrusted<GpuInfo>(const json&);
+template Timing read_untrusted<Timing>(const json&);
+template std::map<std::string, double> read_untrusted<std::map<std::string, double>>(const json&);
+
+std::string json_error_text(const json::exception& error) {
+  const std::string text = error.what();
+  const std::size_t id_end = text.rfind('[', 0) == 0 ? text.find("] ") : std::string::npos;
+  return id_end == std::string::npos ? text : text.substr(id_end + 2);
+}
 
 json parse_untrusted_json(std::istream& input, const std::string& source, const std::string& fix) {
   return parse_bounded(input, source, fix);
@@ -455,13 +616,14 @@ std::vector<RunRecord> parse_export_document(const json& doc, const std::string&
                       ", this build reads up to " + std::to_string(kExportSchemaVersion) +
                       "); upgrade timeroof to read it");
   }
+  std::vector<RunRecord> runs;
   try {
-    return doc.at("runs").get<std::vector<RunRecord>>();
-  } catch (const json::exception& e) {
-    throw usage_error(source + ": malformed timeroof export: " + e.what());
-  } catch (const Error& e) {
-    throw usage_error(source + ": malformed timeroof export: " + e.what());
+    read_field(doc, "runs", runs);
+  } catch (const Error& e) {  // a FieldError: the key path and what is wrong there
+    throw usage_error(source + ": malformed timeroof export: " + e.what() +
+                      "; pass a file written by `timeroof export`");
   }
+  return runs;
 }
 
 }  // namespace timeroof

@@ -4,6 +4,7 @@
 // written with round-trip precision).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,20 @@ nlohmann::json parse_untrusted_json(std::istream& input, const std::string& sour
                                     const std::string& fix);
 nlohmann::json parse_untrusted_json(const std::string& text, const std::string& source,
                                     const std::string& fix);
+
+// A value of an untrusted document (a store's JSON column) as T: GpuInfo, Timing
+// or an object of numbers (counters, metrics). A usage error names the key path
+// inside the value and what is wrong there ("call.median_s is a string, not a
+// number"), never the JSON library's words.
+template <typename T>
+T read_untrusted(const nlohmann::json& value);
+extern template GpuInfo read_untrusted<GpuInfo>(const nlohmann::json&);
+extern template Timing read_untrusted<Timing>(const nlohmann::json&);
+extern template std::map<std::string, double> read_untrusted<std::map<std::string, double>>(
+    const nlohmann::json&);
+
+// What a JSON library error says, without its id ("[json.exception.parse_error.101] ").
+std::string json_error_text(const nlohmann::json::exception& error);
 
 // The export document: {"format", "schema_version", "exported_by", "runs": [...]}.
 nlohmann::json export_document(const std::vector<RunRecord>& runs);

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "timeroof/version.hpp"
 
 namespace timeroof {
@@ -58,10 +59,11 @@ std::string random_uuid() {
   return text;
 }
 
+// The kernel keeps any bytes as a host name; the run stores UTF-8 text.
 std::string host_name() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
+  return replace_invalid_utf8(name);
 }
 }  // namespace
 

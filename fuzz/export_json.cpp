@@ -19,8 +19,12 @@ void export_json(std::string_view data) {
     if (first != second)
       throw std::logic_error("export -> import -> export changed the document:\n" + first + "\n" +
                              second);
-  } catch (const Error&) {
-    // A clean refusal.
+  } catch (const Error& error) {
+    // A clean refusal, in the tool's words: the key path and what is wrong there
+    // (issue 16: 610 of 1,000 fuzzed files got the JSON library's own message).
+    if (std::string_view(error.what()).find("json.exception") != std::string_view::npos)
+      throw std::logic_error(std::string("the JSON library's words reached the user: ") +
+                             error.what());
   }
 }
 

@@ -211,6 +211,8 @@ void validate(const Conv2dSpec& spec) {
     default:
       throw usage_error("conv2d: precision is not a known value; allowed: fp32, tf32, fp16, bf16");
   }
+  for (ConvTensor tensor : {ConvTensor::x, ConvTensor::w, ConvTensor::y})
+    (void)conv2d_tensor_bytes(spec, tensor);
   if (spec.precision == Precision::fp32 && resolved_math(spec) == MathMode::tensor)
     throw usage_error(
         "conv2d: math = tensor with precision = fp32: fp32 tensors on Tensor Cores are "
@@ -303,6 +305,27 @@ ConvTensor conv2d_output_tensor(ConvDirection direction) {
   return ConvTensor::y;
 }
 
+std::int64_t conv2d_tensor_bytes(const Conv2dSpec& spec, ConvTensor tensor) {
+  const std::size_t element = element_bytes(spec.precision);
+  switch (tensor) {
+    case ConvTensor::x:
+      return tensor_bytes("conv2d", "x",
+                          {{"n", spec.n}, {"c", spec.c}, {"h", spec.h}, {"w", spec.w}}, element,
+                          "smaller batch, channels, height or width");
+    case ConvTensor::w:
+      return tensor_bytes(
+          "conv2d", "w",
+          {{"k", spec.k}, {"c/groups", spec.c / spec.groups}, {"r", spec.r}, {"s", spec.s}},
+          element, "fewer filters or channels, or a smaller filter");
+    case ConvTensor::y: {
+      const Conv2dOutputShape out = conv2d_output_shape(spec);
+      return tensor_bytes("conv2d", "y", {{"n", spec.n}, {"k", spec.k}, {"p", out.p}, {"q", out.q}},
+                          element, "smaller batch, filters, height or width, or a larger stride");
+    }
+  }
+  return 0;
+}
+
 // ---------------------------------------------------------------------------
 // The problem.
 
@@ -355,10 +378,7 @@ std::vector<TensorArgument> conv2d_tensors(
     const Conv2dSpec& spec, std::initializer_list<std::pair<const char*, ConvTensor>> arguments) {
   std::vector<TensorArgument> tensors;
   for (const auto& [role, shape] : arguments) {
-    const double elements = shape == ConvTensor::x   ? conv2d_input_elements(spec)
-                            : shape == ConvTensor::w ? conv2d_filter_elements(spec)
-                                                     : conv2d_output_elements(spec);
-    tensors.push_back({role, static_cast<std::size_t>(elements) * element_bytes(spec.precision)});
+    tensors.push_back({role, static_cast<std::size_t>(conv2d_tensor_bytes(spec, shape))});
   }
   return tensors;
 }

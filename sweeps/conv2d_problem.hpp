@@ -130,6 +130,10 @@ int conv2d_algorithm_index(ConvDirection direction, const std::string& name);
 // the direction (fwd: y, bwd_data: x, bwd_filter: w).
 enum class ConvTensor { x, w, y };
 ConvTensor conv2d_output_tensor(ConvDirection direction);
+// Bytes of one tensor at the stored precision, counted in integers: x N C H W, w K
+// (C/groups) R S, y N K P Q. validate() refuses a spec where one would pass
+// kMaxTensorBytes (sweeps/problem.hpp), naming the sizes; this throws that error.
+std::int64_t conv2d_tensor_bytes(const Conv2dSpec& spec, ConvTensor tensor);
 
 // Direct convolution in double on the host, tensors in the spec's memory order
 // (see the top of this file). Used by Conv2d::check() for small shapes and by tests.

@@ -141,6 +141,8 @@ void validate(const LstmSpec& spec) {
           "lstm: algorithm is not a known value; allowed: standard, persist_static, "
           "persist_dynamic, persist_static_small_h");
   }
+  for (LstmShape shape : {LstmShape::x, LstmShape::y, LstmShape::state, LstmShape::weights})
+    (void)lstm_tensor_bytes(spec, shape);
   if (spec.math && *spec.math != MathMode::tensor && *spec.math != MathMode::fma_only)
     throw usage_error("lstm: math is not a known value; allowed: tensor, fma_only");
   if (spec.precision == Precision::fp32 && resolved_math(spec) == MathMode::tensor)
@@ -173,21 +175,66 @@ double lstm_state_elements(const LstmSpec& spec) {
   return d(spec.layers) * d(lstm_directions(spec)) * d(spec.batch) * d(spec.hidden_size);
 }
 
+// Layer 0 reads I features, the L - 1 deeper layers D H each: sums over layers in
+// closed form (layers may be up to INT_MAX; a loop over them took seconds).
 double lstm_weight_elements(const LstmSpec& spec) {
   const double h = d(spec.hidden_size);
-  double total = 0;
-  for (std::int64_t l = 0; l < spec.layers; ++l)
-    total +=
-        d(lstm_directions(spec)) * (4 * h * d(lstm_layer_input_size(spec, l)) + 4 * h * h + 8 * h);
-  return total;
+  const auto per_layer = [&](double input) { return 4 * h * input + 4 * h * h + 8 * h; };
+  return d(lstm_directions(spec)) *
+         (per_layer(d(spec.input_size)) +
+          d(spec.layers - 1) * per_layer(d(lstm_layer_input_size(spec, 1))));
 }
 
 double lstm_gemm_flops(const LstmSpec& spec) {
   const double h = d(spec.hidden_size);
-  double total = 0;
-  for (std::int64_t l = 0; l < spec.layers; ++l)
-    total += 2 * 4 * h * (d(lstm_layer_input_size(spec, l)) + h) * d(spec.batch);
-  return total * d(lstm_directions(spec)) * d(spec.seq_length);
+  const double inputs =
+      d(spec.input_size) + h + d(spec.layers - 1) * (d(lstm_layer_input_size(spec, 1)) + h);
+  return 2 * 4 * h * inputs * d(spec.batch) * d(lstm_directions(spec)) * d(spec.seq_length);
+}
+
+std::int64_t lstm_tensor_bytes(const LstmSpec& spec, LstmShape shape) {
+  const std::size_t element = element_bytes(spec.precision);
+  const std::int64_t t = spec.seq_length, b = spec.batch, i = spec.input_size, h = spec.hidden_size,
+                     l = spec.layers, dirs = lstm_directions(spec);
+  switch (shape) {
+    case LstmShape::x:
+      return tensor_bytes("lstm", "x", {{"seq_length", t}, {"batch", b}, {"input_size", i}},
+                          element, "smaller seq_length, batch or input_size");
+    case LstmShape::y:
+      return tensor_bytes(
+          "lstm", "y", {{"seq_length", t}, {"batch", b}, {"directions", dirs}, {"hidden_size", h}},
+          element, "smaller seq_length, batch or hidden_size");
+    case LstmShape::state:
+      return tensor_bytes("lstm", "hx",
+                          {{"layers", l}, {"directions", dirs}, {"batch", b}, {"hidden_size", h}},
+                          element, "fewer layers, or smaller batch or hidden_size");
+    case LstmShape::weights: {
+      // D (4 H I + 4 H H + 8 H) for layer 0, D (4 H D H + 4 H H + 8 H) for each deeper one.
+      const auto per_layer = [&](std::int64_t input) {
+        return checked_sum(
+            {checked_product({4, h, input}), checked_product({4, h, h}), checked_product({8, h})});
+      };
+      const std::optional<std::int64_t> first = per_layer(i), deeper = per_layer(dirs * h);
+      const std::optional<std::int64_t> elements =
+          first && deeper ? checked_sum({checked_product({dirs, *first}),
+                                         checked_product({l - 1, dirs, *deeper})})
+                          : std::nullopt;
+      const std::optional<std::int64_t> bytes =
+          elements ? checked_product({*elements, static_cast<std::int64_t>(element)})
+                   : std::nullopt;
+      if (!bytes)
+        throw tensor_too_large("lstm",
+                               "w = directions (4 hidden_size (input_size + hidden_size + 2)) + "
+                               "(layers - 1) directions (4 hidden_size ((directions + 1) "
+                               "hidden_size + 2)) elements (layers = " +
+                                   std::to_string(l) + ", directions = " + std::to_string(dirs) +
+                                   ", input_size = " + std::to_string(i) +
+                                   ", hidden_size = " + std::to_string(h) + ")",
+                               element, "fewer layers, or smaller input_size or hidden_size");
+      return *bytes;
+    }
+  }
+  return 0;
 }
 
 double lstm_flops(const LstmSpec& spec) {
@@ -358,10 +405,10 @@ std::vector<TensorArgument> lstm_tensors(const LstmSpec& spec,
   std::vector<TensorArgument> tensors;
   for (const std::string role : roles) {
     const std::string name = role.size() > 1 && role[0] == 'd' ? role.substr(1) : role;
-    const double elements = name == "x"   ? lstm_x_elements(spec)
-                            : name == "y" ? lstm_y_elements(spec)
-                                          : lstm_state_elements(spec);
-    tensors.push_back({role, static_cast<std::size_t>(elements) * element_bytes(spec.precision)});
+    const LstmShape shape = name == "x"   ? LstmShape::x
+                            : name == "y" ? LstmShape::y
+                                          : LstmShape::state;
+    tensors.push_back({role, static_cast<std::size_t>(lstm_tensor_bytes(spec, shape))});
   }
   return tensors;
 }
@@ -389,8 +436,7 @@ std::vector<TensorArgument> LstmProblem::outputs() const {
     case LstmPass::backward_data:
       return lstm_tensors(spec_, {"dx", "dhx", "dcx"});
     case LstmPass::backward_weights:
-      return {{"dw", static_cast<std::size_t>(lstm_weight_elements(spec_)) *
-                         element_bytes(spec_.precision)}};
+      return {{"dw", static_cast<std::size_t>(lstm_tensor_bytes(spec_, LstmShape::weights))}};
   }
   return {};
 }

@@ -122,6 +122,13 @@ double lstm_state_elements(const LstmSpec& spec);  // L D B H      (each of hx c
 // Sum over layers and directions of 4 H I_l + 4 H H + 8 H: the weights and biases
 // (cuDNN's weight space may add alignment padding; that is not counted).
 double lstm_weight_elements(const LstmSpec& spec);
+// The tensors of a call by shape: x (T B I), y (T B D H), one state (L D B H), the
+// weights (lstm_weight_elements).
+enum class LstmShape { x, y, state, weights };
+// Bytes of one of them at the stored precision, counted in integers. validate()
+// refuses a spec where one would pass kMaxTensorBytes (sweeps/problem.hpp),
+// naming the sizes; this throws that error.
+std::int64_t lstm_tensor_bytes(const LstmSpec& spec, LstmShape shape);
 
 // FLOPs of one call (a multiply-add is 2), summed over layers l and directions:
 //

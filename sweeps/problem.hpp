@@ -8,11 +8,16 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "core/vocabulary.hpp"
 
 namespace timeroof {
@@ -33,6 +38,33 @@ struct TensorArgument {
   std::string role;
   std::size_t bytes = 0;
 };
+
+// Tensor sizes are counted in std::int64_t (cuDNN's dimensions, strides and
+// sizes; the byte counts a transfer copies): a shape whose tensor would hold more
+// bytes than this is refused by the family's validation, never wrapped around.
+inline constexpr std::int64_t kMaxTensorBytes = std::numeric_limits<std::int64_t>::max();
+
+// a x b and a + b of non-negative counts; nullopt where the result would pass
+// kMaxTensorBytes.
+std::optional<std::int64_t> checked_product(std::initializer_list<std::int64_t> factors);
+std::optional<std::int64_t> checked_sum(std::initializer_list<std::optional<std::int64_t>> terms);
+
+// One named size of a shape, for the message of tensor_bytes.
+struct Extent {
+  const char* name;
+  std::int64_t value;
+};
+// The bytes of the tensor `tensor` of `operator_name` with `extents` elements of
+// `element_bytes` each; a usage error naming the extents, their values and the
+// limit (kMaxTensorBytes) where that would not fit, with `fix` as the allowed
+// values ("smaller batch, channels, height or width").
+std::int64_t tensor_bytes(const std::string& operator_name, const std::string& tensor,
+                          std::initializer_list<Extent> extents, std::size_t element_bytes,
+                          const std::string& fix);
+// That usage error for a tensor whose element count is described by `shape`
+// ("x = n x c x h x w = 65536 x 65536 x 65536 x 65536 elements").
+Error tensor_too_large(const std::string& operator_name, const std::string& shape,
+                       std::size_t element_bytes, const std::string& fix);
 
 class Problem {
  public:

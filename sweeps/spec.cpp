@@ -67,58 +67,10 @@ std::string normalize_key(std::string_view key) {
   return text;
 }
 
-// UTF-8 decoding: the code point at text[i] and its length in bytes; an invalid
-// sequence, or i past the end, reads as U+0000 with length 0.
-std::pair<char32_t, std::size_t> decode_utf8(std::string_view text, std::size_t i) {
-  if (i >= text.size()) return {0, 0};
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  if (lead < 0x80) return {lead, 1};
-  const std::size_t length = lead >= 0xF5   ? 0
-                             : lead >= 0xF0 ? 4
-                             : lead >= 0xE0 ? 3
-                             : lead >= 0xC2 ? 2
-                                            : 0;
-  if (length == 0 || i + length > text.size()) return {0, 0};
-  char32_t c = lead & (0x7F >> length);
-  for (std::size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return {0, 0};
-    c = (c << 6) | (byte(i + k) & 0x3F);
-  }
-  const bool overlong = (length == 3 && c < 0x800) || (length == 4 && c < 0x10000);
-  if (overlong || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF) return {0, 0};
-  return {c, length};
-}
-
-bool valid_utf8(std::string_view text) {
-  for (std::size_t i = 0; i < text.size();) {
-    const std::size_t length = decode_utf8(text, i).second;
-    if (length == 0) return false;
-    i += length;
-  }
-  return true;
-}
-
-// `text` with control characters and bytes >= 0x80 as \xHH, for an error message.
-std::string printable(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte < 0x7F) {
-      out += c;
-    } else {
-      char hex[5];
-      std::snprintf(hex, sizeof hex, "\\x%02X", byte);
-      out += hex;
-    }
-  }
-  return out;
-}
-
 // Flags and value lists end up in the run's JSON, which holds UTF-8 only.
 void require_utf8(std::string_view text, const std::string& where) {
   if (!valid_utf8(text))
-    throw usage_error(where + ": '" + printable(text) +
+    throw usage_error(where + ": '" + terminal_safe(text) +
                       "' is not valid UTF-8; allowed: UTF-8 text");
 }
 
@@ -238,7 +190,10 @@ void expand_range(const ParamAxis& axis, const std::string& where, const std::st
                         std::to_string(kMaxSweepPoints) + " values; allowed: at most " +
                         std::to_string(kMaxSweepPoints) + " (a larger step?)");
     out.emplace_back(v);
-    if (geometric ? v > end / step : v > end - step) break;
+    // end - v in unsigned arithmetic: exact for any v <= end, where the signed
+    // difference of -9223372036854775807..9 would overflow.
+    const auto left = static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(v);
+    if (geometric ? v > end / step : left < static_cast<std::uint64_t>(step)) break;
     v = geometric ? v * step : v + step;
   }
 }
@@ -258,10 +213,13 @@ std::vector<json> product(const OperatorFamily& family, const AxisValues& given,
     values.push_back(it != given.end() ? it->second : std::vector<json>{axis.defaults.at(0)});
     count *= static_cast<double>(values.back().size());
   }
-  if (count > static_cast<double>(kMaxSweepPoints))
-    throw usage_error(where + "the product has " + std::to_string(static_cast<long long>(count)) +
-                      " points; allowed: at most " + std::to_string(kMaxSweepPoints) +
-                      " (fewer values, or explicit points)");
+  if (count > static_cast<double>(kMaxSweepPoints)) {
+    // A double: twenty axes of 100,000 values each are 1e100 points, past any integer.
+    char points[32];
+    std::snprintf(points, sizeof points, count < 1e15 ? "%.0f" : "%.3g", count);
+    throw usage_error(where + "the product has " + points + " points; allowed: at most " +
+                      std::to_string(kMaxSweepPoints) + " (fewer values, or explicit points)");
+  }
   std::vector<json> points;
   std::vector<std::size_t> index(values.size(), 0);
   for (std::size_t n = 0; n < static_cast<std::size_t>(count); ++n) {
@@ -469,7 +427,7 @@ void refuse_tomlpp_unreachable(std::string_view text, const std::string& path) {
     return text.substr(i, what.size()) == what;
   };
   // The code point at i; U+0000 for an invalid byte (toml++ refuses those itself).
-  const auto code_point = [&](std::size_t i) { return decode_utf8(text, i).first; };
+  const auto code_point = [&](std::size_t i) { return decode_utf8(text.substr(i)).code_point; };
   const auto refuse = [&](char32_t c, const char* where) {
     char hex[16];
     std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(c));
@@ -478,8 +436,9 @@ void refuse_tomlpp_unreachable(std::string_view text, const std::string& path) {
                        "; allowed: non-ASCII characters inside strings and comments only");
   };
   for (std::size_t i = 0; i < text.size();) {
-    const auto [c, decoded] = decode_utf8(text, i);
-    std::size_t length = std::max<std::size_t>(decoded, 1);
+    const Utf8Char decoded = decode_utf8(text.substr(i));
+    const char32_t c = decoded.code_point;  // U+0000 for an invalid byte
+    std::size_t length = decoded.length;
     switch (in) {
       case In::code:
         if (tomlpp_unreachable(c)) throw refuse(c, "outside a string or comment");
@@ -502,7 +461,7 @@ void refuse_tomlpp_unreachable(std::string_view text, const std::string& path) {
         if (c == '\n') in = In::code;
         break;
       case In::basic:
-        if (c == '\\') length += decode_utf8(text, i + 1).second;  // the escaped character
+        if (c == '\\') length += decode_utf8(text.substr(i + 1)).length;  // the escaped character
         if (c == '"' || c == '\n') in = In::code;
         break;
       case In::literal:
@@ -515,8 +474,7 @@ void refuse_tomlpp_unreachable(std::string_view text, const std::string& path) {
             ++next;
           if (next < text.size() && tomlpp_unreachable(code_point(next)))
             throw refuse(code_point(next), "after a backslash in a multi-line string");
-          if (next == i + 1 && next < text.size())
-            length += std::max<std::size_t>(decode_utf8(text, next).second, 1);
+          if (next == i + 1 && next < text.size()) length += decode_utf8(text.substr(next)).length;
         } else if (starts(i, "\"\"\"")) {
           length = 3;
           while (length < 5 && starts(i + length, "\"")) ++length;  // """"" ends with two quotes
@@ -559,8 +517,9 @@ std::string read_file(const std::string& path) {
 
 // --- dry run ---
 
+// A value as the dry run prints it: text from a spec file may hold escape sequences.
 std::string cell(const json& value) {
-  return value.is_string() ? value.get<std::string>() : value.dump();
+  return terminal_safe(value.is_string() ? value.get<std::string>() : value.dump());
 }
 
 double peak_for(const json& point, const DryRunRoofs& roofs) {
@@ -820,8 +779,11 @@ SweepSpec spec_from_toml_text(const std::string& text, const std::string& path,
   if (list.points.size() > kMaxSweepPoints)
     throw usage_error(path + ": " + std::to_string(list.points.size()) +
                       " points; allowed: at most " + std::to_string(kMaxSweepPoints));
-  return make_spec(*family, options, std::move(list), std::filesystem::path(path).stem().string(),
-                   {{"kind", "toml"}, {"path", path}, {"text", text}});
+  // The file's name may hold any bytes; the run stores UTF-8 text (toml++ has
+  // checked the text itself).
+  return make_spec(*family, options, std::move(list),
+                   replace_invalid_utf8(std::filesystem::path(path).stem().string()),
+                   {{"kind", "toml"}, {"path", replace_invalid_utf8(path)}, {"text", text}});
 }
 
 SweepSpec default_spec(const OperatorFamily& family) {
@@ -926,7 +888,7 @@ std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
     for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
 
   std::ostringstream out;
-  out << "sweep '" << spec.name << "': " << spec.family << ", " << spec.points.size()
+  out << "sweep '" << terminal_safe(spec.name) << "': " << spec.family << ", " << spec.points.size()
       << (spec.points.size() == 1 ? " point" : " points") << "; transfer "
       << to_string(spec.transfer) << ", "
       << to_string(spec.pinned_host ? HostMemory::pinned : HostMemory::pageable) << " host memory, "

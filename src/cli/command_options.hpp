@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "src/cli/commands.hpp"
+#include "src/cli/devices.hpp"
 
 namespace timeroof::cli {
 
@@ -19,9 +20,24 @@ inline void add_json(CLI::App& command, CommonOptions& options) {
   command.add_flag("--json", options.json, "machine-readable JSON on stdout");
 }
 
+// A flag whose value may not be empty ("" would read as the flag not given).
+inline CLI::Validator non_empty(const char* example) {
+  return CLI::Validator(
+      [example](const std::string& value) {
+        return value.empty() ? std::string("needs a value, e.g. ") + example : std::string();
+      },
+      "");
+}
+
 inline void add_device(CLI::App& command, CommonOptions& options) {
   command.add_option("--device", options.device, "GPU index (see nvidia-smi)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(  // -1 is a bad flag, GPU or not
+          [](const std::string& value) {
+            return value.rfind('-', 0) == 0 ? "a GPU index is 0 or more (see nvidia-smi)"
+                                            : std::string();
+          },
+          ""));
 }
 
 inline void add_out(CLI::App& command, CommonOptions& options) {
@@ -31,7 +47,17 @@ inline void add_out(CLI::App& command, CommonOptions& options) {
 // --devices on the commands that measure: one worker process per GPU; after add_device.
 inline void add_devices(CLI::App& command, CommonOptions& options, const char* what) {
   command.add_option("--devices", options.devices, what)
-      ->excludes(command.get_option("--device"));  // one or the other, never both silently
+      ->excludes(command.get_option("--device"))  // one or the other, never both silently
+      ->check(CLI::Validator(
+          [](const std::string& value) {  // its form now: a bad flag, GPU or not
+            try {
+              (void)parse_device_list(value);
+              return std::string();
+            } catch (const Error& error) {
+              return std::string(error.what());
+            }
+          },
+          ""));
 }
 
 // When `command` is the one chosen, main() runs `run` once the whole command line is parsed.

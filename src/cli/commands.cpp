@@ -349,6 +349,14 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
 }  // namespace
 
 std::vector<RunRecord> read_export_file(const std::string& path) {
+  // As a sweep spec or a store: a FIFO would block the read forever, a device
+  // never end, and a directory reads as nothing.
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw usage_error(path +
+                      " is not a regular file (a directory, FIFO or device); pass a file written "
+                      "by `timeroof export`");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw usage_error("cannot read " + path + "; check the path");
   const nlohmann::json document =
@@ -481,7 +489,8 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
                 << " point(s), split longest-expected-first by the default time model\n";
     // The time estimate uses the roofs of the newest run in the store, if any.
     std::optional<Machine> measured;
-    if (std::ifstream(options.db).good()) {
+    std::error_code error;  // exists, not opened: opening a FIFO would block
+    if (std::filesystem::exists(options.db, error)) {
       ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
       for (const Run& run : store.list_runs())
         if (!run.machine.ceilings.empty()) measured = run.machine;

@@ -35,7 +35,9 @@ bool is_file(const std::string& path) {
 // One side: an export file, or run ids / uuid prefixes of the store separated by
 // commas ("3" or "3,4": a ceilings run and its sweeps).
 std::vector<RunRecord> load_side(const CommonOptions& options, const std::string& side) {
-  if (is_file(side)) return read_export_file(side);
+  // Run ids and uuid prefixes hold neither '/' nor '.': such a side is a file,
+  // and read_export_file says why it cannot be read (missing, a directory, ...).
+  if (is_file(side) || side.find_first_of("/.") != std::string::npos) return read_export_file(side);
   std::vector<std::string> runs;
   std::size_t start = 0;
   while (start <= side.size()) {

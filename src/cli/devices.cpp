@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "core/error.hpp"
 
@@ -31,27 +33,40 @@ void close_fd(int& fd) {
 
 }  // namespace
 
+std::optional<std::vector<int>> parse_device_list(const std::string& text) {
+  if (text == "all") return std::nullopt;
+  std::vector<int> devices;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string entry = text.substr(start, comma - start);
+    const bool digits = !entry.empty() && entry.size() <= 4 &&
+                        entry.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits)
+      throw usage_error("'" + entry + "' is not a GPU index; give all or indices like 0,2,5");
+    devices.push_back(std::stoi(entry));
+    start = comma + 1;
+  }
+  return devices;
+}
+
 std::vector<int> parse_devices(const std::string& text, int gpu_count, bool counters) {
   const std::string there = "this machine has " + std::to_string(gpu_count) + " GPU(s)" +
                             (gpu_count > 0 ? ", 0.." + std::to_string(gpu_count - 1) : "");
+  std::optional<std::vector<int>> listed;
+  try {
+    listed = parse_device_list(text);
+  } catch (const Error& error) {
+    throw usage_error("--devices: " + std::string(error.what()) + " (" + there + ")");
+  }
   std::vector<int> devices;
-  if (text == "all") {
+  if (!listed) {
     for (int d = 0; d < gpu_count; ++d) devices.push_back(d);
   } else {
-    std::size_t start = 0;
-    while (start <= text.size()) {
-      const std::size_t comma = std::min(text.find(',', start), text.size());
-      const std::string entry = text.substr(start, comma - start);
-      const bool digits = !entry.empty() && entry.size() <= 4 &&
-                          entry.find_first_not_of("0123456789") == std::string::npos;
-      if (!digits)
-        throw usage_error("--devices: '" + entry +
-                          "' is not a GPU index; give all or indices like 0,2,5 (" + there + ")");
-      const int device = std::stoi(entry);
-      if (device >= gpu_count) throw usage_error("--devices: no GPU " + entry + " (" + there + ")");
-      devices.push_back(device);
-      start = comma + 1;
-    }
+    devices = *listed;
+    for (int device : devices)
+      if (device >= gpu_count)
+        throw usage_error("--devices: no GPU " + std::to_string(device) + " (" + there + ")");
   }
   if (devices.empty()) throw usage_error("--devices: no GPU here (" + there + ")");
   for (std::size_t i = 0; i < devices.size(); ++i)

@@ -36,6 +36,9 @@
 
 namespace timeroof::cli {
 
+// The form of --devices alone, before any GPU is looked for: nullopt for "all",
+// else the indices "0,2,5" names; a usage error naming the entry that is no index.
+std::optional<std::vector<int>> parse_device_list(const std::string& text);
 // "all" -> 0..gpu_count-1; "0,2,5" -> {0, 2, 5}. A usage error naming the bad
 // entry and the GPUs there are. A GPU named twice is allowed only where
 // `counters` is false (two processes' counters on one GPU would collide): two

@@ -22,7 +22,9 @@ int usage_failure(const CLI::Error& error, const CLI::App& app) {
   if (!message.empty() && message.back() == '\n') message.pop_back();
   std::string command = "timeroof";
   for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
-  std::fprintf(stderr, "timeroof: %s; see `%s --help`\n", message.c_str(), command.c_str());
+  // CLI11 quotes the arguments it refuses: one line, nothing the terminal acts on.
+  std::fprintf(stderr, "timeroof: %s; see `%s --help`\n", timeroof::terminal_safe(message).c_str(),
+               command.c_str());
   return static_cast<int>(timeroof::ExitCode::usage);
 }
 
@@ -35,7 +37,7 @@ bool unknown_command(const CLI::App& app, int argc, char** argv) {
     known += (known.empty() ? "" : ", ") + sub->get_name();
   }
   std::fprintf(stderr, "timeroof: unknown command '%s' (commands: %s); see `timeroof --help`\n",
-               argv[1], known.c_str());
+               timeroof::terminal_safe(argv[1]).c_str(), known.c_str());
   return true;
 }
 

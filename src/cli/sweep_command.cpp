@@ -52,13 +52,15 @@ void add_sweep_options(CLI::App& command, CommonOptions& options, SweepArguments
   CLI::Option* dry_run =
       command.add_flag("--dry-run", args.request.dry_run, "list the points and a time estimate");
   command.add_option("--resume", args.resume, "continue this run (id or uuid prefix)")
-      ->excludes(dry_run);  // a dry run measures nothing, so resumes nothing
+      ->excludes(dry_run)  // a dry run measures nothing, so resumes nothing
+      ->check(non_empty("--resume 3"));
   command.add_flag("--no-counters", args.no_counters,
                    "timing and trace only, no hardware counters");
   CLI::Option* shard = command.add_option(
       "--shard", args.shard,
       "measure only share I of N (I = 0..N-1), the same split on every machine; join the "
       "shards' stores with `timeroof merge`");
+  shard->check(non_empty("--shard 0/4"));
   command
       .add_flag("--shard-from-mpi", args.shard_from_mpi,
                 "--shard from the MPI/Slurm rank and size in the environment; the local rank "

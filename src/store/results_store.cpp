@@ -8,10 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/json_io.hpp"
 
 namespace timeroof {
@@ -203,11 +206,10 @@ std::optional<StoreHeader> parse_header(const unsigned char* bytes, std::size_t 
 // `target` is what SQLite opens (a "file:" URI), when not the path itself.
 Database open_database(const std::string& path, int flags, const std::string& target = {}) {
   try {
-    return Database::open(target.empty() ? path : target, flags);
+    return Database::open(path, flags, target);
   } catch (const sqlite::SqliteError& e) {
-    // A path the user can change: --db names it.
-    const ExitCode exit_code = e.sqlite_code() == SQLITE_CANTOPEN ? ExitCode::usage : e.code();
-    throw sqlite::SqliteError(exit_code, e.sqlite_code(), "cannot open " + path + ": " + e.what());
+    throw sqlite::SqliteError(e.code(), e.sqlite_code(), "cannot open " + path + ": " + e.detail(),
+                              e.detail());
   }
 }
 
@@ -299,6 +301,19 @@ void configure_connection(Database& db, bool writable) {
   // rollback-journal store to it rewrites the header, which a write that then
   // fails must not leave behind (issue 16).
   db.exec("PRAGMA synchronous = FULL");
+}
+
+// A store of our schema version with a table dropped (by hand or another program)
+// is refused when opened, not by whichever command first needs the table.
+void require_tables(Database& db, const std::string& path) {
+  std::set<std::string> present;
+  Statement tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'");
+  while (tables.step()) present.insert(tables.column_text(0));
+  for (const char* table :
+       {"runs", "ceilings", "working_set", "skipped_ceilings", "points", "kernels"})
+    if (!present.count(table))
+      throw usage_error(path + ": damaged results database, it has no table " + table +
+                        "; pass another --db");
 }
 
 void create_schema(Database& db, const std::string& path) {
@@ -423,12 +438,36 @@ std::string dump(const json& value) {
 // A column that does not parse means the file was edited or damaged.
 template <typename T>
 T parse_column(const std::string& path, const std::string& text, const std::string& what) {
+  const json value =
+      parse_untrusted_json(text, path + ": damaged results database, " + what, "pass another --db");
+  if constexpr (std::is_same_v<T, json>) {
+    return value;
+  } else {
+    try {
+      return read_untrusted<T>(value);
+    } catch (const Error& e) {  // a field of the value, by its key path
+      throw usage_error(path + ": damaged results database, cannot read " + what + ": " + e.what() +
+                        "; pass another --db");
+    }
+  }
+}
+
+// A text column as UTF-8: stores written before the command line and host names
+// were made UTF-8 hold them as the bytes they were, which no JSON can carry.
+std::string text_column(const Statement& row, int index) {
+  return replace_invalid_utf8(row.column_text(index));
+}
+
+// A column of names of `parse` (a ceiling kind, a point status): a name no build
+// writes means the file was edited.
+template <typename Parse>
+auto named_column(const std::string& path, const Statement& row, int index, const std::string& what,
+                  Parse parse) {
   try {
-    return parse_untrusted_json(text, path + ": damaged results database, " + what,
-                                "pass another --db")
-        .template get<T>();
-  } catch (const json::exception& e) {
-    throw usage_error(path + ": damaged results database, cannot read " + what + ": " + e.what());
+    return parse(text_column(row, index));
+  } catch (const Error& e) {
+    throw usage_error(path + ": damaged results database, " + what + ": " + e.what() +
+                      "; pass another --db");
   }
 }
 
@@ -445,6 +484,10 @@ ResultsStore ResultsStore::open(const std::string& path, Access access) {
                       "' is not a file path (SQLite would keep nothing there); pass a path such "
                       "as ./timeroof.db");
   }
+  // SQLite would create "x.db" for "x.db/", a name that can only be a directory.
+  if (path.back() == '/')
+    throw usage_error("--db '" + path + "' ends with '/', so it names a directory; pass a file " +
+                      "path such as " + path + "timeroof.db");
   const FileState state = inspect(path);
   if (access == Access::read_only) {
     if (state == FileState::missing) {
@@ -457,14 +500,22 @@ ResultsStore ResultsStore::open(const std::string& path, Access access) {
     }
     Database db = open_for_reading(path);
     configure_connection(db, false);
+    require_tables(db, path);
     return ResultsStore(std::move(db));
   }
   Database db = open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  // SQLite opens a file it may not write read-only instead, and its first read of
+  // a WAL store would leave -wal and -shm files beside it: refuse first.
+  if (sqlite3_db_readonly(db.get(), "main") == 1)
+    throw usage_error(path + " is read-only, and this command writes to the store; make it " +
+                      "writable, or pass another --db");
   configure_connection(db, true);
   ResultsStore store(std::move(db));
   if (state != FileState::timeroof) {
     create_schema(store.db_, path);
     store.committed();  // a new store: nothing of the user's to keep as it was
+  } else {
+    require_tables(store.db_, path);
   }
   return store;
 }
@@ -766,17 +817,17 @@ std::vector<Run> ResultsStore::select_runs(const std::optional<std::int64_t>& on
   while (select.step()) {
     Run run;
     run.id = select.column_int64(0);
-    run.uuid = select.column_text(1);
-    run.tool_version = select.column_text(2);
-    run.git_sha = select.column_text(3);
-    run.command_line = select.column_text(4);
-    run.host = select.column_text(5);
-    run.started_at = select.column_text(6);
-    run.finished_at = select.column_text(7);
-    run.status = select.column_text(8);
+    run.uuid = text_column(select, 1);
+    run.tool_version = text_column(select, 2);
+    run.git_sha = text_column(select, 3);
+    run.command_line = text_column(select, 4);
+    run.host = text_column(select, 5);
+    run.started_at = text_column(select, 6);
+    run.finished_at = text_column(select, 7);
+    run.status = text_column(select, 8);
     const std::string what = "run " + std::to_string(run.id);
-    run.spec = parse_column<json>(path(), select.column_text(9), what + " spec");
-    run.machine.gpu = parse_column<GpuInfo>(path(), select.column_text(10), what + " gpu");
+    run.spec = parse_column<json>(path(), text_column(select, 9), what + " spec");
+    run.machine.gpu = parse_column<GpuInfo>(path(), text_column(select, 10), what + " gpu");
     index_of[run.id] = runs.size();
     runs.push_back(std::move(run));
   }
@@ -793,13 +844,16 @@ std::vector<Run> ResultsStore::select_runs(const std::optional<std::int64_t>& on
     const auto run = index_of.find(ceilings.column_int64(0));
     if (run == index_of.end()) continue;
     Ceiling ceiling;
-    ceiling.name = ceilings.column_text(1);
-    ceiling.kind = ceiling_kind_from_string(ceilings.column_text(2));
-    ceiling.unit = ceilings.column_text(3);
+    ceiling.name = text_column(ceilings, 1);
+    ceiling.kind = named_column(
+        path(), ceilings, 2,
+        "ceiling " + std::to_string(ceilings.column_int64(0)) + "/" + ceiling.name + " kind",
+        ceiling_kind_from_string);
+    ceiling.unit = text_column(ceilings, 3);
     ceiling.measured = ceilings.column_double(4);
     ceiling.theoretical = ceilings.column_optional_double(5);
-    ceiling.theoretical_source = ceilings.column_text(6);
-    ceiling.method = ceilings.column_text(7);
+    ceiling.theoretical_source = text_column(ceilings, 6);
+    ceiling.method = text_column(ceilings, 7);
     ceiling.repeats = ceilings.column_int(8);
     ceiling.spread = ceilings.column_double(9);
     ceiling.sm_clock_hz = ceilings.column_optional_double(10);
@@ -834,7 +888,7 @@ std::vector<Run> ResultsStore::select_runs(const std::optional<std::int64_t>& on
     const auto run = index_of.find(skipped.column_int64(0));
     if (run == index_of.end()) continue;
     runs[run->second].machine.skipped.push_back(
-        {skipped.column_text(1), skipped.column_text(2), skipped.column_int(3) != 0});
+        {text_column(skipped, 1), text_column(skipped, 2), skipped.column_int(3) != 0});
   }
   return runs;
 }
@@ -851,22 +905,22 @@ std::vector<Point> ResultsStore::select_points(std::int64_t run_id) {
   while (select.step()) {
     Point point;
     point.id = select.column_int64(0);
-    point.sweep = select.column_text(1);
+    point.sweep = text_column(select, 1);
     point.seq = select.column_int(2);
-    point.op = select.column_text(3);
+    point.op = text_column(select, 3);
     const std::string what = "point " + std::to_string(point.id);
-    point.params = parse_column<json>(path(), select.column_text(4), what + " params");
-    point.precision = select.column_text(5);
-    point.math_mode = select.column_text(6);
-    point.algorithm = select.column_text(7);
+    point.params = parse_column<json>(path(), text_column(select, 4), what + " params");
+    point.precision = text_column(select, 5);
+    point.math_mode = text_column(select, 6);
+    point.algorithm = text_column(select, 7);
     point.flops = select.column_double(8);
     point.min_bytes = select.column_double(9);
-    point.status = point_status_from_string(select.column_text(10));
-    point.reason = select.column_text(11);
-    point.timing = parse_column<Timing>(path(), select.column_text(12), what + " timing");
-    point.counters = parse_column<std::map<std::string, double>>(path(), select.column_text(13),
+    point.status = named_column(path(), select, 10, what + " status", point_status_from_string);
+    point.reason = text_column(select, 11);
+    point.timing = parse_column<Timing>(path(), text_column(select, 12), what + " timing");
+    point.counters = parse_column<std::map<std::string, double>>(path(), text_column(select, 13),
                                                                  what + " counters");
-    point.details = parse_column<json>(path(), select.column_text(14), what + " details");
+    point.details = parse_column<json>(path(), text_column(select, 14), what + " details");
     index_of[point.id] = points.size();
     points.push_back(std::move(point));
   }
@@ -880,12 +934,12 @@ std::vector<Point> ResultsStore::select_points(std::int64_t run_id) {
     const auto point = index_of.find(kernels.column_int64(0));
     if (point == index_of.end()) continue;
     KernelRecord kernel;
-    kernel.name = kernels.column_text(1);
+    kernel.name = text_column(kernels, 1);
     kernel.grid = {kernels.column_int(2), kernels.column_int(3), kernels.column_int(4)};
     kernel.block = {kernels.column_int(5), kernels.column_int(6), kernels.column_int(7)};
     kernel.duration_s = kernels.column_double(8);
     kernel.metrics = parse_column<std::map<std::string, double>>(
-        path(), kernels.column_text(9), "kernel of point " + std::to_string(point->first));
+        path(), text_column(kernels, 9), "kernel of point " + std::to_string(point->first));
     points[point->second].kernels.push_back(std::move(kernel));
   }
   return points;

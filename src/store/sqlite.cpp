@@ -1,5 +1,6 @@
 #include "src/store/sqlite.hpp"
 
+#include <climits>
 #include <cstdio>
 #include <utility>
 
@@ -26,21 +27,61 @@ bool is_success(int rc) {
   return rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE;
 }
 
+// What a failed call means to the user: a file they can replace or fix (exit 1,
+// with the fix), the machine (exit 2), or a bug in the caller (exit 2, with the
+// call, since only a developer can act on it).
+struct Meaning {
+  ExitCode exit_code;
+  const char* fix;  // nullptr: a bug
+};
+
+Meaning meaning_of(int primary) {
+  switch (primary) {
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+    case SQLITE_ERROR:     // SQL that fits no table: the schema was changed by hand
+    case SQLITE_MISMATCH:  // a value of the wrong type in a column
+    case SQLITE_TOOBIG:
+    case SQLITE_SCHEMA:
+      return {ExitCode::usage,
+              "the file is damaged or was changed by another program; use another database file"};
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      return {ExitCode::usage,
+              "make the file and its directory writable, or use another database file"};
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return {ExitCode::environment,
+              "another process holds the database; try again when it is done"};
+    case SQLITE_FULL:
+      return {ExitCode::environment, "the disk is full; free some space"};
+    case SQLITE_IOERR:
+    case SQLITE_NOMEM:
+    case SQLITE_NOLFS:
+    case SQLITE_PROTOCOL:
+      return {ExitCode::environment, "check the disk and the file system"};
+    default:  // SQLITE_MISUSE, SQLITE_RANGE, SQLITE_INTERNAL, ...: the caller's mistake
+      return {ExitCode::environment, nullptr};
+  }
+}
+
 }  // namespace
 
 int check(sqlite3* db, int rc, const char* call, const char* file, int line) {
   if (is_success(rc)) return rc;
   const int primary = rc & 0xff;
-  // A damaged or foreign file is input the user can replace; everything else
-  // (locks, disk, permissions, memory) is the environment.
-  const ExitCode exit_code = primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT
-                                 ? ExitCode::usage
-                                 : ExitCode::environment;
-  std::string message = "sqlite: " + describe(db, rc);
+  const Meaning meaning = meaning_of(primary);
   const std::string name = database_name(db);
-  if (!name.empty()) message += " in " + name;
-  message += " [" + std::string(call) + " at " + file + ":" + std::to_string(line) + "]";
-  throw SqliteError(exit_code, primary, message);
+  std::string detail = describe(db, rc);
+  if (meaning.fix)
+    detail += "; " + std::string(meaning.fix);
+  else
+    detail += " [" + std::string(call) + " at " + file + ":" + std::to_string(line) + "]";
+  const std::string message = (meaning.fix ? "" : "internal error: ") +
+                              (name.empty() ? std::string("SQLite") : name) + ": " + detail;
+  throw SqliteError(meaning.exit_code, primary, message, detail);
 }
 
 void check_noexcept(sqlite3* db, int rc, const char* call, const char* file, int line) noexcept {
@@ -51,10 +92,10 @@ void check_noexcept(sqlite3* db, int rc, const char* call, const char* file, int
 
 // ---- Database ----
 
-Database Database::open(const std::string& path, int flags) {
+Database Database::open(const std::string& path, int flags, const std::string& uri) {
   Database database;
   database.path_ = path;
-  const int rc = sqlite3_open_v2(path.c_str(), &database.db_, flags, nullptr);
+  const int rc = sqlite3_open_v2((uri.empty() ? path : uri).c_str(), &database.db_, flags, nullptr);
   // sqlite3_open_v2 hands out a handle even on failure; the destructor closes it.
   // (Not the macro: the handle must be read after the call has set it.)
   check(database.db_, rc, "sqlite3_open_v2(path, flags)", __FILE__, __LINE__);
@@ -166,19 +207,38 @@ bool Statement::column_is_null(int index) const {
   return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
 }
 
+void Statement::require_type(int index, bool ok, const char* wanted) const {
+  if (ok) return;
+  static const char* const kTypes[] = {"", "an integer", "a number", "text", "a blob", "null"};
+  const int type = sqlite3_column_type(stmt_, index);
+  const char* name = sqlite3_column_name(stmt_, index);
+  const char* db_name = sqlite3_db_filename(db_, "main");
+  const std::string detail = std::string("column ") + (name ? name : "?") + " holds " +
+                             kTypes[type >= 1 && type <= 5 ? type : 0] + ", not " + wanted + "; " +
+                             meaning_of(SQLITE_MISMATCH).fix;
+  throw SqliteError(meaning_of(SQLITE_MISMATCH).exit_code, SQLITE_MISMATCH,
+                    std::string(db_name && *db_name ? db_name : "SQLite") + ": " + detail, detail);
+}
+
 std::int64_t Statement::column_int64(int index) const {
+  require_type(index, sqlite3_column_type(stmt_, index) == SQLITE_INTEGER, "an integer");
   return sqlite3_column_int64(stmt_, index);
 }
 
 int Statement::column_int(int index) const {
-  return sqlite3_column_int(stmt_, index);
+  const std::int64_t value = column_int64(index);
+  require_type(index, value >= INT_MIN && value <= INT_MAX, "an integer that fits an int");
+  return static_cast<int>(value);
 }
 
 double Statement::column_double(int index) const {
+  const int type = sqlite3_column_type(stmt_, index);
+  require_type(index, type == SQLITE_FLOAT || type == SQLITE_INTEGER, "a number");
   return sqlite3_column_double(stmt_, index);
 }
 
 std::string Statement::column_text(int index) const {
+  require_type(index, sqlite3_column_type(stmt_, index) == SQLITE_TEXT, "text");
   // Text first, then the byte count: the order SQLite documents as safe.
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, index));
   if (text == nullptr) return {};

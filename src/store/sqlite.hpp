@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -19,16 +20,23 @@ namespace timeroof::sqlite {
 // so a caller can tell "not a database" from "locked" without parsing the message.
 class SqliteError : public Error {
  public:
-  SqliteError(ExitCode exit_code, int sqlite_code, const std::string& message)
-      : Error(exit_code, message), sqlite_code_(sqlite_code) {}
+  // `detail`: SQLite's words and the fix, without the file (what() has both).
+  SqliteError(ExitCode exit_code, int sqlite_code, const std::string& message,
+              std::string detail = {})
+      : Error(exit_code, message), sqlite_code_(sqlite_code), detail_(std::move(detail)) {}
   int sqlite_code() const noexcept { return sqlite_code_; }
+  const std::string& detail() const noexcept { return detail_; }
 
  private:
   int sqlite_code_;
+  std::string detail_;
 };
 
 // Returns rc when it is SQLITE_OK, SQLITE_ROW or SQLITE_DONE; otherwise throws a
-// SqliteError naming the call, the file and line, and SQLite's own message.
+// SqliteError with the database file, SQLite's own message and what to do: exit
+// code 1 where the file is the user's to fix (damaged, changed by another program,
+// read-only), 2 for the machine (busy, disk full, I/O), and an "internal error"
+// naming the call, file and line for a misuse of the API.
 int check(sqlite3* db, int rc, const char* call, const char* file, int line);
 // Destructor variant: reports a failure on stderr and never throws.
 void check_noexcept(sqlite3* db, int rc, const char* call, const char* file, int line) noexcept;
@@ -42,7 +50,9 @@ class Statement;
 class Database {
  public:
   // flags are sqlite3_open_v2's (SQLITE_OPEN_READONLY, SQLITE_OPEN_READWRITE | ..._CREATE).
-  static Database open(const std::string& path, int flags);
+  // `uri`: what SQLite opens instead of `path` ("file:...?immutable=1", with
+  // SQLITE_OPEN_URI); path() stays the file's path, as messages name it.
+  static Database open(const std::string& path, int flags, const std::string& uri = {});
 
   Database() = default;
   Database(Database&& other) noexcept;
@@ -104,7 +114,9 @@ class Statement {
   // Makes the statement reusable with new bindings.
   void reset();
 
-  // Columns are numbered from 0, as in SQLite.
+  // Columns are numbered from 0, as in SQLite. Each getter requires its type (an
+  // int also its range) and throws a SqliteError (SQLITE_MISMATCH) naming the
+  // column otherwise: a hand-edited file is refused, never read as 0 or cut short.
   bool column_is_null(int index) const;
   std::int64_t column_int64(int index) const;
   int column_int(int index) const;
@@ -119,6 +131,7 @@ class Statement {
   struct is_optional<std::optional<T>> : std::true_type {};
 
   void finalize() noexcept;
+  void require_type(int index, bool ok, const char* wanted) const;
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;

@@ -180,6 +180,52 @@ TEST(Results, ImportedNumbersAreExactOrRefusedWithTheirKey) {
   EXPECT_EQ(*parse_export_document(doc, "m.json")[0].points[0].timing.launches, 9007199254740993LL);
 }
 
+// A field of the wrong type is named by its key path from the document's top, in
+// the tool's words (issue 16: 610 of 1,000 fuzzed files got the JSON library's
+// "[json.exception.type_error.302] type must be number, but is string").
+TEST(Results, MalformedExportsNameTheKeyPathNotTheLibrary) {
+  const nlohmann::json good = export_document({sample_record()});
+  auto message = [&](const std::function<void(nlohmann::json&)>& mutate) {
+    nlohmann::json doc = good;
+    mutate(doc);
+    try {
+      parse_export_document(doc, "m.json");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("json.exception"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("type must be"), std::string::npos) << e.what();
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << "accepted";
+    return std::string();
+  };
+  const auto point = [](nlohmann::json& d) -> nlohmann::json& { return d["runs"][0]["points"][0]; };
+  EXPECT_NE(message([&](auto& d) {
+              point(d)["timing"]["call"]["median_s"] = "fast";
+            }).find("runs[0].points[0].timing.call.median_s is a string, not a number"),
+            std::string::npos);
+  EXPECT_NE(message([&](auto& d) {
+              point(d)["counters"]["l2_bytes"] = true;
+            }).find("runs[0].points[0].counters.l2_bytes is a boolean, not a number"),
+            std::string::npos);
+  EXPECT_NE(message([&](auto& d) { point(d).erase("op"); }).find("runs[0].points[0].op is missing"),
+            std::string::npos);
+  EXPECT_NE(message([&](auto& d) {
+              d["runs"][0]["machine"]["gpu"] = "H100";
+            }).find("runs[0].machine.gpu is a string, not an object"),
+            std::string::npos);
+  EXPECT_NE(message([&](auto& d) {
+              point(d)["kernels"][0]["grid"] = {1, "2", 3};
+            }).find("runs[0].points[0].kernels[0].grid[1] is a string, not an integer"),
+            std::string::npos);
+  EXPECT_NE(message([&](auto& d) {
+              point(d)["status"] = "meh";
+            }).find("runs[0].points[0].status = \"meh\""),
+            std::string::npos);
+  EXPECT_NE(message([&](auto& d) { d["runs"] = {5}; }).find("runs[0] is an integer, not an object"),
+            std::string::npos);
+}
+
 TEST(Results, UntrustedJsonHasANestingLimit) {
   const std::string at_limit = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
   EXPECT_NO_THROW(parse_untrusted_json(at_limit, "ok.json", "fix"));
@@ -278,6 +324,18 @@ TEST(Format, ShellJoinQuotesWhatTheShellWouldSplit) {
   EXPECT_EQ(shell_join({"x", "it's"}), "x 'it'\\''s'");
   EXPECT_EQ(shell_join({"sweep", "--batch", "1..1024:x2"}), "sweep --batch 1..1024:x2");
   EXPECT_EQ(shell_join({""}), "''");
+  // Bytes that are not UTF-8 and control characters as $'\xHH' (issue 16: argv was
+  // stored raw, and a run's JSON cannot hold what is not UTF-8): the line is UTF-8
+  // text without controls and still pastes back into bash.
+  EXPECT_EQ(shell_join({"sweep", "caf\xe9.toml", "--name", "a\x1b[31mb"}),
+            "sweep $'caf\\xe9.toml' --name $'a\\x1b[31mb'");
+  EXPECT_EQ(shell_join({"it's \\ \xff"}), "$'it\\'s \\\\ \\xff'");
+  EXPECT_EQ(shell_join({"\xff"
+                        "ab"}),
+            "$'\\xffab'")
+      << "two hex digits: 'a' stays a letter";
+  EXPECT_EQ(shell_join({"caf\xc3\xa9 ok"}), "'caf\xc3\xa9 ok'") << "UTF-8 stays as it is";
+  EXPECT_TRUE(valid_utf8(shell_join({"\xc3", "\xed\xa0\x80", "\x80\x80"})));
 }
 
 // Names from imported files end up in file names (issue 16: a 218-byte sweep
@@ -323,6 +381,20 @@ TEST(Format, DecodeUtf8RefusesWhatIsNotWellFormed) {
     EXPECT_FALSE(c.valid) << bad;
     EXPECT_EQ(c.length, 1u) << bad;
   }
+}
+
+// Text from the system (a host name, a file name) is stored as UTF-8, each byte
+// that is not replaced by U+FFFD.
+TEST(Format, Utf8IsCheckedAndInvalidBytesReplaced) {
+  EXPECT_TRUE(valid_utf8(""));
+  EXPECT_TRUE(valid_utf8("caf\xc3\xa9 \xf0\x9f\x98\x80"));
+  for (const char* bad : {"\xff", "a\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80"})
+    EXPECT_FALSE(valid_utf8(bad)) << bad;
+  EXPECT_EQ(replace_invalid_utf8("host\xff-\xc3\xa9"), "host\xef\xbf\xbd-\xc3\xa9");
+  EXPECT_EQ(replace_invalid_utf8("\xc3"), "\xef\xbf\xbd");
+  EXPECT_EQ(replace_invalid_utf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_TRUE(valid_utf8(replace_invalid_utf8("\x80\xbf\xfe\xff\xf8\x88\x80\x80\x80")));
+  EXPECT_EQ(replace_invalid_utf8("plain"), "plain");
 }
 
 // Imported names, hosts and command lines printed by `runs` and `analyze` (issue

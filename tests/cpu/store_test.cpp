@@ -531,9 +531,12 @@ TEST_F(StoreTest, EmptyFileGetsSchemaAndReadOnlySeesIt) {
   ResultsStore::open(path, Access::read_write);
   ResultsStore reader = ResultsStore::open(path, Access::read_only);
   EXPECT_TRUE(reader.list_runs().empty());
+  // A read-only file or connection is the user's to fix (exit 1), with what to do.
   timeroof::Run run = sample_run(kUuidA);
-  EXPECT_TRUE(
-      Contains(error_of([&] { reader.begin_run(run); }, ExitCode::environment), "readonly"));
+  const std::string refused = error_of([&] { reader.begin_run(run); }, ExitCode::usage);
+  EXPECT_TRUE(Contains(refused, "readonly"));
+  EXPECT_TRUE(Contains(refused, "make the file and its directory writable"));
+  EXPECT_FALSE(Contains(refused, "sqlite3_")) << "no call names for a user's error";
 }
 
 TEST_F(StoreTest, ResumeKeysAndDuplicatePoints) {

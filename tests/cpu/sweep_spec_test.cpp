@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -542,6 +543,134 @@ TEST(SweepSpecDryRun, TableAndEstimate) {
   const std::string one = describe_points(spec_from_flags(conv(), {}), conv());
   EXPECT_MENTIONS(one, "1 point;");
   EXPECT_MENTIONS(one, "for 1 point\n");
+}
+
+// Sizes that wrap around a 64-bit integer (issue 16: the dry run showed "xfer MB 0"
+// for huge shapes, a tensor's bytes cast from a double past 2^64): refused with
+// the sizes and the limit; a shape just inside the limit counts exactly.
+TEST(SweepSpecDryRun, HugeShapesAreExactOrRefusedNeverWrapped) {
+  const std::string over = usage_message([] {
+    spec_from_flags(conv(), {{"batch", "65536"},
+                             {"channels", "65536"},
+                             {"height", "65536"},
+                             {"width", "65536"},
+                             {"transfer", "h2d_input"}});
+  });
+  EXPECT_MENTIONS(over, "tensor x = n x c x h x w = 65536 x 65536 x 65536 x 65536 elements");
+  EXPECT_MENTIONS(over, "larger than 9223372036854775807 bytes");
+  EXPECT_MENTIONS(over, "smaller batch, channels, height or width");
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_flags(conv(), {{"batch", "1"},
+                                             {"filters", "2147483647"},
+                                             {"channels", "2147483647"},
+                                             {"filter", "3"},
+                                             {"height", "3"},
+                                             {"width", "3"},
+                                             {"pad", "0"}});
+                  }),
+                  "tensor w = k x c/groups x r x s = 2147483647 x 2147483647 x 3 x 3 elements");
+
+  // x holds 2 (2^31 - 1)^2 bytes at fp16, just under 2^63: exact, in the table too.
+  const SweepSpec near = spec_from_flags(conv(), {{"batch", "2147483647"},
+                                                  {"channels", "2147483647"},
+                                                  {"height", "1"},
+                                                  {"width", "1"},
+                                                  {"precision", "fp16"},
+                                                  {"transfer", "h2d_input"}});
+  const std::int64_t x_bytes = 2 * std::int64_t{2147483647} * 2147483647;
+  const auto problem = conv().problem(near.points.at(0));
+  ASSERT_EQ(problem->inputs().size(), 1u);
+  EXPECT_EQ(problem->inputs()[0].bytes, static_cast<std::size_t>(x_bytes));
+  const PointEstimate estimate =
+      estimate_point(near.points.at(0), conv(), {}, near.transfer, near.pinned_host);
+  EXPECT_DOUBLE_EQ(estimate.h2d_bytes, static_cast<double>(x_bytes));
+  const std::string table = describe_points(near, conv());
+  EXPECT_MENTIONS(table, "xfer MB");
+  EXPECT_MENTIONS(table, "9.223e+12");  // MB: x's bytes / 1e6, not 0
+}
+
+TEST(SweepSpecDryRun, HugeLstmShapesAreExactOrRefusedAndQuick) {
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_flags("lstm", {{"batch", "1"},
+                                             {"layers", "2147483647"},
+                                             {"hidden_size", "536870911"},
+                                             {"bidirectional", "1"}});
+                  }),
+                  "(layers = 2147483647, directions = 2, input_size = 32, hidden_size = "
+                  "536870911) of 4 bytes each is larger than 9223372036854775807 bytes");
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_flags("lstm", {{"batch", "2147483647"},
+                                             {"seq_length", "2147483647"},
+                                             {"input_size", "2147483647"}});
+                  }),
+                  "tensor x = seq_length x batch x input_size = 2147483647 x 2147483647 x "
+                  "2147483647 elements");
+  // 2^31 - 1 layers: the sums over layers are closed forms (a loop over them took
+  // seconds per point), and equal the loop's sums.
+  const SweepSpec deep = spec_from_flags(
+      "lstm", {{"layers", "2147483647"}, {"pass", "backward_weights"}, {"transfer", "h2d_input"}});
+  const auto start = std::chrono::steady_clock::now();
+  const PointEstimate estimate =
+      estimate_point(deep.points.at(0), find_family("lstm"), {}, deep.transfer);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  const double h = 16, i = 32, l = 2147483647;
+  EXPECT_DOUBLE_EQ(estimate.flops,
+                   8 * h * (i + h + (l - 1) * 2 * h) * 16 * 16 + 8 * l * 16 * h * 16);
+  const auto problem = find_family("lstm").problem(deep.points.at(0));
+  const std::int64_t weights =
+      4 * (4 * 16 * (32 + 16 + 2) + (2147483647LL - 1) * 4 * 16 * (2 * 16 + 2));
+  EXPECT_EQ(problem->outputs().at(0).bytes, static_cast<std::size_t>(weights));
+}
+
+// Value lists and products past 64 bits: no signed overflow stepping "A..B:+D"
+// near the ends of int64 (end - step overflowed), and a product's count past
+// long long is printed (its cast was undefined).
+TEST(SweepValues, RangesAtTheEdgesOfInt64) {
+  EXPECT_EQ(values("batch", "-9223372036854775807..-1:+9223372036854775807"),
+            ints({-9223372036854775807LL}));
+  EXPECT_EQ(values("batch", "9223372036854775806..9223372036854775807:+9223372036854775807"),
+            ints({9223372036854775806LL}));
+  EXPECT_EQ(values("batch", "-2..9223372036854775807:+9223372036854775807"),
+            ints({-2, 9223372036854775805LL}));
+  const std::vector<json> doubling = values("batch", "1..9223372036854775807:x2");
+  ASSERT_EQ(doubling.size(), 63u);
+  EXPECT_EQ(doubling.back(), json(std::int64_t{1} << 62));
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_flags(conv(), {{"batch", "1..100000"},
+                                             {"channels", "1..100000"},
+                                             {"height", "1..100000"},
+                                             {"width", "1..100000"}});
+                  }),
+                  "the product has 1e+20 points; allowed: at most 100000");
+}
+
+// A spec file's name may hold any bytes; the sweep is named after it and the run
+// records its path, both as UTF-8 (a byte that is not becomes U+FFFD), so the
+// run's JSON can be written. Text the user gives is UTF-8 or refused.
+TEST(SweepSpecToml, NamesFromFileNamesAreUtf8AndFlagsMustBe) {
+  const TempToml file("caf\xe9", "[sweep]\nfamily = \"conv2d\"\n");
+  const SweepSpec spec = spec_from_toml(file.path(), lookup);
+  EXPECT_EQ(spec.name.rfind("caf\xef\xbf\xbd-", 0), 0u) << spec.name;
+  EXPECT_NO_THROW((void)to_json(spec).dump());
+  EXPECT_EQ(to_json(spec)["source"]["path"].get<std::string>().find('\xe9'), std::string::npos);
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_flags(conv(), {{"name", "caf\xe9"}});
+                  }),
+                  "name: 'caf\\xe9' is not valid UTF-8");
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_flags(conv(), {{"b\xff"
+                                              "atch",
+                                              "1"}});
+                  }),
+                  "flag: 'b\\xffatch' is not valid UTF-8");
+  // toml++ refuses a file that is not UTF-8 before any name is read from it.
+  EXPECT_MENTIONS(toml_error("[sweep]\nfamily = \"conv2d\"\nname = \"caf\xe9\"\n"), "TOML");
+  // The dry run shows escape sequences in a name escaped.
+  const std::string shown = describe_points(
+      spec_from_flags(conv(), {{"name", "\x1b]0;title\x07red"}, {"algorithm", "heuristic"}}),
+      conv());
+  EXPECT_EQ(shown.find('\x1b'), std::string::npos);
+  EXPECT_MENTIONS(shown, "sweep '\\x1b]0;title\\x07red'");
 }
 
 TEST(SweepSpecJson, NumbersStayNumbersAndRoundTrip) {

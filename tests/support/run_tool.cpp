@@ -1,14 +1,23 @@
 #include "tests/support/run_tool.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+extern char** environ;
 
 namespace timeroof::test {
 
@@ -23,30 +32,58 @@ std::string source_dir() {
 }
 
 ToolResult run_tool(const std::vector<std::string>& args,
-                    const std::vector<std::pair<std::string, std::string>>& env) {
+                    const std::vector<std::pair<std::string, std::string>>& env,
+                    int limit_seconds) {
   std::vector<std::string> argv{tool_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_process(argv, env);
+  return run_process(argv, env, limit_seconds);
 }
 
 ToolResult run_process(const std::vector<std::string>& args,
-                       const std::vector<std::pair<std::string, std::string>>& env) {
+                       const std::vector<std::pair<std::string, std::string>>& env,
+                       int limit_seconds) {
+  // Close-on-exec: a process another thread starts meanwhile must not hold these
+  // pipes open (the reads below would wait for it too). The child's dup2 clears
+  // the flag on its stdout and stderr.
   int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
-  const pid_t child = fork();
-  if (child < 0) throw std::runtime_error("fork failed");
-  if (child == 0) {
-    dup2(out_pipe[1], STDOUT_FILENO);
-    dup2(err_pipe[1], STDERR_FILENO);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
-    std::vector<std::string> copy = args;
-    std::vector<char*> argv;
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe failed");
+  std::vector<std::string> arguments = args;
+  std::vector<char*> argv;
+  for (std::string& a : arguments) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // The environment with `env` set in order, as setenv would: a later entry for
+  // a name replaces an earlier one.
+  std::vector<std::string> variables(
+      environ, environ + [] {
+        std::size_t n = 0;
+        while (environ[n] != nullptr) ++n;
+        return n;
+      }());
+  for (const auto& [name, value] : env) {
+    std::erase_if(variables, [&name = name](const std::string& variable) {
+      return variable.compare(0, name.size() + 1, name + "=") == 0;
+    });
+    variables.push_back(name + "=" + value);
+  }
+  std::vector<char*> envp;
+  for (std::string& v : variables) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  // posix_spawn, not fork: it copies no page tables (a sanitized test process maps
+  // terabytes of shadow memory) and is safe while other threads run.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
+  pid_t child = -1;
+  const int spawned = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
+    ToolResult failed;
+    failed.exit_code = 127;  // as a shell says for a program it cannot run
+    failed.err = std::string("cannot run ") + argv[0] + ": " + std::strerror(spawned) + "\n";
+    return failed;
   }
   close(out_pipe[1]);
   close(err_pipe[1]);
@@ -55,8 +92,22 @@ ToolResult run_process(const std::vector<std::string>& args,
   std::string* sinks[2] = {&result.out, &result.err};
   int open_count = 2;
   char buffer[4096];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limit_seconds);
+  bool killed = false;
   while (open_count > 0) {
-    if (poll(fds, 2, -1) < 0) break;
+    int wait_ms = -1;
+    if (limit_seconds > 0 && !killed) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      wait_ms = static_cast<int>(std::max<std::int64_t>(left.count(), 0));
+    }
+    const int ready = poll(fds, 2, wait_ms);
+    if (ready < 0) break;
+    if (ready == 0) {  // past the limit: the pipes close when the process is gone
+      kill(child, SIGKILL);
+      killed = true;
+      continue;
+    }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
       const ssize_t n = read(fds[i].fd, buffer, sizeof buffer);

@@ -14,12 +14,16 @@ struct ToolResult {
 };
 
 // Runs argv[0] (a path) with the rest as arguments. `env` entries are NAME=VALUE
-// pairs added to (or replacing in) the environment.
+// pairs added to (or replacing in) the environment. A process still running
+// after `limit_seconds` (0: no limit) is killed (exit code 128 + SIGKILL = 137):
+// a hang fails the test instead of stalling it.
 ToolResult run_process(const std::vector<std::string>& argv,
-                       const std::vector<std::pair<std::string, std::string>>& env = {});
+                       const std::vector<std::pair<std::string, std::string>>& env = {},
+                       int limit_seconds = 0);
 // Runs the timeroof binary under test with `args`.
 ToolResult run_tool(const std::vector<std::string>& args,
-                    const std::vector<std::pair<std::string, std::string>>& env = {});
+                    const std::vector<std::pair<std::string, std::string>>& env = {},
+                    int limit_seconds = 0);
 
 // A fresh directory under the system temp dir, removed with the object.
 class TempDir {
