@@ -141,7 +141,7 @@ void add_cuda_core(Workload& w, CudaCoreRoof roof, const char* metric, double fl
   w.steps.push_back({cuda_core_kernel(roof).ceiling,
                      {{metric, flops / flop_per_inst}},
                      [&w, roof](cudaStream_t s) {
-                       launch_cuda_core_kernel(roof, 264, 256, 64, w.out.get(), s);
+                       launch_cuda_core_kernel(roof, 264, 256, 64, w.out.get(), nullptr, s);
                      }});
 }
 

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gpu/check.hpp"
 #include "gpu/handles.hpp"
@@ -72,6 +74,32 @@ inline std::size_t round_up(std::size_t value, std::size_t multiple) {
 }
 inline std::size_t round_down(std::size_t value, std::size_t multiple) {
   return value / multiple * multiple;
+}
+
+// A compute roof's theoretical peak is taken at the highest clock it showed: NVML's
+// median reading, or the clock over the kernel's own execution (clock64 against
+// %globaltimer, one figure per timed launch) where that is higher. Neither alone
+// bounds the rate: under the power cap the in-kernel clock read 4-5% below NVML
+// (tensor_fp16 1.506 against 1.575 GHz on an H100, the roof then at 105% of a peak
+// at it: the Tensor Cores' rate does not follow clock64's count there), while an
+// unthrottled tensor_fp64 on another H100 read 2.010 GHz in-kernel against NVML's
+// 1.965 (and its maximum 1.980), the rate 101-102% of a peak at NVML's clock: the
+// GPU's timer, which times the launches too, ran that much slow against the SM
+// clock. The CUDA-core roofs on that H100 stood at 100.65-100.68% of a peak at
+// NVML's clock, for the same reason.
+inline void take_kernel_clock(Ceiling& ceiling, std::vector<double> launch_clocks_hz, int blocks) {
+  if (launch_clocks_hz.empty()) return;
+  std::sort(launch_clocks_hz.begin(), launch_clocks_hz.end());
+  const double median = launch_clocks_hz[launch_clocks_hz.size() / 2],
+               highest = launch_clocks_hz.back();
+  const std::optional<double> nvml = ceiling.sm_clock_hz;
+  if (!nvml || highest > *nvml) ceiling.sm_clock_hz = highest;
+  ceiling.method +=
+      concat("; SM clock over the kernel's own execution (clock64 against %globaltimer, median of ",
+             blocks, " blocks) ", median * 1e-9, " GHz median, ", highest * 1e-9,
+             " GHz highest of the last ", launch_clocks_hz.size(), " launches; NVML ",
+             nvml ? *nvml * 1e-9 : 0.0, " GHz; the theoretical peak at the higher, ",
+             *ceiling.sm_clock_hz * 1e-9, " GHz");
 }
 
 }  // namespace timeroof::ceiling_support

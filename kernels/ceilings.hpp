@@ -44,6 +44,13 @@ struct CeilingRequest {
   // roof (the best kernel of each type) and of hbm_read / hbm_copy, for their
   // sustained figure; 0: none.
   double sustained_seconds = 0;
+  // Profiles the one kernel `launch` enqueues under these CUPTI metrics and
+  // returns their values in the order asked, or nothing where the counters
+  // cannot be read. Set by measure/ (kernels/ does not link CUPTI); the L2 read
+  // roof explains its distance to the L2 slices' peak with it. Unset: no counters.
+  using Profile = std::function<std::vector<double>(
+      const std::vector<std::string>& metrics, const std::function<void(cudaStream_t)>& launch)>;
+  Profile profile;
   // Called with a family's name ("memory") before it is measured.
   std::function<void(const std::string&)> progress = [](const std::string&) {};
   TimingPolicy timing() const { return ceiling_timing(quick); }

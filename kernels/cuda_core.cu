@@ -15,6 +15,7 @@
 
 #include "core/ceiling_names.hpp"
 #include "gpu/check.hpp"
+#include "kernels/clock_span.cuh"
 #include "kernels/cuda_core.hpp"
 
 namespace timeroof {
@@ -87,8 +88,9 @@ struct Bf16x2 {
 
 template <class Ops, bool kFma>
 __device__ __forceinline__ void run_chains(int trips, typename Ops::T a, typename Ops::T b,
-                                           double* out) {
+                                           double* out, ClockSpan* spans) {
   using T = typename Ops::T;
+  const ClockMark start = clock_mark();
   const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
   T x[kCudaCoreChains];
 #pragma unroll
@@ -117,13 +119,18 @@ __device__ __forceinline__ void run_chains(int trips, typename Ops::T a, typenam
 #pragma unroll
   for (int c = 0; c < kCudaCoreChains; ++c) sum = Ops::accumulate(sum, x[c]);
   out[thread] = sum;
+  // Thread 0's span stands for its block: the block's warps run the same trips.
+  if (spans != nullptr && threadIdx.x == 0) {
+    const ClockMark end = clock_mark();
+    spans[blockIdx.x] = {start.cycles, end.cycles, start.ns, end.ns};
+  }
 }
 
 // One named kernel per roof, so SASS, traces and counters name the roof.
-#define TR_CUDA_CORE_KERNEL(name, Ops, is_fma)                       \
-  __global__ void __launch_bounds__(kCudaCoreThreadsPerBlock)        \
-      name(int trips, double a, double b, double* out) {             \
-    run_chains<Ops, is_fma>(trips, Ops::make(a), Ops::make(b), out); \
+#define TR_CUDA_CORE_KERNEL(name, Ops, is_fma)                              \
+  __global__ void __launch_bounds__(kCudaCoreThreadsPerBlock)               \
+      name(int trips, double a, double b, double* out, ClockSpan* spans) {  \
+    run_chains<Ops, is_fma>(trips, Ops::make(a), Ops::make(b), out, spans); \
   }
 
 TR_CUDA_CORE_KERNEL(fp64_fma_kernel, Fp64, true)
@@ -136,7 +143,7 @@ TR_CUDA_CORE_KERNEL(fp16_addmul_kernel, Fp16x2, false)
 TR_CUDA_CORE_KERNEL(bf16_addmul_kernel, Bf16x2, false)
 #undef TR_CUDA_CORE_KERNEL
 
-using ChainKernel = void (*)(int, double, double, double*);
+using ChainKernel = void (*)(int, double, double, double*, ClockSpan*);
 
 ChainKernel kernel_of(CudaCoreRoof roof) {
   switch (roof) {
@@ -194,10 +201,11 @@ double cuda_core_flops(CudaCoreRoof roof, int blocks, int threads, int trips) {
 }
 
 void launch_cuda_core_kernel(CudaCoreRoof roof, int blocks, int threads, int trips, double* out,
-                             cudaStream_t stream) {
+                             ClockSpan* spans, cudaStream_t stream) {
   if (threads <= 0 || threads > kCudaCoreThreadsPerBlock || blocks <= 0 || trips < 0)
     throw std::invalid_argument("launch_cuda_core_kernel: bad launch shape");
-  kernel_of(roof)<<<blocks, threads, 0, stream>>>(trips, kChainMultiplier, kChainAddend, out);
+  kernel_of(roof)<<<blocks, threads, 0, stream>>>(trips, kChainMultiplier, kChainAddend, out,
+                                                  spans);
   TR_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -33,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/clock_span.hpp"
+
 namespace timeroof {
 
 enum class CudaCoreRoof {
@@ -70,9 +72,10 @@ const CudaCoreKernel& cuda_core_kernel(CudaCoreRoof roof);
 double cuda_core_flops(CudaCoreRoof roof, int blocks, int threads, int trips);
 
 // Launches the kernel of `roof`: `blocks` x `threads` (threads <= kCudaCoreThreadsPerBlock),
-// `trips` loop trips; `out` (device) receives blocks * threads doubles.
+// `trips` loop trips; `out` (device) receives blocks * threads doubles and, unless
+// null, `spans` (device) one clock span per block (kernels/clock_span.hpp).
 void launch_cuda_core_kernel(CudaCoreRoof roof, int blocks, int threads, int trips, double* out,
-                             cudaStream_t stream);
+                             ClockSpan* spans, cudaStream_t stream);
 
 // Resident blocks of kCudaCoreThreadsPerBlock threads per SM for the kernel of `roof`.
 int cuda_core_blocks_per_sm(CudaCoreRoof roof);

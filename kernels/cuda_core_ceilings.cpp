@@ -2,12 +2,16 @@
 // the FLOP convention). Each roof: a persistent grid (every SM full of resident
 // blocks, one wave), the trip count sized so one launch lasts ~5 ms (1 ms quick),
 // timed by the harness; the measured value is FLOP/s.
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/format.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/ceiling_support.hpp"
 #include "kernels/ceilings.hpp"
+#include "kernels/clock_span.hpp"
 #include "kernels/cuda_core.hpp"
 
 namespace timeroof {
@@ -18,6 +22,22 @@ using ceiling_support::concat;
 
 constexpr int kProbeTrips = 64;
 constexpr long long kMaxTrips = 1 << 24;
+// The timed launches of a roof cycle through this many slots of clock spans, so
+// the clock of each of the last kSpanSlots launches is known.
+constexpr int kSpanSlots = 10;
+
+// The SM clock over each slot's launch (median of its blocks), for the slots written.
+std::vector<double> slot_clocks_hz(const DeviceBuffer<ClockSpan>& spans, int blocks) {
+  std::vector<ClockSpan> host(spans.size());
+  TR_CUDA_CHECK(cudaMemcpy(host.data(), spans.get(), spans.bytes(), cudaMemcpyDeviceToHost));
+  std::vector<double> clocks;
+  for (int slot = 0; slot < kSpanSlots; ++slot) {
+    const auto first = host.begin() + static_cast<std::ptrdiff_t>(slot) * blocks;
+    if (const std::optional<double> hz = median_clock_hz({first, first + blocks}))
+      clocks.push_back(*hz);
+  }
+  return clocks;
+}
 
 std::string flop_convention(const CudaCoreKernel& k) {
   const double per_instruction = k.lanes * k.flop_per_lane;
@@ -32,6 +52,7 @@ void measure_cuda_core_ceilings(const CeilingRequest& request, CeilingResults& o
   const double target_s = request.quick ? 1e-3 : 5e-3;
   const int threads = kCudaCoreThreadsPerBlock;
   DeviceBuffer<double> sink;  // one double per thread: every chain's result lands here
+  DeviceBuffer<ClockSpan> spans;
 
   for (const CudaCoreKernel& k : cuda_core_kernels()) {
     if (!request.wanted(k.ceiling)) continue;
@@ -43,10 +64,17 @@ void measure_cuda_core_ceilings(const CeilingRequest& request, CeilingResults& o
     const int blocks = sms * blocks_per_sm;
     const std::size_t outputs = static_cast<std::size_t>(blocks) * threads;
     if (sink.size() < outputs) sink = DeviceBuffer<double>(outputs);
+    // Each timed launch writes its blocks' clock spans into a slot of its own.
+    const std::size_t span_count = static_cast<std::size_t>(blocks) * kSpanSlots;
+    if (spans.size() < span_count) spans = DeviceBuffer<ClockSpan>(span_count);
+    TR_CUDA_CHECK(cudaMemset(spans.get(), 0, spans.bytes()));
+    int launches = 0;
 
     const auto launch_with = [&](int trips) {
       return [&, trips](cudaStream_t stream) {
-        launch_cuda_core_kernel(k.roof, blocks, threads, trips, sink.get(), stream);
+        ClockSpan* slot =
+            spans.get() + (launches++ % kSpanSlots) * static_cast<std::size_t>(blocks);
+        launch_cuda_core_kernel(k.roof, blocks, threads, trips, sink.get(), slot, stream);
       };
     };
     const double probe_s = ceiling_support::time_one_call(launch_with(kProbeTrips), request.stream);
@@ -60,8 +88,9 @@ void measure_cuda_core_ceilings(const CeilingRequest& request, CeilingResults& o
         kCudaCoreInstructionsPerTrip, " unrolled ", k.instruction, " per chain per trip, ", trips,
         " trips = ", format_si(flops, "FLOP"), " per launch; ", flop_convention(k), "; median of ",
         m.repeats, " event-timed launches");
-    out.ceilings.push_back(
-        make_ceiling(k.ceiling, CeilingKind::compute, "FLOP/s", flops, m, method));
+    Ceiling ceiling = make_ceiling(k.ceiling, CeilingKind::compute, "FLOP/s", flops, m, method);
+    ceiling_support::take_kernel_clock(ceiling, slot_clocks_hz(spans, blocks), blocks);
+    out.ceilings.push_back(std::move(ceiling));
   }
 }
 

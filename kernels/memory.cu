@@ -556,7 +556,8 @@ int hbm_copy_blocks_per_sm(const HbmVariant& v) {
   return blocks_per_sm(copy_kernel(v), v.threads);
 }
 int l2_read_blocks_per_sm(const L2Variant& v) {
-  return blocks_per_sm(l2_read_kernel_for(v), v.threads);
+  const int resident = blocks_per_sm(l2_read_kernel_for(v), v.threads);
+  return v.half_resident ? std::max(1, resident / 2) : resident;
 }
 int l1_read_blocks_per_sm() {
   return blocks_per_sm(l1_read_kernel);

@@ -221,12 +221,18 @@ int passes_for_target(Context& ctx, double target_s, const std::function<void(in
 // L2/4 and L2/2 (both partitions). Why a search: on an H100 the single variant of
 // earlier versions (256 threads, 8 loads, tiles) read 7.1 TB/s while the
 // working-set sweep's pattern reached 8.0-8.2 and simple code with 1024-thread
-// blocks 8.1-8.7 (issue 15); which shape wins differs between chips.
+// blocks 8.1-8.7 (issue 15); which shape wins differs between chips. Searched on
+// an H100 with ncu (2 to 25 MiB, 128-1024 threads, 4-32 loads, cg / nc, all or
+// half the resident blocks): of distinct data, strided 256 x 8 with half the
+// blocks read the most, 8.28 TB/s; the 9-10 TB/s of working sets below one grid
+// of loads (2 MiB) were requests merged before the slices (the slices saw half
+// the sectors), as are the published figures of blocks re-reading one chunk.
 std::vector<L2Variant> l2_search(bool quick) {
   std::vector<L2Variant> out;
   const std::vector<std::pair<int, int>> shapes =
-      quick ? std::vector<std::pair<int, int>>{{256, 8}, {1024, 8}}
-            : std::vector<std::pair<int, int>>{{256, 8}, {512, 16}, {1024, 4}, {1024, 8}};
+      quick
+          ? std::vector<std::pair<int, int>>{{256, 8}, {1024, 8}}
+          : std::vector<std::pair<int, int>>{{256, 8}, {256, 16}, {512, 16}, {1024, 4}, {1024, 8}};
   for (const L2Load load : {L2Load::cg, L2Load::nc_no_allocate}) {
     if (quick && load != L2Load::cg) continue;
     // Blocks sharing tiles (L2Variant::sharing) are left out: on an H100 4 blocks
@@ -236,6 +242,7 @@ std::vector<L2Variant> l2_search(bool quick) {
     for (const auto& [threads, unroll] : shapes) {
       out.push_back({load, threads, unroll, 1, false});
       out.push_back({load, threads, unroll, 1, true});
+      if (!quick) out.push_back({load, threads, unroll, 1, true, true});
     }
   }
   return out;
@@ -246,7 +253,39 @@ std::string l2_variant_name(const L2Variant& v) {
                 v.unroll,
                 v.strided       ? " strided"
                 : v.sharing > 1 ? concat(" tiles/", v.sharing)
-                                : std::string(" tiles"));
+                                : std::string(" tiles"),
+                v.half_resident ? ", half the resident blocks" : "");
+}
+
+// What the counters say of the winning L2 variant (one launch, CUPTI): whether
+// every byte counted reached the slices as a request of its own (requests of
+// several SMs for one line merge before the slices, and a roof of merged requests
+// would not be a bandwidth of distinct data), how busy the slices and the busiest
+// L2 unit were against their peaks, and how much crossed between the partitions.
+// On an H100 (ncu, the same kernels) strided 16-byte reads at 8.28 TB/s had the
+// slices at 54% of lts__t_bytes' peak and the busiest unit at 74-82%: the L2 roof
+// of distinct data stands below the slices' data peak.
+std::string explain_l2(const Context& ctx, const Candidate& best) {
+  if (!ctx.request.profile) return {};
+  static const std::vector<std::string> metrics = {
+      "lts__t_sectors_srcunit_tex.sum", "lts__t_sectors_srcunit_ltcfabric.sum",
+      "lts__t_bytes.sum.pct_of_peak_sustained_elapsed",
+      "lts__throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sector_hit_rate.pct"};
+  const std::vector<double> v = ctx.request.profile(metrics, best.launch);
+  if (v.size() != metrics.size()) return "; the winner's counters: none (counters unavailable)";
+  constexpr double kSectorBytes = 32;
+  const double asked = v[0] * kSectorBytes;
+  return concat(
+      "; the winner's counters (CUPTI, one launch): the SMs asked the L2 slices for ",
+      format_si(asked, "B"), " (lts__t_sectors_srcunit_tex), ",
+      format_number(asked / best.bytes, hint::percent_1),
+      " of the bytes counted (below 100%: requests merged before the slices); the "
+      "slices' data at ",
+      format_number(v[2] / 100, hint::percent_1), " of lts__t_bytes' peak, the busiest L2 unit at ",
+      format_number(v[3] / 100, hint::percent_1),
+      " of its peak (lts__throughput); sectors across the partitions ",
+      format_number(v[0] > 0 ? v[1] / v[0] : 0.0, hint::percent_1),
+      " of the SMs' (srcunit_ltcfabric); hit rate ", format_number(v[4] / 100, hint::percent_1));
 }
 
 void measure_l2(Context& ctx, CeilingResults& out) {
@@ -279,7 +318,7 @@ void measure_l2(Context& ctx, CeilingResults& out) {
           concat(l2_variant_name(v), " ", format_binary_bytes(static_cast<double>(bytes)), " grid ",
                  blocks, " x ", v.threads, " x ", passes, " passes");
       all.push_back(time_candidate(ctx, name, blocks, l2_read_bytes(v, count, passes, blocks),
-                                   [&, passes](cudaStream_t s) { launch(passes, s); }));
+                                   [launch, passes](cudaStream_t s) { launch(passes, s); }));
     }
   }
   const Candidate& best = best_of(all);
@@ -290,7 +329,7 @@ void measure_l2(Context& ctx, CeilingResults& out) {
              "thread's loads one grid apart, else tiles); "
              "bytes = 16-byte loads issued; median of ",
              best.m.repeats, " event-timed launches; best of ", all.size(),
-             " variants: ", list_rates(all))));
+             " variants: ", list_rates(all), explain_l2(ctx, best))));
 }
 
 void measure_l1_and_shared(Context& ctx, CeilingResults& out) {

@@ -117,29 +117,7 @@ TimedRoof time_roof(const CeilingRequest& request, const std::string& name, cons
   Ceiling ceiling =
       make_ceiling(name, CeilingKind::compute, "FLOP/s", flops, m,
                    concat(run.description, ", ", iterations, " iterations per launch"));
-  // The theoretical peak is taken at the highest clock the roof showed: NVML's
-  // median reading, or the clock over the kernel's own execution where that is
-  // higher. Neither alone bounds the rate: under the power cap the in-kernel
-  // clock read 4-5% below NVML (tensor_fp16 1.506 against 1.575 GHz on an H100,
-  // the roof then at 105% of a peak at it: the Tensor Cores' rate does not follow
-  // clock64's count there), while an unthrottled tensor_fp64 on another H100 read
-  // 2.010 GHz in-kernel against NVML's 1.965 (and its maximum 1.980), the rate
-  // 101-102% of a peak at NVML's clock: the GPU's timer, which times the
-  // launches too, ran that much slow against the SM clock.
-  const std::vector<double> kernel_clocks = slot_clocks_hz(run, sink);
-  if (!kernel_clocks.empty()) {
-    std::vector<double> sorted = kernel_clocks;
-    std::sort(sorted.begin(), sorted.end());
-    const double median = sorted[sorted.size() / 2], highest = sorted.back();
-    const std::optional<double> nvml = ceiling.sm_clock_hz;
-    if (!nvml || highest > *nvml) ceiling.sm_clock_hz = highest;
-    ceiling.method += concat(
-        "; SM clock over the kernel's own execution (clock64 against %globaltimer, median of ",
-        run.blocks, " blocks) ", median * 1e-9, " GHz median, ", highest * 1e-9,
-        " GHz highest of the last ", sorted.size(), " launches; NVML ", nvml ? *nvml * 1e-9 : 0.0,
-        " GHz; the theoretical peak at the higher, ",
-        ceiling.sm_clock_hz ? *ceiling.sm_clock_hz * 1e-9 : 0.0, " GHz");
-  }
+  ceiling_support::take_kernel_clock(ceiling, slot_clocks_hz(run, sink), run.blocks);
   return {ceiling, run.label, run, iterations};
 }
 

@@ -1,7 +1,10 @@
 #include "measure/machine.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "counters/counter_access.hpp"
 #include "counters/range_profiler.hpp"
@@ -33,12 +36,31 @@ void measure_machine(Machine& machine, const MachineRequest& request) {
     ++step;
     if (request.progress) request.progress(step, ceiling_family_count(), family);
   };
+  const auto counters_available = [&machine] {
+    const CounterAccess& probed = machine.gpu.counters;
+    if (!probed.available && probed.reason.empty()) {  // only described: probe now
+      machine.gpu.chip = current_chip_name(machine.gpu.index);
+      machine.gpu.counters = probe_counter_access();
+    }
+    return machine.gpu.counters.available;
+  };
+  // A session per call, closed before the next roof is timed: the launch roofs,
+  // which CUPTI's callbacks would slow, come first anyway.
+  ceilings.profile = [&](const std::vector<std::string>& metrics,
+                         const std::function<void(cudaStream_t)>& launch) -> std::vector<double> {
+    if (!counters_available()) return {};
+    try {
+      ProfilerSession session;
+      const ProfileResult result =
+          session.profile_kernels(metrics, [&] { launch(ceilings.stream); });
+      if (result.ranges.size() != 1) return {};
+      return result.ranges.front().values;
+    } catch (const CounterAccessError&) {  // taken by another profiler since the probe
+      return {};
+    }
+  };
   CeilingResults results = measure_ceilings(ceilings);
-  const CounterAccess& probed = machine.gpu.counters;
-  if (!probed.available && probed.reason.empty()) {  // only described: probe now
-    machine.gpu.chip = current_chip_name(machine.gpu.index);
-    machine.gpu.counters = probe_counter_access();
-  }
+  counters_available();
 
   // Theoretical roofs need the counters: CUPTI peaks x the clock each roof ran at.
   if (machine.gpu.counters.available) {

@@ -26,7 +26,8 @@ struct MachineRequest {
 // Measures the roofs of `machine.gpu` (described or inspected) into `machine`:
 // ceilings with theoretical values where counters allow, the working-set curve,
 // and the roofs skipped with their reasons. A GPU only described (no counter
-// probe yet) gets its chip name and counter probe after the roofs are measured.
+// probe yet) gets its chip name and counter probe once the roofs need counters:
+// the L2 read roof's explanation, or the theoretical values after the roofs.
 void measure_machine(Machine& machine, const MachineRequest& request);
 
 // The node's interconnect roofs between `devices` (two or more GPUs of this
