@@ -98,7 +98,9 @@ struct SweepProgress {
   int done = 0;   // points finished in this invocation, resumed ones excluded
   int total = 0;  // points to measure in this invocation
   double elapsed_s = 0;
-  std::string current;  // "conv2d #12 batch=64 ..."
+  // "conv2d #12 batch=64 ...", or "hardware counters of 16 point(s)" during a
+  // counter collection (tests/gpu/fault_injection_test.cpp kills a sweep there).
+  std::string current;
 };
 
 struct SweepOutcome {
