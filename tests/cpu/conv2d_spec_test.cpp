@@ -136,14 +136,27 @@ TEST(Conv2dSpec, ValidationNamesTheFieldAndTheAllowedValues) {
   EXPECT_MENTIONS(m, "c = 4294967296");
   m = with([](Conv2dSpec& s) { s.stride_h = 0; });
   EXPECT_MENTIONS(m, "stride_h = 0");
-  m = with([](Conv2dSpec& s) {
-    s.h = 2;
-    s.pad_h = 0;
-  });
-  EXPECT_MENTIONS(m, "output height p");
-  EXPECT_MENTIONS(m, "allowed: p >= 1");
-  m = with([](Conv2dSpec& s) { s.dilation_w = 100; });
-  EXPECT_MENTIONS(m, "output width q");
+  Conv2dSpec no_p = baseline();
+  no_p.h = 2;
+  no_p.pad_h = 0;
+  m = usage_message([&] { validate(no_p); });
+  EXPECT_MENTIONS(m,
+                  "conv2d: output height p = (h + 2 pad_h - dilation_h (r - 1) - 1) / stride_h + "
+                  "1 = " +
+                      std::to_string(conv2d_output_shape(no_p).p) + " for h = 2, pad_h = 0, r = " +
+                      std::to_string(no_p.r) + ", dilation_h = " + std::to_string(no_p.dilation_h) +
+                      "; allowed: p >= 1, i.e. h + 2 pad_h >= dilation_h (r - 1) + 1");
+  Conv2dSpec no_q = baseline();
+  no_q.dilation_w = 100;
+  m = usage_message([&] { validate(no_q); });
+  EXPECT_MENTIONS(
+      m,
+      "conv2d: output width q = (w + 2 pad_w - dilation_w (s - 1) - 1) / stride_w + "
+      "1 = " +
+          std::to_string(conv2d_output_shape(no_q).q) + " for w = " + std::to_string(no_q.w) +
+          ", pad_w = " + std::to_string(no_q.pad_w) + ", s = " + std::to_string(no_q.s) +
+          ", dilation_w = 100; allowed: q >= 1, i.e. w + 2 pad_w >= dilation_w (s - "
+          "1) + 1");
   m = with([](Conv2dSpec& s) {
     s.precision = Precision::fp32;
     s.math = MathMode::tensor;
