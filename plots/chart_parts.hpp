@@ -16,7 +16,6 @@ bool positive(double v);  // finite and > 0
 // The title at the top left, and a grey subtitle line under it.
 void chart_title(Svg& svg, const std::string& title, const std::string& subtitle = {});
 Bound level_bound(Level level);
-const char* level_name(Level level);  // "L1", "L2", "HBM"
 // The points of a series a log axis can show (x > 0), sorted by x.
 std::vector<roofline::SeriesPoint> drawable_points(const roofline::Series& series);
 // "conv2d fwd fp16 batch=16": the first line of a series point's tooltip.

@@ -56,18 +56,6 @@ Bound level_bound(Level level) {
   return Bound::hbm;
 }
 
-const char* level_name(Level level) {
-  switch (level) {
-    case Level::l1:
-      return "L1";
-    case Level::l2:
-      return "L2";
-    case Level::dram:
-      return "HBM";
-  }
-  return "?";
-}
-
 std::vector<roofline::SeriesPoint> drawable_points(const roofline::Series& series) {
   std::vector<roofline::SeriesPoint> out;
   for (const roofline::SeriesPoint& p : series.points)
@@ -184,7 +172,7 @@ std::string tooltip(const PointSample& s) {
   t += "\nachieved " + format_si(s.achieved, "FLOP/s");
   for (Level l : kAllLevels) {
     const auto& ai = s.intensity[static_cast<std::size_t>(l)];
-    if (ai) t += std::string("\nAI ") + level_name(l) + " " + format_si(*ai, "FLOP/B");
+    if (ai) t += std::string("\nAI ") + display_name(l) + " " + format_si(*ai, "FLOP/B");
   }
   t += "\nbound " + (s.bound.empty() ? std::string("-") : s.bound);
   t += "\nefficiency " + format_number(s.efficiency, hint::share);
@@ -556,8 +544,8 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
   };
   for (Level l : levels) {
     const double bw = *roofs.bandwidth(l).value;
-    add_diagonal(level_name(l), color(level_bound(l)), bw,
-                 std::string(level_name(l)) + " bandwidth " + format_si(bw, "B/s") + " (" +
+    add_diagonal(display_name(l), color(level_bound(l)), bw,
+                 std::string(display_name(l)) + " bandwidth " + format_si(bw, "B/s") + " (" +
                      roofs.bandwidth(l).ceiling + ")",
                  l == Level::dram ? "" : "8 4");
   }
@@ -626,8 +614,8 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
   // Legend: marker shapes per level, colours per precision class.
   std::vector<LegendEntry> legend;
   for (Level l : kAllLevels)
-    legend.push_back(
-        {std::string("AI at ") + level_name(l), "#555555", false, "", true, level_marker(l), true});
+    legend.push_back({std::string("AI at ") + display_name(l), "#555555", false, "", true,
+                      level_marker(l), true});
   for (const auto& [name, index] : class_index)
     legend.push_back(
         {name + " samples", series_color(index), false, "", true, Marker::square, true});

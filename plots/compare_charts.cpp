@@ -211,8 +211,8 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
       }
       const double bx = std::min(ridge, xr[1]);
       const XY from{axes.px(ax), axes.py(ay)}, to{axes.px(bx), axes.py(bx * bw)};
-      svg.begin_group(s.label + ": " + level_name(l) + " bandwidth " + format_si(bw, "B/s") + " (" +
-                          roof.ceiling + ")",
+      svg.begin_group(s.label + ": " + display_name(l) + " bandwidth " + format_si(bw, "B/s") +
+                          " (" + roof.ceiling + ")",
                       "bandwidth-roof");
       svg.line(from.first, from.second, to.first, to.second,
                Style{s.color, "none", 2, level_dash(l), 1});
@@ -222,7 +222,7 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
       diagonal_labels.push_back(
           {from.first + f * (to.first - from.first),
            from.second + f * (to.second - from.second) - 6,
-           std::string(level_name(l)) + " " + format_si(bw, "B/s"), s.color,
+           std::string(display_name(l)) + " " + format_si(bw, "B/s"), s.color,
            std::atan2(to.second - from.second, to.first - from.first) * 180 / 3.14159265358979});
     }
   }
@@ -268,8 +268,8 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
     legend.push_back(
         {s.label + ": roofs and points", s.color, true, "", true, Marker::circle, true});
   for (Level l : kAllLevels)
-    legend.push_back({std::string(level_name(l)) + " roof and AI at " + level_name(l), "#555555",
-                      true, level_dash(l), true, level_marker(l), true});
+    legend.push_back({std::string(display_name(l)) + " roof and AI at " + display_name(l),
+                      "#555555", true, level_dash(l), true, level_marker(l), true});
   draw_legend(svg, area, emptiest_corner(area, occupied, legend_size(legend)), legend);
   return svg.str();
 }
