@@ -372,20 +372,32 @@ roofline::Series batch_series(const std::string& op, const std::string& precisio
   return series;
 }
 
-TEST(TimeVsParameter, MeasuredTimeAndEveryBoundAsLines) {
-  const auto roofs = roofline::machine_roofs(synthetic_machine());
-  roofline::Series series = batch_series("conv", "fp16", {});
+// A conv batch series on the synthetic machine (Tensor-Core work, 3 launches).
+std::vector<Point> synthetic_points(const std::string& op = "conv") {
+  std::vector<Point> points;
   for (int b = 1; b <= 256; b *= 2) {
     Point p;
-    p.op = "conv";
+    p.op = op;
+    p.precision = "fp16";
+    p.seq = static_cast<std::int64_t>(points.size());
+    p.params = {{"batch", b}};
     p.timing.call = TimeStats{.median_s = 20e-6 + b * 1e-6};
     p.timing.kernel_time_s = 5e-6 + b * 0.9e-6;
     p.timing.launches = 3;
     p.counters = {{"tensor_fp16_flops", b * 1e9}, {"fp32_flops", b * 1e6},
                   {"dram_read_bytes", b * 2e6},   {"dram_write_bytes", b * 1e6},
                   {"l2_bytes", b * 6e6},          {"l1_bytes", b * 9e6}};
-    series.points.push_back({0, static_cast<double>(b), roofline::point_bounds(p, roofs), {}});
+    points.push_back(p);
   }
+  return points;
+}
+
+TEST(TimeVsParameter, MeasuredTimeAndEveryBoundAsLines) {
+  const auto roofs = roofline::machine_roofs(synthetic_machine());
+  roofline::Series series = batch_series("conv", "fp16", {});
+  for (const Point& p : synthetic_points())
+    series.points.push_back(
+        {0, p.params.at("batch").get<double>(), roofline::point_bounds(p, roofs), {}});
   const std::string svg = time_vs_parameter_chart(series);
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
@@ -610,26 +622,6 @@ TEST(TimeComplexity, NothingToDrawSaysWhy) {
                       "nothing to draw: no DRAM bandwidth roof: not measured"),
             x.texts.end());
   EXPECT_EQ(count_occurrences(svg, "class=\"point\""), 0u);
-}
-
-// A conv batch series on the synthetic machine (Tensor-Core work, 3 launches).
-std::vector<Point> synthetic_points(const std::string& op = "conv") {
-  std::vector<Point> points;
-  for (int b = 1; b <= 256; b *= 2) {
-    Point p;
-    p.op = op;
-    p.precision = "fp16";
-    p.seq = static_cast<std::int64_t>(points.size());
-    p.params = {{"batch", b}};
-    p.timing.call = TimeStats{.median_s = 20e-6 + b * 1e-6};
-    p.timing.kernel_time_s = 5e-6 + b * 0.9e-6;
-    p.timing.launches = 3;
-    p.counters = {{"tensor_fp16_flops", b * 1e9}, {"fp32_flops", b * 1e6},
-                  {"dram_read_bytes", b * 2e6},   {"dram_write_bytes", b * 1e6},
-                  {"l2_bytes", b * 6e6},          {"l1_bytes", b * 9e6}};
-    points.push_back(p);
-  }
-  return points;
 }
 
 TEST(TimeComplexity, FromPointsEveryPointHasItsTooltip) {
