@@ -304,7 +304,7 @@ void to_json(json& j, const PowerConditions& v) {
 }
 // Every key may be missing: the store's rows from before schema 2 hold "{}".
 void from_json(const json& j, PowerConditions& v) {
-  if (!j.is_object()) throw usage_error("power = " + j.dump() + " is not an object");
+  if (!j.is_object()) throw FieldError("", "is " + json_type_text(j) + ", not an object");
   if (j.contains("clock_limits")) get(j, "clock_limits", v.clock_limits);
   for (auto [key, field] : {std::pair{"watts", &v.watts},
                             {"joules_per_call", &v.joules_per_call},
@@ -576,6 +576,8 @@ T read_untrusted(const json& value) {
 template GpuInfo read_untrusted<GpuInfo>(const json&);
 template Timing read_untrusted<Timing>(const json&);
 template std::map<std::string, double> read_untrusted<std::map<std::string, double>>(const json&);
+template PowerConditions read_untrusted<PowerConditions>(const json&);
+template SustainedRoof read_untrusted<SustainedRoof>(const json&);
 
 std::string json_error_text(const json::exception& error) {
   const std::string text = error.what();

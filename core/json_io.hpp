@@ -71,9 +71,9 @@ nlohmann::json parse_untrusted_json(std::istream& input, const std::string& sour
 nlohmann::json parse_untrusted_json(const std::string& text, const std::string& source,
                                     const std::string& fix);
 
-// A value of an untrusted document (a store's JSON column) as T: GpuInfo, Timing
-// or an object of numbers (counters, metrics). A usage error names the key path
-// inside the value and what is wrong there ("call.median_s is a string, not a
+// A value of an untrusted document (a store's JSON column) as T: GpuInfo, Timing,
+// PowerConditions, SustainedRoof or an object of numbers (counters, metrics). A usage error names
+// the key path inside the value and what is wrong there ("call.median_s is a string, not a
 // number"), never the JSON library's words.
 template <typename T>
 T read_untrusted(const nlohmann::json& value);
@@ -81,6 +81,8 @@ extern template GpuInfo read_untrusted<GpuInfo>(const nlohmann::json&);
 extern template Timing read_untrusted<Timing>(const nlohmann::json&);
 extern template std::map<std::string, double> read_untrusted<std::map<std::string, double>>(
     const nlohmann::json&);
+extern template PowerConditions read_untrusted<PowerConditions>(const nlohmann::json&);
+extern template SustainedRoof read_untrusted<SustainedRoof>(const nlohmann::json&);
 
 // What a JSON library error says, without its id ("[json.exception.parse_error.101] ").
 std::string json_error_text(const nlohmann::json::exception& error);
