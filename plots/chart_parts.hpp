@@ -2,6 +2,7 @@
 // compare_charts.cpp); not a public interface.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,12 @@ std::string point_label(const roofline::Series& series, const roofline::SeriesPo
 // Moves labels (pixel y positions, in order of importance) apart so that no two
 // are closer than `gap`; returns the adjusted positions in the input order.
 std::vector<double> spread_labels(std::vector<double> ys, double gap, double top, double bottom);
+
+// The axes of a roofline chart over the whole of `svg` below its title:
+// arithmetic intensity (x) against FLOP/s (y), both log, drawn, with the clip
+// path `clip` of the plot area.
+Axes roofline_axes(Svg& svg, const std::array<double, 2>& x, const std::array<double, 2>& y,
+                   const std::string& clip);
 
 // A chart over the swept parameter whose legend sits outside, right of the plot
 // (many lines cross every corner): 760 px of plot and margins, then the legend.

@@ -124,6 +124,18 @@ std::vector<double> spread_labels(std::vector<double> ys, double gap, double top
   return ys;
 }
 
+Axes roofline_axes(Svg& svg, const std::array<double, 2>& x, const std::array<double, 2>& y,
+                   const std::string& clip) {
+  const Margins m;
+  const Area area{m.left, m.top + 8, svg.width() - m.left - m.right,
+                  svg.height() - m.top - 8 - m.bottom};
+  Axes axes(area, AxisSpec{Scale::log, x[0], x[1], "Arithmetic intensity (FLOP/byte)", ""},
+            AxisSpec{Scale::log, y[0], y[1], "Performance (FLOP/s)", ""});
+  axes.draw(svg);
+  axes.define_clip(svg, clip);
+  return axes;
+}
+
 LegendOutsideChart legend_outside_chart(double height, const std::vector<LegendEntry>& legend,
                                         const std::string& title, const std::string& subtitle,
                                         const AxisSpec& x, const AxisSpec& y,
@@ -535,12 +547,8 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
   chart_title(svg, title,
               "achieved FLOP/s = W / kernel time; one marker per memory level at AI = W / bytes; "
               "hover a marker for its point");
-  const Margins m;
-  const Area area{m.left, m.top + 8, width - m.left - m.right, height - m.top - 8 - m.bottom};
-  Axes axes(area, AxisSpec{Scale::log, xr[0], xr[1], "Arithmetic intensity (FLOP/byte)", ""},
-            AxisSpec{Scale::log, yr[0], yr[1], "Performance (FLOP/s)", ""});
-  axes.draw(svg);
-  axes.define_clip(svg, "roofline-plot");
+  const Axes axes = roofline_axes(svg, xr, yr, "roofline-plot");
+  const Area& area = axes.area();
 
   std::vector<XY> occupied;
   // Compute roofs: horizontal from the lowest ridge of the drawn bandwidth roofs.

@@ -142,13 +142,9 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
   chart_title(svg, title,
               "each side in its colour: compute roofs flat, bandwidth roofs diagonal; achieved "
               "FLOP/s = W / kernel time, one marker per memory level");
-  const Margins m;
-  const Area area{m.left, m.top + 8, width - m.left - m.right, height - m.top - 8 - m.bottom};
-  Axes axes(area, AxisSpec{Scale::log, xr[0], xr[1], "Arithmetic intensity (FLOP/byte)", ""},
-            AxisSpec{Scale::log, yr[0], yr[1], "Performance (FLOP/s)", ""});
-  axes.draw(svg);
   const std::string clip = chart_id("overlay", title);
-  axes.define_clip(svg, clip);
+  const Axes axes = roofline_axes(svg, xr, yr, clip);
+  const Area& area = axes.area();
 
   struct Label {
     double x, y;
