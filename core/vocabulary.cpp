@@ -201,6 +201,18 @@ const char* to_string(Level level) {
   return "?";
 }
 
+const char* display_name(Level level) {
+  switch (level) {
+    case Level::l1:
+      return "L1";
+    case Level::l2:
+      return "L2";
+    case Level::dram:
+      return "HBM";
+  }
+  return "?";
+}
+
 const char* to_string(HostMemory host) {
   switch (host) {
     case HostMemory::pinned:

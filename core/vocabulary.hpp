@@ -94,6 +94,8 @@ inline constexpr std::size_t kLevelCount = 3;
 inline constexpr std::array<Level, kLevelCount> kAllLevels = {Level::l1, Level::l2, Level::dram};
 
 const char* to_string(Level level);
+// "L1", "L2", "HBM": a level as people name it, in charts and findings.
+const char* display_name(Level level);
 
 // Host memory of a host<->device copy: page-locked (pinned) or pageable.
 enum class HostMemory { pinned, pageable };

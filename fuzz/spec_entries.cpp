@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "fuzz/entries.hpp"
+#include "sweeps/family.hpp"
 #include "sweeps/spec.hpp"
 
 namespace timeroof::fuzz {
@@ -40,26 +41,6 @@ class FakeProblem final : public Problem {
   json params_;
 };
 
-ParamAxis integer_axis(std::string key, json defaults, std::vector<std::string> words = {}) {
-  ParamAxis axis;
-  axis.key = std::move(key);
-  axis.kind = ParamAxis::Kind::integer;
-  axis.help = "an integer";
-  axis.allowed = std::move(words);
-  axis.defaults = std::move(defaults);
-  return axis;
-}
-
-ParamAxis text_axis(std::string key, std::vector<std::string> allowed) {
-  ParamAxis axis;
-  axis.key = std::move(key);
-  axis.kind = ParamAxis::Kind::text;
-  axis.help = "a word";
-  axis.defaults = json::array({allowed.front()});
-  axis.allowed = std::move(allowed);
-  return axis;
-}
-
 void check_integer(const json& point, const char* key, std::int64_t low) {
   if (!point.contains(key)) throw usage_error(std::string("fuzz: no ") + key);
   const json& value = point.at(key);
@@ -74,12 +55,14 @@ const OperatorFamily& family() {
     OperatorFamily f;
     f.name = "fuzzconv";
     f.help = "the fuzz targets' family";
-    f.axes = {integer_axis("batch", json::array({16, 1, 2, 4})),
-              integer_axis("filter", json::array({3, 7})),
-              integer_axis("pad", json::array({"same", 0}), {"same"}),
-              text_axis("algorithm", {"heuristic", "exhaustive", "eng<N>"}),
-              text_axis("direction", {"fwd", "bwd_data", "bwd_filter"}),
-              text_axis("precision", {"fp16", "fp32", "tf32", "bf16"})};
+    f.axes = {
+        integer_axis("batch", "an integer", json::array({16, 1, 2, 4})),
+        integer_axis("filter", "an integer", json::array({3, 7})),
+        integer_axis("pad", "an integer", json::array({"same", 0}), {"same"}),
+        text_axis("algorithm", "a word", {"heuristic", "exhaustive", "eng<N>"},
+                  json::array({"heuristic"})),
+        text_axis("direction", "a word", {"fwd", "bwd_data", "bwd_filter"}, json::array({"fwd"})),
+        text_axis("precision", "a word", {"fp16", "fp32", "tf32", "bf16"}, json::array({"fp16"}))};
     f.default_points = [] { return std::vector<json>{}; };
     f.problem = [](const json& point) -> std::unique_ptr<Problem> {
       if (!point.is_object()) throw usage_error("fuzz: a point is an object");

@@ -1,11 +1,13 @@
-// Pieces the chart files of plots/ share (charts.cpp, time_charts.cpp); not a
-// public interface.
+// Pieces the chart files of plots/ share (charts.cpp, time_charts.cpp,
+// compare_charts.cpp); not a public interface.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
 #include "plots/axes.hpp"
+#include "plots/charts.hpp"
 #include "plots/svg.hpp"
 #include "roofline/machine_roofs.hpp"
 #include "roofline/sweep_fit.hpp"
@@ -15,8 +17,19 @@ namespace timeroof::plots::detail {
 bool positive(double v);  // finite and > 0
 // The title at the top left, and a grey subtitle line under it.
 void chart_title(Svg& svg, const std::string& title, const std::string& subtitle = {});
+// "prefix-1a2b3c4d": an id for <defs> unique per `seed`: several charts are
+// inlined into one HTML page, where url(#id) resolves to the first element with that id.
+std::string chart_id(const std::string& prefix, const std::string& seed);
 Bound level_bound(Level level);
-const char* level_name(Level level);  // "L1", "L2", "HBM"
+// A memory level's marker in the roofline charts: L1 triangle, L2 square, HBM circle.
+Marker level_marker(Level level);
+// Bold 11 px with a white halo: the labels drawn last, on top of the data.
+TextStyle label_style();
+// A sample's markers, one per memory level with an intensity, at its achieved
+// FLOP/s, inside the caller's group; their pixels go to `occupied` (for the
+// legend's corner).
+void sample_markers(Svg& svg, const Axes& axes, const PointSample& sample, const std::string& color,
+                    double opacity, std::vector<XY>& occupied);
 // The points of a series a log axis can show (x > 0), sorted by x.
 std::vector<roofline::SeriesPoint> drawable_points(const roofline::Series& series);
 // "conv2d fwd fp16 batch=16": the first line of a series point's tooltip.
@@ -24,5 +37,29 @@ std::string point_label(const roofline::Series& series, const roofline::SeriesPo
 // Moves labels (pixel y positions, in order of importance) apart so that no two
 // are closer than `gap`; returns the adjusted positions in the input order.
 std::vector<double> spread_labels(std::vector<double> ys, double gap, double top, double bottom);
+
+// The axes of a roofline chart over the whole of `svg` below its title:
+// arithmetic intensity (x) against FLOP/s (y), both log, drawn, with the clip
+// path `clip` of the plot area.
+Axes roofline_axes(Svg& svg, const std::array<double, 2>& x, const std::array<double, 2>& y,
+                   const std::string& clip);
+
+// A chart over the swept parameter whose legend sits outside, right of the plot
+// (many lines cross every corner): 760 px of plot and margins, then the legend.
+struct LegendOutsideChart {
+  Svg svg;
+  Area area;
+  Axes axes;
+};
+// Its frame drawn: the title and subtitle, both axes, and the clip path `clip`
+// of the plot area.
+LegendOutsideChart legend_outside_chart(double height, const std::vector<LegendEntry>& legend,
+                                        const std::string& title, const std::string& subtitle,
+                                        const AxisSpec& x, const AxisSpec& y,
+                                        const std::string& clip);
+// The legend of such a chart, right of its plot area.
+void draw_legend_outside(Svg& svg, const Area& area, const std::vector<LegendEntry>& legend);
+// "shaded: 95% interval of the median": the legend entry of a time's band.
+LegendEntry median_band_entry();
 
 }  // namespace timeroof::plots::detail

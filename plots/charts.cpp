@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -56,16 +57,41 @@ Bound level_bound(Level level) {
   return Bound::hbm;
 }
 
-const char* level_name(Level level) {
+Marker level_marker(Level level) {
   switch (level) {
     case Level::l1:
-      return "L1";
+      return Marker::triangle_up;
     case Level::l2:
-      return "L2";
+      return Marker::square;
     case Level::dram:
-      return "HBM";
+      return Marker::circle;
   }
-  return "?";
+  return Marker::circle;
+}
+
+std::string chart_id(const std::string& prefix, const std::string& seed) {
+  char hash[16];
+  std::snprintf(hash, sizeof hash, "%zx", std::hash<std::string>{}(seed)&0xffffffffu);
+  return prefix + "-" + hash;
+}
+
+TextStyle label_style() {
+  TextStyle t;
+  t.size = 11;
+  t.halo = true;
+  t.bold = true;
+  return t;
+}
+
+void sample_markers(Svg& svg, const Axes& axes, const PointSample& sample, const std::string& color,
+                    double opacity, std::vector<XY>& occupied) {
+  for (Level l : kAllLevels) {
+    const auto& ai = sample.intensity[static_cast<std::size_t>(l)];
+    if (!ai || !positive(*ai) || !std::isfinite(*ai)) continue;
+    const double x = axes.px(*ai), y = axes.py(*sample.achieved);
+    svg.marker(level_marker(l), x, y, 7, Style{"#ffffff", color, 0.6, "", opacity});
+    occupied.push_back({x, y});
+  }
 }
 
 std::vector<roofline::SeriesPoint> drawable_points(const roofline::Series& series) {
@@ -98,21 +124,47 @@ std::vector<double> spread_labels(std::vector<double> ys, double gap, double top
   return ys;
 }
 
+Axes roofline_axes(Svg& svg, const std::array<double, 2>& x, const std::array<double, 2>& y,
+                   const std::string& clip) {
+  const Margins m;
+  const Area area{m.left, m.top + 8, svg.width() - m.left - m.right,
+                  svg.height() - m.top - 8 - m.bottom};
+  Axes axes(area, AxisSpec{Scale::log, x[0], x[1], "Arithmetic intensity (FLOP/byte)", ""},
+            AxisSpec{Scale::log, y[0], y[1], "Performance (FLOP/s)", ""});
+  axes.draw(svg);
+  axes.define_clip(svg, clip);
+  return axes;
+}
+
+LegendOutsideChart legend_outside_chart(double height, const std::vector<LegendEntry>& legend,
+                                        const std::string& title, const std::string& subtitle,
+                                        const AxisSpec& x, const AxisSpec& y,
+                                        const std::string& clip) {
+  const auto box = legend_size(legend);
+  const double width = 760 + box[0] + 16;
+  Svg svg(width, height);
+  chart_title(svg, title, subtitle);
+  const Margins m;
+  const Area area{m.left, m.top + 8, width - m.left - box[0] - 28, height - m.top - 8 - m.bottom};
+  Axes axes(area, x, y);
+  axes.draw(svg);
+  axes.define_clip(svg, clip);
+  return {std::move(svg), area, std::move(axes)};
+}
+
+void draw_legend_outside(Svg& svg, const Area& area, const std::vector<LegendEntry>& legend) {
+  svg.begin_group({}, "legend outside");
+  draw_legend_at(svg, area.right() + 14, area.y, legend);
+  svg.end_group();
+}
+
+LegendEntry median_band_entry() {
+  return {"shaded: 95% interval of the median", "#999999", false, "", true, Marker::square, true};
+}
+
 }  // namespace detail
 
 namespace {
-
-Marker level_marker(Level level) {
-  switch (level) {
-    case Level::l1:
-      return Marker::triangle_up;
-    case Level::l2:
-      return Marker::square;
-    case Level::dram:
-      return Marker::circle;
-  }
-  return Marker::circle;
-}
 
 bool starts_with(const std::string& s, const char* prefix) {
   return s.rfind(prefix, 0) == 0;
@@ -184,7 +236,7 @@ std::string tooltip(const PointSample& s) {
   t += "\nachieved " + format_si(s.achieved, "FLOP/s");
   for (Level l : kAllLevels) {
     const auto& ai = s.intensity[static_cast<std::size_t>(l)];
-    if (ai) t += std::string("\nAI ") + level_name(l) + " " + format_si(*ai, "FLOP/B");
+    if (ai) t += std::string("\nAI ") + display_name(l) + " " + format_si(*ai, "FLOP/B");
   }
   t += "\nbound " + (s.bound.empty() ? std::string("-") : s.bound);
   t += "\nefficiency " + format_number(s.efficiency, hint::share);
@@ -495,12 +547,8 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
   chart_title(svg, title,
               "achieved FLOP/s = W / kernel time; one marker per memory level at AI = W / bytes; "
               "hover a marker for its point");
-  const Margins m;
-  const Area area{m.left, m.top + 8, width - m.left - m.right, height - m.top - 8 - m.bottom};
-  Axes axes(area, AxisSpec{Scale::log, xr[0], xr[1], "Arithmetic intensity (FLOP/byte)", ""},
-            AxisSpec{Scale::log, yr[0], yr[1], "Performance (FLOP/s)", ""});
-  axes.draw(svg);
-  axes.define_clip(svg, "roofline-plot");
+  const Axes axes = roofline_axes(svg, xr, yr, "roofline-plot");
+  const Area& area = axes.area();
 
   std::vector<XY> occupied;
   // Compute roofs: horizontal from the lowest ridge of the drawn bandwidth roofs.
@@ -556,8 +604,8 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
   };
   for (Level l : levels) {
     const double bw = *roofs.bandwidth(l).value;
-    add_diagonal(level_name(l), color(level_bound(l)), bw,
-                 std::string(level_name(l)) + " bandwidth " + format_si(bw, "B/s") + " (" +
+    add_diagonal(display_name(l), color(level_bound(l)), bw,
+                 std::string(display_name(l)) + " bandwidth " + format_si(bw, "B/s") + " (" +
                      roofs.bandwidth(l).ceiling + ")",
                  l == Level::dram ? "" : "8 4");
   }
@@ -576,22 +624,13 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
     if (!s.achieved || !positive(*s.achieved)) continue;
     const char* col = series_color(class_index[s.precision_class]);
     svg.begin_group(tooltip(s), "sample");
-    for (Level l : kAllLevels) {
-      const auto& ai = s.intensity[static_cast<std::size_t>(l)];
-      if (!ai || !positive(*ai) || !std::isfinite(*ai)) continue;
-      const double x = axes.px(*ai), y = axes.py(*s.achieved);
-      svg.marker(level_marker(l), x, y, 7, Style{"#ffffff", col, 0.6, "", 0.85});
-      occupied.push_back({x, y});
-    }
+    sample_markers(svg, axes, s, col, 0.85, occupied);
     svg.end_group();
   }
   svg.raw("</g>\n");
 
   // Labels last, on top of the data, with a white halo.
-  TextStyle lt;
-  lt.size = 11;
-  lt.halo = true;
-  lt.bold = true;
+  TextStyle lt = label_style();
   {
     std::vector<double> ys;
     for (const Label& l : compute_labels) ys.push_back(l.y);
@@ -626,8 +665,8 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
   // Legend: marker shapes per level, colours per precision class.
   std::vector<LegendEntry> legend;
   for (Level l : kAllLevels)
-    legend.push_back(
-        {std::string("AI at ") + level_name(l), "#555555", false, "", true, level_marker(l), true});
+    legend.push_back({std::string("AI at ") + display_name(l), "#555555", false, "", true,
+                      level_marker(l), true});
   for (const auto& [name, index] : class_index)
     legend.push_back(
         {name + " samples", series_color(index), false, "", true, Marker::square, true});
@@ -759,23 +798,16 @@ std::string time_vs_parameter_chart(const roofline::Series& series, const std::s
   std::vector<LegendEntry> legend;
   for (const Line& l : lines)
     legend.push_back({l.name, l.color, true, l.dash, l.markers, Marker::circle, l.filled});
-  if (bands)
-    legend.push_back(
-        {"shaded: 95% interval of the median", "#999999", false, "", true, Marker::square, true});
-  // Many lines cross every corner: the legend sits outside, right of the plot.
-  const auto box = legend_size(legend);
-  const double width = 760 + box[0] + 16, height = 580;
-  Svg svg(width, height);
-  chart_title(svg, title,
-              "lines are the time bounds of the model; where the measured time hugs a bound, "
-              "that bound is the bottleneck");
-  const Margins m;
-  const Area area{m.left, m.top + 8, width - m.left - box[0] - 28, height - m.top - 8 - m.bottom};
+  if (bands) legend.push_back(median_band_entry());
   AxisSpec xs{Scale::log, xr[0] / 1.25, xr[1] * 1.25, parameter, ""};
   xs.powers_of_two = true;
-  Axes axes(area, xs, AxisSpec{Scale::log, yr[0], yr[1], "Time per call (s)", "s"});
-  axes.draw(svg);
-  axes.define_clip(svg, "time-plot");
+  LegendOutsideChart frame = legend_outside_chart(
+      580, legend, title,
+      "lines are the time bounds of the model; where the measured time hugs a bound, "
+      "that bound is the bottleneck",
+      xs, AxisSpec{Scale::log, yr[0], yr[1], "Time per call (s)", "s"}, "time-plot");
+  Svg& svg = frame.svg;
+  const Axes& axes = frame.axes;
 
   svg.raw("<g clip-path=\"url(#time-plot)\">\n");
   // [first, last) index ranges of the runs of a line or band.
@@ -832,9 +864,7 @@ std::string time_vs_parameter_chart(const roofline::Series& series, const std::s
       svg.end_group();
     }
   }
-  svg.begin_group({}, "legend outside");
-  draw_legend_at(svg, area.right() + 14, area.y, legend);
-  svg.end_group();
+  draw_legend_outside(svg, frame.area, legend);
   return svg.str();
 }
 

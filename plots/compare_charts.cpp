@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <functional>
 #include <limits>
 #include <map>
 
@@ -19,13 +17,6 @@ using namespace detail;
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// An id for the chart's clip path, unique per title: a page inlines many charts.
-std::string clip_id(const std::string& prefix, const std::string& title) {
-  char hash[16];
-  std::snprintf(hash, sizeof hash, "%zx", std::hash<std::string>{}(title)&0xffffffffu);
-  return prefix + "-" + hash;
-}
 
 struct Range {
   double lo = kInf, hi = 0;
@@ -74,18 +65,6 @@ std::string compared_tooltip(const ComparedTimes& c, const SideLabels& labels) {
   return point_label(p) + "\n" + side_tooltip(labels.base, *c.base, p.base_class) + "\n" +
          side_tooltip(labels.other, *c.other, p.other_class) + "\nother/base " +
          roofline::format_ratio(p.ratio) + ": " + roofline::to_string(p.verdict);
-}
-
-Marker level_marker(Level level) {
-  switch (level) {
-    case Level::l1:
-      return Marker::triangle_up;
-    case Level::l2:
-      return Marker::square;
-    case Level::dram:
-      return Marker::circle;
-  }
-  return Marker::circle;
 }
 
 const char* level_dash(Level level) {
@@ -163,13 +142,9 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
   chart_title(svg, title,
               "each side in its colour: compute roofs flat, bandwidth roofs diagonal; achieved "
               "FLOP/s = W / kernel time, one marker per memory level");
-  const Margins m;
-  const Area area{m.left, m.top + 8, width - m.left - m.right, height - m.top - 8 - m.bottom};
-  Axes axes(area, AxisSpec{Scale::log, xr[0], xr[1], "Arithmetic intensity (FLOP/byte)", ""},
-            AxisSpec{Scale::log, yr[0], yr[1], "Performance (FLOP/s)", ""});
-  axes.draw(svg);
-  const std::string clip = clip_id("overlay", title);
-  axes.define_clip(svg, clip);
+  const std::string clip = chart_id("overlay", title);
+  const Axes axes = roofline_axes(svg, xr, yr, clip);
+  const Area& area = axes.area();
 
   struct Label {
     double x, y;
@@ -211,8 +186,8 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
       }
       const double bx = std::min(ridge, xr[1]);
       const XY from{axes.px(ax), axes.py(ay)}, to{axes.px(bx), axes.py(bx * bw)};
-      svg.begin_group(s.label + ": " + level_name(l) + " bandwidth " + format_si(bw, "B/s") + " (" +
-                          roof.ceiling + ")",
+      svg.begin_group(s.label + ": " + display_name(l) + " bandwidth " + format_si(bw, "B/s") +
+                          " (" + roof.ceiling + ")",
                       "bandwidth-roof");
       svg.line(from.first, from.second, to.first, to.second,
                Style{s.color, "none", 2, level_dash(l), 1});
@@ -222,7 +197,7 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
       diagonal_labels.push_back(
           {from.first + f * (to.first - from.first),
            from.second + f * (to.second - from.second) - 6,
-           std::string(level_name(l)) + " " + format_si(bw, "B/s"), s.color,
+           std::string(display_name(l)) + " " + format_si(bw, "B/s"), s.color,
            std::atan2(to.second - from.second, to.first - from.first) * 180 / 3.14159265358979});
     }
   }
@@ -233,23 +208,14 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
     for (const PointSample& sample : s.data->samples) {
       if (!sample.achieved || !positive(*sample.achieved)) continue;
       svg.begin_group(s.label + "\n" + tooltip(sample), "sample");
-      for (Level l : kAllLevels) {
-        const auto& ai = sample.intensity[static_cast<std::size_t>(l)];
-        if (!ai || !positive(*ai) || !std::isfinite(*ai)) continue;
-        const double px = axes.px(*ai), py = axes.py(*sample.achieved);
-        svg.marker(level_marker(l), px, py, 7, Style{"#ffffff", s.color, 0.6, "", 0.8});
-        occupied.push_back({px, py});
-      }
+      sample_markers(svg, axes, sample, s.color, 0.8, occupied);
       svg.end_group();
     }
   }
   svg.raw("</g>\n");
 
   // Labels on top of the data, with a white halo, spread apart where they meet.
-  TextStyle lt;
-  lt.size = 11;
-  lt.halo = true;
-  lt.bold = true;
+  TextStyle lt = label_style();
   for (auto* labels_of_kind : {&flat_labels, &diagonal_labels}) {
     std::vector<double> ys;
     for (const Label& l : *labels_of_kind) ys.push_back(l.y);
@@ -268,8 +234,8 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
     legend.push_back(
         {s.label + ": roofs and points", s.color, true, "", true, Marker::circle, true});
   for (Level l : kAllLevels)
-    legend.push_back({std::string(level_name(l)) + " roof and AI at " + level_name(l), "#555555",
-                      true, level_dash(l), true, level_marker(l), true});
+    legend.push_back({std::string(display_name(l)) + " roof and AI at " + display_name(l),
+                      "#555555", true, level_dash(l), true, level_marker(l), true});
   draw_legend(svg, area, emptiest_corner(area, occupied, legend_size(legend)), legend);
   return svg.str();
 }
@@ -352,22 +318,16 @@ std::string compare_time_chart(const std::vector<ComparedTimes>& points, const S
       legend.push_back(
           {line.label + ": T_roof, the bound of its roofs", line.color, true, "6 4", false});
   }
-  if (bands)
-    legend.push_back(
-        {"shaded: 95% interval of the median", "#999999", false, "", true, Marker::square, true});
-  const auto box = legend_size(legend);
-  const double width = 760 + box[0] + 16, height = 520;
-  Svg svg(width, height);
-  chart_title(svg, title,
-              "the time each side's model explains, with its 95% interval; dashed: the time its "
-              "roofs allow");
-  const Margins m;
-  const Area area{m.left, m.top + 8, width - m.left - box[0] - 28, height - m.top - 8 - m.bottom};
-  Axes axes(area, parameter_axis(x, parameter),
-            AxisSpec{Scale::log, yr[0], yr[1], "Time per call (s)", "s"});
-  axes.draw(svg);
-  const std::string clip = clip_id("compare-time", title);
-  axes.define_clip(svg, clip);
+  if (bands) legend.push_back(median_band_entry());
+  const std::string clip = chart_id("compare-time", title);
+  LegendOutsideChart frame = legend_outside_chart(
+      520, legend, title,
+      "the time each side's model explains, with its 95% interval; dashed: the time its "
+      "roofs allow",
+      parameter_axis(x, parameter), AxisSpec{Scale::log, yr[0], yr[1], "Time per call (s)", "s"},
+      clip);
+  Svg& svg = frame.svg;
+  const Axes& axes = frame.axes;
 
   svg.raw("<g clip-path=\"url(#" + escape(clip) + ")\">\n");
   for (const Line& line : lines) {
@@ -407,9 +367,7 @@ std::string compare_time_chart(const std::vector<ComparedTimes>& points, const S
       svg.end_group();
     }
   }
-  svg.begin_group({}, "legend outside");
-  draw_legend_at(svg, area.right() + 14, area.y, legend);
-  svg.end_group();
+  draw_legend_outside(svg, frame.area, legend);
   return svg.str();
 }
 
@@ -462,21 +420,17 @@ std::string ratio_chart(const std::vector<RatioSeries>& series, double threshold
   legend.push_back({"bar: 95% interval of the ratio", "#555555", true, "", false});
   legend.push_back({"shaded: within the threshold, +-" + format_number(threshold, hint::percent_1),
                     "#999999", false, "", true, Marker::square, true});
-  const auto box = legend_size(legend);
-  const double width = 760 + box[0] + 16, height = 520;
-  Svg svg(width, height);
-  chart_title(svg, title,
-              "T(" + labels.other + ") / T(" + labels.base +
-                  ") per point; below 1 the other side "
-                  "is faster");
-  const Margins m;
-  const Area area{m.left, m.top + 8, width - m.left - box[0] - 28, height - m.top - 8 - m.bottom};
   AxisSpec yspec{Scale::log, ylo, yhi, "T other / T base", ""};
   yspec.ticks = ratio_ticks(ylo, yhi);
-  Axes axes(area, parameter_axis(x, parameter), yspec);
-  axes.draw(svg);
-  const std::string clip = clip_id("ratio", title);
-  axes.define_clip(svg, clip);
+  const std::string clip = chart_id("ratio", title);
+  LegendOutsideChart frame =
+      legend_outside_chart(520, legend, title,
+                           "T(" + labels.other + ") / T(" + labels.base +
+                               ") per point; below 1 the other side is faster",
+                           parameter_axis(x, parameter), yspec, clip);
+  Svg& svg = frame.svg;
+  const Area& area = frame.area;
+  const Axes& axes = frame.axes;
 
   svg.raw("<g clip-path=\"url(#" + escape(clip) + ")\">\n");
   svg.begin_group("within the threshold: the same", "threshold-band");
@@ -527,9 +481,7 @@ std::string ratio_chart(const std::vector<RatioSeries>& series, double threshold
   note.halo = true;
   svg.text(area.x + 8, area.y + 16, labels.other + " slower", note);
   svg.text(area.x + 8, area.bottom() - 8, labels.other + " faster", note);
-  svg.begin_group({}, "legend outside");
-  draw_legend_at(svg, area.right() + 14, area.y, legend);
-  svg.end_group();
+  draw_legend_outside(svg, frame.area, legend);
   return svg.str();
 }
 

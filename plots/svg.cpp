@@ -139,6 +139,20 @@ void Svg::circle(double cx, double cy, double r, const Style& style) {
            attributes(style) + "/>\n";
 }
 
+namespace {
+
+// A marker drawn with lines (cross, plus): stroked in the fill colour where it
+// has no stroke, never filled, at least 1.5 px wide.
+Style lines_only(const Style& style) {
+  Style s = style;
+  if (s.stroke == "none") s.stroke = s.fill;
+  s.fill = "none";
+  s.stroke_width = std::max(1.5, style.stroke_width);
+  return s;
+}
+
+}  // namespace
+
 void Svg::marker(Marker shape, double x, double y, double size, const Style& style) {
   const double h = size / 2;
   auto polygon = [&](const std::vector<XY>& pts) {
@@ -165,24 +179,14 @@ void Svg::marker(Marker shape, double x, double y, double size, const Style& sty
     case Marker::triangle_down:
       polygon({{x, y + h}, {x + h, y - h * 0.8}, {x - h, y - h * 0.8}});
       break;
-    case Marker::cross: {
-      Style s = style;
-      if (s.stroke == "none") s.stroke = s.fill;
-      s.fill = "none";
-      s.stroke_width = std::max(1.5, style.stroke_width);
-      line(x - h, y - h, x + h, y + h, s);
-      line(x - h, y + h, x + h, y - h, s);
+    case Marker::cross:
+      line(x - h, y - h, x + h, y + h, lines_only(style));
+      line(x - h, y + h, x + h, y - h, lines_only(style));
       break;
-    }
-    case Marker::plus: {
-      Style s = style;
-      if (s.stroke == "none") s.stroke = s.fill;
-      s.fill = "none";
-      s.stroke_width = std::max(1.5, style.stroke_width);
-      line(x - h, y, x + h, y, s);
-      line(x, y - h, x, y + h, s);
+    case Marker::plus:
+      line(x - h, y, x + h, y, lines_only(style));
+      line(x, y - h, x, y + h, lines_only(style));
       break;
-    }
   }
 }
 

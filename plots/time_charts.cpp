@@ -4,8 +4,6 @@
 // file only maps them to pixels.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <functional>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -34,15 +32,6 @@ constexpr const char* kNeutral = "#555555";      // legend samples of shapes
 constexpr const char* kDeviceGaps = "#c49c94";   // device gaps: the host overhead's hue, light
 constexpr const char* kUnexplained = "#bdbdbd";  // a part nothing measured explains
 constexpr double kLegendFont = 11;
-
-// An id for <defs> unique to this chart: several charts are inlined into one
-// HTML page, where url(#id) resolves to the first element with that id.
-std::string chart_id(const std::string& prefix, const std::string& seed) {
-  const std::size_t hash = std::hash<std::string>{}(seed)&0xffffffffu;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%zx", hash);
-  return prefix + "-" + buf;
-}
 
 // A second grey subtitle line under chart_title()'s.
 void subtitle2(Svg& svg, const std::string& text) {
@@ -315,10 +304,7 @@ std::string time_complexity_chart(const roofline::ComplexityChart& chart,
     svg.raw("</g>\n");
 
     // Labels last, with a halo. The balance line: along it, near its upper end.
-    TextStyle lt;
-    lt.size = 11;
-    lt.halo = true;
-    lt.bold = true;
+    TextStyle lt = label_style();
     if (balance_shown) {
       const double f = 0.93;
       const double lx = std::pow(10.0, std::log10(bx0) + f * std::log10(bx1 / bx0));

@@ -18,18 +18,6 @@ std::string percent(double fraction) {
   return format_number(fraction, hint::share);
 }
 
-const char* level_name(Level level) {
-  switch (level) {
-    case Level::l1:
-      return "L1";
-    case Level::l2:
-      return "L2";
-    case Level::dram:
-      return "HBM";
-  }
-  return "?";
-}
-
 std::string peak_name(PrecisionClass p) {
   switch (p) {
     case PrecisionClass::fp64:
@@ -236,8 +224,8 @@ std::string sentence(const Series& s, const ClassSegment& g, const MachineRoofs&
     case Bottleneck::memory_bound: {
       const Level l = c.level.value_or(Level::dram);
       const double tm = b.level(l).time_s.value_or(0);
-      out += std::string(level_name(l)) + "-bound at " + percent(tk > 0 ? tm / tk : 0) +
-             " of the " + level_name(l) + " roof (" + format_time(tm) + " of " + format_time(tk) +
+      out += std::string(display_name(l)) + "-bound at " + percent(tk > 0 ? tm / tk : 0) +
+             " of the " + display_name(l) + " roof (" + format_time(tm) + " of " + format_time(tk) +
              " kernel time" + at + ")";
       const std::string cc = compute_clause(b, s.math_mode);
       if (!cc.empty()) out += "; " + cc;

@@ -49,28 +49,6 @@ std::string join(const std::vector<std::string>& items) {
   return text;
 }
 
-ParamAxis integer_axis(std::string key, std::string help, json defaults,
-                       std::vector<std::string> words = {}) {
-  ParamAxis axis;
-  axis.key = std::move(key);
-  axis.kind = ParamAxis::Kind::integer;
-  axis.help = std::move(help);
-  axis.allowed = std::move(words);
-  axis.defaults = std::move(defaults);
-  return axis;
-}
-
-ParamAxis text_axis(std::string key, std::string help, std::vector<std::string> allowed,
-                    json defaults) {
-  ParamAxis axis;
-  axis.key = std::move(key);
-  axis.kind = ParamAxis::Kind::text;
-  axis.help = std::move(help);
-  axis.allowed = std::move(allowed);
-  axis.defaults = std::move(defaults);
-  return axis;
-}
-
 // The legacy names come right after the two searches (as before the graph
 // path); the engine pattern last (sweeps/spec.hpp: a value with '<' is a pattern).
 std::vector<std::string> algorithm_values() {

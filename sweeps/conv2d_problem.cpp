@@ -142,6 +142,28 @@ void require_range(const char* field, std::int64_t value, std::int64_t low) {
                       std::to_string(INT_MAX));
 }
 
+// How the message of an output extent names it: "height" p of input h and filter r.
+struct ExtentNames {
+  const char* extent;
+  char out, in, filter;
+};
+
+// An output extent of at least 1, or the usage error that shows its formula
+// with the input, padding, filter and dilation it came from.
+void require_output_extent(const ExtentNames& names, std::int64_t out, std::int64_t in,
+                           std::int64_t pad, std::int64_t filter, std::int64_t dilation) {
+  if (out >= 1) return;
+  const std::string o(1, names.out), i(1, names.in), f(1, names.filter);
+  const std::string pad_i = "pad_" + i, dilation_i = "dilation_" + i;
+  throw usage_error("conv2d: output " + std::string(names.extent) + " " + o + " = (" + i + " + 2 " +
+                    pad_i + " - " + dilation_i + " (" + f + " - 1) - 1) / stride_" + i +
+                    " + 1 = " + std::to_string(out) + " for " + i + " = " + std::to_string(in) +
+                    ", " + pad_i + " = " + std::to_string(pad) + ", " + f + " = " +
+                    std::to_string(filter) + ", " + dilation_i + " = " + std::to_string(dilation) +
+                    "; allowed: " + o + " >= 1, i.e. " + i + " + 2 " + pad_i + " >= " + dilation_i +
+                    " (" + f + " - 1) + 1");
+}
+
 }  // namespace
 
 Conv2dOutputShape conv2d_output_shape(const Conv2dSpec& spec) {
@@ -178,20 +200,10 @@ void validate(const Conv2dSpec& spec) {
                       std::to_string(spec.c) + " and k = " + std::to_string(spec.k) +
                       "; allowed: a common divisor of c and k");
   const Conv2dOutputShape out = conv2d_output_shape(spec);
-  if (out.p < 1)
-    throw usage_error(
-        "conv2d: output height p = (h + 2 pad_h - dilation_h (r - 1) - 1) / stride_h + 1 = " +
-        std::to_string(out.p) + " for h = " + std::to_string(spec.h) +
-        ", pad_h = " + std::to_string(spec.pad_h) + ", r = " + std::to_string(spec.r) +
-        ", dilation_h = " + std::to_string(spec.dilation_h) +
-        "; allowed: p >= 1, i.e. h + 2 pad_h >= dilation_h (r - 1) + 1");
-  if (out.q < 1)
-    throw usage_error(
-        "conv2d: output width q = (w + 2 pad_w - dilation_w (s - 1) - 1) / stride_w + 1 = " +
-        std::to_string(out.q) + " for w = " + std::to_string(spec.w) +
-        ", pad_w = " + std::to_string(spec.pad_w) + ", s = " + std::to_string(spec.s) +
-        ", dilation_w = " + std::to_string(spec.dilation_w) +
-        "; allowed: q >= 1, i.e. w + 2 pad_w >= dilation_w (s - 1) + 1");
+  require_output_extent({"height", 'p', 'h', 'r'}, out.p, spec.h, spec.pad_h, spec.r,
+                        spec.dilation_h);
+  require_output_extent({"width", 'q', 'w', 's'}, out.q, spec.w, spec.pad_w, spec.s,
+                        spec.dilation_w);
   switch (spec.direction) {
     case ConvDirection::fwd:
     case ConvDirection::bwd_data:

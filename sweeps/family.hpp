@@ -29,6 +29,13 @@ struct ParamAxis {
   nlohmann::json defaults;           // array: the default sweep's values for this axis
 };
 
+// An integer axis (`words`: the words it also takes, e.g. conv2d's pad = same),
+// and a text axis of `allowed` values; `defaults` as ParamAxis::defaults.
+ParamAxis integer_axis(std::string key, std::string help, nlohmann::json defaults,
+                       std::vector<std::string> words = {});
+ParamAxis text_axis(std::string key, std::string help, std::vector<std::string> allowed,
+                    nlohmann::json defaults);
+
 struct OperatorFamily {
   std::string name;  // "conv2d"
   std::string help;  // one line

@@ -64,26 +64,6 @@ std::vector<nlohmann::json> default_points() {
   return points;
 }
 
-ParamAxis integer_axis(std::string key, std::string help, nlohmann::json defaults) {
-  ParamAxis axis;
-  axis.key = std::move(key);
-  axis.kind = ParamAxis::Kind::integer;
-  axis.help = std::move(help);
-  axis.defaults = std::move(defaults);
-  return axis;
-}
-
-ParamAxis text_axis(std::string key, std::string help, std::vector<std::string> allowed,
-                    nlohmann::json defaults) {
-  ParamAxis axis;
-  axis.key = std::move(key);
-  axis.kind = ParamAxis::Kind::text;
-  axis.help = std::move(help);
-  axis.allowed = std::move(allowed);
-  axis.defaults = std::move(defaults);
-  return axis;
-}
-
 }  // namespace
 
 OperatorFamily lstm_family() {

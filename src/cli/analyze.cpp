@@ -447,9 +447,7 @@ void register_analyze(CLI::App& app, CommonOptions& options, Action& action) {
       "findings. No GPU needed");
   add_db(*command, options);
   add_json(*command, options);
-  command->add_option("runs", args->runs, "run ids or uuid prefixes (default: all)");
-  command->add_option("--from", args->from, "read the runs from these export files, not the store")
-      ->excludes(command->get_option("--db"));  // one source: --db was silently ignored
+  add_run_selection(*command, args->runs, args->from);
   command->add_option("--format", args->format, "table (default), json (everything) or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   command->add_option("--out", options.out, "write to this file instead of stdout");

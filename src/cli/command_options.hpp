@@ -5,7 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "src/cli/commands.hpp"
 #include "src/cli/devices.hpp"
@@ -18,6 +20,15 @@ inline void add_db(CLI::App& command, CommonOptions& options) {
 
 inline void add_json(CLI::App& command, CommonOptions& options) {
   command.add_flag("--json", options.json, "machine-readable JSON on stdout");
+}
+
+// The runs a reading command (analyze, report) takes: ids or uuid prefixes from
+// the store, or --from export files instead; after add_db.
+inline void add_run_selection(CLI::App& command, std::vector<std::string>& runs,
+                              std::vector<std::string>& from) {
+  command.add_option("runs", runs, "run ids or uuid prefixes (default: all)");
+  command.add_option("--from", from, "read the runs from these export files, not the store")
+      ->excludes(command.get_option("--db"));  // one source: --db was silently ignored
 }
 
 // A flag whose value may not be empty ("" would read as the flag not given).

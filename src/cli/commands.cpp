@@ -840,9 +840,7 @@ void register_report(CLI::App& app, CommonOptions& options, Action& action) {
       "prefix) from the results store or from export files; no GPU needed");
   add_db(*command, options);
   add_json(*command, options);
-  command->add_option("runs", args->runs, "run ids or uuid prefixes (default: all)");
-  command->add_option("--from", args->from, "read the runs from these export files, not the store")
-      ->excludes(command->get_option("--db"));  // one source: --db was silently ignored
+  add_run_selection(*command, args->runs, args->from);
   command->add_option("--out", options.out, "output directory (default: ./timeroof-report)");
   command->add_option("--format", args->format,
                       "chart files report.md references: svg (default), png or pdf (converted "

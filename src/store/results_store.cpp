@@ -435,6 +435,20 @@ std::string dump(const json& value) {
   return value.dump();
 }
 
+// The columns of a run after its uuid (tool_version ... gpu_json), bound from
+// index `first` on: what inserting and updating a run write alike.
+void bind_run_columns(Statement& statement, int first, const Run& run) {
+  statement.bind(first, run.tool_version)
+      .bind(first + 1, run.git_sha)
+      .bind(first + 2, run.command_line)
+      .bind(first + 3, run.host)
+      .bind(first + 4, run.started_at)
+      .bind(first + 5, run.finished_at)
+      .bind(first + 6, run.status)
+      .bind(first + 7, dump(run.spec))
+      .bind(first + 8, dump(json(run.machine.gpu)));
+}
+
 // A column that does not parse means the file was edited or damaged.
 template <typename T>
 T parse_column(const std::string& path, const std::string& text, const std::string& what) {
@@ -541,16 +555,8 @@ std::int64_t ResultsStore::insert_run(const Run& run) {
   Statement insert = db_.prepare(
       "INSERT INTO runs (uuid, tool_version, git_sha, command_line, host, started_at, "
       "finished_at, status, spec_json, gpu_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-  insert.bind(1, run.uuid)
-      .bind(2, run.tool_version)
-      .bind(3, run.git_sha)
-      .bind(4, run.command_line)
-      .bind(5, run.host)
-      .bind(6, run.started_at)
-      .bind(7, run.finished_at)
-      .bind(8, run.status)
-      .bind(9, dump(run.spec))
-      .bind(10, dump(json(run.machine.gpu)));
+  insert.bind(1, run.uuid);
+  bind_run_columns(insert, 2, run);
   insert.run();
   const std::int64_t run_id = db_.last_insert_rowid();
   insert_machine_measurements(run_id, run.machine);
@@ -702,17 +708,8 @@ void ResultsStore::update_run(const Run& run) {
       "UPDATE runs SET tool_version = ?3, git_sha = ?4, command_line = ?5, host = ?6, "
       "started_at = ?7, finished_at = ?8, status = ?9, spec_json = ?10, gpu_json = ?11 "
       "WHERE id = ?1 AND uuid = ?2");
-  update.bind(1, run.id)
-      .bind(2, run.uuid)
-      .bind(3, run.tool_version)
-      .bind(4, run.git_sha)
-      .bind(5, run.command_line)
-      .bind(6, run.host)
-      .bind(7, run.started_at)
-      .bind(8, run.finished_at)
-      .bind(9, run.status)
-      .bind(10, dump(run.spec))
-      .bind(11, dump(json(run.machine.gpu)));
+  update.bind(1, run.id).bind(2, run.uuid);
+  bind_run_columns(update, 3, run);
   update.run();
   if (db_.changes() != 1) {
     throw usage_error(path() + ": no run with id " + std::to_string(run.id) + " and uuid " +

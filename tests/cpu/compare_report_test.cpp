@@ -17,25 +17,27 @@
 #include "core/json_io.hpp"
 #include "plots/compare_charts.hpp"
 #include "plots/compare_report.hpp"
+#include "plots/process.hpp"
 #include "plots/svg.hpp"
 #include "roofline/compare.hpp"
+#include "tests/support/fixtures.hpp"
 #include "tests/support/run_tool.hpp"
 #include "tests/support/xml_check.hpp"
 
 namespace timeroof::plots {
 namespace {
 
+using detail::find_on_path;
 using roofline::ComparedSide;
 using roofline::Comparison;
 using test::check_xml;
+using test::count_occurrences;
 using test::read_file;
 using test::TempDir;
 using test::XmlCheck;
 
 ComparedSide side(const std::string& sample) {
-  const std::string path = test::source_dir() + "/samples/" + sample;
-  return roofline::analyse_side(
-      parse_export_document(nlohmann::json::parse(read_file(path)), path));
+  return roofline::analyse_side(test::load_runs("samples/" + sample));
 }
 
 const ComparedSide& h100() {
@@ -47,34 +49,10 @@ const ComparedSide& h200() {
   return s;
 }
 
-std::size_t count(const std::string& haystack, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t p = haystack.find(needle); p != std::string::npos;
-       p = haystack.find(needle, p + needle.size()))
-    ++n;
-  return n;
-}
-
 bool any_contains(const std::vector<std::string>& texts, const std::string& part) {
   for (const std::string& t : texts)
     if (t.find(part) != std::string::npos) return true;
   return false;
-}
-
-// The program's absolute path from $PATH, or empty.
-std::string which(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  const std::string dirs = path ? path : "/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
-    const std::filesystem::path candidate =
-        std::filesystem::path(dirs.substr(start, end - start)) / name;
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
-    start = end + 1;
-  }
-  return "";
 }
 
 TEST(XmlChecker, SkipsAnHtmlDocumentTypeButStillNeedsARoot) {
@@ -104,7 +82,7 @@ TEST(CompareReport, H100AgainstH200IsWellFormedWithEverySectionChartAndFinding) 
   // Per sweep its overlay and its ratio chart, per series its time chart.
   ASSERT_EQ(c.series.size(), 14u);
   EXPECT_EQ(r.charts.size(), 2 + 2 + c.series.size());
-  EXPECT_EQ(count(r.html, "<svg"), r.charts.size()) << "every chart inline";
+  EXPECT_EQ(count_occurrences(r.html, "<svg"), r.charts.size()) << "every chart inline";
   std::set<std::string> names;
   for (const auto& [file, svg] : r.charts) {
     const XmlCheck x = check_xml(svg);
@@ -118,9 +96,10 @@ TEST(CompareReport, H100AgainstH200IsWellFormedWithEverySectionChartAndFinding) 
     EXPECT_NE(r.html.find("<td>" + roof.name + "</td>"), std::string::npos) << roof.name;
   EXPECT_NE(r.html.find(escape(roofline::format_ratio(c.roofs.front().ratio))), std::string::npos);
   // Self-contained: the only URL is the SVG namespace.
-  EXPECT_EQ(count(r.html, "http://"), count(r.html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_EQ(count_occurrences(r.html, "http://"),
+            count_occurrences(r.html, "xmlns=\"http://www.w3.org/2000/svg\""));
   EXPECT_EQ(r.html.find("<script"), std::string::npos);
-  const std::string xmllint = which("xmllint");
+  const std::string xmllint = find_on_path("xmllint");
   if (xmllint.empty()) GTEST_SKIP() << "own checker passed; xmllint not installed (libxml2-utils)";
   TempDir dir;
   const std::string index =
@@ -138,8 +117,8 @@ TEST(CompareCharts, TheOverlayDrawsEachSidesRoofsAndPointsInItsColour) {
   ASSERT_TRUE(x.ok) << x.error;
   EXPECT_TRUE(x.has_text("NVIDIA H100 80GB HBM3: roofs and points"));
   EXPECT_TRUE(x.has_text("NVIDIA H200: roofs and points"));
-  EXPECT_GT(count(overlay, kBaseColor), 20u);
-  EXPECT_GT(count(overlay, kOtherColor), 20u);
+  EXPECT_GT(count_occurrences(overlay, kBaseColor), 20u);
+  EXPECT_GT(count_occurrences(overlay, kOtherColor), 20u);
   // Each side's HBM roof at the value its model uses.
   for (const auto& [label, s] :
        {std::pair{"NVIDIA H100 80GB HBM3", &h100()}, std::pair{"NVIDIA H200", &h200()}}) {
@@ -152,7 +131,7 @@ TEST(CompareCharts, TheOverlayDrawsEachSidesRoofsAndPointsInItsColour) {
   // The samples of both sides: one hover group per measured point and side.
   std::size_t conv_points = 0;
   for (const roofline::PointComparison& p : c.points) conv_points += p.sweep == "conv2d-default";
-  const std::size_t samples = count(overlay, "class=\"sample\"");
+  const std::size_t samples = count_occurrences(overlay, "class=\"sample\"");
   EXPECT_GT(samples, conv_points) << "both sides' points";
   EXPECT_LE(samples, 2 * conv_points);
 }
@@ -169,9 +148,9 @@ TEST(CompareCharts, TimeAndRatioChartsCarryEachPointsTimesAndRatio) {
   const std::string time_svg = compare_time_chart(times, labels, "batch", "t");
   const XmlCheck t = check_xml(time_svg);
   ASSERT_TRUE(t.ok) << t.error;
-  EXPECT_EQ(count(time_svg, "class=\"point\""), 22u) << "a marker per point and side";
-  EXPECT_EQ(count(time_svg, "class=\"band\""), 2u) << "each side's 95% interval";
-  EXPECT_EQ(count(time_svg, "class=\"roof\""), 2u) << "each side's T_roof";
+  EXPECT_EQ(count_occurrences(time_svg, "class=\"point\""), 22u) << "a marker per point and side";
+  EXPECT_EQ(count_occurrences(time_svg, "class=\"band\""), 2u) << "each side's 95% interval";
+  EXPECT_EQ(count_occurrences(time_svg, "class=\"roof\""), 2u) << "each side's T_roof";
   for (const ComparedTimes& ct : times) {
     EXPECT_TRUE(any_contains(t.titles, "other/base " + roofline::format_ratio(ct.point->ratio)))
         << ct.x;
@@ -186,8 +165,8 @@ TEST(CompareCharts, TimeAndRatioChartsCarryEachPointsTimesAndRatio) {
   const std::string ratio_svg = ratio_chart(ratios, 0.05, labels, "batch", "r");
   const XmlCheck q = check_xml(ratio_svg);
   ASSERT_TRUE(q.ok) << q.error;
-  EXPECT_EQ(count(ratio_svg, "class=\"point\""), 6u * 11u);
-  EXPECT_EQ(count(ratio_svg, "class=\"threshold-band\""), 1u);
+  EXPECT_EQ(count_occurrences(ratio_svg, "class=\"point\""), 6u * 11u);
+  EXPECT_EQ(count_occurrences(ratio_svg, "class=\"threshold-band\""), 1u);
   EXPECT_TRUE(q.has_text("shaded: within the threshold, +-5.0%"));
   for (const RatioSeries& s : ratios) {
     EXPECT_TRUE(q.has_text(s.name)) << "legend: " << s.name;

@@ -12,14 +12,13 @@
 #include "core/format.hpp"
 #include "core/json_io.hpp"
 #include "roofline/compare.hpp"
-#include "tests/support/run_tool.hpp"
+#include "tests/support/fixtures.hpp"
 
 namespace timeroof::roofline {
 namespace {
 
 std::vector<RunRecord> sample(const std::string& name) {
-  const std::string path = test::source_dir() + "/samples/" + name;
-  return parse_export_document(nlohmann::json::parse(test::read_file(path)), path);
+  return test::load_runs("samples/" + name);
 }
 
 // Multiplies every measured time of a point (medians, intervals, extremes) by `factor`.

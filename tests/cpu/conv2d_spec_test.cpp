@@ -24,6 +24,7 @@
 #include "sweeps/family.hpp"
 #include "sweeps/operator.hpp"
 #include "sweeps/spec.hpp"
+#include "tests/support/paper_layer.hpp"
 #include "tests/support/usage_errors.hpp"
 
 namespace timeroof {
@@ -31,27 +32,12 @@ namespace {
 
 using test::usage_message;
 
-// The paper's baseline: input 112x112x64 NHWC, 64 filters 3x3x64, stride 2, batch 16.
-Conv2dSpec baseline() {
-  Conv2dSpec spec;
-  spec.layout = Layout::nhwc;
-  spec.n = 16;
-  spec.c = 64;
-  spec.h = spec.w = 112;
-  spec.k = 64;
-  spec.r = spec.s = 3;
-  spec.stride_h = spec.stride_w = 2;
-  spec.pad_h = spec.pad_w = 1;
-  spec.precision = Precision::fp16;
-  return spec;
-}
-
 TEST(Conv2dSpec, BaselineOutputShapeByHand) {
   // P = floor((112 + 2*1 - 1*(3-1) - 1) / 2) + 1 = floor(111 / 2) + 1 = 56.
-  const Conv2dOutputShape out = conv2d_output_shape(baseline());
+  const Conv2dOutputShape out = conv2d_output_shape(paper_conv2d_spec());
   EXPECT_EQ(out.p, 56);
   EXPECT_EQ(out.q, 56);
-  Conv2dSpec no_pad = baseline();
+  Conv2dSpec no_pad = paper_conv2d_spec();
   no_pad.pad_h = no_pad.pad_w = 0;  // floor(109 / 2) + 1 = 55
   EXPECT_EQ(conv2d_output_shape(no_pad).p, 55);
 }
@@ -73,7 +59,7 @@ TEST(Conv2dSpec, OutputShapeWithStrideDilationAndAsymmetry) {
 }
 
 TEST(Conv2dSpec, BaselineFlopsAndBytesByHand) {
-  const Conv2dSpec spec = baseline();
+  const Conv2dSpec spec = paper_conv2d_spec();
   // 2 N K C R S P Q = 2 * 16 * 64 * 64 * 9 * 56 * 56
   const double flops = 2.0 * 16 * 64 * 64 * 9 * 3136;
   EXPECT_DOUBLE_EQ(flops, 3'699'376'128.0);
@@ -113,7 +99,7 @@ TEST(Conv2dSpec, GroupedFlopsAndBytesByHand) {
 
 TEST(Conv2dSpec, ValidationNamesTheFieldAndTheAllowedValues) {
   auto with = [](auto change) {
-    Conv2dSpec spec = baseline();
+    Conv2dSpec spec = paper_conv2d_spec();
     change(spec);
     return usage_message([&] { validate(spec); });
   };
@@ -136,14 +122,27 @@ TEST(Conv2dSpec, ValidationNamesTheFieldAndTheAllowedValues) {
   EXPECT_MENTIONS(m, "c = 4294967296");
   m = with([](Conv2dSpec& s) { s.stride_h = 0; });
   EXPECT_MENTIONS(m, "stride_h = 0");
-  m = with([](Conv2dSpec& s) {
-    s.h = 2;
-    s.pad_h = 0;
-  });
-  EXPECT_MENTIONS(m, "output height p");
-  EXPECT_MENTIONS(m, "allowed: p >= 1");
-  m = with([](Conv2dSpec& s) { s.dilation_w = 100; });
-  EXPECT_MENTIONS(m, "output width q");
+  Conv2dSpec no_p = paper_conv2d_spec();
+  no_p.h = 2;
+  no_p.pad_h = 0;
+  m = usage_message([&] { validate(no_p); });
+  EXPECT_MENTIONS(m,
+                  "conv2d: output height p = (h + 2 pad_h - dilation_h (r - 1) - 1) / stride_h + "
+                  "1 = " +
+                      std::to_string(conv2d_output_shape(no_p).p) + " for h = 2, pad_h = 0, r = " +
+                      std::to_string(no_p.r) + ", dilation_h = " + std::to_string(no_p.dilation_h) +
+                      "; allowed: p >= 1, i.e. h + 2 pad_h >= dilation_h (r - 1) + 1");
+  Conv2dSpec no_q = paper_conv2d_spec();
+  no_q.dilation_w = 100;
+  m = usage_message([&] { validate(no_q); });
+  EXPECT_MENTIONS(
+      m,
+      "conv2d: output width q = (w + 2 pad_w - dilation_w (s - 1) - 1) / stride_w + "
+      "1 = " +
+          std::to_string(conv2d_output_shape(no_q).q) + " for w = " + std::to_string(no_q.w) +
+          ", pad_w = " + std::to_string(no_q.pad_w) + ", s = " + std::to_string(no_q.s) +
+          ", dilation_w = 100; allowed: q >= 1, i.e. w + 2 pad_w >= dilation_w (s - "
+          "1) + 1");
   m = with([](Conv2dSpec& s) {
     s.precision = Precision::fp32;
     s.math = MathMode::tensor;
@@ -169,10 +168,10 @@ TEST(Conv2dSpec, ValidationNamesTheFieldAndTheAllowedValues) {
   });
   EXPECT_MENTIONS(m, "is not a fwd algorithm");
   // The operator validates on construction, before any GPU work.
-  Conv2dSpec bad = baseline();
+  Conv2dSpec bad = paper_conv2d_spec();
   bad.c = 0;
   EXPECT_MENTIONS(usage_message([&] { Conv2d op(bad); }), "c = 0");
-  EXPECT_NO_THROW(validate(baseline()));
+  EXPECT_NO_THROW(validate(paper_conv2d_spec()));
 }
 
 TEST(Conv2dSpec, CudnnApiDefaultsToGraphAndParses) {
@@ -183,7 +182,7 @@ TEST(Conv2dSpec, CudnnApiDefaultsToGraphAndParses) {
   EXPECT_STREQ(to_string(CudnnApi::legacy), "legacy");
   const std::string m = usage_message([] { parse_cudnn_api("backend"); });
   EXPECT_MENTIONS(m, "cudnn_api: unknown value 'backend'; allowed: graph, legacy");
-  Conv2dSpec bad = baseline();
+  Conv2dSpec bad = paper_conv2d_spec();
   bad.api = static_cast<CudnnApi>(7);
   EXPECT_MENTIONS(usage_message([&] { validate(bad); }), "cudnn_api is not a known value");
 }
@@ -192,14 +191,14 @@ TEST(Conv2dSpec, CudnnApiDefaultsToGraphAndParses) {
 // graph; both searches with either.
 TEST(Conv2dSpec, AlgorithmNamesBelongToTheirApi) {
   auto with = [](CudnnApi api, const std::string& algorithm) {
-    Conv2dSpec spec = baseline();
+    Conv2dSpec spec = paper_conv2d_spec();
     spec.api = api;
     spec.algorithm = algorithm;
     return usage_message([&] { validate(spec); });
   };
   for (CudnnApi api : {CudnnApi::graph, CudnnApi::legacy})
     for (const char* search : {"heuristic", "exhaustive"}) {
-      Conv2dSpec spec = baseline();
+      Conv2dSpec spec = paper_conv2d_spec();
       spec.api = api;
       spec.algorithm = search;
       EXPECT_NO_THROW(validate(spec)) << search;
@@ -216,7 +215,7 @@ TEST(Conv2dSpec, AlgorithmNamesBelongToTheirApi) {
   // Engine names, as Conv2d::algorithm() prints them, any case.
   for (const char* name : {"eng0", "eng28 tile_size=3 edge=1", "ENG28 EDGE=1 Tile_Size=3",
                            "eng7  k2=3", "eng12 split_k_slc=-1"}) {
-    Conv2dSpec spec = baseline();
+    Conv2dSpec spec = paper_conv2d_spec();
     spec.algorithm = name;
     EXPECT_NO_THROW(validate(spec)) << name;
     EXPECT_TRUE(is_engine_name(name)) << name;
@@ -378,7 +377,7 @@ TEST(Conv2dSpec, ParsersNameTheFieldAndTheAllowedValues) {
 }
 
 TEST(Conv2dSpec, OperatorIdentityWithoutGpu) {
-  Conv2dSpec spec = baseline();
+  Conv2dSpec spec = paper_conv2d_spec();
   spec.direction = ConvDirection::bwd_filter;
   const Conv2d op(spec);
   EXPECT_EQ(op.op(), "conv2d_bwd_filter");
@@ -402,7 +401,7 @@ TEST(Conv2dSpec, OperatorIdentityWithoutGpu) {
   EXPECT_DOUBLE_EQ(point.flops, 3'699'376'128.0);
   EXPECT_DOUBLE_EQ(point.min_bytes, 2.0 * 16'093'184);
 
-  Conv2dSpec fp32 = baseline();
+  Conv2dSpec fp32 = paper_conv2d_spec();
   fp32.precision = Precision::fp32;
   fp32.api = CudnnApi::legacy;
   fp32.algorithm = "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM";
@@ -410,7 +409,7 @@ TEST(Conv2dSpec, OperatorIdentityWithoutGpu) {
   EXPECT_EQ(fixed.math_mode(), MathMode::fma_only);  // fp32's default: no TF32
   EXPECT_EQ(fixed.params()["algorithm_selection"], "fixed");
   EXPECT_EQ(fixed.params()["cudnn_api"], "legacy");
-  Conv2dSpec engine = baseline();
+  Conv2dSpec engine = paper_conv2d_spec();
   engine.algorithm = "eng28 tile_size=3";
   EXPECT_EQ(Conv2d(engine).params()["algorithm_selection"], "fixed");
   EXPECT_EQ(conv2d_algorithm_names(ConvDirection::bwd_filter).size(), 7u);

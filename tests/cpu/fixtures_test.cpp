@@ -8,16 +8,14 @@
 
 #include "core/json_io.hpp"
 #include "src/store/results_store.hpp"
+#include "tests/support/fixtures.hpp"
 #include "tests/support/run_tool.hpp"
 
 namespace timeroof {
 namespace {
 
 RunRecord load_fixture(const std::string& name) {
-  const std::string path = test::source_dir() + "/tests/fixtures/" + name;
-  const auto records = parse_export_document(nlohmann::json::parse(test::read_file(path)), path);
-  EXPECT_EQ(records.size(), 1u);
-  return records.at(0);
+  return test::load_run("tests/fixtures/" + name);
 }
 
 const Ceiling* find(const Machine& machine, const std::string& name) {

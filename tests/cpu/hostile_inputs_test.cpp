@@ -133,10 +133,6 @@ Tally expect_all_refused(const std::vector<Hostile>& all, const std::string& dir
   return {cases.size(), all.size()};
 }
 
-void write(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
 // The bundled sample cut to its first four points: an export that imports, small
 // enough to copy into every hostile variant.
 json small_export() {
@@ -347,7 +343,7 @@ TEST(HostileInputs, SweepSpecFiles) {
   const auto spec = [&](const std::string& what, const std::string& name, const std::string& text,
                         const std::string& names) {
     const std::string path = dir.file(name);
-    write(path, text);
+    write_file(path, text);
     cases.push_back({what, {"sweep", path, "--dry-run", "--db", dir.file("none.db")}, names});
   };
   const std::string head = "[sweep]\nfamily = \"conv2d\"\n";
@@ -448,7 +444,7 @@ TEST(HostileInputs, SweepSpecFiles) {
   cases.push_back({"a file with axis flags",
                    {"sweep", dir.file("empty.toml"), "--batch", "3", "--dry-run"},
                    "empty.toml"});
-  write(dir.file("unreadable.toml"), head);
+  write_file(dir.file("unreadable.toml"), head);
   chmod(dir.file("unreadable.toml").c_str(), 0);
   if (geteuid() != 0)  // root reads it anyway
     cases.push_back({"an unreadable file",
@@ -477,14 +473,14 @@ void add_export_readers(std::vector<Hostile>& cases, const TempDir& dir, const s
 TEST(HostileInputs, ExportFiles) {
   TempDir dir;
   const json good = small_export();
-  write(dir.file("good.json"), good.dump());
+  write_file(dir.file("good.json"), good.dump());
   ASSERT_EQ(run_tool({"import", dir.file("good.json"), "--db", dir.file("store.db")}).exit_code, 0);
   std::vector<Hostile> cases;
   int variant = 0;
   const auto bytes = [&](const std::string& what, const std::string& text,
                          const std::string& names = "") {
     const std::string path = dir.file("bad" + std::to_string(variant) + ".json");
-    write(path, text);
+    write_file(path, text);
     add_export_readers(cases, dir, what, path, names.empty() ? path : names, variant++);
   };
   const auto mutated = [&](const std::string& what, const std::function<void(json&)>& mutate,
@@ -497,7 +493,7 @@ TEST(HostileInputs, ExportFiles) {
   for (const auto& [what, text] : std::vector<std::pair<std::string, std::string>>{
            {"empty file", ""}, {"garbage", "not json at all"}}) {
     const std::string path = dir.file(what.substr(0, what.find(' ')) + ".json");
-    write(path, text);
+    write_file(path, text);
     add_export_readers(cases, dir, what, path, path);
   }
   // One reader each, in turn, for the rest.
@@ -612,7 +608,7 @@ TEST(HostileInputs, ExportFiles) {
   add_export_readers(cases, dir, "a missing file", dir.file("missing.json"), "missing.json");
   add_export_readers(cases, dir, "/dev/null", "/dev/null", "/dev/null");
   // The same run twice in one import, and a run the store already has.
-  write(dir.file("twice.json"), [&] {
+  write_file(dir.file("twice.json"), [&] {
     json doc = good;
     doc["runs"].push_back(doc["runs"][0]);
     return doc.dump();
@@ -634,7 +630,7 @@ TEST(HostileInputs, ExportFiles) {
   cases.push_back({"analyze --out in a missing directory",
                    {"analyze", "--from", dir.file("good.json"), "--out", dir.file("no/such/f")},
                    "no/such/f"});
-  write(dir.file("plain-file"), "x");
+  write_file(dir.file("plain-file"), "x");
   cases.push_back({"report --out is a file",
                    {"report", "--from", dir.file("good.json"), "--out", dir.file("plain-file")},
                    "plain-file"});
@@ -690,7 +686,7 @@ std::string edited_store(const TempDir& dir, const std::string& name, const std:
 
 TEST(HostileInputs, Stores) {
   TempDir dir;
-  write(dir.file("good.json"), small_export().dump());
+  write_file(dir.file("good.json"), small_export().dump());
   {
     const ToolResult made =
         run_tool({"import", dir.file("good.json"), "--db", dir.file("good.db")});
@@ -701,7 +697,7 @@ TEST(HostileInputs, Stores) {
   int variant = 0;
   const auto file = [&](const std::string& what, const std::string& bytes) {
     const std::string path = dir.file("bad" + std::to_string(variant++) + ".db");
-    write(path, bytes);
+    write_file(path, bytes);
     add_store_users(cases, dir, what, path, path, Damage::file);
   };
   file("text", "these are my notes, not a database\n");
@@ -838,7 +834,7 @@ void expect_terminal_clean(const ToolResult& r, const std::string& what) {
 // reaches the terminal.
 TEST(HostileText, StoredBytesThatAreNotUtf8AreReadAsUtf8) {
   TempDir dir;
-  write(dir.file("good.json"), small_export().dump());
+  write_file(dir.file("good.json"), small_export().dump());
   ASSERT_EQ(run_tool({"import", dir.file("good.json"), "--db", dir.file("s.db")}).exit_code, 0);
   {
     sqlite::Database db = sqlite::Database::open(dir.file("s.db"), SQLITE_OPEN_READWRITE);
@@ -875,9 +871,10 @@ TEST(HostileText, StoredBytesThatAreNotUtf8AreReadAsUtf8) {
 // table escaped, and a file name that is not UTF-8 names the sweep as UTF-8.
 TEST(HostileText, SweepNamesArePrintedSafely) {
   TempDir dir;
-  write(dir.file("caf\xe9.toml"),
-        "[sweep]\nfamily = \"conv2d\"\n[axes]\nalgorithm = \"heuristic\"\n");
-  write(dir.file("named.toml"), "[sweep]\nfamily = \"lstm\"\nname = \"\\u001b]0;pwned\\u0007\"\n");
+  write_file(dir.file("caf\xe9.toml"),
+             "[sweep]\nfamily = \"conv2d\"\n[axes]\nalgorithm = \"heuristic\"\n");
+  write_file(dir.file("named.toml"),
+             "[sweep]\nfamily = \"lstm\"\nname = \"\\u001b]0;pwned\\u0007\"\n");
   const std::vector<std::vector<std::string>> commands = {
       {"sweep", dir.file("caf\xe9.toml"), "--dry-run", "--db", dir.file("none.db")},
       {"sweep", dir.file("named.toml"), "--dry-run", "--db", dir.file("none.db")},

@@ -21,41 +21,29 @@
 #include "core/json_io.hpp"
 #include "plots/axes.hpp"
 #include "plots/charts.hpp"
+#include "plots/process.hpp"
 #include "plots/svg.hpp"
 #include "roofline/analysis.hpp"
 #include "roofline/bounds.hpp"
 #include "roofline/classify.hpp"
 #include "roofline/machine_roofs.hpp"
 #include "roofline/sweep_fit.hpp"
+#include "tests/support/fixtures.hpp"
 #include "tests/support/run_tool.hpp"
 #include "tests/support/xml_check.hpp"
 
 namespace timeroof::plots {
 namespace {
 
+using detail::find_on_path;
 using test::check_xml;
+using test::count_occurrences;
+using test::write_file;
 using test::XmlCheck;
 
 // Runs `args` through /bin/sh (run_process needs a path; the tools are on PATH).
 test::ToolResult sh(const std::string& command) {
   return test::run_process({"/bin/sh", "-c", command});
-}
-
-bool have(const char* tool) {
-  const std::string cmd = std::string("command -v ") + tool + " >/dev/null 2>&1";
-  return std::system(cmd.c_str()) == 0;
-}
-
-std::size_t count(const std::string& haystack, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t p = haystack.find(needle); p != std::string::npos;
-       p = haystack.find(needle, p + needle.size()))
-    ++n;
-  return n;
-}
-
-void write(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
 }
 
 // The labels of log_ticks(), majors only.
@@ -106,9 +94,10 @@ TEST(Svg, TextAndAttributesWithIllegalCodePointsStayWellFormed) {
   ASSERT_TRUE(x.ok) << x.error;
   ASSERT_EQ(x.texts.size(), 1u);
   EXPECT_EQ(x.texts[0], "n\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd<&>\"'");
-  if (!have("xmllint")) GTEST_SKIP() << "own checker passed; xmllint not installed (libxml2-utils)";
+  if (find_on_path("xmllint").empty())
+    GTEST_SKIP() << "own checker passed; xmllint not installed (libxml2-utils)";
   test::TempDir dir;
-  write(dir.file("t.svg"), doc);
+  write_file(dir.file("t.svg"), doc);
   const auto r = sh("xmllint --noout '" + dir.file("t.svg") + "'");
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
@@ -137,7 +126,7 @@ TEST(Svg, DocumentHasViewBoxShapesAndTooltips) {
   EXPECT_NE(doc.find("viewBox=\"0 0 400 300\""), std::string::npos);
   EXPECT_NE(doc.find("stroke-dasharray=\"4 2\""), std::string::npos);
   EXPECT_NE(doc.find("text-anchor=\"middle\""), std::string::npos);
-  EXPECT_EQ(count(doc, "<polygon"), 3u);  // diamond and two triangles
+  EXPECT_EQ(count_occurrences(doc, "<polygon"), 3u);  // diamond and two triangles
   const XmlCheck x = check_xml(doc);
   ASSERT_TRUE(x.ok) << x.error;
   ASSERT_EQ(x.titles.size(), 1u);
@@ -260,11 +249,12 @@ TEST(ClassicRoofline, TheNodesInterconnectIsTheThirdRoofOfARunOfSeveralGpus) {
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
   EXPECT_TRUE(x.has_text("interconnect 420 GB/s"));
-  EXPECT_EQ(count(svg, "class=\"bandwidth-roof\""), 4u);  // L1, L2, HBM and the interconnect
+  EXPECT_EQ(count_occurrences(svg, "class=\"bandwidth-roof\""),
+            4u);  // L1, L2, HBM and the interconnect
   // A one-GPU run has none.
   EXPECT_FALSE(roofline::machine_roofs(synthetic_machine()).interconnect.available());
   const std::string one = classic_roofline_chart(roofline::machine_roofs(synthetic_machine()), {});
-  EXPECT_EQ(count(one, "class=\"bandwidth-roof\""), 3u);
+  EXPECT_EQ(count_occurrences(one, "class=\"bandwidth-roof\""), 3u);
   // The ceilings chart lists them with their palette colour.
   const std::string table = ceilings_chart(machine);
   EXPECT_NE(table.find("p2p_latency_0to1"), std::string::npos);
@@ -305,10 +295,11 @@ TEST(ClassicRoofline, RoofsLabelledWithValuesAxesAndOneGroupPerSample) {
   // y: 5 TFLOP/s .. 1.2 PFLOP/s -> decades 1 T .. 10 P (the roof over 10, the
   // lowest sample); every decade labelled, the unit in the axis title.
   for (const char* t : {"1 T", "10 T", "100 T", "1 P", "10 P"}) EXPECT_TRUE(x.has_text(t)) << t;
-  EXPECT_EQ(count(svg, "class=\"sample\""), 3u);
-  EXPECT_EQ(count(svg, "class=\"compute-roof\""), 2u);    // the samples' classes only
-  EXPECT_EQ(count(svg, "class=\"bandwidth-roof\""), 3u);  // L1, L2, HBM
-  EXPECT_EQ(count(svg, "<polygon"), 3u + 1u);  // an L1 triangle per sample, one in the legend
+  EXPECT_EQ(count_occurrences(svg, "class=\"sample\""), 3u);
+  EXPECT_EQ(count_occurrences(svg, "class=\"compute-roof\""), 2u);    // the samples' classes only
+  EXPECT_EQ(count_occurrences(svg, "class=\"bandwidth-roof\""), 3u);  // L1, L2, HBM
+  EXPECT_EQ(count_occurrences(svg, "<polygon"),
+            3u + 1u);  // an L1 triangle per sample, one in the legend
   EXPECT_TRUE(x.has_text("AI at HBM"));
   EXPECT_TRUE(x.has_text("fp32 samples"));
   EXPECT_TRUE(x.has_text("tensor_fp16 samples"));
@@ -332,9 +323,10 @@ TEST(ClassicRoofline, TemplatedKernelNameRoundTripsThroughTheXmlParser) {
   EXPECT_TRUE(std::any_of(x.titles.begin(), x.titles.end(),
                           [&](const std::string& t) { return t.rfind(name + "\n", 0) == 0; }));
   EXPECT_EQ(svg.find("f<a"), std::string::npos);
-  if (!have("xmllint")) GTEST_SKIP() << "xmllint not installed (apt install libxml2-utils)";
+  if (find_on_path("xmllint").empty())
+    GTEST_SKIP() << "xmllint not installed (apt install libxml2-utils)";
   test::TempDir dir;
-  write(dir.file("t.svg"), svg);
+  write_file(dir.file("t.svg"), svg);
   const auto r = test::run_process(
       {"/bin/sh", "-c",
        "xmllint --xpath 'string(//*[local-name()=\"text\"][1])' " + dir.file("t.svg")});
@@ -348,7 +340,7 @@ TEST(Ceilings, OneRowPerCeilingGroupedByKind) {
   const std::string svg = ceilings_chart(synthetic_machine());
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
-  EXPECT_EQ(count(svg, "class=\"ceiling\""), 6u);
+  EXPECT_EQ(count_occurrences(svg, "class=\"ceiling\""), 6u);
   EXPECT_TRUE(x.has_text("Compute (FLOP/s)"));
   EXPECT_TRUE(x.has_text("Bandwidth (B/s)"));
   EXPECT_TRUE(x.has_text("Latency (s), lower is better"));
@@ -361,7 +353,7 @@ TEST(WorkingSet, CurveRoofsAndL2Size) {
   const std::string svg = working_set_chart(m);
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
-  EXPECT_EQ(count(svg, "class=\"sample\""), m.working_set.size());
+  EXPECT_EQ(count_occurrences(svg, "class=\"sample\""), m.working_set.size());
   EXPECT_TRUE(x.has_text("L2 size 50.0 MiB"));
   EXPECT_TRUE(x.has_text("HBM roof 4.00 TB/s"));
   EXPECT_TRUE(x.has_text("L1 roof 30.0 TB/s"));
@@ -380,25 +372,37 @@ roofline::Series batch_series(const std::string& op, const std::string& precisio
   return series;
 }
 
-TEST(TimeVsParameter, MeasuredTimeAndEveryBoundAsLines) {
-  const auto roofs = roofline::machine_roofs(synthetic_machine());
-  roofline::Series series = batch_series("conv", "fp16", {});
+// A conv batch series on the synthetic machine (Tensor-Core work, 3 launches).
+std::vector<Point> synthetic_points(const std::string& op = "conv") {
+  std::vector<Point> points;
   for (int b = 1; b <= 256; b *= 2) {
     Point p;
-    p.op = "conv";
+    p.op = op;
+    p.precision = "fp16";
+    p.seq = static_cast<std::int64_t>(points.size());
+    p.params = {{"batch", b}};
     p.timing.call = TimeStats{.median_s = 20e-6 + b * 1e-6};
     p.timing.kernel_time_s = 5e-6 + b * 0.9e-6;
     p.timing.launches = 3;
     p.counters = {{"tensor_fp16_flops", b * 1e9}, {"fp32_flops", b * 1e6},
                   {"dram_read_bytes", b * 2e6},   {"dram_write_bytes", b * 1e6},
                   {"l2_bytes", b * 6e6},          {"l1_bytes", b * 9e6}};
-    series.points.push_back({0, static_cast<double>(b), roofline::point_bounds(p, roofs), {}});
+    points.push_back(p);
   }
+  return points;
+}
+
+TEST(TimeVsParameter, MeasuredTimeAndEveryBoundAsLines) {
+  const auto roofs = roofline::machine_roofs(synthetic_machine());
+  roofline::Series series = batch_series("conv", "fp16", {});
+  for (const Point& p : synthetic_points())
+    series.points.push_back(
+        {0, p.params.at("batch").get<double>(), roofline::point_bounds(p, roofs), {}});
   const std::string svg = time_vs_parameter_chart(series);
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
-  EXPECT_EQ(count(svg, "class=\"series\""), 8u);  // all but transfer (no copies)
-  EXPECT_EQ(count(svg, "class=\"point\""), 2u * 9u);
+  EXPECT_EQ(count_occurrences(svg, "class=\"series\""), 8u);  // all but transfer (no copies)
+  EXPECT_EQ(count_occurrences(svg, "class=\"point\""), 2u * 9u);
   for (const char* t : {"1", "2", "256", "batch", "Time per call (s)", "launch N x L",
                         "Tensor-Core compute", "CUDA-core compute", "HBM"})
     EXPECT_TRUE(x.has_text(t)) << t;
@@ -435,10 +439,10 @@ TEST(TimeVsParameter, ThreeMeasuredTimesWithTheirIntervalBands) {
   const std::string svg = time_vs_parameter_chart(series);
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
-  EXPECT_EQ(count(svg, "class=\"band\""), 3u);
-  EXPECT_EQ(count(svg, "<polygon "), 3u);
+  EXPECT_EQ(count_occurrences(svg, "class=\"band\""), 3u);
+  EXPECT_EQ(count_occurrences(svg, "<polygon "), 3u);
   // Per band: 4 low edge points left to right, then 4 high edge points back.
-  EXPECT_EQ(count(svg, "class=\"point\""), 4u * 4u);  // T_stream, T_call, T_graph, T_k
+  EXPECT_EQ(count_occurrences(svg, "class=\"point\""), 4u * 4u);  // T_stream, T_call, T_graph, T_k
   for (const char* t :
        {"T_stream: calls back to back", "T_call: one synchronized call",
         "T_graph: CUDA graph replay", "kernel time T_k", "shaded: 95% interval of the median"})
@@ -456,7 +460,7 @@ TEST(TimeVsParameter, ThreeMeasuredTimesWithTheirIntervalBands) {
     p.bounds.call->ci_low_s.reset();
   }
   const std::string old = time_vs_parameter_chart(series);
-  EXPECT_EQ(count(old, "class=\"band\""), 0u);
+  EXPECT_EQ(count_occurrences(old, "class=\"band\""), 0u);
   EXPECT_EQ(old.find("T_stream"), std::string::npos);
   EXPECT_NE(old.find(">T_call: one synchronized call<"), std::string::npos);
   EXPECT_EQ(old.find("shaded: 95% interval"), std::string::npos);
@@ -483,15 +487,16 @@ TEST(TimeVsParameter, AMissingValueBreaksItsLineAndBand) {
     return svg.substr(at, svg.find("</g>", at) - at);
   };
   const std::string l1 = group("L1");
-  EXPECT_EQ(count(l1, "<polyline "), 2u);  // batch 1 alone, then 4-8
-  EXPECT_EQ(count(l1, "<circle "), 1u);    // the dot of batch 1
+  EXPECT_EQ(count_occurrences(l1, "<polyline "), 2u);  // batch 1 alone, then 4-8
+  EXPECT_EQ(count_occurrences(l1, "<circle "), 1u);    // the dot of batch 1
   const std::string graph = group("T_graph: CUDA graph replay");
-  EXPECT_EQ(count(graph, "<polyline "), 2u);  // batch 1-2, then 8-16
-  EXPECT_EQ(count(group("T_stream: calls back to back"), "<polyline "), 1u);
+  EXPECT_EQ(count_occurrences(graph, "<polyline "), 2u);  // batch 1-2, then 8-16
+  EXPECT_EQ(count_occurrences(group("T_stream: calls back to back"), "<polyline "), 1u);
   const std::size_t band = svg.find("<title>T_graph: CUDA graph replay: 95% interval");
   ASSERT_NE(band, std::string::npos);
-  EXPECT_EQ(count(svg.substr(band, svg.find("</g>", band) - band), "<polygon "), 2u);
-  EXPECT_EQ(count(svg, "class=\"point\""), 4u * 5u - 1u);  // T_stream, T_call, T_graph, T_k
+  EXPECT_EQ(count_occurrences(svg.substr(band, svg.find("</g>", band) - band), "<polygon "), 2u);
+  EXPECT_EQ(count_occurrences(svg, "class=\"point\""),
+            4u * 5u - 1u);  // T_stream, T_call, T_graph, T_k
 }
 
 // ---- Time-based complexity chart ------------------------------------------------------
@@ -571,7 +576,7 @@ TEST(TimeComplexity, AxesInBytesFlopsAndSecondsPointsSegmentsFloors) {
     EXPECT_TRUE(x.has_text(t)) << t;
   // Points: complexity (filled) and run-time (open) joined by a segment; the
   // point without bytes is not drawn but counted.
-  EXPECT_EQ(count(svg, "class=\"point\""), 2u);
+  EXPECT_EQ(count_occurrences(svg, "class=\"point\""), 2u);
   EXPECT_NE(svg.find("<line x1=\"296\" y1=\"382\" x2=\"396\" y2=\"282\""), std::string::npos);
   EXPECT_NE(svg.find("<circle cx=\"296\" cy=\"382\" r=\"3.5\" stroke=\"#ffffff\" fill=\"" +
                      std::string(bound_color("compute_bound(tensor_core)")) + "\""),
@@ -583,11 +588,11 @@ TEST(TimeComplexity, AxesInBytesFlopsAndSecondsPointsSegmentsFloors) {
   EXPECT_NE(svg.find("<line x1=\"496\" y1=\"482\" x2=\"596\" y2=\"382\""), std::string::npos);
   EXPECT_TRUE(x.has_text("2 points not drawn: no HBM bytes, no time or no work"));
   // Balance line y = 100 x across the plot, labelled with its value.
-  EXPECT_EQ(count(svg, "class=\"balance\""), 1u);
+  EXPECT_EQ(count_occurrences(svg, "class=\"balance\""), 1u);
   EXPECT_NE(svg.find("<line x1=\"296\" y1=\"582\" x2=\"676\" y2=\"202\""), std::string::npos);
   EXPECT_TRUE(x.has_text("balance " + format_si(100.0, "FLOP/B")));
   // Launch floors: an L per launch count, corner on the balance line.
-  EXPECT_EQ(count(svg, "class=\"launch-floor\""), 2u);
+  EXPECT_EQ(count_occurrences(svg, "class=\"launch-floor\""), 2u);
   EXPECT_NE(svg.find("<polyline points=\"396,582 396,482 96,482\" stroke=\"" +
                      std::string(color(Bound::launch)) + "\""),
             std::string::npos);
@@ -616,27 +621,7 @@ TEST(TimeComplexity, NothingToDrawSaysWhy) {
   EXPECT_NE(std::find(x.texts.begin(), x.texts.end(),
                       "nothing to draw: no DRAM bandwidth roof: not measured"),
             x.texts.end());
-  EXPECT_EQ(count(svg, "class=\"point\""), 0u);
-}
-
-// A conv batch series on the synthetic machine (Tensor-Core work, 3 launches).
-std::vector<Point> synthetic_points(const std::string& op = "conv") {
-  std::vector<Point> points;
-  for (int b = 1; b <= 256; b *= 2) {
-    Point p;
-    p.op = op;
-    p.precision = "fp16";
-    p.seq = static_cast<std::int64_t>(points.size());
-    p.params = {{"batch", b}};
-    p.timing.call = TimeStats{.median_s = 20e-6 + b * 1e-6};
-    p.timing.kernel_time_s = 5e-6 + b * 0.9e-6;
-    p.timing.launches = 3;
-    p.counters = {{"tensor_fp16_flops", b * 1e9}, {"fp32_flops", b * 1e6},
-                  {"dram_read_bytes", b * 2e6},   {"dram_write_bytes", b * 1e6},
-                  {"l2_bytes", b * 6e6},          {"l1_bytes", b * 9e6}};
-    points.push_back(p);
-  }
-  return points;
+  EXPECT_EQ(count_occurrences(svg, "class=\"point\""), 0u);
 }
 
 TEST(TimeComplexity, FromPointsEveryPointHasItsTooltip) {
@@ -649,8 +634,8 @@ TEST(TimeComplexity, FromPointsEveryPointHasItsTooltip) {
   const std::string svg = time_complexity_chart(record, analysis, analysis.sweeps.at(0), "T");
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
-  EXPECT_EQ(count(svg, "class=\"point\""), points.size());
-  EXPECT_EQ(count(svg, "class=\"launch-floor\""), 1u);  // every point: 3 launches
+  EXPECT_EQ(count_occurrences(svg, "class=\"point\""), points.size());
+  EXPECT_EQ(count_occurrences(svg, "class=\"launch-floor\""), 1u);  // every point: 3 launches
   std::size_t tips = 0;
   for (const std::string& t : x.titles) {
     if (t.rfind(op + " fp16", 0) != 0) continue;
@@ -699,7 +684,7 @@ TEST(TimeDecomposition, StackedMeasuredPartsInSecondsAndShares) {
   const std::string svg = time_decomposition_chart(series, "Where <it> goes");
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
-  EXPECT_EQ(count(svg, "class=\"bar\""), 3u);
+  EXPECT_EQ(count_occurrences(svg, "class=\"bar\""), 3u);
   for (const char* t : {"Where <it> goes", "batch", "1", "2", "4", "Time per call (s)",
                         "Share of the call", "20 us", "100 us", "0%", "40%", "100%"})
     EXPECT_TRUE(x.has_text(t)) << t;
@@ -720,7 +705,7 @@ TEST(TimeDecomposition, StackedMeasuredPartsInSecondsAndShares) {
                      "fill=\"" +
                      std::string(color(Bound::l2)) + "\""),
             std::string::npos);
-  EXPECT_EQ(count(svg, "<pattern "), 2u);  // a hatch per roof
+  EXPECT_EQ(count_occurrences(svg, "<pattern "), 2u);  // a hatch per roof
   // Legend: the parts present, kernel time per roof.
   for (const char* t :
        {"host overhead (T_stream - T_graph)", "device gaps (T_graph - T_k - transfer)", "transfer",
@@ -809,14 +794,14 @@ TEST(TensorCores, ShareAndUtilisationOnAPercentAxis) {
   const std::string svg = tensor_core_chart(series, "TC");
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
-  EXPECT_EQ(count(svg, "class=\"series\""), 2u);
-  EXPECT_EQ(count(svg, "class=\"point\""), 8u);
+  EXPECT_EQ(count_occurrences(svg, "class=\"series\""), 2u);
+  EXPECT_EQ(count_occurrences(svg, "class=\"point\""), 8u);
   for (const char* t : {"0%", "20%", "40%", "60%", "80%", "100%", "1", "2", "4", "8", "batch",
                         "Tensor Cores (%)", "share of the FLOPs", "utilisation (T_tensor / T_k)"})
     EXPECT_TRUE(x.has_text(t)) << t;
   // 120% is drawn at the top as a triangle and said in the legend and at the line's end.
   EXPECT_TRUE(x.has_text("above 100% (counters or roof off)"));
-  EXPECT_EQ(count(svg, "<polygon"), 2u);
+  EXPECT_EQ(count_occurrences(svg, "<polygon"), 2u);
   EXPECT_TRUE(x.has_text("120%"));
   // Exact positions: plot 84..684 x 64..394, x log over [0.8, 10], y over [0, 1.04].
   auto px = [](double v) {
@@ -843,10 +828,7 @@ TEST(TensorCores, ShareAndUtilisationOnAPercentAxis) {
 // ---- The real H200 sample ------------------------------------------------------------
 
 const RunRecord& sample() {
-  static const RunRecord record = [] {
-    const std::string path = test::source_dir() + "/samples/sample-run.json";
-    return parse_export_document(nlohmann::json::parse(test::read_file(path)), path).at(0);
-  }();
+  static const RunRecord record = test::load_run("samples/sample-run.json");
   return record;
 }
 
@@ -905,29 +887,29 @@ std::vector<Chart> sample_charts() {
 TEST(SampleCharts, ChartsHaveEveryCeilingPointAndSeries) {
   const RunRecord& r = sample();
   const std::string ceilings = ceilings_chart(r.run.machine);
-  EXPECT_EQ(count(ceilings, "class=\"ceiling\""), r.run.machine.ceilings.size());
-  EXPECT_EQ(count(working_set_chart(r.run.machine), "class=\"sample\""),
+  EXPECT_EQ(count_occurrences(ceilings, "class=\"ceiling\""), r.run.machine.ceilings.size());
+  EXPECT_EQ(count_occurrences(working_set_chart(r.run.machine), "class=\"sample\""),
             r.run.machine.working_set.size());
   const roofline::RunAnalysis analysis = roofline::analyze(r);
   const roofline::MachineRoofs& roofs = analysis.roofs;
   const auto samples = point_samples(r, analysis);
   EXPECT_GE(samples.size(), 200u);
   const std::string roof = classic_roofline_chart(roofs, samples);
-  EXPECT_EQ(count(roof, "class=\"sample\""), samples.size());
+  EXPECT_EQ(count_occurrences(roof, "class=\"sample\""), samples.size());
   // The sample's measured roofs (H200: wgmma fp16 816 TFLOP/s, HBM read 4.61 TB/s).
   EXPECT_NE(roof.find("tensor_fp16 816 TFLOP/s"), std::string::npos);
   EXPECT_NE(roof.find("HBM 4.61 TB/s"), std::string::npos);
 }
 
 TEST(SampleCharts, EverySvgIsWellFormedXml) {
-  const bool xmllint = have("xmllint");
+  const bool xmllint = !find_on_path("xmllint").empty();
   test::TempDir dir;
   for (const Chart& c : sample_charts()) {
     const XmlCheck x = check_xml(c.svg);
     EXPECT_TRUE(x.ok) << c.name << ": " << x.error;
     EXPECT_GT(x.elements, 50u) << c.name;
     if (xmllint) {
-      write(dir.file(c.name + ".svg"), c.svg);
+      write_file(dir.file(c.name + ".svg"), c.svg);
       const auto r = sh("xmllint --noout '" + dir.file(c.name + ".svg") + "'");
       EXPECT_EQ(r.exit_code, 0) << c.name << ": " << r.err;
     }
@@ -936,20 +918,20 @@ TEST(SampleCharts, EverySvgIsWellFormedXml) {
 }
 
 TEST(SampleCharts, EverySvgRendersToANonBlankPng) {
-  if (!have("rsvg-convert"))
+  if (find_on_path("rsvg-convert").empty())
     GTEST_SKIP() << "rsvg-convert not installed (apt install librsvg2-bin)";
   test::TempDir tmp;
   const char* keep = std::getenv("TIMEROOF_PLOTS_OUT");
   const std::string dir = keep && *keep ? keep : tmp.path();
   std::filesystem::create_directories(dir);
   // A blank page of the same size: what an empty render compresses to.
-  write(dir + "/blank.svg", Svg(960, 640).str());
+  write_file(dir + "/blank.svg", Svg(960, 640).str());
   ASSERT_EQ(sh("rsvg-convert -o '" + dir + "/blank.png' '" + dir + "/blank.svg'").exit_code, 0);
   const auto blank = std::filesystem::file_size(dir + "/blank.png");
   for (const Chart& c : sample_charts()) {
     const std::string svg = dir + "/" + c.name + ".svg";
     const std::string png = dir + "/" + c.name + ".png";
-    write(svg, c.svg);
+    write_file(svg, c.svg);
     const auto r = sh("rsvg-convert -o '" + png + "' '" + svg + "'");
     ASSERT_EQ(r.exit_code, 0) << c.name << ": " << r.err;
     const std::string bytes = test::read_file(png);

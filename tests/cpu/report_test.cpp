@@ -21,52 +21,29 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/json_io.hpp"
+#include "plots/process.hpp"
 #include "plots/report.hpp"
 #include "plots/svg.hpp"
 #include "roofline/analysis.hpp"
 #include "roofline/findings.hpp"
 #include "roofline/machine_roofs.hpp"
 #include "roofline/sweep_fit.hpp"
+#include "tests/support/fixtures.hpp"
 #include "tests/support/run_tool.hpp"
 
 namespace timeroof::plots {
 namespace {
 
+using detail::find_on_path;
+using test::count_occurrences;
 using test::read_file;
 using test::run_process;
 using test::TempDir;
 using test::ToolResult;
 
 const RunRecord& sample() {
-  static const RunRecord record = [] {
-    const std::string path = test::source_dir() + "/samples/sample-run.json";
-    return parse_export_document(nlohmann::json::parse(read_file(path)), path).at(0);
-  }();
+  static const RunRecord record = test::load_run("samples/sample-run.json");
   return record;
-}
-
-// The program's absolute path from $PATH, or empty.
-std::string which(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
-    const std::filesystem::path candidate =
-        std::filesystem::path(dirs.substr(start, end - start)) / name;
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
-    start = end + 1;
-  }
-  return {};
-}
-
-std::size_t count(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos;
-       at = text.find(needle, at + needle.size()))
-    ++n;
-  return n;
 }
 
 // The sample's report, written once into a directory kept for the whole test.
@@ -97,7 +74,7 @@ TEST(Report, SampleReportIsWritten) {
 }
 
 TEST(Report, HtmlParsesAsXmlAndAsHtml) {
-  const std::string xmllint = which("xmllint");
+  const std::string xmllint = find_on_path("xmllint");
   if (xmllint.empty()) GTEST_SKIP() << "xmllint not installed (Debian: libxml2-utils)";
   const std::string path = written().dir.file("index.html");
   const ToolResult xml = run_process({xmllint, "--noout", path});
@@ -126,9 +103,10 @@ TEST(Report, NothingIsFetchedFromTheNetwork) {
   for (const char* bad : {"src=\"http", "href=\"http", "src='http", "href='http", "url(http",
                           "url(//", "@import", "<script", "<link", "<iframe", "<img"})
     EXPECT_EQ(html.find(bad), std::string::npos) << bad;
-  EXPECT_EQ(count(html, "https://"), 0u);
+  EXPECT_EQ(count_occurrences(html, "https://"), 0u);
   // The only http:// text is the SVG namespace name (an identifier, never fetched).
-  EXPECT_EQ(count(html, "http://"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_EQ(count_occurrences(html, "http://"),
+            count_occurrences(html, "xmlns=\"http://www.w3.org/2000/svg\""));
 }
 
 TEST(Report, EverySectionIsThere) {
@@ -150,7 +128,7 @@ TEST(Report, EverySectionIsThere) {
   EXPECT_NE(w.html.find(escape(run.command_line)), std::string::npos);
   EXPECT_NE(w.html.find("failed 1, ok 259"), std::string::npos) << "counts per status";
   // Every ceiling has a row.
-  EXPECT_EQ(count(w.html, "<tr class=\"ceiling\">"), run.machine.ceilings.size());
+  EXPECT_EQ(count_occurrences(w.html, "<tr class=\"ceiling\">"), run.machine.ceilings.size());
 }
 
 TEST(Report, FindingsAreListedInRankOrder) {
@@ -170,7 +148,7 @@ TEST(Report, FindingsAreListedInRankOrder) {
 
 TEST(Report, OneTableRowPerPoint) {
   const Written& w = written();
-  EXPECT_EQ(count(w.html, "<tr class=\"point\">"), sample().points.size());
+  EXPECT_EQ(count_occurrences(w.html, "<tr class=\"point\">"), sample().points.size());
   // The failed point carries its reason.
   for (const Point& p : sample().points)
     if (p.status != PointStatus::ok)
@@ -183,7 +161,7 @@ TEST(Report, TimesTableShowsTheMeasuredTimesThePartsAndTheClassReason) {
   const Written& w = written();
   std::size_t analysed = 0;
   for (const Point& p : sample().points) analysed += roofline::analysed_status(p.status);
-  EXPECT_EQ(count(w.html, "<tr class=\"times\">"), analysed);
+  EXPECT_EQ(count_occurrences(w.html, "<tr class=\"times\">"), analysed);
   for (const char* header : {"<th>T_call</th>", "<th>T_stream</th>", "<th>T_graph</th>",
                              "<th>Issue</th>", "<th>Host overhead</th>", "<th>Device gaps</th>",
                              "<th>Not explained</th>", "<th>Class: why</th>"})
@@ -210,8 +188,8 @@ TEST(Report, MarkdownChartsAreSvgFilesNextToIt) {
     files.insert((*it)[1].str());
   // Ceilings, working set, one roofline per sweep, one time chart per series.
   EXPECT_GE(files.size(), 6u);
-  EXPECT_EQ(files.size(), count(w.html, "<figure>"));
-  const std::string xmllint = which("xmllint");
+  EXPECT_EQ(files.size(), count_occurrences(w.html, "<figure>"));
+  const std::string xmllint = find_on_path("xmllint");
   for (const std::string& file : files) {
     EXPECT_EQ(file.find('/'), std::string::npos) << "relative, next to report.md: " << file;
     EXPECT_EQ(file.substr(file.size() - 4), ".svg") << file;
@@ -253,7 +231,7 @@ TEST(Report, NamesWithMarkupSurviveEscaped) {
   EXPECT_NE(md.find("void gemm&lt;float, Tile&lt;128, 64&gt;&gt;(Params&amp;) &lt;script&gt;"),
             std::string::npos);
   EXPECT_EQ(md.find('`'), std::string::npos) << "no raw backtick anywhere";
-  const std::string xmllint = which("xmllint");
+  const std::string xmllint = find_on_path("xmllint");
   if (!xmllint.empty()) {
     const ToolResult xml = run_process({xmllint, "--noout", dir.file("index.html")});
     EXPECT_EQ(xml.exit_code, 0) << xml.err.substr(0, 2000);
@@ -320,7 +298,7 @@ TEST(Report, NamesWithCodePointsXmlCannotHoldGiveWellFormedFiles) {
             std::string::npos);
   for (const char* raw : {"\xef\xbf\xbe", "\xef\xbf\xbf", "\x01", "\x1b", "\xff"})
     EXPECT_EQ(html.find(raw), std::string::npos) << "raw byte " << int(*raw);
-  const std::string xmllint = which("xmllint");
+  const std::string xmllint = find_on_path("xmllint");
   if (xmllint.empty()) GTEST_SKIP() << "xmllint not installed (Debian: libxml2-utils)";
   std::set<std::string> files = chart_files(read_file(dir.file("report.md")));
   ASSERT_GE(files.size(), 6u);
@@ -392,10 +370,13 @@ TEST(Report, TimeBasedChartsPerSweepAndSeries) {
     });
   ASSERT_GT(tensor_series, 0u);
   ASSERT_LT(tensor_series, series.size());
-  EXPECT_EQ(count(w.markdown, "-complexity.svg)"), 2u) << "one per sweep";
-  EXPECT_EQ(count(w.markdown, "-decomposition.svg)"), series.size()) << "one per series";
-  EXPECT_EQ(count(w.markdown, "-tensor.svg)"), tensor_series) << "series with Tensor-Core work";
-  EXPECT_EQ(count(w.html, "Tensor Cores do none of the FLOPs of "), series.size() - tensor_series);
+  EXPECT_EQ(count_occurrences(w.markdown, "-complexity.svg)"), 2u) << "one per sweep";
+  EXPECT_EQ(count_occurrences(w.markdown, "-decomposition.svg)"), series.size())
+      << "one per series";
+  EXPECT_EQ(count_occurrences(w.markdown, "-tensor.svg)"), tensor_series)
+      << "series with Tensor-Core work";
+  EXPECT_EQ(count_occurrences(w.html, "Tensor Cores do none of the FLOPs of "),
+            series.size() - tensor_series);
   for (const char* title :
        {"Time-based roofline: conv2d-default", "Time-based roofline: lstm-default",
         "conv2d fwd fp16: where the time goes, against batch",
@@ -466,7 +447,7 @@ std::vector<std::string> images(const std::string& markdown) {
 }
 
 TEST(Report, PngAndPdfChartsAreConvertedAndReferenced) {
-  if (which("rsvg-convert").empty())
+  if (find_on_path("rsvg-convert").empty())
     GTEST_SKIP() << "rsvg-convert not installed (apt install librsvg2-bin)";
   for (const auto& [format, magic] :
        {std::pair<ChartFormat, std::string>{ChartFormat::png, "\x89PNG"},
@@ -502,8 +483,8 @@ TEST(Report, PngAndPdfChartsAreConvertedAndReferenced) {
 // script added to a copy of the page reports every table whose narrowest layout
 // (min-content: words whole where the CSS keeps them whole) is wider than the body.
 TEST(Report, PointTablesFitTheWidthOfAnA4Page) {
-  std::string chromium = which("chromium");
-  if (chromium.empty()) chromium = which("chromium-browser");
+  std::string chromium = find_on_path("chromium");
+  if (chromium.empty()) chromium = find_on_path("chromium-browser");
   if (chromium.empty()) GTEST_SKIP() << "chromium not installed: no layout check";
   const Written& w = written();
   EXPECT_NE(w.html.find("@media print,(max-width:820px)"), std::string::npos);
@@ -537,8 +518,8 @@ TEST(Report, PointTablesFitTheWidthOfAnA4Page) {
 }
 
 TEST(Report, OpensInHeadlessChromiumAndIsNotBlank) {
-  std::string chromium = which("chromium");
-  if (chromium.empty()) chromium = which("chromium-browser");
+  std::string chromium = find_on_path("chromium");
+  if (chromium.empty()) chromium = find_on_path("chromium-browser");
   if (chromium.empty()) GTEST_SKIP() << "chromium not installed: no browser screenshot check";
   const Written& w = written();
   TempDir profile;

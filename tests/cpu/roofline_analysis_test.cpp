@@ -7,6 +7,7 @@
 
 #include "core/json_io.hpp"
 #include "roofline/analysis.hpp"
+#include "tests/support/fixtures.hpp"
 #include "tests/support/run_tool.hpp"
 
 namespace timeroof::roofline {
@@ -230,9 +231,7 @@ TEST(Analysis, TransferRoofsAllFourListedAndEachPointSaysWhichItUsed) {
 }
 
 TEST(Analysis, TheSampleIsAnalysedPointByPoint) {
-  const std::string path = test::source_dir() + "/samples/sample-run.json";
-  const std::vector<RunRecord> records =
-      parse_export_document(json::parse(test::read_file(path)), path);
+  const std::vector<RunRecord> records = test::load_runs("samples/sample-run.json");
   ASSERT_EQ(records.size(), 1u);
   const RunAnalysis a = analyze(records[0]);
   ASSERT_EQ(a.points.size(), records[0].points.size());

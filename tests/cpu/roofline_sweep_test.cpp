@@ -18,6 +18,7 @@
 #include "roofline/charts_data.hpp"
 #include "roofline/findings.hpp"
 #include "roofline/sweep_fit.hpp"
+#include "tests/support/fixtures.hpp"
 #include "tests/support/run_tool.hpp"
 
 namespace timeroof::roofline {
@@ -609,20 +610,13 @@ TEST(ComplexityChart, MissingBandwidthOrBytesIsSaid) {
 
 // ---- Real fixtures (H200) ----------------------------------------------------
 
-RunRecord load(const std::string& relative) {
-  const std::string path = test::source_dir() + "/" + relative;
-  const auto records = parse_export_document(nlohmann::json::parse(test::read_file(path)), path);
-  EXPECT_EQ(records.size(), 1u);
-  return records.at(0);
-}
-
 const RunRecord& sample() {
-  static const RunRecord record = load("samples/sample-run.json");
+  static const RunRecord record = test::load_run("samples/sample-run.json");
   return record;
 }
 
 const RunRecord& batch_fixture() {
-  static const RunRecord record = load("tests/fixtures/conv2d-batch-h200.json");
+  static const RunRecord record = test::load_run("tests/fixtures/conv2d-batch-h200.json");
   return record;
 }
 
@@ -791,7 +785,7 @@ const std::vector<Finding>& sample_findings() {
 }
 
 const RunRecord& h100_sample() {
-  static const RunRecord record = load("samples/sample-run-h100.json");
+  static const RunRecord record = test::load_run("samples/sample-run-h100.json");
   return record;
 }
 

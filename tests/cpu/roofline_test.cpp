@@ -16,6 +16,7 @@
 #include "roofline/bounds.hpp"
 #include "roofline/classify.hpp"
 #include "roofline/machine_roofs.hpp"
+#include "tests/support/fixtures.hpp"
 #include "tests/support/run_tool.hpp"
 
 namespace timeroof::roofline {
@@ -897,15 +898,8 @@ TEST(LowerBound, KernelsThatDoNotAddUpKeepTheOperatorBound) {
 
 // ---- Real fixtures (H200) ----------------------------------------------------
 
-RunRecord load(const std::string& relative) {
-  const std::string path = test::source_dir() + "/" + relative;
-  const auto records = parse_export_document(nlohmann::json::parse(test::read_file(path)), path);
-  EXPECT_EQ(records.size(), 1u);
-  return records.at(0);
-}
-
 const RunRecord& sample() {
-  static const RunRecord record = load("samples/sample-run.json");
+  static const RunRecord record = test::load_run("samples/sample-run.json");
   return record;
 }
 
@@ -951,7 +945,8 @@ TEST(SampleRun, PropertiesHoldOverEveryRealPoint) {
   const MachineRoofs theoretical = machine_roofs(theo);
   // conv2d-batch-h200.json has no ceilings: judge its points on the sample's roofs.
   std::vector<Point> points = sample().points;
-  for (const Point& p : load("tests/fixtures/conv2d-batch-h200.json").points) points.push_back(p);
+  for (const Point& p : test::load_run("tests/fixtures/conv2d-batch-h200.json").points)
+    points.push_back(p);
   int checked = 0, over_measured = 0, kernel_over_wall = 0, launch_roof_over_time = 0,
       call_below_graph = 0;
   for (const Point& p : points) {
@@ -1027,7 +1022,7 @@ TEST(SampleRun, PropertiesHoldOverEveryRealPoint) {
 }
 
 const RunRecord& h100_sample() {
-  static const RunRecord record = load("samples/sample-run-h100.json");
+  static const RunRecord record = test::load_run("samples/sample-run-h100.json");
   return record;
 }
 

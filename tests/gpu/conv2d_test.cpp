@@ -28,6 +28,7 @@
 #include "sweeps/implementations.hpp"
 #include "sweeps/operator.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/support/paper_layer.hpp"
 
 namespace timeroof {
 namespace {
@@ -62,18 +63,9 @@ Conv2dSpec small(Layout layout, ConvDirection direction, Precision precision,
 
 // The paper's layer: N16 C64 112x112 K64 3x3 stride 2 pad 1, NHWC fp16.
 Conv2dSpec paper_layer(ConvDirection direction, CudnnApi api = CudnnApi::graph) {
-  Conv2dSpec spec;
-  spec.layout = Layout::nhwc;
+  Conv2dSpec spec = paper_conv2d_spec();
   spec.direction = direction;
-  spec.precision = Precision::fp16;
   spec.api = api;
-  spec.n = 16;
-  spec.c = 64;
-  spec.h = spec.w = 112;
-  spec.k = 64;
-  spec.r = spec.s = 3;
-  spec.stride_h = spec.stride_w = 2;
-  spec.pad_h = spec.pad_w = 1;
   return spec;
 }
 

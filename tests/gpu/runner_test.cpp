@@ -7,7 +7,7 @@
 #include "counters/counter_access.hpp"
 #include "sweeps/runner.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
-#include "tests/gpu/paper_layer.hpp"
+#include "tests/support/paper_layer.hpp"
 #include "tests/support/run_tool.hpp"
 
 namespace timeroof {

@@ -11,7 +11,7 @@
 #include "sweeps/implementations.hpp"
 #include "sweeps/runner.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
-#include "tests/gpu/paper_layer.hpp"
+#include "tests/support/paper_layer.hpp"
 
 namespace timeroof {
 namespace {

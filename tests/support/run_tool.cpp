@@ -144,11 +144,23 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
 int count_lines(const std::string& text) {
   int lines = 0;
   for (char c : text) lines += c == '\n';
   if (!text.empty() && text.back() != '\n') ++lines;
   return lines;
+}
+
+std::size_t count_occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + needle.size()))
+    ++n;
+  return n;
 }
 
 }  // namespace timeroof::test

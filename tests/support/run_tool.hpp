@@ -1,6 +1,8 @@
-// Runs the timeroof binary as a user would and captures what it printed.
+// Runs the timeroof binary as a user would and captures what it printed; and
+// the file and text helpers the tests share.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +48,9 @@ std::string tool_binary();
 std::string source_dir();
 
 std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& bytes);
 int count_lines(const std::string& text);
+// How often `needle` stands in `text`, not overlapping.
+std::size_t count_occurrences(const std::string& text, const std::string& needle);
 
 }  // namespace timeroof::test
