@@ -477,7 +477,10 @@ TEST(CeilingsCore, L2RoofCountersShowEveryCountedByteRequested) {
   static const std::regex asked(R"(lts__t_sectors_srcunit_tex\), ([0-9.]+)% of the bytes counted)");
   ASSERT_TRUE(std::regex_search(l2.method, m, asked)) << l2.method;
   const double share = std::stod(m[1]);
-  EXPECT_GE(share, 97.0) << l2.method;
+  // 97.2% for the quick winner on an H100 (strided, 8 MiB): a few requests of
+  // SMs at the same line at once still merge; the half that working sets below
+  // one grid of loads merged is what this guards against.
+  EXPECT_GE(share, 95.0) << l2.method;
   EXPECT_LE(share, 103.0) << l2.method;
 }
 

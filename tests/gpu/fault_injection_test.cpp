@@ -264,7 +264,7 @@ TEST(FaultInjection, KillDuringTheCounterPassKeepsTheFinishedPointsAndResumeDoes
   expect_readable(db);
   std::vector<RunRecord> runs = stored_runs(db);
   ASSERT_EQ(runs.size(), 1u);
-  const RunRecord& killed = runs[0];
+  const RunRecord killed = runs[0];  // a copy: `runs` is read again after the resume
   EXPECT_EQ(killed.run.status, "running");  // what a crash leaves: no one finished it
   // Nothing of the batch whose counters were being collected: its points had
   // not been written (a crash loses at most one batch). What was stored stays.
