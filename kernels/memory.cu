@@ -244,9 +244,12 @@ __global__ void __launch_bounds__(kBlock)
                    std::uint32_t* block_sums) {
   unsigned sum = 0;
   if (strided) {
-    const std::size_t mask = count - 1;
-    const std::size_t grid = static_cast<std::size_t>(gridDim.x) * kBlock;
-    std::size_t index = static_cast<std::size_t>(blockIdx.x) * kBlock + threadIdx.x;
+    // 32-bit indices (count <= 2^32, checked at launch): the 64-bit add and mask
+    // per load cost ~1.5% of the rate on an H100 (8.28 against 8.40 TB/s).
+    // Unsigned wrap-around is mod 2^32, so (x mod 2^32) & mask equals x & mask.
+    const unsigned mask = static_cast<unsigned>(count - 1);
+    const unsigned grid = gridDim.x * static_cast<unsigned>(kBlock);
+    unsigned index = blockIdx.x * static_cast<unsigned>(kBlock) + threadIdx.x;
     for (int pass = 0; pass < passes; ++pass) {
       uint4 v[kUnroll];
 #pragma unroll
@@ -598,8 +601,8 @@ void launch_l2_read(const L2Variant& v, const void* data, std::size_t count, int
                     std::uint32_t* block_sums, int blocks, cudaStream_t stream) {
   check_blocks(blocks);
   const L2Kernel kernel = l2_read_kernel_for(v);
-  if (v.strided && (count == 0 || (count & (count - 1)) != 0))
-    throw std::invalid_argument("a strided L2 read needs a power-of-two element count");
+  if (v.strided && (count == 0 || (count & (count - 1)) != 0 || count > (std::size_t{1} << 32)))
+    throw std::invalid_argument("a strided L2 read needs a power-of-two element count <= 2^32");
   if (!v.strided && count % (static_cast<std::size_t>(v.unroll) * v.threads) != 0)
     throw std::invalid_argument("an L2 read of tiles needs a whole number of tiles");
   if (!v.strided && blocks % v.sharing != 0)

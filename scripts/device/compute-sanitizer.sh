@@ -5,7 +5,9 @@
 # of an error by any tool fails the script. Tests that need the hardware counters
 # are filtered out: the sanitizer instruments through the same profiling
 # interface, so CUPTI's range profiler is unavailable under it.
-# Usage: compute-sanitizer.sh [SECONDS per run] (default 150). Logs: $OUT/sanitizer-logs.tgz.
+# Usage: compute-sanitizer.sh [SECONDS per run] [TEST NAME...] (default 150 s, every
+# GPU test binary; names such as gpu_measure_test split the tier over several device
+# calls, which have a time limit). Logs: $OUT/sanitizer-logs.tgz.
 set -uo pipefail
 source "$(dirname "$0")/setup.sh"
 limit=${1:-150}
@@ -32,10 +34,14 @@ run() {  # TOOL BINARY
     status=1
   fi
 }
-for bin in .carry/tests/gpu_*_test; do run memcheck "$bin"; done
+names=("${@:2}")
+[ ${#names[@]} -eq 0 ] && for bin in .carry/tests/gpu_*_test; do names+=("$(basename "$bin")"); done
+for name in "${names[@]}"; do
+  [ -x ".carry/tests/$name" ] && run memcheck ".carry/tests/$name"
+done
 for tool in racecheck initcheck synccheck; do
   for name in gpu_measure_test gpu_transfer_test; do
-    [ -x ".carry/tests/$name" ] && run "$tool" ".carry/tests/$name"
+    case " ${names[*]} " in *" $name "*) [ -x ".carry/tests/$name" ] && run "$tool" ".carry/tests/$name" ;; esac
   done
 done
 echo "status=$status" | tee -a "$summary"
