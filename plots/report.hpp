@@ -14,8 +14,9 @@
 // utilisation; a table with one row per point, and one per analysed point of its
 // measured times, the parts of T and the reason for its class; and provenance.
 // Every piece of text taken from the data (kernel and operator names, params,
-// reasons, command lines) is escaped: XML entities in HTML; in Markdown too
-// (renderers pass HTML through), plus | and backticks.
+// reasons, command lines) is escaped: XML entities in HTML (table cells break
+// long identifiers between their parts only); in Markdown, a backslash before
+// each character that would open markup, so report.md reads as plain text.
 #pragma once
 
 #include <string>

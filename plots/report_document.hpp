@@ -22,12 +22,13 @@ struct Block {
   bool ordered = false;
   std::vector<std::string> header;  // table
   std::vector<std::vector<std::string>> rows;
-  std::string row_class;            // table: class of every body row
-  std::vector<std::size_t> nowrap;  // table: columns never wrapped (numbers, short labels)
-  std::vector<std::size_t> words;   // table: columns wrapped between words only
-  std::string caption;              // table, chart
-  std::string svg;                  // chart
-  std::string file;                 // chart: file name next to report.md
+  std::string row_class;  // table: class of every body row
+  // table: columns never wrapped (numbers, short labels); the others wrap between
+  // words, and long words between their parts (report_html.cpp)
+  std::vector<std::size_t> nowrap;
+  std::string caption;  // table, chart
+  std::string svg;      // chart
+  std::string file;     // chart: file name next to report.md
 };
 
 Block heading(int level, const std::string& text, const std::string& id = {});
@@ -36,6 +37,15 @@ Block list(std::vector<std::string> items, bool ordered);
 Block table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows,
             const std::string& row_class = {}, const std::string& caption = {});
 Block chart(std::string svg, const std::string& file, const std::string& caption);
+
+// Text for Markdown (CommonMark, as GitHub renders it): each character that
+// would open markup backslash-escaped, the rest as written, so report.md reads
+// as the text itself ("the series' time", "a < b", "hbm_read"): \ ` * [ ] ~
+// always; _ unless inside a word (where it opens no emphasis); < before a
+// letter, / ! or ? (a tag or an autolink); & before what reads as an entity;
+// > at the start, # - + there before a space or their twin, and the . or ) of
+// a leading number before a space (a quote, heading, list or rule). Newlines as spaces; what markup cannot hold as U+FFFD (clean_text).
+std::string markdown_text(const std::string& text);
 
 // The self-contained HTML page: inline CSS and SVG, every text escaped.
 std::string render_html(const std::vector<Block>& blocks);

@@ -383,9 +383,9 @@ void point_tables(std::vector<Block>& doc, const std::vector<const Point*>& poin
                       std::move(rows), "point",
                       "Points of " + sweep + (fixed_text.empty() ? "" : "; fixed: " + fixed_text) +
                           ". T is T_stream where measured, else T_call."));
-  // Numbers and class labels whole; the text columns wrap, so the table fits A4.
-  doc.back().nowrap = {0, 3, 4, 5, 6, 7, 8, 9};
-  doc.back().words = {1};
+  // Numbers whole; the text columns and the class wrap (the class before its
+  // unit or level), so the table fits A4.
+  doc.back().nowrap = {0, 3, 4, 5, 7, 8, 9};
   if (times.empty()) return;
   doc.push_back(table(
       {"#", "Parameters", "T_call", "T_stream", "T_graph", "Issue", "Host overhead", "Device gaps",
@@ -397,7 +397,6 @@ void point_tables(std::vector<Block>& doc, const std::vector<const Point*>& poin
           "where T_graph was not measured); not explained is negative where "
           "measured parts exceed T (see the findings)."));
   doc.back().nowrap = {0};
-  doc.back().words = {2, 3, 4, 5, 6, 12};
 }
 
 void sweep_section(std::vector<Block>& doc, const RunRecord& r,

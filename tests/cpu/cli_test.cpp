@@ -227,7 +227,7 @@ TEST(Cli, ReportFromTheStoreAllRunsOrNamedOnes) {
       run_tool({"report", uuid.substr(0, 8), "--db", db, "--out", dir.file("one")}, kNoGpu);
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(read_file(dir.file("one/report.md")).find("## Run 2"), std::string::npos);
-  EXPECT_NE(read_file(dir.file("one/index.html")).find(uuid), std::string::npos);
+  EXPECT_NE(read_file(dir.file("one/report.md")).find(uuid), std::string::npos);
 }
 
 // The sample's first 18 points: a report with few charts, quick to convert.

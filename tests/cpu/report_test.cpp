@@ -22,11 +22,13 @@
 #include "core/format.hpp"
 #include "core/json_io.hpp"
 #include "plots/report.hpp"
+#include "plots/report_document.hpp"
 #include "plots/svg.hpp"
 #include "roofline/analysis.hpp"
 #include "roofline/findings.hpp"
 #include "roofline/machine_roofs.hpp"
 #include "roofline/sweep_fit.hpp"
+#include "tests/support/markdown_check.hpp"
 #include "tests/support/run_tool.hpp"
 
 namespace timeroof::plots {
@@ -69,14 +71,22 @@ std::size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
+// A page's HTML without the break opportunities (<wbr/>) its table cells put in
+// long words.
+std::string without_breaks(const std::string& html) {
+  return std::regex_replace(html, std::regex("<wbr/>"), "");
+}
+
 // The sample's report, written once into a directory kept for the whole test.
 struct Written {
   TempDir dir;
   std::string html;
+  std::string html_text;  // html without the break opportunities (<wbr/>) in long words
   std::string markdown;
   Written() {
     write_report({sample()}, dir.path());
     html = read_file(dir.file("index.html"));
+    html_text = without_breaks(html);
     markdown = read_file(dir.file("report.md"));
   }
 };
@@ -144,10 +154,10 @@ TEST(Report, EverySectionIsThere) {
         run.machine.gpu.versions.driver, run.machine.gpu.versions.cudnn, run.git_sha,
         run.started_at, run.finished_at, run.host, run.tool_version}) {
     ASSERT_FALSE(text.empty());
-    EXPECT_NE(w.html.find(escape(text)), std::string::npos) << text;
-    EXPECT_NE(w.markdown.find(escape(text)), std::string::npos) << text;
+    EXPECT_NE(w.html_text.find(escape(text)), std::string::npos) << text;
+    EXPECT_NE(w.markdown.find(text), std::string::npos) << text;
   }
-  EXPECT_NE(w.html.find(escape(run.command_line)), std::string::npos);
+  EXPECT_NE(w.html_text.find(escape(run.command_line)), std::string::npos);
   EXPECT_NE(w.html.find("failed 1, ok 259"), std::string::npos) << "counts per status";
   // Every ceiling has a row.
   EXPECT_EQ(count(w.html, "<tr class=\"ceiling\">"), run.machine.ceilings.size());
@@ -164,7 +174,7 @@ TEST(Report, FindingsAreListedInRankOrder) {
     ASSERT_NE(at, std::string::npos) << f.text;
     EXPECT_GT(at, last) << "ranked: " << f.text;
     last = at;
-    EXPECT_NE(w.markdown.find(escape(f.text)), std::string::npos) << f.text;
+    EXPECT_NE(w.markdown.find(detail::markdown_text(f.text)), std::string::npos) << f.text;
   }
 }
 
@@ -174,7 +184,7 @@ TEST(Report, OneTableRowPerPoint) {
   // The failed point carries its reason.
   for (const Point& p : sample().points)
     if (p.status != PointStatus::ok)
-      EXPECT_NE(w.html.find(escape(p.reason)), std::string::npos) << p.reason;
+      EXPECT_NE(w.html_text.find(escape(p.reason)), std::string::npos) << p.reason;
 }
 
 // The times table: one row per analysed point, with T_call, T_stream, T_graph and
@@ -194,11 +204,10 @@ TEST(Report, TimesTableShowsTheMeasuredTimesThePartsAndTheClassReason) {
   // 4.4 us lost to the roof; launch-bound by the issue rule, both numbers quoted.
   const std::string row =
       "<tr class=\"times\"><td class=\"n\">0</td><td>batch=1 direction=fwd filter=3 filters=64 "
-      "stride=2</td><td class=\"w\">12 us +-0.8%</td><td class=\"w\">6.0 us +-1.0%</td><td "
-      "class=\"w\">5.0 us +-0.0%</td><td class=\"w\">6.1 us +-1.7%</td><td class=\"w\">1.0 "
-      "us</td><td>0.083 us</td><td>0</td><td>0.5 us</td><td>4.4 us</td><td>0</td><td "
-      "class=\"w\">the host issues a call in 6.1 us, the GPU runs it in 5.0 us (T_graph)</td></tr>";
-  EXPECT_NE(w.html.find(row), std::string::npos);
+      "stride=2</td><td>12 us +-0.8%</td><td>6.0 us +-1.0%</td><td>5.0 us +-0.0%</td><td>6.1 us "
+      "+-1.7%</td><td>1.0 us</td><td>0.083 us</td><td>0</td><td>0.5 us</td><td>4.4 us</td><td>0</"
+      "td><td>the host issues a call in 6.1 us, the GPU runs it in 5.0 us (T_graph)</td></tr>";
+  EXPECT_NE(w.html_text.find(row), std::string::npos);
 }
 
 TEST(Report, MarkdownChartsAreSvgFilesNextToIt) {
@@ -237,27 +246,90 @@ TEST(Report, NamesWithMarkupSurviveEscaped) {
   failed.params["layout"] = "n<h>w&c";
   TempDir dir;
   write_report({r}, dir.path());
-  const std::string html = read_file(dir.file("index.html"));
+  const std::string html = without_breaks(read_file(dir.file("index.html")));
   const std::string md = read_file(dir.file("report.md"));
   for (const std::string& text : {kernel, reason, command, std::string("GPU <H200> & co")}) {
     EXPECT_NE(html.find(escape(text)), std::string::npos) << text;
   }
   EXPECT_NE(html.find("layout=n&lt;h&gt;w&amp;c"), std::string::npos);
-  for (const char* raw : {"<script>", "<b>bold", "<img src=x>", "<H200>", "Tile<128"}) {
+  for (const char* raw : {"<script>", "<b>bold", "<img src=x>", "<H200>", "Tile<128"})
     EXPECT_EQ(html.find(raw), std::string::npos) << raw;
-    EXPECT_EQ(md.find(raw), std::string::npos) << raw;
-  }
-  // Markdown: < > & as entities, | escaped and backticks as entities in table cells.
-  EXPECT_NE(md.find("a &lt; b &amp;&amp; c &gt; d \\| &#96;code&#96; &lt;b&gt;bold&lt;/b&gt;"),
-            std::string::npos);
-  EXPECT_NE(md.find("void gemm&lt;float, Tile&lt;128, 64&gt;&gt;(Params&amp;) &lt;script&gt;"),
-            std::string::npos);
-  EXPECT_EQ(md.find('`'), std::string::npos) << "no raw backtick anywhere";
+  // Markdown: the text as written, a backslash before what would open a tag, a
+  // code span or a table column; no entities.
+  EXPECT_NE(md.find("a < b && c > d \\| \\`code\\` \\<b>bold\\</b>"), std::string::npos);
+  EXPECT_NE(md.find("void gemm\\<float, Tile<128, 64>>(Params&) \\<script>"), std::string::npos);
+  EXPECT_EQ(test::unescaped_markup(md), "");
   const std::string xmllint = which("xmllint");
   if (!xmllint.empty()) {
     const ToolResult xml = run_process({xmllint, "--noout", dir.file("index.html")});
     EXPECT_EQ(xml.exit_code, 0) << xml.err.substr(0, 2000);
   }
+}
+
+// report.md reads as the text itself: a backslash before what would open
+// markup, nothing else ("series&apos; time" was the HTML escaping).
+TEST(ReportMarkdown, TextReadsAsWrittenAndOpensNoMarkup) {
+  using detail::markdown_text;
+  for (const char* plain : {"the series' time", "hbm_read and T_k", "a < b && c > d = 3 - 2",
+                            "\"quoted\" 4 x 8", "fp16_fma (T_mem,l)", "1 us + 2 us"})
+    EXPECT_EQ(markdown_text(plain), plain);
+  EXPECT_EQ(markdown_text("<b>x</b> <!-- <?p <https://a>"),
+            "\\<b>x\\</b> \\<!-- \\<?p \\<https://a>");
+  EXPECT_EQ(markdown_text("&amp; &#96; & x;"), "\\&amp; \\&#96; & x;");
+  EXPECT_EQ(markdown_text("`code` *em* [l](u) ~s~ a\\b"),
+            "\\`code\\` \\*em\\* \\[l\\](u) \\~s\\~ a\\\\b");
+  EXPECT_EQ(markdown_text("_init_ __x y_"), "\\_init\\_ \\_\\_x y\\_");
+  EXPECT_EQ(markdown_text("# h"), "\\# h");
+  EXPECT_EQ(markdown_text("- item"), "\\- item");
+  EXPECT_EQ(markdown_text("> quote"), "\\> quote");
+  EXPECT_EQ(markdown_text("12. x 3. y"), "12\\. x 3. y");
+  for (const char* plain : {"580.159.04 (CUDA 13.0)", "#1", "-1 us", "+-1.0%", "3 - 2"})
+    EXPECT_EQ(markdown_text(plain), plain);
+  EXPECT_EQ(markdown_text("--- rule"), "\\--- rule");
+  EXPECT_EQ(markdown_text("7) x"), "7\\) x");
+  EXPECT_EQ(markdown_text("line\nbreak"), "line break");
+  EXPECT_EQ(markdown_text("bad \x01 \xff"), "bad \xef\xbf\xbd \xef\xbf\xbd");
+
+  const Written& w = written();
+  for (const char* entity : {"&apos;", "&amp;", "&lt;", "&gt;", "&quot;", "&#"})
+    EXPECT_EQ(w.markdown.find(entity), std::string::npos) << entity;
+  EXPECT_NE(w.markdown.find("series' time"), std::string::npos);
+  EXPECT_EQ(test::unescaped_markup(w.markdown), "");
+}
+
+// A table cell breaks no identifier in the middle of a word ("hbm_r ead"): the
+// CSS keeps words whole, and a long name gets break opportunities between its
+// parts only.
+TEST(ReportHtml, TableCellsBreakLongNamesBetweenTheirPartsOnly) {
+  const std::string kernel =
+      "void sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_nhwckrsc<float, 2>(int)";
+  const std::vector<detail::Block> doc = {detail::table(
+      {"Roof", "Kernel", "Other"},
+      {{"hbm_read", kernel, std::string(50, 'a')},
+       {"tensor_bf16_mma_sync", "compute_bound(tensor_core)", "direction=bwd_filter"}})};
+  const std::string html = detail::render_html(doc);
+  EXPECT_NE(html.find("<td>hbm_read</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>tensor_bf16_mma_sync</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>void sm90_<wbr/>xmma_<wbr/>fprop_<wbr/>implicit_<wbr/>gemm_<wbr/>"
+                      "f16f16_<wbr/>f16f32_<wbr/>nhwckrsc<wbr/>&lt;float, 2&gt;(int)</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td>compute_bound(<wbr/>tensor_core)</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>direction=<wbr/>bwd_filter</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>" + std::string(24, 'a') + "<wbr/>" + std::string(24, 'a') + "<wbr/>" +
+                      std::string(2, 'a') + "</td>"),
+            std::string::npos)
+      << "a long word without parts breaks every 24 characters";
+  const std::size_t css = html.find("th,td{");
+  ASSERT_NE(css, std::string::npos);
+  const std::string cell_css = html.substr(css, html.find('}', css) - css);
+  EXPECT_NE(cell_css.find("overflow-wrap:break-word"), std::string::npos) << cell_css;
+  EXPECT_EQ(cell_css.find("anywhere"), std::string::npos) << cell_css;
+  // The sample's roofs table: each roof name whole.
+  for (const Ceiling& c : sample().run.machine.ceilings)
+    EXPECT_NE(written().html.find("<tr class=\"ceiling\"><td>" + c.name + "</td>"),
+              std::string::npos)
+        << c.name;
 }
 
 // The chart files report.md references.
