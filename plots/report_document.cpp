@@ -44,4 +44,13 @@ Block chart(std::string svg, const std::string& file, const std::string& caption
   return b;
 }
 
+bool in_contents(const Block& b) {
+  return b.kind == Block::Kind::heading && !b.id.empty() && (b.level == 2 || b.level == 3);
+}
+Block contents() {
+  Block b;
+  b.kind = Block::Kind::contents;
+  return b;
+}
+
 }  // namespace timeroof::plots::detail

@@ -117,12 +117,46 @@ figure{margin:12px 0 20px}figure svg{width:100%;height:auto;display:block}
 figcaption{font-size:12px;color:#555}
 code{font-size:12px;overflow-wrap:anywhere}
 ol.findings li{margin-bottom:4px}
+.toc ul{margin:4px 0;padding-left:22px}ul.runs{columns:2;column-gap:32px}
+@media print,(max-width:820px){ul.runs{columns:1}}
 @media print{body{max-width:none}figure,table{break-inside:auto}
 figure{break-inside:avoid}h2,h3{break-after:avoid}thead{display:table-header-group}}
 @media print,(max-width:820px){body{padding:8px 6px;font-size:13px}
 table{font-size:7.5pt;line-height:1.25}th,td{padding:1px 2px}th{font-weight:normal}}
 @page{size:A4;margin:12mm 10mm}
 )";
+
+std::string link(const std::string& id, const std::string& text) {
+  return "<a href=\"#" + escape(id) + "\">" + escape(text) + "</a>";
+}
+
+// Nested lists: the level-3 headings under the level-2 heading before them.
+void write_contents(std::ostringstream& out, const std::vector<Block>& blocks) {
+  out << "<div class=\"toc\">\n<ul class=\"runs\">\n";
+  bool nested = false, open_item = false;
+  for (const Block& b : blocks) {
+    if (!in_contents(b)) continue;
+    const Block* h = &b;
+    if (h->level == 3 && open_item && !nested) {
+      out << "\n<ul>\n";
+      nested = true;
+    } else if (h->level == 2) {
+      if (nested) out << "</ul>\n";
+      if (open_item) out << "</li>\n";
+      nested = open_item = false;
+    }
+    if (h->level == 2 || !open_item) {
+      out << "<li>" << link(h->id, h->text);
+      open_item = h->level == 2;
+      if (!open_item) out << "</li>\n";
+    } else {
+      out << "<li>" << link(h->id, h->text) << "</li>\n";
+    }
+  }
+  if (nested) out << "</ul>\n";
+  if (open_item) out << "</li>\n";
+  out << "</ul>\n</div>\n";
+}
 
 }  // namespace
 
@@ -154,7 +188,12 @@ std::string render_html(const std::vector<Block>& blocks) {
       case Block::Kind::list: {
         const char* tag = b.ordered ? "ol" : "ul";
         out << '<' << tag << (b.ordered ? " class=\"findings\"" : "") << ">\n";
-        for (const std::string& item : b.items) out << "<li>" << escape(item) << "</li>\n";
+        for (std::size_t i = 0; i < b.items.size(); ++i) {
+          out << "<li>" << escape(b.items[i]);
+          if (i < b.links.size() && !b.links[i].empty())
+            out << ' ' << link(b.links[i], b.link_text);
+          out << "</li>\n";
+        }
         out << "</" << tag << ">\n";
         break;
       }
@@ -175,6 +214,9 @@ std::string render_html(const std::vector<Block>& blocks) {
           out << "</tr>\n";
         }
         out << "</tbody>\n</table>\n";
+        break;
+      case Block::Kind::contents:
+        write_contents(out, blocks);
         break;
       case Block::Kind::chart:
         out << "<figure>\n" << inline_svg(b.svg);

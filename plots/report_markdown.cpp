@@ -2,6 +2,7 @@
 // Markdown-escaped (markdown_text), charts as files next to report.md.
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <sstream>
 
 #include "plots/report_document.hpp"
@@ -95,6 +96,27 @@ std::string markdown_text(const std::string& raw) {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> markdown_anchors(
+    const std::vector<Block>& blocks) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::map<std::string, int> seen;
+  for (const Block& b : blocks) {
+    if (b.kind != Block::Kind::heading) continue;
+    std::string slug;
+    for (const char c : clean_text(b.text)) {
+      const auto u = static_cast<unsigned char>(c);
+      if (std::isalnum(u) || u >= 0x80 || c == '-' || c == '_')
+        slug += static_cast<char>(std::tolower(u));
+      else if (c == ' ')
+        slug += '-';
+    }
+    const int repeat = seen[slug]++;
+    if (repeat > 0) slug += "-" + std::to_string(repeat);
+    if (!b.id.empty()) out.emplace_back(b.id, slug);
+  }
+  return out;
+}
+
 std::string chart_file(const std::string& svg_file, ChartFormat format) {
   if (format == ChartFormat::svg) return svg_file;
   const std::size_t dot = svg_file.rfind('.');
@@ -102,6 +124,13 @@ std::string chart_file(const std::string& svg_file, ChartFormat format) {
 }
 
 std::string render_markdown(const std::vector<Block>& blocks, ChartFormat format) {
+  const std::vector<std::pair<std::string, std::string>> anchors = markdown_anchors(blocks);
+  auto link = [&anchors](const std::string& id, const std::string& text) {
+    std::string target = id;
+    for (const auto& [heading, slug] : anchors)
+      if (heading == id) target = slug;
+    return "[" + markdown_text(text) + "](#" + target + ")";
+  };
   std::ostringstream out;
   for (const Block& b : blocks) {
     switch (b.kind) {
@@ -114,12 +143,15 @@ std::string render_markdown(const std::vector<Block>& blocks, ChartFormat format
         break;
       case Block::Kind::list: {
         int n = 0;
-        for (const std::string& item : b.items) {
+        for (std::size_t i = 0; i < b.items.size(); ++i) {
           if (b.ordered)
             out << ++n << ". ";
           else
             out << "- ";
-          out << markdown_text(item) << '\n';
+          out << markdown_text(b.items[i]);
+          if (i < b.links.size() && !b.links[i].empty())
+            out << ' ' << link(b.links[i], b.link_text);
+          out << '\n';
         }
         out << '\n';
         break;
@@ -136,6 +168,11 @@ std::string render_markdown(const std::vector<Block>& blocks, ChartFormat format
           for (const std::string& cell : row) out << ' ' << md_cell(cell) << " |";
           out << '\n';
         }
+        out << '\n';
+        break;
+      case Block::Kind::contents:
+        for (const Block& h : blocks)
+          if (in_contents(h)) out << (h.level == 3 ? "  - " : "- ") << link(h.id, h.text) << '\n';
         out << '\n';
         break;
       case Block::Kind::chart:

@@ -286,7 +286,7 @@ void series_charts(std::vector<Block>& doc, const roofline::RunAnalysis& analysi
         [](const roofline::SeriesPoint& sp) { return sp.bounds.tensor_share.value_or(0) > 0; });
     const std::string fixed_text = params_text(s.fixed);
     const std::string file = prefix + "-series" + std::to_string(series_number);
-    doc.push_back(heading(4, s.name() + " against " + s.parameter));
+    doc.push_back(heading(4, s.name() + " against " + s.parameter, file));
     const std::string title = s.name() + ": time against " + s.parameter;
     doc.push_back(chart(time_vs_parameter_chart(s, title), file + ".svg",
                         title + " (" + fixed_text +
@@ -464,22 +464,110 @@ void provenance_section(std::vector<Block>& doc, const RunRecord& r, const std::
             "provenance"));
 }
 
+// How to read each kind of chart, and the time-based roofline read on one real
+// point: the drawn point with the largest time T in the first run that has one.
+void reading_guide(std::vector<Block>& doc, const std::vector<RunRecord>& runs,
+                   const std::vector<roofline::RunAnalysis>& analyses) {
+  doc.push_back(heading(2, "How to read this report", "reading-guide"));
+  doc.push_back(paragraph(
+      "Each run has a summary, its findings (what a reviewer should look at first, most time "
+      "first, each linked to the charts of its series), the machine's measured roofs, then per "
+      "sweep its charts and tables, and its provenance. The glossary at the end defines every "
+      "quantity and class."));
+  doc.push_back(list(
+      {"Measured roofs: one row per roof, its measured rate against its theoretical peak; a "
+       "roof well below its peak was held back (clock, power) or its kernel is not the best one.",
+       "Bandwidth against working set: the rate of one read kernel as its data grows; the "
+       "plateaus are L1, L2 and HBM, the drops sit at their sizes.",
+       "Hierarchical roofline: FLOP/s against arithmetic intensity (FLOP per byte), one marker "
+       "per point and memory level. A point below a roof runs slower than that roof allows; the "
+       "lowest roof above the point's intensity is the one that bounds it.",
+       "Time-based roofline: the same points by their work, FLOPs up and HBM bytes across, with "
+       "time axes (seconds = FLOPs / P at the right, bytes / B at the top). Each point is drawn "
+       "twice, joined by a segment: where its work sits (filled) and where a call at the roof "
+       "would sit to take its measured time (open). The longer the segment, the more time is "
+       "lost to the roof.",
+       "Time against batch: T_stream, T_call and T_graph with their 95% intervals as bands, "
+       "T_k, and each bound as a line; where the times leave the bounds, time is lost.",
+       "Where the time goes: one stacked bar per point of the measured parts of T (kernels "
+       "within and lost to the roof, transfer, device gaps, host overhead), in seconds and as "
+       "shares of T.",
+       "Tensor Cores: their share of the FLOPs and their utilisation (T_tensor / T_k) along "
+       "the batch.",
+       "Energy roofline: FLOP per joule against arithmetic intensity, from the board's power "
+       "while each roof ran."},
+      false));
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const roofline::RunAnalysis& analysis = analyses[i];
+    const roofline::SweepAnalysis* sweep = nullptr;
+    const roofline::ComplexityPoint* best = nullptr;
+    double total = 0;
+    for (const roofline::SweepAnalysis& sa : analysis.sweeps)
+      for (const roofline::ComplexityPoint& cp : sa.complexity.points) {
+        if (!cp.drawable || sa.complexity.bandwidth <= 0) continue;
+        total += cp.time_s;
+        if (!best || cp.time_s > best->time_s) {
+          best = &cp;
+          sweep = &sa;
+        }
+      }
+    if (!best) continue;
+    const Point& p = runs[i].points[best->index];
+    std::vector<const Point*> sweep_points;
+    for (std::size_t k : sweep->points) sweep_points.push_back(&runs[i].points[k]);
+    const roofline::PointAnalysis& pa = analysis.points[best->index];
+    const double bandwidth = sweep->complexity.bandwidth;
+    const double compute_s = best->flops / best->peak, memory_s = best->bytes / bandwidth;
+    const double roof_s = best->time_s - best->lost_s;
+    const std::string time_name = pa.bounds.time_source == roofline::TimeSource::none
+                                      ? "T"
+                                      : to_string(pa.bounds.time_source);
+    doc.push_back(paragraph(
+        "Reading the time-based roofline of " + sweep->name + " on its point #" +
+        std::to_string(p.seq) + ", " + p.op + " " + p.precision + " " +
+        params_of(p, varying_keys(sweep_points)) + ", the point of run " + std::to_string(i + 1) +
+        " with the largest time (" + format_number(best->time_s / total, hint::share) +
+        " of the time of its drawn points): its call does W = " + format_si(best->flops, "FLOP") +
+        " and moves Q = " + format_si(best->bytes, "B") +
+        " through HBM. At its own peak P = " + format_si(best->peak, "FLOP/s") +
+        " the FLOPs would take W / P = " + format_time(compute_s) + "; at the HBM roof B = " +
+        format_si(bandwidth, "B/s") + " the bytes take Q / B = " + format_time(memory_s) +
+        ". The larger, " + format_time(roof_s) + ", is its roof time: " +
+        (best->compute_side ? "the compute roof bounds it (its intensity W / Q = "
+                            : "the HBM roof bounds it (its intensity W / Q = ") +
+        format_si(best->intensity, "FLOP/B") +
+        (best->compute_side ? " is at or above" : " is below") + " the balance P / B = " +
+        format_si(best->peak / bandwidth, "FLOP/B") + "). It took " + time_name + " = " +
+        format_time(best->time_s) + ", " + format_number(best->time_s / roof_s, hint::ratio) +
+        " its roof time: the segment from its point to its run-time point is the " +
+        format_time(best->lost_s) +
+        " lost to the roof. Over every memory level and its "
+        "launches the model calls it " +
+        pa.classification.label() + ": " + pa.classification.reason + "."));
+    break;
+  }
+}
+
 }  // namespace
 
 std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
+  std::vector<roofline::RunAnalysis> analyses;  // the model of each run, computed once
+  for (const RunRecord& r : runs) analyses.push_back(roofline::analyze(r));
   std::vector<Block> doc;
   doc.push_back(heading(1, "timeroof report"));
   doc.push_back(paragraph("Why each operator takes the time it takes: " +
                           std::to_string(runs.size()) + " run(s), written by timeroof " +
                           kToolVersion + " (" + kGitSha + ") at " + utc_now_iso8601() + "."));
-  std::size_t run_number = 0;
-  for (const RunRecord& r : runs) {
-    ++run_number;
-    const std::string anchor = "run" + std::to_string(run_number);
-    const roofline::RunAnalysis analysis = roofline::analyze(r);
+  doc.push_back(heading(2, "Contents"));
+  doc.push_back(contents());
+  reading_guide(doc, runs, analyses);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
+    const roofline::RunAnalysis& analysis = analyses[i];
+    const std::string anchor = "run" + std::to_string(i + 1);
     doc.push_back(heading(2,
-                          "Run " + std::to_string(run_number) + ": " +
-                              or_dash(r.run.machine.gpu.name) + ", " + or_dash(r.run.started_at),
+                          "Run " + std::to_string(i + 1) + ": " + or_dash(r.run.machine.gpu.name) +
+                              ", " + or_dash(r.run.started_at),
                           anchor));
     summary_section(doc, r, anchor);
     findings_section(doc, analysis, anchor);

@@ -239,13 +239,15 @@ std::string small_sample(const TempDir& dir) {
   return dir.file("small.json");
 }
 
-// The files report.md references as images: ![caption](file).
+// The files report.md references as images: lines "![caption](file)" (its other
+// links, the contents and the findings', point at headings).
 std::vector<std::string> markdown_images(const std::string& markdown) {
   std::vector<std::string> files;
-  for (std::size_t at = markdown.find("]("); at != std::string::npos;
-       at = markdown.find("](", at + 2)) {
-    const std::size_t end = markdown.find(')', at);
-    files.push_back(markdown.substr(at + 2, end - at - 2));
+  std::istringstream lines(markdown);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t at = line.rfind("](");
+    if (line.rfind("![", 0) == 0 && at != std::string::npos && line.back() == ')')
+      files.push_back(line.substr(at + 2, line.size() - at - 3));
   }
   return files;
 }

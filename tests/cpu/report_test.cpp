@@ -30,6 +30,7 @@
 #include "roofline/sweep_fit.hpp"
 #include "tests/support/markdown_check.hpp"
 #include "tests/support/run_tool.hpp"
+#include "tests/support/xml_check.hpp"
 
 namespace timeroof::plots {
 namespace {
@@ -107,6 +108,8 @@ TEST(Report, SampleReportIsWritten) {
 }
 
 TEST(Report, HtmlParsesAsXmlAndAsHtml) {
+  const test::XmlCheck strict = test::check_xml(written().html);  // no raw > in text, nor in CSS
+  EXPECT_TRUE(strict.ok) << strict.error;
   const std::string xmllint = which("xmllint");
   if (xmllint.empty()) GTEST_SKIP() << "xmllint not installed (Debian: libxml2-utils)";
   const std::string path = written().dir.file("index.html");
@@ -330,6 +333,69 @@ TEST(ReportHtml, TableCellsBreakLongNamesBetweenTheirPartsOnly) {
     EXPECT_NE(written().html.find("<tr class=\"ceiling\"><td>" + c.name + "</td>"),
               std::string::npos)
         << c.name;
+}
+
+// The table of contents links every section: in HTML to each h2 and h3 id, in
+// Markdown to the anchor GitHub gives each heading.
+TEST(Report, TableOfContentsLinksEverySection) {
+  const Written& w = written();
+  const std::size_t toc = w.html.find("<div class=\"toc\">");
+  ASSERT_NE(toc, std::string::npos);
+  const std::string links = w.html.substr(toc, w.html.find("</div>", toc) - toc);
+  const std::regex section(R"re(<h([23]) id="([^"]+)">)re");
+  std::size_t sections = 0;
+  for (auto it = std::sregex_iterator(w.html.begin(), w.html.end(), section);
+       it != std::sregex_iterator(); ++it, ++sections)
+    EXPECT_NE(links.find("href=\"#" + (*it)[2].str() + "\""), std::string::npos) << (*it)[2];
+  EXPECT_GE(sections, 8u) << "reading guide, run, summary, findings, roofs, 2 sweeps, provenance";
+  EXPECT_LT(toc, w.html.find("id=\"run1\"")) << "at the top";
+  for (const char* line :
+       {"- [How to read this report](#how-to-read-this-report)\n",
+        "- [Run 1: NVIDIA H200, "
+        "2026-11-23T20:55:53.321Z](#run-1-nvidia-h200-2026-11-23t205553321z)\n",
+        "  - [Sweep conv2d-default](#sweep-conv2d-default)\n", "  - [Findings](#findings)\n"})
+    EXPECT_NE(w.markdown.find(line), std::string::npos) << line;
+  // GitHub's anchors: lower case, punctuation dropped, repeats numbered.
+  const std::vector<detail::Block> doc = {
+      detail::heading(2, "Run 1: H200, 2026", "a"), detail::heading(3, "Summary", "b"),
+      detail::heading(3, "Summary", "c"), detail::heading(4, "fp16_x (T_k)", "d")};
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"a", "run-1-h200-2026"}, {"b", "summary"}, {"c", "summary-1"}, {"d", "fp16_x-t_k"}};
+  EXPECT_EQ(detail::markdown_anchors(doc), expected);
+}
+
+// The reading guide explains the time-based roofline on the run's drawn point
+// with the largest time, with its numbers from the analysis.
+TEST(Report, ReadingGuideReadsTheTimeBasedRooflineOnTheLongestPoint) {
+  const Written& w = written();
+  const roofline::RunAnalysis analysis = roofline::analyze(sample());
+  const roofline::ComplexityPoint* best = nullptr;
+  double bandwidth = 0;
+  for (const roofline::SweepAnalysis& sa : analysis.sweeps)
+    for (const roofline::ComplexityPoint& cp : sa.complexity.points)
+      if (cp.drawable && (!best || cp.time_s > best->time_s)) {
+        best = &cp;
+        bandwidth = sa.complexity.bandwidth;
+      }
+  ASSERT_NE(best, nullptr);
+  const std::size_t guide = w.markdown.find("## How to read this report");
+  const std::size_t runs = w.markdown.find("## Run 1");
+  ASSERT_LT(guide, runs);
+  const std::string text = w.markdown.substr(guide, runs - guide);
+  const Point& p = sample().points[best->index];
+  const std::string roof_time =
+      format_time(std::max(best->flops / best->peak, best->bytes / bandwidth));
+  for (const std::string& part :
+       {"point #" + std::to_string(p.seq), "T_stream = " + format_time(best->time_s),
+        "W = " + format_si(best->flops, "FLOP"), "Q = " + format_si(best->bytes, "B"),
+        "The larger, " + roof_time + ", is its roof time",
+        std::string(best->compute_side ? "the compute roof bounds it" : "the HBM roof bounds it"),
+        "the " + format_time(best->lost_s) + " lost to the roof",
+        analysis.points[best->index].classification.label()})
+    EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
+  for (const char* chart : {"Hierarchical roofline:", "Time-based roofline:", "Time against batch:",
+                            "Where the time goes:", "Tensor Cores:", "Measured roofs:"})
+    EXPECT_NE(text.find(chart), std::string::npos) << chart;
 }
 
 // The chart files report.md references.
