@@ -14,6 +14,7 @@
 #include "roofline/charts_data.hpp"
 #include "roofline/classify.hpp"
 #include "roofline/findings.hpp"
+#include "roofline/glossary.hpp"
 #include "roofline/machine_roofs.hpp"
 #include "roofline/sweep_fit.hpp"
 #include "timeroof/version.hpp"
@@ -548,6 +549,15 @@ void reading_guide(std::vector<Block>& doc, const std::vector<RunRecord>& runs,
   }
 }
 
+// Every quantity and class the report names, from the model's own list.
+void glossary_section(std::vector<Block>& doc) {
+  doc.push_back(heading(2, "Glossary", "glossary"));
+  std::vector<std::vector<std::string>> rows;
+  for (const roofline::GlossaryEntry& e : roofline::glossary()) rows.push_back({e.term, e.meaning});
+  doc.push_back(table({"Term", "Meaning"}, std::move(rows), "glossary"));
+  doc.back().nowrap = {0};
+}
+
 }  // namespace
 
 std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
@@ -578,6 +588,7 @@ std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
       sweep_section(doc, r, analysis, sweep, anchor, ++sweep_number);
     provenance_section(doc, r, anchor);
   }
+  glossary_section(doc);
   return doc;
 }
 

@@ -26,6 +26,7 @@
 #include "plots/svg.hpp"
 #include "roofline/analysis.hpp"
 #include "roofline/findings.hpp"
+#include "roofline/glossary.hpp"
 #include "roofline/machine_roofs.hpp"
 #include "roofline/sweep_fit.hpp"
 #include "tests/support/markdown_check.hpp"
@@ -396,6 +397,72 @@ TEST(Report, ReadingGuideReadsTheTimeBasedRooflineOnTheLongestPoint) {
   for (const char* chart : {"Hierarchical roofline:", "Time-based roofline:", "Time against batch:",
                             "Where the time goes:", "Tensor Cores:", "Measured roofs:"})
     EXPECT_NE(text.find(chart), std::string::npos) << chart;
+}
+
+// Each of the model's enums is listed whole by its kAll array: the value past
+// the array's end is not a value (to_string says "?").
+TEST(Glossary, TheModelsListsOfClassesHoldEveryValue) {
+  EXPECT_STREQ(
+      roofline::to_string(static_cast<roofline::Bottleneck>(roofline::kAllBottlenecks.size())),
+      "?");
+  EXPECT_STREQ(
+      roofline::to_string(static_cast<roofline::ComputeUnit>(roofline::kAllComputeUnits.size())),
+      "?");
+  EXPECT_STREQ(
+      roofline::to_string(static_cast<roofline::ClassRule>(roofline::kAllClassRules.size())), "?");
+  EXPECT_STREQ(to_string(static_cast<PrecisionClass>(kAllPrecisionClasses.size())), "?");
+  EXPECT_STREQ(to_string(static_cast<Level>(kAllLevels.size())), "?");
+  for (std::size_t i = 0; i < roofline::kAllBottlenecks.size(); ++i)
+    EXPECT_EQ(static_cast<std::size_t>(roofline::kAllBottlenecks[i]), i);
+  for (std::size_t i = 0; i < roofline::kAllClassRules.size(); ++i)
+    EXPECT_EQ(static_cast<std::size_t>(roofline::kAllClassRules[i]), i);
+}
+
+// Every class label the model can produce, every rule, precision class and
+// memory level has a glossary entry, and the report prints them all.
+TEST(Glossary, EveryClassAndQuantityTheReportNamesHasAnEntry) {
+  const std::vector<roofline::GlossaryEntry> entries = roofline::glossary();
+  std::set<std::string> terms;
+  for (const roofline::GlossaryEntry& e : entries) {
+    EXPECT_TRUE(terms.insert(e.term).second) << "twice: " << e.term;
+    EXPECT_FALSE(e.meaning.empty()) << e.term;
+  }
+  auto has = [&terms](const std::string& term) { return terms.count(term) == 1; };
+  // Every combination classify() can set: a level only on memory_bound, a unit
+  // only on compute_bound (always one there).
+  for (roofline::Bottleneck b : roofline::kAllBottlenecks) {
+    roofline::Classification c;
+    c.bottleneck = b;
+    if (b == roofline::Bottleneck::memory_bound) {
+      for (Level l : kAllLevels) {
+        c.level = l;
+        EXPECT_TRUE(has(c.label())) << c.label();
+      }
+    } else if (b == roofline::Bottleneck::compute_bound) {
+      for (roofline::ComputeUnit u :
+           {roofline::ComputeUnit::cuda_core, roofline::ComputeUnit::tensor_core}) {
+        c.unit = u;
+        EXPECT_TRUE(has(c.label())) << c.label();
+      }
+    } else {
+      EXPECT_TRUE(has(c.label())) << c.label();
+    }
+  }
+  for (roofline::ClassRule r : roofline::kAllClassRules) EXPECT_TRUE(has(roofline::to_string(r)));
+  for (PrecisionClass p : kAllPrecisionClasses) EXPECT_TRUE(has(to_string(p))) << to_string(p);
+  for (Level l : kAllLevels) EXPECT_TRUE(has(to_string(l))) << to_string(l);
+  // The labels of the sample's points, and the quantities its tables head.
+  for (const roofline::PointAnalysis& pa : roofline::analyze(sample()).points)
+    if (pa.analysed) EXPECT_TRUE(has(pa.classification.label())) << pa.classification.label();
+  for (const char* quantity :
+       {"T", "T_k", "T_call", "T_stream", "T_graph", "Issue", "Efficiency", "Headroom",
+        "Tensor-Core share", "Tensor-Core utilisation", "Host overhead", "Device gaps",
+        "Kernels within roof", "Lost to roof", "Not explained", "T_lb", "T_kernel_roof"})
+    EXPECT_TRUE(has(quantity)) << quantity;
+  const Written& w = written();
+  EXPECT_EQ(count(w.html, "<tr class=\"glossary\">"), entries.size());
+  EXPECT_NE(w.html.find("<h2 id=\"glossary\">Glossary</h2>"), std::string::npos);
+  EXPECT_NE(w.markdown.find("\n| memory_bound(l2) | "), std::string::npos);
 }
 
 // The chart files report.md references.
