@@ -73,6 +73,29 @@ std::string clock_text(const std::optional<double>& hz) {
   return hz ? format_si(*hz, "Hz") : "-";
 }
 
+// ---- Anchors ---------------------------------------------------------------------
+
+// The id of a sweep's heading, also the prefix of its chart files.
+std::string sweep_anchor(const std::string& run_anchor, std::size_t sweep_number,
+                         const std::string& sweep) {
+  return run_anchor + "-sweep" + std::to_string(sweep_number) + "-" + file_name_part(sweep);
+}
+
+// The id of each series' heading (its charts follow it), parallel to
+// analysis.series: the sweep's anchor, "-series" and its number in the sweep.
+std::vector<std::string> series_anchors(const roofline::RunAnalysis& analysis,
+                                        const std::string& run_anchor) {
+  std::vector<std::string> out(analysis.series.size());
+  for (std::size_t k = 0; k < analysis.sweeps.size(); ++k) {
+    std::size_t series_number = 0;
+    for (std::size_t i = 0; i < analysis.series.size(); ++i)
+      if (analysis.series[i].series.sweep == analysis.sweeps[k].name)
+        out[i] = sweep_anchor(run_anchor, k + 1, analysis.sweeps[k].name) + "-series" +
+                 std::to_string(++series_number);
+  }
+  return out;
+}
+
 // ---- Sections -------------------------------------------------------------------
 
 constexpr std::size_t kMaxKernels = 12;  // kernel rows per sweep
@@ -110,15 +133,26 @@ void findings_section(std::vector<Block>& doc, const roofline::RunAnalysis& anal
     doc.push_back(paragraph("No findings: the run has no series of measured points."));
     return;
   }
-  doc.push_back(
-      paragraph("Ranked by the time each finding explains, in seconds summed over its points, "
-                "most first; beside it the share of its series' time (each point's share of its "
-                "own call, averaged over the series)."));
-  std::vector<std::string> items;
-  for (const roofline::Finding& f : analysis.findings)
-    items.push_back(f.text + " [explains " + roofline::format_time(f.explained_s) + ", " +
-                    format_number(f.share, hint::share) + " of the series' time]");
+  doc.push_back(paragraph(
+      "Ranked by the time each finding explains, most first: per call, summed over its points "
+      "(a 50 ms finding before a 1 ms one, whatever their shares); after it the share of its "
+      "series' time (each point's share of its own call, averaged over the series), and a link "
+      "to the charts of its series."));
+  const std::vector<std::string> anchors = series_anchors(analysis, anchor);
+  std::vector<std::string> items, links;
+  for (const roofline::Finding& f : analysis.findings) {
+    items.push_back(roofline::format_time(f.explained_s) + " — " + f.text + " (" +
+                    format_number(f.share, hint::share) + " of the series' time)");
+    std::string link;
+    for (std::size_t i = 0; i < analysis.series.size(); ++i)
+      if (analysis.series[i].series.sweep == f.sweep &&
+          analysis.series[i].series.name() == f.series)
+        link = anchors[i];
+    links.push_back(link);
+  }
   doc.push_back(list(std::move(items), true));
+  doc.back().links = std::move(links);
+  doc.back().link_text = "its charts";
 }
 
 void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::string& anchor) {
@@ -276,17 +310,15 @@ void transfer_paragraph(std::vector<Block>& doc, const RunRecord& r,
 
 // Per series of the sweep: its time, decomposition and Tensor-Core charts.
 void series_charts(std::vector<Block>& doc, const roofline::RunAnalysis& analysis,
-                   const std::string& sweep, const std::string& prefix) {
-  std::size_t series_number = 0;
-  for (const roofline::SeriesAnalysis& series : analysis.series) {
-    const roofline::Series& s = series.series;
+                   const std::vector<std::string>& anchors, const std::string& sweep) {
+  for (std::size_t i = 0; i < analysis.series.size(); ++i) {
+    const roofline::Series& s = analysis.series[i].series;
     if (s.sweep != sweep) continue;
-    ++series_number;
     const bool tensor_work = std::any_of(
         s.points.begin(), s.points.end(),
         [](const roofline::SeriesPoint& sp) { return sp.bounds.tensor_share.value_or(0) > 0; });
     const std::string fixed_text = params_text(s.fixed);
-    const std::string file = prefix + "-series" + std::to_string(series_number);
+    const std::string& file = anchors[i];
     doc.push_back(heading(4, s.name() + " against " + s.parameter, file));
     const std::string title = s.name() + ": time against " + s.parameter;
     doc.push_back(chart(time_vs_parameter_chart(s, title), file + ".svg",
@@ -411,8 +443,7 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r,
     points.push_back(&r.points[i]);
     models.push_back(&analysis.points[i]);
   }
-  const std::string prefix =
-      anchor + "-sweep" + std::to_string(sweep_number) + "-" + file_name_part(sweep);
+  const std::string prefix = sweep_anchor(anchor, sweep_number, sweep);
   doc.push_back(heading(3, "Sweep " + sweep, prefix));
 
   const std::vector<PointSample> samples = point_samples(r, analysis, sa.points);
@@ -424,7 +455,7 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r,
   }
   complexity_section(doc, r, analysis, sa, prefix);
   transfer_paragraph(doc, r, analysis, sweep);
-  series_charts(doc, analysis, sweep, prefix);
+  series_charts(doc, analysis, series_anchors(analysis, anchor), sweep);
   kernels_table(doc, points, sweep);
   point_tables(doc, points, models, sweep);
 }

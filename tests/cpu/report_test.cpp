@@ -167,18 +167,37 @@ TEST(Report, EverySectionIsThere) {
   EXPECT_EQ(count(w.html, "<tr class=\"ceiling\">"), run.machine.ceilings.size());
 }
 
-TEST(Report, FindingsAreListedInRankOrder) {
+// Findings by the time they explain, most first, each leading with that time
+// and linking to the charts of its series (a heading of the page).
+TEST(Report, FindingsAreRankedByTheirTimeAndLinkTheirSeries) {
   const Written& w = written();
   const auto found =
       roofline::findings(sample().points, roofline::machine_roofs(sample().run.machine));
   ASSERT_FALSE(found.empty());
   std::size_t last = 0;
+  double last_s = found.front().explained_s;
+  const std::regex link(R"re(^ <a href="#([^"]+)">its charts</a></li>)re");
   for (const roofline::Finding& f : found) {
-    const std::size_t at = w.html.find("<li>" + escape(f.text));
-    ASSERT_NE(at, std::string::npos) << f.text;
+    EXPECT_LE(f.explained_s, last_s) << "by absolute time: " << f.text;
+    last_s = f.explained_s;
+    const std::string item = "<li>" + roofline::format_time(f.explained_s) + " — " +
+                             escape(f.text) + " (" + format_number(f.share, hint::share) +
+                             " of the series&apos; time)";
+    const std::size_t at = w.html.find(item);
+    ASSERT_NE(at, std::string::npos) << item;
     EXPECT_GT(at, last) << "ranked: " << f.text;
     last = at;
-    EXPECT_NE(w.markdown.find(detail::markdown_text(f.text)), std::string::npos) << f.text;
+    std::smatch m;
+    const std::string rest = w.html.substr(at + item.size(), 200);
+    ASSERT_TRUE(std::regex_search(rest, m, link)) << rest;
+    EXPECT_NE(w.html.find("<h4 id=\"" + m[1].str() + "\">" + escape(f.series)), std::string::npos)
+        << m[1];
+    const std::string md_item =
+        roofline::format_time(f.explained_s) + " — " + detail::markdown_text(f.text);
+    const std::size_t md_at = w.markdown.find(md_item);
+    ASSERT_NE(md_at, std::string::npos) << md_item;
+    const std::string md_line = w.markdown.substr(md_at, w.markdown.find('\n', md_at) - md_at);
+    EXPECT_NE(md_line.find(" [its charts](#"), std::string::npos) << md_line;
   }
 }
 
