@@ -18,6 +18,11 @@ Block paragraph(const std::string& text) {
   b.text = text;
   return b;
 }
+Block note(const std::string& text) {
+  Block b = paragraph(text);
+  b.kind = Block::Kind::note;
+  return b;
+}
 Block list(std::vector<std::string> items, bool ordered) {
   Block b;
   b.kind = Block::Kind::list;

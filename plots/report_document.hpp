@@ -16,10 +16,11 @@ namespace timeroof::plots::detail {
 struct Block {
   // contents: the table of contents, a link to each heading of level 2 and 3
   // with an id, written by the renderers from the headings themselves.
-  enum class Kind { heading, paragraph, list, table, chart, contents } kind = Kind::paragraph;
+  // note: a paragraph set apart, a banner (HTML: boxed; Markdown: a quote)
+  enum class Kind { heading, paragraph, list, table, chart, contents, note } kind = Kind::paragraph;
   int level = 2;                   // heading
   std::string id;                  // heading anchor
-  std::string text;                // heading, paragraph (plain text, escaped when rendered)
+  std::string text;                // heading, paragraph, note (plain text, escaped when rendered)
   std::vector<std::string> items;  // list
   bool ordered = false;
   // list: per item, the heading id it links to (after its text, as `link_text`);
@@ -39,6 +40,7 @@ struct Block {
 
 Block heading(int level, const std::string& text, const std::string& id = {});
 Block paragraph(const std::string& text);
+Block note(const std::string& text);
 Block list(std::vector<std::string> items, bool ordered);
 Block table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows,
             const std::string& row_class = {}, const std::string& caption = {});

@@ -117,6 +117,7 @@ figure{margin:12px 0 20px}figure svg{width:100%;height:auto;display:block}
 figcaption{font-size:12px;color:#555}
 code{font-size:12px;overflow-wrap:anywhere}
 ol.findings li{margin-bottom:4px}
+p.note{border:2px solid #b35900;background:#fff3e0;padding:8px 12px;font-weight:bold}
 .toc ul{margin:4px 0;padding-left:22px}ul.runs{columns:2;column-gap:32px}
 @media print,(max-width:820px){ul.runs{columns:1}}
 @media print{body{max-width:none}figure,table{break-inside:auto}
@@ -184,6 +185,9 @@ std::string render_html(const std::vector<Block>& blocks) {
         break;
       case Block::Kind::paragraph:
         out << "<p>" << escape(b.text) << "</p>\n";
+        break;
+      case Block::Kind::note:
+        out << "<p class=\"note\">" << escape(b.text) << "</p>\n";
         break;
       case Block::Kind::list: {
         const char* tag = b.ordered ? "ol" : "ul";

@@ -141,6 +141,9 @@ std::string render_markdown(const std::vector<Block>& blocks, ChartFormat format
       case Block::Kind::paragraph:
         out << markdown_text(b.text) << "\n\n";
         break;
+      case Block::Kind::note:
+        out << "> " << markdown_text(b.text) << "\n\n";
+        break;
       case Block::Kind::list: {
         int n = 0;
         for (std::size_t i = 0; i < b.items.size(); ++i) {

@@ -557,8 +557,9 @@ void reading_guide(std::vector<Block>& doc, const std::vector<RunRecord>& runs,
     doc.push_back(paragraph(
         "Reading the time-based roofline of " + sweep->name + " on its point #" +
         std::to_string(p.seq) + ", " + p.op + " " + p.precision + " " +
-        params_of(p, varying_keys(sweep_points)) + ", the point of run " + std::to_string(i + 1) +
-        " with the largest time (" + format_number(best->time_s / total, hint::share) +
+        params_of(p, varying_keys(sweep_points)) + ", the point of run " +
+        std::to_string(run_number(runs[i].run, i + 1)) + " with the largest time (" +
+        format_number(best->time_s / total, hint::share) +
         " of the time of its drawn points): its call does W = " + format_si(best->flops, "FLOP") +
         " and moves Q = " + format_si(best->bytes, "B") +
         " through HBM. At its own peak P = " + format_si(best->peak, "FLOP/s") +
@@ -591,11 +592,12 @@ void glossary_section(std::vector<Block>& doc) {
 
 }  // namespace
 
-std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
+std::vector<Block> report_blocks(const std::vector<RunRecord>& runs, const std::string& notice) {
   std::vector<roofline::RunAnalysis> analyses;  // the model of each run, computed once
   for (const RunRecord& r : runs) analyses.push_back(roofline::analyze(r));
   std::vector<Block> doc;
   doc.push_back(heading(1, "timeroof report"));
+  if (!notice.empty()) doc.push_back(note(notice));
   doc.push_back(paragraph("Why each operator takes the time it takes: " +
                           std::to_string(runs.size()) + " run(s), written by timeroof " +
                           kToolVersion + " (" + kGitSha + ") at " + utc_now_iso8601() + "."));
@@ -607,8 +609,8 @@ std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
     const roofline::RunAnalysis& analysis = analyses[i];
     const std::string anchor = "run" + std::to_string(i + 1);
     doc.push_back(heading(2,
-                          "Run " + std::to_string(i + 1) + ": " + or_dash(r.run.machine.gpu.name) +
-                              ", " + or_dash(r.run.started_at),
+                          "Run " + std::to_string(run_number(r.run, i + 1)) + ": " +
+                              or_dash(r.run.machine.gpu.name) + ", " + or_dash(r.run.started_at),
                           anchor));
     summary_section(doc, r, anchor);
     findings_section(doc, analysis, anchor);

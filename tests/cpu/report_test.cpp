@@ -484,6 +484,21 @@ TEST(Glossary, EveryClassAndQuantityTheReportNamesHasAnEntry) {
   EXPECT_NE(w.markdown.find("\n| memory_bound(l2) | "), std::string::npos);
 }
 
+// The bundled sample's report says so at its top, with the sample's GPU, date
+// and commit; a report of measured runs has no banner.
+TEST(Report, TheBundledSampleCarriesItsBanner) {
+  const std::string notice = sample_notice(sample());
+  EXPECT_EQ(notice,
+            "The bundled sample, not a measurement of this machine: NVIDIA H200, recorded " +
+                sample().run.started_at + " by timeroof " + sample().run.tool_version +
+                " (commit " + sample().run.git_sha + ").");
+  const ReportDocuments d = render_report({sample()}, ChartFormat::svg, notice);
+  EXPECT_NE(d.html.find("</h1>\n<p class=\"note\">" + escape(notice) + "</p>"), std::string::npos);
+  EXPECT_EQ(d.markdown.rfind("# timeroof report\n\n> " + notice + "\n\n", 0), 0u);
+  EXPECT_EQ(written().html.find("class=\"note\""), std::string::npos);
+  EXPECT_EQ(written().markdown.find("\n> "), std::string::npos);
+}
+
 // The chart files report.md references.
 std::set<std::string> chart_files(const std::string& markdown) {
   const std::regex image(R"(!\[[^\]]*\]\(([^)]+)\))");
