@@ -118,8 +118,7 @@ figcaption{font-size:12px;color:#555}
 code{font-size:12px;overflow-wrap:anywhere}
 ol.findings li{margin-bottom:4px}
 p.note{border:2px solid #b35900;background:#fff3e0;padding:8px 12px;font-weight:bold}
-.toc ul{margin:4px 0;padding-left:22px}ul.runs{columns:2;column-gap:32px}
-@media print,(max-width:820px){ul.runs{columns:1}}
+.toc ul{margin:4px 0;padding-left:22px}
 @media print{body{max-width:none}figure,table{break-inside:auto}
 figure{break-inside:avoid}h2,h3{break-after:avoid}thead{display:table-header-group}}
 @media print,(max-width:820px){body{padding:8px 6px;font-size:13px}
@@ -133,7 +132,7 @@ std::string link(const std::string& id, const std::string& text) {
 
 // Nested lists: the level-3 headings under the level-2 heading before them.
 void write_contents(std::ostringstream& out, const std::vector<Block>& blocks) {
-  out << "<div class=\"toc\">\n<ul class=\"runs\">\n";
+  out << "<div class=\"toc\">\n<ul>\n";
   bool nested = false, open_item = false;
   for (const Block& b : blocks) {
     if (!in_contents(b)) continue;
