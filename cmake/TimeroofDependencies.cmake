@@ -9,6 +9,9 @@ find_package(SQLite3 REQUIRED)
 find_package(Threads REQUIRED)
 
 set(TIMEROOF_HAVE_CUDA OFF)
+# What the analysis-only tool does, for the warnings below (README.md says the same).
+set(TIMEROOF_ANALYSIS_COMMANDS
+    "report, analyze, compare, export, import, runs, merge, sweep --dry-run; run shows the sample")
 if(TIMEROOF_WITH_CUDA)
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
@@ -26,11 +29,12 @@ if(TIMEROOF_WITH_CUDA)
     else()
       message(WARNING "timeroof: CUDA toolkit found but cuDNN or CUPTI is missing "
                       "(cudnn.h: ${CUDNN_INCLUDE_DIR}, libcudnn: ${CUDNN_LIBRARY}); "
-                      "building the analysis-only tool. Install cuDNN 9 to get the GPU layers.")
+                      "building the analysis-only tool (${TIMEROOF_ANALYSIS_COMMANDS}). "
+                      "Install cuDNN 9 to get the GPU layers.")
     endif()
   else()
     message(WARNING "timeroof: no CUDA toolkit found; building the analysis-only tool "
-                    "(report, compare, export). Install the CUDA toolkit to measure GPUs.")
+                    "(${TIMEROOF_ANALYSIS_COMMANDS}). Install the CUDA toolkit to measure GPUs.")
   endif()
 endif()
 

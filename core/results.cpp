@@ -80,6 +80,10 @@ PointStatus point_status_from_string(const std::string& text) {
   return value_of(kPointStatuses, text, "point status");
 }
 
+std::int64_t run_number(const Run& run, std::size_t position) {
+  return run.id > 0 ? run.id : static_cast<std::int64_t>(position);
+}
+
 std::string utc_now_iso8601() {
   const auto now = std::chrono::system_clock::now();
   const std::time_t seconds = std::chrono::system_clock::to_time_t(now);

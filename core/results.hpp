@@ -271,6 +271,11 @@ const char* to_string(PointStatus status);
 CeilingKind ceiling_kind_from_string(const std::string& text);
 PointStatus point_status_from_string(const std::string& text);
 
+// The number a run is shown by, in the CLI and the report alike: its id in the
+// store, or for a run read from a file (id 0) its position among the runs shown,
+// from 1.
+std::int64_t run_number(const Run& run, std::size_t position);
+
 // A new run stamped with this tool's version, git sha, host and the current time.
 Run new_run(const std::string& command_line);
 std::string utc_now_iso8601();

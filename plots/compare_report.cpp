@@ -184,7 +184,6 @@ void sweep_section(std::vector<Block>& doc, const Comparison& c, const ComparedS
                           " (# is the base side's); T is T_stream "
                           "where measured, else T_call."));
   doc.back().nowrap = {0, 3, 4, 5, 6};
-  doc.back().words = {1};
 }
 
 void unmatched_section(std::vector<Block>& doc, const Comparison& c) {

@@ -99,14 +99,24 @@ void detail::write_report_files(const std::string& dir,
   write_all_or_none(dir, files);
 }
 
-ReportDocuments render_report(const std::vector<RunRecord>& runs, ChartFormat format) {
-  const std::vector<Block> doc = detail::report_blocks(runs);
+ReportDocuments render_report(const std::vector<RunRecord>& runs, ChartFormat format,
+                              const std::string& notice) {
+  const std::vector<Block> doc = detail::report_blocks(runs, notice);
   ReportDocuments out;
   out.html = detail::render_html(doc);
   out.markdown = detail::render_markdown(doc, format);
   for (const Block& b : doc)
     if (b.kind == Block::Kind::chart) out.charts.emplace_back(b.file, b.svg);
   return out;
+}
+
+std::string sample_notice(const RunRecord& sample) {
+  const Run& run = sample.run;
+  auto or_unknown = [](const std::string& text) { return text.empty() ? "unknown" : text; };
+  return "The bundled sample, not a measurement of this machine: " +
+         or_unknown(run.machine.gpu.name) + ", recorded " + or_unknown(run.started_at) +
+         " by timeroof " + or_unknown(run.tool_version) + " (commit " + or_unknown(run.git_sha) +
+         ").";
 }
 
 const char* to_string(ChartFormat format) {
@@ -128,9 +138,9 @@ ChartFormat parse_chart_format(const std::string& name) {
 }
 
 void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir,
-                  ChartFormat format) {
+                  ChartFormat format, const std::string& notice) {
   namespace fs = std::filesystem;
-  const std::vector<Block> doc = detail::report_blocks(runs);
+  const std::vector<Block> doc = detail::report_blocks(runs, notice);
   // The SVG report first: it stands on its own if the conversion cannot run.
   std::vector<std::pair<std::string, std::string>> files;  // name, text
   std::vector<std::string> charts;

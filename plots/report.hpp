@@ -14,8 +14,9 @@
 // utilisation; a table with one row per point, and one per analysed point of its
 // measured times, the parts of T and the reason for its class; and provenance.
 // Every piece of text taken from the data (kernel and operator names, params,
-// reasons, command lines) is escaped: XML entities in HTML; in Markdown too
-// (renderers pass HTML through), plus | and backticks.
+// reasons, command lines) is escaped: XML entities in HTML (table cells break
+// long identifiers between their parts only); in Markdown, a backslash before
+// each character that would open markup, so report.md reads as plain text.
 #pragma once
 
 #include <string>
@@ -41,8 +42,15 @@ ChartFormat parse_chart_format(const std::string& name);
 // converted files. When rsvg-convert is not installed or fails, the SVG report
 // stays written (report.md referencing the SVGs) and an environment error names
 // the problem and the fix.
+// `notice`, when given, is a banner at the top of both documents (the bundled
+// sample shown where there is no GPU: sample_notice).
 void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir,
-                  ChartFormat format = ChartFormat::svg);
+                  ChartFormat format = ChartFormat::svg, const std::string& notice = {});
+
+// What a report of the bundled sample says it is: "The bundled sample, not a
+// measurement of this machine: NVIDIA H200, recorded 2026-11-23T20:55:53.321Z
+// by timeroof 0.1.0 (commit 7a22a50da76c)."
+std::string sample_notice(const RunRecord& sample);
 
 // The two documents without writing anything (for tests): HTML, and Markdown
 // referencing its charts as `format` files; the charts as (relative SVG file
@@ -53,6 +61,7 @@ struct ReportDocuments {
   std::vector<std::pair<std::string, std::string>> charts;
 };
 ReportDocuments render_report(const std::vector<RunRecord>& runs,
-                              ChartFormat format = ChartFormat::svg);
+                              ChartFormat format = ChartFormat::svg,
+                              const std::string& notice = {});
 
 }  // namespace timeroof::plots

@@ -18,6 +18,11 @@ Block paragraph(const std::string& text) {
   b.text = text;
   return b;
 }
+Block note(const std::string& text) {
+  Block b = paragraph(text);
+  b.kind = Block::Kind::note;
+  return b;
+}
 Block list(std::vector<std::string> items, bool ordered) {
   Block b;
   b.kind = Block::Kind::list;
@@ -41,6 +46,15 @@ Block chart(std::string svg, const std::string& file, const std::string& caption
   b.svg = std::move(svg);
   b.file = file;
   b.caption = caption;
+  return b;
+}
+
+bool in_contents(const Block& b) {
+  return b.kind == Block::Kind::heading && !b.id.empty() && (b.level == 2 || b.level == 3);
+}
+Block contents() {
+  Block b;
+  b.kind = Block::Kind::contents;
   return b;
 }
 

@@ -14,6 +14,7 @@
 #include "roofline/charts_data.hpp"
 #include "roofline/classify.hpp"
 #include "roofline/findings.hpp"
+#include "roofline/glossary.hpp"
 #include "roofline/machine_roofs.hpp"
 #include "roofline/sweep_fit.hpp"
 #include "timeroof/version.hpp"
@@ -72,6 +73,29 @@ std::string clock_text(const std::optional<double>& hz) {
   return hz ? format_si(*hz, "Hz") : "-";
 }
 
+// ---- Anchors ---------------------------------------------------------------------
+
+// The id of a sweep's heading, also the prefix of its chart files.
+std::string sweep_anchor(const std::string& run_anchor, std::size_t sweep_number,
+                         const std::string& sweep) {
+  return run_anchor + "-sweep" + std::to_string(sweep_number) + "-" + file_name_part(sweep);
+}
+
+// The id of each series' heading (its charts follow it), parallel to
+// analysis.series: the sweep's anchor, "-series" and its number in the sweep.
+std::vector<std::string> series_anchors(const roofline::RunAnalysis& analysis,
+                                        const std::string& run_anchor) {
+  std::vector<std::string> out(analysis.series.size());
+  for (std::size_t k = 0; k < analysis.sweeps.size(); ++k) {
+    std::size_t series_number = 0;
+    for (std::size_t i = 0; i < analysis.series.size(); ++i)
+      if (analysis.series[i].series.sweep == analysis.sweeps[k].name)
+        out[i] = sweep_anchor(run_anchor, k + 1, analysis.sweeps[k].name) + "-series" +
+                 std::to_string(++series_number);
+  }
+  return out;
+}
+
 // ---- Sections -------------------------------------------------------------------
 
 constexpr std::size_t kMaxKernels = 12;  // kernel rows per sweep
@@ -109,15 +133,26 @@ void findings_section(std::vector<Block>& doc, const roofline::RunAnalysis& anal
     doc.push_back(paragraph("No findings: the run has no series of measured points."));
     return;
   }
-  doc.push_back(
-      paragraph("Ranked by the time each finding explains, in seconds summed over its points, "
-                "most first; beside it the share of its series' time (each point's share of its "
-                "own call, averaged over the series)."));
-  std::vector<std::string> items;
-  for (const roofline::Finding& f : analysis.findings)
-    items.push_back(f.text + " [explains " + roofline::format_time(f.explained_s) + ", " +
-                    format_number(f.share, hint::share) + " of the series' time]");
+  doc.push_back(paragraph(
+      "Ranked by the time each finding explains, most first: per call, summed over its points "
+      "(a 50 ms finding before a 1 ms one, whatever their shares); after it the share of its "
+      "series' time (each point's share of its own call, averaged over the series), and a link "
+      "to the charts of its series."));
+  const std::vector<std::string> anchors = series_anchors(analysis, anchor);
+  std::vector<std::string> items, links;
+  for (const roofline::Finding& f : analysis.findings) {
+    items.push_back(roofline::format_time(f.explained_s) + " — " + f.text + " (" +
+                    format_number(f.share, hint::share) + " of the series' time)");
+    std::string link;
+    for (std::size_t i = 0; i < analysis.series.size(); ++i)
+      if (analysis.series[i].series.sweep == f.sweep &&
+          analysis.series[i].series.name() == f.series)
+        link = anchors[i];
+    links.push_back(link);
+  }
   doc.push_back(list(std::move(items), true));
+  doc.back().links = std::move(links);
+  doc.back().link_text = "its charts";
 }
 
 void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::string& anchor) {
@@ -275,18 +310,16 @@ void transfer_paragraph(std::vector<Block>& doc, const RunRecord& r,
 
 // Per series of the sweep: its time, decomposition and Tensor-Core charts.
 void series_charts(std::vector<Block>& doc, const roofline::RunAnalysis& analysis,
-                   const std::string& sweep, const std::string& prefix) {
-  std::size_t series_number = 0;
-  for (const roofline::SeriesAnalysis& series : analysis.series) {
-    const roofline::Series& s = series.series;
+                   const std::vector<std::string>& anchors, const std::string& sweep) {
+  for (std::size_t i = 0; i < analysis.series.size(); ++i) {
+    const roofline::Series& s = analysis.series[i].series;
     if (s.sweep != sweep) continue;
-    ++series_number;
     const bool tensor_work = std::any_of(
         s.points.begin(), s.points.end(),
         [](const roofline::SeriesPoint& sp) { return sp.bounds.tensor_share.value_or(0) > 0; });
     const std::string fixed_text = params_text(s.fixed);
-    const std::string file = prefix + "-series" + std::to_string(series_number);
-    doc.push_back(heading(4, s.name() + " against " + s.parameter));
+    const std::string& file = anchors[i];
+    doc.push_back(heading(4, s.name() + " against " + s.parameter, file));
     const std::string title = s.name() + ": time against " + s.parameter;
     doc.push_back(chart(time_vs_parameter_chart(s, title), file + ".svg",
                         title + " (" + fixed_text +
@@ -383,9 +416,9 @@ void point_tables(std::vector<Block>& doc, const std::vector<const Point*>& poin
                       std::move(rows), "point",
                       "Points of " + sweep + (fixed_text.empty() ? "" : "; fixed: " + fixed_text) +
                           ". T is T_stream where measured, else T_call."));
-  // Numbers and class labels whole; the text columns wrap, so the table fits A4.
-  doc.back().nowrap = {0, 3, 4, 5, 6, 7, 8, 9};
-  doc.back().words = {1};
+  // Numbers whole; the text columns and the class wrap (the class before its
+  // unit or level), so the table fits A4.
+  doc.back().nowrap = {0, 3, 4, 5, 7, 8, 9};
   if (times.empty()) return;
   doc.push_back(table(
       {"#", "Parameters", "T_call", "T_stream", "T_graph", "Issue", "Host overhead", "Device gaps",
@@ -397,7 +430,6 @@ void point_tables(std::vector<Block>& doc, const std::vector<const Point*>& poin
           "where T_graph was not measured); not explained is negative where "
           "measured parts exceed T (see the findings)."));
   doc.back().nowrap = {0};
-  doc.back().words = {2, 3, 4, 5, 6, 12};
 }
 
 void sweep_section(std::vector<Block>& doc, const RunRecord& r,
@@ -411,8 +443,7 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r,
     points.push_back(&r.points[i]);
     models.push_back(&analysis.points[i]);
   }
-  const std::string prefix =
-      anchor + "-sweep" + std::to_string(sweep_number) + "-" + file_name_part(sweep);
+  const std::string prefix = sweep_anchor(anchor, sweep_number, sweep);
   doc.push_back(heading(3, "Sweep " + sweep, prefix));
 
   const std::vector<PointSample> samples = point_samples(r, analysis, sa.points);
@@ -424,7 +455,7 @@ void sweep_section(std::vector<Block>& doc, const RunRecord& r,
   }
   complexity_section(doc, r, analysis, sa, prefix);
   transfer_paragraph(doc, r, analysis, sweep);
-  series_charts(doc, analysis, sweep, prefix);
+  series_charts(doc, analysis, series_anchors(analysis, anchor), sweep);
   kernels_table(doc, points, sweep);
   point_tables(doc, points, models, sweep);
 }
@@ -465,21 +496,120 @@ void provenance_section(std::vector<Block>& doc, const RunRecord& r, const std::
             "provenance"));
 }
 
+// How to read each kind of chart, and the time-based roofline read on one real
+// point: the drawn point with the largest time T in the first run that has one.
+void reading_guide(std::vector<Block>& doc, const std::vector<RunRecord>& runs,
+                   const std::vector<roofline::RunAnalysis>& analyses) {
+  doc.push_back(heading(2, "How to read this report", "reading-guide"));
+  doc.push_back(paragraph(
+      "Each run has a summary, its findings (what a reviewer should look at first, most time "
+      "first, each linked to the charts of its series), the machine's measured roofs, then per "
+      "sweep its charts and tables, and its provenance. The glossary at the end defines every "
+      "quantity and class."));
+  doc.push_back(list(
+      {"Measured roofs: one row per roof, its measured rate against its theoretical peak; a "
+       "roof well below its peak was held back (clock, power) or its kernel is not the best one.",
+       "Bandwidth against working set: the rate of one read kernel as its data grows; the "
+       "plateaus are L1, L2 and HBM, the drops sit at their sizes.",
+       "Hierarchical roofline: FLOP/s against arithmetic intensity (FLOP per byte), one marker "
+       "per point and memory level. A point below a roof runs slower than that roof allows; the "
+       "lowest roof above the point's intensity is the one that bounds it.",
+       "Time-based roofline: the same points by their work, FLOPs up and HBM bytes across, with "
+       "time axes (seconds = FLOPs / P at the right, bytes / B at the top). Each point is drawn "
+       "twice, joined by a segment: where its work sits (filled) and where a call at the roof "
+       "would sit to take its measured time (open). The longer the segment, the more time is "
+       "lost to the roof.",
+       "Time against batch: T_stream, T_call and T_graph with their 95% intervals as bands, "
+       "T_k, and each bound as a line; where the times leave the bounds, time is lost.",
+       "Where the time goes: one stacked bar per point of the measured parts of T (kernels "
+       "within and lost to the roof, transfer, device gaps, host overhead), in seconds and as "
+       "shares of T.",
+       "Tensor Cores: their share of the FLOPs and their utilisation (T_tensor / T_k) along "
+       "the batch.",
+       "Energy roofline: FLOP per joule against arithmetic intensity, from the board's power "
+       "while each roof ran."},
+      false));
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const roofline::RunAnalysis& analysis = analyses[i];
+    const roofline::SweepAnalysis* sweep = nullptr;
+    const roofline::ComplexityPoint* best = nullptr;
+    double total = 0;
+    for (const roofline::SweepAnalysis& sa : analysis.sweeps)
+      for (const roofline::ComplexityPoint& cp : sa.complexity.points) {
+        if (!cp.drawable || sa.complexity.bandwidth <= 0) continue;
+        total += cp.time_s;
+        if (!best || cp.time_s > best->time_s) {
+          best = &cp;
+          sweep = &sa;
+        }
+      }
+    if (!best) continue;
+    const Point& p = runs[i].points[best->index];
+    std::vector<const Point*> sweep_points;
+    for (std::size_t k : sweep->points) sweep_points.push_back(&runs[i].points[k]);
+    const roofline::PointAnalysis& pa = analysis.points[best->index];
+    const double bandwidth = sweep->complexity.bandwidth;
+    const double compute_s = best->flops / best->peak, memory_s = best->bytes / bandwidth;
+    const double roof_s = best->time_s - best->lost_s;
+    const std::string time_name = pa.bounds.time_source == roofline::TimeSource::none
+                                      ? "T"
+                                      : to_string(pa.bounds.time_source);
+    doc.push_back(paragraph(
+        "Reading the time-based roofline of " + sweep->name + " on its point #" +
+        std::to_string(p.seq) + ", " + p.op + " " + p.precision + " " +
+        params_of(p, varying_keys(sweep_points)) + ", the point of run " +
+        std::to_string(run_number(runs[i].run, i + 1)) + " with the largest time (" +
+        format_number(best->time_s / total, hint::share) +
+        " of the time of its drawn points): its call does W = " + format_si(best->flops, "FLOP") +
+        " and moves Q = " + format_si(best->bytes, "B") +
+        " through HBM. At its own peak P = " + format_si(best->peak, "FLOP/s") +
+        " the FLOPs would take W / P = " + format_time(compute_s) + "; at the HBM roof B = " +
+        format_si(bandwidth, "B/s") + " the bytes take Q / B = " + format_time(memory_s) +
+        ". The larger, " + format_time(roof_s) + ", is its roof time: " +
+        (best->compute_side ? "the compute roof bounds it (its intensity W / Q = "
+                            : "the HBM roof bounds it (its intensity W / Q = ") +
+        format_si(best->intensity, "FLOP/B") +
+        (best->compute_side ? " is at or above" : " is below") + " the balance P / B = " +
+        format_si(best->peak / bandwidth, "FLOP/B") + "). It took " + time_name + " = " +
+        format_time(best->time_s) + ", " + format_number(best->time_s / roof_s, hint::ratio) +
+        " its roof time: the segment from its point to its run-time point is the " +
+        format_time(best->lost_s) +
+        " lost to the roof. Over every memory level and its "
+        "launches the model calls it " +
+        pa.classification.label() + ": " + pa.classification.reason + "."));
+    break;
+  }
+}
+
+// Every quantity and class the report names, from the model's own list.
+void glossary_section(std::vector<Block>& doc) {
+  doc.push_back(heading(2, "Glossary", "glossary"));
+  std::vector<std::vector<std::string>> rows;
+  for (const roofline::GlossaryEntry& e : roofline::glossary()) rows.push_back({e.term, e.meaning});
+  doc.push_back(table({"Term", "Meaning"}, std::move(rows), "glossary"));
+  doc.back().nowrap = {0};
+}
+
 }  // namespace
 
-std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
+std::vector<Block> report_blocks(const std::vector<RunRecord>& runs, const std::string& notice) {
+  std::vector<roofline::RunAnalysis> analyses;  // the model of each run, computed once
+  for (const RunRecord& r : runs) analyses.push_back(roofline::analyze(r));
   std::vector<Block> doc;
   doc.push_back(heading(1, "timeroof report"));
+  if (!notice.empty()) doc.push_back(note(notice));
   doc.push_back(paragraph("Why each operator takes the time it takes: " +
                           std::to_string(runs.size()) + " run(s), written by timeroof " +
                           kToolVersion + " (" + kGitSha + ") at " + utc_now_iso8601() + "."));
-  std::size_t run_number = 0;
-  for (const RunRecord& r : runs) {
-    ++run_number;
-    const std::string anchor = "run" + std::to_string(run_number);
-    const roofline::RunAnalysis analysis = roofline::analyze(r);
+  doc.push_back(heading(2, "Contents"));
+  doc.push_back(contents());
+  reading_guide(doc, runs, analyses);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
+    const roofline::RunAnalysis& analysis = analyses[i];
+    const std::string anchor = "run" + std::to_string(i + 1);
     doc.push_back(heading(2,
-                          "Run " + std::to_string(run_number) + ": " +
+                          "Run " + std::to_string(run_number(r.run, i + 1)) + ": " +
                               or_dash(r.run.machine.gpu.name) + ", " + or_dash(r.run.started_at),
                           anchor));
     summary_section(doc, r, anchor);
@@ -491,6 +621,7 @@ std::vector<Block> report_blocks(const std::vector<RunRecord>& runs) {
       sweep_section(doc, r, analysis, sweep, anchor, ++sweep_number);
     provenance_section(doc, r, anchor);
   }
+  glossary_section(doc);
   return doc;
 }
 

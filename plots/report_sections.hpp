@@ -4,6 +4,7 @@
 // roofline::analyze of the run. Internal to plots/.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/results.hpp"
@@ -11,7 +12,7 @@
 
 namespace timeroof::plots::detail {
 
-// The whole document of `runs`.
-std::vector<Block> report_blocks(const std::vector<RunRecord>& runs);
+// The whole document of `runs`, with `notice` (when given) as a banner at its top.
+std::vector<Block> report_blocks(const std::vector<RunRecord>& runs, const std::string& notice);
 
 }  // namespace timeroof::plots::detail

@@ -20,42 +20,56 @@ bool markup_char(char32_t c) {
   return true;
 }
 
-}  // namespace
-
-std::string escape(std::string_view text) {
+// Each code point of `text` that markup can hold, through `entity` (which
+// appends a replacement and returns true, or returns false to keep the
+// character); every other code point and each byte that is not UTF-8 as U+FFFD.
+template <typename Entity>
+std::string clean(std::string_view text, Entity entity) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t at = 0; at < text.size();) {
-    const char c = text[at];
+    if (entity(text[at], out)) {
+      ++at;
+      continue;
+    }
+    const Utf8Char u = decode_utf8(text.substr(at));
+    if (u.valid && markup_char(u.code_point))
+      out.append(text.substr(at, u.length));
+    else
+      out += kReplacementCharacter;
+    at += u.length;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string escape(std::string_view text) {
+  return clean(text, [](char c, std::string& out) {
     switch (c) {
       case '&':
         out += "&amp;";
-        break;
+        return true;
       case '<':
         out += "&lt;";
-        break;
+        return true;
       case '>':
         out += "&gt;";
-        break;
+        return true;
       case '"':
         out += "&quot;";
-        break;
+        return true;
       case '\'':
         out += "&apos;";
-        break;
-      default: {
-        const Utf8Char u = decode_utf8(text.substr(at));
-        if (u.valid && markup_char(u.code_point))
-          out.append(text.substr(at, u.length));
-        else
-          out += kReplacementCharacter;
-        at += u.length;
-        continue;
-      }
+        return true;
+      default:
+        return false;
     }
-    ++at;
-  }
-  return out;
+  });
+}
+
+std::string clean_text(std::string_view text) {
+  return clean(text, [](char, std::string&) { return false; });
 }
 
 std::string num(double value) {

@@ -19,6 +19,9 @@ inline constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
 // U+FFFF, noncharacters) and each byte that is not UTF-8 replaced by U+FFFD:
 // the result is always well-formed as text and as an attribute value.
 std::string escape(std::string_view text);
+// `text` cleared as escape() clears it, without entities: for formats whose
+// escaping is their own (Markdown, plots/report_markdown.cpp).
+std::string clean_text(std::string_view text);
 // A coordinate or length: at most two decimals, trailing zeros dropped, "0" for
 // a non-finite value.
 std::string num(double value);

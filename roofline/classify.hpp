@@ -105,6 +105,7 @@
 //   the 3.0 us launch cost.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -121,7 +122,12 @@ enum class Bottleneck {
   memory_bound,
   latency_bound
 };
+inline constexpr std::array<Bottleneck, 6> kAllBottlenecks = {
+    Bottleneck::unknown,       Bottleneck::transfer_bound, Bottleneck::launch_bound,
+    Bottleneck::compute_bound, Bottleneck::memory_bound,   Bottleneck::latency_bound};
 enum class ComputeUnit { none, cuda_core, tensor_core };
+inline constexpr std::array<ComputeUnit, 3> kAllComputeUnits = {
+    ComputeUnit::none, ComputeUnit::cuda_core, ComputeUnit::tensor_core};
 // The rule that decided the class (see above).
 enum class ClassRule {
   no_time,         // 1
@@ -133,6 +139,10 @@ enum class ClassRule {
   near_roof,       // 5
   far_from_roof    // 6
 };
+inline constexpr std::array<ClassRule, 8> kAllClassRules = {
+    ClassRule::no_time,        ClassRule::transfer_share, ClassRule::host_issue,
+    ClassRule::overhead_share, ClassRule::launch_roof,    ClassRule::no_roof,
+    ClassRule::near_roof,      ClassRule::far_from_roof};
 const char* to_string(Bottleneck bottleneck);
 const char* to_string(ComputeUnit unit);
 const char* to_string(ClassRule rule);

@@ -80,9 +80,10 @@ constexpr const char* kDefaultReportDir = "timeroof-report";
 // Writes the report of `records` into --out (default ./timeroof-report) and
 // returns the path of its index.html.
 std::string write_report_of(const CommonOptions& options, const std::vector<RunRecord>& records,
-                            plots::ChartFormat format = plots::ChartFormat::svg) {
+                            plots::ChartFormat format = plots::ChartFormat::svg,
+                            const std::string& notice = {}) {
   const std::string dir = options.out.empty() ? kDefaultReportDir : options.out;
-  plots::write_report(records, dir, format);
+  plots::write_report(records, dir, format, notice);
   return (std::filesystem::path(dir) / "index.html").string();
 }
 
@@ -150,7 +151,7 @@ void print_records(const CommonOptions& options, const std::vector<RunRecord>& r
     if (options.json) {
       print_json(record);
     } else {
-      std::cout << format_run(record);
+      std::cout << format_run(record, 1);
       std::cout << "stored as run " << record.run.id << " in " << options.db << "\n";
     }
   }
@@ -417,17 +418,17 @@ ExitCode run_main_job(const CommonOptions& options, const CeilingOptions& ceilin
   if (gpus.count == 0) {
     std::string path;
     const std::vector<RunRecord> sample = load_sample(path);
-    const std::string gpu_name = sample.empty() ? "?" : sample.front().run.machine.gpu.name;
-    std::fprintf(stderr,
-                 "timeroof: no GPU here (%s); showing the bundled sample recorded on %s: %s\n",
-                 gpus.why_none.c_str(), gpu_name.c_str(), path.c_str());
+    const std::string notice = sample.empty() ? "" : plots::sample_notice(sample.front());
+    std::fprintf(stderr, "timeroof: no GPU here (%s); showing the bundled sample, %s: %s\n",
+                 gpus.why_none.c_str(), path.c_str(), notice.empty() ? "empty" : notice.c_str());
     if (options.json) {
       print_json(export_document(sample));
     } else {
-      for (const RunRecord& record : sample) std::cout << format_run(record);
-      std::cout << write_report_of(options, sample) << '\n';
+      for (std::size_t i = 0; i < sample.size(); ++i) std::cout << format_run(sample[i], i + 1);
+      std::cout << write_report_of(options, sample, plots::ChartFormat::svg, notice) << '\n';
     }
-    return ExitCode::ok;
+    // Nothing was measured: an environment problem (no GPU), as the README says.
+    return ExitCode::environment;
   }
 
   // The main job: the roofs, then the default sweeps of every operator family.
@@ -467,7 +468,8 @@ void register_main_job(CLI::App& app, CommonOptions& options, Action& action) {
       "It ends with the report (index.html, report.md and the charts) written into --out\n"
       "(default ./timeroof-report) and prints the path of index.html as its last line.\n"
       "Without a GPU it says why in one line and shows the bundled sample, a real run\n"
-      "recorded on an H100/H200, instead (exit code 0): its summary and its report.");
+      "recorded on an H200, instead: its summary and its report, marked as the sample;\n"
+      "exit code 2 (no GPU: nothing was measured).");
   auto sustained = std::make_shared<std::optional<double>>();
   add_sustained(*command, *sustained);
   when_chosen(*command, action, [&options, sustained] {

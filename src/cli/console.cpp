@@ -146,10 +146,10 @@ std::string format_library_references(const Machine& machine) {
          table(rows);
 }
 
-std::string format_run(const RunRecord& record) {
+std::string format_run(const RunRecord& record, std::size_t position) {
   const Run& run = record.run;
   std::ostringstream out;
-  out << "run " << run.id << " (" << run.uuid << "), " << run.status << "\n";
+  out << "run " << run_number(run, position) << " (" << run.uuid << "), " << run.status << "\n";
   out << "  started      " << run.started_at
       << (run.finished_at.empty() ? "" : ", finished " + run.finished_at) << "\n";
   out << "  command      " << run.command_line << "\n";

@@ -34,7 +34,9 @@ std::string table_json_or_csv(bool json, const std::string& format);
 // terminal_safe: an imported run cannot send escape sequences to the terminal.
 std::string format_gpu(const GpuInfo& gpu);
 std::string format_ceilings(const std::vector<Ceiling>& ceilings);
-std::string format_run(const RunRecord& record);
+// `position`: the run's place among those printed, from 1, which numbers a run
+// read from a file (run_number).
+std::string format_run(const RunRecord& record, std::size_t position);
 std::string format_run_list(const std::vector<Run>& runs);
 
 }  // namespace timeroof::cli

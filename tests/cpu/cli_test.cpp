@@ -158,13 +158,26 @@ TEST(Cli, DeviceFlagWithoutGpuIsAnEnvironmentError) {
 TEST(Cli, RunWithoutGpuShowsTheBundledSample) {
   TempDir dir;
   const ToolResult r = run_tool({"run", "--db", dir.file("t.db")}, kNoGpu);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 2) << "no GPU, nothing measured: an environment problem\n" << r.err;
   EXPECT_EQ(count_lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("no GPU here"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("sample-run.json"), std::string::npos) << r.err;
   const auto sample = nlohmann::json::parse(read_file(kSample));
   const std::string gpu = sample["runs"][0]["machine"]["gpu"]["name"];
+  const std::string sha = sample["runs"][0]["git_sha"];
+  const std::string date = sample["runs"][0]["started_at"];
+  const std::string notice = "The bundled sample, not a measurement of this machine: " + gpu +
+                             ", recorded " + date + " by timeroof 0.1.0 (commit " + sha + ").";
+  EXPECT_NE(r.err.find(notice), std::string::npos) << r.err;
   EXPECT_NE(r.out.find(gpu), std::string::npos) << r.out;
+  // One numbering: the CLI's run 1 is the report's Run 1.
+  EXPECT_EQ(r.out.rfind("run 1 (", 0), 0u) << r.out;
+  EXPECT_NE(read_file("timeroof-report/report.md").find("\n## Run 1: " + gpu), std::string::npos);
+  EXPECT_NE(read_file("timeroof-report/report.md").find("# timeroof report\n\n> " + notice),
+            std::string::npos)
+      << "the banner, first";
+  EXPECT_NE(read_file("timeroof-report/index.html").find("<p class=\"note\">" + notice + "</p>"),
+            std::string::npos);
   EXPECT_NE(r.out.find("counters"), std::string::npos) << r.out;
   EXPECT_FALSE(std::ifstream(dir.file("t.db")).good()) << "no GPU: nothing is stored";
   // The sample's report, in ./timeroof-report by default; its path is the last line.
@@ -172,7 +185,7 @@ TEST(Cli, RunWithoutGpuShowsTheBundledSample) {
       << r.out;
   EXPECT_TRUE(std::ifstream("timeroof-report/index.html").good());
   const ToolResult out = run_tool({"run", "--out", dir.file("report")}, kNoGpu);
-  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_EQ(out.exit_code, 2) << out.err;
   EXPECT_EQ(count_lines(out.err), 1) << out.err;
   EXPECT_EQ(out.out.substr(out.out.rfind('\n', out.out.size() - 2) + 1),
             dir.file("report") + "/index.html\n")
@@ -183,7 +196,7 @@ TEST(Cli, RunWithoutGpuShowsTheBundledSample) {
 
 TEST(Cli, RunWithoutGpuAndJsonPrintsTheSampleDocument) {
   const ToolResult r = run_tool({"run", "--json"}, kNoGpu);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 2) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["format"], "timeroof-results");
   EXPECT_EQ(doc["runs"], nlohmann::json::parse(read_file(kSample))["runs"]);
@@ -227,7 +240,7 @@ TEST(Cli, ReportFromTheStoreAllRunsOrNamedOnes) {
       run_tool({"report", uuid.substr(0, 8), "--db", db, "--out", dir.file("one")}, kNoGpu);
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(read_file(dir.file("one/report.md")).find("## Run 2"), std::string::npos);
-  EXPECT_NE(read_file(dir.file("one/index.html")).find(uuid), std::string::npos);
+  EXPECT_NE(read_file(dir.file("one/report.md")).find(uuid), std::string::npos);
 }
 
 // The sample's first 18 points: a report with few charts, quick to convert.
@@ -239,13 +252,15 @@ std::string small_sample(const TempDir& dir) {
   return dir.file("small.json");
 }
 
-// The files report.md references as images: ![caption](file).
+// The files report.md references as images: lines "![caption](file)" (its other
+// links, the contents and the findings', point at headings).
 std::vector<std::string> markdown_images(const std::string& markdown) {
   std::vector<std::string> files;
-  for (std::size_t at = markdown.find("]("); at != std::string::npos;
-       at = markdown.find("](", at + 2)) {
-    const std::size_t end = markdown.find(')', at);
-    files.push_back(markdown.substr(at + 2, end - at - 2));
+  std::istringstream lines(markdown);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t at = line.rfind("](");
+    if (line.rfind("![", 0) == 0 && at != std::string::npos && line.back() == ')')
+      files.push_back(line.substr(at + 2, line.size() - at - 3));
   }
   return files;
 }

@@ -172,7 +172,9 @@ std::vector<std::string> html_row(const std::string& anchor, const std::string& 
     ADD_FAILURE() << "no " << row_class << " row in the HTML";
     return {};
   }
-  const std::string row = html.substr(at, html.find("</tr>", at) - at);
+  // Without the break opportunities long words get in table cells.
+  const std::string row =
+      std::regex_replace(html.substr(at, html.find("</tr>", at) - at), std::regex("<wbr/>"), "");
   std::vector<std::string> cells;
   static const std::regex kCell(R"(<td[^>]*>([^<]*)</td>)");
   for (std::sregex_iterator it(row.begin(), row.end(), kCell), end; it != end; ++it)

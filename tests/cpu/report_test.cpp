@@ -23,13 +23,17 @@
 #include "core/json_io.hpp"
 #include "plots/process.hpp"
 #include "plots/report.hpp"
+#include "plots/report_document.hpp"
 #include "plots/svg.hpp"
 #include "roofline/analysis.hpp"
 #include "roofline/findings.hpp"
+#include "roofline/glossary.hpp"
 #include "roofline/machine_roofs.hpp"
 #include "roofline/sweep_fit.hpp"
 #include "tests/support/fixtures.hpp"
+#include "tests/support/markdown_check.hpp"
 #include "tests/support/run_tool.hpp"
+#include "tests/support/xml_check.hpp"
 
 namespace timeroof::plots {
 namespace {
@@ -46,14 +50,22 @@ const RunRecord& sample() {
   return record;
 }
 
+// A page's HTML without the break opportunities (<wbr/>) its table cells put in
+// long words.
+std::string without_breaks(const std::string& html) {
+  return std::regex_replace(html, std::regex("<wbr/>"), "");
+}
+
 // The sample's report, written once into a directory kept for the whole test.
 struct Written {
   TempDir dir;
   std::string html;
+  std::string html_text;  // html without the break opportunities (<wbr/>) in long words
   std::string markdown;
   Written() {
     write_report({sample()}, dir.path());
     html = read_file(dir.file("index.html"));
+    html_text = without_breaks(html);
     markdown = read_file(dir.file("report.md"));
   }
 };
@@ -74,6 +86,8 @@ TEST(Report, SampleReportIsWritten) {
 }
 
 TEST(Report, HtmlParsesAsXmlAndAsHtml) {
+  const test::XmlCheck strict = test::check_xml(written().html);  // no raw > in text, nor in CSS
+  EXPECT_TRUE(strict.ok) << strict.error;
   const std::string xmllint = find_on_path("xmllint");
   if (xmllint.empty()) GTEST_SKIP() << "xmllint not installed (Debian: libxml2-utils)";
   const std::string path = written().dir.file("index.html");
@@ -122,27 +136,46 @@ TEST(Report, EverySectionIsThere) {
         run.machine.gpu.versions.driver, run.machine.gpu.versions.cudnn, run.git_sha,
         run.started_at, run.finished_at, run.host, run.tool_version}) {
     ASSERT_FALSE(text.empty());
-    EXPECT_NE(w.html.find(escape(text)), std::string::npos) << text;
-    EXPECT_NE(w.markdown.find(escape(text)), std::string::npos) << text;
+    EXPECT_NE(w.html_text.find(escape(text)), std::string::npos) << text;
+    EXPECT_NE(w.markdown.find(text), std::string::npos) << text;
   }
-  EXPECT_NE(w.html.find(escape(run.command_line)), std::string::npos);
+  EXPECT_NE(w.html_text.find(escape(run.command_line)), std::string::npos);
   EXPECT_NE(w.html.find("failed 1, ok 259"), std::string::npos) << "counts per status";
   // Every ceiling has a row.
   EXPECT_EQ(count_occurrences(w.html, "<tr class=\"ceiling\">"), run.machine.ceilings.size());
 }
 
-TEST(Report, FindingsAreListedInRankOrder) {
+// Findings by the time they explain, most first, each leading with that time
+// and linking to the charts of its series (a heading of the page).
+TEST(Report, FindingsAreRankedByTheirTimeAndLinkTheirSeries) {
   const Written& w = written();
   const auto found =
       roofline::findings(sample().points, roofline::machine_roofs(sample().run.machine));
   ASSERT_FALSE(found.empty());
   std::size_t last = 0;
+  double last_s = found.front().explained_s;
+  const std::regex link(R"re(^ <a href="#([^"]+)">its charts</a></li>)re");
   for (const roofline::Finding& f : found) {
-    const std::size_t at = w.html.find("<li>" + escape(f.text));
-    ASSERT_NE(at, std::string::npos) << f.text;
+    EXPECT_LE(f.explained_s, last_s) << "by absolute time: " << f.text;
+    last_s = f.explained_s;
+    const std::string item = "<li>" + roofline::format_time(f.explained_s) + " — " +
+                             escape(f.text) + " (" + format_number(f.share, hint::share) +
+                             " of the series&apos; time)";
+    const std::size_t at = w.html.find(item);
+    ASSERT_NE(at, std::string::npos) << item;
     EXPECT_GT(at, last) << "ranked: " << f.text;
     last = at;
-    EXPECT_NE(w.markdown.find(escape(f.text)), std::string::npos) << f.text;
+    std::smatch m;
+    const std::string rest = w.html.substr(at + item.size(), 200);
+    ASSERT_TRUE(std::regex_search(rest, m, link)) << rest;
+    EXPECT_NE(w.html.find("<h4 id=\"" + m[1].str() + "\">" + escape(f.series)), std::string::npos)
+        << m[1];
+    const std::string md_item =
+        roofline::format_time(f.explained_s) + " — " + detail::markdown_text(f.text);
+    const std::size_t md_at = w.markdown.find(md_item);
+    ASSERT_NE(md_at, std::string::npos) << md_item;
+    const std::string md_line = w.markdown.substr(md_at, w.markdown.find('\n', md_at) - md_at);
+    EXPECT_NE(md_line.find(" [its charts](#"), std::string::npos) << md_line;
   }
 }
 
@@ -152,7 +185,7 @@ TEST(Report, OneTableRowPerPoint) {
   // The failed point carries its reason.
   for (const Point& p : sample().points)
     if (p.status != PointStatus::ok)
-      EXPECT_NE(w.html.find(escape(p.reason)), std::string::npos) << p.reason;
+      EXPECT_NE(w.html_text.find(escape(p.reason)), std::string::npos) << p.reason;
 }
 
 // The times table: one row per analysed point, with T_call, T_stream, T_graph and
@@ -172,11 +205,10 @@ TEST(Report, TimesTableShowsTheMeasuredTimesThePartsAndTheClassReason) {
   // 4.4 us lost to the roof; launch-bound by the issue rule, both numbers quoted.
   const std::string row =
       "<tr class=\"times\"><td class=\"n\">0</td><td>batch=1 direction=fwd filter=3 filters=64 "
-      "stride=2</td><td class=\"w\">12 us +-0.8%</td><td class=\"w\">6.0 us +-1.0%</td><td "
-      "class=\"w\">5.0 us +-0.0%</td><td class=\"w\">6.1 us +-1.7%</td><td class=\"w\">1.0 "
-      "us</td><td>0.083 us</td><td>0</td><td>0.5 us</td><td>4.4 us</td><td>0</td><td "
-      "class=\"w\">the host issues a call in 6.1 us, the GPU runs it in 5.0 us (T_graph)</td></tr>";
-  EXPECT_NE(w.html.find(row), std::string::npos);
+      "stride=2</td><td>12 us +-0.8%</td><td>6.0 us +-1.0%</td><td>5.0 us +-0.0%</td><td>6.1 us "
+      "+-1.7%</td><td>1.0 us</td><td>0.083 us</td><td>0</td><td>0.5 us</td><td>4.4 us</td><td>0</"
+      "td><td>the host issues a call in 6.1 us, the GPU runs it in 5.0 us (T_graph)</td></tr>";
+  EXPECT_NE(w.html_text.find(row), std::string::npos);
 }
 
 TEST(Report, MarkdownChartsAreSvgFilesNextToIt) {
@@ -215,27 +247,234 @@ TEST(Report, NamesWithMarkupSurviveEscaped) {
   failed.params["layout"] = "n<h>w&c";
   TempDir dir;
   write_report({r}, dir.path());
-  const std::string html = read_file(dir.file("index.html"));
+  const std::string html = without_breaks(read_file(dir.file("index.html")));
   const std::string md = read_file(dir.file("report.md"));
   for (const std::string& text : {kernel, reason, command, std::string("GPU <H200> & co")}) {
     EXPECT_NE(html.find(escape(text)), std::string::npos) << text;
   }
   EXPECT_NE(html.find("layout=n&lt;h&gt;w&amp;c"), std::string::npos);
-  for (const char* raw : {"<script>", "<b>bold", "<img src=x>", "<H200>", "Tile<128"}) {
+  for (const char* raw : {"<script>", "<b>bold", "<img src=x>", "<H200>", "Tile<128"})
     EXPECT_EQ(html.find(raw), std::string::npos) << raw;
-    EXPECT_EQ(md.find(raw), std::string::npos) << raw;
-  }
-  // Markdown: < > & as entities, | escaped and backticks as entities in table cells.
-  EXPECT_NE(md.find("a &lt; b &amp;&amp; c &gt; d \\| &#96;code&#96; &lt;b&gt;bold&lt;/b&gt;"),
-            std::string::npos);
-  EXPECT_NE(md.find("void gemm&lt;float, Tile&lt;128, 64&gt;&gt;(Params&amp;) &lt;script&gt;"),
-            std::string::npos);
-  EXPECT_EQ(md.find('`'), std::string::npos) << "no raw backtick anywhere";
+  // Markdown: the text as written, a backslash before what would open a tag, a
+  // code span or a table column; no entities.
+  EXPECT_NE(md.find("a < b && c > d \\| \\`code\\` \\<b>bold\\</b>"), std::string::npos);
+  EXPECT_NE(md.find("void gemm\\<float, Tile<128, 64>>(Params&) \\<script>"), std::string::npos);
+  EXPECT_EQ(test::unescaped_markup(md), "");
   const std::string xmllint = find_on_path("xmllint");
   if (!xmllint.empty()) {
     const ToolResult xml = run_process({xmllint, "--noout", dir.file("index.html")});
     EXPECT_EQ(xml.exit_code, 0) << xml.err.substr(0, 2000);
   }
+}
+
+// report.md reads as the text itself: a backslash before what would open
+// markup, nothing else ("series&apos; time" was the HTML escaping).
+TEST(ReportMarkdown, TextReadsAsWrittenAndOpensNoMarkup) {
+  using detail::markdown_text;
+  for (const char* plain : {"the series' time", "hbm_read and T_k", "a < b && c > d = 3 - 2",
+                            "\"quoted\" 4 x 8", "fp16_fma (T_mem,l)", "1 us + 2 us"})
+    EXPECT_EQ(markdown_text(plain), plain);
+  EXPECT_EQ(markdown_text("<b>x</b> <!-- <?p <https://a>"),
+            "\\<b>x\\</b> \\<!-- \\<?p \\<https://a>");
+  EXPECT_EQ(markdown_text("&amp; &#96; & x;"), "\\&amp; \\&#96; & x;");
+  EXPECT_EQ(markdown_text("`code` *em* [l](u) ~s~ a\\b"),
+            "\\`code\\` \\*em\\* \\[l\\](u) \\~s\\~ a\\\\b");
+  EXPECT_EQ(markdown_text("_init_ __x y_"), "\\_init\\_ \\_\\_x y\\_");
+  EXPECT_EQ(markdown_text("# h"), "\\# h");
+  EXPECT_EQ(markdown_text("- item"), "\\- item");
+  EXPECT_EQ(markdown_text("> quote"), "\\> quote");
+  EXPECT_EQ(markdown_text("12. x 3. y"), "12\\. x 3. y");
+  for (const char* plain : {"580.159.04 (CUDA 13.0)", "#1", "-1 us", "+-1.0%", "3 - 2"})
+    EXPECT_EQ(markdown_text(plain), plain);
+  EXPECT_EQ(markdown_text("--- rule"), "\\--- rule");
+  EXPECT_EQ(markdown_text("7) x"), "7\\) x");
+  EXPECT_EQ(markdown_text("line\nbreak"), "line break");
+  EXPECT_EQ(markdown_text("bad \x01 \xff"), "bad \xef\xbf\xbd \xef\xbf\xbd");
+
+  const Written& w = written();
+  for (const char* entity : {"&apos;", "&amp;", "&lt;", "&gt;", "&quot;", "&#"})
+    EXPECT_EQ(w.markdown.find(entity), std::string::npos) << entity;
+  EXPECT_NE(w.markdown.find("series' time"), std::string::npos);
+  EXPECT_EQ(test::unescaped_markup(w.markdown), "");
+}
+
+// A table cell breaks no identifier in the middle of a word ("hbm_r ead"): the
+// CSS keeps words whole, and a long name gets break opportunities between its
+// parts only.
+TEST(ReportHtml, TableCellsBreakLongNamesBetweenTheirPartsOnly) {
+  const std::string kernel =
+      "void sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_nhwckrsc<float, 2>(int)";
+  const std::vector<detail::Block> doc = {detail::table(
+      {"Roof", "Kernel", "Other"},
+      {{"hbm_read", kernel, std::string(50, 'a')},
+       {"tensor_bf16_mma_sync", "compute_bound(tensor_core)", "direction=bwd_filter"}})};
+  const std::string html = detail::render_html(doc);
+  EXPECT_NE(html.find("<td>hbm_read</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>tensor_bf16_mma_sync</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>void sm90_<wbr/>xmma_<wbr/>fprop_<wbr/>implicit_<wbr/>gemm_<wbr/>"
+                      "f16f16_<wbr/>f16f32_<wbr/>nhwckrsc<wbr/>&lt;float, 2&gt;(int)</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td>compute_bound(<wbr/>tensor_core)</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>direction=<wbr/>bwd_filter</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>" + std::string(24, 'a') + "<wbr/>" + std::string(24, 'a') + "<wbr/>" +
+                      std::string(2, 'a') + "</td>"),
+            std::string::npos)
+      << "a long word without parts breaks every 24 characters";
+  const std::size_t css = html.find("th,td{");
+  ASSERT_NE(css, std::string::npos);
+  const std::string cell_css = html.substr(css, html.find('}', css) - css);
+  EXPECT_NE(cell_css.find("overflow-wrap:break-word"), std::string::npos) << cell_css;
+  EXPECT_EQ(cell_css.find("anywhere"), std::string::npos) << cell_css;
+  // The sample's roofs table: each roof name whole.
+  for (const Ceiling& c : sample().run.machine.ceilings)
+    EXPECT_NE(written().html.find("<tr class=\"ceiling\"><td>" + c.name + "</td>"),
+              std::string::npos)
+        << c.name;
+}
+
+// The table of contents links every section: in HTML to each h2 and h3 id, in
+// Markdown to the anchor GitHub gives each heading.
+TEST(Report, TableOfContentsLinksEverySection) {
+  const Written& w = written();
+  const std::size_t toc = w.html.find("<div class=\"toc\">");
+  ASSERT_NE(toc, std::string::npos);
+  const std::string links = w.html.substr(toc, w.html.find("</div>", toc) - toc);
+  const std::regex section(R"re(<h([23]) id="([^"]+)">)re");
+  std::size_t sections = 0;
+  for (auto it = std::sregex_iterator(w.html.begin(), w.html.end(), section);
+       it != std::sregex_iterator(); ++it, ++sections)
+    EXPECT_NE(links.find("href=\"#" + (*it)[2].str() + "\""), std::string::npos) << (*it)[2];
+  EXPECT_GE(sections, 8u) << "reading guide, run, summary, findings, roofs, 2 sweeps, provenance";
+  EXPECT_LT(toc, w.html.find("id=\"run1\"")) << "at the top";
+  for (const char* line :
+       {"- [How to read this report](#how-to-read-this-report)\n",
+        "- [Run 1: NVIDIA H200, "
+        "2026-11-23T20:55:53.321Z](#run-1-nvidia-h200-2026-11-23t205553321z)\n",
+        "  - [Sweep conv2d-default](#sweep-conv2d-default)\n", "  - [Findings](#findings)\n"})
+    EXPECT_NE(w.markdown.find(line), std::string::npos) << line;
+  // GitHub's anchors: lower case, punctuation dropped, repeats numbered.
+  const std::vector<detail::Block> doc = {
+      detail::heading(2, "Run 1: H200, 2026", "a"), detail::heading(3, "Summary", "b"),
+      detail::heading(3, "Summary", "c"), detail::heading(4, "fp16_x (T_k)", "d")};
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"a", "run-1-h200-2026"}, {"b", "summary"}, {"c", "summary-1"}, {"d", "fp16_x-t_k"}};
+  EXPECT_EQ(detail::markdown_anchors(doc), expected);
+}
+
+// The reading guide explains the time-based roofline on the run's drawn point
+// with the largest time, with its numbers from the analysis.
+TEST(Report, ReadingGuideReadsTheTimeBasedRooflineOnTheLongestPoint) {
+  const Written& w = written();
+  const roofline::RunAnalysis analysis = roofline::analyze(sample());
+  const roofline::ComplexityPoint* best = nullptr;
+  double bandwidth = 0;
+  for (const roofline::SweepAnalysis& sa : analysis.sweeps)
+    for (const roofline::ComplexityPoint& cp : sa.complexity.points)
+      if (cp.drawable && (!best || cp.time_s > best->time_s)) {
+        best = &cp;
+        bandwidth = sa.complexity.bandwidth;
+      }
+  ASSERT_NE(best, nullptr);
+  const std::size_t guide = w.markdown.find("## How to read this report");
+  const std::size_t runs = w.markdown.find("## Run 1");
+  ASSERT_LT(guide, runs);
+  const std::string text = w.markdown.substr(guide, runs - guide);
+  const Point& p = sample().points[best->index];
+  const std::string roof_time =
+      format_time(std::max(best->flops / best->peak, best->bytes / bandwidth));
+  for (const std::string& part :
+       {"point #" + std::to_string(p.seq), "T_stream = " + format_time(best->time_s),
+        "W = " + format_si(best->flops, "FLOP"), "Q = " + format_si(best->bytes, "B"),
+        "The larger, " + roof_time + ", is its roof time",
+        std::string(best->compute_side ? "the compute roof bounds it" : "the HBM roof bounds it"),
+        "the " + format_time(best->lost_s) + " lost to the roof",
+        analysis.points[best->index].classification.label()})
+    EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
+  for (const char* chart : {"Hierarchical roofline:", "Time-based roofline:", "Time against batch:",
+                            "Where the time goes:", "Tensor Cores:", "Measured roofs:"})
+    EXPECT_NE(text.find(chart), std::string::npos) << chart;
+}
+
+// Each of the model's enums is listed whole by its kAll array: the value past
+// the array's end is not a value (to_string says "?").
+TEST(Glossary, TheModelsListsOfClassesHoldEveryValue) {
+  EXPECT_STREQ(
+      roofline::to_string(static_cast<roofline::Bottleneck>(roofline::kAllBottlenecks.size())),
+      "?");
+  EXPECT_STREQ(
+      roofline::to_string(static_cast<roofline::ComputeUnit>(roofline::kAllComputeUnits.size())),
+      "?");
+  EXPECT_STREQ(
+      roofline::to_string(static_cast<roofline::ClassRule>(roofline::kAllClassRules.size())), "?");
+  EXPECT_STREQ(to_string(static_cast<PrecisionClass>(kAllPrecisionClasses.size())), "?");
+  EXPECT_STREQ(to_string(static_cast<Level>(kAllLevels.size())), "?");
+  for (std::size_t i = 0; i < roofline::kAllBottlenecks.size(); ++i)
+    EXPECT_EQ(static_cast<std::size_t>(roofline::kAllBottlenecks[i]), i);
+  for (std::size_t i = 0; i < roofline::kAllClassRules.size(); ++i)
+    EXPECT_EQ(static_cast<std::size_t>(roofline::kAllClassRules[i]), i);
+}
+
+// Every class label the model can produce, every rule, precision class and
+// memory level has a glossary entry, and the report prints them all.
+TEST(Glossary, EveryClassAndQuantityTheReportNamesHasAnEntry) {
+  const std::vector<roofline::GlossaryEntry> entries = roofline::glossary();
+  std::set<std::string> terms;
+  for (const roofline::GlossaryEntry& e : entries) {
+    EXPECT_TRUE(terms.insert(e.term).second) << "twice: " << e.term;
+    EXPECT_FALSE(e.meaning.empty()) << e.term;
+  }
+  auto has = [&terms](const std::string& term) { return terms.count(term) == 1; };
+  // Every combination classify() can set: a level only on memory_bound, a unit
+  // only on compute_bound (always one there).
+  for (roofline::Bottleneck b : roofline::kAllBottlenecks) {
+    roofline::Classification c;
+    c.bottleneck = b;
+    if (b == roofline::Bottleneck::memory_bound) {
+      for (Level l : kAllLevels) {
+        c.level = l;
+        EXPECT_TRUE(has(c.label())) << c.label();
+      }
+    } else if (b == roofline::Bottleneck::compute_bound) {
+      for (roofline::ComputeUnit u :
+           {roofline::ComputeUnit::cuda_core, roofline::ComputeUnit::tensor_core}) {
+        c.unit = u;
+        EXPECT_TRUE(has(c.label())) << c.label();
+      }
+    } else {
+      EXPECT_TRUE(has(c.label())) << c.label();
+    }
+  }
+  for (roofline::ClassRule r : roofline::kAllClassRules) EXPECT_TRUE(has(roofline::to_string(r)));
+  for (PrecisionClass p : kAllPrecisionClasses) EXPECT_TRUE(has(to_string(p))) << to_string(p);
+  for (Level l : kAllLevels) EXPECT_TRUE(has(to_string(l))) << to_string(l);
+  // The labels of the sample's points, and the quantities its tables head.
+  for (const roofline::PointAnalysis& pa : roofline::analyze(sample()).points)
+    if (pa.analysed) EXPECT_TRUE(has(pa.classification.label())) << pa.classification.label();
+  for (const char* quantity :
+       {"T", "T_k", "T_call", "T_stream", "T_graph", "Issue", "Efficiency", "Headroom",
+        "Tensor-Core share", "Tensor-Core utilisation", "Host overhead", "Device gaps",
+        "Kernels within roof", "Lost to roof", "Not explained", "T_lb", "T_kernel_roof"})
+    EXPECT_TRUE(has(quantity)) << quantity;
+  const Written& w = written();
+  EXPECT_EQ(count_occurrences(w.html, "<tr class=\"glossary\">"), entries.size());
+  EXPECT_NE(w.html.find("<h2 id=\"glossary\">Glossary</h2>"), std::string::npos);
+  EXPECT_NE(w.markdown.find("\n| memory_bound(l2) | "), std::string::npos);
+}
+
+// The bundled sample's report says so at its top, with the sample's GPU, date
+// and commit; a report of measured runs has no banner.
+TEST(Report, TheBundledSampleCarriesItsBanner) {
+  const std::string notice = sample_notice(sample());
+  EXPECT_EQ(notice,
+            "The bundled sample, not a measurement of this machine: NVIDIA H200, recorded " +
+                sample().run.started_at + " by timeroof " + sample().run.tool_version +
+                " (commit " + sample().run.git_sha + ").");
+  const ReportDocuments d = render_report({sample()}, ChartFormat::svg, notice);
+  EXPECT_NE(d.html.find("</h1>\n<p class=\"note\">" + escape(notice) + "</p>"), std::string::npos);
+  EXPECT_EQ(d.markdown.rfind("# timeroof report\n\n> " + notice + "\n\n", 0), 0u);
+  EXPECT_EQ(written().html.find("class=\"note\""), std::string::npos);
+  EXPECT_EQ(written().markdown.find("\n> "), std::string::npos);
 }
 
 // The chart files report.md references.
