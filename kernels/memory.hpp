@@ -58,7 +58,7 @@ enum class L2Load {
 // `load`. Tiles (strided false): `sharing` consecutive blocks read the same tiles
 // at the same time. Strided: each thread's loads lie one grid apart, wrapping at
 // a power-of-two element count, the working-set sweep's pattern. `half_resident`:
-// half the blocks that fit on an SM (on an H100 strided 256 x 8 read 8.28 TB/s at 4
+// half the blocks that fit on an SM (on an H100 strided 256 x 8 loaded 8.28 TB/s at 4
 // blocks per SM against 7.93 at 8: fewer requests queue at the L2 slices).
 struct L2Variant {
   L2Load load = L2Load::cg;

@@ -225,7 +225,8 @@ int passes_for_target(Context& ctx, double target_s, const std::function<void(in
 // blocks 8.1-8.7 (issue 15); which shape wins differs between chips. Searched on
 // an H100 with ncu (2 to 25 MiB, 128-1024 threads, 4-32 loads, cg / nc, all or
 // half the resident blocks): of distinct data, strided 256 x 8 with half the
-// blocks read the most, 8.28 TB/s; the 9-10 TB/s of working sets below one grid
+// blocks loaded the most, 8.28 TB/s (loads; the slices served 5-20% less of such
+// strided reads, hence the roof's served count below); the 9-10 TB/s of working sets below one grid
 // of loads (2 MiB) were requests merged before the slices (the slices saw half
 // the sectors), as are the published figures of blocks re-reading one chunk.
 std::vector<L2Variant> l2_search(bool quick) {
