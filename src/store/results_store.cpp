@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include <unistd.h>
+
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/json_io.hpp"
@@ -229,18 +231,27 @@ std::string file_uri(const std::string& path) {
   return uri;
 }
 
+// A connection that only reads a store a writer has (or had) open, -wal and
+// -shm beside it, so SQLite must merge its WAL. It is read-write where the file
+// allows it: the last connection to close removes the -wal and -shm, and if the
+// writer leaves first that is this one, which read-only could not (CI saw them
+// left behind by a reader that outlived a failed import).
+Database open_beside_a_writer(const std::string& path) {
+  return open_database(
+      path, ::access(path.c_str(), W_OK) == 0 ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY);
+}
+
 // A read command's connection. With no -wal or -shm beside the store, no writer
 // has it open (a WAL writer keeps both while connected, and the last one to
 // close removes them): the file holds every committed page, and it is opened
 // immutable, so SQLite creates no -wal / -shm beside it and needs no write access
 // to the directory (a store in a read-only directory could not be read: issue
-// 16). With them, a writer is (or was) there and SQLite must merge its WAL: a
-// plain read-only connection.
+// 16). With them, open_beside_a_writer.
 Database open_for_reading(const std::string& path) {
   std::error_code error;
   if (std::filesystem::exists(path + "-wal", error) ||
       std::filesystem::exists(path + "-shm", error))
-    return open_database(path, SQLITE_OPEN_READONLY);
+    return open_beside_a_writer(path);
   return open_database(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
                        file_uri(path) + "?immutable=1");
 }
@@ -280,7 +291,7 @@ FileState inspect(const std::string& path) {
   }
   StoreHeader live_header;
   try {
-    Database db = open_database(path, SQLITE_OPEN_READONLY);
+    Database db = open_beside_a_writer(path);
     live_header = query_header(db);
   } catch (const sqlite::SqliteError& e) {
     if (e.sqlite_code() == SQLITE_NOTADB || e.sqlite_code() == SQLITE_CORRUPT) {
@@ -516,6 +527,13 @@ ResultsStore ResultsStore::open(const std::string& path, Access access) {
     configure_connection(db, false);
     require_tables(db, path);
     return ResultsStore(std::move(db));
+  }
+  // A store this command would refuse is refused before it is opened for
+  // writing: a WAL store's write connection creates -wal and -shm beside it.
+  if (state == FileState::timeroof) {
+    Database check = open_for_reading(path);
+    configure_connection(check, false);
+    require_tables(check, path);
   }
   Database db = open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   // SQLite opens a file it may not write read-only instead, and its first read of

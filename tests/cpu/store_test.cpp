@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -523,6 +524,43 @@ TEST_F(StoreTest, ReadingLeavesNoSideFilesAndNeedsNoWritableDirectory) {
   }
   EXPECT_FALSE(has_side_files(path));
   fs::permissions(sub, fs::perms::owner_all);
+}
+
+// A reader that outlives a writer closes last, and the last connection removes
+// the -wal and -shm the writer made: a read-only one could not, and left them
+// (CI: a read command beside an import that failed).
+TEST_F(StoreTest, AReaderThatOutlivesTheWriterLeavesNoSideFiles) {
+  const std::string path = file("shared.db");
+  {
+    ResultsStore store = ResultsStore::open(path, Access::read_write);
+    RunRecord record = sample_record(kUuidA);
+    store_record(store, record);
+  }
+  std::optional<ResultsStore> writer = ResultsStore::open(path, Access::read_write);
+  writer->list_runs();  // its first read of the WAL store makes the -wal and -shm
+  ASSERT_TRUE(has_side_files(path));
+  {
+    ResultsStore reader = ResultsStore::open(path, Access::read_only);
+    writer.reset();
+    EXPECT_EQ(reader.list_runs().size(), 1u);
+  }
+  EXPECT_FALSE(has_side_files(path));
+}
+
+// A store a writing command would refuse is refused before that command opens
+// it for writing, so the refusal leaves nothing beside it.
+TEST_F(StoreTest, AStoreRefusedForWritingGetsNoSideFiles) {
+  const std::string path = file("damaged.db");
+  {
+    ResultsStore store = ResultsStore::open(path, Access::read_write);
+    RunRecord record = sample_record(kUuidA);
+    store_record(store, record);
+  }
+  raw_exec(path, "DROP TABLE kernels; DROP TABLE points");
+  ASSERT_FALSE(has_side_files(path));
+  EXPECT_TRUE(Contains(
+      error_of([&] { ResultsStore::open(path, Access::read_write); }, ExitCode::usage), "points"));
+  EXPECT_FALSE(has_side_files(path));
 }
 
 TEST_F(StoreTest, EmptyFileGetsSchemaAndReadOnlySeesIt) {
