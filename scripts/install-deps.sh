@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# Installs the distribution packages timeroof builds with (Debian 12+ / Ubuntu 22.04+).
+# Installs the distribution packages timeroof builds with (Debian 12+ / Ubuntu 22.04+):
+# what the main job needs, and with --tests also the test tools (scripts/test.sh).
 # The NVIDIA driver, CUDA toolkit and cuDNN are prerequisites installed by the
 # user; without them the analysis-only tool is built and this script says so.
 set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config git libeigen3-dev nlohmann-json3-dev libcli11-dev
-          libsqlite3-dev libgtest-dev libgmock-dev libtomlplusplus-dev
-          libxml2-utils librsvg2-bin chromium   # chart and report tests: xmllint, rsvg-convert, headless chromium
-          clang libclang-rt-dev llvm)  # sanitizer build and fuzz targets: ASan, UBSan, libFuzzer, llvm-symbolizer
+          libsqlite3-dev libtomlplusplus-dev)
+if [ "${1:-}" = --tests ]; then
+  packages+=(libgtest-dev libgmock-dev python3
+             libxml2-utils librsvg2-bin chromium  # chart and report tests: xmllint, rsvg-convert, headless chromium
+             zsh groff-base                       # the completion scripts and man page, checked by their shells
+             clang libclang-rt-dev llvm)          # sanitizer build and fuzz targets: ASan, UBSan, libFuzzer, llvm-symbolizer
+elif [ $# -gt 0 ]; then
+  echo "usage: scripts/install-deps.sh [--tests]" >&2
+  exit 1
+fi
 
 missing=()
 for p in "${packages[@]}"; do

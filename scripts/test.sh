@@ -6,7 +6,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TIMEROOF_BUILD_DIR:-$root/build}
-"$root/scripts/build.sh"
+"$root/scripts/build.sh" --tests
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"
 if [ "${TIMEROOF_SANITIZE_FUZZ:-1}" != 0 ]; then
   "$root/scripts/sanitize-fuzz.sh"

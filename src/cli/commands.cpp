@@ -68,10 +68,24 @@ std::vector<RunRecord> load_store_runs(ResultsStore& store, const std::string& d
   return records;
 }
 
+// Where the bundled sample is: $TIMEROOF_SAMPLE, else beside an installed
+// binary (PREFIX/bin/timeroof -> PREFIX/share/timeroof/samples, `cmake
+// --install` and the .deb), else in the source tree the binary was built from.
+std::string sample_path() {
+  if (const char* override_path = std::getenv("TIMEROOF_SAMPLE")) return override_path;
+  std::error_code error;
+  const std::filesystem::path binary = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::filesystem::path installed =
+        binary.parent_path().parent_path() / "share/timeroof/samples/sample-run.json";
+    if (std::filesystem::is_regular_file(installed, error)) return installed.string();
+  }
+  return TIMEROOF_SAMPLE_PATH;
+}
+
 // The bundled sample: a real run recorded on the device machine.
 std::vector<RunRecord> load_sample(std::string& path) {
-  const char* override_path = std::getenv("TIMEROOF_SAMPLE");
-  path = override_path ? override_path : TIMEROOF_SAMPLE_PATH;
+  path = sample_path();
   return read_export_file(path);
 }
 
@@ -873,6 +887,7 @@ void register_commands(CLI::App& app, CommonOptions& options, Action& action) {
   register_report(app, options, action);
   register_analyze(app, options, action);
   register_compare(app, options, action);
+  register_completion(app, action);
 }
 
 }  // namespace timeroof::cli

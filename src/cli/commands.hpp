@@ -40,6 +40,8 @@ void register_sweep(CLI::App& app, CommonOptions& options, Action& action);
 void register_analyze(CLI::App& app, CommonOptions& options, Action& action);
 // `timeroof compare` (src/cli/compare.cpp).
 void register_compare(CLI::App& app, CommonOptions& options, Action& action);
+// `timeroof completion bash|zsh|man` (src/cli/shell_files.cpp).
+void register_completion(CLI::App& app, Action& action);
 
 ExitCode run_info(const CommonOptions& options);
 ExitCode run_main_job(const CommonOptions& options, const CeilingOptions& ceilings);
