@@ -440,14 +440,18 @@ TEST(Cli, AnalyzeAsJsonAndCsv) {
   EXPECT_EQ(count_lines(text), static_cast<int>(points) + 1);  // header + one row per point
   const std::string header = text.substr(0, text.find('\n'));
   for (const char* column :
-       {"run,sweep,seq,op,precision", "param_batch", "t_roof_s", "t_l1_s", "l1_used", "class",
-        "efficiency", "tensor_share", "t_lower_bound_s", "lower_bound_scope", "headroom",
-        "t_xfer_s,transfer_host",
-        "status,reason,time_s,time_source,call_s,call_ci_low_s,call_ci_high_s,stream_s,"
-        "stream_ci_low_s,stream_ci_high_s,graph_s,graph_ci_low_s,graph_ci_high_s,issue_s,"
-        "issue_ci_low_s,issue_ci_high_s,graph_unavailable,kernel_s",
+       {"run_uuid,run_id,gpu_name,gpu_chip,gpu_uuid,sweep,seq,op,precision", "param_batch",
+        "t_roof_s", "t_l1_s", "l1_used", "class", "efficiency", "tensor_share",
+        "t_lower_bound_s", "lower_bound_scope", "headroom", "t_xfer_s,transfer_host",
+        "status,reason,time_source,time_s,call_s,call_ci_low_s,call_ci_high_s,call_mean_s,"
+        "call_min_s,call_max_s,call_spread,call_samples,call_calls_per_sample,call_converged,"
+        "stream_s,stream_ci_low_s,stream_ci_high_s",
+        "graph_s,graph_ci_low_s,graph_ci_high_s", "issue_s,issue_ci_low_s,issue_ci_high_s",
+        "graph_unavailable,kernel_s", "analytic_flop", "work_flop", "dram_bytes",
+        "dram_intensity_flop_per_byte", "achieved_flop_per_s", "attainable_flop_per_s",
+        "bottleneck,class,class_rule,class_reason",
         "separated,host_overhead_s,device_gaps_s,transfer_s,within_roof_s,lost_to_roof_s,"
-        "kernel_overlap_s,not_explained_s,call_premium_s,class_rule,class_reason"})
+        "kernel_overlap_s,not_explained_s,call_premium_s"})
     EXPECT_NE(header.find(column), std::string::npos) << column;
   EXPECT_NE(text.find(",memory_bound,memory_bound(l2),"), std::string::npos);
   EXPECT_NE(text.find(",T_stream,"), std::string::npos);
