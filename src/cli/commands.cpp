@@ -788,8 +788,7 @@ void register_export(CLI::App& app, CommonOptions& options, Action& action) {
   add_db(*command, options);
   add_json(*command, options);
   command->add_option("--out", options.out,
-                      "JSON: write to this file instead of stdout; CSV: the directory to write "
-                      "the tables into (created if absent; required)");
+                      "json: a file (default stdout); csv: a directory (required)");
   command->add_option("--format", args->format, "json (default) or csv")
       ->check(CLI::IsMember({"json", "csv"}));
   command->add_option("runs", args->runs, "run ids or uuid prefixes (default: all)");
