@@ -1,6 +1,7 @@
 #include "core/format.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -69,6 +70,22 @@ std::string format_number(double value, const NumberHint& hint) {
 
 std::string format_number(const std::optional<double>& value, const NumberHint& hint) {
   return value ? format_number(*value, hint) : std::string(hint.missing);
+}
+
+std::string data_number(double value) {
+  if (!std::isfinite(value)) return "";
+  if (value == 0) return "0";  // and -0
+  char text[64];
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  const bool integral = std::fabs(value) < kExactIntegers && std::trunc(value) == value;
+  const auto result =
+      integral ? std::to_chars(text, text + sizeof text, value, std::chars_format::fixed, 0)
+               : std::to_chars(text, text + sizeof text, value);
+  return std::string(text, result.ptr);
+}
+
+std::string data_number(const std::optional<double>& value) {
+  return value ? data_number(*value) : std::string();
 }
 
 std::string format_si(double value, const std::string& unit) {

@@ -89,6 +89,13 @@ constexpr NumberHint si(std::string_view unit) {
 std::string format_number(double value, const NumberHint& hint);
 std::string format_number(const std::optional<double>& value, const NumberHint& hint);
 
+// A number in a data file (the CSV export): the shortest text that reads back
+// as the same double, an integral value below 2^53 in plain digits ("602112",
+// never "602112.0" or "6.02112e+05": pandas reads a column of them as integers),
+// no "-0"; empty when missing or not finite (pandas: NaN).
+std::string data_number(double value);
+std::string data_number(const std::optional<double>& value);
+
 // value in base units -> "1.98 G" + unit; "-" when missing: hint::si.
 std::string format_si(double value, const std::string& unit);
 std::string format_si(const std::optional<double>& value, const std::string& unit);

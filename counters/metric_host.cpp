@@ -78,6 +78,21 @@ bool MetricHost::has_metric(const std::string& name) const {
   return cuptiProfilerHostGetMetricProperties(&params) == CUPTI_SUCCESS;
 }
 
+MetricHost::Properties MetricHost::properties(const std::string& name) const {
+  CUpti_Profiler_Host_GetMetricProperties_Params params{
+      CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
+  params.pHostObject = object_;
+  params.pMetricName = name.c_str();
+  if (cuptiProfilerHostGetMetricProperties(&params) != CUPTI_SUCCESS)
+    throw usage_error("no metric '" + name + "' on " + chip_ +
+                      "; list them with `timeroof metrics --chip " + chip_ + "`");
+  static const char* const kTypes[] = {"counter", "ratio", "throughput"};
+  const auto text = [](const char* s) { return s ? std::string(s) : std::string(); };
+  const int type = static_cast<int>(params.metricType);
+  return {type >= 0 && type < 3 ? kTypes[type] : "unknown", text(params.pDimUnit),
+          text(params.pHwUnit), text(params.pDescription)};
+}
+
 std::vector<double> MetricHost::evaluate(const std::vector<std::uint8_t>& counter_data,
                                          std::size_t range,
                                          const std::vector<std::string>& metrics) const {

@@ -42,6 +42,17 @@ class MetricHost {
   std::vector<std::string> base_metrics() const;
   // Whether a full metric name (with rollup/submetric, e.g. "dram__bytes.sum") exists.
   bool has_metric(const std::string& name) const;
+  // What CUPTI says of a metric (base name or full name): its type ("counter",
+  // "ratio", "throughput"), the unit of its values (e.g. "byte", "nsecond"), the
+  // hardware unit that counts it (e.g. "dram") and a one-line description. A
+  // usage error for a name the chip does not have.
+  struct Properties {
+    std::string type;
+    std::string unit;
+    std::string hw_unit;
+    std::string description;
+  };
+  Properties properties(const std::string& name) const;
 
   // Values of `metrics` for one range of decoded counter data.
   std::vector<double> evaluate(const std::vector<std::uint8_t>& counter_data, std::size_t range,

@@ -137,8 +137,9 @@ ChartFormat parse_chart_format(const std::string& name) {
   throw usage_error("unknown chart format '" + name + "'; use svg, png or pdf");
 }
 
-void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir,
-                  ChartFormat format, const std::string& notice) {
+std::vector<std::string> write_report(const std::vector<RunRecord>& runs,
+                                      const std::string& out_dir, ChartFormat format,
+                                      const std::string& notice) {
   namespace fs = std::filesystem;
   const std::vector<Block> doc = detail::report_blocks(runs, notice);
   // The SVG report first: it stands on its own if the conversion cannot run.
@@ -152,7 +153,9 @@ void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir
   files.emplace_back("report.md", detail::render_markdown(doc, ChartFormat::svg));
   files.emplace_back("index.html", detail::render_html(doc));
   detail::write_report_files(out_dir, files);
-  if (format == ChartFormat::svg) return;
+  std::vector<std::string> written;
+  for (const auto& [name, text] : files) written.push_back(name);
+  if (format == ChartFormat::svg) return written;
 
   const std::string tool = detail::find_on_path("rsvg-convert");
   if (tool.empty()) {
@@ -187,6 +190,8 @@ void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir
         "; the report with SVG charts is in " + out_dir);
   }
   write_file(fs::path(out_dir) / "report.md", detail::render_markdown(doc, format));
+  for (const std::string& name : charts) written.push_back(detail::chart_file(name, format));
+  return written;
 }
 
 }  // namespace timeroof::plots

@@ -44,8 +44,12 @@ ChartFormat parse_chart_format(const std::string& name);
 // the problem and the fix.
 // `notice`, when given, is a banner at the top of both documents (the bundled
 // sample shown where there is no GPU: sample_notice).
-void write_report(const std::vector<RunRecord>& runs, const std::string& out_dir,
-                  ChartFormat format = ChartFormat::svg, const std::string& notice = {});
+// Returns the names of the files written, relative to out_dir: the charts, their
+// PNG or PDF copies, report.md and index.html.
+std::vector<std::string> write_report(const std::vector<RunRecord>& runs,
+                                      const std::string& out_dir,
+                                      ChartFormat format = ChartFormat::svg,
+                                      const std::string& notice = {});
 
 // What a report of the bundled sample says it is: "The bundled sample, not a
 // measurement of this machine: NVIDIA H200, recorded 2026-11-23T20:55:53.321Z

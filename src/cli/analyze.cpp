@@ -18,6 +18,7 @@
 #include "src/cli/command_options.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/console.hpp"
+#include "src/cli/export_csv.hpp"
 
 namespace timeroof::cli {
 
@@ -268,140 +269,6 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
   return out.str();
 }
 
-// One row per point of every run; every parameter of any point is a column
-// (param_<name>), empty where a point lacks it. Missing numbers are empty cells.
-std::string analysis_csv(const std::vector<RunRecord>& records,
-                         const std::vector<RunAnalysis>& analyses) {
-  const auto csv_number = [](const std::optional<double>& v) {
-    return format_number(v, hint::exact);
-  };
-  std::set<std::string> keys;
-  for (const RunRecord& r : records)
-    for (const Point& p : r.points)
-      if (p.params.is_object())
-        for (const auto& [k, v] : p.params.items()) keys.insert(k);
-  std::vector<std::string> header = {"run",       "sweep",     "seq",      "op",
-                                     "precision", "math_mode", "algorithm"};
-  for (const std::string& k : keys) header.push_back("param_" + k);
-  for (const char* h : {"status", "reason", "time_s", "time_source"}) header.push_back(h);
-  for (const char* t : {"call", "stream", "graph", "issue"})
-    for (const char* field : {"_s", "_ci_low_s", "_ci_high_s"})
-      header.push_back(std::string(t) + field);
-  for (const char* h : {"graph_unavailable",
-                        "kernel_s",
-                        "launches",
-                        "t_roof_s",
-                        "t_kernel_roof_s",
-                        "t_compute_s",
-                        "t_cuda_s",
-                        "t_tensor_s",
-                        "t_l1_s",
-                        "l1_used",
-                        "t_l2_s",
-                        "t_dram_s",
-                        "t_launch_s",
-                        "t_xfer_s",
-                        "transfer_host",
-                        "transfer_measured_s",
-                        "limiting_roof",
-                        "bottleneck",
-                        "class",
-                        "efficiency",
-                        "tensor_share",
-                        "tensor_utilisation",
-                        "t_lower_bound_s",
-                        "lower_bound_scope",
-                        "headroom",
-                        "kernel_headroom",
-                        "separated",
-                        "host_overhead_s",
-                        "device_gaps_s",
-                        "transfer_s",
-                        "within_roof_s",
-                        "lost_to_roof_s",
-                        "kernel_overlap_s",
-                        "not_explained_s",
-                        "call_premium_s",
-                        "class_rule",
-                        "class_reason",
-                        "work_source",
-                        "bytes_source"})
-    header.push_back(h);
-  std::ostringstream out;
-  for (std::size_t c = 0; c < header.size(); ++c) out << (c ? "," : "") << header[c];
-  out << "\n";
-  for (std::size_t r = 0; r < records.size(); ++r) {
-    for (const PointAnalysis& pa : analyses[r].points) {
-      const Point& p = records[r].points[pa.index];
-      std::vector<std::string> row = {
-          records[r].run.uuid, p.sweep,    std::to_string(p.seq), p.op, p.precision,
-          p.math_mode,         p.algorithm};
-      for (const std::string& k : keys)
-        row.push_back(
-            p.params.is_object() && p.params.contains(k) ? param_value_text(p.params.at(k)) : "");
-      row.push_back(to_string(p.status));
-      row.push_back(p.reason);
-      if (pa.analysed) {
-        const PointBounds& b = pa.bounds;
-        const auto& l1 = b.level(Level::l1);
-        const roofline::Decomposition& d = pa.classification.parts;
-        std::vector<std::string> cells = {csv_number(b.time_s), roofline::to_string(b.time_source)};
-        for (const auto* t : {&b.call, &b.stream, &b.graph, &b.issue}) {
-          cells.push_back(csv_number(roofline::PointBounds::median(*t)));
-          cells.push_back(csv_number(*t ? (*t)->ci_low_s : std::nullopt));
-          cells.push_back(csv_number(*t ? (*t)->ci_high_s : std::nullopt));
-        }
-        const std::vector<std::string> rest = {b.graph_unavailable,
-                                               csv_number(b.kernel_s),
-                                               b.launches ? std::to_string(*b.launches) : "",
-                                               csv_number(b.t_roof),
-                                               csv_number(b.t_kernel_roof),
-                                               csv_number(b.t_compute),
-                                               csv_number(b.t_cuda),
-                                               csv_number(b.t_tensor),
-                                               csv_number(l1.time_s),
-                                               l1.excluded ? "false" : (l1.time_s ? "true" : ""),
-                                               csv_number(b.level(Level::l2).time_s),
-                                               csv_number(b.level(Level::dram).time_s),
-                                               csv_number(b.t_launch),
-                                               csv_number(b.t_xfer),
-                                               to_string(b.transfer_host),
-                                               csv_number(b.transfer_measured_s),
-                                               b.limiting_roof,
-                                               roofline::to_string(pa.classification.bottleneck),
-                                               pa.classification.label(),
-                                               csv_number(b.efficiency),
-                                               csv_number(b.tensor_share),
-                                               csv_number(b.tensor_utilisation),
-                                               csv_number(b.t_lower_bound),
-                                               roofline::to_string(b.lower_bound_scope),
-                                               csv_number(b.headroom),
-                                               csv_number(b.kernel_headroom),
-                                               d.separated ? "true" : "false",
-                                               csv_number(d.host_overhead_s),
-                                               csv_number(d.device_gaps_s),
-                                               csv_number(d.transfer_s),
-                                               csv_number(d.within_roof_s),
-                                               csv_number(d.lost_to_roof_s),
-                                               csv_number(d.kernel_overlap_s),
-                                               csv_number(d.not_explained_s),
-                                               csv_number(d.call_premium_s),
-                                               roofline::to_string(pa.classification.rule),
-                                               pa.classification.reason,
-                                               roofline::to_string(b.work_source),
-                                               roofline::to_string(b.bytes_source)};
-        cells.insert(cells.end(), rest.begin(), rest.end());
-        row.insert(row.end(), cells.begin(), cells.end());
-      } else {
-        row.resize(header.size(), "");
-      }
-      for (std::size_t c = 0; c < row.size(); ++c) out << (c ? "," : "") << csv_field(row[c]);
-      out << "\n";
-    }
-  }
-  return out.str();
-}
-
 }  // namespace
 
 ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string>& runs,
@@ -420,7 +287,7 @@ ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string
     std::vector<RunAnalysis> analyses;
     for (const RunRecord& r : records) analyses.push_back(roofline::analyze(r, model));
     if (format == "csv") {
-      text = analysis_csv(records, analyses);
+      text = csv_text(points_table(records, analyses));
     } else {
       for (std::size_t i = 0; i < records.size(); ++i)
         text += (i ? "\n" : "") + analysis_table(records[i], analyses[i], model);
@@ -458,7 +325,8 @@ void register_analyze(CLI::App& app, CommonOptions& options, Action& action) {
       "Table: one table of points per sweep (times per call; n/m = L1 not measured\n"
       "meaningfully, TMA), then per series the robust fit T = a + c x batch and its knee,\n"
       "then the findings ranked by the share of their series' time they explain.\n"
-      "CSV: one row per point, every parameter a column. JSON: the whole structure.");
+      "CSV: one row per point, every parameter a column: the points table of `timeroof\n"
+      "export --format csv` (README, \"Data out\"). JSON: the whole structure.");
   when_chosen(*command, action, [&options, args] {
     return run_analyze(options, args->runs, args->from, args->format);
   });

@@ -22,9 +22,11 @@
 #include "core/json_io.hpp"
 #include "core/vocabulary.hpp"
 #include "plots/report.hpp"
+#include "roofline/analysis.hpp"
 #include "src/cli/command_options.hpp"
 #include "src/cli/console.hpp"
 #include "src/cli/devices.hpp"
+#include "src/cli/export_csv.hpp"
 #include "src/cli/gpu_backend.hpp"
 #include "src/cli/merge.hpp"
 #include "src/cli/sweep_backend.hpp"
@@ -92,12 +94,17 @@ std::vector<RunRecord> load_sample(std::string& path) {
 constexpr const char* kDefaultReportDir = "timeroof-report";
 
 // Writes the report of `records` into --out (default ./timeroof-report) and
-// returns the path of its index.html.
+// returns the path of its index.html; `written`, when given, receives the path of
+// every file written.
 std::string write_report_of(const CommonOptions& options, const std::vector<RunRecord>& records,
                             plots::ChartFormat format = plots::ChartFormat::svg,
-                            const std::string& notice = {}) {
+                            const std::string& notice = {},
+                            std::vector<std::string>* written = nullptr) {
   const std::string dir = options.out.empty() ? kDefaultReportDir : options.out;
-  plots::write_report(records, dir, format, notice);
+  const std::vector<std::string> files = plots::write_report(records, dir, format, notice);
+  if (written)
+    for (const std::string& name : files)
+      written->push_back((std::filesystem::path(dir) / name).string());
   return (std::filesystem::path(dir) / "index.html").string();
 }
 
@@ -499,7 +506,7 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
   SweepRequest request = given_request;
   if (sharding.shard) request.only_seqs = shard_point_seqs(request.spec, *sharding.shard);
   if (request.dry_run) {
-    if (sharding.shard)
+    if (sharding.shard && !options.json)
       std::cout << "shard " << to_string(*sharding.shard) << " (" << sharding.source
                 << "): " << request.only_seqs->size()
                 << " point(s), split longest-expected-first by the default time model\n";
@@ -511,7 +518,14 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
       for (const Run& run : store.list_runs())
         if (!run.machine.ceilings.empty()) measured = run.machine;
     }
-    std::cout << describe_sweep(request, measured ? &*measured : nullptr);
+    if (options.json) {
+      nlohmann::json plan = describe_sweep_json(request, measured ? &*measured : nullptr);
+      if (sharding.shard)
+        plan["shard"] = {{"shard", to_string(*sharding.shard)}, {"source", sharding.source}};
+      print_json(plan);
+    } else {
+      std::cout << describe_sweep(request, measured ? &*measured : nullptr);
+    }
     return ExitCode::ok;
   }
   const GpuAvailability gpus_here = find_gpus();
@@ -662,15 +676,34 @@ ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::
                 << " replay pass(es)\n";
     return ExitCode::ok;
   }
-  std::vector<std::string> names;
-  for (const std::string& name : chip_metrics(chip))
-    if (name.find(filter) != std::string::npos) names.push_back(name);
-  std::sort(names.begin(), names.end());
+  std::vector<MetricDescription> metrics;
+  for (MetricDescription& m : chip_metrics(chip))
+    if (m.name.find(filter) != std::string::npos) metrics.push_back(std::move(m));
+  std::sort(metrics.begin(), metrics.end(),
+            [](const MetricDescription& a, const MetricDescription& b) { return a.name < b.name; });
   if (options.json) {
-    print_json({{"chip", chip}, {"metrics", names}});
+    nlohmann::json list = nlohmann::json::array();
+    for (const MetricDescription& m : metrics)
+      list.push_back({{"name", m.name},
+                      {"type", m.type},
+                      {"unit", m.unit},
+                      {"hw_unit", m.hw_unit},
+                      {"description", m.description}});
+    print_json({{"chip", chip}, {"metrics", list}});
   } else {
-    for (const std::string& name : names) std::cout << name << '\n';
-    std::cerr << names.size() << " base metric(s) on " << chip
+    // One metric a line: the name, the unit of its values, CUPTI's description.
+    std::size_t name_width = 0, unit_width = 0;
+    for (const MetricDescription& m : metrics) {
+      name_width = std::max(name_width, m.name.size());
+      unit_width = std::max(unit_width, m.unit.size());
+    }
+    for (const MetricDescription& m : metrics) {
+      std::string line = m.name + std::string(name_width - m.name.size() + 2, ' ') + m.unit +
+                         std::string(unit_width - m.unit.size() + 2, ' ') + m.description;
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      std::cout << terminal_safe(line) << '\n';
+    }
+    std::cerr << metrics.size() << " base metric(s) on " << chip
               << "; add a rollup such as .sum, .avg, .max or .sum.peak_sustained\n";
   }
   return ExitCode::ok;
@@ -685,8 +718,8 @@ void register_metrics(CLI::App& app, CommonOptions& options, Action& action) {
   auto args = std::make_shared<Arguments>();
   CLI::App* command = app.add_subcommand(
       "metrics",
-      "List a chip's CUPTI metrics, or count the replay passes a metric set needs "
-      "(offline: no GPU needed with --chip)");
+      "List a chip's CUPTI metrics with the unit of their values and CUPTI's description, or "
+      "count the replay passes a metric set needs (offline: no GPU needed with --chip)");
   add_json(*command, options);
   add_device(*command, options);
   command->add_option("--chip", args->chip,
@@ -718,27 +751,74 @@ void register_list_runs(CLI::App& app, CommonOptions& options, Action& action) {
   when_chosen(*command, action, [&options] { return run_list_runs(options); });
 }
 
-ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs) {
+ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs,
+                    const std::string& requested_format) {
+  const std::string format = requested_format.empty() ? "json" : requested_format;
+  if (options.json && format != "json")
+    throw usage_error("--json and --format " + format + " disagree; give one of them");
+  namespace fs = std::filesystem;
+  if (format == "csv") {  // checked before any reading
+    if (options.out.empty())
+      throw usage_error(
+          "export --format csv writes one file per table (points.csv, kernels.csv, "
+          "kernel_counters.csv, ceilings.csv); pass --out DIR");
+    std::error_code error;
+    if (fs::exists(options.out, error) && !fs::is_directory(options.out, error))
+      throw usage_error("--out " + options.out +
+                        " is a file; export --format csv writes a directory of CSV files: pass "
+                        "--out DIR (created if absent)");
+  }
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
   const std::vector<RunRecord> records = load_store_runs(store, options.db, runs);
-  write_output(options.out, export_document(records).dump(2) + "\n", {options.db});
+  if (format == "json") {
+    write_output(options.out, export_document(records).dump(2) + "\n", {options.db});
+    return ExitCode::ok;
+  }
+  std::vector<roofline::RunAnalysis> analyses;
+  for (const RunRecord& record : records) analyses.push_back(roofline::analyze(record));
+  std::error_code error;
+  fs::create_directories(options.out, error);
+  if (error)
+    throw usage_error("cannot create " + options.out + " (" + error.message() +
+                      "); pass --out a directory you can write");
+  for (const CsvTable& table : export_tables(records, analyses)) {
+    const std::string path = (fs::path(options.out) / (table.name + ".csv")).string();
+    write_output(path, csv_text(table), {options.db});
+    std::cout << path << '\n';
+  }
   return ExitCode::ok;
 }
 
 void register_export(CLI::App& app, CommonOptions& options, Action& action) {
-  auto runs = std::make_shared<std::vector<std::string>>();
+  struct Arguments {
+    std::vector<std::string> runs;
+    std::string format;
+  };
+  auto args = std::make_shared<Arguments>();
   CLI::App* command = app.add_subcommand(
       "export",
       "Write runs (all, or those named by id or uuid prefix) as a versioned JSON "
-      "document for pandas and friends");
+      "document, or as tidy CSV tables, for pandas and friends");
   add_db(*command, options);
   add_json(*command, options);
-  add_out(*command, options);
-  command->add_option("runs", *runs, "run ids or uuid prefixes (default: all)");
+  command->add_option("--out", options.out,
+                      "json: a file (default stdout); csv: a directory (required)");
+  command->add_option("--format", args->format, "json (default) or csv")
+      ->check(CLI::IsMember({"json", "csv"}));
+  command->add_option("runs", args->runs, "run ids or uuid prefixes (default: all)");
   command->footer(
       "Examples:\n  timeroof export > all.json\n  timeroof export 3 --out run3.json\n"
-      "  timeroof export 1f0c --db other.db");
-  when_chosen(*command, action, [&options, runs] { return run_export(options, *runs); });
+      "  timeroof export 1f0c --db other.db\n  timeroof export --format csv --out tables\n\n"
+      "JSON: every measurement of the runs, {\"format\": \"timeroof-results\",\n"
+      "\"schema_version\", \"runs\"}; its schema is docs/schemas/export.schema.json.\n"
+      "CSV: tidy tables written into DIR, their paths printed: points.csv (one row per\n"
+      "point: run, GPU, params, times, work, bytes per level, intensities, rates, the\n"
+      "model's bounds and class), kernels.csv (one row per kernel), kernel_counters.csv\n"
+      "(one row per kernel and counter) and ceilings.csv (one row per roof). Units are in\n"
+      "the column names (_s, _bytes, _flop_per_s, ...), integers are written as integers,\n"
+      "a value not measured is an empty cell.");
+  when_chosen(*command, action,
+              [&options, args] { return run_export(options, args->runs, args->format); });
 }
 
 ExitCode run_import(const CommonOptions& options, const std::vector<std::string>& files) {
@@ -751,6 +831,20 @@ ExitCode run_import(const CommonOptions& options, const std::vector<std::string>
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
   store.import_runs(records);
   std::cerr << "imported " << records.size() << " run(s) into " << options.db << "\n";
+  if (options.json) {  // the ids the store gave them, in the order of the files
+    nlohmann::json imported = nlohmann::json::array();
+    const std::vector<Run> stored = store.list_runs();
+    for (const RunRecord& record : records)
+      for (const Run& run : stored)
+        if (run.uuid == record.run.uuid)
+          imported.push_back({{"id", run.id},
+                              {"uuid", run.uuid},
+                              {"gpu_name", run.machine.gpu.name},
+                              {"started_at", run.started_at},
+                              {"status", run.status},
+                              {"points", record.points.size()}});
+    print_json({{"db", options.db}, {"runs", imported}});
+  }
   return ExitCode::ok;
 }
 
@@ -761,7 +855,11 @@ void register_import(CLI::App& app, CommonOptions& options, Action& action) {
   add_db(*command, options);
   add_json(*command, options);
   command->add_option("files", *files, "export files")->required()->check(CLI::ExistingFile);
-  command->footer("Examples:\n  timeroof import h100.json h200.json --db all.db");
+  command->footer(
+      "Examples:\n  timeroof import h100.json h200.json --db all.db\n"
+      "  timeroof import run.json --db new.db --json\n\n"
+      "--json: {\"db\", \"runs\": [{\"id\", \"uuid\", \"gpu_name\", \"started_at\", \"status\",\n"
+      "\"points\"}]} on stdout, the ids the store gave the imported runs.");
   when_chosen(*command, action, [&options, files] { return run_import(options, *files); });
 }
 
@@ -839,7 +937,21 @@ ExitCode run_report(const CommonOptions& options, const std::vector<std::string>
   const plots::ChartFormat chart_format = plots::parse_chart_format(format);  // before any work
   refuse_overwriting(options.out, from.empty() ? std::vector<std::string>{options.db} : from);
   const std::vector<RunRecord> records = load_runs(options, runs, from);
-  std::cout << write_report_of(options, records, chart_format) << '\n';
+  std::vector<std::string> files;
+  const std::string index = write_report_of(options, records, chart_format, {}, &files);
+  if (options.json) {
+    nlohmann::json run_list = nlohmann::json::array();
+    for (std::size_t i = 0; i < records.size(); ++i)
+      run_list.push_back(
+          {{"id", run_number(records[i].run, i + 1)}, {"uuid", records[i].run.uuid}});
+    print_json({{"index", index},
+                {"markdown", (std::filesystem::path(index).parent_path() / "report.md").string()},
+                {"format", plots::to_string(chart_format)},
+                {"runs", run_list},
+                {"files", files}});
+  } else {
+    std::cout << index << '\n';
+  }
   return ExitCode::ok;
 }
 
@@ -867,7 +979,9 @@ void register_report(CLI::App& app, CommonOptions& options, Action& action) {
       "  timeroof report --format png --out slides\n\n"
       "Writes DIR/index.html (self-contained: inline SVG and CSS, no network, no\n"
       "JavaScript), DIR/report.md and its SVG charts (plus PNG or PDF copies that\n"
-      "report.md references, with --format), and prints the path of index.html.");
+      "report.md references, with --format), and prints the path of index.html; with\n"
+      "--json {\"index\", \"markdown\", \"format\", \"runs\": [{\"id\", \"uuid\"}], \"files\"}:\n"
+      "the path of every file written.");
   when_chosen(*command, action, [&options, args] {
     return run_report(options, args->runs, args->from, args->format);
   });

@@ -54,7 +54,10 @@ ExitCode run_ceilings(const CommonOptions& options, const CeilingOptions& ceilin
 ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::string& filter,
                      const std::vector<std::string>& passes_for);
 ExitCode run_list_runs(const CommonOptions& options);
-ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs);
+// `format` json (default: the export document on stdout or into options.out) or csv
+// (the tables of export_csv.hpp, one file each, into the directory options.out).
+ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs,
+                    const std::string& format = "json");
 ExitCode run_import(const CommonOptions& options, const std::vector<std::string>& files);
 // `timeroof merge OUT IN...` (merge.hpp): the shard runs of the input stores
 // joined, every other run copied, into OUT (created if absent) in one

@@ -44,7 +44,14 @@ struct CeilingOptions {
 // CUPTI chip names this build knows, the base metrics of one chip (offline,
 // no GPU needed), and the replay passes a metric set needs on a chip.
 std::vector<std::string> supported_chips();
-std::vector<std::string> chip_metrics(const std::string& chip);
+struct MetricDescription {
+  std::string name;
+  std::string type;         // counter, ratio, throughput
+  std::string unit;         // of the values, as CUPTI names it: "byte", "nsecond", ...
+  std::string hw_unit;      // the unit that counts it: "dram", "lts", "sm", ...
+  std::string description;  // CUPTI's one line
+};
+std::vector<MetricDescription> chip_metrics(const std::string& chip);
 std::size_t count_passes(const std::string& chip, const std::vector<std::string>& metrics);
 
 // Names --only accepts; empty in the analysis-only build.

@@ -37,8 +37,14 @@ std::vector<std::string> supported_chips() {
   return MetricHost::supported_chips();
 }
 
-std::vector<std::string> chip_metrics(const std::string& chip) {
-  return MetricHost(chip).base_metrics();
+std::vector<MetricDescription> chip_metrics(const std::string& chip) {
+  const MetricHost host(chip);
+  std::vector<MetricDescription> metrics;
+  for (const std::string& name : host.base_metrics()) {
+    const MetricHost::Properties p = host.properties(name);
+    metrics.push_back({name, p.type, p.unit, p.hw_unit, p.description});
+  }
+  return metrics;
 }
 
 std::size_t count_passes(const std::string& chip, const std::vector<std::string>& metrics) {

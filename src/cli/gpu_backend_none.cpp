@@ -28,7 +28,7 @@ GpuInfo identify_gpu(int) {
 std::vector<std::string> supported_chips() {
   return {};
 }
-std::vector<std::string> chip_metrics(const std::string&) {
+std::vector<MetricDescription> chip_metrics(const std::string&) {
   throw environment_error(kWhy);
 }
 std::size_t count_passes(const std::string&, const std::vector<std::string>&) {

@@ -62,6 +62,12 @@ std::set<int> all_seqs_but(const SweepSpec& spec, const std::vector<int>& measur
 
 // --dry-run's listing of the request's sweep (only_seqs' points only, when set).
 std::string describe_sweep(const SweepRequest& request, const Machine* measured);
+// The same as JSON (`sweep --dry-run --json`): {"sweep", "family", "transfer",
+// "host_memory", "l2", "point_count", "points": [{"seq", "params", "flops",
+// "min_bytes", "h2d_bytes", "d2h_bytes", "transfer_s", "call_s", "point_s"}],
+// "points_listed", "estimated_s", "roofs": "measured" or "default"}: the points
+// listed (a shard's only), each estimate in seconds, FLOPs and bytes per call.
+nlohmann::json describe_sweep_json(const SweepRequest& request, const Machine* measured);
 
 // --shard I/N: the seqs of the sweep's points shard I measures (shard.hpp): bin I
 // of the longest-expected-first split of the dry-run estimates with the DEFAULT

@@ -52,6 +52,40 @@ std::string describe_sweep(const SweepRequest& request, const Machine* measured)
   return describe_points(request.spec, roofs, request.only_seqs ? &*request.only_seqs : nullptr);
 }
 
+nlohmann::json describe_sweep_json(const SweepRequest& request, const Machine* measured) {
+  DryRunRoofs roofs = roofs_from(measured);
+  if (!request.counters) roofs.counter_passes = 0;  // --no-counters
+  const SweepSpec& spec = request.spec;
+  const OperatorFamily& family = find_family(spec.family);
+  nlohmann::json points = nlohmann::json::array();
+  double total_s = 0;
+  for (std::size_t i = 0; i < spec.points.size(); ++i) {
+    if (request.only_seqs && !request.only_seqs->count(static_cast<int>(i))) continue;
+    const PointEstimate e =
+        estimate_point(spec.points[i], family, roofs, spec.transfer, spec.pinned_host);
+    total_s += e.point_s;
+    points.push_back({{"seq", i},
+                      {"params", spec.points[i]},
+                      {"flops", e.flops},
+                      {"min_bytes", e.min_bytes},
+                      {"h2d_bytes", e.h2d_bytes},
+                      {"d2h_bytes", e.d2h_bytes},
+                      {"transfer_s", e.transfer_s},
+                      {"call_s", e.call_s},
+                      {"point_s", e.point_s}});
+  }
+  return {{"sweep", spec.name},
+          {"family", spec.family},
+          {"transfer", to_string(spec.transfer)},
+          {"host_memory", to_string(spec.pinned_host ? HostMemory::pinned : HostMemory::pageable)},
+          {"l2", spec.cold_l2 ? "cold" : "warm"},
+          {"point_count", spec.points.size()},
+          {"points_listed", points.size()},
+          {"points", points},
+          {"estimated_s", total_s},
+          {"roofs", measured ? "measured" : "default"}};
+}
+
 // The dry run's expected seconds of each of `seqs`: what points are split by.
 std::vector<double> expected_seconds(const SweepSpec& spec, const std::vector<int>& seqs,
                                      const DryRunRoofs& roofs) {

@@ -77,8 +77,22 @@ TEST(Cli, MetricsWorkOfflineWithAChipName) {
   const ToolResult list =
       run_tool({"metrics", "--chip", "GH100", "--filter", "dram__bytes_"}, kNoGpu);
   ASSERT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_NE(list.out.find("dram__bytes_read\n"), std::string::npos) << list.out;
-  EXPECT_NE(list.out.find("dram__bytes_write\n"), std::string::npos) << list.out;
+  // Each metric with the unit of its values and CUPTI's description (#20).
+  EXPECT_NE(list.out.find("dram__bytes_read   byte  # of bytes read from DRAM\n"),
+            std::string::npos)
+      << list.out;
+  EXPECT_NE(list.out.find("dram__bytes_write  byte  # of bytes written to DRAM\n"),
+            std::string::npos)
+      << list.out;
+  const ToolResult described =
+      run_tool({"metrics", "--chip", "GH100", "--filter", "dram__bytes_read", "--json"}, kNoGpu);
+  ASSERT_EQ(described.exit_code, 0) << described.err;
+  const nlohmann::json metric = nlohmann::json::parse(described.out)["metrics"].at(0);
+  EXPECT_EQ(metric["name"], "dram__bytes_read");
+  EXPECT_EQ(metric["unit"], "byte");
+  EXPECT_EQ(metric["type"], "counter");
+  EXPECT_EQ(metric["hw_unit"], "dram");
+  EXPECT_EQ(metric["description"], "# of bytes read from DRAM");
   const ToolResult passes = run_tool(
       {"metrics", "--chip", "GA100", "--passes", "dram__bytes_read.sum,lts__t_bytes.sum", "--json"},
       kNoGpu);
@@ -440,14 +454,33 @@ TEST(Cli, AnalyzeAsJsonAndCsv) {
   EXPECT_EQ(count_lines(text), static_cast<int>(points) + 1);  // header + one row per point
   const std::string header = text.substr(0, text.find('\n'));
   for (const char* column :
-       {"run,sweep,seq,op,precision", "param_batch", "t_roof_s", "t_l1_s", "l1_used", "class",
-        "efficiency", "tensor_share", "t_lower_bound_s", "lower_bound_scope", "headroom",
+       {"run_uuid,run_id,gpu_name,gpu_chip,gpu_uuid,sweep,seq,op,precision",
+        "param_batch",
+        "t_roof_s",
+        "t_l1_s",
+        "l1_used",
+        "class",
+        "efficiency",
+        "tensor_share",
+        "t_lower_bound_s",
+        "lower_bound_scope",
+        "headroom",
         "t_xfer_s,transfer_host",
-        "status,reason,time_s,time_source,call_s,call_ci_low_s,call_ci_high_s,stream_s,"
-        "stream_ci_low_s,stream_ci_high_s,graph_s,graph_ci_low_s,graph_ci_high_s,issue_s,"
-        "issue_ci_low_s,issue_ci_high_s,graph_unavailable,kernel_s",
+        "status,reason,time_source,time_s,call_s,call_ci_low_s,call_ci_high_s,call_mean_s,"
+        "call_min_s,call_max_s,call_spread,call_samples,call_calls_per_sample,call_converged,"
+        "stream_s,stream_ci_low_s,stream_ci_high_s",
+        "graph_s,graph_ci_low_s,graph_ci_high_s",
+        "issue_s,issue_ci_low_s,issue_ci_high_s",
+        "graph_unavailable,kernel_s",
+        "analytic_flop",
+        "work_flop",
+        "dram_bytes",
+        "dram_intensity_flop_per_byte",
+        "achieved_flop_per_s",
+        "attainable_flop_per_s",
+        "bottleneck,class,class_rule,class_reason",
         "separated,host_overhead_s,device_gaps_s,transfer_s,within_roof_s,lost_to_roof_s,"
-        "kernel_overlap_s,not_explained_s,call_premium_s,class_rule,class_reason"})
+        "kernel_overlap_s,not_explained_s,call_premium_s"})
     EXPECT_NE(header.find(column), std::string::npos) << column;
   EXPECT_NE(text.find(",memory_bound,memory_bound(l2),"), std::string::npos);
   EXPECT_NE(text.find(",T_stream,"), std::string::npos);
@@ -458,6 +491,57 @@ TEST(Cli, AnalyzeAsJsonAndCsv) {
             std::string::npos);
   EXPECT_EQ(text.find(",-0,"), std::string::npos);  // no negative zero
   EXPECT_NE(text.find(",per-kernel,"), std::string::npos);
+}
+
+// Data out (#20): export --format csv writes its tables into --out DIR, and every
+// command that prints answers --json with one JSON document (tests/cpu/data_out_test.py
+// loads them all with Python's csv and json modules and checks the schemas).
+TEST(Cli, ExportCsvAndJsonEverywhere) {
+  TempDir dir;
+  const std::string db = dir.file("r.db");
+  const ToolResult imported = run_tool({"import", kSample, "--db", db, "--json"}, kNoGpu);
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const auto sample = nlohmann::json::parse(read_file(kSample));
+  const nlohmann::json ids = nlohmann::json::parse(imported.out);
+  EXPECT_EQ(ids["runs"].at(0)["id"], 1);
+  EXPECT_EQ(ids["runs"].at(0)["uuid"], sample["runs"][0]["uuid"]);
+
+  const ToolResult tables =
+      run_tool({"export", "--db", db, "--format", "csv", "--out", dir.file("csv")}, kNoGpu);
+  ASSERT_EQ(tables.exit_code, 0) << tables.err;
+  EXPECT_EQ(count_lines(tables.out), 4) << tables.out;  // the paths written
+  const std::string points = read_file(dir.file("csv/points.csv"));
+  EXPECT_EQ(count_lines(points), static_cast<int>(sample["runs"][0]["points"].size()) + 1);
+  EXPECT_EQ(run_tool({"analyze", "--db", db, "--format", "csv"}, kNoGpu).out, points);
+  // Each parameter its own column, integers as integers (the first conv2d point).
+  EXPECT_NE(points.find(",1,heuristic,64,graph,1,fwd,3,64,1,112,nhwc,auto,same,fp16,2,112,"),
+            std::string::npos);
+  EXPECT_NE(read_file(dir.file("csv/ceilings.csv")).find(",hbm_copy,bandwidth,B/s,"),
+            std::string::npos);
+  EXPECT_NE(read_file(dir.file("csv/kernels.csv")).find(",grid_x,grid_y,grid_z,"),
+            std::string::npos);
+  EXPECT_NE(read_file(dir.file("csv/kernel_counters.csv")).find(",metric,value\n"),
+            std::string::npos);
+  expect_one_line_error(run_tool({"export", "--db", db, "--format", "csv"}), 1, "pass --out DIR");
+  expect_one_line_error(
+      run_tool({"export", "--db", db, "--format", "csv", "--out", dir.file("csv/points.csv")}), 1,
+      "is a file");
+
+  const ToolResult plan =
+      run_tool({"sweep", "lstm", "--batch", "1,2", "--dry-run", "--json", "--db", db}, kNoGpu);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const nlohmann::json dry = nlohmann::json::parse(plan.out);
+  ASSERT_EQ(dry["points"].size(), dry["points_listed"].get<std::size_t>());
+  EXPECT_GT(dry["estimated_s"].get<double>(), 0);
+  EXPECT_EQ(dry["roofs"], "measured");  // the store's roofs
+
+  const ToolResult report =
+      run_tool({"report", "--db", db, "--out", dir.file("report"), "--json"}, kNoGpu);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const nlohmann::json written = nlohmann::json::parse(report.out);
+  EXPECT_EQ(written["index"], dir.file("report/index.html"));
+  for (const nlohmann::json& file : written["files"])
+    EXPECT_FALSE(read_file(file.get<std::string>()).empty()) << file;
 }
 
 TEST(Cli, AnalyzeReadsTheStoreAndItsErrorsAreOneLine) {

@@ -127,5 +127,25 @@ TEST(MetricHost, UnknownChipListsTheKnownOnes) {
   }
 }
 
+// `timeroof metrics` shows each metric's unit and description (#20): CUPTI's, per name,
+// for base and full names alike.
+TEST(MetricHost, PropertiesGiveUnitTypeAndDescription) {
+  const MetricHost host("GH100");
+  for (const char* name : {"dram__bytes_read", "dram__bytes_read.sum"}) {
+    const MetricHost::Properties p = host.properties(name);
+    EXPECT_EQ(p.type, "counter") << name;
+    EXPECT_EQ(p.unit, "byte") << name;
+    EXPECT_EQ(p.hw_unit, "dram") << name;
+    EXPECT_EQ(p.description, "# of bytes read from DRAM") << name;
+  }
+  try {
+    (void)host.properties("dram__bytes_raed");
+    FAIL() << "no error for a misspelled metric";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_NE(std::string(e.what()).find("'dram__bytes_raed'"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace timeroof
