@@ -24,8 +24,10 @@ inline constexpr int kExportSchemaVersion = 2;
 // a store of schema 1 with points of export version 1 reads as it always did.
 // 2: ceilings gain power_json and sustained_json. A store of schema 1 is read as
 // it is and upgraded (columns added, nothing rewritten) by the first write of a
-// ceiling, inside that write's transaction.
-inline constexpr int kStoreSchemaVersion = 2;
+// ceiling, inside that write's transaction. 3: runs gain writer_json, the process
+// that writes the run (src/store/run_writer.hpp), added by the first write of a
+// run or a ceiling in the same way; NULL in older rows and imported runs.
+inline constexpr int kStoreSchemaVersion = 3;
 inline constexpr int kOldestStoreSchemaVersion = 1;
 inline constexpr const char* kExportFormat = "timeroof-results";
 

@@ -259,13 +259,15 @@ const char* to_string(RunStatus status) {
       return "partial";
     case RunStatus::failed:
       return "failed";
+    case RunStatus::interrupted:
+      return "interrupted";
   }
   return "?";
 }
 
 std::optional<RunStatus> find_run_status(std::string_view text) {
-  for (RunStatus s :
-       {RunStatus::running, RunStatus::complete, RunStatus::partial, RunStatus::failed})
+  for (RunStatus s : {RunStatus::running, RunStatus::complete, RunStatus::partial,
+                      RunStatus::failed, RunStatus::interrupted})
     if (text == to_string(s)) return s;
   return std::nullopt;
 }

@@ -121,8 +121,10 @@ const char* direction_name(TransferDirection direction);
 
 // Where a run stands (Run::status): "running" (the row exists while it measures,
 // so a crash leaves a visible running run), "complete", "partial" (interrupted,
-// or some points failed), "failed".
-enum class RunStatus { running, complete, partial, failed };
+// or some points failed), "failed". "interrupted" is never written by the run's
+// own process: the store derives it as it reads a "running" run whose writer is
+// provably gone (killed, out of memory, power lost), and an export carries it.
+enum class RunStatus { running, complete, partial, failed, interrupted };
 
 const char* to_string(RunStatus status);
 std::optional<RunStatus> find_run_status(std::string_view text);

@@ -111,7 +111,7 @@ std::string run_title(const RunRecord& record) {
   std::string out = "Run " + run.uuid.substr(0, 8) + ": " +
                     (run.machine.gpu.name.empty() ? "?" : run.machine.gpu.name);
   if (!run.machine.gpu.chip.empty()) out += " (" + run.machine.gpu.chip + ")";
-  out += ", " + run.started_at + ", " + run.status;
+  out += ", " + run.started_at + ", " + shown_status(run);
   return out;
 }
 

@@ -573,6 +573,9 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
                         ", not " + to_string(*sharding.shard) +
                         "; resume it with the command that started it: " + run.command_line);
     if (stored && !sharding.shard) request.only_seqs = shard_point_seqs(request.spec, *stored);
+    // Last, so a resume refused above leaves the run as it was; refused at once
+    // while another process writes it (its first writer, or another resume).
+    store.claim_run(run);
   }
   if (const std::optional<Shard> shard = shard_of(run.spec))
     std::cerr << "timeroof: shard " << to_string(*shard) << " ("

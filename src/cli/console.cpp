@@ -10,7 +10,9 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/power.hpp"
+#include "core/vocabulary.hpp"
 #include "roofline/roof_energy.hpp"
+#include "src/store/run_writer.hpp"
 
 namespace timeroof::cli {
 
@@ -146,10 +148,17 @@ std::string format_library_references(const Machine& machine) {
          table(rows);
 }
 
+std::string shown_status(const Run& run) {
+  if (run.status == to_string(RunStatus::running) && !run.host.empty() && run.host != this_host())
+    return run.status + " (on " + run.host + ": cannot tell from here)";
+  return run.status;
+}
+
 std::string format_run(const RunRecord& record, std::size_t position) {
   const Run& run = record.run;
   std::ostringstream out;
-  out << "run " << run_number(run, position) << " (" << run.uuid << "), " << run.status << "\n";
+  out << "run " << run_number(run, position) << " (" << run.uuid << "), " << shown_status(run)
+      << "\n";
   out << "  started      " << run.started_at
       << (run.finished_at.empty() ? "" : ", finished " + run.finished_at) << "\n";
   out << "  command      " << run.command_line << "\n";
@@ -178,7 +187,7 @@ std::string format_run_list(const std::vector<Run>& runs) {
   std::vector<std::vector<std::string>> rows{{"id", "uuid", "started", "GPU", "status", "command"}};
   for (const Run& run : runs) {
     rows.push_back({std::to_string(run.id), run.uuid.substr(0, 8), run.started_at,
-                    run.machine.gpu.name, run.status, run.command_line});
+                    run.machine.gpu.name, shown_status(run), run.command_line});
   }
   return table(rows);
 }

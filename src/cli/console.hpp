@@ -36,6 +36,10 @@ std::string format_gpu(const GpuInfo& gpu);
 std::string format_ceilings(const std::vector<Ceiling>& ceilings);
 // `position`: the run's place among those printed, from 1, which numbers a run
 // read from a file (run_number).
+// The run's status as the text outputs show it: a run stored as running on
+// another host says that whether it still runs cannot be told from here (the
+// store derives "interrupted" only on the writer's own host).
+std::string shown_status(const Run& run);
 std::string format_run(const RunRecord& record, std::size_t position);
 std::string format_run_list(const std::vector<Run>& runs);
 

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/json_io.hpp"
+#include "core/vocabulary.hpp"
 
 namespace timeroof {
 
@@ -28,7 +29,7 @@ using sqlite::Transaction;
 
 namespace {
 
-// Tables of schema 2 (kStoreSchemaVersion). The JSON columns hold the to_json
+// Tables of schema 3 (kStoreSchemaVersion). The JSON columns hold the to_json
 // form of core/json_io.hpp.
 constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE runs (
@@ -42,7 +43,8 @@ CREATE TABLE runs (
   finished_at TEXT NOT NULL,
   status TEXT NOT NULL,
   spec_json TEXT NOT NULL,
-  gpu_json TEXT NOT NULL
+  gpu_json TEXT NOT NULL,
+  writer_json TEXT
 );
 CREATE TABLE ceilings (
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -562,8 +564,9 @@ void ResultsStore::require_run(std::int64_t run_id) {
   }
 }
 
-std::int64_t ResultsStore::insert_run(const Run& run) {
+std::int64_t ResultsStore::insert_run(const Run& run, const std::optional<WriterIdentity>& writer) {
   if (run.uuid.empty()) throw usage_error("refusing to store a run without a uuid");
+  upgrade_schema();
   Statement existing = db_.prepare("SELECT id FROM runs WHERE uuid = ?1");
   existing.bind(1, run.uuid);
   if (existing.step()) {
@@ -572,9 +575,14 @@ std::int64_t ResultsStore::insert_run(const Run& run) {
   }
   Statement insert = db_.prepare(
       "INSERT INTO runs (uuid, tool_version, git_sha, command_line, host, started_at, "
-      "finished_at, status, spec_json, gpu_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+      "finished_at, status, spec_json, gpu_json, writer_json) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   insert.bind(1, run.uuid);
   bind_run_columns(insert, 2, run);
+  if (writer)
+    insert.bind(11, to_text(*writer));
+  else
+    insert.bind_null(11);
   insert.run();
   const std::int64_t run_id = db_.last_insert_rowid();
   insert_machine_measurements(run_id, run.machine);
@@ -613,13 +621,24 @@ int ResultsStore::schema_version() {
   return static_cast<int>(query_int(db_, "PRAGMA user_version"));
 }
 
-// Schema 1 -> 2: two columns added, no row rewritten. Called inside the
-// transaction of the write that needs them, so a write that fails leaves the
-// file at schema 1, as a timeroof that only reads schema 1 can still open it.
+bool ResultsStore::has_column(const char* table, const char* column) {
+  Statement columns =
+      db_.prepare(std::string("SELECT 1 FROM pragma_table_info('") + table + "') WHERE name = ?1");
+  columns.bind(1, std::string_view(column));
+  return columns.step();
+}
+
+// Schema 1 -> 2 -> 3: columns added, no row rewritten (older rows read as empty
+// power and no writer). Called inside the transaction of the write that needs
+// them, so a write that fails leaves the file at its schema, as a timeroof that
+// only reads that schema can still open it.
 void ResultsStore::upgrade_schema() {
   if (schema_version() >= kStoreSchemaVersion) return;
-  db_.exec("ALTER TABLE ceilings ADD COLUMN power_json TEXT NOT NULL DEFAULT '{}'");
-  db_.exec("ALTER TABLE ceilings ADD COLUMN sustained_json TEXT");
+  if (!has_column("ceilings", "power_json"))
+    db_.exec("ALTER TABLE ceilings ADD COLUMN power_json TEXT NOT NULL DEFAULT '{}'");
+  if (!has_column("ceilings", "sustained_json"))
+    db_.exec("ALTER TABLE ceilings ADD COLUMN sustained_json TEXT");
+  if (!has_column("runs", "writer_json")) db_.exec("ALTER TABLE runs ADD COLUMN writer_json TEXT");
   db_.exec("PRAGMA user_version = " + std::to_string(kStoreSchemaVersion));
 }
 
@@ -712,11 +731,64 @@ void ResultsStore::committed() {
 std::int64_t ResultsStore::begin_run(Run& run) {
   check_finite(run);
   Transaction transaction(db_);
-  const std::int64_t run_id = insert_run(run);
-  transaction.commit();
+  const std::int64_t run_id = insert_run(run, this_writer());
+  // Locked before the row is visible: no resume can take a run as it begins.
+  if (!locks_.try_lock(run_id))
+    throw environment_error(path() + ": the lock of the new run " + std::to_string(run_id) +
+                            " in " + locks_.path() + " is held by another process");
+  try {
+    transaction.commit();
+  } catch (...) {
+    locks_.unlock(run_id);
+    throw;
+  }
   committed();
   run.id = run_id;
   return run_id;
+}
+
+std::optional<WriterIdentity> ResultsStore::stored_writer(std::int64_t run_id) {
+  if (schema_version() < 3) return std::nullopt;
+  Statement select = db_.prepare("SELECT writer_json FROM runs WHERE id = ?1");
+  select.bind(1, run_id);
+  if (!select.step() || select.column_is_null(0)) return std::nullopt;
+  return writer_from_text(select.column_text(0));
+}
+
+void ResultsStore::claim_run(Run& run) {
+  if (!locks_.try_lock(run.id)) {
+    // The holder records itself just after it locks: a moment for it to do so.
+    std::optional<WriterIdentity> holder = stored_writer(run.id);
+    for (int i = 0; i < 20 && (!holder || writer_state(*holder) == WriterState::gone); ++i) {
+      sqlite3_sleep(50);
+      holder = stored_writer(run.id);
+    }
+    throw usage_error(path() + ": run " + std::to_string(run.id) + " is being written by " +
+                      (holder ? "timeroof " + describe(*holder) : std::string("another process")) +
+                      "; wait for it to end or stop it, then resume");
+  }
+  try {
+    Transaction transaction(db_);
+    upgrade_schema();
+    Statement update = db_.prepare(
+        "UPDATE runs SET writer_json = ?3, status = ?4, finished_at = '' "
+        "WHERE id = ?1 AND uuid = ?2");
+    update.bind(1, run.id)
+        .bind(2, run.uuid)
+        .bind(3, to_text(this_writer()))
+        .bind(4, std::string_view(to_string(RunStatus::running)));
+    update.run();
+    if (db_.changes() != 1)
+      throw usage_error(path() + ": no run with id " + std::to_string(run.id) + " and uuid " +
+                        run.uuid + " to resume");
+    transaction.commit();
+  } catch (...) {
+    locks_.unlock(run.id);
+    throw;
+  }
+  committed();
+  run.status = to_string(RunStatus::running);
+  run.finished_at.clear();
 }
 
 void ResultsStore::update_run(const Run& run) {
@@ -811,7 +883,7 @@ void ResultsStore::import_runs(const std::vector<RunRecord>& records) {
                       "); nothing was imported; import into another --db");
   Transaction transaction(db_);
   for (const RunRecord& record : records) {
-    const std::int64_t run_id = insert_run(record.run);
+    const std::int64_t run_id = insert_run(record.run, std::nullopt);
     for (const Point& point : record.points) insert_point(run_id, point);
   }
   transaction.commit();
@@ -822,10 +894,12 @@ void ResultsStore::import_runs(const std::vector<RunRecord>& records) {
 
 std::vector<Run> ResultsStore::select_runs(const std::optional<std::int64_t>& only_id) {
   const std::string where = only_id ? " WHERE id = ?1" : "";
+  // Stores before schema 3 record no writer (read-only opens never upgrade them).
+  const bool has_writer = schema_version() >= 3;
   Statement select = db_.prepare(
       "SELECT id, uuid, tool_version, git_sha, command_line, host, started_at, finished_at, "
-      "status, spec_json, gpu_json FROM runs" +
-      where + " ORDER BY id");
+      "status, spec_json, gpu_json" +
+      std::string(has_writer ? ", writer_json" : "") + " FROM runs" + where + " ORDER BY id");
   if (only_id) select.bind(1, *only_id);
   std::vector<Run> runs;
   std::unordered_map<std::int64_t, std::size_t> index_of;
@@ -843,6 +917,11 @@ std::vector<Run> ResultsStore::select_runs(const std::optional<std::int64_t>& on
     const std::string what = "run " + std::to_string(run.id);
     run.spec = parse_column<json>(path(), text_column(select, 9), what + " spec");
     run.machine.gpu = parse_column<GpuInfo>(path(), text_column(select, 10), what + " gpu");
+    if (has_writer && run.status == to_string(RunStatus::running) && !select.column_is_null(11)) {
+      const std::optional<WriterIdentity> writer = writer_from_text(select.column_text(11));
+      if (writer && writer_state(*writer) == WriterState::gone)
+        run.status = to_string(RunStatus::interrupted);
+    }
     index_of[run.id] = runs.size();
     runs.push_back(std::move(run));
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/results.hpp"
+#include "src/store/run_writer.hpp"
 #include "src/store/sqlite.hpp"
 
 namespace timeroof {
@@ -38,8 +39,14 @@ class ResultsStore {
   const std::string& path() const noexcept { return db_.path(); }
 
   // Inserts the run and its machine (GPU and ceilings); assigns and returns run.id.
-  // The uuid must be new to this store.
+  // The uuid must be new to this store. Records this process as the run's writer
+  // and holds the run's lock (run_writer.hpp) until the store is closed.
   std::int64_t begin_run(Run& run);
+  // --resume: takes the run's lock at once or refuses with a usage error naming
+  // the run and the process that holds it (its own first writer, or another
+  // resume). Then records this process as the writer and stores the run as
+  // running again (finished_at empty), in `run` too.
+  void claim_run(Run& run);
   // Rewrites the run's row (found by run.id): provenance, status, finished_at,
   // spec and the GPU. Ceilings are left alone: add_ceiling / set_ceilings own them.
   void update_run(const Run& run);
@@ -53,6 +60,10 @@ class ResultsStore {
   // returns point.id. (point.sweep, point.seq) must be new within the run.
   std::int64_t add_point(std::int64_t run_id, Point& point);
 
+  // Runs are read with the status they were stored with, except that a
+  // "running" run whose writer is provably gone reads as "interrupted"
+  // (RunStatus; run_writer.hpp says why it is derived, not stored).
+  //
   // Every run with its machine, oldest first; points are not loaded.
   std::vector<Run> list_runs();
   // Accepts a store id ("3"), a full uuid or a unique uuid prefix. An all-digit
@@ -71,9 +82,12 @@ class ResultsStore {
   void import_runs(const std::vector<RunRecord>& records);
 
  private:
-  explicit ResultsStore(sqlite::Database db) : db_(std::move(db)) {}
+  explicit ResultsStore(sqlite::Database db) : locks_(db.path()), db_(std::move(db)) {}
 
-  std::int64_t insert_run(const Run& run);
+  // `writer`: none for an imported run (its writer was another store's).
+  std::int64_t insert_run(const Run& run, const std::optional<WriterIdentity>& writer);
+  std::optional<WriterIdentity> stored_writer(std::int64_t run_id);
+  bool has_column(const char* table, const char* column);
   void insert_ceiling(std::int64_t run_id, int seq, const Ceiling& ceiling);
   int schema_version();
   void upgrade_schema();
@@ -87,6 +101,7 @@ class ResultsStore {
   // After a commit: the store switches to WAL once (configure_connection says why).
   void committed();
 
+  RunLocks locks_;  // before db_: let go of after the connection is closed
   sqlite::Database db_;
   bool wal_ = false;
 };

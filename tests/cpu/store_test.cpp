@@ -431,7 +431,8 @@ TEST_F(StoreTest, SchemaOneStoreIsReadAndUpgradedOnlyByASuccessfulWrite) {
   }
   raw_exec(path,
            "ALTER TABLE ceilings DROP COLUMN power_json; ALTER TABLE ceilings DROP COLUMN "
-           "sustained_json; PRAGMA user_version = 1; PRAGMA journal_mode = DELETE;");
+           "sustained_json; ALTER TABLE runs DROP COLUMN writer_json; PRAGMA user_version = 1; "
+           "PRAGMA journal_mode = DELETE;");
   const std::string before = read_bytes(path);
   {
     ResultsStore store = ResultsStore::open(path, Access::read_only);

@@ -39,8 +39,9 @@ TEST(Vocabulary, SpellingsAreTheStoredOnes) {
   EXPECT_STREQ(to_string(MathMode::tensor), "tensor");
   EXPECT_STREQ(to_string(MathMode::fma_only), "fma_only");
   EXPECT_STREQ(to_string(RunStatus::partial), "partial");
-  for (RunStatus s :
-       {RunStatus::running, RunStatus::complete, RunStatus::partial, RunStatus::failed})
+  EXPECT_STREQ(to_string(RunStatus::interrupted), "interrupted");
+  for (RunStatus s : {RunStatus::running, RunStatus::complete, RunStatus::partial,
+                      RunStatus::failed, RunStatus::interrupted})
     EXPECT_EQ(find_run_status(to_string(s)), s);
 }
 

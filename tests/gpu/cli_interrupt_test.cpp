@@ -22,6 +22,7 @@
 namespace timeroof {
 namespace {
 
+using namespace std::chrono_literals;
 using test::read_file;
 using test::run_tool;
 using test::TempDir;
@@ -52,6 +53,87 @@ Summary summary_of(const std::string& err) {
 long file_size(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0 ? static_cast<long>(st.st_size) : -1;
+}
+
+// Starts the binary with `args`, stdout to /dev/null, stderr into err_path.
+pid_t start_tool(std::vector<std::string> args, const std::string& err_path) {
+  args.insert(args.begin(), test::tool_binary());
+  const pid_t child = fork();
+  if (child == 0) {
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(err, STDERR_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return child;
+}
+
+int exit_code_of(pid_t child) {
+  int status = 0;
+  if (waitpid(child, &status, 0) != child) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string run_status(const std::string& db) {
+  const test::ToolResult runs = run_tool({"runs", "--db", db, "--json"});
+  if (runs.exit_code != 0) return "runs: " + runs.err;
+  const nlohmann::json listed = nlohmann::json::parse(runs.out, nullptr, false);
+  return listed.is_array() && listed.size() == 1 ? listed[0].value("status", "") : runs.out;
+}
+
+// One writer per run (#16): a resume racing the run's first process, and a
+// second resume while the first measures, are refused at once (exit 1, one line
+// naming the run and the process); the writer they raced completes.
+TEST(CliInterrupt, ASecondWriterOfARunIsRefusedAndTheFirstCompletes) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  const std::string db = dir.file("t.db");
+  std::vector<std::string> resume = sweep_args(db);
+  resume.insert(resume.end(), {"--resume", "1"});
+
+  const pid_t first = start_tool(sweep_args(db), dir.file("first.txt"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (file_size(db) <= 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto racing_started = std::chrono::steady_clock::now();
+  const test::ToolResult racing = run_tool(resume);
+  const double racing_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - racing_started).count();
+  EXPECT_EQ(racing.exit_code, 1) << racing.err;
+  EXPECT_NE(racing.err.find("run 1 is being written by timeroof pid " + std::to_string(first)),
+            std::string::npos)
+      << racing.err;
+  EXPECT_EQ(test::count_lines(racing.err), 1) << racing.err;
+  ASSERT_EQ(kill(first, SIGINT), 0);
+  const int first_code = exit_code_of(first);
+  ASSERT_EQ(first_code, 3) << read_file(dir.file("first.txt"));
+  EXPECT_EQ(run_status(db), "partial");
+
+  const pid_t second = start_tool(resume, dir.file("second.txt"));
+  // Claimed: the run reads as running again, under the second process.
+  while (run_status(db) != "running" && std::chrono::steady_clock::now() < deadline + 60s)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const test::ToolResult third = run_tool(resume);
+  EXPECT_EQ(third.exit_code, 1) << third.err;
+  EXPECT_NE(third.err.find("run 1 is being written by timeroof pid " + std::to_string(second)),
+            std::string::npos)
+      << third.err;
+  const int second_code = exit_code_of(second);
+  const std::string second_err = read_file(dir.file("second.txt"));
+  ASSERT_EQ(second_code, 0) << second_err;
+  const Summary rest = summary_of(second_err);
+  EXPECT_EQ(rest.measured + rest.already, kPoints) << second_err;
+  EXPECT_EQ(run_status(db), "complete");
+  std::printf(
+      "a resume racing the first writer was refused in %.2f s; the second resume "
+      "refused a third and measured %d points\n",
+      racing_s, rest.measured);
 }
 
 TEST(CliInterrupt, CtrlCStoresTheCurrentPointAndResumeFinishesTheRest) {

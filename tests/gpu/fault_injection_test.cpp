@@ -265,7 +265,8 @@ TEST(FaultInjection, KillDuringTheCounterPassKeepsTheFinishedPointsAndResumeDoes
   std::vector<RunRecord> runs = stored_runs(db);
   ASSERT_EQ(runs.size(), 1u);
   const RunRecord killed = runs[0];  // a copy: `runs` is read again after the resume
-  EXPECT_EQ(killed.run.status, "running");  // what a crash leaves: no one finished it
+  // What a crash leaves: no one finished it, and its writer is gone (#16).
+  EXPECT_EQ(killed.run.status, "interrupted");
   // Nothing of the batch whose counters were being collected: its points had
   // not been written (a crash loses at most one batch). What was stored stays.
   EXPECT_EQ(killed.points.size(), stored_before.size())
@@ -343,7 +344,7 @@ TEST(FaultInjection, KillDuringCeilingsLeavesTheStoreAndItsRunsIntact) {
   std::vector<RunRecord> runs = stored_runs(db);
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_TRUE(runs[0] == before[0]) << "the sweep's run changed";
-  EXPECT_EQ(runs[1].run.status, "running");  // begun, never finished
+  EXPECT_EQ(runs[1].run.status, "interrupted");  // begun, never finished, writer gone
   EXPECT_TRUE(runs[1].run.machine.ceilings.empty()) << "roofs are stored together at the end";
   EXPECT_TRUE(runs[1].points.empty());
 
@@ -354,7 +355,7 @@ TEST(FaultInjection, KillDuringCeilingsLeavesTheStoreAndItsRunsIntact) {
   runs = stored_runs(db);
   ASSERT_EQ(runs.size(), 3u);
   EXPECT_TRUE(runs[0] == before[0]) << "the sweep's run changed";
-  EXPECT_EQ(runs[1].run.status, "running");
+  EXPECT_EQ(runs[1].run.status, "interrupted");
   EXPECT_EQ(runs[2].run.status, again.exit_code == 0 ? "complete" : "partial");
   EXPECT_FALSE(runs[2].run.machine.ceilings.empty());
   std::printf("ceilings --quick again: exit %d, %zu roofs\n", again.exit_code,
