@@ -23,6 +23,7 @@
 #include "core/error.hpp"
 #include "core/json_io.hpp"
 #include "src/store/results_store.hpp"
+#include "tests/support/raw_sqlite.hpp"
 #include "tests/support/run_tool.hpp"
 
 namespace timeroof {
@@ -50,14 +51,7 @@ std::string usage_error_of(F&& f) {
   return "";
 }
 
-void raw_exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open(path.c_str(), &db);
-  if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
-  const std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
-  sqlite3_close(db);
-  if (rc != SQLITE_OK) throw std::runtime_error("raw sqlite: " + sql + ": " + message);
-}
+using test::raw_exec;
 
 std::string quoted(const std::string& text) {
   std::string out = "'";

@@ -24,6 +24,7 @@
 
 #include "core/error.hpp"
 #include "core/json_io.hpp"
+#include "tests/support/raw_sqlite.hpp"
 
 namespace timeroof {
 namespace {
@@ -64,15 +65,7 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   out << bytes;
 }
 
-// SQL through the plain C API, as another program would write the file.
-void raw_exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open(path.c_str(), &db);
-  if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
-  const std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
-  sqlite3_close(db);
-  if (rc != SQLITE_OK) throw std::runtime_error("raw sqlite: " + sql + ": " + message);
-}
+using test::raw_exec;
 
 std::string raw_query_text(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;

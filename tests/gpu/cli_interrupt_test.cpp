@@ -140,22 +140,8 @@ TEST(CliInterrupt, CtrlCStoresTheCurrentPointAndResumeFinishesTheRest) {
   TR_REQUIRE_GPU();
   TempDir dir;
   const std::string db = dir.file("t.db"), err_path = dir.file("err.txt");
-  std::vector<std::string> args = sweep_args(db);
-  args.insert(args.begin(), test::tool_binary());
-
-  const pid_t child = fork();
+  const pid_t child = start_tool(sweep_args(db), err_path);
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(err, STDERR_FILENO);
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, STDOUT_FILENO);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
   // The store exists once the run is recorded (the handler is installed before
   // the first point); then let a few points finish before Ctrl-C.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
