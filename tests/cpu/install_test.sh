@@ -16,7 +16,7 @@ for f in bin/timeroof share/timeroof/samples/sample-run.json share/timeroof/samp
          share/zsh/vendor-completions/_timeroof share/doc/timeroof/README.md; do
   [ -f "$prefix/$f" ] || fail "cmake --install left out $f"
 done
-"$prefix/bin/timeroof" --version | grep -q '^timeroof ' || fail "the installed binary does not run"
+grep -q '^timeroof ' <<<"$("$prefix/bin/timeroof" --version)" || fail "the installed binary does not run"
 
 # Without a GPU the installed binary shows the installed sample, wherever it runs from.
 mkdir "$work/elsewhere"
@@ -45,10 +45,13 @@ complete_bash() {  # words of the command line; the last is completed
   bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _timeroof
            printf "%s\n" "${COMPREPLY[@]}"' sh "$prefix/share/bash-completion/completions/timeroof" "$@"
 }
+# Output is captured before grep reads it: `grep -q` stops reading at its first
+# match, and under pipefail the writer's SIGPIPE would fail the check.
 expect_bash() {  # expected completion, then the words
-  local want=$1
+  local want=$1 got
   shift
-  complete_bash "$@" | grep -qx -- "$want" || fail "bash: '$*' did not offer $want: $(complete_bash "$@" | tr '\n' ' ')"
+  got=$(complete_bash "$@")
+  grep -qx -- "$want" <<<"$got" || fail "bash: '$*' did not offer $want: $(tr '\n' ' ' <<<"$got")"
 }
 bash -n "$prefix/share/bash-completion/completions/timeroof" || fail "bash completion: syntax"
 expect_bash sweep timeroof sw
@@ -58,18 +61,19 @@ expect_bash lstm timeroof sweep --json l
 expect_bash --batch timeroof sweep conv2d --ba
 expect_bash --format timeroof report --fo
 expect_bash --from timeroof report --out report --fr
-complete_bash timeroof ti | grep -q worker && fail "bash offers the hidden worker commands"
+grep -q worker <<<"$(complete_bash timeroof ti)" && fail "bash offers the hidden worker commands"
 # After an option that takes a value: file names, not commands.
 touch "$work/elsewhere/store.db"
-(cd "$work/elsewhere" && complete_bash timeroof runs --db sto) | grep -qx store.db ||
+grep -qx store.db <<<"$(cd "$work/elsewhere" && complete_bash timeroof runs --db sto)" ||
   fail "bash: --db offered no file name"
 # A value that is also a command's name is a value, not that command.
-complete_bash timeroof report --out sweep --f | grep -qx -- --from || fail "bash: --out's value taken for a command"
+grep -qx -- --from <<<"$(complete_bash timeroof report --out sweep --f)" ||
+  fail "bash: --out's value taken for a command"
 
 # ---- zsh completion: it parses, and defines the completion ----
 zsh_file=$prefix/share/zsh/vendor-completions/_timeroof
 zsh -n "$zsh_file" || fail "zsh completion: syntax"
-head -1 "$zsh_file" | grep -qx '#compdef timeroof' || fail "zsh completion: no #compdef line"
+[ "$(head -1 "$zsh_file")" = '#compdef timeroof' ] || fail "zsh completion: no #compdef line"
 zsh -f -c 'autoload -Uz compinit && compinit -u -d "$2/zcompdump" && fpath=("$1" $fpath) &&
            autoload -Uz _timeroof && (( $+functions[_timeroof] ))' sh "$(dirname "$zsh_file")" "$work" ||
   fail "zsh does not load _timeroof"
@@ -78,13 +82,13 @@ zsh -f -c 'autoload -Uz compinit && compinit -u -d "$2/zcompdump" && fpath=("$1"
 cpack --config "$build/CPackConfig.cmake" -B "$work/deb" > "$work/cpack.log" 2>&1 || fail "cpack: $(tail -5 "$work/cpack.log")"
 deb=$(ls "$work"/deb/timeroof_*.deb)
 [ -f "$deb" ] || fail "cpack made no .deb"
-dpkg-deb --field "$deb" Package | grep -qx timeroof || fail ".deb: package name"
-dpkg-deb --field "$deb" Depends | grep -q libsqlite3-0 || fail ".deb: Depends lacks libsqlite3-0"
+[ "$(dpkg-deb --field "$deb" Package)" = timeroof ] || fail ".deb: package name"
+grep -q libsqlite3-0 <<<"$(dpkg-deb --field "$deb" Depends)" || fail ".deb: Depends lacks libsqlite3-0"
 dpkg-deb --contents "$deb" > "$work/contents"
 for f in ./usr/bin/timeroof ./usr/share/timeroof/samples/sample-run.json ./usr/share/man/man1/timeroof.1 \
          ./usr/share/bash-completion/completions/timeroof ./usr/share/zsh/vendor-completions/_timeroof; do
   grep -q " $f\$" "$work/contents" || fail ".deb lacks $f"
 done
 dpkg-deb --extract "$deb" "$work/root"
-"$work/root/usr/bin/timeroof" --version | grep -q '^timeroof ' || fail "the .deb's binary does not run"
+grep -q '^timeroof ' <<<"$("$work/root/usr/bin/timeroof" --version)" || fail "the .deb's binary does not run"
 echo "install and .deb: ok ($(du -h "$deb" | cut -f1) package)"
