@@ -257,8 +257,8 @@ TEST(RunWriter, AKilledRunReadsAsInterruptedAndResumes) {
   const test::ToolResult exported = run_tool({"export", "1", "--db", db});
   EXPECT_EQ(exported.exit_code, 0) << exported.err;
   EXPECT_TRUE(Contains(exported.out, "\"status\": \"interrupted\""));
-  EXPECT_EQ(every_row(db), stored);
   EXPECT_FALSE(fs::exists(db + "-wal") || fs::exists(db + "-shm"));
+  EXPECT_EQ(every_row(db), stored);
   {
     // What is stored is still what the killed process wrote.
     sqlite3* raw = nullptr;
