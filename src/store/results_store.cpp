@@ -329,6 +329,15 @@ void require_tables(Database& db, const std::string& path) {
                         "; pass another --db");
 }
 
+// A read connection to a store of our schema, refused (a usage error) when a
+// table is missing.
+Database open_checked_for_reading(const std::string& path) {
+  Database db = open_for_reading(path);
+  configure_connection(db, false);
+  require_tables(db, path);
+  return db;
+}
+
 void create_schema(Database& db, const std::string& path) {
   Transaction transaction(db);
   // Another process may have created the schema since the file was inspected.
@@ -525,18 +534,11 @@ ResultsStore ResultsStore::open(const std::string& path, Access access) {
       throw usage_error(path + ": holds no timeroof results yet; run `timeroof run` to measure, " +
                         "or pass --db PATH");
     }
-    Database db = open_for_reading(path);
-    configure_connection(db, false);
-    require_tables(db, path);
-    return ResultsStore(std::move(db));
+    return ResultsStore(open_checked_for_reading(path));
   }
   // A store this command would refuse is refused before it is opened for
   // writing: a WAL store's write connection creates -wal and -shm beside it.
-  if (state == FileState::timeroof) {
-    Database check = open_for_reading(path);
-    configure_connection(check, false);
-    require_tables(check, path);
-  }
+  if (state == FileState::timeroof) open_checked_for_reading(path);
   Database db = open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   // SQLite opens a file it may not write read-only instead, and its first read of
   // a WAL store would leave -wal and -shm files beside it: refuse first.
@@ -548,8 +550,6 @@ ResultsStore ResultsStore::open(const std::string& path, Access access) {
   if (state != FileState::timeroof) {
     create_schema(store.db_, path);
     store.committed();  // a new store: nothing of the user's to keep as it was
-  } else {
-    require_tables(store.db_, path);
   }
   return store;
 }

@@ -93,7 +93,9 @@ WriterIdentity this_writer() {
 }
 
 WriterState writer_state(const WriterIdentity& writer) {
-  const WriterIdentity me = this_writer();
+  // What is compared (host, boot, pid namespace) stays for the process's life
+  // and across fork: read once, not once per run listed.
+  static const WriterIdentity me = this_writer();
   if (writer.host != me.host || writer.boot_id.empty() || me.boot_id.empty())
     return WriterState::unknown;
   if (writer.boot_id != me.boot_id) return WriterState::gone;  // rebooted since
