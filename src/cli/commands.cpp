@@ -756,9 +756,7 @@ void register_list_runs(CLI::App& app, CommonOptions& options, Action& action) {
 
 ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs,
                     const std::string& requested_format) {
-  const std::string format = requested_format.empty() ? "json" : requested_format;
-  if (options.json && format != "json")
-    throw usage_error("--json and --format " + format + " disagree; give one of them");
+  const std::string format = table_json_or_csv(options.json, requested_format, "json");
   namespace fs = std::filesystem;
   if (format == "csv") {  // checked before any reading
     if (options.out.empty())

@@ -226,10 +226,10 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
-std::string table_json_or_csv(bool json, const std::string& format) {
+std::string table_json_or_csv(bool json, const std::string& format, const std::string& fallback) {
   if (json && !format.empty() && format != "json")
     throw usage_error("--json and --format " + format + " disagree; give one of them");
-  const std::string chosen = json ? "json" : format.empty() ? "table" : format;
+  const std::string chosen = json ? "json" : format.empty() ? fallback : format;
   if (chosen != "table" && chosen != "json" && chosen != "csv")
     throw usage_error("--format " + chosen + ": unknown format (table, json or csv)");
   return chosen;

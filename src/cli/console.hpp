@@ -26,9 +26,10 @@ void refuse_overwriting(const std::string& out, const std::vector<std::string>& 
 // A CSV field, quoted (RFC 4180) where it holds a comma, quote or line break.
 std::string csv_field(const std::string& text);
 
-// The output format of analyze and compare: --format (empty: table), or json
-// with --json; a usage error where they disagree or the format is unknown.
-std::string table_json_or_csv(bool json, const std::string& format);
+// The output format of analyze, compare and export: --format (empty: `fallback`),
+// or json with --json; a usage error where they disagree or the format is unknown.
+std::string table_json_or_csv(bool json, const std::string& format,
+                              const std::string& fallback = "table");
 
 // The views below print stored names, hosts and command lines through
 // terminal_safe: an imported run cannot send escape sequences to the terminal.

@@ -108,14 +108,34 @@ std::string joined_names(const CommandInfo& command, bool options) {
   return words;
 }
 
-// The keys of the value-taking options: "COMMAND PATH --option".
-std::vector<std::string> value_option_keys(const std::vector<CommandInfo>& commands) {
-  std::vector<std::string> keys;
+using Entries = std::vector<std::pair<std::string, std::string>>;  // key, quoted value
+
+// `local -A NAME=(...)` in the literal syntax bash and zsh (5.5 and later) share:
+// ['KEY']=VALUE, each value already quoted for the shell.
+std::string local_array(const char* name, const Entries& entries) {
+  std::string text = std::string("  local -A ") + name + "=(\n";
+  for (const auto& [key, value] : entries) text += "    ['" + key + "']=" + value + "\n";
+  return text + "  )\n";
+}
+
+// Command path -> its subcommands' names, for the commands that have some.
+Entries subcommand_names(const std::vector<CommandInfo>& commands) {
+  Entries entries;
+  for (const CommandInfo& command : commands)
+    if (!command.subcommands.empty())
+      entries.emplace_back(command.path, "'" + joined_names(command, false) + "'");
+  return entries;
+}
+
+// "COMMAND PATH --option" -> 1, for the options that take a value.
+Entries value_options(const std::vector<CommandInfo>& commands) {
+  Entries entries;
   for (const CommandInfo& command : commands)
     for (const OptionInfo& option : command.options)
       if (!option.value.empty())
-        for (const std::string& name : option.names) keys.push_back(command.path + " " + name);
-  return keys;
+        for (const std::string& name : option.names)
+          entries.emplace_back(command.path + " " + name, "1");
+  return entries;
 }
 
 // Lines inside one zsh $'...' string, newline-separated: backslashes and single
@@ -166,18 +186,13 @@ std::string bash_completion(const CLI::App& app) {
       "# `timeroof completion bash`.\n"
       "_timeroof() {\n"
       "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
-      "  local command=timeroof i\n"
-      "  local -A commands=(\n";
+      "  local command=timeroof i\n";
+  Entries options;
   for (const CommandInfo& command : commands)
-    if (!command.subcommands.empty())
-      script += "    ['" + command.path + "']='" + joined_names(command, false) + "'\n";
-  script += "  )\n  local -A options=(\n";
-  for (const CommandInfo& command : commands)
-    script += "    ['" + command.path + "']='" + joined_names(command, true) + "'\n";
-  script += "  )\n  local -A takes_value=(\n";
-  for (const std::string& key : value_option_keys(commands)) script += "    ['" + key + "']=1\n";
+    options.emplace_back(command.path, "'" + joined_names(command, true) + "'");
+  script += local_array("commands", subcommand_names(commands)) + local_array("options", options) +
+            local_array("takes_value", value_options(commands));
   script +=
-      "  )\n"
       "  # The command path: the words that name a subcommand, values of options skipped.\n"
       "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
       "    if [[ -n ${takes_value[\"$command ${COMP_WORDS[i]}\"]} ]]; then\n"
@@ -208,32 +223,23 @@ std::string zsh_completion(const CLI::App& app) {
       "# `timeroof completion zsh`.\n"
       "_timeroof() {\n"
       "  local command=timeroof i\n"
-      "  local -a entries\n"
-      "  local -A commands command_help option_help takes_value\n"
-      "  commands=(\n";
-  for (const CommandInfo& command : commands)
-    if (!command.subcommands.empty())
-      script += "    '" + command.path + "' '" + joined_names(command, false) + "'\n";
-  script += "  )\n  command_help=(\n";
+      "  local -a entries\n";
+  Entries command_help, option_help;
   for (const CommandInfo& command : commands) {
-    if (command.subcommands.empty()) continue;
-    std::vector<std::string> entries;
-    for (const auto& [name, description] : command.subcommands)
-      entries.push_back(name + ":" + description);
-    script += "    '" + command.path + "' " + zsh_lines(entries) + "\n";
-  }
-  script += "  )\n  option_help=(\n";
-  for (const CommandInfo& command : commands) {
-    std::vector<std::string> entries;
+    std::vector<std::string> lines;
     for (const OptionInfo& option : command.options)
-      for (const std::string& name : option.names)
-        entries.push_back(name + ":" + option.description);
-    script += "    '" + command.path + "' " + zsh_lines(entries) + "\n";
+      for (const std::string& name : option.names) lines.push_back(name + ":" + option.description);
+    option_help.emplace_back(command.path, zsh_lines(lines));
+    if (command.subcommands.empty()) continue;
+    lines.clear();
+    for (const auto& [name, description] : command.subcommands)
+      lines.push_back(name + ":" + description);
+    command_help.emplace_back(command.path, zsh_lines(lines));
   }
-  script += "  )\n  takes_value=(\n";
-  for (const std::string& key : value_option_keys(commands)) script += "    '" + key + "' 1\n";
+  script += local_array("commands", subcommand_names(commands)) +
+            local_array("command_help", command_help) + local_array("option_help", option_help) +
+            local_array("takes_value", value_options(commands));
   script +=
-      "  )\n"
       "  # The command path: the words that name a subcommand, values of options skipped.\n"
       "  for ((i = 2; i < CURRENT; i++)); do\n"
       "    if [[ -n ${takes_value[$command ${words[i]}]} ]]; then\n"

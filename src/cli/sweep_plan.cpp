@@ -46,15 +46,25 @@ DryRunRoofs roofs_from(const Machine* machine) {
   return roofs;
 }
 
-std::string describe_sweep(const SweepRequest& request, const Machine* measured) {
+namespace {
+
+// The dry run's roofs for this request: the measured ones where given, and no
+// counter passes with --no-counters.
+DryRunRoofs request_roofs(const SweepRequest& request, const Machine* measured) {
   DryRunRoofs roofs = roofs_from(measured);
-  if (!request.counters) roofs.counter_passes = 0;  // --no-counters
-  return describe_points(request.spec, roofs, request.only_seqs ? &*request.only_seqs : nullptr);
+  if (!request.counters) roofs.counter_passes = 0;
+  return roofs;
+}
+
+}  // namespace
+
+std::string describe_sweep(const SweepRequest& request, const Machine* measured) {
+  return describe_points(request.spec, request_roofs(request, measured),
+                         request.only_seqs ? &*request.only_seqs : nullptr);
 }
 
 nlohmann::json describe_sweep_json(const SweepRequest& request, const Machine* measured) {
-  DryRunRoofs roofs = roofs_from(measured);
-  if (!request.counters) roofs.counter_passes = 0;  // --no-counters
+  const DryRunRoofs roofs = request_roofs(request, measured);
   const SweepSpec& spec = request.spec;
   const OperatorFamily& family = find_family(spec.family);
   nlohmann::json points = nlohmann::json::array();

@@ -77,6 +77,26 @@ zsh -n "$zsh_file" || fail "zsh completion: syntax"
 zsh -f -c 'autoload -Uz compinit && compinit -u -d "$2/zcompdump" && fpath=("$1" $fpath) &&
            autoload -Uz _timeroof && (( $+functions[_timeroof] ))' sh "$(dirname "$zsh_file")" "$work" ||
   fail "zsh does not load _timeroof"
+# What zsh offers after TAB: compsys's _describe and _files stubbed to print the
+# names they are given, `words` and CURRENT set as compsys sets them.
+complete_zsh() {  # words of the command line; the last is completed
+  zsh -f -c 'compdef() { :; }
+             _describe() { local -a offered; offered=("${(@P)4}"); print -l -- "${offered[@]%%:*}"; }
+             _files() { print -- "<files>"; }
+             source "$1"; shift; words=("$@"); CURRENT=$#; _timeroof' sh "$zsh_file" "$@"
+}
+expect_zsh() {  # expected completion, then the words
+  local want=$1 got
+  shift
+  got=$(complete_zsh "$@")
+  grep -qx -- "$want" <<<"$got" || fail "zsh: '$*' did not offer $want: $(tr '\n' ' ' <<<"$got")"
+}
+expect_zsh sweep timeroof sw
+expect_zsh conv2d timeroof sweep co
+expect_zsh --batch timeroof sweep conv2d --ba
+expect_zsh --from timeroof report --out sweep --f
+expect_zsh '<files>' timeroof runs --db sto
+grep -q worker <<<"$(complete_zsh timeroof ti)" && fail "zsh offers the hidden worker commands"
 
 # ---- the .deb ----
 cpack --config "$build/CPackConfig.cmake" -B "$work/deb" > "$work/cpack.log" 2>&1 || fail "cpack: $(tail -5 "$work/cpack.log")"
