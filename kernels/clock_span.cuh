@@ -20,13 +20,18 @@ __device__ __forceinline__ ClockMark clock_mark() {
   return {clock64(), global_timer_ns()};
 }
 
-// The block's span into the slot after `accumulators` accumulator elements of
-// the sink (kernels/clock_span.hpp with_clock_spans).
+// The block's span, from `start` to now, into its element of `spans`.
+__device__ __forceinline__ void write_clock_span(ClockSpan* spans, ClockMark start) {
+  const ClockMark end = clock_mark();
+  spans[blockIdx.x] = {start.cycles, end.cycles, start.ns, end.ns};
+}
+
+// The block's span into the spans after the sink's `accumulator_bytes`
+// (kernels/clock_span.hpp with_clock_spans).
 __device__ __forceinline__ void write_clock_span(void* sink, std::size_t accumulator_bytes,
                                                  ClockMark start) {
-  const ClockMark end = clock_mark();
-  auto* spans = reinterpret_cast<ClockSpan*>(static_cast<unsigned char*>(sink) + accumulator_bytes);
-  spans[blockIdx.x] = {start.cycles, end.cycles, start.ns, end.ns};
+  write_clock_span(
+      reinterpret_cast<ClockSpan*>(static_cast<unsigned char*>(sink) + accumulator_bytes), start);
 }
 
 }  // namespace timeroof

@@ -20,6 +20,11 @@ struct ClockSpan {
   long long ns_start = 0, ns_end = 0;          // %globaltimer
 };
 
+// The timed launches of a roof cycle through this many slots of spans (one span
+// per block each), so the clock of each of the last launches is known, not only
+// the last one's.
+constexpr int kClockSpanSlots = 10;
+
 // Bytes a loop kernel's sink needs for `blocks` spans after `accumulator_bytes`.
 inline std::size_t with_clock_spans(std::size_t accumulator_bytes, int blocks) {
   return accumulator_bytes + static_cast<std::size_t>(blocks) * sizeof(ClockSpan);
@@ -39,6 +44,19 @@ inline std::optional<double> median_clock_hz(const std::vector<ClockSpan>& spans
   if (hz.empty()) return std::nullopt;
   std::nth_element(hz.begin(), hz.begin() + static_cast<std::ptrdiff_t>(hz.size() / 2), hz.end());
   return hz[hz.size() / 2];
+}
+
+// The clock over each slot's launch (median of its blocks), for the slots a
+// launch wrote; `spans` holds kClockSpanSlots slots of `blocks` spans, in order.
+inline std::vector<double> slot_clocks_hz(const std::vector<ClockSpan>& spans, int blocks) {
+  std::vector<double> clocks;
+  const auto slot_size = static_cast<std::ptrdiff_t>(blocks);
+  for (int slot = 0; slot < kClockSpanSlots; ++slot) {
+    const auto first = spans.begin() + slot * slot_size;
+    if (const std::optional<double> hz = median_clock_hz({first, first + slot_size}))
+      clocks.push_back(*hz);
+  }
+  return clocks;
 }
 
 }  // namespace timeroof

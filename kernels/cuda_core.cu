@@ -120,10 +120,7 @@ __device__ __forceinline__ void run_chains(int trips, typename Ops::T a, typenam
   for (int c = 0; c < kCudaCoreChains; ++c) sum = Ops::accumulate(sum, x[c]);
   out[thread] = sum;
   // Thread 0's span stands for its block: the block's warps run the same trips.
-  if (spans != nullptr && threadIdx.x == 0) {
-    const ClockMark end = clock_mark();
-    spans[blockIdx.x] = {start.cycles, end.cycles, start.ns, end.ns};
-  }
+  if (spans != nullptr && threadIdx.x == 0) write_clock_span(spans, start);
 }
 
 // One named kernel per roof, so SASS, traces and counters name the roof.

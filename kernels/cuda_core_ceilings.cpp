@@ -22,23 +22,6 @@ using ceiling_support::concat;
 
 constexpr int kProbeTrips = 64;
 constexpr long long kMaxTrips = 1 << 24;
-// The timed launches of a roof cycle through this many slots of clock spans, so
-// the clock of each of the last kSpanSlots launches is known.
-constexpr int kSpanSlots = 10;
-
-// The SM clock over each slot's launch (median of its blocks), for the slots written.
-std::vector<double> slot_clocks_hz(const DeviceBuffer<ClockSpan>& spans, int blocks) {
-  std::vector<ClockSpan> host(spans.size());
-  TR_CUDA_CHECK(cudaMemcpy(host.data(), spans.get(), spans.bytes(), cudaMemcpyDeviceToHost));
-  std::vector<double> clocks;
-  for (int slot = 0; slot < kSpanSlots; ++slot) {
-    const auto first = host.begin() + static_cast<std::ptrdiff_t>(slot) * blocks;
-    if (const std::optional<double> hz = median_clock_hz({first, first + blocks}))
-      clocks.push_back(*hz);
-  }
-  return clocks;
-}
-
 std::string flop_convention(const CudaCoreKernel& k) {
   const double per_instruction = k.lanes * k.flop_per_lane;
   return concat(per_instruction, " FLOP per thread instruction (", k.lanes, " lane",
@@ -65,7 +48,7 @@ void measure_cuda_core_ceilings(const CeilingRequest& request, CeilingResults& o
     const std::size_t outputs = static_cast<std::size_t>(blocks) * threads;
     if (sink.size() < outputs) sink = DeviceBuffer<double>(outputs);
     // Each timed launch writes its blocks' clock spans into a slot of its own.
-    const std::size_t span_count = static_cast<std::size_t>(blocks) * kSpanSlots;
+    const std::size_t span_count = static_cast<std::size_t>(blocks) * kClockSpanSlots;
     if (spans.size() < span_count) spans = DeviceBuffer<ClockSpan>(span_count);
     TR_CUDA_CHECK(cudaMemset(spans.get(), 0, spans.bytes()));
     int launches = 0;
@@ -73,7 +56,7 @@ void measure_cuda_core_ceilings(const CeilingRequest& request, CeilingResults& o
     const auto launch_with = [&](int trips) {
       return [&, trips](cudaStream_t stream) {
         ClockSpan* slot =
-            spans.get() + (launches++ % kSpanSlots) * static_cast<std::size_t>(blocks);
+            spans.get() + (launches++ % kClockSpanSlots) * static_cast<std::size_t>(blocks);
         launch_cuda_core_kernel(k.roof, blocks, threads, trips, sink.get(), slot, stream);
       };
     };
@@ -89,7 +72,10 @@ void measure_cuda_core_ceilings(const CeilingRequest& request, CeilingResults& o
         " trips = ", format_si(flops, "FLOP"), " per launch; ", flop_convention(k), "; median of ",
         m.repeats, " event-timed launches");
     Ceiling ceiling = make_ceiling(k.ceiling, CeilingKind::compute, "FLOP/s", flops, m, method);
-    ceiling_support::take_kernel_clock(ceiling, slot_clocks_hz(spans, blocks), blocks);
+    std::vector<ClockSpan> host_spans(span_count);
+    TR_CUDA_CHECK(cudaMemcpy(host_spans.data(), spans.get(), span_count * sizeof(ClockSpan),
+                             cudaMemcpyDeviceToHost));
+    ceiling_support::take_kernel_clock(ceiling, slot_clocks_hz(host_spans, blocks), blocks);
     out.ceilings.push_back(std::move(ceiling));
   }
 }

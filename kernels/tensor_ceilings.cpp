@@ -68,38 +68,35 @@ struct TimedRoof {
   long long iterations = 0;
 };
 
-// Each timed launch of a round writes its clock spans into a slot of its own,
-// so the clock of every launch of the last round is known, not only the last.
-constexpr int kSpanSlots = 10;
+// Each timed launch of a round writes its clock spans into a slot of its own
+// (kClockSpanSlots), so the clock of every launch of the last round is known.
 constexpr std::size_t kSlotAlignment = 256;
 
 std::size_t slot_stride(const LoopRun& run) {
   return (run.sink_bytes + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment;
 }
 
-// The SM clock over each slot's launch (clock64 against %globaltimer, median of
-// the blocks), for the slots a launch wrote.
-std::vector<double> slot_clocks_hz(const LoopRun& run, const DeviceBuffer<unsigned char>& sink) {
-  std::vector<double> clocks;
-  std::vector<ClockSpan> spans(static_cast<std::size_t>(run.blocks));
-  const std::size_t span_bytes = spans.size() * sizeof(ClockSpan);
-  for (int slot = 0; slot < kSpanSlots; ++slot) {
-    TR_CUDA_CHECK(cudaMemcpy(spans.data(),
+// Every slot's spans, which sit after that slot's accumulators, in slot order.
+std::vector<ClockSpan> slot_spans(const LoopRun& run, const DeviceBuffer<unsigned char>& sink) {
+  const auto blocks = static_cast<std::size_t>(run.blocks);
+  const std::size_t span_bytes = blocks * sizeof(ClockSpan);
+  std::vector<ClockSpan> spans(blocks * kClockSpanSlots);
+  for (int slot = 0; slot < kClockSpanSlots; ++slot)
+    TR_CUDA_CHECK(cudaMemcpy(spans.data() + slot * blocks,
                              sink.get() + slot * slot_stride(run) + (run.sink_bytes - span_bytes),
                              span_bytes, cudaMemcpyDeviceToHost));
-    if (const std::optional<double> hz = median_clock_hz(spans)) clocks.push_back(*hz);
-  }
-  return clocks;
+  return spans;
 }
 
 TimedRoof time_roof(const CeilingRequest& request, const std::string& name, const LoopRun& run) {
   const double target_s = request.quick ? 4e-3 : 20e-3;
-  DeviceBuffer<unsigned char> sink(slot_stride(run) * kSpanSlots);
+  DeviceBuffer<unsigned char> sink(slot_stride(run) * kClockSpanSlots);
   TR_CUDA_CHECK(cudaMemset(sink.get(), 0, sink.bytes()));
   int launches = 0;
   const auto launch_with = [&](long long iterations) {
     return [&, iterations](cudaStream_t stream) {
-      run.launch(iterations, sink.get() + (launches++ % kSpanSlots) * slot_stride(run), stream);
+      run.launch(iterations, sink.get() + (launches++ % kClockSpanSlots) * slot_stride(run),
+                 stream);
     };
   };
   // Probe with a growing count until one launch is long enough to scale from.
@@ -117,7 +114,8 @@ TimedRoof time_roof(const CeilingRequest& request, const std::string& name, cons
   Ceiling ceiling =
       make_ceiling(name, CeilingKind::compute, "FLOP/s", flops, m,
                    concat(run.description, ", ", iterations, " iterations per launch"));
-  ceiling_support::take_kernel_clock(ceiling, slot_clocks_hz(run, sink), run.blocks);
+  ceiling_support::take_kernel_clock(ceiling, slot_clocks_hz(slot_spans(run, sink), run.blocks),
+                                     run.blocks);
   return {ceiling, run.label, run, iterations};
 }
 

@@ -113,5 +113,21 @@ TEST(ClockSpans, MedianClockOverTheBlocksOwnExecution) {
   EXPECT_EQ(with_clock_spans(1024, 3), 1024 + 3 * sizeof(ClockSpan));
 }
 
+// One clock per slot a launch wrote (slots hold `blocks` spans each, in order);
+// a slot no launch reached (zeros) gives none.
+TEST(ClockSpans, OneClockPerWrittenSlot) {
+  const int blocks = 2;
+  std::vector<ClockSpan> spans(static_cast<std::size_t>(blocks) * kClockSpanSlots);
+  for (int slot = 0; slot < kClockSpanSlots - 1; ++slot) {
+    const long long cycles = 1'000'000LL + 100'000LL * slot;  // 1.0, 1.1, ... GHz over 1 ms
+    for (int block = 0; block < blocks; ++block)
+      spans[static_cast<std::size_t>(slot * blocks + block)] = {0, cycles, 0, 1'000'000};
+  }
+  const std::vector<double> clocks = slot_clocks_hz(spans, blocks);
+  ASSERT_EQ(clocks.size(), static_cast<std::size_t>(kClockSpanSlots - 1));
+  for (std::size_t slot = 0; slot < clocks.size(); ++slot)
+    EXPECT_NEAR(clocks[slot], 1.0e9 + 0.1e9 * static_cast<double>(slot), 1) << "slot " << slot;
+}
+
 }  // namespace
 }  // namespace timeroof
