@@ -97,10 +97,12 @@ TEST(CliInterrupt, ASecondWriterOfARunIsRefusedAndTheFirstCompletes) {
   resume.insert(resume.end(), {"--resume", "1"});
 
   const pid_t first = start_tool(sweep_args(db), dir.file("first.txt"));
+  // The store exists before the run does (the GPU is inspected in between): race
+  // the run once it is listed, not once the file is there.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (file_size(db) <= 0 && std::chrono::steady_clock::now() < deadline)
+  while (run_status(db) != "running" && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_EQ(run_status(db), "running") << read_file(dir.file("first.txt"));
   const auto racing_started = std::chrono::steady_clock::now();
   const test::ToolResult racing = run_tool(resume);
   const double racing_s =

@@ -160,6 +160,12 @@ TEST(SweepRunner, MultiKernelOperatorsGetPerKernelCounters) {
               p.kernels.size(), p.counters.at("fp32_flops"), p.flops);
 }
 
+std::string kernel_names(const Point& point) {
+  std::string names;
+  for (const KernelRecord& kernel : point.kernels) names += kernel.name + "\n";
+  return names;
+}
+
 // A sweep collects the counters of consecutive points in one collection, a
 // batch ending where the metric set changes (fp16 -> fp32); each call finds L2
 // as its timed calls did: warm (a call of its own just before) or cold (a flush).
@@ -216,6 +222,8 @@ TEST(SweepRunner, BatchedCountersGiveEachPointItsOwnCounters) {
                      alone.counters.at("tensor_fp16_flops"));
     const double input_bytes = batched.params["batch"].get<double>() * 64 * 112 * 112 * 2;
     EXPECT_GE(batched.counters.at("dram_read_bytes"), 0.95 * input_bytes);
+    // The same plan both ways, or the comparison below compares two algorithms.
+    EXPECT_EQ(kernel_names(batched), kernel_names(alone));
     for (const char* bytes : {"dram_read_bytes", "l2_bytes"}) {
       EXPECT_NEAR(batched.counters.at(bytes), alone.counters.at(bytes),
                   0.05 * alone.counters.at(bytes))
@@ -227,6 +235,13 @@ TEST(SweepRunner, BatchedCountersGiveEachPointItsOwnCounters) {
         batched.params["batch"].get<int>(), batched.counters.at("dram_read_bytes"),
         alone.counters.at("dram_read_bytes"), batched.counters.at("l2_bytes"),
         alone.counters.at("l2_bytes"), warm[i].counters.at("dram_read_bytes"));
+    for (const Point* p : {&batched, &alone})
+      for (const KernelRecord& k : p->kernels)
+        std::printf("  %s %s grid %dx%dx%d: l2 sectors %.0f\n", p == &batched ? "batched" : "alone",
+                    k.name.substr(0, 60).c_str(), k.grid[0], k.grid[1], k.grid[2],
+                    k.metrics.count("lts__t_sectors_srcunit_tex.sum")
+                        ? k.metrics.at("lts__t_sectors_srcunit_tex.sum")
+                        : -1.0);
   }
 }
 
