@@ -204,6 +204,29 @@ class Repeatability(unittest.TestCase):
         self.assertAlmostEqual(explained[0]["host_ratio"], 1.4)
         self.assertTrue(all(r["host_ratio"] is not None for r in rows.values()))
 
+    def test_intervals_that_do_not_hold_the_change_are_counted(self):
+        # Intervals of +-0.5%: a 10% change lies outside both, a 1.5% one within the floor.
+        run2 = conv_series(off={3, 4})
+        for p in run2[:2]:
+            p["timing"]["stream"]["median_s"] *= 1.015
+            for bound in ("ci_low_s", "ci_high_s"):
+                p["timing"]["stream"][bound] *= 1.015
+        times = tc.repeatability(conv_series(), run2)["times"]["stream"]
+        self.assertEqual(times["intervals"], {"judged": 20, "hold": 18})
+        self.assertFalse(times["rows"][3]["interval_holds"])
+        self.assertTrue(times["rows"][0]["interval_holds"])
+        del run2[5]["timing"]["stream"]["ci_low_s"]  # an export without an interval
+        times = tc.repeatability(conv_series(), run2)["times"]["stream"]
+        self.assertEqual(times["intervals"]["judged"], 19)
+
+    def test_neighbours_that_move_together_show_in_the_autocorrelation(self):
+        together = tc.repeatability(conv_series(), conv_series(off=set(range(10))))
+        self.assertGreater(together["times"]["stream"]["lag1_autocorrelation"], 0.8)
+        alternating = tc.repeatability(conv_series(), conv_series(off=set(range(0, 20, 2))))
+        self.assertLess(alternating["times"]["stream"]["lag1_autocorrelation"], -0.8)
+        self.assertIsNone(tc.repeatability(conv_series(), conv_series())["times"]["stream"]
+                          ["lag1_autocorrelation"])  # no change at all: nothing to correlate
+
     def test_points_without_a_probe_are_never_explained_by_it(self):
         times = tc.repeatability(conv_series(), conv_series(off={3}))["times"]["stream"]
         self.assertEqual(times["misses_with_host_speed"], 0)

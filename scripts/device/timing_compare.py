@@ -16,7 +16,10 @@ report was printed (it is a report, not a gate), 1 only for a usage error.
 Targets (issue 13, "Benchmark"):
   Repeatability  among points whose median is >= --min-us in either run, the share
                  whose run2/run1 ratio is within 3% (T_stream, T_graph) or 5%
-                 (T_call) must be >= 95%.
+                 (T_call) must be >= 95%. Informational: for how many points the
+                 two runs' own 95% intervals hold the change (else they understate
+                 it), and the lag-1 autocorrelation of the log ratios in sweep order
+                 (neighbouring points moving together: the machine drifting).
   T_stream       <= 1.03 x PyTorch's back-to-back time per call, every point.
   T_graph        within 5% of PyTorch's CUDA-graph replay per call, every point
                  where the same kernels ran (sets of normalised kernel names);
@@ -295,6 +298,32 @@ def steal_s(point):
 
 
 HOST_MOVED = 0.05  # a probe ratio beyond +-5% means the host ran at another speed
+INTERVAL_FLOOR = 0.01  # a change this small counts as held by any interval
+
+
+def interval_holds(p, q, kind):
+    """Whether the two runs' own 95% intervals of `kind` say they may be equal: the
+    ratio's interval (run 2's low over run 1's high .. high over low) holds 1 within
+    INTERVAL_FLOOR. Two runs of one commit should: else the intervals understate.
+    None where an export has no interval."""
+    a, b = time_stats(p, kind), time_stats(q, kind)
+    bounds = [s.get(k) if s else None for s in (a, b) for k in ("ci_low_s", "ci_high_s")]
+    if any(not isinstance(v, (int, float)) or v <= 0 for v in bounds):
+        return None
+    low1, high1, low2, high2 = bounds
+    return low2 / high1 <= 1 + INTERVAL_FLOOR and high2 / low1 >= 1 - INTERVAL_FLOOR
+
+
+def lag1_autocorrelation(values):
+    """Of a series (log ratios in sweep order): near 0 when each point moves on its own,
+    high when neighbours move together (the machine drifting over seconds)."""
+    if len(values) < 3:
+        return None
+    mean = statistics.fmean(values)
+    total = sum((v - mean) ** 2 for v in values)
+    if total == 0:
+        return None
+    return sum((a - mean) * (b - mean) for a, b in zip(values, values[1:])) / total
 
 
 def moved_with_host(ratio, host_ratio):
@@ -346,6 +375,7 @@ def repeatability(run1, run2, min_s=20e-6):
             rows.append({"point": label(p, keys), "op": p.get("op"), "precision": p.get("precision"),
                          "params": p["_params"], "run1_s": a, "run2_s": b, "ratio": ratio,
                          "within": ok, "eligible": counted, "host_ratio": host_ratio,
+                         "interval_holds": interval_holds(p, q, kind),
                          "host_explained": host_explained, "probe_ratios": probe_ratios,
                          "steal_s": steals, "stolen": stolen})
             if counted:
@@ -363,12 +393,16 @@ def repeatability(run1, run2, min_s=20e-6):
         by_mean = [(a, b) for a, b in by_mean if a and b]
         mean_within = sum(abs(b / a - 1) <= tol for a, b in by_mean)
         worst = sorted((r for r in rows if r["eligible"]), key=lambda r: -abs(math.log(r["ratio"])))
+        judged = [r["interval_holds"] for r in rows if r["eligible"] and r["interval_holds"] is not None]
         result["times"][kind] = {"tolerance": tol, "eligible": eligible, "within": within,
                                  "share": share, "target_share": REPEAT_SHARE, "verdict": verdict,
                                  "not_converged_samples": not_converged,
                                  "misses_with_host_speed": host_misses,
                                  "misses_with_steal": steal_misses,
                                  "by_mean": {"eligible": len(by_mean), "within": mean_within},
+                                 "intervals": {"judged": len(judged), "hold": sum(judged)},
+                                 "lag1_autocorrelation": lag1_autocorrelation(
+                                     [math.log(r["ratio"]) for r in rows if r["eligible"]]),
                                  "rows": rows,
                                  "worst": worst[:5]}
     return result
@@ -723,6 +757,14 @@ def render(report):
                   "same direction); "
                   f"{t.get('misses_with_steal', 0)} had time stolen by the hypervisor from the "
                   "measuring core")
+            held = t.get("intervals") or {}
+            if held.get("judged"):
+                lag1 = t.get("lag1_autocorrelation")
+                w(f"    the runs' own 95% intervals hold the change (+-{INTERVAL_FLOOR:.0%}) for "
+                  f"{held['hold']}/{held['judged']} points"
+                  + (f"; lag-1 autocorrelation of the log ratios in sweep order {lag1:.2f} "
+                     "(near 0: each point on its own; high: neighbours move together)"
+                     if lag1 is not None else ""))
             for r in t["worst"][:3]:  # the worst three, within the tolerance or not
                 host = "".join(f"  {name} probe x{v:.3f}"
                                for name, v in (r.get("probe_ratios") or {}).items())

@@ -224,11 +224,16 @@ TEST(SweepRunner, BatchedCountersGiveEachPointItsOwnCounters) {
     EXPECT_GE(batched.counters.at("dram_read_bytes"), 0.95 * input_bytes);
     // The same plan both ways, or the comparison below compares two algorithms.
     EXPECT_EQ(kernel_names(batched), kernel_names(alone));
-    for (const char* bytes : {"dram_read_bytes", "l2_bytes"}) {
-      EXPECT_NEAR(batched.counters.at(bytes), alone.counters.at(bytes),
-                  0.05 * alone.counters.at(bytes))
-          << bytes << " at batch " << batched.params["batch"];
-    }
+    // DRAM reads repeat to 0.1%. L2 sectors of the same kernel and grid vary by a few
+    // percent from one call to the next (an H100, 4 runs of batch 4: 19.5-20.8 MB), as
+    // L1 hits depend on which CTAs share an SM; 10% still tells a point's own counters
+    // from its neighbour's (batch 4 moves a third of batch 16's bytes).
+    EXPECT_NEAR(batched.counters.at("dram_read_bytes"), alone.counters.at("dram_read_bytes"),
+                0.05 * alone.counters.at("dram_read_bytes"))
+        << "at batch " << batched.params["batch"];
+    EXPECT_NEAR(batched.counters.at("l2_bytes"), alone.counters.at("l2_bytes"),
+                0.1 * alone.counters.at("l2_bytes"))
+        << "at batch " << batched.params["batch"];
     std::printf(
         "cold batch %d: dram read %.4g B batched, %.4g B alone; l2 %.4g / %.4g B; "
         "warm dram read %.4g B\n",
