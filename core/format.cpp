@@ -28,6 +28,7 @@ Shown shown_in(double value, double magnitude_of, NumberScale scale) {
     case NumberScale::percent:
       return {"", value * 100};
     case NumberScale::time:
+      if (a < 1e-6 && a > 0) return {"ns", value * 1e9};
       if (a < 1e-3) return {"us", value * 1e6};
       if (a < 1) return {"ms", value * 1e3};
       return {"s", value};
@@ -89,11 +90,11 @@ std::string data_number(const std::optional<double>& value) {
 }
 
 std::string format_si(double value, const std::string& unit) {
-  return format_number(value, hint::si(unit));
+  return format_number(value, unit == "s" ? hint::time_part : hint::si(unit));
 }
 
 std::string format_si(const std::optional<double>& value, const std::string& unit) {
-  return format_number(value, hint::si(unit));
+  return format_number(value, unit == "s" ? hint::time_part : hint::si(unit));
 }
 
 std::string format_time(double seconds) {
@@ -237,6 +238,47 @@ Utf8Char decode_utf8(std::string_view text) {
   const bool surrogate = code_point >= 0xD800 && code_point <= 0xDFFF;
   if (code_point < smallest || surrogate || code_point > 0x10FFFF) return invalid;
   return {code_point, length, true};
+}
+
+std::size_t display_width(std::string_view text) {
+  std::size_t columns = 0;
+  for (std::size_t at = 0; at < text.size(); at += decode_utf8(text.substr(at)).length) ++columns;
+  return columns;
+}
+
+std::vector<std::string> wrap_words(std::string_view text, std::size_t width) {
+  if (width == 0) return {std::string(text)};
+  std::vector<std::string> lines(1);
+  std::size_t line_width = 0;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t word_at = std::min(text.find_first_not_of(' ', at), text.size());
+    const std::string_view spaces = text.substr(at, word_at - at);
+    const std::size_t word_end = std::min(text.find(' ', word_at), text.size());
+    std::string_view word = text.substr(word_at, word_end - word_at);
+    if (word.empty()) break;  // spaces that end the text
+    at = word_end;
+    if (line_width > 0 && line_width + spaces.size() + display_width(word) > width) {
+      lines.emplace_back();  // the break swallows the spaces before the word
+      line_width = 0;
+    } else if (line_width + spaces.size() <= width) {
+      lines.back() += spaces;
+      line_width += spaces.size();
+    }
+    // A word wider than a line is cut, a line's worth at a time.
+    while (line_width + display_width(word) > width) {
+      std::size_t cut = 0;
+      for (std::size_t columns = line_width; columns < width; ++columns)
+        cut += decode_utf8(word.substr(cut)).length;
+      lines.back() += word.substr(0, cut);
+      word.remove_prefix(cut);
+      lines.emplace_back();
+      line_width = 0;
+    }
+    lines.back() += word;
+    line_width += display_width(word);
+  }
+  return lines;
 }
 
 bool valid_utf8(std::string_view text) {

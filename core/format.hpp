@@ -53,7 +53,8 @@ struct NumberHint {
 
 namespace hint {
 inline constexpr double kAlways = std::numeric_limits<double>::infinity();
-// "3.0 us", "187 us", "1.2 ms", "2.1 s", "0.05 us": times in findings and tables.
+// "15 ns", "3.0 us", "187 us", "1.2 ms", "2.1 s": every time the tool prints (one
+// format: tables, findings, reports, charts), its unit chosen by the magnitude.
 inline constexpr NumberHint time{NumberScale::time, "", " ", {{10, 1}}, 0, 2, 0.1};
 // time, with an exact zero as "0": a part of a time that is not there.
 inline constexpr NumberHint time_part{NumberScale::time, "", " ", {{10, 1}}, 0, 2, 0.1, 0, "", "0"};
@@ -96,7 +97,8 @@ std::string format_number(const std::optional<double>& value, const NumberHint& 
 std::string data_number(double value);
 std::string data_number(const std::optional<double>& value);
 
-// value in base units -> "1.98 G" + unit; "-" when missing: hint::si.
+// value in base units -> "1.98 G" + unit; "-" when missing: hint::si. Seconds
+// ("s") read as every other time does (hint::time_part): "785 ns", "3.6 us", "0".
 std::string format_si(double value, const std::string& unit);
 std::string format_si(const std::optional<double>& value, const std::string& unit);
 // "3.0 us", "187 us", "1.2 ms", "2.1 s": hint::time.
@@ -123,6 +125,17 @@ std::vector<std::string> param_keys(const nlohmann::json& params);
 std::string params_text(const nlohmann::json& params, const std::vector<std::string>& keys);
 // Every parameter, in param_keys order.
 std::string params_text(const nlohmann::json& params);
+
+// ---- Text for a terminal of limited width (issue 20) -------------------------
+
+// Columns `text` takes on a terminal: one per code point (what timeroof prints has
+// no wide or combining characters), so "µs" is two, not three bytes' worth.
+std::size_t display_width(std::string_view text);
+// `text` broken at spaces into lines of at most `width` columns; a word longer
+// than `width` is cut across lines. Runs of spaces inside a line are kept (aligned
+// text stays aligned); those at a break are dropped. At least one line, maybe empty;
+// width 0: no limit.
+std::vector<std::string> wrap_words(std::string_view text, std::size_t width);
 
 // ---- Names from the data in files, markup and terminals (issue 16) ----------
 // Names (sweeps, kernels, hosts, command lines) come from imported files and

@@ -1,7 +1,11 @@
 #include "src/cli/console.hpp"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,28 +20,127 @@
 
 namespace timeroof::cli {
 
+std::size_t terminal_columns() {
+  if (const char* columns = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const long value = std::strtol(columns, &end, 10);
+    if (end != columns && *end == '\0' && value > 0) return static_cast<std::size_t>(value);
+  }
+  winsize size{};
+  if (isatty(STDOUT_FILENO) == 1 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0)
+    return size.ws_col;
+  return 0;
+}
+
+std::string wrap_help(const std::string& help, std::size_t width) {
+  std::istringstream lines(help);
+  std::ostringstream out;
+  for (std::string line; std::getline(lines, line);) {
+    if (display_width(line) <= width) {
+      out << line << '\n';
+      continue;
+    }
+    // The description starts after the first run of two spaces past the indent
+    // ("  --db TEXT    results store"), unless that leaves it no room.
+    const std::size_t indent = std::min(line.find_first_not_of(' '), line.size());
+    const std::size_t gap = line.find("  ", indent);
+    std::size_t column = gap == std::string::npos ? indent : line.find_first_not_of(' ', gap);
+    if (column == std::string::npos || column > width / 2) column = indent;
+    const std::vector<std::string> parts = wrap_words(line.substr(column), width - column);
+    out << line.substr(0, column) << parts.front() << '\n';
+    for (std::size_t k = 1; k < parts.size(); ++k)
+      out << std::string(column, ' ') << parts[k] << '\n';
+  }
+  return out.str();
+}
+
+namespace {
+
+// The narrowest a text column gets: its header, and its longest word, which is
+// never cut (a kernel name, a path, "memory_bound(dram)" stay whole).
+std::size_t narrowest(const std::vector<std::vector<std::string>>& rows, std::size_t column,
+                      bool has_header) {
+  std::size_t floor = 0;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (column >= rows[r].size()) continue;
+    if (r == 0 && has_header) {
+      floor = std::max(floor, display_width(rows[r][column]));
+      continue;
+    }
+    std::istringstream words(rows[r][column]);
+    for (std::string word; words >> word;) floor = std::max(floor, display_width(word));
+  }
+  return floor;
+}
+
+// The column widths that fit `max_width` (0: no limit): the text (left-aligned)
+// columns narrowed, the one with most room first, down to their narrowest; numbers keep their
+// width. A table that cannot fit even so keeps its widths: wrapping would only
+// make it taller, and a pager (less -S) shows it whole.
+std::vector<std::size_t> fitted_widths(const std::vector<std::vector<std::string>>& rows,
+                                       std::vector<std::size_t> widths,
+                                       const std::vector<bool>& right, bool has_header,
+                                       std::size_t max_width) {
+  auto line_width = [](const std::vector<std::size_t>& of) {
+    std::size_t total = 0;
+    for (std::size_t w : of) total += w + 2;  // the indent, then a gap after each but the last
+    return total;
+  };
+  if (max_width == 0 || line_width(widths) <= max_width) return widths;
+  std::vector<std::size_t> floors = widths;
+  for (std::size_t c = 0; c < widths.size(); ++c)
+    if (c >= right.size() || !right[c]) floors[c] = narrowest(rows, c, has_header);
+  if (line_width(floors) > max_width) return widths;
+  while (line_width(widths) > max_width) {
+    std::size_t widest = 0;
+    for (std::size_t c = 1; c < widths.size(); ++c)
+      if (widths[c] - floors[c] > widths[widest] - floors[widest]) widest = c;
+    widths[widest] -= std::min(widths[widest] - floors[widest], line_width(widths) - max_width);
+  }
+  return widths;
+}
+
+}  // namespace
+
 std::string text_table(const std::vector<std::vector<std::string>>& cells,
-                       const std::vector<bool>& right, bool rule_under_header) {
-  // Cells hold stored names: escaped whole, line breaks too, so each row stays one line.
+                       const std::vector<bool>& right, bool rule_under_header,
+                       std::size_t max_width) {
+  // Cells hold stored names: escaped whole, line breaks too, so a row's lines are ours.
   std::vector<std::vector<std::string>> rows = cells;
   for (auto& row : rows)
     for (std::string& cell : row) cell = terminal_safe(cell);
   std::vector<std::size_t> widths;
   for (const auto& row : rows) {
     widths.resize(std::max(widths.size(), row.size()));
-    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+    for (std::size_t c = 0; c < row.size(); ++c)
+      widths[c] = std::max(widths[c], display_width(row[c]));
   }
+  widths = fitted_widths(rows, widths, right, rule_under_header, max_width);
+
   std::ostringstream out;
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    std::string line;
+    // A cell wider than its column continues on the row's next lines.
+    std::vector<std::vector<std::string>> parts;
+    std::size_t lines = 1;
     for (std::size_t c = 0; c < rows[r].size(); ++c) {
-      const std::string pad(widths[c] - rows[r][c].size(), ' ');
       const bool align_right = c < right.size() && right[c];
-      line += align_right ? pad + rows[r][c] : rows[r][c];
-      if (c + 1 < rows[r].size()) line += align_right ? "  " : pad + "  ";
+      parts.push_back(align_right ? std::vector<std::string>{rows[r][c]}
+                                  : wrap_words(rows[r][c], widths[c]));
+      lines = std::max(lines, parts.back().size());
     }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << "  " << line << '\n';
+    for (std::size_t k = 0; k < lines; ++k) {
+      std::string line;
+      for (std::size_t c = 0; c < parts.size(); ++c) {
+        const std::string& part = k < parts[c].size() ? parts[c][k] : std::string();
+        const std::size_t shown = display_width(part);
+        const std::string pad(widths[c] > shown ? widths[c] - shown : 0, ' ');
+        const bool align_right = c < right.size() && right[c];
+        line += align_right ? pad + part : part;
+        if (c + 1 < parts.size()) line += align_right ? "  " : pad + "  ";
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out << "  " << line << '\n';
+    }
     if (r == 0 && rule_under_header) {
       std::size_t total = 0;
       for (std::size_t w : widths) total += w + 2;

@@ -1,6 +1,7 @@
 // Plain-text views of the data model for the terminal.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -8,11 +9,23 @@
 
 namespace timeroof::cli {
 
+// Columns of the terminal that stdout writes to: $COLUMNS where it is set, else
+// the terminal's width; 0 (no limit) where stdout is a file or a pipe, so what a
+// script reads keeps one row per line.
+std::size_t terminal_columns();
+
+// Help text (CLI11's, a name column then descriptions) with each line longer than
+// `width` continued on lines indented to where its description starts.
+std::string wrap_help(const std::string& help, std::size_t width);
+
 // Aligned text table, each line indented by two spaces: columns left-aligned, or
 // right-aligned where `right[c]`; optionally a rule under the first (header) row.
-// Cells are shown through terminal_safe (core/format.hpp).
+// Cells are shown through terminal_safe (core/format.hpp). Wider than `max_width`
+// (0: no limit), the text columns narrow and their cells continue on the row's
+// next lines, where that makes the table fit; numbers and words are never broken.
 std::string text_table(const std::vector<std::vector<std::string>>& cells,
-                       const std::vector<bool>& right = {}, bool rule_under_header = false);
+                       const std::vector<bool>& right = {}, bool rule_under_header = false,
+                       std::size_t max_width = terminal_columns());
 
 // Writes `text` to the file `out`, or to stdout when `out` is empty. Refuses,
 // before writing anything, an `out` that is the same file as the store or as one

@@ -4,14 +4,17 @@
 // docs/design.md.
 #include <CLI/CLI.hpp>
 
+#include <cstddef>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/console.hpp"
 #include "timeroof/version.hpp"
 
 namespace {
@@ -41,6 +44,18 @@ bool unknown_command(const CLI::App& app, int argc, char** argv) {
   return true;
 }
 
+// CLI11's help, its long descriptions wrapped to the terminal (to 100 columns where
+// stdout is no terminal).
+class WrappedHelp : public CLI::Formatter {
+ public:
+  std::string make_help(const CLI::App* app, std::string name,
+                        CLI::AppFormatMode mode) const override {
+    const std::size_t columns = timeroof::cli::terminal_columns();
+    return timeroof::cli::wrap_help(CLI::Formatter::make_help(app, std::move(name), mode),
+                                    columns > 0 ? columns : 100);
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,6 +70,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("timeroof ") + timeroof::kToolVersion + " (" +
                                         timeroof::kGitSha + ")");
   app.require_subcommand(1);
+  app.formatter(std::make_shared<WrappedHelp>());  // before the commands: they inherit it
   app.footer(
       "Examples:\n"
       "  timeroof info                 GPU, clocks, library versions, counter access\n"

@@ -3,11 +3,14 @@
 // is emptied where a test needs "no GPU" even on a GPU machine.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/format.hpp"
 #include "tests/support/run_tool.hpp"
 
 namespace timeroof::test {
@@ -35,6 +38,65 @@ TEST(Cli, HelpForEveryCommand) {
     EXPECT_NE(r.out.find("Examples:"), std::string::npos) << command << "\n" << r.out;
     EXPECT_NE(r.out.find("timeroof " + std::string(command)), std::string::npos) << r.out;
   }
+}
+
+// Every line of `text` at most `columns` wide (one column per code point).
+void expect_lines_within(const std::string& text, std::size_t columns, const std::string& what) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    EXPECT_LE(timeroof::display_width(line), columns) << what << ": " << line;
+}
+
+// Help and tables fit the terminal (#20): $COLUMNS, else the terminal's width. Where
+// stdout is no terminal, help wraps at 100 columns and a table keeps one row a line.
+TEST(Cli, HelpAndTablesFitTheTerminal) {
+  const std::vector<std::pair<std::string, std::string>> narrow{{"COLUMNS", "80"}};
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--help"},
+                                             {"run", "--help"},
+                                             {"sweep", "--help"},
+                                             {"sweep", "conv2d", "--help"},
+                                             {"sweep", "lstm", "--help"},
+                                             {"ceilings", "--help"},
+                                             {"metrics", "--help"},
+                                             {"export", "--help"},
+                                             {"merge", "--help"},
+                                             {"analyze", "--help"},
+                                             {"compare", "--help"}}) {
+    const ToolResult help = run_tool(args, narrow);
+    EXPECT_EQ(help.exit_code, 0) << help.err;
+    expect_lines_within(help.out, 80, args.front());
+    expect_lines_within(run_tool(args).out, 100, args.front() + " (no terminal)");
+  }
+  // A wrapped description continues under itself, not under the option.
+  const std::string sweep = run_tool({"sweep", "--help"}, narrow).out;
+  EXPECT_NE(sweep.find("one\n                              worker process"), std::string::npos)
+      << sweep;
+
+  TempDir dir;
+  const std::string db = dir.file("t.db");
+  ASSERT_EQ(run_tool({"import", "--db", db, kSample}).exit_code, 0);
+  ASSERT_EQ(
+      run_tool({"import", "--db", db, source_dir() + "/samples/sample-run-h100.json"}).exit_code,
+      0);
+  const ToolResult whole = run_tool({"runs", "--db", db});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(count_lines(whole.out), 4) << whole.out;  // header, rule, a line per run
+  std::size_t widest = 0;
+  std::istringstream lines(whole.out);
+  for (std::string line; std::getline(lines, line);)
+    widest = std::max(widest, timeroof::display_width(line));
+  ASSERT_GT(widest, 100u) << "the sample's command lines make this table wide";
+  const ToolResult fitted = run_tool({"runs", "--db", db}, {{"COLUMNS", "100"}});
+  expect_lines_within(fitted.out, 100, "runs");
+  EXPECT_GT(count_lines(fitted.out), 4) << fitted.out;
+  // Nothing is lost to the wrapping: every word of the wide table is still there.
+  std::istringstream words(whole.out);
+  for (std::string word; words >> word;)
+    if (word.find_first_not_of('-') != std::string::npos)  // the rule under the header narrows
+      EXPECT_NE(fitted.out.find(word), std::string::npos) << word << "\n" << fitted.out;
+  // Too narrow to fit even with every text column at its longest word: unchanged.
+  EXPECT_EQ(run_tool({"runs", "--db", db}, {{"COLUMNS", "20"}}).out, whole.out);
 }
 
 TEST(Cli, VersionNamesTheGitSha) {
@@ -124,7 +186,8 @@ TEST(Cli, SweepDryRunNeedsNoGpu) {
 
 // `sweep <family> --help` is built from the family registry: every axis, its values, its default.
 TEST(Cli, SweepHelpListsTheFamilysAxes) {
-  const ToolResult conv = run_tool({"sweep", "conv2d", "--help"});
+  // Wide enough that no description wraps: this reads the text, not the layout.
+  const ToolResult conv = run_tool({"sweep", "conv2d", "--help"}, {{"COLUMNS", "1000"}});
   ASSERT_EQ(conv.exit_code, 0) << conv.err;
   for (const char* text :
        {"--batch LIST", "batch size N; integers; default: 16", "--cudnn-api LIST",

@@ -307,12 +307,37 @@ TEST(Results, NewRunHasProvenance) {
   EXPECT_EQ(a.started_at.back(), 'Z');
 }
 
+TEST(Format, WrapWordsBreaksAtSpacesWithinTheWidth) {
+  using Lines = std::vector<std::string>;
+  EXPECT_EQ(wrap_words("measure the roofs of the GPU", 12),
+            (Lines{"measure the", "roofs of the", "GPU"}));
+  EXPECT_EQ(wrap_words("short", 12), Lines{"short"});
+  EXPECT_EQ(wrap_words("", 12), Lines{""});
+  EXPECT_EQ(wrap_words("no limit at all", 0), Lines{"no limit at all"});
+  // Aligned runs of spaces stay inside a line, vanish at a break.
+  EXPECT_EQ(wrap_words("a    b    c", 6), (Lines{"a    b", "c"}));
+  EXPECT_EQ(wrap_words("  indented text", 10), (Lines{"  indented", "text"}));
+  // A word wider than a line starts its own and is cut, by code points.
+  EXPECT_EQ(wrap_words("abcdefghij", 4), (Lines{"abcd", "efgh", "ij"}));
+  EXPECT_EQ(wrap_words("x µµµµµµ", 4), (Lines{"x", "µµµµ", "µµ"}));
+  EXPECT_EQ(wrap_words("ends with spaces   ", 40), Lines{"ends with spaces"});
+  for (const std::string& line : wrap_words("T_stream 3.2 µs back to back, 1.2 ms synchronized", 9))
+    EXPECT_LE(display_width(line), 9u) << line;
+  EXPECT_EQ(display_width("3.2 µs"), 6u);
+}
+
 TEST(Format, EngineeringPrefixes) {
   EXPECT_EQ(format_si(1.98e9, "Hz"), "1.98 GHz");
   EXPECT_EQ(format_si(4.452e12, "B/s"), "4.45 TB/s");
   EXPECT_EQ(format_si(66.9e12, "FLOP/s"), "66.9 TFLOP/s");
-  EXPECT_EQ(format_si(2.6e-6, "s"), "2.60 us");
-  EXPECT_EQ(format_si(0.0, "s"), "0.00 s");
+  // Seconds read as every time does.
+  EXPECT_EQ(format_si(2.6e-6, "s"), "2.6 us");
+  EXPECT_EQ(format_si(785e-9, "s"), "785 ns");
+  EXPECT_EQ(format_si(0.0, "s"), "0");
+  EXPECT_EQ(format_time(15e-9), "15 ns");
+  EXPECT_EQ(format_time(0.05e-9), "0.05 ns");
+  EXPECT_EQ(format_time(3.04e-6), "3.0 us");
+  EXPECT_EQ(format_time(1.2e-3), "1.2 ms");
   EXPECT_EQ(format_si(std::optional<double>{}, "s"), "-");
   EXPECT_EQ(format_si(std::numeric_limits<double>::quiet_NaN(), "s"), "-");
   EXPECT_EQ(format_binary_bytes(50.0 * 1024 * 1024), "50.0 MiB");

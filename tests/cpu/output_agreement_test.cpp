@@ -61,19 +61,23 @@ const Outputs& outputs() {
 
 // ---- Parsing each output back ---------------------------------------------------------
 
-// A printed quantity: "29 us", "1.2 ms", "15%", "0.4%", "6.59x", "0", "4"; its
+// A printed quantity: "178 ns", "29 us", "1.2 ms", "15%", "0.4%", "6.59x", "0", "4"; its
 // value in base units (seconds, fractions) and half the unit of its last digit.
 struct Printed {
   double value = 0;
   double tolerance = 0;
 };
 Printed printed(const std::string& text) {
-  static const std::regex kNumber(R"(^(-?[0-9]+)(\.([0-9]+))?\s*(us|ms|s|%|x)?$)");
+  static const std::regex kNumber(R"(^(-?[0-9]+)(\.([0-9]+))?\s*(ns|us|ms|s|%|x)?$)");
   std::smatch m;
   EXPECT_TRUE(std::regex_match(text, m, kNumber)) << "'" << text << "'";
   if (m.empty()) return {std::nan(""), 0};
   const std::string unit = m[4];
-  const double scale = unit == "us" ? 1e-6 : unit == "ms" ? 1e-3 : unit == "%" ? 1e-2 : 1;
+  const double scale = unit == "ns"   ? 1e-9
+                       : unit == "us" ? 1e-6
+                       : unit == "ms" ? 1e-3
+                       : unit == "%"  ? 1e-2
+                                      : 1;
   const int decimals = static_cast<int>(m[3].length());
   return {std::stod(m[1].str() + m[2].str()) * scale, 0.5 * std::pow(10.0, -decimals) * scale};
 }

@@ -345,7 +345,7 @@ TEST(Ceilings, OneRowPerCeilingGroupedByKind) {
   EXPECT_TRUE(x.has_text("Bandwidth (B/s)"));
   EXPECT_TRUE(x.has_text("Latency (s), lower is better"));
   EXPECT_TRUE(x.has_text("800 TFLOP/s  (80.0%)"));
-  EXPECT_TRUE(x.has_text("2.00 us"));
+  EXPECT_TRUE(x.has_text("2.0 us"));
 }
 
 TEST(WorkingSet, CurveRoofsAndL2Size) {

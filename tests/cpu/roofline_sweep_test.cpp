@@ -515,8 +515,8 @@ TEST(Findings, FitOnTStreamWithTGraphAndNoNegativeSlopes) {
   const std::vector<Finding> found = findings(pts, roofs);
   const Finding* f = with_label(found, "fit");
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->text.rfind("op fp32, batch 1-1024: T_stream = 40 us fixed per call + 0.5 us per "
-                          "sample (95% interval 0.5 to 0.5 us); work overtakes the fixed cost at "
+  EXPECT_EQ(f->text.rfind("op fp32, batch 1-1024: T_stream = 40 us fixed per call + 500 ns per "
+                          "sample (95% interval 500 to 500 ns); work overtakes the fixed cost at "
                           "batch ~ 80 (R2 1.00, scatter <0.1%); T_graph flat within +-",
                           0),
             0u)

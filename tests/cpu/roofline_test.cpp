@@ -233,7 +233,7 @@ TEST(Synthetic, LaunchThresholdIsInclusive) {
 
 // 60 launches x 2 us = 120 us of a 200 us call whose kernels ran 110 us: the
 // overhead is only 45%, but the host issued launches more slowly than the
-// kernels' roof (0.02 us): launch-bound by the issue rule.
+// kernels' roof (20 ns): launch-bound by the issue rule.
 TEST(Synthetic, LaunchIssueRateBoundPoint) {
   const MachineRoofs r = machine_roofs(synthetic_machine());
   const PointBounds b = point_bounds(point(200e-6, 110e-6, 60, {{"fp32_flops", 1e6}}), r);
@@ -243,7 +243,7 @@ TEST(Synthetic, LaunchIssueRateBoundPoint) {
   EXPECT_EQ(c.rule, ClassRule::launch_roof);
   EXPECT_EQ(c.reason,
             "60 launches x L = 120 us = 60% of T_call 200 us, above the kernels' roof "
-            "0.02 us");
+            "20 ns");
   Thresholds th;
   th.launch_fraction = 0.61;  // 120 / 200 = 0.6 < 0.61
   EXPECT_EQ(classify(b, th).bottleneck, Bottleneck::latency_bound);
@@ -553,7 +553,7 @@ TEST(MeasuredParts, TGraphAboveTStreamIsNoiseWithinTheIntervalsAndFlaggedBeyond)
   EXPECT_NEAR(noise.sum(), 10e-6, 1e-18);
   ASSERT_EQ(noise.notes.size(), 1u);
   EXPECT_EQ(noise.notes[0],
-            "T_graph 10.1 us (graph replay) exceeds T_stream 10 us by 0.1 us, "
+            "T_graph 10.1 us (graph replay) exceeds T_stream 10 us by 100 ns, "
             "within their 95% intervals: noise");
   const Decomposition flagged = parts(12e-6, 0.1e-6);
   EXPECT_EQ(flagged.graph_vs_time, Separation::apart);
