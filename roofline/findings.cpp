@@ -507,8 +507,16 @@ std::optional<KernelSwitch> kernel_switch(const SeriesPoint& before, const Serie
   if (separation(up ? *tb : *ta, up ? *ta : *tb) != Separation::apart) return std::nullopt;
   const double fa = fit.at(before.x), fb = fit.at(after.x);
   const double trend = fa > 0 && fb > 0 ? fb / fa : 1;
-  const double step = tb->median_s / ta->median_s / trend;
-  if (std::fabs(std::log(step)) <= std::log1p(min_step)) return std::nullopt;
+  const double step = std::log(tb->median_s / ta->median_s / trend);
+  // The kernels' own time (T_graph, else T_k) steps the same way: a step of T
+  // they do not show is the host's (launch-bound calls), not the switch's.
+  const auto device = [](const PointBounds& p) { return p.graph_s() ? p.graph_s() : p.kernel_s; };
+  const auto da = device(before.bounds), db = device(after.bounds);
+  if (!da || !db || *da <= 0 || *db <= 0) return std::nullopt;
+  const double device_step = std::log(*db / *da / trend);
+  const double least = std::log1p(min_step);
+  if (std::fabs(step) <= least || std::fabs(device_step) <= least || step * device_step < 0)
+    return std::nullopt;
   return KernelSwitch{trend, std::fabs(tb->median_s - trend * ta->median_s)};
 }
 
@@ -523,11 +531,15 @@ std::string switch_sentence(const Series& s, const SeriesPoint& before, const Se
                     format_value(after.x) + " ";
   if (a.algorithm != b.algorithm)
     out += "the algorithm changes from " + a.algorithm + " to " + b.algorithm + ", ";
-  if (ka != kb) {
+  if (removed.empty() || added.empty()) {
+    if (ka != kb)
+      out += (removed.empty() ? "the kernels add " : "the kernels drop ") +
+             name_list(removed.empty() ? added : removed);
+    else
+      out += "the kernels stay the same";
+  } else {
     out += "the kernels change from " + name_list(removed) + " to " + name_list(added);
     if (removed == added) out += " (other template arguments)";
-  } else {
-    out += "the kernels stay the same";
   }
   const TimeStats& ta = *time_stats(before.bounds);
   const TimeStats& tb = *time_stats(after.bounds);
@@ -781,8 +793,11 @@ std::string short_kernel_name(const std::string& name) {
     }
   }
   while (!flat.empty() && flat.back() == ' ') flat.pop_back();
-  // The last word (the return type goes), then its last scope.
-  const std::string word = flat.substr(flat.find_last_of(' ') + 1);
+  // The last word (the return type goes), then its last scope; an xmma kernel's
+  // name up to its launch suffix ("_execute_kernel__5x_cudnn").
+  std::string word = flat.substr(flat.find_last_of(' ') + 1);
+  if (const std::size_t suffix = word.find("_execute"); suffix != std::string::npos && suffix > 0)
+    word.resize(suffix);
   const std::size_t scope = word.rfind("::");
   if (scope == std::string::npos) return word.empty() ? name : word;
   const std::string last = word.substr(scope + 2);

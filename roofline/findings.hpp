@@ -93,14 +93,15 @@
 //   series with a fit (>= 3 points) where the algorithm (Point::algorithm) or the
 //   set of kernel names changes and T steps beyond both points' 95% intervals and
 //   by more than switch_min_step beyond the fit's trend (T_after / T_before against
-//   fit(x_after) / fit(x_before)): "<series>: at batch 16 -> 32 the kernels change
-//   from gemmSN_TN_kernel to sgemm_largek_lds64 and T_stream steps from 60 us to 95
-//   us (1.58x, the series' fit 1.02x; 95% intervals ...)", the algorithm named
-//   first where it changes, at most three short names a side (those only one of the
-//   two points runs). e = |T_after - trend x T_before|, at the later point: the
-//   step the switch makes beyond what the work adds. switch_min_step 0.10: a step
-//   of a few percent is within the scatter of T about the fit on both samples, and
-//   smaller than a user would change the batch size for.
+//   fit(x_after) / fit(x_before)), and the kernels' own time (T_graph, else T_k)
+//   steps the same way by as much (a step of T the kernels do not show is the
+//   host's: the LSTM calls, launch-bound, move between two host levels ~1.4x apart): "<series>: at
+//   batch 16 -> 32 the kernels change from gemmSN_TN_kernel to sgemm_largek_lds64 and T_stream
+//   steps from 60 us to 95 us (1.58x, the series' fit 1.02x; 95% intervals ...)", the algorithm
+//   named first where it changes, at most three short names a side (those only one of the two
+//   points runs). e = |T_after - trend x T_before|, at the later point: the step the switch makes
+//   beyond what the work adds. switch_min_step 0.10: a step of a few percent is within the scatter
+//   of T about the fit on both samples, and smaller than a user would change the batch size for.
 // - Helper kernels (label "helper_kernels"), over the consecutive points whose
 //   layout transforms and fills (short names containing toNhwc, toNchw, toFolded,
 //   transpose, convert, padding, fill, memset or init, any case) take more than
@@ -178,9 +179,10 @@ std::vector<Finding> series_findings(const std::vector<Point>& points,
                                      const std::vector<SeriesFit>& fits, const MachineRoofs& roofs,
                                      const FindingsOptions& options = {});
 
-// "nchwToNhwcKernel", "gemvx::kernel", "sm90_xmma_fprop_implicit_gemm_...": a
-// demangled kernel name without its return type, namespaces, template arguments
-// and parameters; a generic last name ("kernel", "Kernel") keeps its scope.
+// "nchwToNhwcKernel", "gemvx::kernel", "sm90_xmma_fprop_..._tilesize128x64x32_...": a
+// demangled kernel name without its return type, namespaces, template arguments,
+// parameters and an xmma name's "_execute..." suffix; a generic last name
+// ("kernel", "Kernel") keeps its scope; a mangled nested name ("_ZN...") its scopes.
 std::string short_kernel_name(const std::string& name);
 
 }  // namespace timeroof::roofline
