@@ -664,6 +664,10 @@ TEST(Findings, KernelSwitchWhereTStepsBeyondTheTrendAndTheIntervals) {
   const SeriesFit fit = fit_series(group_series(pts, roofs).at(0));
   const double trend = fit.time.at(16) / fit.time.at(8);
   EXPECT_NEAR(k->explained_s, 72e-6 - trend * 44e-6, 1e-12);
+  // A step of T the kernels do not show (the host's): no finding.
+  std::vector<Point> host = pts;
+  for (std::size_t i = 4; i < host.size(); ++i) host[i].timing.graph = host[3].timing.graph;
+  EXPECT_EQ(count_label(findings(host, roofs, options), "kernel_switch"), 0u);
   // Intervals that overlap, or a larger threshold: no finding.
   std::vector<Point> wide = pts;
   wide[4].timing.stream->ci_low_s = 1e-6;
@@ -684,8 +688,14 @@ TEST(Findings, ShortKernelNames) {
   EXPECT_EQ(short_kernel_name("void cutlass__5x_cudnn::Kernel<cutlass_tensorop_f16_s16816fprop>("
                               "cutlass_tensorop_f16_s16816fprop::Params)"),
             "cutlass__5x_cudnn::Kernel");
-  EXPECT_EQ(short_kernel_name("sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc"),
-            "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc");
+  EXPECT_EQ(short_kernel_name("sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_"
+                              "tilesize128x64x32_warpgroupsize1x1x1_g1_execute_segment_k_off_"
+                              "kernel__5x_cudnn"),
+            "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x64x32_"
+            "warpgroupsize1x1x1_g1");
+  EXPECT_EQ(short_kernel_name("_ZN17cutlass__5x_cudnn6KernelINS_4conv6kernel23ImplicitGemmEEEvNT_"
+                              "6ParamsE"),
+            "cutlass__5x_cudnn::Kernel");
   EXPECT_EQ(short_kernel_name("void elemWiseRNNcell<float, float, float, (cudnnRNNMode_t)2>(int)"),
             "elemWiseRNNcell");
 }
@@ -1214,6 +1224,42 @@ TEST(SampleRun, Fp32Conv2dFindingsSayTensorCoresAreUnused) {
     EXPECT_NE(f.text.find("Tensor Cores unused (math fma_only)"), std::string::npos) << f.text;
   }
   EXPECT_GE(seen, 1);
+}
+
+// The anomalies both GPUs show: fp16 backward data at batch <= 2 counts 4.01x the
+// FLOPs it needs (an sm80 dgrad kernel's padded tiles), the NCHW fp32 forward
+// convs spend a fifth or more of their kernel time transposing to NHWC and back,
+// and the fp32 forward's batch-2 point (a 256x64 tile on two images) lies off
+// its series' line.
+TEST(SampleRun, AnomalyFindingsOnBothGpus) {
+  for (const std::vector<Finding>* said : {&sample_findings(), &h100_findings()}) {
+    auto one = [&](const std::string& series, const std::string& label) -> const Finding* {
+      for (const Finding& f : *said)
+        if (f.series == series && f.label == label) return &f;
+      return nullptr;
+    };
+    const Finding* padded = one("conv2d bwd data fp16", "redundant_work");
+    ASSERT_NE(padded, nullptr);
+    EXPECT_EQ(padded->x_last, 2);
+    EXPECT_NE(padded->text.find("4.01x the 231 MFLOP the operator needs"), std::string::npos)
+        << padded->text;
+    EXPECT_NE(padded->text.find("sm80_xmma_dgrad_implicit_gemm"), std::string::npos)
+        << padded->text;
+    const Finding* transposes = one("conv2d fwd fp32", "helper_kernels");
+    ASSERT_NE(transposes, nullptr);
+    EXPECT_NE(transposes->text.find("nhwcToNchwKernel"), std::string::npos) << transposes->text;
+    EXPECT_GT(transposes->share, 0.2) << transposes->text;
+    const Finding* off = one("conv2d fwd fp32", "off_fit");
+    ASSERT_NE(off, nullptr);
+    EXPECT_EQ(off->x_first, 2);
+    // Every switch names what changed and where.
+    for (const Finding& f : *said) {
+      if (f.label != "kernel_switch") continue;
+      EXPECT_NE(f.text.find(" -> "), std::string::npos) << f.text;
+      EXPECT_NE(f.text.find(" steps from "), std::string::npos) << f.text;
+      EXPECT_EQ(f.points, 2u);
+    }
+  }
 }
 
 TEST(Findings, FormatTime) {
