@@ -248,23 +248,27 @@ json finding_json(const Finding& f, std::size_t rank) {
 json options_json(const FindingsOptions& o) {
   const Thresholds& t = o.series.thresholds;
   const BoundsOptions& b = o.series.bounds;
-  return {
-      {"parameter", o.series.parameter},
-      {"min_series_points", o.series.min_points},
-      {"thresholds",
-       {{"transfer_fraction", t.transfer_fraction},
-        {"issue_ratio", t.issue_ratio},
-        {"launch_fraction", t.launch_fraction},
-        {"roof_fraction", t.roof_fraction}}},
-      {"bounds",
-       {{"transfers_serial", b.transfers_serial},
-        {"l1_min_fraction", b.l1_min_fraction},
-        {"per_kernel_lower_bound", b.per_kernel_lower_bound}}},
-      {"fit",
-       {{"huber_k", o.fit.huber_k},
-        {"min_knee_r2", o.fit.min_knee_r2},
-        {"min_fixed_fraction", o.fit.min_fixed_fraction}}},
-      {"findings", {{"graph_min_gain", o.graph_min_gain}, {"pass_tolerance", o.pass_tolerance}}}};
+  return {{"parameter", o.series.parameter},
+          {"min_series_points", o.series.min_points},
+          {"thresholds",
+           {{"transfer_fraction", t.transfer_fraction},
+            {"issue_ratio", t.issue_ratio},
+            {"launch_fraction", t.launch_fraction},
+            {"roof_fraction", t.roof_fraction}}},
+          {"bounds",
+           {{"transfers_serial", b.transfers_serial},
+            {"l1_min_fraction", b.l1_min_fraction},
+            {"per_kernel_lower_bound", b.per_kernel_lower_bound}}},
+          {"fit",
+           {{"huber_k", o.fit.huber_k},
+            {"min_knee_r2", o.fit.min_knee_r2},
+            {"min_fixed_fraction", o.fit.min_fixed_fraction}}},
+          {"findings",
+           {{"graph_min_gain", o.graph_min_gain},
+            {"pass_tolerance", o.pass_tolerance},
+            {"redundant_min_ratio", o.redundant_min_ratio},
+            {"switch_min_step", o.switch_min_step},
+            {"helper_min_share", o.helper_min_share}}}};
 }
 
 // The class with the most work; the first of equals.
@@ -322,7 +326,7 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options) {
       options.series);
   std::vector<SeriesFit> fits;
   for (const Series& s : series) fits.push_back(fit_series(s, options.fit));
-  a.findings = series_findings(series, fits, a.roofs, options);
+  a.findings = series_findings(record.points, series, fits, a.roofs, options);
   for (std::size_t i = 0; i < series.size(); ++i)
     a.series.push_back({std::move(series[i]), std::move(fits[i])});
   return a;

@@ -1,8 +1,13 @@
 #include "roofline/findings.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
 
 namespace timeroof::roofline {
 namespace {
@@ -391,6 +396,227 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
 }
 
+// Counted FLOPs above the analytic ones (see the header), where they are.
+struct RedundantWork {
+  double counted = 0, analytic = 0;
+  double cost_s = 0;  // T_k x (counted - analytic) / counted
+};
+
+std::optional<RedundantWork> redundant_work(const SeriesPoint& sp, const Point& point,
+                                            double min_ratio) {
+  const PointBounds& b = sp.bounds;
+  if (b.work_source != Source::counters || point.flops <= 0 ||
+      b.total_work <= min_ratio * point.flops)
+    return std::nullopt;
+  const double excess_share = (b.total_work - point.flops) / b.total_work;
+  return RedundantWork{b.total_work, point.flops, b.kernel_s.value_or(0) * excess_share};
+}
+
+// "sm80_xmma_dgrad_implicit_gemm_... does 99% of the counted work (1 launch)": the
+// kernel (short name, its launches together) with the most counted work; "" without
+// per-kernel counters.
+std::string top_kernel_clause(const PointBounds& b) {
+  std::map<std::string, std::pair<double, int>> by_name;  // work, launches
+  double total = 0;
+  for (const KernelBound& k : b.kernel_bounds) {
+    double work = 0;
+    for (double w : k.work) work += w;
+    auto& [sum, launches] = by_name[short_kernel_name(k.name)];
+    sum += work;
+    ++launches;
+    total += work;
+  }
+  const auto top = std::max_element(
+      by_name.begin(), by_name.end(),
+      [](const auto& l, const auto& r) { return l.second.first < r.second.first; });
+  if (top == by_name.end() || total <= 0) return "";
+  const int launches = top->second.second;
+  return top->first + " does " + percent(top->second.first / total) + " of the counted work (" +
+         std::to_string(launches) + (launches == 1 ? " launch)" : " launches)");
+}
+
+std::string redundant_sentence(const Series& s, const ClassSegment& g,
+                               const std::vector<Point>& points, double min_ratio) {
+  const SeriesPoint& p = representative(s, g);
+  const std::string at = at_text(s, g, p);
+  std::string out = s.name() + ", " + range_text(s, g) + ": redundant work — " +
+                    (at.empty() ? "" : at.substr(1) + " ");
+  const auto r = redundant_work(p, points.at(p.index), min_ratio);
+  if (!r) return out + "the representative point does no redundant work";
+  out += "the kernels execute " + format_si(r->counted, "FLOP") + ", " +
+         format_number(r->counted / r->analytic, hint::ratio) + " the " +
+         format_si(r->analytic, "FLOP") + " the operator needs (" +
+         format_si(r->counted - r->analytic, "FLOP") + " extra)";
+  const std::string kernel = top_kernel_clause(p.bounds);
+  if (!kernel.empty()) out += "; " + kernel;
+  if (p.bounds.kernel_s)
+    out += "; the extra work costs ~ " + format_time(r->cost_s) + " of the " +
+           format_time(*p.bounds.kernel_s) + " kernel time";
+  return out;
+}
+
+// The measured time T is (T_stream, else T_call) with its interval.
+const std::optional<TimeStats>& time_stats(const PointBounds& b) {
+  return b.time_source == TimeSource::stream ? b.stream : b.call;
+}
+
+// "a, b, c" of at most three names, then how many more.
+std::string name_list(const std::set<std::string>& names) {
+  if (names.empty()) return "none";
+  std::string out;
+  std::size_t shown = 0;
+  for (const std::string& n : names) {
+    if (shown == 3) return out + " and " + std::to_string(names.size() - shown) + " more";
+    out += (shown++ ? ", " : "") + n;
+  }
+  return out;
+}
+
+std::set<std::string> kernel_names(const Point& p) {
+  std::set<std::string> out;
+  for (const KernelRecord& k : p.kernels) out.insert(k.name);
+  return out;
+}
+
+// The short names of the kernels of `from` that `to` does not run.
+std::set<std::string> short_names_only_in(const std::set<std::string>& from,
+                                          const std::set<std::string>& to) {
+  std::set<std::string> out;
+  for (const std::string& n : from)
+    if (!to.count(n)) out.insert(short_kernel_name(n));
+  return out;
+}
+
+// A kernel or algorithm switch between consecutive points (see the header), with
+// T's step beyond the fit's trend.
+struct KernelSwitch {
+  double trend = 1;   // fit(x_after) / fit(x_before)
+  double beyond = 0;  // |T_after - trend x T_before|, s
+};
+
+std::optional<KernelSwitch> kernel_switch(const SeriesPoint& before, const SeriesPoint& after,
+                                          const std::vector<Point>& points, const LinearFit& fit,
+                                          double min_step) {
+  const Point& a = points.at(before.index);
+  const Point& b = points.at(after.index);
+  if (a.algorithm == b.algorithm && kernel_names(a) == kernel_names(b)) return std::nullopt;
+  const auto& ta = time_stats(before.bounds);
+  const auto& tb = time_stats(after.bounds);
+  if (!ta || !tb || ta->median_s <= 0) return std::nullopt;
+  const bool up = tb->median_s > ta->median_s;
+  if (separation(up ? *tb : *ta, up ? *ta : *tb) != Separation::apart) return std::nullopt;
+  const double fa = fit.at(before.x), fb = fit.at(after.x);
+  const double trend = fa > 0 && fb > 0 ? fb / fa : 1;
+  const double step = std::log(tb->median_s / ta->median_s / trend);
+  // The kernels' own time (T_graph, else T_k) steps the same way: a step of T
+  // they do not show is the host's (launch-bound calls), not the switch's.
+  const auto device = [](const PointBounds& p) { return p.graph_s() ? p.graph_s() : p.kernel_s; };
+  const auto da = device(before.bounds), db = device(after.bounds);
+  if (!da || !db || *da <= 0 || *db <= 0) return std::nullopt;
+  const double device_step = std::log(*db / *da / trend);
+  const double least = std::log1p(min_step);
+  if (std::fabs(step) <= least || std::fabs(device_step) <= least || step * device_step < 0)
+    return std::nullopt;
+  return KernelSwitch{trend, std::fabs(tb->median_s - trend * ta->median_s)};
+}
+
+std::string switch_sentence(const Series& s, const SeriesPoint& before, const SeriesPoint& after,
+                            const std::vector<Point>& points, const KernelSwitch& k) {
+  const Point& a = points.at(before.index);
+  const Point& b = points.at(after.index);
+  const std::set<std::string> ka = kernel_names(a), kb = kernel_names(b);
+  const std::set<std::string> removed = short_names_only_in(ka, kb);
+  const std::set<std::string> added = short_names_only_in(kb, ka);
+  std::string out = s.name() + ": at " + s.parameter + " " + format_value(before.x) + " -> " +
+                    format_value(after.x) + " ";
+  if (a.algorithm != b.algorithm)
+    out += "the algorithm changes from " + a.algorithm + " to " + b.algorithm + ", ";
+  if (removed.empty() || added.empty()) {
+    if (ka != kb)
+      out += (removed.empty() ? "the kernels add " : "the kernels drop ") +
+             name_list(removed.empty() ? added : removed);
+    else
+      out += "the kernels stay the same";
+  } else {
+    out += "the kernels change from " + name_list(removed) + " to " + name_list(added);
+    if (removed == added) out += " (other template arguments)";
+  }
+  const TimeStats& ta = *time_stats(before.bounds);
+  const TimeStats& tb = *time_stats(after.bounds);
+  return out + " and " + to_string(before.bounds.time_source) + " steps from " +
+         format_time(ta.median_s) + " to " + format_time(tb.median_s) + " (" +
+         format_number(tb.median_s / ta.median_s, hint::ratio) + ", the series' fit " +
+         format_number(k.trend, hint::ratio) + "; 95% intervals " + interval_text(ta) + " and " +
+         interval_text(tb) + ")";
+}
+
+// Layout transforms and fills (see the header), by short name.
+bool is_helper_kernel(const std::string& short_name) {
+  static const std::vector<std::string> patterns = {
+      "tonhwc", "tonchw", "tofolded", "transpose", "convert", "padding", "fill", "memset", "init"};
+  std::string lower = short_name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return lower.find(p) != std::string::npos; });
+}
+
+// Traced time per helper kernel (short name) and of all kernels, per call.
+struct HelperTime {
+  std::map<std::string, double> by_name;
+  double helpers_s = 0, kernels_s = 0;
+  double share() const { return kernels_s > 0 ? helpers_s / kernels_s : 0; }
+};
+
+HelperTime helper_time(const Point& p) {
+  HelperTime out;
+  for (const KernelRecord& k : p.kernels) {
+    out.kernels_s += k.duration_s;
+    const std::string name = short_kernel_name(k.name);
+    if (!is_helper_kernel(name)) continue;
+    out.by_name[name] += k.duration_s;
+    out.helpers_s += k.duration_s;
+  }
+  return out;
+}
+
+std::string helper_sentence(const Series& s, const ClassSegment& g,
+                            const std::vector<Point>& points) {
+  const SeriesPoint& p = representative(s, g);
+  const HelperTime h = helper_time(points.at(p.index));
+  std::vector<std::pair<std::string, double>> ranked(h.by_name.begin(), h.by_name.end());
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& l, const auto& r) { return l.second > r.second; });
+  std::string names;
+  for (const auto& [name, seconds] : ranked)
+    names += (names.empty() ? "" : ", ") + name + " " + percent(seconds / h.kernels_s);
+  return s.name() + ", " + range_text(s, g) + ": helper kernels (layout transforms, fills) take " +
+         percent(h.share()) + " of the kernel time" + at_text(s, g, p) + " (" +
+         format_time(h.helpers_s) + " of " + format_time(h.kernels_s) + " traced): " + names;
+}
+
+// T off the series' fit by more than the thresholds (see the header): |T - fit(x)|,
+// else 0.
+double off_fit(const SeriesPoint& p, const LinearFit& fit, double min_residual) {
+  const auto& t = time_stats(p.bounds);
+  const double expected = fit.at(p.x);
+  if (!t || t->median_s <= 0 || expected <= 0 || !t->ci_low_s || !t->ci_high_s) return 0;
+  if (*t->ci_low_s <= expected && expected <= *t->ci_high_s) return 0;
+  const double off = std::fabs(t->median_s - expected);
+  return off / t->median_s > std::max(min_residual, 3 * fit.spread) ? off : 0;
+}
+
+std::string off_fit_sentence(const Series& s, const ClassSegment& g, const LinearFit& fit) {
+  const SeriesPoint& p = representative(s, g);
+  const TimeStats& t = *time_stats(p.bounds);
+  const std::string at = at_text(s, g, p);
+  const double expected = fit.at(p.x);
+  return s.name() + ", " + range_text(s, g) + ": off the series' fit — " +
+         (at.empty() ? "" : at.substr(1) + " ") + to_string(p.bounds.time_source) + " " +
+         format_time(t.median_s) + " against the fit's " + format_time(expected) + " (" +
+         format_number(t.median_s / expected, hint::ratio) + "; 95% interval " + interval_text(t) +
+         ", the fit's scatter " + percent(fit.spread) + ")";
+}
+
 // A finding about `s` over the group `g`, with nothing explained yet.
 Finding series_finding(const Series& s, const ClassSegment& g) {
   Finding f;
@@ -406,14 +632,16 @@ Finding series_finding(const Series& s, const ClassSegment& g) {
 
 }  // namespace
 
-std::vector<Finding> series_findings(const std::vector<Series>& series, const MachineRoofs& roofs,
+std::vector<Finding> series_findings(const std::vector<Point>& points,
+                                     const std::vector<Series>& series, const MachineRoofs& roofs,
                                      const FindingsOptions& options) {
   std::vector<SeriesFit> fits;
   for (const Series& s : series) fits.push_back(fit_series(s, options.fit));
-  return series_findings(series, fits, roofs, options);
+  return series_findings(points, series, fits, roofs, options);
 }
 
-std::vector<Finding> series_findings(const std::vector<Series>& series,
+std::vector<Finding> series_findings(const std::vector<Point>& points,
+                                     const std::vector<Series>& series,
                                      const std::vector<SeriesFit>& fits, const MachineRoofs& roofs,
                                      const FindingsOptions& options) {
   std::vector<Finding> out;
@@ -454,8 +682,46 @@ std::vector<Finding> series_findings(const std::vector<Series>& series,
          runs_where(s, "stream_above_call", [&](const SeriesPoint& p) { return slower(p) > 0; }))
       add(g, stream_excess_sentence(s, g), slower);
 
-    if (!options.include_fits || s.points.size() < 3) continue;
+    const auto redundant = [&](const SeriesPoint& p) {
+      return redundant_work(p, points.at(p.index), options.redundant_min_ratio);
+    };
+    const auto redundant_cost = [&](const SeriesPoint& p) {
+      const auto r = redundant(p);
+      return r ? r->cost_s : 0.0;
+    };
+    for (const ClassSegment& g : runs_where(
+             s, "redundant_work", [&](const SeriesPoint& p) { return redundant(p).has_value(); }))
+      add(g, redundant_sentence(s, g, points, options.redundant_min_ratio), redundant_cost);
+
+    // Explains the helpers' share of T_k (traced durations scale to T_k).
+    const auto helper_cost = [&](const SeriesPoint& p) {
+      const double share = helper_time(points.at(p.index)).share();
+      return share > options.helper_min_share ? share * p.bounds.kernel_s.value_or(0) : 0.0;
+    };
+    for (const ClassSegment& g :
+         runs_where(s, "helper_kernels", [&](const SeriesPoint& p) { return helper_cost(p) > 0; }))
+      add(g, helper_sentence(s, g, points), helper_cost);
+
     const SeriesFit& fit = fits.at(si);
+    if (fit.time.n >= 3) {
+      const auto off = [&](const SeriesPoint& p) {
+        return off_fit(p, fit.time, options.outlier_min_residual);
+      };
+      for (const ClassSegment& g :
+           runs_where(s, "off_fit", [&](const SeriesPoint& p) { return off(p) > 0; }))
+        add(g, off_fit_sentence(s, g, fit.time), off);
+
+      for (std::size_t i = 1; i < s.points.size(); ++i) {
+        const SeriesPoint &before = s.points[i - 1], &after = s.points[i];
+        const auto k = kernel_switch(before, after, points, fit.time, options.switch_min_step);
+        if (!k) continue;
+        const ClassSegment step{i - 1, i, before.x, after.x, "kernel_switch"};
+        add(step, switch_sentence(s, before, after, points, *k),
+            [&](const SeriesPoint& p) { return &p == &after ? k->beyond : 0.0; });
+      }
+    }
+
+    if (!options.include_fits || s.points.size() < 3) continue;
     const LinearFit& w = fit.time;
     if (w.n < 3) continue;
     const std::string per_unit =
@@ -489,9 +755,60 @@ std::vector<Finding> series_findings(const std::vector<Series>& series,
   return out;
 }
 
+namespace {
+
+// "cutlass__5x_cudnn::Kernel" of "_ZN17cutlass__5x_cudnn6KernelINS_...": the
+// scopes of an Itanium-mangled nested name, up to its template arguments.
+std::string demangled_scopes(const std::string& name) {
+  std::string out;
+  std::size_t at = 3;  // past "_ZN"
+  while (at < name.size() && std::isdigit(static_cast<unsigned char>(name[at]))) {
+    std::size_t digits = 0;
+    const std::size_t length = std::stoul(name.substr(at), &digits);
+    at += digits;
+    if (at + length > name.size()) break;
+    out += (out.empty() ? "" : "::") + name.substr(at, length);
+    at += length;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string short_kernel_name(const std::string& name) {
+  if (name.rfind("_ZN", 0) == 0) {
+    if (const std::string scopes = demangled_scopes(name); !scopes.empty())
+      return short_kernel_name(scopes);
+  }
+  // Drop every template argument and parameter list, nested or not.
+  std::string flat;
+  int depth = 0;
+  for (char c : name) {
+    if (c == '<' || c == '(') {
+      ++depth;
+    } else if (c == '>' || c == ')') {
+      depth = std::max(0, depth - 1);
+    } else if (depth == 0) {
+      flat += c;
+    }
+  }
+  while (!flat.empty() && flat.back() == ' ') flat.pop_back();
+  // The last word (the return type goes), then its last scope; an xmma kernel's
+  // name up to its launch suffix ("_execute_kernel__5x_cudnn").
+  std::string word = flat.substr(flat.find_last_of(' ') + 1);
+  if (const std::size_t suffix = word.find("_execute"); suffix != std::string::npos && suffix > 0)
+    word.resize(suffix);
+  const std::size_t scope = word.rfind("::");
+  if (scope == std::string::npos) return word.empty() ? name : word;
+  const std::string last = word.substr(scope + 2);
+  if (last != "kernel" && last != "Kernel") return last;
+  const std::size_t outer = word.rfind("::", scope == 0 ? 0 : scope - 1);
+  return outer == std::string::npos || outer >= scope ? word : word.substr(outer + 2);
+}
+
 std::vector<Finding> findings(const std::vector<Point>& points, const MachineRoofs& roofs,
                               const FindingsOptions& options) {
-  return series_findings(group_series(points, roofs, options.series), roofs, options);
+  return series_findings(points, group_series(points, roofs, options.series), roofs, options);
 }
 
 }  // namespace timeroof::roofline

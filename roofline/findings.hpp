@@ -72,6 +72,56 @@
 //   median m)", never a slope. Then "; T_graph ..." alike where every point has
 //   T_graph. e_i = min(a, T_i) at points at or below the knee, or every point of a
 //   series that is flat (a = the median T) or whose knee lies beyond it; 0 else.
+// Anomalies, per series, from the points themselves (Point::flops, kernels,
+// algorithm) beside the model's numbers:
+// - Redundant work (label "redundant_work"), over the consecutive points whose
+//   counted FLOPs W (counters: work_source = counters) exceed the analytic FLOPs
+//   (Point::flops) more than redundant_min_ratio times: "<series>, <range>: redundant
+//   work — at batch X the kernels execute 14.8 GFLOP, 4.01x the 3.69 GFLOP the
+//   operator needs (11.1 GFLOP extra); <kernel> does 99% of the counted work (1
+//   launch); the extra work costs ~ 30 us of the 40 us kernel time". The kernel is
+//   the one with the most counted work, by short name (short_kernel_name), its
+//   launches summed, where every kernel has counters (PointBounds::kernel_bounds).
+//   e_i = T_k x (W - W_analytic) / W: the kernels' time spent on work the
+//   operator does not need, taking kernel time as proportional to the work done
+//   (padded Tensor-Core tiles run the same instructions as the useful ones).
+//   redundant_min_ratio 1.10: counted and analytic FLOPs agree within 0.99-1.04 on
+//   the convolutions of both samples whose kernels do exactly the work (split-K
+//   and stride-3 tails included); 10% is beyond that and below the README's 14%
+//   of padded Tensor-Core work.
+// - Kernel switch (label "kernel_switch"), per step between consecutive points of a
+//   series with a fit (>= 3 points) where the algorithm (Point::algorithm) or the
+//   set of kernel names changes and T steps beyond both points' 95% intervals and
+//   by more than switch_min_step beyond the fit's trend (T_after / T_before against
+//   fit(x_after) / fit(x_before)), and the kernels' own time (T_graph, else T_k)
+//   steps the same way by as much (a step of T the kernels do not show is the
+//   host's: the LSTM calls, launch-bound, move between two host levels ~1.4x apart): "<series>: at
+//   batch 16 -> 32 the kernels change from gemmSN_TN_kernel to sgemm_largek_lds64 and T_stream
+//   steps from 60 us to 95 us (1.58x, the series' fit 1.02x; 95% intervals ...)", the algorithm
+//   named first where it changes, at most three short names a side (those only one of the two
+//   points runs). e = |T_after - trend x T_before|, at the later point: the step the switch makes
+//   beyond what the work adds. switch_min_step 0.10: a step of a few percent is within the scatter
+//   of T about the fit on both samples, and smaller than a user would change the batch size for.
+// - Helper kernels (label "helper_kernels"), over the consecutive points whose
+//   layout transforms and fills (short names containing toNhwc, toNchw, toFolded,
+//   transpose, convert, padding, fill, memset or init, any case) take more than
+//   helper_min_share of the traced kernel time: "<series>, <range>: helper kernels
+//   (layout transforms, fills) take 35% of the kernel time at batch X (8.2 us of 23
+//   us traced): nhwcToNchwKernel 20%, nchwToNhwcKernel 15%"; e_i = that share x
+//   T_k. helper_min_share 0.05: the transforms of the NCHW fp32 convs take 9-12%
+//   (backward data) and 10-37% (forward) of the kernel time on both samples; a
+//   threshold of 10% would split such a series by a percent of noise, and a small
+//   share of a long call still ranks by its seconds, below the share of a short one.
+// - Off the fit (label "off_fit"), over the consecutive points of a series with a
+//   fit (>= 3 points) where T lies off the fit's line by more than
+//   max(outlier_min_residual, 3 x the fit's scatter) of T, and the line lies
+//   outside T's 95% interval (a series the line does not describe has a wide
+//   scatter, and so a high threshold): "<series>, <range>: off the series' fit —
+//   at batch X T_stream 88 us against the fit's 44 us (2.00x; 95% interval ...,
+//   the fit's scatter 1%)"; e_i = |T - fit(x)|. outlier_min_residual 0.3: the two
+//   levels a host-bound call's time can take (~1.4x apart, core/results.hpp) stay
+//   quiet; the fit is robust (Huber), so an outlier barely moves the line it is
+//   measured against.
 // Rank: explained_s = sum of e_i over the finding's points, most first: the
 // seconds a user would win back. Ties: share = (1/n) x sum over the finding's
 // points of min(e_i / T_i, 1), n = the points of the series (each point's share
@@ -97,7 +147,8 @@ struct Finding {
   std::string sweep;
   std::string parameter;
   double x_first = 0, x_last = 0;
-  // the bottleneck class, "cuda_graph", "parts_above_time", "stream_above_call" or "fit"
+  // the bottleneck class, "cuda_graph", "parts_above_time", "stream_above_call", "fit",
+  // "redundant_work", "kernel_switch", "helper_kernels" or "off_fit"
   std::string label;
   std::size_t points = 0;
 };
@@ -106,20 +157,32 @@ struct FindingsOptions {
   SeriesOptions series;
   FitOptions fit;
   bool include_fits = true;
-  double graph_min_gain = 1.2;   // CUDA-graph finding: T_stream / T_graph at least
-  double pass_tolerance = 0.02;  // parts-above-T and T_stream-above-T_call: excess / T above
+  double graph_min_gain = 1.2;        // CUDA-graph finding: T_stream / T_graph at least
+  double pass_tolerance = 0.02;       // parts-above-T and T_stream-above-T_call: excess / T above
+  double redundant_min_ratio = 1.10;  // redundant work: counted / analytic FLOPs above
+  double switch_min_step = 0.10;      // kernel switch: T's step beyond the fit's trend above
+  double helper_min_share = 0.05;     // helper kernels: their share of the kernel time above
+  double outlier_min_residual = 0.3;  // off the fit: |T - fit| / T above (and 3x the scatter)
 };
 
 // Findings for the series of one run, most seconds explained first.
 std::vector<Finding> findings(const std::vector<Point>& points, const MachineRoofs& roofs,
                               const FindingsOptions& options = {});
-// The findings of already grouped series.
-std::vector<Finding> series_findings(const std::vector<Series>& series, const MachineRoofs& roofs,
+// The findings of already grouped series of `points` (SeriesPoint::index into it).
+std::vector<Finding> series_findings(const std::vector<Point>& points,
+                                     const std::vector<Series>& series, const MachineRoofs& roofs,
                                      const FindingsOptions& options = {});
 // The same with each series' fit already made (fits[i] of series[i], by
 // fit_series with options.fit).
-std::vector<Finding> series_findings(const std::vector<Series>& series,
+std::vector<Finding> series_findings(const std::vector<Point>& points,
+                                     const std::vector<Series>& series,
                                      const std::vector<SeriesFit>& fits, const MachineRoofs& roofs,
                                      const FindingsOptions& options = {});
+
+// "nchwToNhwcKernel", "gemvx::kernel", "sm90_xmma_fprop_..._tilesize128x64x32_...": a
+// demangled kernel name without its return type, namespaces, template arguments,
+// parameters and an xmma name's "_execute..." suffix; a generic last name
+// ("kernel", "Kernel") keeps its scope; a mangled nested name ("_ZN...") its scopes.
+std::string short_kernel_name(const std::string& name);
 
 }  // namespace timeroof::roofline

@@ -525,6 +525,209 @@ TEST(Findings, FitOnTStreamWithTGraphAndNoNegativeSlopes) {
   EXPECT_EQ(f->text.find("+ -"), std::string::npos) << f->text;
 }
 
+// ---- Anomaly findings -----------------------------------------------------------
+
+// A kernel record with counted FP32 work.
+KernelRecord kernel(const std::string& name, double flops, double duration_s) {
+  KernelRecord k;
+  k.name = name;
+  k.duration_s = duration_s;
+  k.metrics = {{"fp32_flops", flops}, {"dram_read_bytes", 1e3}, {"dram_write_bytes", 0}};
+  return k;
+}
+
+// A call needing 1 GFLOP (analytic) whose kernels count `counted`: a padded GEMM
+// in two launches doing 99% of it, a layout transform the rest.
+Point counted_point(double batch, double counted, double wall_s) {
+  Point p = synthetic_point(counted, 1e6, wall_s, 3);
+  p.op = "op";
+  p.params = {{"batch", batch}};
+  p.flops = 1e9;
+  const std::string gemm = "void ns::padded_gemm<float, 128>(float const*, float*)";
+  p.kernels = {
+      kernel(gemm, 0.495 * counted, 0.48 * wall_s), kernel(gemm, 0.495 * counted, 0.48 * wall_s),
+      kernel("void cudnn::nchwToNhwcKernel<float>(float const*)", 0.01 * counted, 0.04 * wall_s)};
+  return p;
+}
+
+// batch 1-2 count 4x the work (padded tiles), batch 4 5% more (within what exact
+// kernels count), batch 8 1.2x: two findings, batch <= 2 and batch = 8, each
+// explaining the kernel time its extra share costs.
+TEST(Findings, RedundantWorkNamesTheKernelAndTheExcess) {
+  FindingsOptions options;
+  options.include_fits = false;
+  const MachineRoofs roofs = machine_roofs(synthetic_machine());
+  const std::vector<Point> pts = {counted_point(1, 4e9, 100e-6), counted_point(2, 4e9, 120e-6),
+                                  counted_point(4, 1.05e9, 100e-6),
+                                  counted_point(8, 1.2e9, 100e-6)};
+  const std::vector<Finding> f = findings(pts, roofs, options);
+  ASSERT_EQ(count_label(f, "redundant_work"), 2u);
+  const Finding* low = with_label(f, "redundant_work");
+  EXPECT_EQ(low->x_first, 1);
+  EXPECT_EQ(low->x_last, 2);
+  EXPECT_EQ(low->points, 2u);
+  EXPECT_NEAR(low->explained_s, 0.75 * 100e-6 + 0.75 * 120e-6, 1e-15);
+  EXPECT_EQ(low->text,
+            "op fp32, batch <= 2: redundant work — at batch 1 the kernels execute 4.00 GFLOP, "
+            "4.00x the 1.00 GFLOP the operator needs (3.00 GFLOP extra); padded_gemm does 99% of "
+            "the counted work (2 launches); the extra work costs ~ 75 us of the 100 us kernel "
+            "time");
+  const auto high = std::find_if(f.begin(), f.end(), [](const Finding& x) {
+    return x.label == "redundant_work" && x.x_first == 8;
+  });
+  ASSERT_NE(high, f.end());
+  EXPECT_NEAR(high->explained_s, 100e-6 * 0.2 / 1.2, 1e-15);
+  EXPECT_NE(high->text.find("op fp32, batch = 8: redundant work — the kernels execute 1.20 GFLOP, "
+                            "1.20x the 1.00 GFLOP"),
+            std::string::npos)
+      << high->text;
+  // The threshold is settable: at 1.25 only batch <= 2 is left.
+  options.redundant_min_ratio = 1.25;
+  EXPECT_EQ(count_label(findings(pts, roofs, options), "redundant_work"), 1u);
+  // Without counters the work is the analytic one: nothing to compare.
+  std::vector<Point> uncounted = pts;
+  for (Point& p : uncounted) {
+    p.counters.clear();
+    for (KernelRecord& k : p.kernels) k.metrics.clear();
+  }
+  EXPECT_EQ(count_label(findings(uncounted, roofs, options), "redundant_work"), 0u);
+  // Its layout transform takes 4% of the kernel time, below the threshold.
+  EXPECT_EQ(count_label(f, "helper_kernels"), 0u);
+}
+
+// batch 1-2: two layout transforms take 40% of the traced kernel time; batch 4:
+// 3%, below the 5% threshold.
+TEST(Findings, HelperKernelsWithTheirShareOfKernelTime) {
+  FindingsOptions options;
+  options.include_fits = false;
+  const MachineRoofs roofs = machine_roofs(synthetic_machine());
+  auto helped = [](double batch, double wall_s, double helper_share) {
+    Point p = synthetic_point(1e9, 1e6, wall_s, 3);
+    p.op = "op";
+    p.params = {{"batch", batch}};
+    p.kernels = {kernel("sm80_xmma_fprop_implicit_gemm_f32", 1e9, (1 - helper_share) * wall_s),
+                 kernel("void cudnn::nhwcToNchwKernel<float>(float const*)", 0,
+                        0.625 * helper_share * wall_s),
+                 kernel("void cudnn::nchwToNhwcKernel<float>(float const*)", 0,
+                        0.375 * helper_share * wall_s)};
+    return p;
+  };
+  const std::vector<Point> pts = {helped(1, 40e-6, 0.4), helped(2, 50e-6, 0.4),
+                                  helped(4, 60e-6, 0.03)};
+  const std::vector<Finding> f = findings(pts, roofs, options);
+  ASSERT_EQ(count_label(f, "helper_kernels"), 1u);
+  const Finding* h = with_label(f, "helper_kernels");
+  EXPECT_EQ(h->x_last, 2);
+  EXPECT_NEAR(h->explained_s, 0.4 * 40e-6 + 0.4 * 50e-6, 1e-15);
+  EXPECT_EQ(h->text,
+            "op fp32, batch <= 2: helper kernels (layout transforms, fills) take 40% of the kernel "
+            "time at batch 1 (16 us of 40 us traced): nhwcToNchwKernel 25%, nchwToNhwcKernel 15%");
+  options.helper_min_share = 0.5;
+  EXPECT_EQ(count_label(findings(pts, roofs, options), "helper_kernels"), 0u);
+}
+
+// T_stream 40 us + 0.5 us per sample, with the kernels changing twice: at batch 2
+// -> 4 on the line (no finding), and at 8 -> 16, with the algorithm, 1.5x above
+// it (a finding).
+std::vector<Point> switching_series() {
+  std::vector<Point> pts;
+  for (double b : {1.0, 2.0, 4.0, 8.0, 16.0, 32.0}) {
+    const bool big = b >= 16;
+    const double t = (40e-6 + 0.5e-6 * b) * (big ? 1.5 : 1.0);
+    Point p = timed_point(b, t, 0.8 * t, 3e-6, 0.8 * t);
+    p.algorithm = big ? "eng2" : "eng1";
+    const std::string name = big      ? "void ns::big_gemm<float>(float*)"
+                             : b >= 4 ? "void ns::small_gemm<float, 2>(float*)"
+                                      : "void ns::small_gemm<float, 1>(float*)";
+    p.kernels = {kernel(name, 1e6, 0.8 * t)};
+    pts.push_back(p);
+  }
+  return pts;
+}
+
+TEST(Findings, KernelSwitchWhereTStepsBeyondTheTrendAndTheIntervals) {
+  FindingsOptions options;
+  options.include_fits = false;
+  const MachineRoofs roofs = machine_roofs(synthetic_machine());
+  const std::vector<Point> pts = switching_series();
+  const std::vector<Finding> f = findings(pts, roofs, options);
+  ASSERT_EQ(count_label(f, "kernel_switch"), 1u) << f.size();
+  const Finding* k = with_label(f, "kernel_switch");
+  EXPECT_EQ(k->x_first, 8);
+  EXPECT_EQ(k->x_last, 16);
+  EXPECT_EQ(k->text.rfind("op fp32: at batch 8 -> 16 the algorithm changes from eng1 to eng2, the "
+                          "kernels change from small_gemm to big_gemm and T_stream steps from 44 "
+                          "us to 72 us (1.64x, the series' fit 1.",
+                          0),
+            0u)
+      << k->text;
+  const SeriesFit fit = fit_series(group_series(pts, roofs).at(0));
+  const double trend = fit.time.at(16) / fit.time.at(8);
+  EXPECT_NEAR(k->explained_s, 72e-6 - trend * 44e-6, 1e-12);
+  // A step of T the kernels do not show (the host's): no finding.
+  std::vector<Point> host = pts;
+  for (std::size_t i = 4; i < host.size(); ++i) host[i].timing.graph = host[3].timing.graph;
+  EXPECT_EQ(count_label(findings(host, roofs, options), "kernel_switch"), 0u);
+  // Intervals that overlap, or a larger threshold: no finding.
+  std::vector<Point> wide = pts;
+  wide[4].timing.stream->ci_low_s = 1e-6;
+  EXPECT_EQ(count_label(findings(wide, roofs, options), "kernel_switch"), 0u);
+  options.switch_min_step = 1.0;
+  EXPECT_EQ(count_label(findings(pts, roofs, options), "kernel_switch"), 0u);
+}
+
+TEST(Findings, ShortKernelNames) {
+  EXPECT_EQ(short_kernel_name("void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, "
+                              "float, false, true, (cudnnKernelDataType_t)2>(cudnn::"
+                              "engines_precompiled::nchw2nhwc_params_t<float>, float const*, "
+                              "float*)"),
+            "nchwToNhwcKernel");
+  EXPECT_EQ(short_kernel_name("std::enable_if<true, void>::type internal::gemvx::kernel<int, "
+                              "int, float>(cublasGemvParamsEx<int, float>)"),
+            "gemvx::kernel");
+  EXPECT_EQ(short_kernel_name("void cutlass__5x_cudnn::Kernel<cutlass_tensorop_f16_s16816fprop>("
+                              "cutlass_tensorop_f16_s16816fprop::Params)"),
+            "cutlass__5x_cudnn::Kernel");
+  EXPECT_EQ(short_kernel_name("sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_"
+                              "tilesize128x64x32_warpgroupsize1x1x1_g1_execute_segment_k_off_"
+                              "kernel__5x_cudnn"),
+            "sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x64x32_"
+            "warpgroupsize1x1x1_g1");
+  EXPECT_EQ(short_kernel_name("_ZN17cutlass__5x_cudnn6KernelINS_4conv6kernel23ImplicitGemmEEEvNT_"
+                              "6ParamsE"),
+            "cutlass__5x_cudnn::Kernel");
+  EXPECT_EQ(short_kernel_name("void elemWiseRNNcell<float, float, float, (cudnnRNNMode_t)2>(int)"),
+            "elemWiseRNNcell");
+}
+
+// T_stream 40 us + 0.5 us per sample over 8 batches; batch 8 at 2x the line (an
+// outlier), batch 32 at 1.2x (within the 30% threshold).
+TEST(Findings, OffTheFitWhereTLeavesTheLineBeyondItsInterval) {
+  FindingsOptions options;
+  options.include_fits = false;
+  const MachineRoofs roofs = machine_roofs(synthetic_machine());
+  std::vector<Point> pts;
+  for (double b : {1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0}) {
+    const double t = (40e-6 + 0.5e-6 * b) * (b == 8 ? 2.0 : b == 32 ? 1.2 : 1.0);
+    pts.push_back(timed_point(b, t, 0.8 * t, 3e-6, 0.8 * t));
+  }
+  const std::vector<Finding> f = findings(pts, roofs, options);
+  ASSERT_EQ(count_label(f, "off_fit"), 1u);
+  const Finding* o = with_label(f, "off_fit");
+  EXPECT_EQ(o->x_first, 8);
+  EXPECT_EQ(o->x_last, 8);
+  const SeriesFit fit = fit_series(group_series(pts, roofs).at(0));
+  EXPECT_NEAR(o->explained_s, 88e-6 - fit.time.at(8), 1e-12);
+  EXPECT_EQ(o->text.rfind("op fp32, batch = 8: off the series' fit — T_stream 88 us against the "
+                          "fit's 44 us (2.00x; 95% interval 87.1 to 88.9 us, the fit's scatter ",
+                          0),
+            0u)
+      << o->text;
+  // An interval that holds the line: no finding.
+  pts[3].timing.stream->ci_low_s = 40e-6;
+  EXPECT_EQ(count_label(findings(pts, roofs, options), "off_fit"), 0u);
+}
+
 // ---- Complexity chart, worked by hand -----------------------------------------
 
 // Balance = 50e12 / 4e12 = 12.5 FLOP/B.
@@ -1021,6 +1224,42 @@ TEST(SampleRun, Fp32Conv2dFindingsSayTensorCoresAreUnused) {
     EXPECT_NE(f.text.find("Tensor Cores unused (math fma_only)"), std::string::npos) << f.text;
   }
   EXPECT_GE(seen, 1);
+}
+
+// The anomalies both GPUs show: fp16 backward data at batch <= 2 counts 4.01x the
+// FLOPs it needs (an sm80 dgrad kernel's padded tiles), the NCHW fp32 forward
+// convs spend a fifth or more of their kernel time transposing to NHWC and back,
+// and the fp32 forward's batch-2 point (a 256x64 tile on two images) lies off
+// its series' line.
+TEST(SampleRun, AnomalyFindingsOnBothGpus) {
+  for (const std::vector<Finding>* said : {&sample_findings(), &h100_findings()}) {
+    auto one = [&](const std::string& series, const std::string& label) -> const Finding* {
+      for (const Finding& f : *said)
+        if (f.series == series && f.label == label) return &f;
+      return nullptr;
+    };
+    const Finding* padded = one("conv2d bwd data fp16", "redundant_work");
+    ASSERT_NE(padded, nullptr);
+    EXPECT_EQ(padded->x_last, 2);
+    EXPECT_NE(padded->text.find("4.01x the 231 MFLOP the operator needs"), std::string::npos)
+        << padded->text;
+    EXPECT_NE(padded->text.find("sm80_xmma_dgrad_implicit_gemm"), std::string::npos)
+        << padded->text;
+    const Finding* transposes = one("conv2d fwd fp32", "helper_kernels");
+    ASSERT_NE(transposes, nullptr);
+    EXPECT_NE(transposes->text.find("nhwcToNchwKernel"), std::string::npos) << transposes->text;
+    EXPECT_GT(transposes->share, 0.2) << transposes->text;
+    const Finding* off = one("conv2d fwd fp32", "off_fit");
+    ASSERT_NE(off, nullptr);
+    EXPECT_EQ(off->x_first, 2);
+    // Every switch names what changed and where.
+    for (const Finding& f : *said) {
+      if (f.label != "kernel_switch") continue;
+      EXPECT_NE(f.text.find(" -> "), std::string::npos) << f.text;
+      EXPECT_NE(f.text.find(" steps from "), std::string::npos) << f.text;
+      EXPECT_EQ(f.points, 2u);
+    }
+  }
 }
 
 TEST(Findings, FormatTime) {
