@@ -201,12 +201,12 @@ TEST(Report, TimesTableShowsTheMeasuredTimesThePartsAndTheClassReason) {
     EXPECT_NE(w.html.find(header), std::string::npos) << header;
   // The first point of the sample (H200, fp16 conv batch 1): T_call 12 us, T_stream
   // 6.0 us, T_graph 5.0 us, issue 6.1 us, each with its interval; host overhead
-  // T_stream - T_graph = 1.0 us, device gaps 83 ns, kernels 0.5 us within and
+  // T_stream - T_graph = 1.0 us, device gaps 83 ns, kernels 459 ns within and
   // 4.4 us lost to the roof; launch-bound by the issue rule, both numbers quoted.
   const std::string row =
       "<tr class=\"times\"><td class=\"n\">0</td><td>batch=1 direction=fwd filter=3 filters=64 "
       "stride=2</td><td>12 us +-0.8%</td><td>6.0 us +-1.0%</td><td>5.0 us +-0.0%</td><td>6.1 us "
-      "+-1.7%</td><td>1.0 us</td><td>83 ns</td><td>0</td><td>0.5 us</td><td>4.4 us</td><td>0</"
+      "+-1.7%</td><td>1.0 us</td><td>83 ns</td><td>0</td><td>459 ns</td><td>4.4 us</td><td>0</"
       "td><td>the host issues a call in 6.1 us, the GPU runs it in 5.0 us (T_graph)</td></tr>";
   EXPECT_NE(w.html_text.find(row), std::string::npos);
 }
