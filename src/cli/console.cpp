@@ -46,6 +46,10 @@ std::string wrap_help(const std::string& help, std::size_t width) {
     const std::size_t gap = line.find("  ", indent);
     std::size_t column = gap == std::string::npos ? indent : line.find_first_not_of(' ', gap);
     if (column == std::string::npos || column > width / 2) column = indent;
+    if (column >= width) {  // indented past the width: nothing to wrap into
+      out << line << '\n';
+      continue;
+    }
     const std::vector<std::string> parts = wrap_words(line.substr(column), width - column);
     out << line.substr(0, column) << parts.front() << '\n';
     for (std::size_t k = 1; k < parts.size(); ++k)
@@ -74,9 +78,9 @@ std::size_t narrowest(const std::vector<std::vector<std::string>>& rows, std::si
 }
 
 // The column widths that fit `max_width` (0: no limit): the text (left-aligned)
-// columns narrowed, the one with most room first, down to their narrowest; numbers keep their
-// width. A table that cannot fit even so keeps its widths: wrapping would only
-// make it taller, and a pager (less -S) shows it whole.
+// columns narrowed, the one with most room first, down to their narrowest;
+// numbers keep their width. A table that cannot fit even so keeps its widths:
+// wrapping would only make it taller, and a pager (less -S) shows it whole.
 std::vector<std::size_t> fitted_widths(const std::vector<std::vector<std::string>>& rows,
                                        std::vector<std::size_t> widths,
                                        const std::vector<bool>& right, bool has_header,
