@@ -38,11 +38,6 @@ AxisSpec parameter_axis(const Range& x, const std::string& parameter) {
   return spec;
 }
 
-// The statistics of the time the model explains (T_stream, else T_call).
-const std::optional<TimeStats>& explained_stats(const roofline::PointBounds& b) {
-  return b.time_source == roofline::TimeSource::stream ? b.stream : b.call;
-}
-
 std::string point_label(const roofline::PointComparison& p) {
   return p.op + " " + p.precision + (p.math_mode.empty() ? "" : "/" + p.math_mode) + " " +
          params_text(p.params);
@@ -54,7 +49,7 @@ std::string side_tooltip(const std::string& label, const roofline::PointBounds& 
                          const std::string& bound) {
   std::string t = label + ": " + roofline::to_string(b.time_source) + " " +
                   format_number(b.time_s, hint::time_3);
-  const auto& stats = explained_stats(b);
+  const auto& stats = b.time_stats();
   if (stats && stats->ci_low_s && stats->ci_high_s)
     t += " (95% interval " + format_time_interval(*stats->ci_low_s, *stats->ci_high_s) + ")";
   return t + ", T_roof " + format_number(b.t_roof, hint::time_3) + ", " + bound;
@@ -292,7 +287,7 @@ std::string compare_time_chart(const std::vector<ComparedTimes>& points, const S
       y.add(*b.time_s);
       t_min = std::min(t_min, *b.time_s);
       line.time.push_back({c.x, *b.time_s});
-      const auto& stats = explained_stats(b);
+      const auto& stats = b.time_stats();
       if (stats && stats->ci_low_s && stats->ci_high_s && positive(*stats->ci_low_s)) {
         line.band.push_back({c.x, *stats->ci_low_s, *stats->ci_high_s});
         y.add(*stats->ci_low_s);

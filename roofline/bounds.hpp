@@ -238,6 +238,10 @@ struct PointBounds {
   std::optional<double> stream_s() const { return median(stream); }
   std::optional<double> graph_s() const { return median(graph); }
   std::optional<double> issue_s() const { return median(issue); }
+  // The statistics of T (T_stream, else T_call), as time_source says.
+  const std::optional<TimeStats>& time_stats() const {
+    return time_source == TimeSource::stream ? stream : call;
+  }
   static std::optional<double> median(const std::optional<TimeStats>& stats) {
     return stats ? std::optional<double>(stats->median_s) : std::nullopt;
   }

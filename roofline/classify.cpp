@@ -177,8 +177,7 @@ Decomposition decompose(const PointBounds& b) {
     d.device_gaps_s = std::max(0.0, *graph - busy - d.transfer_s);
     d.graph_above_time_s = std::max(0.0, *graph - d.time_s);
     if (d.graph_above_time_s > 0) {
-      const std::optional<TimeStats>& t = d.time_source == TimeSource::stream ? b.stream : b.call;
-      if (t) d.graph_vs_time = separation(*b.graph, *t);
+      if (const auto& t = b.time_stats()) d.graph_vs_time = separation(*b.graph, *t);
       d.notes.push_back(graph_above_note(d, *graph));
     }
   } else {

@@ -607,11 +607,8 @@ Comparison compare_runs(const ComparedSide& base, const ComparedSide& other,
     p.other_ref = y;
     p.base_time_s = *xa.bounds.time_s;
     p.other_time_s = *ya.bounds.time_s;
-    const auto& xs =
-        xa.bounds.time_source == TimeSource::stream ? xa.bounds.stream : xa.bounds.call;
-    const auto& ys =
-        ya.bounds.time_source == TimeSource::stream ? ya.bounds.stream : ya.bounds.call;
-    p.ratio = ratio_of(p.base_time_s, half_width(xs), p.other_time_s, half_width(ys));
+    p.ratio = ratio_of(p.base_time_s, half_width(xa.bounds.time_stats()), p.other_time_s,
+                       half_width(ya.bounds.time_stats()));
     p.base_class = xa.classification.label();
     p.other_class = ya.classification.label();
     p.verdict = verdict_of(p.ratio, true, options.threshold);

@@ -455,11 +455,6 @@ std::string redundant_sentence(const Series& s, const ClassSegment& g,
   return out;
 }
 
-// The measured time T is (T_stream, else T_call) with its interval.
-const std::optional<TimeStats>& time_stats(const PointBounds& b) {
-  return b.time_source == TimeSource::stream ? b.stream : b.call;
-}
-
 // "a, b, c" of at most three names, then how many more.
 std::string name_list(const std::set<std::string>& names) {
   if (names.empty()) return "none";
@@ -500,8 +495,8 @@ std::optional<KernelSwitch> kernel_switch(const SeriesPoint& before, const Serie
   const Point& a = points.at(before.index);
   const Point& b = points.at(after.index);
   if (a.algorithm == b.algorithm && kernel_names(a) == kernel_names(b)) return std::nullopt;
-  const auto& ta = time_stats(before.bounds);
-  const auto& tb = time_stats(after.bounds);
+  const auto& ta = before.bounds.time_stats();
+  const auto& tb = after.bounds.time_stats();
   if (!ta || !tb || ta->median_s <= 0) return std::nullopt;
   const bool up = tb->median_s > ta->median_s;
   if (separation(up ? *tb : *ta, up ? *ta : *tb) != Separation::apart) return std::nullopt;
@@ -541,8 +536,8 @@ std::string switch_sentence(const Series& s, const SeriesPoint& before, const Se
     out += "the kernels change from " + name_list(removed) + " to " + name_list(added);
     if (removed == added) out += " (other template arguments)";
   }
-  const TimeStats& ta = *time_stats(before.bounds);
-  const TimeStats& tb = *time_stats(after.bounds);
+  const TimeStats& ta = *before.bounds.time_stats();
+  const TimeStats& tb = *after.bounds.time_stats();
   return out + " and " + to_string(before.bounds.time_source) + " steps from " +
          format_time(ta.median_s) + " to " + format_time(tb.median_s) + " (" +
          format_number(tb.median_s / ta.median_s, hint::ratio) + ", the series' fit " +
@@ -597,7 +592,7 @@ std::string helper_sentence(const Series& s, const ClassSegment& g,
 // T off the series' fit by more than the thresholds (see the header): |T - fit(x)|,
 // else 0.
 double off_fit(const SeriesPoint& p, const LinearFit& fit, double min_residual) {
-  const auto& t = time_stats(p.bounds);
+  const auto& t = p.bounds.time_stats();
   const double expected = fit.at(p.x);
   if (!t || t->median_s <= 0 || expected <= 0 || !t->ci_low_s || !t->ci_high_s) return 0;
   if (*t->ci_low_s <= expected && expected <= *t->ci_high_s) return 0;
@@ -607,7 +602,7 @@ double off_fit(const SeriesPoint& p, const LinearFit& fit, double min_residual) 
 
 std::string off_fit_sentence(const Series& s, const ClassSegment& g, const LinearFit& fit) {
   const SeriesPoint& p = representative(s, g);
-  const TimeStats& t = *time_stats(p.bounds);
+  const TimeStats& t = *p.bounds.time_stats();
   const std::string at = at_text(s, g, p);
   const double expected = fit.at(p.x);
   return s.name() + ", " + range_text(s, g) + ": off the series' fit — " +
