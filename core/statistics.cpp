@@ -82,6 +82,52 @@ TimeStats time_stats(std::span<const double> samples, int calls_per_sample, bool
   return stats;
 }
 
+TimeStats combine_windows(std::span<const TimeStats> windows) {
+  if (windows.empty()) return {};
+  if (windows.size() == 1) return windows.front();
+  TimeStats combined;
+  combined.calls_per_sample = windows.front().calls_per_sample;
+  combined.converged = true;
+  combined.min_s = windows.front().min_s;
+  combined.max_s = windows.front().max_s;
+  std::vector<double> medians;
+  double weighted_mean = 0;
+  int mean_samples = 0;
+  bool every_mean = true;
+  bool every_interval = true;
+  for (const TimeStats& w : windows) {
+    medians.push_back(w.median_s);
+    combined.samples += w.samples;
+    combined.converged = combined.converged && w.converged;
+    combined.min_s = std::min(combined.min_s, w.min_s);
+    combined.max_s = std::max(combined.max_s, w.max_s);
+    combined.spread = std::max(combined.spread, w.spread);
+    if (w.mean_s) {
+      weighted_mean += *w.mean_s * w.samples;
+      mean_samples += w.samples;
+    } else {
+      every_mean = false;
+    }
+    every_interval = every_interval && w.ci_low_s && w.ci_high_s;
+  }
+  combined.median_s = median_of(medians);
+  const auto [lowest, highest] = std::minmax_element(medians.begin(), medians.end());
+  if (combined.median_s > 0)
+    combined.spread = std::max(combined.spread, (*highest - *lowest) / combined.median_s);
+  if (every_mean && mean_samples > 0) combined.mean_s = weighted_mean / mean_samples;
+  // A window without an interval (an older record) leaves the combined time
+  // without one: an envelope of the others would claim more than is known.
+  if (every_interval) {
+    combined.ci_low_s = combined.median_s;
+    combined.ci_high_s = combined.median_s;
+    for (const TimeStats& w : windows) {
+      combined.ci_low_s = std::min(*combined.ci_low_s, *w.ci_low_s);
+      combined.ci_high_s = std::max(*combined.ci_high_s, *w.ci_high_s);
+    }
+  }
+  return combined;
+}
+
 bool interval_converged(std::span<const double> samples, const StopRule& rule) {
   if (static_cast<int>(samples.size()) < std::max(rule.min_samples, 2)) return false;
   const MedianInterval interval = bootstrap_median_interval(samples, 250);

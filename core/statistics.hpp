@@ -39,6 +39,24 @@ MedianInterval bootstrap_median_interval(std::span<const double> samples, int re
 // calls): median, bootstrap 95% interval, spread (p90 - p10) / median, min, max.
 TimeStats time_stats(std::span<const double> samples, int calls_per_sample, bool converged);
 
+// One time measured in several windows spread over a run. On the shared GPU
+// machines the host's speed drifts over seconds (two runs minutes apart: an
+// LSTM's T_stream 0.47-1.79x, neighbouring points moving together), so one
+// window's interval describes that window only and held the next run's median
+// for fewer than half the host-bound points. Combined:
+// - median: the median of the windows' medians, each window one vote (a window
+//   at a passing slow level is outvoted; a fast level, which fits more samples
+//   in a window's budget, gets no extra weight);
+// - interval: from the lowest window's low to the highest window's high, so the
+//   drift between windows is inside it;
+// - spread: the largest of the windows' spreads and the windows' medians' range
+//   over the median;
+// - mean: over all samples; min, max, samples: over all windows; converged: every
+//   window converged; calls_per_sample: the first window's. Without an interval
+//   in every window, none.
+// One window is returned as it is; no windows give an empty TimeStats.
+TimeStats combine_windows(std::span<const TimeStats> windows);
+
 // When to stop sampling a time: at least `min_samples` samples, and the 95%
 // interval of the median within +-`target_relative_ci` of it; or, whatever the
 // interval, `max_samples` or `budget_s` seconds spent (converged = false then).
