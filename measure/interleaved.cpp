@@ -1,6 +1,7 @@
 #include "measure/interleaved.hpp"
 
 #include <chrono>
+#include <optional>
 #include <vector>
 
 #include "core/elapsed.hpp"
@@ -50,13 +51,16 @@ ThreeTimes time_three_interleaved(const CallUnderTest& call, cudaStream_t stream
       back_to_back_sequence(median_of(call_sampler.samples), stream_options);
   SequenceSampler back_to_back(call.enqueue, call.prelude, stream, sequence,
                                reading_into(read_sm_clock, stream_clocks));
-  GraphReplaySampler graph(call, stream, graph_options, reading_into(read_sm_clock, graph_clocks));
+  std::optional<GraphReplaySampler> graph;
+  if (rules.with_graph)
+    graph.emplace(call, stream, graph_options, reading_into(read_sm_clock, graph_clocks));
+  const bool graph_sampled = graph && graph->available();
 
   samplers.push_back({rules.stream,
                       [&](int n, std::vector<double>& s) { back_to_back.round(n, s); },
                       sequence.samples_per_chunk});
-  if (graph.available())
-    samplers.push_back({rules.graph, [&](int n, std::vector<double>& s) { graph.round(n, s); },
+  if (graph_sampled)
+    samplers.push_back({rules.graph, [&](int n, std::vector<double>& s) { graph->round(n, s); },
                         SequenceOptions{}.samples_per_chunk});
   sample_interleaved(samplers);
 
@@ -70,13 +74,15 @@ ThreeTimes time_three_interleaved(const CallUnderTest& call, cudaStream_t stream
   times.stream.method = back_to_back_method(call, sequence);
   times.stream.sm_clock_hz = median_reading(stream_clocks);
   times.stream_rounds = b.rounds;
-  if (graph.available()) {
+  if (graph_sampled) {
     const Sampler& g = samplers[2];
-    times.graph = graph.result(g.samples, g.converged);
+    times.graph = graph->result(g.samples, g.converged);
     times.graph.time->sm_clock_hz = median_reading(graph_clocks);
     times.graph_rounds = g.rounds;
+  } else if (graph) {
+    times.graph = graph->result({}, false);
   } else {
-    times.graph = graph.result({}, false);
+    times.graph.unavailable = "not measured in this window (host-side times only)";
   }
   return times;
 }

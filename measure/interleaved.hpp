@@ -26,6 +26,9 @@ namespace timeroof {
 
 struct ThreeTimeRules {
   StopRule call, stream, graph;
+  // false: T_call and T_stream only (a revisit of a point's host-side times,
+  // sweeps/runner.hpp); T_graph is GPU-side and repeats without one.
+  bool with_graph = true;
 };
 
 struct ThreeTimes {

@@ -142,6 +142,15 @@ class StepClock {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// The point's params with the algorithm a selection ("heuristic", "exhaustive")
+// chose written in, so another process or a later window runs the same plan.
+nlohmann::json with_algorithm_pinned(const nlohmann::json& params, const std::string& algorithm) {
+  nlohmann::json pinned = params;
+  const std::string selection = pinned.value("algorithm", std::string());
+  if (selection == "heuristic" || selection == "exhaustive") pinned["algorithm"] = algorithm;
+  return pinned;
+}
+
 // Operators with the same key are profiled with the same metrics.
 std::string plan_key(const Operator& op) {
   return std::string(to_string(op.precision())) + "/" + to_string(op.math_mode());
@@ -153,7 +162,36 @@ std::string plan_key(const Operator& op) {
 struct PendingPoint {
   std::unique_ptr<Operator> op;
   Point point;
+  // Host-side windows (runner.hpp): the revisits taken so far, each a Timing
+  // of T_call, issue and T_stream with its record for details["timing"]
+  // ["windows"]; `windows_wanted` counts the first; `windows_end` says why the
+  // revisits stopped early ("" while none did).
+  int windows_wanted = 1;
+  std::vector<Timing> revisits;
+  std::vector<nlohmann::json> revisit_records;
+  std::string windows_end;
+  bool needs_revisit() const {
+    return windows_end.empty() && 1 + static_cast<int>(revisits.size()) < windows_wanted;
+  }
+  bool unfinished() const { return op || needs_revisit(); }
 };
+
+// A window's record in details["timing"]["windows"]: when it began (seconds into
+// this invocation of the sweep), where it ran, its host-side times and the host
+// speed and steal beside them.
+nlohmann::json window_record(const Timing& timing, const nlohmann::json& timing_details,
+                             double at_s) {
+  auto stats = [](const std::optional<TimeStats>& t) {
+    return t ? nlohmann::json(*t) : nlohmann::json(nullptr);
+  };
+  return {{"at_s", at_s},
+          {"process", timing_details.value("process", "runner")},
+          {"call", stats(timing.call)},
+          {"issue", stats(timing.issue)},
+          {"stream", stats(timing.stream)},
+          {"steal_s", timing_details.value("steal_s", nlohmann::json(nullptr))},
+          {"host_probe_s", timing_details.value("host_probe_s", nlohmann::json(nullptr))}};
+}
 
 }  // namespace
 
@@ -174,6 +212,8 @@ struct SweepRunner::State {
   // is timed here and says why.
   std::unique_ptr<TimingWorker> worker;
   std::string worker_failure;
+  // When this invocation of run() began: timing windows say when they ran.
+  std::chrono::steady_clock::time_point run_started = std::chrono::steady_clock::now();
   // Counters: one session per sweep, created on first use; if it cannot be
   // created, every point says why and keeps its timing.
   std::unique_ptr<ProfilerSession> profiler;
@@ -365,18 +405,28 @@ struct SweepRunner::State {
   // T_graph in alternating rounds (measure/interleaved.hpp), each until its
   // interval is narrow enough or its budget is spent, the measuring thread
   // pinned to its core.
-  void timing_pass(Operator& op, const Transfers& transfers, Point& point) {
+  void timing_pass(Operator& op, const Transfers& transfers, Point& point,
+                   TimingWindow window = TimingWindow::first) {
     const cudaStream_t s = stream.get();
     const CallUnderTest under_test = call_under_test(op, transfers);
+    ThreeTimeRules rules{options.call_rule, options.stream_rule, options.graph_rule};
+    if (window == TimingWindow::revisit) {
+      for (StopRule* rule : {&rules.call, &rules.stream}) {
+        rule->budget_s *= options.revisit_budget_share;
+        rule->max_samples = std::max(
+            rule->min_samples,
+            static_cast<int>(std::lround(rule->max_samples * options.revisit_budget_share)));
+      }
+      rules.with_graph = false;
+    }
     const PinnedThread pinned;
     const HostProbe probe_before = probe_host();
     const int core = pinned.core().value_or(-1);
     const std::optional<double> steal_before = steal_seconds(core);
     warm_up(under_test, s, options.warmup);
     const ClockReader& reader = clocks();
-    const ThreeTimes three = time_three_interleaved(
-        under_test, s, {options.call_rule, options.stream_rule, options.graph_rule},
-        [&reader] { return reader.read().sm_hz; });
+    const ThreeTimes three =
+        time_three_interleaved(under_test, s, rules, [&reader] { return reader.read().sm_hz; });
     const SynchronizedTimes& synchronized = three.synchronized;
     const MeasuredTime& back_to_back = three.stream;
     const GraphReplay& graph = three.graph;
@@ -403,12 +453,14 @@ struct SweepRunner::State {
         {"copies", transfers.h2d.empty() && transfers.d2h.empty()
                        ? "none"
                        : "each call includes its host<->device copies"},
+        {"window", window == TimingWindow::first ? "first" : "revisit"},
         {"stop_rule",
-         {{"target_relative_ci", options.call_rule.target_relative_ci},
+         {{"target_relative_ci", rules.call.target_relative_ci},
           {"budget_s",
-           {{"call", options.call_rule.budget_s},
-            {"stream", options.stream_rule.budget_s},
-            {"graph", options.graph_rule.budget_s}}}}},
+           {{"call", rules.call.budget_s},
+            {"stream", rules.stream.budget_s},
+            {"graph",
+             rules.with_graph ? nlohmann::json(rules.graph.budget_s) : nlohmann::json(nullptr)}}}}},
         // NVML's SM clock, the median of one reading per round of each pass.
         {"sm_clock_hz",
          {{"call", optional_json(synchronized.call.sm_clock_hz)},
@@ -435,45 +487,152 @@ struct SweepRunner::State {
     if (!pinned.core()) point.details["timing"]["pin_failure"] = pinned.failure();
   }
 
-  // Step 5 in the timing worker (timing_worker.hpp), the algorithm chosen here
-  // pinned so both processes run the same plan; in this process where there is
-  // no worker or it fails, saying why.
+  // `window` of a point timed in the timing worker (timing_worker.hpp) with
+  // `algorithm` pinned, so both processes run the same plan: true with `timed`'s
+  // times and details["timing"] set; false where there is no worker or it
+  // failed, with `why_here` saying why ("" when none is configured).
+  bool time_in_worker(const OperatorFamily& family, const nlohmann::json& params,
+                      const std::string& algorithm, TimingWindow window, Point& timed,
+                      std::string& why_here) {
+    why_here = options.timing_worker.empty() ? "" : worker_failure;
+    if (options.timing_worker.empty() || !worker_failure.empty()) return false;
+    try {
+      if (!worker) worker = std::make_unique<TimingWorker>(options.timing_worker, gpu.index);
+      const nlohmann::json reply =
+          worker->time(family.name, with_algorithm_pinned(params, algorithm), options, window);
+      const std::string chosen = reply.value("algorithm", std::string());
+      if (reply.at("status") == "ok" && chosen == algorithm) {
+        const Timing times = reply.at("timing").get<Timing>();
+        timed.timing.call = times.call;
+        timed.timing.stream = times.stream;
+        timed.timing.graph = times.graph;
+        timed.timing.issue = times.issue;
+        timed.timing.graph_unavailable = times.graph_unavailable;
+        timed.details["timing"] = reply.at("details");
+        timed.details["timing"]["process"] = "timing worker";
+        return true;
+      }
+      why_here = reply.at("status") != "ok"
+                     ? "the timing worker: " + reply.at("status").get<std::string>() + ": " +
+                           reply.value("reason", std::string())
+                     : "the timing worker chose " + chosen + ", not " + algorithm;
+    } catch (const std::exception& e) {
+      worker_failure = e.what();  // the worker is gone: time here from now on
+      worker.reset();
+      why_here = worker_failure;
+    }
+    return false;
+  }
+
+  // Step 5, the point's first timing window: in the timing worker, or in this
+  // process where there is none or it fails, saying why.
   void timing_step(const OperatorFamily& family, const nlohmann::json& params, Operator& op,
                    const Transfers& transfers, Point& point) {
-    std::string why_here = options.timing_worker.empty() ? "" : worker_failure;
-    if (!options.timing_worker.empty() && worker_failure.empty()) {
-      try {
-        if (!worker) worker = std::make_unique<TimingWorker>(options.timing_worker, gpu.index);
-        nlohmann::json pinned = params;
-        const std::string selection = pinned.value("algorithm", std::string());
-        if (selection == "heuristic" || selection == "exhaustive")
-          pinned["algorithm"] = op.algorithm();
-        const nlohmann::json reply = worker->time(family.name, pinned, options);
-        const std::string algorithm = reply.value("algorithm", std::string());
-        if (reply.at("status") == "ok" && algorithm == op.algorithm()) {
-          const Timing timed = reply.at("timing").get<Timing>();
-          point.timing.call = timed.call;
-          point.timing.stream = timed.stream;
-          point.timing.graph = timed.graph;
-          point.timing.issue = timed.issue;
-          point.timing.graph_unavailable = timed.graph_unavailable;
-          point.details["timing"] = reply.at("details");
-          point.details["timing"]["process"] = "timing worker";
+    const double at_s = seconds_since(run_started);
+    std::string why_here;
+    if (!time_in_worker(family, params, op.algorithm(), TimingWindow::first, point, why_here)) {
+      timing_pass(op, transfers, point);
+      point.details["timing"]["process"] = "runner";
+      if (!why_here.empty()) point.details["timing"]["worker_failure"] = why_here;
+    }
+    point.details["timing"]["at_s"] = at_s;
+  }
+
+  // Build, prepare and time a point in this process (the timing worker's job;
+  // a revisit here where there is no worker).
+  Point time_here(const OperatorFamily& family, const nlohmann::json& params, TimingWindow window) {
+    std::unique_ptr<Operator> op = make_operator(family, params, libraries);
+    Point point = describe(*op);
+    point.params = params;
+    const std::string no_transfer = transfer_unavailable(op->problem(), options.transfer);
+    if (!no_transfer.empty()) {
+      point.status = PointStatus::unsupported;
+      point.reason = no_transfer;
+      return point;
+    }
+    const Outcome timed = guarded([&] {
+      op->prepare(stream.get());
+      point.algorithm = op->algorithm();
+      const Transfers transfers = transfers_for(*op);
+      timing_pass(*op, transfers, point, window);
+    });
+    point.status = timed.status;
+    point.reason = timed.reason;
+    return point;
+  }
+
+  // How many windows a timed point gets (runner.hpp), and why, into
+  // details["timing"]["host_windows"].
+  void plan_windows(PendingPoint& pending) const {
+    Point& point = pending.point;
+    if (!point.timing.call || !point.details.contains("timing")) return;
+    const bool matters = host_part_matters(point.timing);
+    pending.windows_wanted = matters ? std::max(1, options.host_windows) : 1;
+    point.details["timing"]["host_windows"] = {
+        {"wanted", pending.windows_wanted},
+        {"why", matters ? "host-bound: the issue time is >= 2% of T_call or T_stream >= 1.02x "
+                          "T_graph, so the host's speed moves the times"
+                        : "GPU-bound: the host's speed cannot move the times by 3%"}};
+  }
+
+  // One more window of a point's host-side times, where its first ran; a
+  // revisit that fails ends the point's windows and says why.
+  void revisit(const OperatorFamily& family, PendingPoint& pending) {
+    const Point& point = pending.point;
+    const double at_s = seconds_since(run_started);
+    Point timed;
+    std::string why_here;
+    try {
+      if (!time_in_worker(family, point.params, point.algorithm, TimingWindow::revisit, timed,
+                          why_here)) {
+        timed = time_here(family, with_algorithm_pinned(point.params, point.algorithm),
+                          TimingWindow::revisit);
+        if (timed.status != PointStatus::ok) {
+          pending.windows_end = "a revisit failed: " + timed.reason;
           return;
         }
-        why_here = reply.at("status") != "ok"
-                       ? "the timing worker: " + reply.at("status").get<std::string>() + ": " +
-                             reply.value("reason", std::string())
-                       : "the timing worker chose " + algorithm + ", not " + op.algorithm();
-      } catch (const std::exception& e) {
-        worker_failure = e.what();  // the worker is gone: time here from now on
-        worker.reset();
-        why_here = worker_failure;
+        if (timed.algorithm != point.algorithm) {
+          pending.windows_end = "a revisit ran " + timed.algorithm + ", not " + point.algorithm;
+          return;
+        }
+        timed.details["timing"]["process"] = "runner";
+        if (!why_here.empty()) timed.details["timing"]["worker_failure"] = why_here;
       }
+    } catch (const std::exception& e) {
+      pending.windows_end = std::string("a revisit failed: ") + e.what();
+      return;
     }
-    timing_pass(op, transfers, point);
-    point.details["timing"]["process"] = "runner";
-    if (!why_here.empty()) point.details["timing"]["worker_failure"] = why_here;
+    pending.revisits.push_back(timed.timing);
+    pending.revisit_records.push_back(window_record(timed.timing, timed.details["timing"], at_s));
+  }
+
+  // A point's T_call, issue time and T_stream from all its windows
+  // (combine_windows), each window kept in details["timing"]["windows"].
+  static void join_windows(PendingPoint& pending) {
+    Point& point = pending.point;
+    if (!point.details.contains("timing") || !point.details["timing"].contains("host_windows"))
+      return;
+    nlohmann::json& details = point.details["timing"];
+    nlohmann::json records = nlohmann::json::array();
+    records.push_back(window_record(point.timing, details, details.value("at_s", 0.0)));
+    for (const nlohmann::json& record : pending.revisit_records) records.push_back(record);
+    auto joined = [&](std::optional<TimeStats> Timing::*time) -> std::optional<TimeStats> {
+      if (!(point.timing.*time)) return std::nullopt;
+      std::vector<TimeStats> windows{*(point.timing.*time)};
+      for (const Timing& revisit : pending.revisits)
+        if (revisit.*time) windows.push_back(*(revisit.*time));
+      return combine_windows(windows);
+    };
+    point.timing.call = joined(&Timing::call);
+    point.timing.issue = joined(&Timing::issue);
+    point.timing.stream = joined(&Timing::stream);
+    nlohmann::json& summary = details["host_windows"];
+    summary["taken"] = records.size();
+    summary["combined"] =
+        "T_call, issue and T_stream: the median of the windows' medians, the 95% interval from "
+        "the lowest window's low to the highest window's high";
+    if (!pending.windows_end.empty()) summary["ended"] = pending.windows_end;
+    details["windows"] = std::move(records);
   }
 
   void trace_pass(Operator& op, const Transfers& transfers, Point& point) {
@@ -595,6 +754,43 @@ struct SweepRunner::State {
 
   // Collects the counters of every point in `points` that waits for them, in
   // batches of points with the same collection plan, and releases their operators.
+  // One revisit of each point that wants one, in order, so that a point's
+  // windows lie a batch apart; skipped, and said, once `stop` is set.
+  void revisit_pass(std::vector<PendingPoint>& points, const OperatorFamily& family,
+                    const std::atomic<bool>& stop,
+                    const std::function<void(const std::string&)>& announce) {
+    const auto wanting = std::count_if(points.begin(), points.end(),
+                                       [](const PendingPoint& p) { return p.needs_revisit(); });
+    if (wanting == 0) return;
+    if (announce) announce("timing windows of " + std::to_string(wanting) + " point(s)");
+    for (PendingPoint& p : points) {
+      if (!p.needs_revisit()) continue;
+      if (stop.load())
+        p.windows_end = "the sweep was stopped before this point's remaining windows";
+      else
+        revisit(family, p);
+    }
+  }
+
+  // Finishes a batch of points: a revisit pass, the counter collection, the
+  // other revisit passes, and each point's windows joined. `announce` names each
+  // long step for the progress line.
+  void complete(std::vector<PendingPoint>& points, const OperatorFamily& family,
+                const std::atomic<bool>& stop,
+                const std::function<void(const std::string&)>& announce) {
+    revisit_pass(points, family, stop, announce);
+    const auto waiting = std::count_if(points.begin(), points.end(),
+                                       [](const PendingPoint& p) { return p.op != nullptr; });
+    // A collection takes ~0.2 s per pass whatever it holds: the progress line
+    // says so, not the label of the last point timed.
+    if (announce && waiting > 0 && options.counters && counters_unavailable.empty())
+      announce("hardware counters of " + std::to_string(waiting) + " point(s)");
+    collect_counters(points);
+    for (int pass = 2; pass < options.host_windows; ++pass)
+      revisit_pass(points, family, stop, announce);
+    for (PendingPoint& p : points) join_windows(p);
+  }
+
   void collect_counters(std::vector<PendingPoint>& points) {
     std::map<std::string, std::vector<PendingPoint*>> by_plan;
     for (PendingPoint& pending : points) {
@@ -608,6 +804,14 @@ struct SweepRunner::State {
     for (PendingPoint& pending : points) pending.op.reset();
   }
 };
+
+bool host_part_matters(const Timing& timing) {
+  constexpr double kIssueShare = 0.02, kStreamOverGraph = 1.02;
+  const std::optional<double> call = timing.call_s(), issue = timing.issue_s();
+  const std::optional<double> stream = timing.stream_s(), graph = timing.graph_s();
+  if (call && issue && *issue >= kIssueShare * *call) return true;
+  return stream && (!graph || *stream >= kStreamOverGraph * *graph);
+}
 
 SweepRunner::SweepRunner(GpuInfo gpu, RunnerOptions options) : state_(std::make_unique<State>()) {
   state_->gpu = std::move(gpu);
@@ -686,7 +890,10 @@ PendingPoint SweepRunner::State::measure_until_counters(const OperatorFamily& fa
   if (measured.status != PointStatus::ok) {
     point.status = measured.status;
     point.reason = measured.reason;
-  } else if (options.counters && counters_unavailable.empty()) {
+    return pending;
+  }
+  plan_windows(pending);
+  if (options.counters && counters_unavailable.empty()) {
     // Kept for the counter pass, which profiles run() alone (copies are not
     // kernels). The profiler session is not created here: enabled, it would
     // stay attached through the next point's timing.
@@ -697,25 +904,9 @@ PendingPoint SweepRunner::State::measure_until_counters(const OperatorFamily& fa
   return pending;
 }
 
-Point SweepRunner::time_point(const OperatorFamily& family, const nlohmann::json& params) {
-  std::unique_ptr<Operator> op = make_operator(family, params, state_->libraries);
-  Point point = describe(*op);
-  point.params = params;
-  const std::string no_transfer = transfer_unavailable(op->problem(), state_->options.transfer);
-  if (!no_transfer.empty()) {
-    point.status = PointStatus::unsupported;
-    point.reason = no_transfer;
-    return point;
-  }
-  const Outcome timed = guarded([&] {
-    op->prepare(state_->stream.get());
-    point.algorithm = op->algorithm();
-    const Transfers transfers = state_->transfers_for(*op);
-    state_->timing_pass(*op, transfers, point);
-  });
-  point.status = timed.status;
-  point.reason = timed.reason;
-  return point;
+Point SweepRunner::time_point(const OperatorFamily& family, const nlohmann::json& params,
+                              TimingWindow window) {
+  return state_->time_here(family, params, window);
 }
 
 Point SweepRunner::time_prepared(Operator& op) {
@@ -728,7 +919,8 @@ Point SweepRunner::measure_point(const OperatorFamily& family, const nlohmann::j
                                  const std::string& sweep, int seq) {
   std::vector<PendingPoint> one;
   one.push_back(state_->measure_until_counters(family, params, sweep, seq));
-  state_->collect_counters(one);
+  const std::atomic<bool> never_stopped{false};
+  state_->complete(one, family, never_stopped, nullptr);
   return std::move(one.front().point);
 }
 
@@ -741,6 +933,7 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
   for (int seq = 0; seq < static_cast<int>(plan.points.size()); ++seq)
     status.total += finished.count(seq) ? 0 : 1;
   const auto started = std::chrono::steady_clock::now();
+  state_->run_started = started;
   auto write = [&](Point& point) {
     try {
       sink.write(point);
@@ -763,23 +956,21 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
     ++status.done;
     status.elapsed_s = seconds_since(started);
   };
-  // Points wait here, in order, for one counter collection per batch; then they
-  // are written. What is pending when the sweep stops is collected and written
-  // first, so Ctrl-C loses nothing; a crash loses at most one batch.
+  // Points wait here, in order, for one counter collection per batch and for
+  // their host-side windows (runner.hpp); then they are written. What is pending
+  // when the sweep stops is collected and written first (revisits not yet taken
+  // are skipped), so Ctrl-C loses nothing; a crash loses at most one batch.
   std::vector<PendingPoint> pending = std::move(state_->kept);  // from the last call
   std::size_t waiting = state_->kept_waiting;    // pending points that still need counters
   std::string waiting_plan = state_->kept_plan;  // their plan_key
   state_->kept.clear();
   state_->kept_waiting = 0;
   auto finish_pending = [&] {
-    // A collection takes ~0.2 s per pass whatever it holds: the progress line
-    // says so, not the label of the last point timed.
-    if (progress && waiting > 0 && state_->options.counters &&
-        state_->counters_unavailable.empty()) {
-      status.current = "hardware counters of " + std::to_string(waiting) + " point(s)";
+    state_->complete(pending, *plan.family, stop, [&](const std::string& step) {
+      if (!progress) return;
+      status.current = step;
       progress(status);
-    }
-    state_->collect_counters(pending);
+    });
     for (PendingPoint& p : pending) write(p.point);
     pending.clear();
     waiting = 0;
@@ -810,8 +1001,10 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
       ++waiting;
     }
     pending.push_back(std::move(measured));
-    // Written now if nothing waits for counters (or the batch is full).
-    if (waiting == 0 || static_cast<int>(waiting) >= std::max(1, state_->options.counter_batch))
+    // Written now if nothing waits for counters or windows (or the batch is full).
+    const auto unfinished = std::count_if(pending.begin(), pending.end(),
+                                          [](const PendingPoint& p) { return p.unfinished(); });
+    if (unfinished == 0 || unfinished >= std::max(1, state_->options.counter_batch))
       finish_pending();
   }
   if (last_batch == LastBatch::keep && !outcome.interrupted && !stop.load()) {

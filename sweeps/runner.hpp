@@ -11,7 +11,8 @@
 //      thread pinned to its core; L2 flushed before each call when cold. Run in
 //      the timing worker (timing_worker.hpp: a process CUPTI never attached to,
 //      the algorithm chosen here pinned) where RunnerOptions::timing_worker
-//      names one; here otherwise, or where the worker fails (details say why);
+//      names one; here otherwise, or where the worker fails (details say why).
+//      This is the first of the point's timing windows: see host_windows;
 //   6. trace pass (measure/trace_calls.hpp): CUPTI activity records of a few calls
 //      -> kernels, launches, API time (and every API name per call), gaps,
 //      transfers (times: the median over the calls);
@@ -22,6 +23,18 @@
 //      the same plan in one collection: those points keep their operators (and
 //      device memory) until then, and are written to the sink after it, in order;
 //      the batch ends early when half the device memory is in use.
+// Host-side windows: T_call, the issue time and T_stream of a launch-bound call
+// follow the host's speed, which on the shared GPU machines drifts over seconds
+// (two runs minutes apart: LSTM T_stream 0.47-1.79x, neighbouring points moving
+// together), so one window's interval held the other run's median for fewer
+// than half the points. A point whose host part matters (host_part_matters:
+// issue >= 2% of T_call, or T_stream >= 1.02 T_graph) is therefore timed again
+// in RunnerOptions::host_windows - 1 revisits of T_call and T_stream alone,
+// taken when its batch is complete (the first before the batch's counter
+// collection, the others after it; a batch spans ~16 points, so seconds apart),
+// and its three times are the windows combined (core/statistics.hpp
+// combine_windows); details["timing"]["windows"] keeps each window. A stop
+// (Ctrl-C) skips revisits not yet taken and says so.
 // With a transfer mode, a "call" of steps 4-6 is: a cudaMemcpyAsync host -> device
 // of each of the operator's inputs(), run(), then (h2d_input_d2h_output) a
 // cudaMemcpyAsync device -> host of each outputs(), all on the runner's stream, from
@@ -67,6 +80,11 @@ struct RunnerOptions {
   StopRule call_rule{.min_samples = 30, .max_samples = 3000, .budget_s = 0.3};
   StopRule stream_rule{.min_samples = 16, .max_samples = 1000, .budget_s = 0.2};
   StopRule graph_rule{.min_samples = 16, .max_samples = 1000, .budget_s = 0.2};
+  // Windows of a host-bound point's host-side times (see the top of this file);
+  // 1: the first window alone. A revisit samples under call_rule and
+  // stream_rule with revisit_budget_share of their budget and sample limit.
+  int host_windows = 3;
+  double revisit_budget_share = 0.5;
   int trace_calls = 5;
   // The executable of `timeroof timing-worker` (sweeps/timing_worker.hpp): step 5
   // runs there, in a process CUPTI never attached to; empty: in this process.
@@ -79,6 +97,15 @@ struct RunnerOptions {
   // costs ~0.2 s per pass on an H200, whatever it holds); 1 = one per point.
   int counter_batch = 16;
 };
+
+// A point's timing window: the first (the three times) or a revisit (T_call
+// with the issue time and T_stream, under the revisit rules).
+enum class TimingWindow { first, revisit };
+
+// Whether a point's host-side times can move by more than the repeatability
+// target (3%) when the host's speed moves ~1.5x: its issue time is at least 2%
+// of T_call, or T_stream is at least 1.02x T_graph (or there is no T_graph).
+bool host_part_matters(const Timing& timing);
 
 // What a sweep measures: a family and its points (params objects), in order.
 struct SweepPlan {
@@ -137,12 +164,15 @@ class SweepRunner {
                    const std::function<void(const SweepProgress&)>& progress = nullptr,
                    LastBatch last_batch = LastBatch::write);
 
-  // Measures one point (exposed for tests and benchmarks).
+  // Measures one point (exposed for tests and benchmarks); its host-side windows
+  // follow one another.
   Point measure_point(const OperatorFamily& family, const nlohmann::json& params,
                       const std::string& sweep, int seq);
   // Steps 1, 2, 4 and 5 of one point (build, prepare, warm up, time), in this
-  // process: what the timing worker runs; the point carries its status.
-  Point time_point(const OperatorFamily& family, const nlohmann::json& params);
+  // process: what the timing worker runs (the first window: three times; a
+  // revisit: T_call with the issue time and T_stream); the point carries its status.
+  Point time_point(const OperatorFamily& family, const nlohmann::json& params,
+                   TimingWindow window = TimingWindow::first);
   // Steps 4-5 alone (warm-up and timing pass) on an operator the caller
   // prepared: the point's three times and details["timing"] (for benchmarks of
   // the method).

@@ -818,10 +818,15 @@ PointEstimate estimate_point(const json& point, const OperatorFamily& family,
   const double warmup_s = std::max(roofs.warmup_calls * sample_s, roofs.warmup_s);
   const double stream_sample_s = std::max(estimate.call_s, roofs.stream_sample_s);
   const double stream_s = roofs.convergence * roofs.stream_min_samples * stream_sample_s;
-  const double timing_s =
-      std::min(roofs.convergence * roofs.call_min_samples * sample_s, roofs.call_budget_s) +
-      std::min(stream_s, roofs.stream_budget_s) + roofs.graph_capture_s +
-      std::min(stream_s, roofs.graph_budget_s);
+  const double call_timing_s =
+      std::min(roofs.convergence * roofs.call_min_samples * sample_s, roofs.call_budget_s);
+  const double stream_timing_s = std::min(stream_s, roofs.stream_budget_s);
+  const bool host_bound = op->expected_launches() * roofs.launch_s >= 0.02 * estimate.call_s;
+  const double revisit_s =
+      roofs.setup_s + warmup_s + roofs.revisit_budget_share * (call_timing_s + stream_timing_s);
+  const double timing_s = call_timing_s + stream_timing_s + roofs.graph_capture_s +
+                          std::min(stream_s, roofs.graph_budget_s) +
+                          (host_bound ? std::max(0, roofs.host_windows - 1) * revisit_s : 0);
   const double trace_s = roofs.trace_calls * estimate.call_s + roofs.trace_overhead_s;
   // The counter passes replay the operator alone (its copies are not kernels),
   // after a warm-up call of its own, in a collection shared by counter_batch points.
@@ -911,7 +916,10 @@ std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
       << " calls, " << format_si(roofs.warmup_s, "s")
       << ") + T_call, T_stream, T_graph until +-1% (at most " << format_si(roofs.call_budget_s, "s")
       << " + " << format_si(roofs.stream_budget_s, "s") << " + "
-      << format_si(roofs.graph_budget_s, "s") << ") + " << roofs.trace_calls << " traced calls + "
+      << format_si(roofs.graph_budget_s, "s") << "), T_call and T_stream " << roofs.host_windows - 1
+      << " more times at " << roofs.revisit_budget_share
+      << " of their budgets where launches take >= 2% of the call, + " << roofs.trace_calls
+      << " traced calls + "
       << (roofs.counter_passes > 0
               ? std::to_string(roofs.counter_passes) + " counter passes x (" +
                     format_si(roofs.counter_pass_s, "s") + " / " +

@@ -194,6 +194,12 @@ struct DryRunRoofs {
   double stream_sample_s = 200e-6;  // a warm back-to-back sample spans at least this
   double graph_capture_s = 0.002;   // capture, instantiate, upload and the pilot replays
   double convergence = 2;
+  // Host-side windows (RunnerOptions::host_windows): a point whose launches take
+  // >= 2% of its call is revisited this many times less one, each revisit a
+  // fresh prepare and warm-up in the timing worker and T_call and T_stream at
+  // revisit_budget_share of their budgets.
+  int host_windows = 3;
+  double revisit_budget_share = 0.5;
   int trace_calls = 5;
   double trace_overhead_s = 0.0025;
   int counter_passes = 2;         // the catalog's plan for fp16 conv and LSTM on GH100

@@ -95,9 +95,12 @@ std::string TimingWorker::read_line() {
 }
 
 nlohmann::json TimingWorker::time(const std::string& family, const nlohmann::json& params,
-                                  const RunnerOptions& options) {
+                                  const RunnerOptions& options, TimingWindow window) {
   const std::string request =
-      nlohmann::json{{"family", family}, {"params", params}, {"options", options_json(options)}}
+      nlohmann::json{{"family", family},
+                     {"params", params},
+                     {"window", window == TimingWindow::first ? "first" : "revisit"},
+                     {"options", options_json(options)}}
           .dump() +
       "\n";
   for (std::size_t sent = 0; sent < request.size();) {
@@ -131,8 +134,12 @@ void serve_timing_requests(std::istream& in, std::ostream& out, const GpuInfo& g
         options.pinned_host = given.at("pinned_host").get<bool>();
         runners[key] = std::make_unique<SweepRunner>(gpu, options);
       }
+      const std::string window = request.value("window", "first");
+      if (window != "first" && window != "revisit")
+        throw std::runtime_error("unknown timing window '" + window + "'");
       const Point point = runners[key]->time_point(
-          find_family(request.at("family").get<std::string>()), request.at("params"));
+          find_family(request.at("family").get<std::string>()), request.at("params"),
+          window == "first" ? TimingWindow::first : TimingWindow::revisit);
       reply = {{"status", to_string(point.status)},
                {"reason", point.reason},
                {"algorithm", point.algorithm},

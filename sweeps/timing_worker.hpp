@@ -10,10 +10,10 @@
 // time: the runner waits for each reply.
 //
 // Protocol, one JSON object per line over a socket pair on the worker's stdin
-// and stdout: request {"family", "params", "options": {"cold_l2", "transfer",
-// "pinned_host"}}; reply {"status", "reason", "algorithm", "timing" (Timing),
-// "details" (details["timing"])}. The worker ignores SIGINT (the runner decides
-// when to stop) and exits when its input ends.
+// and stdout: request {"family", "params", "window" ("first" or "revisit", see
+// runner.hpp), "options": {"cold_l2", "transfer", "pinned_host"}}; reply {"status", "reason",
+// "algorithm", "timing" (Timing), "details" (details["timing"])}. The worker ignores SIGINT (the
+// runner decides when to stop) and exits when its input ends.
 #pragma once
 
 #include <sys/types.h>
@@ -28,6 +28,7 @@
 namespace timeroof {
 
 struct RunnerOptions;
+enum class TimingWindow;
 
 class TimingWorker {
  public:
@@ -42,7 +43,7 @@ class TimingWorker {
   // died or replied with something that is not a reply (the runner then times
   // the point itself and says why).
   nlohmann::json time(const std::string& family, const nlohmann::json& params,
-                      const RunnerOptions& options);
+                      const RunnerOptions& options, TimingWindow window);
   pid_t pid() const noexcept { return pid_; }
 
  private:

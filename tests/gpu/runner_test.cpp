@@ -1,9 +1,15 @@
 // GPU tier: the sweep runner end to end on cuDNN Conv2D points.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/json_io.hpp"
+#include "core/statistics.hpp"
 #include "counters/counter_access.hpp"
 #include "sweeps/runner.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
@@ -85,6 +91,7 @@ TEST(SweepRunner, ResumesAndStopsBetweenPoints) {
   TR_REQUIRE_GPU();
   RunnerOptions options;
   options.counters = false;  // timing-only mode: points stay ok, counters empty
+  options.host_windows = 1;  // nothing waits for a batch: each point is written at once
   SweepRunner runner(inspect_gpu(0), options);
   const OperatorFamily family = conv2d_family();
   SweepPlan plan{
@@ -310,6 +317,112 @@ TEST(SweepRunner, WithoutItsWorkerTheRunnerTimesHereAndSaysWhy) {
             std::string::npos)
       << p.details["timing"];
   EXPECT_TRUE(p.timing.stream && p.timing.graph);
+}
+
+// Host-side windows (runner.hpp): a host-bound point's T_call, issue time and
+// T_stream are taken in three windows, the revisits when its batch is complete,
+// and combined (median of the windows' medians, envelope of their intervals); a
+// GPU-bound point keeps one window. T_graph is the first window's.
+TEST(SweepRunner, HostBoundPointsAreTimedInWindowsSpreadOverTheirBatch) {
+  TR_REQUIRE_GPU();
+  RunnerOptions options;
+  options.timing_worker = test::tool_binary();
+  options.counters = false;
+  SweepRunner runner(inspect_gpu(0), options);
+  const OperatorFamily lstm = lstm_family();
+  auto lstm_point = [](int batch) {
+    return nlohmann::json{{"batch", batch},    {"seq_length", 16},    {"input_size", 64},
+                          {"hidden_size", 64}, {"precision", "fp32"}, {"math", "fma_only"}};
+  };
+  SweepPlan plan{"windows", &lstm, {lstm_point(1), lstm_point(2), lstm_point(4)}};
+  CollectingSink sink;
+  const std::atomic<bool> stop = false;
+  std::vector<std::string> steps;
+  runner.run(plan, {}, sink, stop, [&](const SweepProgress& s) { steps.push_back(s.current); });
+  ASSERT_EQ(sink.points.size(), 3u);
+  EXPECT_NE(std::find(steps.begin(), steps.end(), "timing windows of 3 point(s)"), steps.end());
+  double previous_first_at = -1;
+  for (const Point& p : sink.points) {
+    ASSERT_EQ(p.status, PointStatus::ok) << p.reason;
+    const nlohmann::json& timing = p.details["timing"];
+    ASSERT_TRUE(timing.contains("windows")) << timing;
+    const nlohmann::json& windows = timing["windows"];
+    // A small LSTM is launch-bound: its host part decides its times.
+    ASSERT_EQ(windows.size(), 3u) << timing["host_windows"];
+    EXPECT_EQ(timing["host_windows"]["taken"], 3);
+    EXPECT_FALSE(timing["host_windows"].contains("ended")) << timing["host_windows"];
+    // The first window ran in sweep order; each revisit after the whole batch's
+    // first windows, the second after the first.
+    const double first_at = windows[0]["at_s"].get<double>();
+    EXPECT_GT(first_at, previous_first_at);
+    previous_first_at = first_at;
+    EXPECT_GT(windows[1]["at_s"].get<double>(),
+              sink.points.back().details["timing"]["at_s"].get<double>());
+    EXPECT_GT(windows[2]["at_s"].get<double>(), windows[1]["at_s"].get<double>());
+    for (const nlohmann::json& w : windows) EXPECT_EQ(w["process"], "timing worker") << w;
+    const std::vector<std::pair<const char*, TimeStats>> combined_times = {
+        {"call", *p.timing.call}, {"issue", *p.timing.issue}, {"stream", *p.timing.stream}};
+    for (const auto& [name, combined] : combined_times) {
+      std::vector<TimeStats> taken;
+      for (const nlohmann::json& w : windows) taken.push_back(w[name].get<TimeStats>());
+      EXPECT_EQ(combined, combine_windows(taken)) << name;
+      for (const TimeStats& w : taken) {
+        EXPECT_LE(*combined.ci_low_s, *w.ci_low_s) << name;
+        EXPECT_GE(*combined.ci_high_s, *w.ci_high_s) << name;
+      }
+      std::printf("batch %d %s: windows %.2f / %.2f / %.2f us -> %.2f us [%.2f, %.2f]\n",
+                  p.params["batch"].get<int>(), name, taken[0].median_s * 1e6,
+                  taken[1].median_s * 1e6, taken[2].median_s * 1e6, combined.median_s * 1e6,
+                  *combined.ci_low_s * 1e6, *combined.ci_high_s * 1e6);
+    }
+    // T_graph is GPU-side: measured in the first window only.
+    EXPECT_TRUE(p.timing.graph) << timing;
+    EXPECT_GT(timing["rounds"]["graph"].get<int>(), 0);
+  }
+}
+
+// A big convolution's host part is too small to move its times: one window.
+TEST(SweepRunner, GpuBoundPointsKeepOneWindow) {
+  TR_REQUIRE_GPU();
+  RunnerOptions options;
+  options.counters = false;
+  SweepRunner runner(inspect_gpu(0), options);
+  const Point p = runner.measure_point(conv2d_family(), paper_point(256), "test", 0);
+  ASSERT_EQ(p.status, PointStatus::ok) << p.reason;
+  const nlohmann::json& timing = p.details["timing"];
+  std::printf("conv batch 256: T_call %.1f us, issue %.2f us, T_stream %.1f us, T_graph %.1f us\n",
+              *p.timing.call_s() * 1e6, *p.timing.issue_s() * 1e6, *p.timing.stream_s() * 1e6,
+              *p.timing.graph_s() * 1e6);
+  EXPECT_EQ(host_part_matters(p.timing), timing["host_windows"]["wanted"] == 3) << timing;
+  ASSERT_FALSE(host_part_matters(p.timing)) << "batch 256 should be GPU-bound: " << timing;
+  EXPECT_EQ(timing["windows"].size(), 1u);
+  EXPECT_EQ(timing["host_windows"]["taken"], 1);
+}
+
+// Ctrl-C while a batch waits for its windows: the revisits are skipped, the
+// points are written with the windows taken and say why.
+TEST(SweepRunner, AStopSkipsTheWindowsNotYetTaken) {
+  TR_REQUIRE_GPU();
+  RunnerOptions options;
+  options.counters = false;
+  SweepRunner runner(inspect_gpu(0), options);
+  const OperatorFamily lstm = lstm_family();
+  const nlohmann::json small = {{"batch", 1},        {"seq_length", 16},    {"input_size", 64},
+                                {"hidden_size", 64}, {"precision", "fp32"}, {"math", "fma_only"}};
+  SweepPlan plan{"stopped", &lstm, {small, small}};
+  CollectingSink sink;
+  std::atomic<bool> stop = false;
+  runner.run(plan, {}, sink, stop, [&](const SweepProgress& s) {
+    if (s.current.rfind("timing windows", 0) == 0) stop = true;  // Ctrl-C there
+  });
+  ASSERT_EQ(sink.points.size(), 2u);
+  for (const Point& p : sink.points) {
+    ASSERT_EQ(p.status, PointStatus::ok) << p.reason;
+    const nlohmann::json& windows = p.details["timing"]["host_windows"];
+    EXPECT_EQ(windows["taken"], 1) << windows;
+    EXPECT_NE(windows.value("ended", std::string()).find("stopped"), std::string::npos) << windows;
+    EXPECT_EQ(*p.timing.call, p.details["timing"]["windows"][0]["call"].get<TimeStats>());
+  }
 }
 
 }  // namespace
