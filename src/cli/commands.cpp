@@ -829,6 +829,7 @@ ExitCode run_import(const CommonOptions& options, const std::vector<std::string>
     std::vector<RunRecord> parsed = read_export_file(file);
     records.insert(records.end(), parsed.begin(), parsed.end());
   }
+  ResultsStore::refuse_duplicate_runs(options.db, records);
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
   store.import_runs(records);
   std::cerr << "imported " << records.size() << " run(s) into " << options.db << "\n";

@@ -890,6 +890,27 @@ void ResultsStore::import_runs(const std::vector<RunRecord>& records) {
   committed();
 }
 
+void ResultsStore::refuse_duplicate_runs(const std::string& path,
+                                         const std::vector<RunRecord>& records) {
+  std::set<std::string> given;
+  for (const RunRecord& record : records) {
+    if (!given.insert(record.run.uuid).second)
+      throw usage_error("run " + record.run.uuid +
+                        " is given twice; nothing was imported; import each run once");
+  }
+  // Anything but a store of ours is left to the writer's open, which says what
+  // is wrong with the file or gives it the schema.
+  if (inspect(path) != FileState::timeroof) return;
+  ResultsStore store = open(path, Access::read_only);
+  for (const RunRecord& record : records) {
+    Statement existing = store.db_.prepare("SELECT id FROM runs WHERE uuid = ?1");
+    existing.bind(1, record.run.uuid);
+    if (existing.step())
+      throw usage_error(path + ": run " + record.run.uuid + " is already stored (id " +
+                        std::to_string(existing.column_int64(0)) + "); nothing was imported");
+  }
+}
+
 // ---- Reading ----
 
 std::vector<Run> ResultsStore::select_runs(const std::optional<std::int64_t>& only_id) {

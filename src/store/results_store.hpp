@@ -80,6 +80,12 @@ class ResultsStore {
   // Imports runs (ids are reassigned) in one transaction: if any uuid is already
   // stored, a usage error names it and nothing is imported.
   void import_runs(const std::vector<RunRecord>& records);
+  // Refuses records that name one run twice, or a run the store at `path` has,
+  // reading the store only. A refused import then never opens a writer
+  // connection: two of them closing at the same moment can each leave the
+  // other to remove the -wal and -shm files, and both leave them (seen in CI).
+  // import_runs checks again inside its transaction.
+  static void refuse_duplicate_runs(const std::string& path, const std::vector<RunRecord>& records);
 
  private:
   explicit ResultsStore(sqlite::Database db) : locks_(db.path()), db_(std::move(db)) {}

@@ -128,7 +128,13 @@ Tally expect_all_refused(const std::vector<Hostile>& all, const std::string& dir
       batch += "\n  " + cases[i].what + ": timeroof " + shell_join(cases[i].args);
     }
     for (std::size_t i = first; i < end; ++i) expect_refused(cases[i], running[i - first].get());
-    EXPECT_TRUE(snapshot(dir) == before) << "files changed by one of:" << batch;
+    const std::map<std::string, std::string> after = snapshot(dir);
+    std::string changed;
+    for (const auto& [name, entry] : after)
+      if (!before.count(name) || before.at(name) != entry) changed += " " + name;
+    for (const auto& [name, entry] : before)
+      if (!after.count(name)) changed += " " + name + " (gone)";
+    EXPECT_TRUE(changed.empty()) << "files changed (" << changed << ") by one of:" << batch;
   }
   return {cases.size(), all.size()};
 }
