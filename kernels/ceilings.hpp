@@ -7,13 +7,16 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/results.hpp"
 #include "kernels/measure.hpp"
+#include "kernels/time_windows.hpp"
 
 namespace timeroof {
 
@@ -69,8 +72,41 @@ void measure_cuda_core_ceilings(const CeilingRequest& request, CeilingResults& o
 void measure_memory_ceilings(const CeilingRequest& request, CeilingResults& out);
 // h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable (nvbandwidth-style spin kernel).
 void measure_transfer_ceilings(const CeilingRequest& request, CeilingResults& out);
-// launch_async (per launch), launch_sync (launch + synchronize), launch_graph_node.
+// The launch family alone: launch_async (per launch) and launch_sync (launch +
+// synchronize) in kLaunchWindows windows one after another, then launch_graph_node.
+// measure_ceilings spreads the windows over the whole run instead.
 void measure_launch_ceilings(const CeilingRequest& request, CeilingResults& out);
+// launch_graph_node: GPU-timed, so one window (it repeated within 0.7% across runs).
+void measure_launch_graph_ceiling(const CeilingRequest& request, CeilingResults& out);
+
+// The host-timed launch roofs the request wants (launch_async, launch_sync), one
+// window at a time (kernels/time_windows.hpp says why), then joined. The caller
+// holds the host lock around each take().
+class LaunchWindows {
+ public:
+  explicit LaunchWindows(
+      const CeilingRequest& request,
+      std::chrono::steady_clock::time_point run_start = std::chrono::steady_clock::now());
+  bool empty() const noexcept { return roofs_.empty(); }
+  bool measures(const std::string& name) const;
+  int taken() const noexcept { return taken_; }
+  const std::vector<WindowedRoof>& roofs() const noexcept { return roofs_; }
+  // One window of each roof, now: its own warm-up and pinned thread, and a
+  // kLaunchWindows-th of the sampling one window had before. A CUDA error fails
+  // this window only (the method says so).
+  void take(const CeilingRequest& request);
+  // A window that could not be taken (e.g. the host lock failed).
+  void fail(const std::string& reason);
+  // The joined ceilings into out.ceilings, `spacing` ending their methods
+  // (window_spacing_note); a roof without a window into out.skipped.
+  void finish(CeilingResults& out, std::string_view spacing) const;
+
+ private:
+  void record_failure(double at_s, const std::string& reason);
+  std::chrono::steady_clock::time_point run_start_;
+  std::vector<WindowedRoof> roofs_;
+  int taken_ = 0;
+};
 // tensor_fp16, tensor_bf16, tensor_tf32, tensor_fp8, tensor_int8, tensor_fp64: the
 // best path the GPU has (sm_90: the larger of wgmma and mma.sync; elsewhere
 // mma.sync); on sm_90 also tensor_<type>_mma_sync, the legacy-path figure

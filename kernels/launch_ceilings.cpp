@@ -16,15 +16,21 @@
 // T_graph sees one graph node. Why: one median of 20 samples read 4.25 and 5.37 us
 // for launch_async in two runs on an H100 (spreads 26-33%), and the launch roof
 // decides every launch-bound verdict.
-#include <algorithm>
+// The two host-timed roofs are sampled in kLaunchWindows windows spread over the
+// ceilings run, each with a third of the budget one window had, and joined by
+// combine_windows (kernels/time_windows.hpp says why); the GPU-timed graph node,
+// which repeated within 0.7% across runs, in one.
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/ceiling_names.hpp"
 #include "core/elapsed.hpp"
-#include "core/format.hpp"
+#include "core/error.hpp"
 #include "core/pinned_thread.hpp"
 #include "core/statistics.hpp"
 #include "gpu/check.hpp"
@@ -32,6 +38,7 @@
 #include "kernels/ceiling_support.hpp"
 #include "kernels/ceilings.hpp"
 #include "kernels/launch.hpp"
+#include "kernels/time_windows.hpp"
 
 namespace timeroof {
 
@@ -41,120 +48,167 @@ using ceiling_support::concat;
 
 constexpr int kSyncRoundTripsPerSample = 16;
 
-// Per-launch seconds of `units` launches per sample, until the interval is
-// within +-3% or the budget is spent; the Measurement carries p10-p90 as spread.
-struct LaunchSamples {
-  Measurement measurement;
-  TimeStats stats;
-  double p10_s = 0, p90_s = 0;
-};
-
-LaunchSamples sample_launches(const std::function<double()>& sample_seconds, double units,
-                              bool quick) {
-  const StopRule rule{.min_samples = 30,
-                      .max_samples = quick ? 400 : 4000,
-                      .target_relative_ci = 0.03,
-                      .budget_s = quick ? 0.3 : 2.0};
-  std::vector<double> samples;
-  const bool converged =
-      sample_until_converged(rule, samples, [&](int n, std::vector<double>& out) {
-        for (int i = 0; i < n; ++i) out.push_back(sample_seconds() / units);
-      });
-  LaunchSamples result;
-  result.stats = time_stats(samples, static_cast<int>(units), converged);
-  result.measurement = summarize(samples);
-  std::sort(samples.begin(), samples.end());
-  result.p10_s = quantile_of_sorted(samples, 0.1);
-  result.p90_s = quantile_of_sorted(samples, 0.9);
-  return result;
+int launches_per_sample(bool quick) {
+  return quick ? 256 : 1024;  // below the launch queue depth
 }
 
-std::string distribution_text(const LaunchSamples& s) {
-  const TimeStats& t = s.stats;
-  return concat("; ", s.measurement.repeats, " samples, p10 / p50 / p90 ", format_si(s.p10_s, "s"),
-                " / ", format_si(s.measurement.median_s, "s"), " / ", format_si(s.p90_s, "s"),
-                ", 95% interval of the median ", format_si(t.ci_low_s, "s"), " - ",
-                format_si(t.ci_high_s, "s"),
-                t.converged ? "" : " (the budget ended sampling before +-3%)");
+// One window's share of the sampling a roof had when it was sampled once.
+StopRule launch_rule(bool quick, int windows) {
+  return {.min_samples = 30,
+          .max_samples = (quick ? 400 : 4000) / windows,
+          .target_relative_ci = 0.03,
+          .budget_s = (quick ? 0.3 : 2.0) / windows};
 }
 
-}  // namespace
-
-void measure_launch_ceilings(const CeilingRequest& request, CeilingResults& out) {
-  const bool want_async = request.wanted(ceiling::kLaunchAsync);
-  const bool want_sync = request.wanted(ceiling::kLaunchSync);
-  const bool want_graph = request.wanted(ceiling::kLaunchGraphNode);
-  if (!want_async && !want_sync && !want_graph) return;
-  ceiling_support::select_device_and_count_sms(request);
-  const cudaStream_t stream = request.stream;
-  const int launches = request.quick ? 256 : 1024;  // per sample; below the launch queue depth
-  const PinnedThread pinned;
-
-  // Warm up for a while, not a few launches: right after another GPU process the
-  // launch path ran 10-25% slower for a moment (seen on an H200), while launches
-  // measured in isolation agreed within 2% across processes.
+// Warm up for a while, not a few launches: right after another GPU process the
+// launch path ran 10-25% slower for a moment (seen on an H200), while launches
+// measured in isolation agreed within 2% across processes. Every window warms up:
+// the families before it kept the GPU busy with other work.
+void warm_up_launches(cudaStream_t stream, bool quick) {
   const auto warm_until =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(request.quick ? 50 : 300);
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(quick ? 50 : 300);
   while (std::chrono::steady_clock::now() < warm_until) {
     for (int i = 0; i < 64; ++i) launch_empty_kernel(stream);
     TR_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
-  const std::string pin =
-      pinned.core() ? concat("; thread pinned to core ", *pinned.core()) : "; thread not pinned";
+}
 
-  if (want_async) {
-    const LaunchSamples s = sample_launches(
-        [&] {
-          const auto start = std::chrono::steady_clock::now();
-          for (int i = 0; i < launches; ++i) launch_empty_kernel(stream);
-          TR_CUDA_CHECK(cudaStreamSynchronize(stream));
-          return seconds_since(start);
-        },
-        launches, request.quick);
-    out.ceilings.push_back(make_ceiling(
-        ceiling::kLaunchAsync, CeilingKind::latency, "s", 1, s.measurement,
-        concat("empty_kernel<<<1, 32>>> x ", launches,
-               " enqueued back to back on one stream + one cudaStreamSynchronize, host "
-               "steady_clock, / ",
-               launches, distribution_text(s), pin)));
-  }
-  if (want_sync) {
-    const LaunchSamples s = sample_launches(
-        [&] {
-          const auto start = std::chrono::steady_clock::now();
-          for (int i = 0; i < kSyncRoundTripsPerSample; ++i) {
-            launch_empty_kernel(stream);
-            TR_CUDA_CHECK(cudaStreamSynchronize(stream));
-          }
-          return seconds_since(start);
-        },
-        kSyncRoundTripsPerSample, request.quick);
-    out.ceilings.push_back(make_ceiling(
-        ceiling::kLaunchSync, CeilingKind::latency, "s", 1, s.measurement,
-        concat("empty_kernel<<<1, 32>>> + cudaStreamSynchronize round trip, host steady_clock, ",
-               kSyncRoundTripsPerSample, " per sample, / ", kSyncRoundTripsPerSample,
-               distribution_text(s), pin)));
-  }
-  if (want_graph) {
-    const EmptyKernelGraph graph(launches);
-    const Event start, stop;
-    graph.launch(stream);
+std::string pin_text(const PinnedThread& pinned) {
+  return pinned.core() ? concat("thread pinned to core ", *pinned.core())
+                       : std::string("thread not pinned");
+}
+
+// Seconds of `launches` empty kernels enqueued back to back and one synchronize.
+double time_async_launches(cudaStream_t stream, int launches) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < launches; ++i) launch_empty_kernel(stream);
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return seconds_since(start);
+}
+
+// Seconds of kSyncRoundTripsPerSample launch + synchronize round trips.
+double time_sync_round_trips(cudaStream_t stream) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kSyncRoundTripsPerSample; ++i) {
+    launch_empty_kernel(stream);
     TR_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const LaunchSamples s = sample_launches(
-        [&] {
-          start.record(stream);
-          graph.launch(stream);
-          stop.record(stream);
-          stop.synchronize();
-          return stop.seconds_since(start);
-        },
-        launches, request.quick);
-    out.ceilings.push_back(
-        make_ceiling(ceiling::kLaunchGraphNode, CeilingKind::latency, "s", 1, s.measurement,
-                     concat("cudaGraphLaunch of a captured chain of ", launches,
-                            " empty_kernel<<<1, 32>>> nodes, event-timed on the GPU, / ", launches,
-                            distribution_text(s), pin)));
   }
+  return seconds_since(start);
+}
+
+}  // namespace
+
+LaunchWindows::LaunchWindows(const CeilingRequest& request,
+                             std::chrono::steady_clock::time_point run_start)
+    : run_start_(run_start) {
+  const int launches = launches_per_sample(request.quick);
+  if (request.wanted(ceiling::kLaunchAsync))
+    roofs_.push_back({.name = ceiling::kLaunchAsync,
+                      .scheme = concat("empty_kernel<<<1, 32>>> x ", launches,
+                                       " enqueued back to back on one stream + one "
+                                       "cudaStreamSynchronize, host steady_clock, / ",
+                                       launches)});
+  if (request.wanted(ceiling::kLaunchSync))
+    roofs_.push_back(
+        {.name = ceiling::kLaunchSync,
+         .scheme = concat("empty_kernel<<<1, 32>>> + cudaStreamSynchronize round trip, host "
+                          "steady_clock, ",
+                          kSyncRoundTripsPerSample, " per sample, / ", kSyncRoundTripsPerSample)});
+}
+
+bool LaunchWindows::measures(const std::string& name) const {
+  for (const WindowedRoof& roof : roofs_)
+    if (roof.name == name) return true;
+  return false;
+}
+
+void LaunchWindows::take(const CeilingRequest& request) {
+  if (roofs_.empty()) return;
+  const double at_s = seconds_since(run_start_);
+  ++taken_;
+  try {
+    ceiling_support::select_device_and_count_sms(request);
+    const cudaStream_t stream = request.stream;
+    const int launches = launches_per_sample(request.quick);
+    const PinnedThread pinned;
+    warm_up_launches(stream, request.quick);
+    for (WindowedRoof& roof : roofs_) {
+      const bool async = roof.name == ceiling::kLaunchAsync;
+      TimeWindow window = sample_window(
+          [&] {
+            return async ? time_async_launches(stream, launches) : time_sync_round_trips(stream);
+          },
+          async ? launches : kSyncRoundTripsPerSample, launch_rule(request.quick, kLaunchWindows));
+      window.at_s = at_s;
+      window.detail = pin_text(pinned);
+      roof.windows.push_back(std::move(window));
+    }
+  } catch (const Error& error) {
+    record_failure(at_s, error.what());
+  }
+}
+
+void LaunchWindows::fail(const std::string& reason) {
+  if (roofs_.empty()) return;
+  ++taken_;
+  record_failure(seconds_since(run_start_), reason);
+}
+
+// Against the roofs this window gave no time: a roof sampled before the error keeps it.
+void LaunchWindows::record_failure(double at_s, const std::string& reason) {
+  for (WindowedRoof& roof : roofs_)
+    if (static_cast<int>(roof.windows.size() + roof.failures.size()) < taken_)
+      roof.failures.push_back(
+          concat("window ", taken_, " at ", std::round(at_s * 10) / 10, " s failed: ", reason));
+}
+
+void LaunchWindows::finish(CeilingResults& out, std::string_view spacing) const {
+  for (const WindowedRoof& roof : roofs_) {
+    if (roof.windows.empty()) {
+      out.skipped.push_back(
+          {roof.name,
+           "launch roofs failed in every window: " +
+               (roof.failures.empty() ? std::string("none taken") : roof.failures.front()),
+           true});
+      continue;
+    }
+    out.ceilings.push_back(windowed_ceiling(roof, spacing));
+  }
+}
+
+void measure_launch_graph_ceiling(const CeilingRequest& request, CeilingResults& out) {
+  if (!request.wanted(ceiling::kLaunchGraphNode)) return;
+  ceiling_support::select_device_and_count_sms(request);
+  const cudaStream_t stream = request.stream;
+  const int launches = launches_per_sample(request.quick);
+  const PinnedThread pinned;
+  warm_up_launches(stream, request.quick);
+  const EmptyKernelGraph graph(launches);
+  const Event start, stop;
+  graph.launch(stream);
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+  WindowedRoof roof{
+      .name = ceiling::kLaunchGraphNode,
+      .scheme = concat("cudaGraphLaunch of a captured chain of ", launches,
+                       " empty_kernel<<<1, 32>>> nodes, event-timed on the GPU, / ", launches)};
+  roof.windows.push_back(sample_window(
+      [&] {
+        start.record(stream);
+        graph.launch(stream);
+        stop.record(stream);
+        stop.synchronize();
+        return stop.seconds_since(start);
+      },
+      launches, launch_rule(request.quick, 1)));
+  out.ceilings.push_back(windowed_ceiling(roof, pin_text(pinned)));
+}
+
+void measure_launch_ceilings(const CeilingRequest& request, CeilingResults& out) {
+  LaunchWindows windows(request);
+  const std::vector<int> alone = {kLaunchWindows};  // no other family to spread them over
+  for (int i = 0; i < kLaunchWindows; ++i) windows.take(request);
+  windows.finish(out, window_spacing_note(alone, request.quick));
+  measure_launch_graph_ceiling(request, out);
 }
 
 }  // namespace timeroof

@@ -12,6 +12,10 @@
 // kernel would block the very thread that must release it. They are timed with the
 // host clock around cudaMemcpyAsync + cudaStreamSynchronize (measure_on_host): what
 // a framework's pageable copy costs, API overhead (~10 us of ~10 ms) included.
+// The pageable copies drift with the host as the launch roofs do (h2d_pageable -23%
+// between two runs, issue 15) but are still taken in one window: windowing them
+// (kernels/time_windows.hpp) needs their buffers set up again in each window and
+// the interval stop rule in place of measure_on_host's; not done yet.
 #include <algorithm>
 #include <atomic>
 #include <chrono>

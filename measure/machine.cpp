@@ -45,7 +45,8 @@ void measure_machine(Machine& machine, const MachineRequest& request) {
     return machine.gpu.counters.available;
   };
   // A session per call, closed before the next roof is timed: the launch roofs,
-  // which CUPTI's callbacks would slow, come first anyway.
+  // which CUPTI's callbacks would slow, take their first window before any session
+  // and their later ones after sessions closed (their medians are in the method).
   ceilings.profile = [&](const std::vector<std::string>& metrics,
                          const std::function<void(cudaStream_t)>& launch) -> std::vector<double> {
     if (!counters_available()) return {};

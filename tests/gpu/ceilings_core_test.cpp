@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/statistics.hpp"
 #include "counters/range_profiler.hpp"
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
@@ -448,6 +449,14 @@ TEST(CeilingsCore, FullModeRoofsArePlausible) {
   EXPECT_LT(roofs.at("launch_sync").measured, 100e-6);
   EXPECT_GT(roofs.at("launch_graph_node").measured, 0.05e-6);
   EXPECT_LT(roofs.at("launch_graph_node").measured, 20e-6);
+  // The host-timed launch roofs in 3 windows (one after another: the family alone);
+  // the GPU-timed graph node in one.
+  for (const char* name : {"launch_async", "launch_sync"}) {
+    EXPECT_NE(roofs.at(name).method.find("measured in 3 windows"), std::string::npos)
+        << name << ": " << roofs.at(name).method;
+    EXPECT_NE(roofs.at(name).method.find("one after another"), std::string::npos) << name;
+  }
+  EXPECT_EQ(roofs.at("launch_graph_node").method.find("window"), std::string::npos);
   for (const Ceiling& c : results.ceilings)
     EXPECT_EQ(c.kind == CeilingKind::latency, c.unit == "s") << c.name;
 
@@ -490,6 +499,65 @@ TEST(CeilingsCore, L2RoofCountsTheBytesTheSlicesServed) {
     EXPECT_LE(share, 101.0) << "the slices served more than was loaded: " << l2.method;
   }
   EXPECT_GE(variants, 1) << l2.method;
+}
+
+// launch_async and launch_sync join kLaunchWindows windows (issue 15): each window
+// sampled on its own, the stored roof the median of the windows' medians, inside
+// their envelope interval.
+TEST(CeilingsCore, LaunchRoofsJoinTheirWindows) {
+  TR_REQUIRE_GPU();
+  const CeilingRequest request = request_for_gpu0(true);
+  LaunchWindows windows(request);
+  for (int i = 0; i < kLaunchWindows; ++i) windows.take(request);
+  EXPECT_EQ(windows.taken(), kLaunchWindows);
+  CeilingResults out;
+  windows.finish(out, "test spacing");
+  EXPECT_TRUE(out.skipped.empty());
+  const std::map<std::string, Ceiling> roofs = by_name(out);
+  ASSERT_EQ(windows.roofs().size(), 2u);
+  ASSERT_EQ(roofs.size(), 2u);
+  for (const WindowedRoof& roof : windows.roofs()) {
+    SCOPED_TRACE(roof.name);
+    ASSERT_EQ(roof.windows.size(), static_cast<std::size_t>(kLaunchWindows));
+    EXPECT_TRUE(roof.failures.empty());
+    std::vector<TimeStats> stats;
+    double lowest = roof.windows.front().stats.median_s, highest = lowest, previous_at = -1;
+    for (const TimeWindow& w : roof.windows) {
+      EXPECT_GE(w.stats.samples, 30);
+      EXPECT_GT(w.at_s, previous_at) << "windows in the order taken";
+      previous_at = w.at_s;
+      lowest = std::min(lowest, w.stats.median_s);
+      highest = std::max(highest, w.stats.median_s);
+      stats.push_back(w.stats);
+    }
+    const TimeStats joined = combine_windows(stats);
+    const Ceiling& c = roofs.at(roof.name);
+    std::printf("%s %.3f us (windows %.3f - %.3f us): %s\n", c.name.c_str(), c.measured * 1e6,
+                lowest * 1e6, highest * 1e6, c.method.c_str());
+    EXPECT_DOUBLE_EQ(c.measured, joined.median_s);
+    EXPECT_GE(c.measured, lowest);
+    EXPECT_LE(c.measured, highest);
+    ASSERT_TRUE(joined.ci_low_s && joined.ci_high_s);
+    EXPECT_LE(*joined.ci_low_s, c.measured);
+    EXPECT_GE(*joined.ci_high_s, c.measured);
+    EXPECT_EQ(c.repeats, joined.samples);
+    EXPECT_NE(c.method.find("measured in 3 windows"), std::string::npos) << c.method;
+    EXPECT_NE(c.method.find("; test spacing"), std::string::npos) << c.method;
+  }
+}
+
+// Through measure_ceilings with only launch roofs asked for: the windows still
+// happen, one after another, and the method says so.
+TEST(CeilingsCore, OnlyLaunchRoofsTakeTheirWindowsOneAfterAnother) {
+  TR_REQUIRE_GPU();
+  CeilingRequest request = request_for_gpu0(true);
+  request.wanted = [](const std::string& name) { return name == "launch_async"; };
+  const CeilingResults results = measure_ceilings(request);
+  ASSERT_EQ(results.ceilings.size(), 1u);
+  const Ceiling& c = results.ceilings.front();
+  EXPECT_EQ(c.name, "launch_async");
+  EXPECT_NE(c.method.find("measured in 3 windows"), std::string::npos) << c.method;
+  EXPECT_NE(c.method.find("one after another"), std::string::npos) << c.method;
 }
 
 TEST(CeilingsCore, QuickModeReturnsEveryNameFast) {

@@ -1,0 +1,101 @@
+#include "kernels/time_windows.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include "core/format.hpp"
+#include "kernels/ceiling_support.hpp"
+#include "kernels/measure.hpp"
+
+namespace timeroof {
+
+using ceiling_support::concat;
+
+TimeWindow sample_window(const std::function<double()>& sample_seconds, double units,
+                         const StopRule& rule) {
+  TimeWindow window;
+  const bool converged =
+      sample_until_converged(rule, window.samples, [&](int n, std::vector<double>& out) {
+        for (int i = 0; i < n; ++i) out.push_back(sample_seconds() / units);
+      });
+  window.stats = time_stats(window.samples, static_cast<int>(units), converged);
+  return window;
+}
+
+Ceiling windowed_ceiling(const WindowedRoof& roof, std::string_view note) {
+  std::vector<TimeStats> stats;
+  std::vector<double> all;
+  std::string medians, unconverged;
+  for (std::size_t i = 0; i < roof.windows.size(); ++i) {
+    const TimeWindow& w = roof.windows[i];
+    stats.push_back(w.stats);
+    all.insert(all.end(), w.samples.begin(), w.samples.end());
+    medians +=
+        concat(i ? ", " : "", format_si(w.stats.median_s, "s"), " at ",
+               std::round(w.at_s * 10) / 10, " s", w.detail.empty() ? "" : " (" + w.detail + ")");
+    if (!w.stats.converged) unconverged += concat(unconverged.empty() ? "" : ", ", i + 1);
+  }
+  const TimeStats combined = combine_windows(stats);
+  std::sort(all.begin(), all.end());
+
+  const Measurement m{.median_s = combined.median_s,
+                      .min_s = combined.min_s,
+                      .max_s = combined.max_s,
+                      .repeats = combined.samples,
+                      .spread = combined.spread};
+  std::string failures;
+  for (const std::string& failure : roof.failures) failures += "; " + failure;
+  const std::size_t n = roof.windows.size();
+  const std::string interval =
+      combined.ci_low_s && combined.ci_high_s
+          ? concat(", 95% interval of the median ", format_si(*combined.ci_low_s, "s"), " - ",
+                   format_si(*combined.ci_high_s, "s"),
+                   n > 1 ? " (from the lowest window's low to the highest window's high)" : "")
+          : std::string();
+  // One window reads as one sampled time always did; several name each window.
+  const std::string windows_text =
+      n == 1 ? std::string()
+             : concat("; measured in ", n,
+                      " windows, each one's median and when it began (seconds into the ceilings "
+                      "run): ",
+                      medians);
+  return make_ceiling(
+      roof.name, roof.kind, roof.unit, roof.amount_per_unit, m,
+      concat(roof.scheme, windows_text, "; ", combined.samples, " samples, p10 / p50 / p90 ",
+             format_si(quantile_of_sorted(all, 0.1), "s"), " / ", format_si(combined.median_s, "s"),
+             " / ", format_si(quantile_of_sorted(all, 0.9), "s"),
+             n > 1 ? " (p50: the median of the window medians)" : "", interval,
+             unconverged.empty() ? ""
+                                 : concat(" (the budget ended sampling before +-3%",
+                                          n > 1 ? " in window " + unconverged : "", ")"),
+             failures, note.empty() ? "" : "; ", note));
+}
+
+std::vector<int> windows_after_each(std::span<const std::string> families,
+                                    std::string_view windowed_family, int windows) {
+  std::vector<int> after(families.size(), 0);
+  const auto own = std::find(families.begin(), families.end(), windowed_family);
+  if (own == families.end() || windows < 1) return after;
+  const auto first = static_cast<std::size_t>(own - families.begin());
+  const std::size_t later = families.size() - 1 - first;  // families after its own turn
+  ++after[first];
+  // Window k (1 .. windows - 1) after the family k / (windows - 1) of the way
+  // through the later ones: the last after the last family.
+  for (int k = 1; k < windows; ++k)
+    ++after[first + static_cast<std::size_t>(k) * later / static_cast<std::size_t>(windows - 1)];
+  return after;
+}
+
+std::string window_spacing_note(std::span<const int> windows_after, bool quick) {
+  const auto turns = std::count_if(windows_after.begin(), windows_after.end(),
+                                   [](int windows) { return windows > 0; });
+  if (turns <= 1)
+    return "the windows one after another: no other ceiling family ran to spread them over, so "
+           "the interval holds seconds of host drift, not a whole run's";
+  return quick ? "the windows spread over the ceilings run, between the other families (quick "
+                 "mode: a run of seconds, so they lie close together)"
+               : "the windows spread over the ceilings run, between the other families";
+}
+
+}  // namespace timeroof
