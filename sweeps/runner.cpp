@@ -173,12 +173,17 @@ struct PendingPoint {
   bool needs_revisit() const {
     return windows_end.empty() && 1 + static_cast<int>(revisits.size()) < windows_wanted;
   }
-  bool unfinished() const { return op || needs_revisit(); }
+  // When its latest window began (seconds on the runner's clock).
+  double last_window_at_s() const {
+    if (!revisit_records.empty()) return revisit_records.back().value("at_s", 0.0);
+    const nlohmann::json& timing = point.details.value("timing", nlohmann::json::object());
+    return timing.value("at_s", 0.0);
+  }
 };
 
-// A window's record in details["timing"]["windows"]: when it began (seconds into
-// this invocation of the sweep), where it ran, its host-side times and the host
-// speed and steal beside them.
+// A window's record in details["timing"]["windows"]: when it began (seconds on
+// the runner's clock), where it ran, its host-side times and the host speed and
+// steal beside them.
 nlohmann::json window_record(const Timing& timing, const nlohmann::json& timing_details,
                              double at_s) {
   auto stats = [](const std::optional<TimeStats>& t) {
@@ -212,8 +217,8 @@ struct SweepRunner::State {
   // is timed here and says why.
   std::unique_ptr<TimingWorker> worker;
   std::string worker_failure;
-  // When this invocation of run() began: timing windows say when they ran.
-  std::chrono::steady_clock::time_point run_started = std::chrono::steady_clock::now();
+  // The runner's clock: timing windows say when they began, in seconds on it.
+  const std::chrono::steady_clock::time_point clock_origin = std::chrono::steady_clock::now();
   // Counters: one session per sweep, created on first use; if it cannot be
   // created, every point says why and keeps its timing.
   std::unique_ptr<ProfilerSession> profiler;
@@ -224,6 +229,7 @@ struct SweepRunner::State {
   std::vector<PendingPoint> kept;
   std::size_t kept_waiting = 0;
   std::string kept_plan;
+  std::vector<PendingPoint> kept_windowing;  // and those waiting for their windows
 
   PendingPoint measure_until_counters(const OperatorFamily& family, const nlohmann::json& params,
                                       const std::string& sweep, int seq);
@@ -528,7 +534,7 @@ struct SweepRunner::State {
   // process where there is none or it fails, saying why.
   void timing_step(const OperatorFamily& family, const nlohmann::json& params, Operator& op,
                    const Transfers& transfers, Point& point) {
-    const double at_s = seconds_since(run_started);
+    const double at_s = seconds_since(clock_origin);
     std::string why_here;
     if (!time_in_worker(family, params, op.algorithm(), TimingWindow::first, point, why_here)) {
       timing_pass(op, transfers, point);
@@ -579,7 +585,7 @@ struct SweepRunner::State {
   // revisit that fails ends the point's windows and says why.
   void revisit(const OperatorFamily& family, PendingPoint& pending) {
     const Point& point = pending.point;
-    const double at_s = seconds_since(run_started);
+    const double at_s = seconds_since(clock_origin);
     Point timed;
     std::string why_here;
     try {
@@ -754,17 +760,21 @@ struct SweepRunner::State {
 
   // Collects the counters of every point in `points` that waits for them, in
   // batches of points with the same collection plan, and releases their operators.
-  // One revisit of each point that wants one, in order, so that a point's
-  // windows lie a batch apart; skipped, and said, once `stop` is set.
+  // One revisit of each point that wants one and whose latest window began at
+  // least `min_age_s` ago, in order; skipped, and said, once `stop` is set.
+  // `announce` names the step for the progress line.
   void revisit_pass(std::vector<PendingPoint>& points, const OperatorFamily& family,
-                    const std::atomic<bool>& stop,
+                    const std::atomic<bool>& stop, double min_age_s,
                     const std::function<void(const std::string&)>& announce) {
-    const auto wanting = std::count_if(points.begin(), points.end(),
-                                       [](const PendingPoint& p) { return p.needs_revisit(); });
+    const double now = seconds_since(clock_origin);
+    auto due = [&](const PendingPoint& p) {
+      return p.needs_revisit() && now - p.last_window_at_s() >= min_age_s;
+    };
+    const auto wanting = std::count_if(points.begin(), points.end(), due);
     if (wanting == 0) return;
     if (announce) announce("timing windows of " + std::to_string(wanting) + " point(s)");
     for (PendingPoint& p : points) {
-      if (!p.needs_revisit()) continue;
+      if (!due(p)) continue;
       if (stop.load())
         p.windows_end = "the sweep was stopped before this point's remaining windows";
       else
@@ -772,23 +782,12 @@ struct SweepRunner::State {
     }
   }
 
-  // Finishes a batch of points: a revisit pass, the counter collection, the
-  // other revisit passes, and each point's windows joined. `announce` names each
-  // long step for the progress line.
-  void complete(std::vector<PendingPoint>& points, const OperatorFamily& family,
-                const std::atomic<bool>& stop,
-                const std::function<void(const std::string&)>& announce) {
-    revisit_pass(points, family, stop, announce);
-    const auto waiting = std::count_if(points.begin(), points.end(),
-                                       [](const PendingPoint& p) { return p.op != nullptr; });
-    // A collection takes ~0.2 s per pass whatever it holds: the progress line
-    // says so, not the label of the last point timed.
-    if (announce && waiting > 0 && options.counters && counters_unavailable.empty())
-      announce("hardware counters of " + std::to_string(waiting) + " point(s)");
-    collect_counters(points);
-    for (int pass = 2; pass < options.host_windows; ++pass)
-      revisit_pass(points, family, stop, announce);
-    for (PendingPoint& p : points) join_windows(p);
+  // Every window still wanted, without waiting: the end of a sweep.
+  void remaining_windows(std::vector<PendingPoint>& points, const OperatorFamily& family,
+                         const std::atomic<bool>& stop,
+                         const std::function<void(const std::string&)>& announce) {
+    for (int pass = 1; pass < options.host_windows; ++pass)
+      revisit_pass(points, family, stop, 0, announce);
   }
 
   void collect_counters(std::vector<PendingPoint>& points) {
@@ -919,8 +918,10 @@ Point SweepRunner::measure_point(const OperatorFamily& family, const nlohmann::j
                                  const std::string& sweep, int seq) {
   std::vector<PendingPoint> one;
   one.push_back(state_->measure_until_counters(family, params, sweep, seq));
+  state_->collect_counters(one);
   const std::atomic<bool> never_stopped{false};
-  state_->complete(one, family, never_stopped, nullptr);
+  state_->remaining_windows(one, family, never_stopped, nullptr);
+  State::join_windows(one.front());
   return std::move(one.front().point);
 }
 
@@ -933,7 +934,6 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
   for (int seq = 0; seq < static_cast<int>(plan.points.size()); ++seq)
     status.total += finished.count(seq) ? 0 : 1;
   const auto started = std::chrono::steady_clock::now();
-  state_->run_started = started;
   auto write = [&](Point& point) {
     try {
       sink.write(point);
@@ -956,24 +956,49 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
     ++status.done;
     status.elapsed_s = seconds_since(started);
   };
-  // Points wait here, in order, for one counter collection per batch and for
-  // their host-side windows (runner.hpp); then they are written. What is pending
-  // when the sweep stops is collected and written first (revisits not yet taken
-  // are skipped), so Ctrl-C loses nothing; a crash loses at most one batch.
+  // Points wait, in order, for one counter collection per batch (`pending`,
+  // with their operators), then for their host-side windows (`windowing`, the
+  // revisits taken once a point's latest window is window_spacing_s old); then
+  // they are written. What waits when the sweep stops is collected and written
+  // first (revisits not yet taken are skipped), so Ctrl-C loses nothing; a
+  // crash loses at most a batch and the points still waiting for windows.
   std::vector<PendingPoint> pending = std::move(state_->kept);  // from the last call
+  std::vector<PendingPoint> windowing = std::move(state_->kept_windowing);
   std::size_t waiting = state_->kept_waiting;    // pending points that still need counters
   std::string waiting_plan = state_->kept_plan;  // their plan_key
   state_->kept.clear();
+  state_->kept_windowing.clear();
   state_->kept_waiting = 0;
+  auto announce = [&](const std::string& step) {
+    if (!progress) return;
+    status.current = step;
+    progress(status);
+  };
+  auto write_ready = [&] {
+    std::size_t written = 0;
+    while (written < windowing.size() && !windowing[written].needs_revisit()) {
+      State::join_windows(windowing[written]);
+      write(windowing[written].point);
+      ++written;
+    }
+    windowing.erase(windowing.begin(), windowing.begin() + static_cast<std::ptrdiff_t>(written));
+  };
   auto finish_pending = [&] {
-    state_->complete(pending, *plan.family, stop, [&](const std::string& step) {
-      if (!progress) return;
-      status.current = step;
-      progress(status);
-    });
-    for (PendingPoint& p : pending) write(p.point);
+    // A collection takes ~0.2 s per pass whatever it holds: the progress line
+    // says so, not the label of the last point timed.
+    if (waiting > 0 && state_->options.counters && state_->counters_unavailable.empty())
+      announce("hardware counters of " + std::to_string(waiting) + " point(s)");
+    state_->collect_counters(pending);
+    for (PendingPoint& p : pending) windowing.push_back(std::move(p));
     pending.clear();
     waiting = 0;
+    write_ready();
+  };
+  auto due_windows = [&] {
+    const double spacing = state_->options.window_spacing_s;
+    state_->revisit_pass(pending, *plan.family, stop, spacing, announce);
+    state_->revisit_pass(windowing, *plan.family, stop, spacing, announce);
+    write_ready();
   };
   for (int seq = 0; seq < static_cast<int>(plan.points.size()); ++seq) {
     if (finished.count(seq)) {
@@ -1001,18 +1026,20 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
       ++waiting;
     }
     pending.push_back(std::move(measured));
-    // Written now if nothing waits for counters or windows (or the batch is full).
-    const auto unfinished = std::count_if(pending.begin(), pending.end(),
-                                          [](const PendingPoint& p) { return p.unfinished(); });
-    if (unfinished == 0 || unfinished >= std::max(1, state_->options.counter_batch))
+    // On to the windows now if nothing waits for counters (or the batch is full).
+    if (waiting == 0 || static_cast<int>(waiting) >= std::max(1, state_->options.counter_batch))
       finish_pending();
+    due_windows();
   }
   if (last_batch == LastBatch::keep && !outcome.interrupted && !stop.load()) {
     state_->kept = std::move(pending);
+    state_->kept_windowing = std::move(windowing);
     state_->kept_waiting = waiting;
     state_->kept_plan = waiting_plan;
   } else {
     finish_pending();
+    state_->remaining_windows(windowing, *plan.family, stop, announce);
+    write_ready();
   }
   outcome.seconds = seconds_since(started);
   if (progress) {

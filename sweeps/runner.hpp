@@ -30,11 +30,11 @@
 // than half the points. A point whose host part matters (host_part_matters:
 // issue >= 2% of T_call, or T_stream >= 1.02 T_graph) is therefore timed again
 // in RunnerOptions::host_windows - 1 revisits of T_call and T_stream alone,
-// taken when its batch is complete (the first before the batch's counter
-// collection, the others after it; a batch spans ~16 points, so seconds apart),
-// and its three times are the windows combined (core/statistics.hpp
-// combine_windows); details["timing"]["windows"] keeps each window. A stop
-// (Ctrl-C) skips revisits not yet taken and says so.
+// taken between later points once its latest window is window_spacing_s old
+// (at the sweep's end for the last points), and its three times are the
+// windows combined (core/statistics.hpp combine_windows);
+// details["timing"]["windows"] keeps each window. A point is written once its
+// windows are taken. A stop (Ctrl-C) skips revisits not yet taken and says so.
 // With a transfer mode, a "call" of steps 4-6 is: a cudaMemcpyAsync host -> device
 // of each of the operator's inputs(), run(), then (h2d_input_d2h_output) a
 // cudaMemcpyAsync device -> host of each outputs(), all on the runner's stream, from
@@ -85,6 +85,11 @@ struct RunnerOptions {
   // stream_rule with revisit_budget_share of their budget and sample limit.
   int host_windows = 3;
   double revisit_budget_share = 0.5;
+  // A revisit waits until the point's latest window is this old: the host's
+  // speed holds a level for a few seconds (an H100's LSTM revisits 2-3 s apart
+  // read the same slow level), so closer windows would vote together. The last
+  // points of a sweep get theirs at its end, without waiting.
+  double window_spacing_s = 8;
   int trace_calls = 5;
   // The executable of `timeroof timing-worker` (sweeps/timing_worker.hpp): step 5
   // runs there, in a process CUPTI never attached to; empty: in this process.

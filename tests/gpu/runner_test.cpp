@@ -320,28 +320,34 @@ TEST(SweepRunner, WithoutItsWorkerTheRunnerTimesHereAndSaysWhy) {
 }
 
 // Host-side windows (runner.hpp): a host-bound point's T_call, issue time and
-// T_stream are taken in three windows, the revisits when its batch is complete,
-// and combined (median of the windows' medians, envelope of their intervals); a
+// T_stream are taken in three windows, each revisit once the point's latest
+// window is window_spacing_s old (at the sweep's end for the last points), and
+// combined (median of the windows' medians, envelope of their intervals); a
 // GPU-bound point keeps one window. T_graph is the first window's.
-TEST(SweepRunner, HostBoundPointsAreTimedInWindowsSpreadOverTheirBatch) {
+TEST(SweepRunner, HostBoundPointsAreTimedInWindowsSpreadOverTheSweep) {
   TR_REQUIRE_GPU();
   RunnerOptions options;
   options.timing_worker = test::tool_binary();
   options.counters = false;
+  options.window_spacing_s = 1.0;
   SweepRunner runner(inspect_gpu(0), options);
   const OperatorFamily lstm = lstm_family();
   auto lstm_point = [](int batch) {
     return nlohmann::json{{"batch", batch},    {"seq_length", 16},    {"input_size", 64},
                           {"hidden_size", 64}, {"precision", "fp32"}, {"math", "fma_only"}};
   };
-  SweepPlan plan{"windows", &lstm, {lstm_point(1), lstm_point(2), lstm_point(4)}};
+  SweepPlan plan{"windows",
+                 &lstm,
+                 {lstm_point(1), lstm_point(2), lstm_point(4), lstm_point(8), lstm_point(16),
+                  lstm_point(32), lstm_point(64), lstm_point(128)}};
   CollectingSink sink;
   const std::atomic<bool> stop = false;
   std::vector<std::string> steps;
   runner.run(plan, {}, sink, stop, [&](const SweepProgress& s) { steps.push_back(s.current); });
-  ASSERT_EQ(sink.points.size(), 3u);
-  EXPECT_NE(std::find(steps.begin(), steps.end(), "timing windows of 3 point(s)"), steps.end());
+  ASSERT_EQ(sink.points.size(), plan.points.size());
+  const double last_first_at = sink.points.back().details["timing"]["at_s"].get<double>();
   double previous_first_at = -1;
+  int spaced = 0;
   for (const Point& p : sink.points) {
     ASSERT_EQ(p.status, PointStatus::ok) << p.reason;
     const nlohmann::json& timing = p.details["timing"];
@@ -351,14 +357,19 @@ TEST(SweepRunner, HostBoundPointsAreTimedInWindowsSpreadOverTheirBatch) {
     ASSERT_EQ(windows.size(), 3u) << timing["host_windows"];
     EXPECT_EQ(timing["host_windows"]["taken"], 3);
     EXPECT_FALSE(timing["host_windows"].contains("ended")) << timing["host_windows"];
-    // The first window ran in sweep order; each revisit after the whole batch's
-    // first windows, the second after the first.
+    // The first windows ran in sweep order; each revisit at least the spacing
+    // after the point's window before it, or at the sweep's end.
     const double first_at = windows[0]["at_s"].get<double>();
     EXPECT_GT(first_at, previous_first_at);
     previous_first_at = first_at;
-    EXPECT_GT(windows[1]["at_s"].get<double>(),
-              sink.points.back().details["timing"]["at_s"].get<double>());
-    EXPECT_GT(windows[2]["at_s"].get<double>(), windows[1]["at_s"].get<double>());
+    for (std::size_t w = 1; w < windows.size(); ++w) {
+      const double at = windows[w]["at_s"].get<double>();
+      const double gap = at - windows[w - 1]["at_s"].get<double>();
+      EXPECT_TRUE(gap >= options.window_spacing_s || at > last_first_at)
+          << "window " << w << " began " << gap << " s after the one before, at " << at
+          << " s; the last point's first window began at " << last_first_at << " s";
+      spaced += gap >= options.window_spacing_s;
+    }
     for (const nlohmann::json& w : windows) EXPECT_EQ(w["process"], "timing worker") << w;
     const std::vector<std::pair<const char*, TimeStats>> combined_times = {
         {"call", *p.timing.call}, {"issue", *p.timing.issue}, {"stream", *p.timing.stream}};
@@ -379,6 +390,12 @@ TEST(SweepRunner, HostBoundPointsAreTimedInWindowsSpreadOverTheirBatch) {
     EXPECT_TRUE(p.timing.graph) << timing;
     EXPECT_GT(timing["rounds"]["graph"].get<int>(), 0);
   }
+  // Eight points take seconds: the early ones were revisited between later ones.
+  EXPECT_GT(spaced, 0);
+  EXPECT_NE(
+      std::find_if(steps.begin(), steps.end(),
+                   [](const std::string& step) { return step.rfind("timing windows of", 0) == 0; }),
+      steps.end());
 }
 
 // A big convolution's host part is too small to move its times: one window.
@@ -387,12 +404,17 @@ TEST(SweepRunner, GpuBoundPointsKeepOneWindow) {
   RunnerOptions options;
   options.counters = false;
   SweepRunner runner(inspect_gpu(0), options);
-  const Point p = runner.measure_point(conv2d_family(), paper_point(256), "test", 0);
+  nlohmann::json big = paper_point(256);  // fp16 stride 2 took 195 us on an H100: host-bound
+  big["precision"] = "fp32";
+  big["stride"] = 1;
+  const Point p = runner.measure_point(conv2d_family(), big, "test", 0);
   ASSERT_EQ(p.status, PointStatus::ok) << p.reason;
   const nlohmann::json& timing = p.details["timing"];
-  std::printf("conv batch 256: T_call %.1f us, issue %.2f us, T_stream %.1f us, T_graph %.1f us\n",
-              *p.timing.call_s() * 1e6, *p.timing.issue_s() * 1e6, *p.timing.stream_s() * 1e6,
-              *p.timing.graph_s() * 1e6);
+  std::printf(
+      "conv fp32 stride 1 batch 256: T_call %.1f us, issue %.2f us, T_stream %.1f us, T_graph %.1f "
+      "us\n",
+      *p.timing.call_s() * 1e6, *p.timing.issue_s() * 1e6, *p.timing.stream_s() * 1e6,
+      *p.timing.graph_s() * 1e6);
   EXPECT_EQ(host_part_matters(p.timing), timing["host_windows"]["wanted"] == 3) << timing;
   ASSERT_FALSE(host_part_matters(p.timing)) << "batch 256 should be GPU-bound: " << timing;
   EXPECT_EQ(timing["windows"].size(), 1u);
