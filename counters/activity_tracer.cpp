@@ -826,32 +826,53 @@ Timing TraceSummary::timing() const {
   return t;
 }
 
+namespace {
+
+KernelRecord kernel_record(const KernelActivity& k) {
+  KernelRecord r;
+  r.name = k.name;
+  r.grid = k.grid;
+  r.block = k.block;
+  r.duration_s = static_cast<double>(duration(k.start_ns, k.end_ns)) * 1e-9;
+  return r;
+}
+
+// Launch order: by correlation id, which CUPTI hands out to API calls in the
+// order they are made, so a kernel launched later has a larger id even when a
+// side stream starts it first. Kernels that share an id (one API call launched
+// several, e.g. a graph launch) keep their start order.
+void in_launch_order(std::vector<const KernelActivity*>& kernels) {
+  std::stable_sort(kernels.begin(), kernels.end(),
+                   [](const KernelActivity* a, const KernelActivity* b) {
+                     return a->correlation_id < b->correlation_id;
+                   });
+}
+
+}  // namespace
+
 std::vector<KernelRecord> kernel_records(const Trace& trace) {
   std::vector<KernelRecord> records;
   records.reserve(trace.kernels.size());
-  for (const KernelActivity& k : trace.kernels) {
-    KernelRecord r;
-    r.name = k.name;
-    r.grid = k.grid;
-    r.block = k.block;
-    r.duration_s = static_cast<double>(duration(k.start_ns, k.end_ns)) * 1e-9;
-    records.push_back(std::move(r));
-  }
+  for (const KernelActivity& k : trace.kernels) records.push_back(kernel_record(k));
   return records;
 }
 
 std::vector<KernelRecord> median_call_kernels(const Trace& trace, int calls) {
   check_calls(trace, calls, "median_call_kernels");
-  std::vector<KernelRecord> first_call = kernel_records(trace);
-  first_call.resize(
-      std::min(first_call.size(), trace.kernels.size() / static_cast<std::size_t>(calls)));
+  std::vector<const KernelActivity*> launched;
+  launched.reserve(trace.kernels.size());
+  for (const KernelActivity& k : trace.kernels) launched.push_back(&k);
+  in_launch_order(launched);
+  std::vector<KernelRecord> first_call;
+  const std::size_t per_call = trace.kernels.size() / static_cast<std::size_t>(calls);
+  for (std::size_t i = 0; i < per_call; ++i) first_call.push_back(kernel_record(*launched[i]));
   if (trace.call_marks_ns.empty()) return first_call;
 
-  // The kernels of each call, in start order (trace.kernels is sorted by start).
+  // The kernels of each call, in launch order (see in_launch_order).
   const ApiTimeline timeline = api_timeline(trace);
   std::vector<std::vector<const KernelActivity*>> by_call(static_cast<std::size_t>(calls));
-  for (const KernelActivity& k : trace.kernels)
-    by_call[call_of_work(trace, timeline, k.correlation_id, k.start_ns)].push_back(&k);
+  for (const KernelActivity* k : launched)
+    by_call[call_of_work(trace, timeline, k->correlation_id, k->start_ns)].push_back(k);
 
   // Position i must be the same kernel (name, grid, block) in every call.
   const std::vector<const KernelActivity*>& reference = by_call[0];
@@ -871,10 +892,7 @@ std::vector<KernelRecord> median_call_kernels(const Trace& trace, int calls) {
       if (!untimed(kernels[i]->start_ns, kernels[i]->end_ns))
         durations.push_back(
             static_cast<double>(duration(kernels[i]->start_ns, kernels[i]->end_ns)));
-    KernelRecord r;
-    r.name = reference[i]->name;
-    r.grid = reference[i]->grid;
-    r.block = reference[i]->block;
+    KernelRecord r = kernel_record(*reference[i]);
     r.duration_s = durations.empty() ? 0.0 : median(std::move(durations)) * 1e-9;
     records.push_back(std::move(r));
   }

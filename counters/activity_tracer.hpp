@@ -291,15 +291,20 @@ std::vector<KernelRecord> kernel_records(const Trace& trace);
 
 // The kernels of one call of a trace of `calls` calls, each with the median
 // duration over the calls: the calls' kernels are attributed as in
-// summarize_calls and taken in start order within each call. When every call has
+// summarize_calls and taken in LAUNCH order within each call (by correlation
+// id; kernels of one API call in start order), not start order: the range
+// profiler's auto ranges come in launch order and are matched to these records
+// by position, and a kernel a library puts on a side stream can start before
+// one launched earlier (cuDNN LSTM, issue #20). Nothing downstream needs start
+// order (gaps are computed from the trace itself). When every call has
 // the same number of kernels and the kernel at each position has the same name,
 // grid and block in every call, returns one KernelRecord per position with that
 // name, grid and block and as duration the median over the calls of that
 // position's (end - start) (untimed records left out; 0 if none is timed).
 // Otherwise (calls differ in kernel count or order, or the trace has no marks)
-// returns the first kernels.size() / calls of kernel_records(trace): the first
-// call's kernels with their own durations, as when the trace was cut at the
-// launches per call. Throws timeroof::Error as summarize_calls does.
+// returns the first kernels.size() / calls of the trace's kernels in launch
+// order: the first call's kernels with their own durations, as when the trace
+// was cut at the launches per call. Throws timeroof::Error as summarize_calls does.
 std::vector<KernelRecord> median_call_kernels(const Trace& trace, int calls);
 
 // A C++ symbol demangled with abi::__cxa_demangle ("_Z4fillIfLi4EEvPT_S0_" ->

@@ -49,9 +49,38 @@ std::map<std::string, double> sum_kernel_ranges(const ProfileResult& result) {
   return totals;
 }
 
+nlohmann::json kernel_mismatches(const ProfileResult& result,
+                                 const std::vector<KernelRecord>& kernels) {
+  nlohmann::json out = nlohmann::json::array();
+  const auto metric = std::find(result.metrics.begin(), result.metrics.end(),
+                                std::string("gpu__time_duration.sum"));
+  if (metric == result.metrics.end() || result.ranges.size() != kernels.size()) return out;
+  const auto column = static_cast<std::size_t>(metric - result.metrics.begin());
+  // A counted time runs ~1 us longer than the traced one on small kernels (H200
+  // and H100 samples), hence the slack; 2x apart is "disagrees", within 1.5x "fits".
+  constexpr double kSlack = 1e-6, kFar = 2.0, kFits = 1.5;
+  const auto ratio = [](double a, double b) { return std::max(a, b) / (std::min(a, b) + kSlack); };
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    const double counted = result.ranges[k].values[column] * 1e-9;  // ns
+    if (ratio(counted, kernels[k].duration_s) <= kFar) continue;
+    for (std::size_t j = 0; j < kernels.size(); ++j) {
+      if (j == k || ratio(counted, kernels[j].duration_s) > kFits) continue;
+      out.push_back({{"range", k},
+                     {"kernel", kernels[k].name},
+                     {"counted_s", counted},
+                     {"traced_s", kernels[k].duration_s},
+                     {"fits_kernel", j},
+                     {"fits_traced_s", kernels[j].duration_s}});
+      break;
+    }
+  }
+  return out;
+}
+
 void apply_counters(const CollectionPlan& plan, const ProfileResult& result,
                     nlohmann::json collection, Point& point) {
   point.counters = with_quantities(plan, sum_kernel_ranges(result));
+  // Ranges come in launch order, and so do the trace's kernels (median_call_kernels).
   const bool per_kernel = result.ranges.size() == point.kernels.size();
   if (per_kernel) {
     for (std::size_t k = 0; k < result.ranges.size(); ++k) {
@@ -67,6 +96,17 @@ void apply_counters(const CollectionPlan& plan, const ProfileResult& result,
                      {"kernel_ranges", result.ranges.size()},
                      // kernels of the trace pass matched one to one
                      {"per_kernel", per_kernel}});
+  if (per_kernel) {
+    nlohmann::json mismatches = kernel_mismatches(result, point.kernels);
+    if (!mismatches.empty()) {
+      collection["warning"] =
+          std::to_string(mismatches.size()) +
+          " kernel range(s) counted a GPU time more than 2x their traced kernel's while another "
+          "kernel of the call fits it: per-kernel counters may sit on the wrong kernels (the "
+          "operator's totals are unaffected)";
+      collection["kernel_mismatches"] = std::move(mismatches);
+    }
+  }
   point.details["counters"] = std::move(collection);
 }
 

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,9 +36,19 @@ std::map<std::string, double> sum_kernel_ranges(const ProfileResult& result);
 std::map<std::string, double> with_quantities(const CollectionPlan& plan,
                                               std::map<std::string, double> values);
 
+// The safety net of the position match (issue #20): each range whose counted GPU
+// time (gpu__time_duration.sum) is more than 2x its matched kernel's traced time
+// while another kernel of the call is within 1.5x of it (both with 1 us of slack
+// for replay's overhead), as {"range", "kernel", "counted_s", "traced_s",
+// "fits_kernel", "fits_traced_s"}. Empty without the metric or a one-to-one match.
+nlohmann::json kernel_mismatches(const ProfileResult& result,
+                                 const std::vector<KernelRecord>& kernels);
+
 // Writes one call's counters into `point`: the totals, each kernel's where the
-// ranges match the traced kernels one to one, and details["counters"] =
-// `collection` plus the chip, passes and range count.
+// ranges match the traced kernels one to one (both in launch order), and
+// details["counters"] = `collection` plus the chip, passes and range count, and
+// where kernel_mismatches finds any, "kernel_mismatches" and a "warning"
+// (the match is reported, never silently reassigned).
 void apply_counters(const CollectionPlan& plan, const ProfileResult& result,
                     nlohmann::json collection, Point& point);
 

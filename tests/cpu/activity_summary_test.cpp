@@ -2,10 +2,13 @@
 // every expected number worked out by hand in the comments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "counters/activity_tracer.hpp"
+#include "measure/counter_collection.hpp"
 
 namespace timeroof {
 namespace {
@@ -338,6 +341,122 @@ TEST(ActivitySummary, MedianCallKernelsFallsBackToTheFirstCall) {
 
   EXPECT_THROW(median_call_kernels(unmarked, 0), Error);
   EXPECT_THROW(median_call_kernels(five_calls_one_slow(), 4), Error) << "5 marks, 4 calls";
+}
+
+// An LSTM-like call (issue #20): A and B on the main stream, C launched last on a
+// side stream but started before B. Per call (base = c * 10000):
+//   launch A (id 3c+1) at +10, B (3c+2) at +20, C (3c+3) at +30;
+//   A runs [+100, +110], C [+115, +200] on stream 2, B [+120, +140].
+// Start order A, C, B; launch order A, B, C.
+Trace side_stream_calls(int calls) {
+  Trace t;
+  const char* names[] = {"void scal(float*)", "void gemmSN(float*)", "void sgemm_largek(float*)"};
+  const std::uint64_t times[][2] = {{100, 110}, {120, 140}, {115, 200}};
+  for (std::uint32_t c = 0; c < static_cast<std::uint32_t>(calls); ++c) {
+    const std::uint64_t base = c * 10000;
+    t.call_marks_ns.push_back(base);
+    for (std::uint32_t i = 0; i < 3; ++i) {
+      const std::uint32_t id = 3 * c + i + 1;
+      t.api_calls.push_back(
+          api("cudaLaunchKernel", runtime, base + 10 * (i + 1), base + 10 * (i + 1) + 5, id));
+      KernelActivity k = kernel(base + times[i][0], base + times[i][1], id);
+      k.name = names[i];
+      k.stream_id = i == 2 ? 2 : 1;
+      t.kernels.push_back(k);
+    }
+  }
+  // Trace::kernels is sorted by start, as the tracer delivers it.
+  std::stable_sort(
+      t.kernels.begin(), t.kernels.end(),
+      [](const KernelActivity& a, const KernelActivity& b) { return a.start_ns < b.start_ns; });
+  return t;
+}
+
+// One range per kernel in launch order, as the range profiler's auto ranges
+// come, with the GPU time each kernel really took (10, 20 and 85 ns, in us here
+// so that they are far apart beyond replay's slack) and an FMA count of its own.
+ProfileResult launch_order_ranges() {
+  ProfileResult r;
+  r.metrics = {"gpu__time_duration.sum", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum"};
+  r.ranges = {{"0", {10e3, 1}}, {"1", {20e3, 2}}, {"2", {85e3, 3}}};
+  r.passes = 1;
+  return r;
+}
+
+CollectionPlan duration_and_fma_plan() {
+  CollectionPlan plan;
+  plan.chip = "GH100";
+  plan.quantities = {Quantity::duration, Quantity::fp32_flops};
+  plan.expressions = {
+      {Quantity::duration, {{"gpu__time_duration.sum", 1e-9}}},
+      {Quantity::fp32_flops, {{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2}}}};
+  plan.metrics = launch_order_ranges().metrics;
+  return plan;
+}
+
+TEST(ActivitySummary, SideStreamKernelsKeepLaunchOrderForTheCounters) {
+  Trace t = side_stream_calls(3);
+  ASSERT_EQ(t.kernels[1].name, "void sgemm_largek(float*)") << "C starts second";
+  const std::vector<KernelRecord> kernels = median_call_kernels(t, 3);
+  ASSERT_EQ(kernels.size(), 3u);
+  EXPECT_EQ(kernels[0].name, "void scal(float*)");
+  EXPECT_EQ(kernels[1].name, "void gemmSN(float*)");
+  EXPECT_EQ(kernels[2].name, "void sgemm_largek(float*)");
+  EXPECT_DOUBLE_EQ(kernels[1].duration_s, 20e-9);
+  EXPECT_DOUBLE_EQ(kernels[2].duration_s, 85e-9);
+  // kernel_records stays in start order.
+  EXPECT_EQ(kernel_records(t)[1].name, "void sgemm_largek(float*)");
+
+  // The ranges (launch order) land on their own kernels: each kernel's counted
+  // time is its traced time, each its own FMA count.
+  Point point;
+  point.kernels = kernels;
+  for (KernelRecord& k : point.kernels) k.duration_s *= 1000;  // ns -> us, as the ranges
+  apply_counters(duration_and_fma_plan(), launch_order_ranges(), nlohmann::json::object(), point);
+  ASSERT_TRUE(point.details["counters"]["per_kernel"].get<bool>());
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(point.kernels[i].metrics.at("duration"), point.kernels[i].duration_s)
+        << point.kernels[i].name;
+    EXPECT_DOUBLE_EQ(point.kernels[i].metrics.at("fp32_flops"), 2.0 * (i + 1));
+  }
+  EXPECT_DOUBLE_EQ(point.counters.at("fp32_flops"), 12);
+  EXPECT_FALSE(point.details["counters"].contains("warning")) << point.details["counters"];
+
+  // Without marks (the fallback), the first call's kernels, also in launch order.
+  t.call_marks_ns.clear();
+  const std::vector<KernelRecord> first = median_call_kernels(t, 3);
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(first[1].name, "void gemmSN(float*)");
+  EXPECT_EQ(first[2].name, "void sgemm_largek(float*)");
+}
+
+TEST(ActivitySummary, CountersOnTheWrongKernelAreReported) {
+  // The kernels in start order, as before issue #20: the ranges (launch order)
+  // would put B's counters on C and C's on B. The match stands, with a warning.
+  Point point;
+  point.kernels = kernel_records(side_stream_calls(1));
+  for (KernelRecord& k : point.kernels) k.duration_s *= 1000;
+  apply_counters(duration_and_fma_plan(), launch_order_ranges(), nlohmann::json::object(), point);
+  const nlohmann::json& counters = point.details["counters"];
+  ASSERT_TRUE(counters.contains("warning")) << counters;
+  const nlohmann::json& mismatches = counters["kernel_mismatches"];
+  ASSERT_EQ(mismatches.size(), 2u) << mismatches;
+  EXPECT_EQ(mismatches[0]["range"], 1);
+  EXPECT_EQ(mismatches[0]["kernel"], "void sgemm_largek(float*)");
+  EXPECT_EQ(mismatches[0]["fits_kernel"], 2);
+  EXPECT_EQ(mismatches[1]["range"], 2);
+  EXPECT_EQ(mismatches[1]["fits_kernel"], 1);
+  EXPECT_DOUBLE_EQ(point.kernels[1].metrics.at("duration"), 20e-6) << "reported, not moved";
+
+  // Replay's ~1 us on small kernels is no mismatch (0.87 us traced, 1.73 counted),
+  // nor is a far range that no other kernel fits.
+  ProfileResult small;
+  small.metrics = {"gpu__time_duration.sum"};
+  small.ranges = {{"0", {1730}}, {"1", {30e3}}};
+  std::vector<KernelRecord> kernels(2);
+  kernels[0].duration_s = 0.87e-6;
+  kernels[1].duration_s = 2e-6;
+  EXPECT_TRUE(kernel_mismatches(small, kernels).empty()) << kernel_mismatches(small, kernels);
 }
 
 TEST(ActivitySummary, DemanglesAndKeepsTemplates) {
