@@ -55,6 +55,22 @@ TEST(LstmSpec, BaselineFlopsByHand) {
   EXPECT_EQ(lstm_flops(baseline(LstmPass::inference, Precision::fp16)), 1'642'496.0);
 }
 
+// The samples' batch-64 point, which the counters put at 1.50x (issue #20; see
+// roofline_sweep_test's LstmRedundantWorkIsTheKernelsOwn): per layer, direction,
+// step and batch entry, the gates' input GEMM 4H x I (2 * 64 * 32 = 4,096 FLOPs),
+// the recurrent GEMM 4H x H (2 * 64 * 16 = 2,048) and 17 elementwise FLOPs per
+// hidden unit (8 bias adds, 3 sigmoids + 2 tanhs at 1 each, 3 for c, 1 for h: 272).
+TEST(LstmSpec, SampleBatch64FlopsByHand) {
+  LstmSpec spec = baseline(LstmPass::inference);
+  spec.batch = 64;
+  const double steps = 16 * 64;                                   // T B
+  EXPECT_EQ(lstm_gemm_flops(spec), (4'096.0 + 2'048.0) * steps);  // 4,194,304 + 2,097,152
+  EXPECT_EQ(lstm_flops(spec), (4'096.0 + 2'048.0 + 272.0) * steps);
+  EXPECT_EQ(lstm_flops(spec), 6'569'984.0);
+  spec.pass = LstmPass::training_forward;
+  EXPECT_EQ(lstm_flops(spec), 6'569'984.0);
+}
+
 TEST(LstmSpec, BaselineBytesByHand) {
   const LstmSpec spec = baseline(LstmPass::inference);
   // X = T B I = 8,192; Y = T B H = 4,096; S = L D B H = 256;
