@@ -414,7 +414,9 @@ TEST(SweepRunner, GpuBoundPointsKeepOneWindow) {
   RunnerOptions options;
   options.counters = false;
   SweepRunner runner(inspect_gpu(0), options);
-  nlohmann::json big = paper_point(256);  // fp16 stride 2 took 195 us on an H100: host-bound
+  // fp16 stride 2 at batch 256 took 195 us on an H100 (issue 7.6%: host-bound);
+  // fp32 stride 1 took 6.8 ms with a 127-us issue (1.9%, at the threshold).
+  nlohmann::json big = paper_point(512);
   big["precision"] = "fp32";
   big["stride"] = 1;
   const Point p = runner.measure_point(conv2d_family(), big, "test", 0);
@@ -425,8 +427,13 @@ TEST(SweepRunner, GpuBoundPointsKeepOneWindow) {
       "us\n",
       *p.timing.call_s() * 1e6, *p.timing.issue_s() * 1e6, *p.timing.stream_s() * 1e6,
       *p.timing.graph_s() * 1e6);
-  EXPECT_EQ(host_part_matters(p.timing), timing["host_windows"]["wanted"] == 3) << timing;
-  ASSERT_FALSE(host_part_matters(p.timing)) << "batch 256 should be GPU-bound: " << timing;
+  // The rule judged the first window (the combined times may fall either side).
+  Timing first = p.timing;
+  first.call = timing["windows"][0]["call"].get<TimeStats>();
+  first.issue = timing["windows"][0]["issue"].get<TimeStats>();
+  first.stream = timing["windows"][0]["stream"].get<TimeStats>();
+  EXPECT_EQ(host_part_matters(first), timing["host_windows"]["wanted"] == 3) << timing;
+  ASSERT_FALSE(host_part_matters(first)) << "batch 512 should be GPU-bound: " << timing;
   EXPECT_EQ(timing["windows"].size(), 1u);
   EXPECT_EQ(timing["host_windows"]["taken"], 1);
 }
