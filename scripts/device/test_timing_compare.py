@@ -233,6 +233,29 @@ class Repeatability(unittest.TestCase):
         self.assertIsNone(times["rows"][3]["host_ratio"])
 
 
+class WindowDrift(unittest.TestCase):
+    def windowed(self, call_medians, stream_medians):
+        windows = [{"at_s": i, "call": stats(c), "stream": stats(st)}
+                   for i, (c, st) in enumerate(zip(call_medians, stream_medians))]
+        return point("lstm_inference", "fp32", {"batch": 1}, call_medians[0], stream_medians[0],
+                     10 * US, ["k"], details={"timing": {"windows": windows}})
+
+    def test_slowest_over_fastest_window_per_point(self):
+        points = [self.windowed([100 * US, 150 * US, 110 * US], [50 * US, 50 * US, 75 * US]),
+                  self.windowed([100 * US, 100 * US, 100 * US], [40 * US, 44 * US, 40 * US]),
+                  point("conv2d_fwd", "fp16", {"batch": 1}, 1e-3, 1e-3, 1e-3, ["k"])]
+        drift = tc.window_drift(points)
+        self.assertEqual(drift["call"]["points"], 2)
+        self.assertAlmostEqual(drift["call"]["max"], 1.5)
+        self.assertAlmostEqual(drift["call"]["median"], 1.25)
+        self.assertAlmostEqual(drift["stream"]["max"], 1.5)
+        self.assertAlmostEqual(drift["stream"]["median"], (1.5 + 1.1) / 2)
+
+    def test_no_windows_no_drift(self):
+        self.assertIsNone(tc.window_drift([point("conv2d_fwd", "fp16", {"batch": 1}, 1e-3, 1e-3,
+                                                  1e-3, ["k"])]))
+
+
 class AgainstTorch(unittest.TestCase):
     def doc(self, stream_ratio=1.0, graph_ratio=1.0, kernels=(CONV_KERNEL,)):
         cases = [torch_case("conv2d_fwd", "fp16", conv_params(i + 1, cudnn_api="graph"), 100 * US,

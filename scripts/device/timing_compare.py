@@ -326,6 +326,33 @@ def lag1_autocorrelation(values):
     return sum((a - mean) * (b - mean) for a, b in zip(values, values[1:])) / total
 
 
+def window_drift(points):
+    """The host's drift inside one run, from the points timed in several windows
+    (details.timing.windows, runner.hpp "Host-side windows"): per host-side time,
+    how many points and the median, p90 and largest ratio of a point's slowest
+    window median to its fastest. None without windowed points."""
+    spreads = {"call": [], "stream": []}
+    for p in points:
+        windows = ((p.get("details") or {}).get("timing") or {}).get("windows") or []
+        if len(windows) < 2:
+            continue
+        for kind in spreads:
+            medians = [(w.get(kind) or {}).get("median_s") for w in windows]
+            medians = [m for m in medians if isinstance(m, (int, float)) and m > 0]
+            if len(medians) >= 2:
+                spreads[kind].append(max(medians) / min(medians))
+    if not any(spreads.values()):
+        return None
+    result = {}
+    for kind, ratios in spreads.items():
+        if ratios:
+            ordered = sorted(ratios)
+            result[kind] = {"points": len(ordered), "median": statistics.median(ordered),
+                            "p90": ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))],
+                            "max": ordered[-1]}
+    return result
+
+
 def moved_with_host(ratio, host_ratio):
     """A repeatability miss the host's own speed explains: the probe moved by more
     than HOST_MOVED in the same direction as the time."""
@@ -690,6 +717,7 @@ def build_report(args):
     }
     report["repeatability"] = (repeatability(run1, run2, args.min_us * 1e-6)
                                if loaded["run1"] is not None and loaded["run2"] is not None else None)
+    report["window_drift"] = {key: window_drift(loaded[key] or []) for key in ("run1", "run2")}
     report["torch"] = (against_torch(run1, run2, torch_doc)
                        if torch_doc is not None and (run1 or run2) else None)
     report["torch_benchmark"] = benchmark_vs_heuristic(torch_doc) if torch_doc is not None else []
@@ -765,6 +793,12 @@ def render(report):
                   + (f"; lag-1 autocorrelation of the log ratios in sweep order {lag1:.2f} "
                      "(near 0: each point on its own; high: neighbours move together)"
                      if lag1 is not None else ""))
+            for run_key, drift in (report.get("window_drift") or {}).items():
+                d = (drift or {}).get("stream" if kind == "stream" else "call")
+                if d and kind in ("call", "stream"):
+                    w(f"    {run_key}: {d['points']} points timed in windows; their slowest over "
+                      f"fastest window median x{d['median']:.3f} median, x{d['p90']:.3f} p90, "
+                      f"x{d['max']:.3f} largest (the host's drift inside one run)")
             for r in t["worst"][:3]:  # the worst three, within the tolerance or not
                 host = "".join(f"  {name} probe x{v:.3f}"
                                for name, v in (r.get("probe_ratios") or {}).items())
