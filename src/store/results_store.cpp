@@ -898,9 +898,9 @@ void ResultsStore::refuse_duplicate_runs(const std::string& path,
       throw usage_error("run " + record.run.uuid +
                         " is given twice; nothing was imported; import each run once");
   }
-  // Anything but a store of ours is left to the writer's open, which says what
-  // is wrong with the file or gives it the schema.
-  if (inspect(path) != FileState::timeroof) return;
+  // Anything but a writable store of ours is left to the writer's open, which
+  // says what is wrong with the file (read-only first), or gives it the schema.
+  if (::access(path.c_str(), W_OK) != 0 || inspect(path) != FileState::timeroof) return;
   ResultsStore store = open(path, Access::read_only);
   for (const RunRecord& record : records) {
     Statement existing = store.db_.prepare("SELECT id FROM runs WHERE uuid = ?1");
