@@ -329,6 +329,12 @@ TEST(SweepRunner, WithoutItsWorkerTheRunnerTimesHereAndSaysWhy) {
   EXPECT_TRUE(p.timing.stream && p.timing.graph);
 }
 
+// A small LSTM: launch-bound, so its host part decides its times.
+nlohmann::json lstm_point(int batch) {
+  return {{"batch", batch},    {"seq_length", 16},    {"input_size", 64},
+          {"hidden_size", 64}, {"precision", "fp32"}, {"math", "fma_only"}};
+}
+
 // Host-side windows (runner.hpp): a host-bound point's T_call, issue time and
 // T_stream are taken in three windows, each revisit once the point's latest
 // window is window_spacing_s old (at the sweep's end for the last points), and
@@ -342,10 +348,6 @@ TEST(SweepRunner, HostBoundPointsAreTimedInWindowsSpreadOverTheSweep) {
   options.window_spacing_s = 1.0;
   SweepRunner runner(inspect_gpu(0), options);
   const OperatorFamily lstm = lstm_family();
-  auto lstm_point = [](int batch) {
-    return nlohmann::json{{"batch", batch},    {"seq_length", 16},    {"input_size", 64},
-                          {"hidden_size", 64}, {"precision", "fp32"}, {"math", "fma_only"}};
-  };
   SweepPlan plan{"windows",
                  &lstm,
                  {lstm_point(1), lstm_point(2), lstm_point(4), lstm_point(8), lstm_point(16),
@@ -446,9 +448,7 @@ TEST(SweepRunner, AStopSkipsTheWindowsNotYetTaken) {
   options.counters = false;
   SweepRunner runner(inspect_gpu(0), options);
   const OperatorFamily lstm = lstm_family();
-  const nlohmann::json small = {{"batch", 1},        {"seq_length", 16},    {"input_size", 64},
-                                {"hidden_size", 64}, {"precision", "fp32"}, {"math", "fma_only"}};
-  SweepPlan plan{"stopped", &lstm, {small, small}};
+  SweepPlan plan{"stopped", &lstm, {lstm_point(1), lstm_point(1)}};
   CollectingSink sink;
   std::atomic<bool> stop = false;
   runner.run(plan, {}, sink, stop, [&](const SweepProgress& s) {
