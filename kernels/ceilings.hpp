@@ -9,12 +9,16 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/results.hpp"
+#include "core/vocabulary.hpp"
+#include "gpu/handles.hpp"
 #include "kernels/measure.hpp"
 #include "kernels/time_windows.hpp"
 
@@ -70,30 +74,55 @@ struct CeilingResults {
 void measure_cuda_core_ceilings(const CeilingRequest& request, CeilingResults& out);
 // hbm_read, hbm_write, hbm_copy, l2_read, l1_read, shared_read, and the working-set sweep.
 void measure_memory_ceilings(const CeilingRequest& request, CeilingResults& out);
-// h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable (nvbandwidth-style spin kernel).
+// h2d_pinned, d2h_pinned (nvbandwidth-style spin kernel). The pageable copies
+// are host-timed and measured in HostWindows.
 void measure_transfer_ceilings(const CeilingRequest& request, CeilingResults& out);
-// The launch family alone: launch_async (per launch) and launch_sync (launch +
-// synchronize) in kLaunchWindows windows one after another, then launch_graph_node.
-// measure_ceilings spreads the windows over the whole run instead.
-void measure_launch_ceilings(const CeilingRequest& request, CeilingResults& out);
+// The host-timed roofs alone (HostWindows, kHostWindows windows one after another),
+// then launch_graph_node. measure_ceilings spreads the windows over the whole run
+// instead.
+void measure_host_timed_ceilings(const CeilingRequest& request, CeilingResults& out);
 // launch_graph_node: GPU-timed, so one window (it repeated within 0.7% across runs).
 void measure_launch_graph_ceiling(const CeilingRequest& request, CeilingResults& out);
 
-// The host-timed launch roofs the request wants (launch_async, launch_sync), one
-// window at a time (kernels/time_windows.hpp says why), then joined. The caller
-// holds the host lock around each take().
-class LaunchWindows {
+// One window's pageable copies (kernels/transfer_ceilings.cpp): a device buffer
+// and a pageable host buffer (new[], every page touched) of 256 MiB (64 MiB quick).
+// Pageable copies cannot be held behind a spin kernel as the pinned ones are (the
+// driver stages them through its own pinned buffer with the host thread), so they
+// are timed with the host clock: what a framework's pageable copy costs.
+class PageableCopies {
  public:
-  explicit LaunchWindows(
+  explicit PageableCopies(const CeilingRequest& request);
+  // Seconds of one cudaMemcpyAsync + cudaStreamSynchronize, host clock.
+  double time_copy(TransferDirection direction) const;
+  // The bytes of one copy.
+  static std::size_t bytes_for(bool quick);
+  // How one sample is taken, the start of the roof's method.
+  static std::string scheme(TransferDirection direction, bool quick);
+
+ private:
+  std::size_t bytes_;
+  cudaStream_t stream_;
+  DeviceBuffer<std::uint8_t> device_;
+  std::unique_ptr<std::uint8_t[]> host_;
+};
+
+// The host-timed roofs the request wants: launch_async, launch_sync (launch
+// family), h2d_pageable, d2h_pageable (transfer family), one window at a time
+// (kernels/time_windows.hpp says why), then joined. The caller holds the host
+// lock around each take().
+class HostWindows {
+ public:
+  explicit HostWindows(
       const CeilingRequest& request,
       std::chrono::steady_clock::time_point run_start = std::chrono::steady_clock::now());
   bool empty() const noexcept { return roofs_.empty(); }
   bool measures(const std::string& name) const;
   int taken() const noexcept { return taken_; }
   const std::vector<WindowedRoof>& roofs() const noexcept { return roofs_; }
-  // One window of each roof, now: its own warm-up and pinned thread, and a
-  // kLaunchWindows-th of the sampling one window had before. A CUDA error fails
-  // this window only (the method says so).
+  // One window of each roof, now: its own warm-up, buffers and pinned thread,
+  // and a kHostWindows-th of the sampling one window had before. A CUDA error
+  // fails this window only, for the roofs it had not sampled yet (the method
+  // says so).
   void take(const CeilingRequest& request);
   // A window that could not be taken (e.g. the host lock failed).
   void fail(const std::string& reason);

@@ -16,13 +16,14 @@
 // T_graph sees one graph node. Why: one median of 20 samples read 4.25 and 5.37 us
 // for launch_async in two runs on an H100 (spreads 26-33%), and the launch roof
 // decides every launch-bound verdict.
-// The two host-timed roofs are sampled in kLaunchWindows windows spread over the
+// The two host-timed roofs are sampled in kHostWindows windows spread over the
 // ceilings run, each with a third of the budget one window had, and joined by
 // combine_windows (kernels/time_windows.hpp says why); the GPU-timed graph node,
 // which repeated within 0.7% across runs, in one.
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,6 +59,20 @@ StopRule launch_rule(bool quick, int windows) {
           .max_samples = (quick ? 400 : 4000) / windows,
           .target_relative_ci = 0.03,
           .budget_s = (quick ? 0.3 : 2.0) / windows};
+}
+
+// A pageable copy of 256 MiB takes 10-30 ms: fewer samples, the same target.
+StopRule pageable_rule(bool quick, int windows) {
+  return {.min_samples = 10,
+          .max_samples = 200 / windows,
+          .target_relative_ci = 0.03,
+          .budget_s = (quick ? 0.3 : 1.5) / windows};
+}
+
+std::optional<TransferDirection> pageable_direction(const std::string& name) {
+  for (const TransferDirection direction : kAllTransferDirections)
+    if (name == ceiling::transfer(direction, HostMemory::pageable)) return direction;
+  return std::nullopt;
 }
 
 // Warm up for a while, not a few launches: right after another GPU process the
@@ -98,8 +113,8 @@ double time_sync_round_trips(cudaStream_t stream) {
 
 }  // namespace
 
-LaunchWindows::LaunchWindows(const CeilingRequest& request,
-                             std::chrono::steady_clock::time_point run_start)
+HostWindows::HostWindows(const CeilingRequest& request,
+                         std::chrono::steady_clock::time_point run_start)
     : run_start_(run_start) {
   const int launches = launches_per_sample(request.quick);
   if (request.wanted(ceiling::kLaunchAsync))
@@ -114,15 +129,25 @@ LaunchWindows::LaunchWindows(const CeilingRequest& request,
          .scheme = concat("empty_kernel<<<1, 32>>> + cudaStreamSynchronize round trip, host "
                           "steady_clock, ",
                           kSyncRoundTripsPerSample, " per sample, / ", kSyncRoundTripsPerSample)});
+  for (const TransferDirection direction : kAllTransferDirections) {
+    const std::string name = ceiling::transfer(direction, HostMemory::pageable);
+    if (!request.wanted(name)) continue;
+    roofs_.push_back(
+        {.name = name,
+         .kind = CeilingKind::bandwidth,
+         .unit = "B/s",
+         .amount_per_unit = static_cast<double>(PageableCopies::bytes_for(request.quick)),
+         .scheme = PageableCopies::scheme(direction, request.quick)});
+  }
 }
 
-bool LaunchWindows::measures(const std::string& name) const {
+bool HostWindows::measures(const std::string& name) const {
   for (const WindowedRoof& roof : roofs_)
     if (roof.name == name) return true;
   return false;
 }
 
-void LaunchWindows::take(const CeilingRequest& request) {
+void HostWindows::take(const CeilingRequest& request) {
   if (roofs_.empty()) return;
   const double at_s = seconds_since(run_start_);
   ++taken_;
@@ -131,14 +156,25 @@ void LaunchWindows::take(const CeilingRequest& request) {
     const cudaStream_t stream = request.stream;
     const int launches = launches_per_sample(request.quick);
     const PinnedThread pinned;
-    warm_up_launches(stream, request.quick);
+    bool warm = false;
+    std::optional<PageableCopies> copies;  // this window's buffers, set up at its first copy
     for (WindowedRoof& roof : roofs_) {
-      const bool async = roof.name == ceiling::kLaunchAsync;
-      TimeWindow window = sample_window(
-          [&] {
-            return async ? time_async_launches(stream, launches) : time_sync_round_trips(stream);
-          },
-          async ? launches : kSyncRoundTripsPerSample, launch_rule(request.quick, kLaunchWindows));
+      TimeWindow window;
+      if (const std::optional<TransferDirection> direction = pageable_direction(roof.name)) {
+        if (!copies) copies.emplace(request);
+        copies->time_copy(*direction);  // untimed: the driver's staging buffer, first touch
+        window = sample_window([&] { return copies->time_copy(*direction); }, 1,
+                               pageable_rule(request.quick, kHostWindows));
+      } else {
+        if (!warm) warm_up_launches(stream, request.quick);
+        warm = true;
+        const bool async = roof.name == ceiling::kLaunchAsync;
+        window = sample_window(
+            [&] {
+              return async ? time_async_launches(stream, launches) : time_sync_round_trips(stream);
+            },
+            async ? launches : kSyncRoundTripsPerSample, launch_rule(request.quick, kHostWindows));
+      }
       window.at_s = at_s;
       window.detail = pin_text(pinned);
       roof.windows.push_back(std::move(window));
@@ -148,26 +184,26 @@ void LaunchWindows::take(const CeilingRequest& request) {
   }
 }
 
-void LaunchWindows::fail(const std::string& reason) {
+void HostWindows::fail(const std::string& reason) {
   if (roofs_.empty()) return;
   ++taken_;
   record_failure(seconds_since(run_start_), reason);
 }
 
 // Against the roofs this window gave no time: a roof sampled before the error keeps it.
-void LaunchWindows::record_failure(double at_s, const std::string& reason) {
+void HostWindows::record_failure(double at_s, const std::string& reason) {
   for (WindowedRoof& roof : roofs_)
     if (static_cast<int>(roof.windows.size() + roof.failures.size()) < taken_)
       roof.failures.push_back(
           concat("window ", taken_, " at ", std::round(at_s * 10) / 10, " s failed: ", reason));
 }
 
-void LaunchWindows::finish(CeilingResults& out, std::string_view spacing) const {
+void HostWindows::finish(CeilingResults& out, std::string_view spacing) const {
   for (const WindowedRoof& roof : roofs_) {
     if (roof.windows.empty()) {
       out.skipped.push_back(
           {roof.name,
-           "launch roofs failed in every window: " +
+           "host-timed roofs failed in every window: " +
                (roof.failures.empty() ? std::string("none taken") : roof.failures.front()),
            true});
       continue;
@@ -203,10 +239,10 @@ void measure_launch_graph_ceiling(const CeilingRequest& request, CeilingResults&
   out.ceilings.push_back(windowed_ceiling(roof, pin_text(pinned)));
 }
 
-void measure_launch_ceilings(const CeilingRequest& request, CeilingResults& out) {
-  LaunchWindows windows(request);
-  const std::vector<int> alone = {kLaunchWindows};  // no other family to spread them over
-  for (int i = 0; i < kLaunchWindows; ++i) windows.take(request);
+void measure_host_timed_ceilings(const CeilingRequest& request, CeilingResults& out) {
+  HostWindows windows(request);
+  const std::vector<int> alone = {kHostWindows};  // no other family to spread them over
+  for (int i = 0; i < kHostWindows; ++i) windows.take(request);
   windows.finish(out, window_spacing_note(alone, request.quick));
   measure_launch_graph_ceiling(request, out);
 }

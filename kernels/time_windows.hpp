@@ -17,8 +17,8 @@
 
 namespace timeroof {
 
-// How many windows the host-timed launch roofs are measured in.
-inline constexpr int kLaunchWindows = 3;
+// How many windows the host-timed roofs (launch, pageable copies) are measured in.
+inline constexpr int kHostWindows = 3;
 
 // One window of one roof: per-unit samples (seconds), their statistics, and when
 // the window began, in seconds since the ceilings run began.

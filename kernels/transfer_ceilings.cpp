@@ -10,12 +10,12 @@
 // pinned buffer with the host thread, so cudaMemcpyAsync returns only when (D2H)
 // or shortly before (H2D) the data has moved, and a copy queued behind a spinning
 // kernel would block the very thread that must release it. They are timed with the
-// host clock around cudaMemcpyAsync + cudaStreamSynchronize (measure_on_host): what
+// host clock around cudaMemcpyAsync + cudaStreamSynchronize (PageableCopies): what
 // a framework's pageable copy costs, API overhead (~10 us of ~10 ms) included.
-// The pageable copies drift with the host as the launch roofs do (h2d_pageable -23%
-// between two runs, issue 15) but are still taken in one window: windowing them
-// (kernels/time_windows.hpp) needs their buffers set up again in each window and
-// the interval stop rule in place of measure_on_host's; not done yet.
+// They drift with the host as the launch roofs do (h2d_pageable -23% and +15.9%
+// between two runs on an H100, issue 15), so HostWindows (launch_ceilings.cpp)
+// samples them in windows spread over the ceilings run, with buffers of their own
+// in each window.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/ceiling_names.hpp"
+#include "core/elapsed.hpp"
 #include "core/format.hpp"
 #include "gpu/device.hpp"
 #include "gpu/handles.hpp"
@@ -103,91 +104,81 @@ Measurement measure_held_copy(const TimingPolicy& policy, int device, cudaStream
 
 }  // namespace
 
+std::size_t PageableCopies::bytes_for(bool quick) {
+  return (quick ? 64 : 256) * kMiB;
+}
+
+PageableCopies::PageableCopies(const CeilingRequest& request)
+    : bytes_(bytes_for(request.quick)),
+      stream_(request.stream),
+      device_(bytes_),
+      // new[] without value-initialisation, then a pattern, so every page is
+      // touched before the first timed copy.
+      host_(new std::uint8_t[bytes_]) {
+  std::memset(host_.get(), 0xa5, bytes_);
+  TR_CUDA_CHECK(cudaMemsetAsync(device_.get(), 0x5a, bytes_, stream_));
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+double PageableCopies::time_copy(TransferDirection direction) const {
+  const bool h2d = direction == TransferDirection::h2d;
+  const auto start = std::chrono::steady_clock::now();
+  TR_CUDA_CHECK(cudaMemcpyAsync(h2d ? static_cast<void*>(device_.get()) : host_.get(),
+                                h2d ? static_cast<const void*>(host_.get()) : device_.get(), bytes_,
+                                h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream_));
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return seconds_since(start);
+}
+
+std::string PageableCopies::scheme(TransferDirection direction, bool quick) {
+  return concat("cudaMemcpyAsync ", direction == TransferDirection::h2d ? "H2D" : "D2H", " of ",
+                format_binary_bytes(static_cast<double>(bytes_for(quick))),
+                " pageable (new[]) + cudaStreamSynchronize, timed with the host clock "
+                "(pageable copies are synchronous for the host), per copy");
+}
+
 void measure_transfer_ceilings(const CeilingRequest& request, CeilingResults& out) {
   const bool want_h2d_pinned =
       request.wanted(ceiling::transfer(TransferDirection::h2d, HostMemory::pinned));
   const bool want_d2h_pinned =
       request.wanted(ceiling::transfer(TransferDirection::d2h, HostMemory::pinned));
-  const bool want_h2d_pageable =
-      request.wanted(ceiling::transfer(TransferDirection::h2d, HostMemory::pageable));
-  const bool want_d2h_pageable =
-      request.wanted(ceiling::transfer(TransferDirection::d2h, HostMemory::pageable));
-  if (!want_h2d_pinned && !want_d2h_pinned && !want_h2d_pageable && !want_d2h_pageable) return;
+  if (!want_h2d_pinned && !want_d2h_pinned) return;
   ceiling_support::select_device_and_count_sms(request);
 
-  const std::size_t bytes = (request.quick ? 64 : 256) * kMiB;
+  const std::size_t bytes = PageableCopies::bytes_for(request.quick);  // the same size
   const std::string size_text = format_binary_bytes(static_cast<double>(bytes));
   DeviceBuffer<std::uint8_t> device_buffer(bytes);
   TR_CUDA_CHECK(cudaMemsetAsync(device_buffer.get(), 0x5a, bytes, request.stream));
   const cudaStream_t stream = request.stream;
 
-  if (want_h2d_pinned || want_d2h_pinned) {
-    PinnedBuffer<std::uint8_t> pinned(bytes);
-    std::memset(pinned.get(), 0xa5, bytes);
-    HostFlag flag;
-    const auto method = [&](const char* direction, const Measurement& m) {
-      return concat("cudaMemcpyAsync ", direction, " of ", size_text,
-                    " page-locked (cudaMallocHost), held behind a spin kernel and timed with "
-                    "events around the copy alone (nvbandwidth's method); median of ",
-                    m.repeats, " copies", flag.timed_out() ? "; the spin kernel timed out" : "");
-    };
-    if (want_h2d_pinned) {
-      const Measurement m =
-          measure_held_copy(request.timing(), request.device, stream, flag, [&](cudaStream_t s) {
-            TR_CUDA_CHECK(cudaMemcpyAsync(device_buffer.get(), pinned.get(), bytes,
-                                          cudaMemcpyHostToDevice, s));
-          });
-      out.ceilings.push_back(make_ceiling(
-          ceiling::transfer(TransferDirection::h2d, HostMemory::pinned), CeilingKind::bandwidth,
-          "B/s", static_cast<double>(bytes), m, method("H2D", m)));
-    }
-    if (want_d2h_pinned) {
-      const Measurement m =
-          measure_held_copy(request.timing(), request.device, stream, flag, [&](cudaStream_t s) {
-            TR_CUDA_CHECK(cudaMemcpyAsync(pinned.get(), device_buffer.get(), bytes,
-                                          cudaMemcpyDeviceToHost, s));
-          });
-      out.ceilings.push_back(make_ceiling(
-          ceiling::transfer(TransferDirection::d2h, HostMemory::pinned), CeilingKind::bandwidth,
-          "B/s", static_cast<double>(bytes), m, method("D2H", m)));
-    }
+  PinnedBuffer<std::uint8_t> pinned(bytes);
+  std::memset(pinned.get(), 0xa5, bytes);
+  HostFlag flag;
+  const auto method = [&](const char* direction, const Measurement& m) {
+    return concat("cudaMemcpyAsync ", direction, " of ", size_text,
+                  " page-locked (cudaMallocHost), held behind a spin kernel and timed with "
+                  "events around the copy alone (nvbandwidth's method); median of ",
+                  m.repeats, " copies", flag.timed_out() ? "; the spin kernel timed out" : "");
+  };
+  if (want_h2d_pinned) {
+    const Measurement m =
+        measure_held_copy(request.timing(), request.device, stream, flag, [&](cudaStream_t s) {
+          TR_CUDA_CHECK(
+              cudaMemcpyAsync(device_buffer.get(), pinned.get(), bytes, cudaMemcpyHostToDevice, s));
+        });
+    out.ceilings.push_back(make_ceiling(
+        ceiling::transfer(TransferDirection::h2d, HostMemory::pinned), CeilingKind::bandwidth,
+        "B/s", static_cast<double>(bytes), m, method("H2D", m)));
   }
-
-  if (want_h2d_pageable || want_d2h_pageable) {
-    // new[] without value-initialisation, then a pattern, so every page is touched
-    // before the first timed copy.
-    const std::unique_ptr<std::uint8_t[]> pageable(new std::uint8_t[bytes]);
-    std::memset(pageable.get(), 0xa5, bytes);
-    const auto method = [&](const char* direction, const Measurement& m) {
-      return concat("cudaMemcpyAsync ", direction, " of ", size_text,
-                    " pageable (new[]) + cudaStreamSynchronize, timed with the host clock "
-                    "(pageable copies are synchronous for the host); median of ",
-                    m.repeats, " copies");
-    };
-    if (want_h2d_pageable) {
-      const Measurement m = measure_on_host(
-          [&] {
-            TR_CUDA_CHECK(cudaMemcpyAsync(device_buffer.get(), pageable.get(), bytes,
-                                          cudaMemcpyHostToDevice, stream));
-            TR_CUDA_CHECK(cudaStreamSynchronize(stream));
-          },
-          request.timing());
-      out.ceilings.push_back(make_ceiling(
-          ceiling::transfer(TransferDirection::h2d, HostMemory::pageable), CeilingKind::bandwidth,
-          "B/s", static_cast<double>(bytes), m, method("H2D", m)));
-    }
-    if (want_d2h_pageable) {
-      const Measurement m = measure_on_host(
-          [&] {
-            TR_CUDA_CHECK(cudaMemcpyAsync(pageable.get(), device_buffer.get(), bytes,
-                                          cudaMemcpyDeviceToHost, stream));
-            TR_CUDA_CHECK(cudaStreamSynchronize(stream));
-          },
-          request.timing());
-      out.ceilings.push_back(make_ceiling(
-          ceiling::transfer(TransferDirection::d2h, HostMemory::pageable), CeilingKind::bandwidth,
-          "B/s", static_cast<double>(bytes), m, method("D2H", m)));
-    }
+  if (want_d2h_pinned) {
+    const Measurement m =
+        measure_held_copy(request.timing(), request.device, stream, flag, [&](cudaStream_t s) {
+          TR_CUDA_CHECK(
+              cudaMemcpyAsync(pinned.get(), device_buffer.get(), bytes, cudaMemcpyDeviceToHost, s));
+        });
+    out.ceilings.push_back(make_ceiling(
+        ceiling::transfer(TransferDirection::d2h, HostMemory::pinned), CeilingKind::bandwidth,
+        "B/s", static_cast<double>(bytes), m, method("D2H", m)));
   }
   TR_CUDA_CHECK(cudaStreamSynchronize(stream));
 }

@@ -119,7 +119,7 @@ CeilingRequest request_for_gpu0(bool quick) {
 
 CeilingResults measure_core_families(const CeilingRequest& request) {
   CeilingResults results;
-  measure_launch_ceilings(request, results);
+  measure_host_timed_ceilings(request, results);
   measure_transfer_ceilings(request, results);
   measure_memory_ceilings(request, results);
   measure_cuda_core_ceilings(request, results);
@@ -501,29 +501,31 @@ TEST(CeilingsCore, L2RoofCountsTheBytesTheSlicesServed) {
   EXPECT_GE(variants, 1) << l2.method;
 }
 
-// launch_async and launch_sync join kLaunchWindows windows (issue 15): each window
-// sampled on its own, the stored roof the median of the windows' medians, inside
-// their envelope interval.
-TEST(CeilingsCore, LaunchRoofsJoinTheirWindows) {
+// The host-timed roofs (launch_async, launch_sync, h2d_pageable, d2h_pageable) join
+// kHostWindows windows (issue 15): each window sampled on its own, the stored roof
+// the median of the windows' medians, inside their envelope interval.
+TEST(CeilingsCore, HostTimedRoofsJoinTheirWindows) {
   TR_REQUIRE_GPU();
   const CeilingRequest request = request_for_gpu0(true);
-  LaunchWindows windows(request);
-  for (int i = 0; i < kLaunchWindows; ++i) windows.take(request);
-  EXPECT_EQ(windows.taken(), kLaunchWindows);
+  HostWindows windows(request);
+  for (int i = 0; i < kHostWindows; ++i) windows.take(request);
+  EXPECT_EQ(windows.taken(), kHostWindows);
   CeilingResults out;
   windows.finish(out, "test spacing");
   EXPECT_TRUE(out.skipped.empty());
   const std::map<std::string, Ceiling> roofs = by_name(out);
-  ASSERT_EQ(windows.roofs().size(), 2u);
-  ASSERT_EQ(roofs.size(), 2u);
+  ASSERT_EQ(windows.roofs().size(), 4u);
+  ASSERT_EQ(roofs.size(), 4u);
   for (const WindowedRoof& roof : windows.roofs()) {
     SCOPED_TRACE(roof.name);
-    ASSERT_EQ(roof.windows.size(), static_cast<std::size_t>(kLaunchWindows));
+    const bool latency = roof.kind == CeilingKind::latency;
+    EXPECT_EQ(latency, roof.name.rfind("launch_", 0) == 0);
+    ASSERT_EQ(roof.windows.size(), static_cast<std::size_t>(kHostWindows));
     EXPECT_TRUE(roof.failures.empty());
     std::vector<TimeStats> stats;
     double lowest = roof.windows.front().stats.median_s, highest = lowest, previous_at = -1;
     for (const TimeWindow& w : roof.windows) {
-      EXPECT_GE(w.stats.samples, 30);
+      EXPECT_GE(w.stats.samples, latency ? 30 : 10);
       EXPECT_GT(w.at_s, previous_at) << "windows in the order taken";
       previous_at = w.at_s;
       lowest = std::min(lowest, w.stats.median_s);
@@ -532,17 +534,47 @@ TEST(CeilingsCore, LaunchRoofsJoinTheirWindows) {
     }
     const TimeStats joined = combine_windows(stats);
     const Ceiling& c = roofs.at(roof.name);
-    std::printf("%s %.3f us (windows %.3f - %.3f us): %s\n", c.name.c_str(), c.measured * 1e6,
-                lowest * 1e6, highest * 1e6, c.method.c_str());
-    EXPECT_DOUBLE_EQ(c.measured, joined.median_s);
-    EXPECT_GE(c.measured, lowest);
-    EXPECT_LE(c.measured, highest);
+    std::printf("%s %.4g %s (window medians %.3f - %.3f us per unit): %s\n", c.name.c_str(),
+                c.measured, c.unit.c_str(), lowest * 1e6, highest * 1e6, c.method.c_str());
+    // Latency roofs store the time, bandwidth roofs the bytes of one copy over it.
+    const auto value_of = [&](double seconds) {
+      return latency ? seconds : roof.amount_per_unit / seconds;
+    };
+    EXPECT_DOUBLE_EQ(c.measured, value_of(joined.median_s));
+    EXPECT_GE(c.measured, std::min(value_of(lowest), value_of(highest)));
+    EXPECT_LE(c.measured, std::max(value_of(lowest), value_of(highest)));
     ASSERT_TRUE(joined.ci_low_s && joined.ci_high_s);
-    EXPECT_LE(*joined.ci_low_s, c.measured);
-    EXPECT_GE(*joined.ci_high_s, c.measured);
+    EXPECT_LE(*joined.ci_low_s, joined.median_s);
+    EXPECT_GE(*joined.ci_high_s, joined.median_s);
     EXPECT_EQ(c.repeats, joined.samples);
     EXPECT_NE(c.method.find("measured in 3 windows"), std::string::npos) << c.method;
     EXPECT_NE(c.method.find("; test spacing"), std::string::npos) << c.method;
+  }
+  EXPECT_GT(roofs.at("h2d_pageable").measured, 1e9);
+  EXPECT_LT(roofs.at("h2d_pageable").measured, 1e12);
+}
+
+// Through measure_ceilings, the pageable copies are taken in windows that begin at
+// the launch family's turn, and still read among the transfer roofs, after the
+// pinned ones, as when they were measured at the transfer family's turn.
+TEST(CeilingsCore, PageableCopiesKeepTheirPlaceAmongTheTransferRoofs) {
+  TR_REQUIRE_GPU();
+  CeilingRequest request = request_for_gpu0(true);
+  request.wanted = [](const std::string& name) {
+    return name == "launch_sync" || name == "h2d_pinned" || name == "d2h_pageable" ||
+           name == "h2d_pageable";
+  };
+  const CeilingResults results = measure_ceilings(request);
+  std::vector<std::string> names;
+  for (const Ceiling& c : results.ceilings) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"launch_sync", "h2d_pinned", "h2d_pageable",
+                                             "d2h_pageable"}));
+  EXPECT_TRUE(results.skipped.empty());
+  for (const Ceiling& c : results.ceilings) {
+    if (c.name == "h2d_pinned") continue;
+    EXPECT_NE(c.method.find("measured in 3 windows"), std::string::npos) << c.method;
+    // Two families ran: the windows lie between them, not one after another.
+    EXPECT_NE(c.method.find("spread over the ceilings run"), std::string::npos) << c.method;
   }
 }
 
