@@ -7,7 +7,10 @@
 # interface, so CUPTI's range profiler is unavailable under it.
 # Usage: compute-sanitizer.sh [SECONDS per run] [TEST NAME...] (default 150 s, every
 # GPU test binary; names such as gpu_measure_test split the tier over several device
-# calls, which have a time limit). Logs: $OUT/sanitizer-logs.tgz.
+# calls, which have a time limit). The name `tool` runs memcheck over the tool itself
+# instead: short sweeps and a quick ceilings run, the paths the CLI tests take but
+# too long under the sanitizer as whole tests (a full `timeroof run` under memcheck
+# passed 330 s). Logs: $OUT/sanitizer-logs.tgz.
 set -uo pipefail
 source "$(dirname "$0")/setup.sh"
 limit=${1:-150}
@@ -37,9 +40,32 @@ run() {  # TOOL BINARY
     status=1
   fi
 }
+# memcheck over the timeroof binary with ARGS (the sweep's timing worker, a child,
+# is followed: --target-processes all). Counters are off: CUPTI is the sanitizer's.
+run_tool() {  # NAME ARGS...
+  local name=$1 log=$out/memcheck-tool-$1.log
+  shift
+  timeout "$limit" "$sanitizer" --tool memcheck --target-processes all --error-exitcode 99 \
+    --print-limit 20 --report-api-errors no .carry/timeroof "$@" --db "$out/tool.db" > "$log" 2>&1
+  local rc=$? errors
+  errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -1)
+  echo "memcheck timeroof $name: rc=$rc ${errors:-no summary}" | tee -a "$summary"
+  if [ "$rc" -eq 99 ] || { [ -n "$errors" ] && [ "${errors#ERROR SUMMARY: 0 }" = "$errors" ]; }; then
+    status=1
+  fi
+}
 names=("${@:2}")
+case " ${names[*]} " in
+  *" tool "*)
+    run_tool conv2d sweep conv2d --batch 1,8 --precision fp16,fp32 --direction fwd,bwd_data --no-counters
+    run_tool lstm sweep lstm --batch 1,4 --precision fp16 --no-counters
+    run_tool ceilings ceilings --quick --sustained 0 \
+      --only hbm_read,hbm_copy,l2_read,l1_read,shared_read,fp32_fma,tensor_fp16,launch_async,h2d_pinned
+    ;;
+esac
 [ ${#names[@]} -eq 0 ] && for bin in .carry/tests/gpu_*_test; do names+=("$(basename "$bin")"); done
 for name in "${names[@]}"; do
+  [ "$name" = tool ] && continue
   [ -x ".carry/tests/$name" ] && run memcheck ".carry/tests/$name"
 done
 for tool in racecheck initcheck synccheck; do
