@@ -494,26 +494,29 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
 
 // ---- Time against the swept parameter ------------------------------------------
 
-std::string time_vs_parameter_chart(const roofline::Series& series, const std::string& title) {
-  const std::vector<roofline::SeriesPoint> points = drawable_points(series);
-  const std::string& parameter = series.parameter;
+namespace {
 
-  // One line per measured time and per bound; a measured time carries its 95%
-  // interval per point (a band where the point has one). A line or band is drawn
-  // in runs of consecutive points that have it: a point without the value (L1
-  // left out for TMA loads, a call that could not be graphed) breaks it instead
-  // of being bridged by a segment that claims a value there.
-  struct Line {
-    std::string name;
-    std::string color;
-    std::string dash;
-    bool markers;
-    bool filled;
-    std::vector<std::pair<double, double>> xy;  // data
-    std::vector<Interval> band;
-    std::vector<std::size_t> xy_breaks, band_breaks;  // indices that start a new run
-    bool xy_open = false, band_open = false;          // the previous point has one
-  };
+// One line per measured time and per bound; a measured time carries its 95%
+// interval per point (a band where the point has one). A line or band is drawn
+// in runs of consecutive points that have it: a point without the value (L1
+// left out for TMA loads, a call that could not be graphed) breaks it instead
+// of being bridged by a segment that claims a value there.
+struct TimeLine {
+  std::string name;
+  std::string color;
+  std::string dash;
+  bool markers;
+  bool filled;
+  std::vector<std::pair<double, double>> xy;  // data
+  std::vector<Interval> band;
+  std::vector<std::size_t> xy_breaks, band_breaks;  // indices that start a new run
+  bool xy_open = false, band_open = false;          // the previous point has one
+};
+
+// The lines of the chart, each with its points in runs; lines without a point
+// left out.
+std::vector<TimeLine> time_lines(const std::vector<roofline::SeriesPoint>& points) {
+  using Line = TimeLine;
   // T_xfer is on the transfer roofs of each point's host memory: named where the
   // series uses one kind (a sweep copies from one).
   std::string xfer_name = "transfer";
@@ -577,6 +580,17 @@ std::string time_vs_parameter_chart(const roofline::Series& series, const std::s
   lines.erase(
       std::remove_if(lines.begin(), lines.end(), [](const Line& l) { return l.xy.empty(); }),
       lines.end());
+  return lines;
+}
+
+}  // namespace
+
+std::string time_vs_parameter_chart(const roofline::Series& series, const std::string& title) {
+  const std::vector<roofline::SeriesPoint> points = drawable_points(series);
+  const std::string& parameter = series.parameter;
+
+  using Line = TimeLine;
+  std::vector<Line> lines = time_lines(points);
   const bool bands =
       std::any_of(lines.begin(), lines.end(), [](const Line& l) { return !l.band.empty(); });
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -385,37 +386,23 @@ std::string time_complexity_chart(const RunRecord& record, const roofline::RunAn
 
 // ---- Decomposition of the time per call -------------------------------------------
 
-std::string time_decomposition_chart(const roofline::Series& series, const std::string& title) {
-  const std::vector<roofline::SeriesPoint> points = drawable_points(series);
-  const std::string& parameter = series.parameter;
-  struct Bar {
-    const roofline::SeriesPoint* point;
-    roofline::Decomposition parts;
-    Bound roof;
-    std::string roof_name;
-    double total;  // the stacked parts: T, plus what measured parts exceed it by
-  };
-  std::vector<Bar> bars;
-  for (const roofline::SeriesPoint& p : points) {
-    Bar b{&p, p.classification.parts, Bound::hbm, {}, 0};
-    std::tie(b.roof, b.roof_name) = kernel_roof(p.bounds);
-    const roofline::Decomposition& d = b.parts;
-    b.total = d.host_overhead_s + d.device_gaps_s + d.transfer_s + d.kernel_s +
-              std::max(0.0, d.not_explained_s);
-    if (positive(b.total)) bars.push_back(b);
-  }
+namespace {
 
-  // Legend, top to bottom as the stack reads: host overhead on top, kernels at the bottom.
-  const std::string seed = title + parameter + std::to_string(bars.size());
-  std::vector<Bound> roofs_used;
-  for (const Bar& b : bars)
-    if (std::find(roofs_used.begin(), roofs_used.end(), b.roof) == roofs_used.end())
-      roofs_used.push_back(b.roof);
-  std::sort(roofs_used.begin(), roofs_used.end());
-  auto pattern_id = [&](Bound r) {
-    return chart_id(std::string("lost-") + std::to_string(static_cast<int>(r)), seed);
-  };
-  auto lost_fill = [&](Bound r) { return "url(#" + pattern_id(r) + ")"; };  // hatched
+// A bar of the decomposition chart: one point's parts of T.
+struct DecompositionBar {
+  const roofline::SeriesPoint* point;
+  roofline::Decomposition parts;
+  Bound roof;
+  std::string roof_name;
+  double total;  // the stacked parts: T, plus what measured parts exceed it by
+};
+
+// Legend, top to bottom as the stack reads: host overhead on top, kernels at the
+// bottom. `lost_fill`: the hatched fill of the time lost to a roof.
+std::vector<LegendEntry> decomposition_legend(const std::vector<DecompositionBar>& bars,
+                                              const std::vector<Bound>& roofs_used,
+                                              const std::function<std::string(Bound)>& lost_fill) {
+  using Bar = DecompositionBar;
   // Only the parts some bar has: a legend entry for nothing reads as data.
   auto any_bar = [&](auto holds) { return std::any_of(bars.begin(), bars.end(), holds); };
   const bool separated_host =
@@ -457,6 +444,37 @@ std::string time_decomposition_chart(const roofline::Series& series, const std::
   if (any_bar([](const Bar& b) { return b.total > b.parts.time_s * (1 + 1e-9); }))
     legend.push_back({"bar above T: measured parts exceed it (see its tooltip)",
                       color(Bound::measured), true, "2 2", false});
+  return legend;
+}
+
+}  // namespace
+
+std::string time_decomposition_chart(const roofline::Series& series, const std::string& title) {
+  const std::vector<roofline::SeriesPoint> points = drawable_points(series);
+  const std::string& parameter = series.parameter;
+  using Bar = DecompositionBar;
+  std::vector<Bar> bars;
+  for (const roofline::SeriesPoint& p : points) {
+    Bar b{&p, p.classification.parts, Bound::hbm, {}, 0};
+    std::tie(b.roof, b.roof_name) = kernel_roof(p.bounds);
+    const roofline::Decomposition& d = b.parts;
+    b.total = d.host_overhead_s + d.device_gaps_s + d.transfer_s + d.kernel_s +
+              std::max(0.0, d.not_explained_s);
+    if (positive(b.total)) bars.push_back(b);
+  }
+
+  // The roofs of the bars' kernels, each with its hatched fill for the time lost to it.
+  const std::string seed = title + parameter + std::to_string(bars.size());
+  std::vector<Bound> roofs_used;
+  for (const Bar& b : bars)
+    if (std::find(roofs_used.begin(), roofs_used.end(), b.roof) == roofs_used.end())
+      roofs_used.push_back(b.roof);
+  std::sort(roofs_used.begin(), roofs_used.end());
+  auto pattern_id = [&](Bound r) {
+    return chart_id(std::string("lost-") + std::to_string(static_cast<int>(r)), seed);
+  };
+  auto lost_fill = [&](Bound r) { return "url(#" + pattern_id(r) + ")"; };  // hatched
+  const std::vector<LegendEntry> legend = decomposition_legend(bars, roofs_used, lost_fill);
   const auto box = legend_size(legend, kLegendFont);
 
   const double plot_w = 600;
