@@ -223,6 +223,10 @@ auto get_named(const json& j, const char* key, Parse parse) {
 
 }  // namespace
 
+// One to_json / from_json pair per struct, written out field by field on purpose
+// (`duplicates` pairs them by shape): get() gives each field its key path in
+// errors (issue 16) and reads optional and missing fields, which nlohmann's
+// NLOHMANN_DEFINE_TYPE macros would not.
 void to_json(json& j, const SoftwareVersions& v) {
   j = json{{"driver", v.driver}, {"cuda_driver", v.cuda_driver}, {"cuda_runtime", v.cuda_runtime},
            {"cudnn", v.cudnn},   {"cublas", v.cublas},           {"cupti", v.cupti}};

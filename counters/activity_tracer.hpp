@@ -59,6 +59,9 @@ enum class SyncType {
   context_synchronize
 };
 
+// One struct per CUPTI record kind, each its record's fields by name: they share
+// timestamps and ids by design (CUPTI's records do), not by copying.
+
 // One kernel execution (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).
 struct KernelActivity {
   std::string name;  // demangled, templates intact; the raw name if it does not demangle

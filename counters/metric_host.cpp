@@ -10,6 +10,12 @@
 
 namespace timeroof {
 
+std::vector<const char*> metric_name_pointers(const std::vector<std::string>& metrics) {
+  std::vector<const char*> names;
+  for (const std::string& m : metrics) names.push_back(m.c_str());
+  return names;
+}
+
 std::vector<std::string> MetricHost::supported_chips() {
   CUpti_Profiler_Host_GetSupportedChips_Params params{
       CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE};
@@ -96,8 +102,7 @@ MetricHost::Properties MetricHost::properties(const std::string& name) const {
 std::vector<double> MetricHost::evaluate(const std::vector<std::uint8_t>& counter_data,
                                          std::size_t range,
                                          const std::vector<std::string>& metrics) const {
-  std::vector<const char*> names;
-  for (const std::string& m : metrics) names.push_back(m.c_str());
+  std::vector<const char*> names = metric_name_pointers(metrics);
   std::vector<double> values(metrics.size());
   CUpti_Profiler_Host_EvaluateToGpuValues_Params params{
       CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
@@ -124,8 +129,7 @@ ConfigImage build_config(const std::string& chip, const std::vector<std::string>
         "; check the spelling (list the chip's metrics with `timeroof metrics --chip " + chip +
         "`)");
   }
-  std::vector<const char*> names;
-  for (const std::string& m : metrics) names.push_back(m.c_str());
+  std::vector<const char*> names = metric_name_pointers(metrics);
   CUpti_Profiler_Host_ConfigAddMetrics_Params add{
       CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
   add.pHostObject = host.get();

@@ -12,6 +12,10 @@ struct CUpti_Profiler_Host_Object;
 
 namespace timeroof {
 
+// The metric names as the C strings CUPTI's parameter blocks take; valid while
+// `metrics` lives.
+std::vector<const char*> metric_name_pointers(const std::vector<std::string>& metrics);
+
 // A range-profiler configuration: what to collect and in how many replay passes.
 struct ConfigImage {
   std::string chip;

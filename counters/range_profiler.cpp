@@ -253,9 +253,10 @@ ProfilerSession::CounterData ProfilerSession::prepare(const std::vector<std::str
   const PhaseTimer timer(phases_.configure);
   CounterData data{build_config(chip_, metrics, availability_), {}};
   const ConfigImage& config = data.config;
-  std::vector<const char*> names;
-  for (const std::string& m : metrics) names.push_back(m.c_str());
+  std::vector<const char*> names = metric_name_pointers(metrics);
 
+  // CUPTI's parameter blocks are filled field by field at each call, as its API
+  // asks (`duplicates` pairs them with metric_host.cpp's by shape).
   CUpti_RangeProfiler_GetCounterDataSize_Params size{
       CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
   size.pRangeProfilerObject = profiler_;

@@ -5,6 +5,7 @@
 #include <cuda_fp8.h>
 
 #include "gpu/check.hpp"
+#include "kernels/element_load.cuh"
 #include "kernels/hash.cuh"
 
 namespace timeroof {
@@ -48,28 +49,6 @@ __device__ __forceinline__ void store(void* data, std::size_t i, DataType type, 
   }
 }
 
-__device__ __forceinline__ double load(const void* data, std::size_t i, DataType type) {
-  switch (type) {
-    case DataType::fp16:
-      return __half2float(static_cast<const __half*>(data)[i]);
-    case DataType::bf16:
-      return __bfloat162float(static_cast<const __nv_bfloat16*>(data)[i]);
-    case DataType::fp32:
-      return static_cast<const float*>(data)[i];
-    case DataType::fp64:
-      return static_cast<const double*>(data)[i];
-    case DataType::fp8_e4m3:
-      return static_cast<float>(static_cast<const __nv_fp8_e4m3*>(data)[i]);
-    case DataType::fp8_e5m2:
-      return static_cast<float>(static_cast<const __nv_fp8_e5m2*>(data)[i]);
-    case DataType::int8:
-      return static_cast<const std::int8_t*>(data)[i];
-    case DataType::int32:
-      return static_cast<const std::int32_t*>(data)[i];
-  }
-  return 0;
-}
-
 __global__ void fill_random_kernel(void* data, std::size_t count, DataType type,
                                    std::uint32_t seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
@@ -97,7 +76,7 @@ __global__ void to_double_kernel(const void* source, double* destination, std::s
                                  DataType type) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    destination[i] = load(source, i, type);
+    destination[i] = load_element(source, i, type);
 }
 
 unsigned grid_for(std::size_t count) {

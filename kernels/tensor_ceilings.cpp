@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/check.hpp"
@@ -37,28 +38,29 @@ struct LoopRun {
   std::function<void(long long iterations, void* sink, cudaStream_t stream)> launch;
 };
 
-LoopRun mma_sync_run(MmaSyncVariant variant, int sm_count) {
-  const MmaSyncLoopShape shape = mma_sync_loop_shape(variant, sm_count);
-  return {shape.label,
+// The run of a tensor loop kernel of `shape` (MmaSyncLoopShape, WgmmaLoopShape),
+// launched by `launch` (launch_mma_sync_loop, launch_wgmma_loop).
+template <class Shape>
+LoopRun loop_run(std::string label, const Shape& shape,
+                 void (*launch)(const Shape&, long long, void*, cudaStream_t)) {
+  return {std::move(label),
           shape.description,
           shape.flops_per_iteration,
           shape.sink_bytes,
           shape.blocks,
-          [shape](long long iterations, void* sink, cudaStream_t stream) {
-            launch_mma_sync_loop(shape, iterations, sink, stream);
+          [shape, launch](long long iterations, void* sink, cudaStream_t stream) {
+            launch(shape, iterations, sink, stream);
           }};
+}
+
+LoopRun mma_sync_run(MmaSyncVariant variant, int sm_count) {
+  const MmaSyncLoopShape shape = mma_sync_loop_shape(variant, sm_count);
+  return loop_run(shape.label, shape, launch_mma_sync_loop);
 }
 
 LoopRun wgmma_run(Precision type, int n, int sm_count) {
   const WgmmaLoopShape shape = wgmma_loop_shape(type, n, sm_count);
-  return {concat("wgmma m64n", n, "k", wgmma_k(type)),
-          shape.description,
-          shape.flops_per_iteration,
-          shape.sink_bytes,
-          shape.blocks,
-          [shape](long long iterations, void* sink, cudaStream_t stream) {
-            launch_wgmma_loop(shape, iterations, sink, stream);
-          }};
+  return loop_run(concat("wgmma m64n", n, "k", wgmma_k(type)), shape, launch_wgmma_loop);
 }
 
 struct TimedRoof {

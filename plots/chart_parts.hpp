@@ -1,9 +1,11 @@
 // Pieces the chart files of plots/ share (charts.cpp, time_charts.cpp,
-// compare_charts.cpp); not a public interface.
+// compare_charts.cpp; defined in chart_parts.cpp); not a public interface.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plots/axes.hpp"
@@ -61,5 +63,40 @@ LegendOutsideChart legend_outside_chart(double height, const std::vector<LegendE
 void draw_legend_outside(Svg& svg, const Area& area, const std::vector<LegendEntry>& legend);
 // "shaded: 95% interval of the median": the legend entry of a time's band.
 LegendEntry median_band_entry();
+
+// The swept parameter's axis (batch, ...): log over the powers of two around
+// [lo, hi], at least one octave wide, with a little room at the ends for markers.
+// Every chart over the parameter uses it, so a series' charts line up.
+AxisSpec parameter_axis(double lo, double hi, const std::string& parameter);
+
+// A measured time's 95% interval at one x, for the shaded bands.
+struct Interval {
+  double x, low, high;
+};
+// The polygon of band[first, last): the low edge left to right, the high edge back.
+std::vector<XY> band_outline(const Axes& axes, const std::vector<Interval>& band, std::size_t first,
+                             std::size_t last);
+
+// Roofline charts (classic and the comparison overlay) draw their roofs alike:
+// where a compute roof at `peak` starts, at its ridge with the steepest
+// bandwidth roof drawn (the left edge where there is none);
+double compute_roof_start(const std::array<double, 2>& x, double peak, double bandwidth_max);
+// a bandwidth roof's ends in pixels, from the left edge (or where it enters
+// through the bottom edge) up to its ridge with the compute roof `top` (to the
+// right edge where `top` is 0);
+std::pair<XY, XY> bandwidth_roof_ends(const Axes& axes, const std::array<double, 2>& x,
+                                      const std::array<double, 2>& y, double bandwidth, double top);
+// and their labels, drawn last over the data.
+struct RoofLabel {
+  double x, y;
+  std::string text;
+  std::string color;
+  double angle = 0;  // degrees
+};
+// Along a diagonal roof, near its lower-left end, parallel to it.
+RoofLabel diagonal_roof_label(const XY& from, const XY& to, std::string text, std::string color);
+// The labels with a halo, spread at least `gap` px apart vertically.
+void draw_roof_labels(Svg& svg, const Area& area, const std::vector<RoofLabel>& labels, double gap,
+                      Anchor anchor);
 
 }  // namespace timeroof::plots::detail

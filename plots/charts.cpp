@@ -25,145 +25,6 @@ constexpr const char* kCallColor = "#393b79";   // indigo
 constexpr const char* kGraphColor = "#17becf";  // cyan
 }  // namespace
 
-// Shared with time_charts.cpp (chart_parts.hpp).
-namespace detail {
-
-bool positive(double v) {
-  return std::isfinite(v) && v > 0;
-}
-
-void chart_title(Svg& svg, const std::string& title, const std::string& subtitle) {
-  TextStyle t;
-  t.size = 16;
-  t.bold = true;
-  svg.text(16, 24, title, t);
-  if (!subtitle.empty()) {
-    TextStyle s;
-    s.size = 11;
-    s.fill = "#555555";
-    svg.text(16, 40, subtitle, s);
-  }
-}
-
-Bound level_bound(Level level) {
-  switch (level) {
-    case Level::l1:
-      return Bound::l1;
-    case Level::l2:
-      return Bound::l2;
-    case Level::dram:
-      return Bound::hbm;
-  }
-  return Bound::hbm;
-}
-
-Marker level_marker(Level level) {
-  switch (level) {
-    case Level::l1:
-      return Marker::triangle_up;
-    case Level::l2:
-      return Marker::square;
-    case Level::dram:
-      return Marker::circle;
-  }
-  return Marker::circle;
-}
-
-std::string chart_id(const std::string& prefix, const std::string& seed) {
-  char hash[16];
-  std::snprintf(hash, sizeof hash, "%zx", std::hash<std::string>{}(seed)&0xffffffffu);
-  return prefix + "-" + hash;
-}
-
-TextStyle label_style() {
-  TextStyle t;
-  t.size = 11;
-  t.halo = true;
-  t.bold = true;
-  return t;
-}
-
-void sample_markers(Svg& svg, const Axes& axes, const PointSample& sample, const std::string& color,
-                    double opacity, std::vector<XY>& occupied) {
-  for (Level l : kAllLevels) {
-    const auto& ai = sample.intensity[static_cast<std::size_t>(l)];
-    if (!ai || !positive(*ai) || !std::isfinite(*ai)) continue;
-    const double x = axes.px(*ai), y = axes.py(*sample.achieved);
-    svg.marker(level_marker(l), x, y, 7, Style{"#ffffff", color, 0.6, "", opacity});
-    occupied.push_back({x, y});
-  }
-}
-
-std::vector<roofline::SeriesPoint> drawable_points(const roofline::Series& series) {
-  std::vector<roofline::SeriesPoint> out;
-  for (const roofline::SeriesPoint& p : series.points)
-    if (positive(p.x)) out.push_back(p);
-  std::stable_sort(
-      out.begin(), out.end(),
-      [](const roofline::SeriesPoint& a, const roofline::SeriesPoint& b) { return a.x < b.x; });
-  return out;
-}
-
-std::string point_label(const roofline::Series& series, const roofline::SeriesPoint& point) {
-  return series.name() + " " + series.parameter + "=" + roofline::format_value(point.x);
-}
-
-std::vector<double> spread_labels(std::vector<double> ys, double gap, double top, double bottom) {
-  std::vector<std::size_t> idx(ys.size());
-  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return ys[a] < ys[b]; });
-  for (std::size_t k = 1; k < idx.size(); ++k)
-    ys[idx[k]] = std::max(ys[idx[k]], ys[idx[k - 1]] + gap);
-  // Pushed below the bottom: shift the whole stack up.
-  if (!idx.empty() && ys[idx.back()] > bottom) {
-    ys[idx.back()] = bottom;
-    for (std::size_t k = idx.size() - 1; k-- > 0;)
-      ys[idx[k]] = std::min(ys[idx[k]], ys[idx[k + 1]] - gap);
-  }
-  for (double& y : ys) y = std::max(y, top);
-  return ys;
-}
-
-Axes roofline_axes(Svg& svg, const std::array<double, 2>& x, const std::array<double, 2>& y,
-                   const std::string& clip) {
-  const Margins m;
-  const Area area{m.left, m.top + 8, svg.width() - m.left - m.right,
-                  svg.height() - m.top - 8 - m.bottom};
-  Axes axes(area, AxisSpec{Scale::log, x[0], x[1], "Arithmetic intensity (FLOP/byte)", ""},
-            AxisSpec{Scale::log, y[0], y[1], "Performance (FLOP/s)", ""});
-  axes.draw(svg);
-  axes.define_clip(svg, clip);
-  return axes;
-}
-
-LegendOutsideChart legend_outside_chart(double height, const std::vector<LegendEntry>& legend,
-                                        const std::string& title, const std::string& subtitle,
-                                        const AxisSpec& x, const AxisSpec& y,
-                                        const std::string& clip) {
-  const auto box = legend_size(legend);
-  const double width = 760 + box[0] + 16;
-  Svg svg(width, height);
-  chart_title(svg, title, subtitle);
-  const Margins m;
-  const Area area{m.left, m.top + 8, width - m.left - box[0] - 28, height - m.top - 8 - m.bottom};
-  Axes axes(area, x, y);
-  axes.draw(svg);
-  axes.define_clip(svg, clip);
-  return {std::move(svg), area, std::move(axes)};
-}
-
-void draw_legend_outside(Svg& svg, const Area& area, const std::vector<LegendEntry>& legend) {
-  svg.begin_group({}, "legend outside");
-  draw_legend_at(svg, area.right() + 14, area.y, legend);
-  svg.end_group();
-}
-
-LegendEntry median_band_entry() {
-  return {"shaded: 95% interval of the median", "#999999", false, "", true, Marker::square, true};
-}
-
-}  // namespace detail
-
 namespace {
 
 bool starts_with(const std::string& s, const char* prefix) {
@@ -553,18 +414,13 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
   std::vector<XY> occupied;
   // Compute roofs: horizontal from the lowest ridge of the drawn bandwidth roofs.
   svg.begin_group({}, "roofs");
-  struct Label {
-    double x, y;
-    std::string text;
-    std::string color;
-  };
-  std::vector<Label> compute_labels;
+  std::vector<RoofLabel> compute_labels, diagonal_labels;
   double bw_max = 0;
   for (Level l : levels) bw_max = std::max(bw_max, *roofs.bandwidth(l).value);
   for (PrecisionClass p : classes) {
     const double peak = *roofs.peak(p).value;
     const Bound b = is_tensor(p) ? Bound::compute_tensor : Bound::compute_cuda;
-    const double x0 = bw_max > 0 ? std::max(xr[0], peak / bw_max) : xr[0];
+    const double x0 = compute_roof_start(xr, peak, bw_max);
     const double y = axes.py(peak);
     svg.begin_group(std::string(to_string(p)) + " peak " + format_si(peak, "FLOP/s") + " (" +
                         roofs.peak(p).ceiling + ", " + roofline::to_string(roofs.peak(p).source) +
@@ -579,28 +435,15 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
   }
   // Bandwidth roofs: diagonal from the left edge up to their ridge with the top roof;
   // the node's interconnect (runs of --devices) dotted beside the memory levels.
-  struct Diag {
-    std::string name;
-    const char* color;
-    double bw;
-    double x0, y0, x1, y1;
-  };
-  std::vector<Diag> diags;
   auto add_diagonal = [&](const std::string& name, const char* col, double bw,
                           const std::string& tooltip_text, const char* dash) {
-    const double ridge = top > 0 ? top / bw : xr[1];
-    double ax = xr[0], ay = ax * bw;
-    if (ay < yr[0]) {  // enters through the bottom edge
-      ay = yr[0];
-      ax = ay / bw;
-    }
-    const double bx = std::min(ridge, xr[1]);
-    const Diag d{name, col, bw, axes.px(ax), axes.py(ay), axes.px(bx), axes.py(bx * bw)};
-    diags.push_back(d);
+    const auto [from, to] = bandwidth_roof_ends(axes, xr, yr, bw, top);
     svg.begin_group(tooltip_text, "bandwidth-roof");
-    svg.line(d.x0, d.y0, d.x1, d.y1, Style{col, "none", 2, dash, 1});
+    svg.line(from.first, from.second, to.first, to.second, Style{col, "none", 2, dash, 1});
     svg.end_group();
-    sample_polyline({{d.x0, d.y0}, {d.x1, d.y1}}, occupied);
+    sample_polyline({from, to}, occupied);
+    diagonal_labels.push_back(
+        diagonal_roof_label(from, to, name + " " + format_si(bw, "B/s"), col));
   };
   for (Level l : levels) {
     const double bw = *roofs.bandwidth(l).value;
@@ -629,38 +472,10 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
   }
   svg.raw("</g>\n");
 
-  // Labels last, on top of the data, with a white halo.
-  TextStyle lt = label_style();
-  {
-    std::vector<double> ys;
-    for (const Label& l : compute_labels) ys.push_back(l.y);
-    ys = spread_labels(ys, 13, area.y + 12, area.bottom() - 4);
-    lt.anchor = Anchor::end;
-    for (std::size_t i = 0; i < compute_labels.size(); ++i) {
-      lt.fill = compute_labels[i].color;
-      svg.text(compute_labels[i].x, ys[i], compute_labels[i].text, lt);
-    }
-  }
-  lt.anchor = Anchor::start;
-  {
-    // Along each diagonal, near its lower-left end; parallel roofs are spread
-    // apart perpendicular to the lines.
-    std::vector<double> ys;
-    std::vector<double> xs;
-    for (const Diag& d : diags) {
-      const double f = 0.12;
-      xs.push_back(d.x0 + f * (d.x1 - d.x0));
-      ys.push_back(d.y0 + f * (d.y1 - d.y0) - 6);
-    }
-    ys = spread_labels(ys, 14, area.y + 12, area.bottom() - 4);
-    for (std::size_t i = 0; i < diags.size(); ++i) {
-      const Diag& d = diags[i];
-      const double angle = std::atan2(d.y1 - d.y0, d.x1 - d.x0) * 180 / 3.14159265358979;
-      lt.rotate = angle;
-      lt.fill = d.color;
-      svg.text(xs[i], ys[i], d.name + " " + format_si(d.bw, "B/s"), lt);
-    }
-  }
+  // Labels last, on top of the data, with a white halo; the diagonal ones along
+  // each roof, near its lower-left end, spread apart where parallel roofs meet.
+  draw_roof_labels(svg, area, compute_labels, 13, Anchor::end);
+  draw_roof_labels(svg, area, diagonal_labels, 14, Anchor::start);
 
   // Legend: marker shapes per level, colours per precision class.
   std::vector<LegendEntry> legend;
@@ -679,29 +494,29 @@ std::string classic_roofline_chart(const roofline::MachineRoofs& roofs,
 
 // ---- Time against the swept parameter ------------------------------------------
 
-std::string time_vs_parameter_chart(const roofline::Series& series, const std::string& title) {
-  const std::vector<roofline::SeriesPoint> points = drawable_points(series);
-  const std::string& parameter = series.parameter;
+namespace {
 
-  // One line per measured time and per bound; a measured time carries its 95%
-  // interval per point (a band where the point has one). A line or band is drawn
-  // in runs of consecutive points that have it: a point without the value (L1
-  // left out for TMA loads, a call that could not be graphed) breaks it instead
-  // of being bridged by a segment that claims a value there.
-  struct Interval {
-    double x, low, high;
-  };
-  struct Line {
-    std::string name;
-    std::string color;
-    std::string dash;
-    bool markers;
-    bool filled;
-    std::vector<std::pair<double, double>> xy;  // data
-    std::vector<Interval> band;
-    std::vector<std::size_t> xy_breaks, band_breaks;  // indices that start a new run
-    bool xy_open = false, band_open = false;          // the previous point has one
-  };
+// One line per measured time and per bound; a measured time carries its 95%
+// interval per point (a band where the point has one). A line or band is drawn
+// in runs of consecutive points that have it: a point without the value (L1
+// left out for TMA loads, a call that could not be graphed) breaks it instead
+// of being bridged by a segment that claims a value there.
+struct TimeLine {
+  std::string name;
+  std::string color;
+  std::string dash;
+  bool markers;
+  bool filled;
+  std::vector<std::pair<double, double>> xy;  // data
+  std::vector<Interval> band;
+  std::vector<std::size_t> xy_breaks, band_breaks;  // indices that start a new run
+  bool xy_open = false, band_open = false;          // the previous point has one
+};
+
+// The lines of the chart, each with its points in runs; lines without a point
+// left out.
+std::vector<TimeLine> time_lines(const std::vector<roofline::SeriesPoint>& points) {
+  using Line = TimeLine;
   // T_xfer is on the transfer roofs of each point's host memory: named where the
   // series uses one kind (a sweep copies from one).
   std::string xfer_name = "transfer";
@@ -765,6 +580,17 @@ std::string time_vs_parameter_chart(const roofline::Series& series, const std::s
   lines.erase(
       std::remove_if(lines.begin(), lines.end(), [](const Line& l) { return l.xy.empty(); }),
       lines.end());
+  return lines;
+}
+
+}  // namespace
+
+std::string time_vs_parameter_chart(const roofline::Series& series, const std::string& title) {
+  const std::vector<roofline::SeriesPoint> points = drawable_points(series);
+  const std::string& parameter = series.parameter;
+
+  using Line = TimeLine;
+  std::vector<Line> lines = time_lines(points);
   const bool bands =
       std::any_of(lines.begin(), lines.end(), [](const Line& l) { return !l.band.empty(); });
 
@@ -791,21 +617,18 @@ std::string time_vs_parameter_chart(const roofline::Series& series, const std::s
     if (l.markers)
       for (const auto& xy : l.xy) t_min = std::min(t_min, xy.second);
   if (t_min < std::numeric_limits<double>::max()) ylo = std::max(ylo, t_min / 1e3);
-  const auto xr = std::array<double, 2>{std::pow(2.0, std::floor(std::log2(xlo))),
-                                        std::pow(2.0, std::ceil(std::log2(xhi)))};
   const auto yr = decade_range(ylo, yhi);
 
   std::vector<LegendEntry> legend;
   for (const Line& l : lines)
     legend.push_back({l.name, l.color, true, l.dash, l.markers, Marker::circle, l.filled});
   if (bands) legend.push_back(median_band_entry());
-  AxisSpec xs{Scale::log, xr[0] / 1.25, xr[1] * 1.25, parameter, ""};
-  xs.powers_of_two = true;
   LegendOutsideChart frame = legend_outside_chart(
       580, legend, title,
       "lines are the time bounds of the model; where the measured time hugs a bound, "
       "that bound is the bottleneck",
-      xs, AxisSpec{Scale::log, yr[0], yr[1], "Time per call (s)", "s"}, "time-plot");
+      parameter_axis(xlo, xhi, parameter),
+      AxisSpec{Scale::log, yr[0], yr[1], "Time per call (s)", "s"}, "time-plot");
   Svg& svg = frame.svg;
   const Axes& axes = frame.axes;
 
@@ -822,14 +645,8 @@ std::string time_vs_parameter_chart(const roofline::Series& series, const std::s
   for (const Line& l : lines) {
     if (l.band.empty()) continue;
     svg.begin_group(l.name + ": 95% interval of the median", "band");
-    for (const auto& [first, last] : runs(l.band.size(), l.band_breaks)) {
-      std::vector<XY> outline;
-      for (std::size_t i = first; i < last; ++i)
-        outline.push_back({axes.px(l.band[i].x), axes.py(l.band[i].low)});
-      for (std::size_t i = last; i-- > first;)
-        outline.push_back({axes.px(l.band[i].x), axes.py(l.band[i].high)});
-      svg.polygon(outline, Style{"none", l.color, 1, "", 0.18});
-    }
+    for (const auto& [first, last] : runs(l.band.size(), l.band_breaks))
+      svg.polygon(band_outline(axes, l.band, first, last), Style{"none", l.color, 1, "", 0.18});
     svg.end_group();
   }
   for (const Line& l : lines) {

@@ -28,14 +28,10 @@ struct Range {
   bool empty() const { return !(hi > 0); }
 };
 
-// [lo, hi] widened to the powers of two around it, and a quarter beyond: the
-// swept parameter's axis, as the single-run time chart draws it.
+// The swept parameter's axis over the points of both sides (1..1024 for none).
 AxisSpec parameter_axis(const Range& x, const std::string& parameter) {
-  const double lo = x.empty() ? 1 : std::pow(2.0, std::floor(std::log2(x.lo)));
-  const double hi = x.empty() ? 1024 : std::pow(2.0, std::ceil(std::log2(x.hi)));
-  AxisSpec spec{Scale::log, lo / 1.25, std::max(hi, lo * 2) * 1.25, parameter, ""};
-  spec.powers_of_two = true;
-  return spec;
+  return x.empty() ? detail::parameter_axis(1, 1024, parameter)
+                   : detail::parameter_axis(x.lo, x.hi, parameter);
 }
 
 std::string point_label(const roofline::PointComparison& p) {
@@ -141,13 +137,7 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
   const Axes axes = roofline_axes(svg, xr, yr, clip);
   const Area& area = axes.area();
 
-  struct Label {
-    double x, y;
-    std::string text;
-    const char* color;
-    double angle;
-  };
-  std::vector<Label> flat_labels, diagonal_labels;
+  std::vector<RoofLabel> flat_labels, diagonal_labels;
   std::vector<XY> occupied;
   svg.raw("<g class=\"roofs\" clip-path=\"url(#" + escape(clip) + ")\">\n");
   for (const Side& s : sides) {
@@ -158,7 +148,7 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
     for (PrecisionClass p : s.classes) {
       const roofline::Roof& roof = roofs.peak(p);
       const double peak = *roof.value;
-      const double x0 = bw_max > 0 ? std::max(xr[0], peak / bw_max) : xr[0];
+      const double x0 = compute_roof_start(xr, peak, bw_max);
       const double py = axes.py(peak);
       svg.begin_group(s.label + ": " + to_string(p) + " peak " + format_si(peak, "FLOP/s") + " (" +
                           roof.ceiling + ")",
@@ -167,20 +157,12 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
       svg.end_group();
       sample_polyline({{axes.px(x0), py}, {area.right(), py}}, occupied);
       flat_labels.push_back({area.right() - 6, py - 5,
-                             std::string(to_string(p)) + " " + format_si(peak, "FLOP/s"), s.color,
-                             0});
+                             std::string(to_string(p)) + " " + format_si(peak, "FLOP/s"), s.color});
     }
     for (Level l : s.levels) {
       const roofline::Roof& roof = roofs.bandwidth(l);
       const double bw = *roof.value;
-      const double ridge = s.top > 0 ? s.top / bw : xr[1];
-      double ax = xr[0], ay = ax * bw;
-      if (ay < yr[0]) {  // enters through the bottom edge
-        ay = yr[0];
-        ax = ay / bw;
-      }
-      const double bx = std::min(ridge, xr[1]);
-      const XY from{axes.px(ax), axes.py(ay)}, to{axes.px(bx), axes.py(bx * bw)};
+      const auto [from, to] = bandwidth_roof_ends(axes, xr, yr, bw, s.top);
       svg.begin_group(s.label + ": " + display_name(l) + " bandwidth " + format_si(bw, "B/s") +
                           " (" + roof.ceiling + ")",
                       "bandwidth-roof");
@@ -188,12 +170,8 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
                Style{s.color, "none", 2, level_dash(l), 1});
       svg.end_group();
       sample_polyline({from, to}, occupied);
-      const double f = 0.12;
-      diagonal_labels.push_back(
-          {from.first + f * (to.first - from.first),
-           from.second + f * (to.second - from.second) - 6,
-           std::string(display_name(l)) + " " + format_si(bw, "B/s"), s.color,
-           std::atan2(to.second - from.second, to.first - from.first) * 180 / 3.14159265358979});
+      diagonal_labels.push_back(diagonal_roof_label(
+          from, to, std::string(display_name(l)) + " " + format_si(bw, "B/s"), s.color));
     }
   }
   svg.raw("</g>\n");
@@ -210,19 +188,8 @@ std::string roofline_overlay_chart(const OverlaySide& base, const OverlaySide& o
   svg.raw("</g>\n");
 
   // Labels on top of the data, with a white halo, spread apart where they meet.
-  TextStyle lt = label_style();
-  for (auto* labels_of_kind : {&flat_labels, &diagonal_labels}) {
-    std::vector<double> ys;
-    for (const Label& l : *labels_of_kind) ys.push_back(l.y);
-    ys = spread_labels(ys, 13, area.y + 12, area.bottom() - 4);
-    lt.anchor = labels_of_kind == &flat_labels ? Anchor::end : Anchor::start;
-    for (std::size_t i = 0; i < labels_of_kind->size(); ++i) {
-      const Label& l = (*labels_of_kind)[i];
-      lt.fill = l.color;
-      lt.rotate = l.angle;
-      svg.text(l.x, ys[i], l.text, lt);
-    }
-  }
+  draw_roof_labels(svg, area, flat_labels, 13, Anchor::end);
+  draw_roof_labels(svg, area, diagonal_labels, 13, Anchor::start);
 
   std::vector<LegendEntry> legend;
   for (const Side& s : sides)
@@ -257,15 +224,12 @@ std::vector<ComparedTimes> compared_times(const roofline::Comparison& comparison
 
 std::string compare_time_chart(const std::vector<ComparedTimes>& points, const SideLabels& labels,
                                const std::string& parameter, const std::string& title) {
-  struct Band {
-    double x, low, high;
-  };
   struct Line {
     std::string label;
     const char* color;
     Marker marker;
     std::vector<XY> time;  // (x, T), data
-    std::vector<Band> band;
+    std::vector<Interval> band;
     std::vector<XY> roof;  // (x, T_roof)
   };
   Line lines[2] = {{labels.base, kBaseColor, Marker::circle, {}, {}, {}},
@@ -327,12 +291,9 @@ std::string compare_time_chart(const std::vector<ComparedTimes>& points, const S
   svg.raw("<g clip-path=\"url(#" + escape(clip) + ")\">\n");
   for (const Line& line : lines) {
     if (line.band.empty()) continue;
-    std::vector<XY> outline;
-    for (const Band& b : line.band) outline.push_back({axes.px(b.x), axes.py(b.low)});
-    for (auto b = line.band.rbegin(); b != line.band.rend(); ++b)
-      outline.push_back({axes.px(b->x), axes.py(b->high)});
     svg.begin_group(line.label + ": 95% interval of the median", "band");
-    svg.polygon(outline, Style{"none", line.color, 1, "", 0.2});
+    svg.polygon(band_outline(axes, line.band, 0, line.band.size()),
+                Style{"none", line.color, 1, "", 0.2});
     svg.end_group();
   }
   for (const Line& line : lines) {

@@ -3,7 +3,9 @@
 // Geometry and numbers come from roofline/ (charts_data, bounds, classify); this
 // file only maps them to pixels.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -66,16 +68,6 @@ std::string series_tooltip(const roofline::Series& series, const roofline::Serie
   return t;
 }
 
-// A log axis over the powers of two around [lo, hi], with a little room at the
-// ends for markers: the x axis of the series charts (as time_vs_parameter_chart).
-AxisSpec parameter_axis(double lo, double hi, const std::string& parameter) {
-  const double a = std::pow(2.0, std::floor(std::log2(lo)));
-  const double b = std::pow(2.0, std::ceil(std::log2(hi)));
-  AxisSpec x{Scale::log, a / 1.25, (b > a ? b : a * 2) * 1.25, parameter, ""};
-  x.powers_of_two = true;
-  return x;
-}
-
 // Classes in a fixed, readable order for legends.
 int class_rank(const std::string& label) {
   static const char* const kOrder[] = {"launch_bound",
@@ -134,6 +126,89 @@ const char* bound_color(const std::string& label) {
 
 // ---- Complexity chart ----------------------------------------------------------
 
+namespace {
+
+// Legend: the shapes, then one colour per class present.
+std::vector<LegendEntry> complexity_legend(const roofline::ComplexityChart& chart,
+                                           std::vector<std::string> classes) {
+  std::vector<LegendEntry> legend = {
+      {"complexity point (Q, W)", kNeutral, false, "", true, Marker::circle, true},
+      {"run-time point (at the roof for T)", kNeutral, false, "", true, Marker::circle, false},
+      {"segment: time lost to the roof", kNeutral, true, "", false},
+      {"machine balance P / B", kBalance, true, "", false},
+      {"iso-time (top, right axes)", kIsoTime, true, "", false},
+  };
+  if (!chart.launch_floors.empty())
+    legend.insert(legend.end() - 1,
+                  {"launch floor N x L", color(Bound::launch), true, "6 3", false});
+  std::stable_sort(classes.begin(), classes.end(), [](const std::string& a, const std::string& b) {
+    return class_rank(a) < class_rank(b);
+  });
+  for (const std::string& c : classes)
+    legend.push_back({c, bound_color(c), false, "", true, Marker::square, true});
+  return legend;
+}
+
+// Iso-time contours: the points whose roof time is t form an L with its
+// corner (t B, t P) on the balance line. One per labelled time tick.
+// `range`: the axes' x lo, x hi, y lo, y hi.
+void draw_iso_time(Svg& svg, const Axes& axes, const std::string& clip,
+                   const std::array<double, 4>& range, double B, double P) {
+  const auto [xlo, xhi, ylo, yhi] = range;
+  const Area& area = axes.area();
+  const std::vector<Tick> top = log_ticks(xlo / B, xhi / B, "s");
+  const std::vector<Tick> right = log_ticks(ylo / P, yhi / P, "s");
+  svg.raw("<g class=\"iso-time\" clip-path=\"url(#" + clip + ")\">\n");
+  std::vector<double> times;
+  for (const Tick& t : top)
+    if (!t.label.empty()) times.push_back(t.value);
+  for (const Tick& t : right)
+    if (!t.label.empty() && std::none_of(times.begin(), times.end(), [&](double v) {
+          return std::fabs(v / t.value - 1) < 1e-6;
+        }))
+      times.push_back(t.value);
+  for (double t : times) {
+    const double x = axes.px(t * B), y = axes.py(t * P);
+    svg.polyline({{x, area.bottom()}, {x, y}, {area.x, y}}, Style{kIsoTime, "none", 1, "", 1});
+  }
+  svg.raw("</g>\n");
+}
+
+// Secondary axes: seconds = bytes / B on top, FLOPs / P on the right.
+void draw_time_axes(Svg& svg, const Axes& axes, const std::array<double, 4>& range, double B,
+                    double P) {
+  const auto [xlo, xhi, ylo, yhi] = range;
+  const Area& area = axes.area();
+  TextStyle tl;
+  tl.size = 11;
+  tl.fill = "#333333";
+  svg.begin_group({}, "time-axes");
+  tl.anchor = Anchor::middle;
+  for (const Tick& t : log_ticks(xlo / B, xhi / B, "s")) {
+    if (t.label.empty()) continue;
+    const double x = axes.px(t.value * B);
+    svg.line(x, area.y - 5, x, area.y, Style{"#444444", "none", 1, "", 1});
+    svg.text(x, area.y - 9, t.label, tl);
+  }
+  tl.anchor = Anchor::start;
+  tl.baseline = "middle";
+  for (const Tick& t : log_ticks(ylo / P, yhi / P, "s")) {
+    if (t.label.empty()) continue;
+    const double y = axes.py(t.value * P);
+    svg.line(area.right(), y, area.right() + 5, y, Style{"#444444", "none", 1, "", 1});
+    svg.text(area.right() + 8, y, t.label, tl);
+  }
+  TextStyle at;
+  at.size = 13;
+  at.anchor = Anchor::middle;
+  svg.text(area.x + area.w / 2, area.y - 28, "Time at the HBM roof: Q / B (s)", at);
+  at.rotate = 90;
+  svg.text(area.right() + 62, area.y + area.h / 2, "Time at the compute roof: W / P (s)", at);
+  svg.end_group();
+}
+
+}  // namespace
+
 std::string time_complexity_chart(const roofline::ComplexityChart& chart,
                                   const std::vector<ComplexityMark>& marks,
                                   const std::string& title) {
@@ -148,27 +223,12 @@ std::string time_complexity_chart(const roofline::ComplexityChart& chart,
                       chart.y_max > chart.y_min;
   auto mark = [&](std::size_t i) { return i < marks.size() ? marks[i] : ComplexityMark{}; };
 
-  // Legend: the shapes, then one colour per class present.
-  std::vector<LegendEntry> legend = {
-      {"complexity point (Q, W)", kNeutral, false, "", true, Marker::circle, true},
-      {"run-time point (at the roof for T)", kNeutral, false, "", true, Marker::circle, false},
-      {"segment: time lost to the roof", kNeutral, true, "", false},
-      {"machine balance P / B", kBalance, true, "", false},
-      {"iso-time (top, right axes)", kIsoTime, true, "", false},
-  };
-  if (!chart.launch_floors.empty())
-    legend.insert(legend.end() - 1,
-                  {"launch floor N x L", color(Bound::launch), true, "6 3", false});
   std::vector<std::string> classes;
   for (std::size_t i : drawn) {
     const std::string b = mark(i).bound.empty() ? "unknown" : mark(i).bound;
     if (std::find(classes.begin(), classes.end(), b) == classes.end()) classes.push_back(b);
   }
-  std::stable_sort(classes.begin(), classes.end(), [](const std::string& a, const std::string& b) {
-    return class_rank(a) < class_rank(b);
-  });
-  for (const std::string& c : classes)
-    legend.push_back({c, bound_color(c), false, "", true, Marker::square, true});
+  const std::vector<LegendEntry> legend = complexity_legend(chart, std::move(classes));
   const auto box = legend_size(legend, kLegendFont);
 
   // Equal pixels per decade on both axes, so iso-AI lines (and the balance
@@ -204,57 +264,10 @@ std::string time_complexity_chart(const roofline::ComplexityChart& chart,
   const std::string clip = chart_id("complexity", title + std::to_string(chart.points.size()));
   axes.define_clip(svg, clip);
 
-  if (usable) {
-    // Iso-time contours: the points whose roof time is t form an L with its
-    // corner (t B, t P) on the balance line. One per labelled time tick.
-    const std::vector<Tick> top = log_ticks(xlo / B, xhi / B, "s");
-    const std::vector<Tick> right = log_ticks(ylo / P, yhi / P, "s");
-    svg.raw("<g class=\"iso-time\" clip-path=\"url(#" + clip + ")\">\n");
-    std::vector<double> times;
-    for (const Tick& t : top)
-      if (!t.label.empty()) times.push_back(t.value);
-    for (const Tick& t : right)
-      if (!t.label.empty() && std::none_of(times.begin(), times.end(), [&](double v) {
-            return std::fabs(v / t.value - 1) < 1e-6;
-          }))
-        times.push_back(t.value);
-    for (double t : times) {
-      const double x = axes.px(t * B), y = axes.py(t * P);
-      svg.polyline({{x, area.bottom()}, {x, y}, {area.x, y}}, Style{kIsoTime, "none", 1, "", 1});
-    }
-    svg.raw("</g>\n");
-  }
+  if (usable) draw_iso_time(svg, axes, clip, {xlo, xhi, ylo, yhi}, B, P);
   axes.draw(svg);
 
-  if (usable) {
-    // Secondary axes: seconds = bytes / B on top, FLOPs / P on the right.
-    TextStyle tl;
-    tl.size = 11;
-    tl.fill = "#333333";
-    svg.begin_group({}, "time-axes");
-    tl.anchor = Anchor::middle;
-    for (const Tick& t : log_ticks(xlo / B, xhi / B, "s")) {
-      if (t.label.empty()) continue;
-      const double x = axes.px(t.value * B);
-      svg.line(x, area.y - 5, x, area.y, Style{"#444444", "none", 1, "", 1});
-      svg.text(x, area.y - 9, t.label, tl);
-    }
-    tl.anchor = Anchor::start;
-    tl.baseline = "middle";
-    for (const Tick& t : log_ticks(ylo / P, yhi / P, "s")) {
-      if (t.label.empty()) continue;
-      const double y = axes.py(t.value * P);
-      svg.line(area.right(), y, area.right() + 5, y, Style{"#444444", "none", 1, "", 1});
-      svg.text(area.right() + 8, y, t.label, tl);
-    }
-    TextStyle at;
-    at.size = 13;
-    at.anchor = Anchor::middle;
-    svg.text(area.x + area.w / 2, area.y - 28, "Time at the HBM roof: Q / B (s)", at);
-    at.rotate = 90;
-    svg.text(area.right() + 62, area.y + area.h / 2, "Time at the compute roof: W / P (s)", at);
-    svg.end_group();
-  }
+  if (usable) draw_time_axes(svg, axes, {xlo, xhi, ylo, yhi}, B, P);
 
   if (!usable || drawn.empty()) {
     std::string why =
@@ -373,37 +386,23 @@ std::string time_complexity_chart(const RunRecord& record, const roofline::RunAn
 
 // ---- Decomposition of the time per call -------------------------------------------
 
-std::string time_decomposition_chart(const roofline::Series& series, const std::string& title) {
-  const std::vector<roofline::SeriesPoint> points = drawable_points(series);
-  const std::string& parameter = series.parameter;
-  struct Bar {
-    const roofline::SeriesPoint* point;
-    roofline::Decomposition parts;
-    Bound roof;
-    std::string roof_name;
-    double total;  // the stacked parts: T, plus what measured parts exceed it by
-  };
-  std::vector<Bar> bars;
-  for (const roofline::SeriesPoint& p : points) {
-    Bar b{&p, p.classification.parts, Bound::hbm, {}, 0};
-    std::tie(b.roof, b.roof_name) = kernel_roof(p.bounds);
-    const roofline::Decomposition& d = b.parts;
-    b.total = d.host_overhead_s + d.device_gaps_s + d.transfer_s + d.kernel_s +
-              std::max(0.0, d.not_explained_s);
-    if (positive(b.total)) bars.push_back(b);
-  }
+namespace {
 
-  // Legend, top to bottom as the stack reads: host overhead on top, kernels at the bottom.
-  const std::string seed = title + parameter + std::to_string(bars.size());
-  std::vector<Bound> roofs_used;
-  for (const Bar& b : bars)
-    if (std::find(roofs_used.begin(), roofs_used.end(), b.roof) == roofs_used.end())
-      roofs_used.push_back(b.roof);
-  std::sort(roofs_used.begin(), roofs_used.end());
-  auto pattern_id = [&](Bound r) {
-    return chart_id(std::string("lost-") + std::to_string(static_cast<int>(r)), seed);
-  };
-  auto lost_fill = [&](Bound r) { return "url(#" + pattern_id(r) + ")"; };  // hatched
+// A bar of the decomposition chart: one point's parts of T.
+struct DecompositionBar {
+  const roofline::SeriesPoint* point;
+  roofline::Decomposition parts;
+  Bound roof;
+  std::string roof_name;
+  double total;  // the stacked parts: T, plus what measured parts exceed it by
+};
+
+// Legend, top to bottom as the stack reads: host overhead on top, kernels at the
+// bottom. `lost_fill`: the hatched fill of the time lost to a roof.
+std::vector<LegendEntry> decomposition_legend(const std::vector<DecompositionBar>& bars,
+                                              const std::vector<Bound>& roofs_used,
+                                              const std::function<std::string(Bound)>& lost_fill) {
+  using Bar = DecompositionBar;
   // Only the parts some bar has: a legend entry for nothing reads as data.
   auto any_bar = [&](auto holds) { return std::any_of(bars.begin(), bars.end(), holds); };
   const bool separated_host =
@@ -445,6 +444,37 @@ std::string time_decomposition_chart(const roofline::Series& series, const std::
   if (any_bar([](const Bar& b) { return b.total > b.parts.time_s * (1 + 1e-9); }))
     legend.push_back({"bar above T: measured parts exceed it (see its tooltip)",
                       color(Bound::measured), true, "2 2", false});
+  return legend;
+}
+
+}  // namespace
+
+std::string time_decomposition_chart(const roofline::Series& series, const std::string& title) {
+  const std::vector<roofline::SeriesPoint> points = drawable_points(series);
+  const std::string& parameter = series.parameter;
+  using Bar = DecompositionBar;
+  std::vector<Bar> bars;
+  for (const roofline::SeriesPoint& p : points) {
+    Bar b{&p, p.classification.parts, Bound::hbm, {}, 0};
+    std::tie(b.roof, b.roof_name) = kernel_roof(p.bounds);
+    const roofline::Decomposition& d = b.parts;
+    b.total = d.host_overhead_s + d.device_gaps_s + d.transfer_s + d.kernel_s +
+              std::max(0.0, d.not_explained_s);
+    if (positive(b.total)) bars.push_back(b);
+  }
+
+  // The roofs of the bars' kernels, each with its hatched fill for the time lost to it.
+  const std::string seed = title + parameter + std::to_string(bars.size());
+  std::vector<Bound> roofs_used;
+  for (const Bar& b : bars)
+    if (std::find(roofs_used.begin(), roofs_used.end(), b.roof) == roofs_used.end())
+      roofs_used.push_back(b.roof);
+  std::sort(roofs_used.begin(), roofs_used.end());
+  auto pattern_id = [&](Bound r) {
+    return chart_id(std::string("lost-") + std::to_string(static_cast<int>(r)), seed);
+  };
+  auto lost_fill = [&](Bound r) { return "url(#" + pattern_id(r) + ")"; };  // hatched
+  const std::vector<LegendEntry> legend = decomposition_legend(bars, roofs_used, lost_fill);
   const auto box = legend_size(legend, kLegendFont);
 
   const double plot_w = 600;

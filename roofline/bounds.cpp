@@ -186,6 +186,117 @@ std::optional<PrecisionClass> analytic_class(const std::string& precision,
   return precision_class(*p, find_math_mode(math_mode).value_or(MathMode::fma_only));
 }
 
+namespace {
+
+// point_bounds' steps that fill more than a few fields, in its order (the notes
+// keep it).
+
+// Each level's time, intensity and attainable FLOP/s (L1 left out with the reason
+// `l1_out`); returns the longest level time.
+double add_memory_bounds(PointBounds& b,
+                         const std::array<std::optional<double>, kLevelCount>& bytes,
+                         const std::string& l1_out, const MachineRoofs& roofs) {
+  double t_mem_max = 0;
+  for (Level l : kAllLevels) {
+    const std::size_t i = static_cast<std::size_t>(l);
+    LevelBounds& lb = b.levels[i];
+    lb.level = l;
+    lb.bytes = bytes[i];
+    const Roof& roof = roofs.bandwidth(l);
+    if (roof.available()) lb.bandwidth = roof.value;
+    if (l == Level::l1 && !l1_out.empty()) {
+      lb.excluded = true;
+      lb.excluded_reason = l1_out;
+      b.notes.push_back(l1_out);
+      continue;
+    }
+    if (lb.bytes && !lb.bandwidth && *lb.bytes > 0)
+      b.notes.push_back(std::string("no ") + to_string(l) + " bandwidth roof: level left out (" +
+                        roof.note + ")");
+    if (lb.bytes && lb.bandwidth) {
+      lb.time_s = *lb.bytes / *lb.bandwidth;
+      t_mem_max = std::max(t_mem_max, *lb.time_s);
+      if (roof.source == RoofSource::theoretical)
+        b.notes.push_back(std::string(to_string(l)) + " bandwidth is theoretical");
+    }
+    if (lb.bytes && b.total_work > 0) {
+      lb.intensity =
+          *lb.bytes > 0 ? b.total_work / *lb.bytes : std::numeric_limits<double>::infinity();
+      if (b.peak_effective && lb.bandwidth)
+        lb.attainable = std::min(*b.peak_effective, *lb.intensity * *lb.bandwidth);
+    }
+  }
+  return t_mem_max;
+}
+
+// T_xfer on the roofs of the point's own host memory (header).
+void add_transfer_bounds(PointBounds& b, const Point& point, const MachineRoofs& roofs) {
+  const Timing& t = point.timing;
+  std::string unknown_host;
+  b.transfer_host = transfer_host(point, &unknown_host);
+  const std::string host = to_string(b.transfer_host);
+  for (TransferDirection d : kAllTransferDirections) {
+    TransferBounds& x = b.transfers[static_cast<std::size_t>(d)];
+    x.direction = d;
+    x.bytes = d == TransferDirection::h2d ? t.h2d_bytes : t.d2h_bytes;
+    if (!x.bytes || !std::isfinite(*x.bytes) || *x.bytes <= 0) continue;
+    if (!unknown_host.empty()) {
+      b.notes.push_back("unknown transfer host '" + unknown_host + "': " + direction_name(d) +
+                        " on the pinned roof (the fastest, so T_xfer stays a lower bound)");
+    }
+    const Roof& roof = roofs.transfer(d, b.transfer_host);
+    const std::string what = host + " " + direction_name(d) + " roof";
+    if (!roof.available()) {
+      b.notes.push_back("no " + what + ": " + direction_name(d) + " left out of T_xfer (" +
+                        roof.note + ")");
+      continue;
+    }
+    x.bandwidth = roof.value;
+    x.ceiling = roof.ceiling;
+    x.time_s = *x.bytes / *roof.value;
+    b.t_xfer += *x.time_s;
+    b.notes.push_back("T_xfer on the " + what + " " + format_si(*roof.value, "B/s") + " (" +
+                      roof.ceiling +
+                      (roof.source == RoofSource::theoretical ? ", theoretical" : "") + ")");
+  }
+}
+
+// The operator-level lower bound, or the per-kernel sum where every kernel has counters.
+void add_lower_bound(PointBounds& b, const Point& point, const MachineRoofs& roofs,
+                     const BoundsOptions& options) {
+  b.t_lower_bound_operator = b.t_kernel_roof;
+  b.t_lower_bound = b.t_kernel_roof;
+  const bool per_kernel = options.per_kernel_lower_bound && !point.kernels.empty() &&
+                          std::all_of(point.kernels.begin(), point.kernels.end(),
+                                      [](const KernelRecord& k) { return has_counters(k); });
+  if (per_kernel) {
+    double sum = 0;
+    for (const KernelRecord& k : point.kernels) {
+      b.kernel_bounds.push_back(kernel_bound(k, roofs, options));
+      sum += b.kernel_bounds.back().t_bound;
+    }
+    b.t_lower_bound_per_kernel = sum;
+    // Both are lower bounds; a per-kernel sum below the operator's means the
+    // kernel records do not add up to the totals.
+    if (sum >= b.t_lower_bound_operator * (1 - 1e-9)) {
+      b.t_lower_bound = sum;
+      b.lower_bound_scope = BoundScope::per_kernel;
+    } else {
+      b.notes.push_back("per-kernel lower bound " + number(sum) +
+                        " s is below the operator-level " + number(b.t_lower_bound_operator) +
+                        " s (kernel counters do not add up to the totals): per-operator kept");
+    }
+  } else if (options.per_kernel_lower_bound && !point.kernels.empty() && b.t_kernel_roof > 0) {
+    std::size_t with = 0;
+    for (const KernelRecord& k : point.kernels) with += has_counters(k) ? 1 : 0;
+    if (with > 0)
+      b.notes.push_back(std::to_string(with) + " of " + std::to_string(point.kernels.size()) +
+                        " kernels have counters: lower bound per operator");
+  }
+}
+
+}  // namespace
+
 PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
                          const BoundsOptions& options) {
   PointBounds b;
@@ -266,69 +377,13 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
   if (b.t_compute > 0) b.peak_effective = b.total_work / b.t_compute;
 
   // --- Memory bounds and the classic roofline per level -----------------------
-  double t_mem_max = 0;
-  for (Level l : kAllLevels) {
-    const std::size_t i = static_cast<std::size_t>(l);
-    LevelBounds& lb = b.levels[i];
-    lb.level = l;
-    lb.bytes = bytes[i];
-    const Roof& roof = roofs.bandwidth(l);
-    if (roof.available()) lb.bandwidth = roof.value;
-    if (l == Level::l1 && !l1_out.empty()) {
-      lb.excluded = true;
-      lb.excluded_reason = l1_out;
-      b.notes.push_back(l1_out);
-      continue;
-    }
-    if (lb.bytes && !lb.bandwidth && *lb.bytes > 0)
-      b.notes.push_back(std::string("no ") + to_string(l) + " bandwidth roof: level left out (" +
-                        roof.note + ")");
-    if (lb.bytes && lb.bandwidth) {
-      lb.time_s = *lb.bytes / *lb.bandwidth;
-      t_mem_max = std::max(t_mem_max, *lb.time_s);
-      if (roof.source == RoofSource::theoretical)
-        b.notes.push_back(std::string(to_string(l)) + " bandwidth is theoretical");
-    }
-    if (lb.bytes && b.total_work > 0) {
-      lb.intensity =
-          *lb.bytes > 0 ? b.total_work / *lb.bytes : std::numeric_limits<double>::infinity();
-      if (b.peak_effective && lb.bandwidth)
-        lb.attainable = std::min(*b.peak_effective, *lb.intensity * *lb.bandwidth);
-    }
-  }
+  const double t_mem_max = add_memory_bounds(b, bytes, l1_out, roofs);
 
   // --- Roofs in time ----------------------------------------------------------
   b.t_kernel_roof = std::max(b.t_compute, t_mem_max);
   if (b.launches && roofs.launch.available())
     b.t_launch = static_cast<double>(*b.launches) * *roofs.launch.value;
-  // T_xfer on the roofs of the point's own host memory (header).
-  std::string unknown_host;
-  b.transfer_host = transfer_host(point, &unknown_host);
-  const std::string host = to_string(b.transfer_host);
-  for (TransferDirection d : kAllTransferDirections) {
-    TransferBounds& x = b.transfers[static_cast<std::size_t>(d)];
-    x.direction = d;
-    x.bytes = d == TransferDirection::h2d ? t.h2d_bytes : t.d2h_bytes;
-    if (!x.bytes || !std::isfinite(*x.bytes) || *x.bytes <= 0) continue;
-    if (!unknown_host.empty()) {
-      b.notes.push_back("unknown transfer host '" + unknown_host + "': " + direction_name(d) +
-                        " on the pinned roof (the fastest, so T_xfer stays a lower bound)");
-    }
-    const Roof& roof = roofs.transfer(d, b.transfer_host);
-    const std::string what = host + " " + direction_name(d) + " roof";
-    if (!roof.available()) {
-      b.notes.push_back("no " + what + ": " + direction_name(d) + " left out of T_xfer (" +
-                        roof.note + ")");
-      continue;
-    }
-    x.bandwidth = roof.value;
-    x.ceiling = roof.ceiling;
-    x.time_s = *x.bytes / *roof.value;
-    b.t_xfer += *x.time_s;
-    b.notes.push_back("T_xfer on the " + what + " " + format_si(*roof.value, "B/s") + " (" +
-                      roof.ceiling +
-                      (roof.source == RoofSource::theoretical ? ", theoretical" : "") + ")");
-  }
+  add_transfer_bounds(b, point, roofs);
   b.t_roof = std::max(b.t_kernel_roof, b.t_launch.value_or(0)) +
              (options.transfers_serial ? b.t_xfer : 0.0);
 
@@ -356,35 +411,7 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
   if (b.kernel_s && b.total_work > 0) b.tensor_utilisation = b.t_tensor / *b.kernel_s;
 
   // --- Lower bound and headroom -----------------------------------------------
-  b.t_lower_bound_operator = b.t_kernel_roof;
-  b.t_lower_bound = b.t_kernel_roof;
-  const bool per_kernel = options.per_kernel_lower_bound && !point.kernels.empty() &&
-                          std::all_of(point.kernels.begin(), point.kernels.end(),
-                                      [](const KernelRecord& k) { return has_counters(k); });
-  if (per_kernel) {
-    double sum = 0;
-    for (const KernelRecord& k : point.kernels) {
-      b.kernel_bounds.push_back(kernel_bound(k, roofs, options));
-      sum += b.kernel_bounds.back().t_bound;
-    }
-    b.t_lower_bound_per_kernel = sum;
-    // Both are lower bounds; a per-kernel sum below the operator's means the
-    // kernel records do not add up to the totals.
-    if (sum >= b.t_lower_bound_operator * (1 - 1e-9)) {
-      b.t_lower_bound = sum;
-      b.lower_bound_scope = BoundScope::per_kernel;
-    } else {
-      b.notes.push_back("per-kernel lower bound " + number(sum) +
-                        " s is below the operator-level " + number(b.t_lower_bound_operator) +
-                        " s (kernel counters do not add up to the totals): per-operator kept");
-    }
-  } else if (options.per_kernel_lower_bound && !point.kernels.empty() && b.t_kernel_roof > 0) {
-    std::size_t with = 0;
-    for (const KernelRecord& k : point.kernels) with += has_counters(k) ? 1 : 0;
-    if (with > 0)
-      b.notes.push_back(std::to_string(with) + " of " + std::to_string(point.kernels.size()) +
-                        " kernels have counters: lower bound per operator");
-  }
+  add_lower_bound(b, point, roofs, options);
   if (b.t_lower_bound > 0) {
     if (b.time_s) b.headroom = *b.time_s / b.t_lower_bound;
     if (b.kernel_s) b.kernel_headroom = *b.kernel_s / b.t_lower_bound;

@@ -36,6 +36,8 @@ enum class CheckMethod { automatic, cpu_reference, second_algorithm };
 
 class Conv2dState;
 
+// Declared as Lstm is on purpose: every operator follows one template
+// (docs/design.md, "Adding an operator"), so `duplicates` pairs the two.
 class Conv2d final : public Operator {
  public:
   // Validates `spec` (throws a usage error) and does no GPU work. `libraries`

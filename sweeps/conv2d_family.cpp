@@ -231,6 +231,8 @@ std::vector<json> default_points() {
 
 }  // namespace
 
+// Built as lstm_family() is, on purpose: one template per operator (docs/design.md,
+// "Adding an operator").
 OperatorFamily conv2d_family() {
   OperatorFamily family;
   family.name = "conv2d";

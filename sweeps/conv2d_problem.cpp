@@ -339,7 +339,8 @@ std::int64_t conv2d_tensor_bytes(const Conv2dSpec& spec, ConvTensor tensor) {
 }
 
 // ---------------------------------------------------------------------------
-// The problem.
+// The problem: its members read as LstmProblem's on purpose (one template;
+// `duplicates` pairs the two files' names, switches and tensor lists).
 
 Conv2dProblem::Conv2dProblem(Conv2dSpec spec) : spec_(std::move(spec)) {
   validate(spec_);

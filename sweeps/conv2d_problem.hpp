@@ -159,6 +159,8 @@ std::size_t conv2d_y_offset(const Conv2dSpec& spec, std::int64_t n, std::int64_t
 Conv2dSpec conv2d_spec_from_params(const nlohmann::json& point);
 
 // The problem of one validated spec (the constructor validates: usage error).
+// Declared as LstmProblem is on purpose: every operator follows one template
+// (docs/design.md, "Adding an operator"), so `duplicates` pairs the two.
 class Conv2dProblem final : public Problem {
  public:
   explicit Conv2dProblem(Conv2dSpec spec);

@@ -8,6 +8,7 @@
 
 #include "gpu/check.hpp"
 #include "gpu/handles.hpp"
+#include "kernels/element_load.cuh"
 
 namespace timeroof {
 
@@ -17,17 +18,6 @@ constexpr int kThreads = 256;
 
 __device__ __forceinline__ double infinity() {
   return __longlong_as_double(0x7ff0000000000000LL);
-}
-
-__device__ __forceinline__ double load(const void* data, std::size_t i, DataType type) {
-  switch (type) {
-    case DataType::fp16:
-      return __half2float(static_cast<const __half*>(data)[i]);
-    case DataType::bf16:
-      return __bfloat162float(static_cast<const __nv_bfloat16*>(data)[i]);
-    default:
-      return static_cast<const float*>(data)[i];
-  }
 }
 
 // Non-negative doubles order like their bit patterns, so atomicMax on the bits
@@ -43,8 +33,8 @@ __global__ void compare_kernel(const void* a, const void* b, std::size_t count, 
   double reference = 0;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const double x = load(a, i, type);
-    const double y = load(b, i, type);
+    const double x = load_element(a, i, type);
+    const double y = load_element(b, i, type);
     const double d = fabs(x - y);
     difference = fmax(difference, isnan(d) ? infinity() : d);
     reference = fmax(reference, fabs(y));

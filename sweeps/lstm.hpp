@@ -39,6 +39,8 @@ enum class LstmTensor { x, hx, cx, y, hy, cy, dy, dhy, dcy, dx, dhx, dcx };
 
 class LstmState;
 
+// Declared as Conv2d is on purpose: every operator follows one template
+// (docs/design.md, "Adding an operator"), so `duplicates` pairs the two.
 class Lstm final : public Operator {
  public:
   // Validates `spec` (throws a usage error) and does no GPU work. `libraries`

@@ -66,6 +66,8 @@ std::vector<nlohmann::json> default_points() {
 
 }  // namespace
 
+// Built as conv2d_family() is, on purpose: one template per operator (docs/design.md,
+// "Adding an operator").
 OperatorFamily lstm_family() {
   OperatorFamily family;
   family.name = "lstm";

@@ -364,7 +364,8 @@ nlohmann::json lstm_params(const LstmSpec& spec) {
 }
 
 // ---------------------------------------------------------------------------
-// The problem.
+// The problem: its members read as Conv2dProblem's on purpose (one template;
+// `duplicates` pairs the two files' names, switches and tensor lists).
 
 LstmProblem::LstmProblem(LstmSpec spec) : spec_(std::move(spec)) {
   validate(spec_);

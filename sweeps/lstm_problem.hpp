@@ -230,6 +230,8 @@ LstmBackwardResult lstm_reference_backward(const LstmSpec& spec, std::span<const
 // The problem.
 
 // The problem of one validated spec (the constructor validates: usage error).
+// Declared as Conv2dProblem is on purpose: every operator follows one template
+// (docs/design.md, "Adding an operator"), so `duplicates` pairs the two.
 class LstmProblem final : public Problem {
  public:
   explicit LstmProblem(LstmSpec spec);

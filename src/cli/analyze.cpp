@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <set>
 #include <sstream>
 
@@ -113,6 +114,48 @@ std::string run_title(const RunRecord& record) {
   if (!run.machine.gpu.chip.empty()) out += " (" + run.machine.gpu.chip + ")";
   out += ", " + run.started_at + ", " + shown_status(run);
   return out;
+}
+
+// The series: the fits along `parameter` and where the class changes.
+void series_text(std::ostream& out, const RunRecord& record, const RunAnalysis& a,
+                 const std::string& parameter) {
+  out << "\nseries along " << parameter << ": " << a.series.size() << "\n";
+  for (const roofline::SeriesAnalysis& sa : a.series) {
+    const roofline::Series& s = sa.series;
+    const std::vector<std::string> keys = varying_params(record, s.sweep);
+    std::vector<std::string> fixed_keys = keys;
+    std::erase(fixed_keys, s.parameter);
+    const std::string fixed = params_text(s.fixed, fixed_keys);
+    out << "  " << terminal_safe(s.name()) << " [" << terminal_safe(s.sweep) << "]"
+        << (fixed.empty() ? "" : " " + fixed) << ", " << s.parameter << " "
+        << roofline::format_value(s.points.front().x) << "-"
+        << roofline::format_value(s.points.back().x) << ", " << s.points.size() << " points\n";
+    const std::string y = sa.fit.time_source == roofline::TimeSource::none
+                              ? "T"
+                              : roofline::to_string(sa.fit.time_source);
+    out << "    " << fit_text(sa.fit.time, y, s.parameter) << "\n";
+    if (sa.fit.graph) out << "    " << fit_text(*sa.fit.graph, "T_graph", s.parameter) << "\n";
+    if (sa.fit.kernel) out << "    " << fit_text(*sa.fit.kernel, "T_k", s.parameter) << "\n";
+    std::string classes;
+    for (const roofline::ClassSegment& g : sa.fit.segments) {
+      classes += (classes.empty() ? "" : ", then ") + g.label + " at " + s.parameter + " " +
+                 roofline::format_value(g.x_first);
+      if (g.x_last != g.x_first) classes += "-" + roofline::format_value(g.x_last);
+    }
+    out << "    classes: " << classes << "\n";
+  }
+}
+
+// The findings, ranked by the time they explain.
+void findings_text(std::ostream& out, const RunAnalysis& a) {
+  out << "\nfindings, ranked by the time they explain (seconds summed over their points):\n";
+  if (a.findings.empty()) out << "  none: no series of two or more measured points\n";
+  for (std::size_t i = 0; i < a.findings.size(); ++i) {
+    char rank[64];
+    std::snprintf(rank, sizeof rank, "%3zu. [%8s] ", i + 1,
+                  roofline::format_time(a.findings[i].explained_s).c_str());
+    out << rank << a.findings[i].text << "\n";
+  }
 }
 
 std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
@@ -231,41 +274,8 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
     out << "n/m: L1 not measured meaningfully (TMA): its bytes are below the L2 bytes' fraction "
            "above, so L1 takes no part in the roof.\n";
 
-  // Series: the fits and where the class changes.
-  out << "\nseries along " << options.series.parameter << ": " << a.series.size() << "\n";
-  for (const roofline::SeriesAnalysis& sa : a.series) {
-    const roofline::Series& s = sa.series;
-    const std::vector<std::string> keys = varying_params(record, s.sweep);
-    std::vector<std::string> fixed_keys = keys;
-    std::erase(fixed_keys, s.parameter);
-    const std::string fixed = params_text(s.fixed, fixed_keys);
-    out << "  " << terminal_safe(s.name()) << " [" << terminal_safe(s.sweep) << "]"
-        << (fixed.empty() ? "" : " " + fixed) << ", " << s.parameter << " "
-        << roofline::format_value(s.points.front().x) << "-"
-        << roofline::format_value(s.points.back().x) << ", " << s.points.size() << " points\n";
-    const std::string y = sa.fit.time_source == roofline::TimeSource::none
-                              ? "T"
-                              : roofline::to_string(sa.fit.time_source);
-    out << "    " << fit_text(sa.fit.time, y, s.parameter) << "\n";
-    if (sa.fit.graph) out << "    " << fit_text(*sa.fit.graph, "T_graph", s.parameter) << "\n";
-    if (sa.fit.kernel) out << "    " << fit_text(*sa.fit.kernel, "T_k", s.parameter) << "\n";
-    std::string classes;
-    for (const roofline::ClassSegment& g : sa.fit.segments) {
-      classes += (classes.empty() ? "" : ", then ") + g.label + " at " + s.parameter + " " +
-                 roofline::format_value(g.x_first);
-      if (g.x_last != g.x_first) classes += "-" + roofline::format_value(g.x_last);
-    }
-    out << "    classes: " << classes << "\n";
-  }
-
-  out << "\nfindings, ranked by the time they explain (seconds summed over their points):\n";
-  if (a.findings.empty()) out << "  none: no series of two or more measured points\n";
-  for (std::size_t i = 0; i < a.findings.size(); ++i) {
-    char rank[64];
-    std::snprintf(rank, sizeof rank, "%3zu. [%8s] ", i + 1,
-                  roofline::format_time(a.findings[i].explained_s).c_str());
-    out << rank << a.findings[i].text << "\n";
-  }
+  series_text(out, record, a, options.series.parameter);
+  findings_text(out, a);
   return out.str();
 }
 

@@ -32,6 +32,9 @@ using Action = std::function<ExitCode()>;
 // Every command, in `timeroof --help` order: each register function adds its
 // subcommand (options, help, examples) and, when it is chosen, sets `action` to
 // its run function below with the parsed arguments.
+// The register functions share one shape on purpose (subcommand, its flags, a
+// footer of examples, when_chosen), so each command reads whole in one place;
+// `duplicates` pairs them.
 void register_commands(CLI::App& app, CommonOptions& options, Action& action);
 // `timeroof sweep FILE.toml` and `timeroof sweep <family>`, one subcommand per family
 // of the registry with the family's axes as options (src/cli/sweep_command.cpp).

@@ -179,6 +179,8 @@ std::string roff_lines(const std::string& text) {
 
 }  // namespace
 
+// The bash and zsh scripts share their outline (a word loop over the command path)
+// but not a line of shell: each is kept whole, as its shell reads it.
 std::string bash_completion(const CLI::App& app) {
   const std::vector<CommandInfo> commands = command_tree(app);
   std::string script =
