@@ -266,6 +266,11 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
                   roofline::format_time(a.findings[i].explained_s).c_str());
     out << rank << a.findings[i].text << "\n";
   }
+  if (!a.roof_findings.empty()) {
+    out << "\nroofs flagged (machine-level):\n";
+    for (const roofline::RoofFinding& f : a.roof_findings)
+      out << "  [" << f.label << "] " << f.text << "\n";
+  }
   return out.str();
 }
 

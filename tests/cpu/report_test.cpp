@@ -609,7 +609,13 @@ TEST(Report, TimeBasedChartsPerSweepAndSeries) {
     });
   ASSERT_GT(tensor_series, 0u);
   ASSERT_LT(tensor_series, series.size());
-  EXPECT_EQ(count_occurrences(w.markdown, "-complexity.svg)"), 2u) << "one per sweep";
+  // One time-based roofline per sweep and compute roof: the sample's points are
+  // mostly fp32 (fma_only) or tensor_fp16, in both sweeps.
+  for (const char* roof : {"fp32", "tensor_fp16"}) {
+    EXPECT_EQ(count_occurrences(w.markdown, std::string("-complexity-") + roof + ".svg)"), 2u)
+        << roof;
+  }
+  EXPECT_EQ(count_occurrences(w.markdown, "-complexity-"), 4u);
   EXPECT_EQ(count_occurrences(w.markdown, "-decomposition.svg)"), series.size())
       << "one per series";
   EXPECT_EQ(count_occurrences(w.markdown, "-tensor.svg)"), tensor_series)
@@ -617,7 +623,9 @@ TEST(Report, TimeBasedChartsPerSweepAndSeries) {
   EXPECT_EQ(count_occurrences(w.html, "Tensor Cores do none of the FLOPs of "),
             series.size() - tensor_series);
   for (const char* title :
-       {"Time-based roofline: conv2d-default", "Time-based roofline: lstm-default",
+       {"Time-based roofline: conv2d-default, points on the fp32 roof (65.9 TFLOP/s)",
+        "Time-based roofline: lstm-default, points on the tensor_fp16 roof (816 TFLOP/s)",
+        "lstm_inference fp32/fma_only (19 points)", "lstm_backward_weights fp16/tensor (19 points)",
         "conv2d fwd fp16: where the time goes, against batch",
         "conv2d fwd fp16: Tensor Cores against batch"})
     EXPECT_NE(w.html.find(std::string(">") + title + "</text>"), std::string::npos) << title;
