@@ -527,8 +527,9 @@ void reading_guide(std::vector<Block>& doc, const std::vector<RunRecord>& runs,
       "sweep its charts and tables, and its provenance. The glossary at the end defines every "
       "quantity and class."));
   doc.push_back(list(
-      {"Measured roofs: one row per roof, its measured rate against its theoretical peak; a "
-       "roof well below its peak was held back (clock, power) or its kernel is not the best one.",
+      {"Measured roofs: one row per roof, its measured rate against its theoretical peak, with "
+       "the spread of its repeats as a bar; a roof well below its peak was held back (clock, "
+       "power) or its kernel is not the best one.",
        "Bandwidth against working set: the rate of one read kernel as its data grows; the "
        "plateaus are L1, L2 and HBM, the drops sit at their sizes.",
        "Hierarchical roofline: FLOP/s against arithmetic intensity (FLOP per byte), one marker "
@@ -538,7 +539,8 @@ void reading_guide(std::vector<Block>& doc, const std::vector<RunRecord>& runs,
        "time axes (seconds = FLOPs / P at the right, bytes / B at the top). Each point is drawn "
        "twice, joined by a segment: where its work sits (filled) and where a call at the roof "
        "would sit to take its measured time (open). The longer the segment, the more time is "
-       "lost to the roof. One chart per compute roof (the points whose work is mostly on it), "
+       "lost to the roof; a bar with caps across the run-time point is T's 95% interval. One "
+       "chart per compute roof (the points whose work is mostly on it), "
        "so its right axis is that roof's P, with a panel per operator on shared axes.",
        "Time against batch: T_stream, T_call and T_graph with their 95% intervals as bands, "
        "T_k, and each bound as a line; where the times leave the bounds, time is lost.",

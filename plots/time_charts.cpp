@@ -269,6 +269,20 @@ void complexity_panel(Svg& svg, const Area& area, const roofline::ComplexityChar
     const double x1 = axes.px(cp.runtime_bytes), y1 = axes.py(cp.runtime_flops);
     svg.begin_group(m.tooltip, "point");
     svg.line(x0, y0, x1, y1, Style{col, "none", 1.4, "", 0.6});
+    if (cp.interval) {
+      // T's 95% interval: a bar along the iso-AI line with caps across it, so
+      // an interval narrower than the marker still shows as its caps.
+      const double ix0 = axes.px(cp.interval->x0), iy0 = axes.py(cp.interval->y0);
+      const double ix1 = axes.px(cp.interval->x1), iy1 = axes.py(cp.interval->y1);
+      const double len = std::hypot(x1 - x0, y1 - y0);
+      const double nx = len > 0 ? -(y1 - y0) / len : 0, ny = len > 0 ? (x1 - x0) / len : 1;
+      svg.begin_group({}, "interval");
+      svg.line(ix0, iy0, ix1, iy1, Style{col, "none", 3.5, "", 0.8});
+      for (const auto& [ex, ey] : {std::pair{ix0, iy0}, std::pair{ix1, iy1}})
+        svg.line(ex - 6 * nx, ey - 6 * ny, ex + 6 * nx, ey + 6 * ny,
+                 Style{col, "none", 1.4, "", 0.9});
+      svg.end_group();
+    }
     svg.marker(Marker::circle, x1, y1, 7, Style{col, "#ffffff", 1.3, "", 0.9});
     svg.marker(Marker::circle, x0, y0, 7, Style{"#ffffff", col, 0.6, "", 0.9});
     svg.end_group();
@@ -291,7 +305,7 @@ void complexity_panel(Svg& svg, const Area& area, const roofline::ComplexityChar
     lt.fill = kBalance;
     lt.anchor = Anchor::end;
     lt.rotate = angle;
-    svg.text(below ? px + 10 : px - 4, below ? py + 8 : py - 6,
+    svg.text(below ? px + 16 : px - 4, below ? py + 14 : py - 6,
              "balance " + format_si(chart.balance, "FLOP/B"), lt);
   }
   // Launch floors: "N=33" up the vertical part, skipping floors too close to
@@ -323,6 +337,10 @@ std::vector<LegendEntry> complexity_legend(const roofline::ComplexityChart& char
       {"machine balance P / B", kBalance, true, "", false},
       {"iso-time (top, right axes)", kIsoTime, true, "", false},
   };
+  if (std::any_of(drawn.begin(), drawn.end(),
+                  [&](std::size_t i) { return chart.points[i].interval.has_value(); }))
+    legend.insert(legend.begin() + 3,
+                  {"bar with caps: T's 95% interval", kNeutral, true, "", false});
   if (!chart.launch_floors.empty())
     legend.insert(legend.end() - 1,
                   {"launch floor N x L", color(Bound::launch), true, "6 3", false});
@@ -499,6 +517,12 @@ std::vector<ComplexityMark> complexity_marks(const RunRecord& record,
            format_si(cp.runtime_bytes, "B") + ", " + format_si(cp.runtime_flops, "FLOP") + " (" +
            (cp.compute_side ? "compute" : "memory") + " side)";
     tip += "\nlost to the roof " + format_si(cp.lost_s, "s");
+    if (cp.time_low_s && cp.time_high_s)
+      tip += "\nT's 95% interval " + format_si(*cp.time_low_s, "s") + " to " +
+             format_si(*cp.time_high_s, "s");
+    if (const auto& st = pa.bounds.time_stats())
+      tip += "\nspread of T's samples " + format_number(st->spread, hint::percent_1) +
+             " ((p90 - p10) / median)";
     marks.push_back({tip, pa.classification.label()});
   }
   return marks;

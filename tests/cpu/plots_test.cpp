@@ -987,5 +987,36 @@ TEST(SampleCharts, TimeBasedRooflinePerComputeRoofInPanels) {
   EXPECT_EQ(count_occurrences(tensor, "class=\"panel\""), 4u);
 }
 
+// Spread on the measured points: each run-time point of the time-based
+// roofline carries T's 95% interval (time_stats()) as a bar along its iso-AI
+// line, and each roof of the ceilings chart the spread of its repeats.
+TEST(SampleCharts, MeasuredPointsCarryTheirIntervalOrSpread) {
+  const RunRecord& r = sample();
+  const roofline::RunAnalysis analysis = roofline::analyze(r);
+  const roofline::RoofComplexity& fp32 = analysis.sweeps.at(1).per_roof.at(0);
+  std::size_t with_interval = 0;
+  for (const roofline::ComplexityPoint& cp : fp32.chart.points) {
+    const auto& st = analysis.points[cp.index].bounds.time_stats();
+    ASSERT_TRUE(st && st->ci_low_s && st->ci_high_s) << "the sample has every interval";
+    ASSERT_TRUE(cp.interval);
+    ++with_interval;
+    EXPECT_DOUBLE_EQ(cp.interval->x0 / cp.runtime_bytes, *st->ci_low_s / cp.time_s);
+    EXPECT_DOUBLE_EQ(cp.interval->y1 / cp.runtime_flops, *st->ci_high_s / cp.time_s);
+    EXPECT_LE(cp.interval->y0, cp.runtime_flops);
+    EXPECT_GE(cp.interval->y1, cp.runtime_flops);
+  }
+  const std::string svg = time_complexity_chart(r, analysis, fp32, "fp32");
+  EXPECT_EQ(count_occurrences(svg, "class=\"interval\""), with_interval);
+  EXPECT_NE(svg.find("bar with caps: T&apos;s 95% interval"), std::string::npos);
+  EXPECT_NE(svg.find("\nT&apos;s 95% interval "), std::string::npos);
+  std::size_t spread = 0;
+  for (const Ceiling& c : r.run.machine.ceilings) spread += c.repeats > 1 && c.spread > 0;
+  EXPECT_GT(spread, 30u);
+  const std::string ceilings = ceilings_chart(r.run.machine);
+  EXPECT_EQ(count_occurrences(ceilings, "class=\"spread\""), spread);
+  // h2d_pageable spreads 43% over its repeats on the H200.
+  EXPECT_NE(ceilings.find("repeats, spread 43.1%"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace timeroof::plots
