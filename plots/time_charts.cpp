@@ -289,24 +289,51 @@ void complexity_panel(Svg& svg, const Area& area, const roofline::ComplexityChar
   }
   svg.raw("</g>\n");
 
-  // Labels last, with a halo. The balance line: along it, near its upper end.
+  // Labels last, with a halo. The balance line's: along it, at the place and on
+  // the side (compute points sit above it) where it covers the fewest points.
   TextStyle lt = label_style();
   if (balance_shown) {
-    const double f = 0.93;
-    const double lx = std::pow(10.0, std::log10(bx0) + f * std::log10(bx1 / bx0));
-    const double px = axes.px(lx), py = axes.py(lx * chart.balance);
-    const double angle = std::atan2(axes.py(bx1 * chart.balance) - axes.py(bx0 * chart.balance),
-                                    axes.px(bx1) - axes.px(bx0)) *
-                         180 / 3.14159265358979;
-    // On the side of the line with fewer points: compute-side points sit above it.
-    const auto above = std::count_if(drawn.begin(), drawn.end(),
-                                     [&](std::size_t i) { return chart.points[i].compute_side; });
-    const bool below = 2 * static_cast<std::size_t>(above) > drawn.size();
+    std::vector<XY> markers;
+    for (std::size_t i : drawn) {
+      const roofline::ComplexityPoint& cp = chart.points[i];
+      markers.push_back({axes.px(cp.bytes), axes.py(cp.flops)});
+      markers.push_back({axes.px(cp.runtime_bytes), axes.py(cp.runtime_flops)});
+      // and its segment: parallel to the balance line, it can lie under the label too
+      sample_polyline({markers[markers.size() - 2], markers.back()}, markers, 5);
+    }
+    const std::string text = "balance " + format_si(chart.balance, "FLOP/B");
+    const double length = 6.5 * static_cast<double>(text.size());
+    const double x0 = axes.px(bx0), y0 = axes.py(bx0 * chart.balance);
+    const double x1 = axes.px(bx1), y1 = axes.py(bx1 * chart.balance);
+    const double span = std::hypot(x1 - x0, y1 - y0);
+    const double dx = (x1 - x0) / span, dy = (y1 - y0) / span;  // along, up the line
+    const double nx = dy, ny = -dx;                             // across, to its upper side
+    double best_x = 0, best_y = 0;
+    std::size_t fewest = std::numeric_limits<std::size_t>::max();
+    for (int step = 0; 0.93 - 0.05 * step >= (length + 10) / span; ++step) {
+      const double f = 0.93 - 0.05 * step;
+      for (double side : {1.0, -1.0}) {
+        // The label's end on the line, moved off it: its baseline 6 px above, or
+        // its top 6 px below.
+        const double off = side > 0 ? 6 : 16;
+        const double ex = x0 + f * (x1 - x0) + side * off * nx;
+        const double ey = y0 + f * (y1 - y0) + side * off * ny;
+        std::size_t covered = 0;
+        for (int k = 0; k <= 10; ++k) {  // the text's band, every tenth of its length
+          // The glyphs rise from the baseline towards the line's upper side.
+          const double cx = ex - 0.1 * k * length * dx + 5.5 * nx;
+          const double cy = ey - 0.1 * k * length * dy + 5.5 * ny;
+          for (const auto& [mx, my] : markers) covered += std::hypot(mx - cx, my - cy) < 10;
+        }
+        if (covered < fewest) fewest = covered, best_x = ex, best_y = ey;
+      }
+    }
+    if (fewest == std::numeric_limits<std::size_t>::max())  // a short line: its upper end
+      best_x = x0 + 0.93 * (x1 - x0) + 6 * nx, best_y = y0 + 0.93 * (y1 - y0) + 6 * ny;
     lt.fill = kBalance;
     lt.anchor = Anchor::end;
-    lt.rotate = angle;
-    svg.text(below ? px + 16 : px - 4, below ? py + 14 : py - 6,
-             "balance " + format_si(chart.balance, "FLOP/B"), lt);
+    lt.rotate = std::atan2(dy, dx) * 180 / 3.14159265358979;
+    svg.text(best_x, best_y, text, lt);
   }
   // Launch floors: "N=33" up the vertical part, skipping floors too close to
   // the previous label to be told apart (their tooltips still say).
@@ -392,8 +419,11 @@ std::vector<std::string> complexity_footnotes(const roofline::ComplexityChart& c
                   " points mix in work of other classes: their own peak P_eff is " +
                   format_number(lo, hint::ratio) +
                   (hi > lo * 1.001 ? " to " + format_number(hi, hint::ratio) : std::string()) +
-                  " P, so for them the right axis (W / P) reads that fraction of their compute "
-                  "time W / P_eff (in each tooltip)");
+                  " P;");
+  if (mixed > 0 && positive(chart.peak))
+    out.push_back(
+        "for them the right axis (W / P) reads that fraction of their compute time "
+        "W / P_eff (in each tooltip)");
   return out;
 }
 
