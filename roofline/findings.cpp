@@ -814,7 +814,7 @@ std::vector<RoofFinding> roof_findings(const Machine& machine, const FindingsOpt
            c.name + ": its " + std::to_string(c.repeats) + " repeats spread " +
                format_number(c.spread, hint::percent_1) + " ((max - min) / median), above " +
                format_number(options.roof_max_spread, hint::percent_1) +
-               ": the rate moved while it was measured (median " + format_si(c.measured, c.unit) +
+               ": the roof moved while it was measured (median " + format_si(c.measured, c.unit) +
                "); bounds on this roof carry that uncertainty"});
   }
   return out;

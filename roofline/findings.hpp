@@ -192,7 +192,7 @@ struct FindingsOptions {
 //   excess is an error of the peak, the clock or the count (the GPU tests allow
 //   0.5% for clock reading; the H100 sample's tensor_bf16 is at 100.26%).
 // - "roof_spread": Ceiling::spread > roof_max_spread: "h2d_pageable: its 60
-//   repeats spread 43% ((max - min) / median), above 10%: the rate moved while it
+//   repeats spread 43% ((max - min) / median), above 10%: the roof moved while it
 //   was measured; bounds on it carry that uncertainty". 0.10: the compute and
 //   HBM roofs of both samples spread under 8%; the launch, pageable-copy and
 //   cuBLAS reference roofs, host- or clock-bound, 12-43%.
