@@ -598,11 +598,81 @@ json parse_untrusted_json(const std::string& text, const std::string& source,
   return parse_bounded(text, source, fix);
 }
 
+namespace {
+
+// The unit-labelled twins of the time-valued counters in a counters or metrics
+// map (export only; import drops them): "duration" is seconds (the quantity
+// catalog's unit), CUPTI's "gpu__time_duration.*" nanoseconds.
+bool is_cupti_time(const std::string& key) {
+  return key.starts_with("gpu__time_duration") && !key.ends_with("_s") && !key.ends_with("_ns");
+}
+
+void add_time_twins(json& counters) {
+  if (!counters.is_object()) return;
+  json twins = json::object();
+  for (auto it = counters.begin(); it != counters.end(); ++it) {
+    if (!it.value().is_number()) continue;
+    if (it.key() == "duration") twins["duration_s"] = it.value();
+    if (is_cupti_time(it.key())) {
+      twins[it.key() + "_ns"] = it.value();
+      twins[it.key() + "_s"] = it.value().get<double>() * 1e-9;
+    }
+  }
+  for (auto it = twins.begin(); it != twins.end(); ++it)
+    if (!counters.contains(it.key())) counters[it.key()] = it.value();
+}
+
+// The twins add_time_twins wrote, where their source key is there too (a
+// document written before them has none; a key of that name without its
+// source is data, and stays).
+void drop_time_twins(json& counters) {
+  if (!counters.is_object()) return;
+  std::vector<std::string> twins;
+  for (auto it = counters.begin(); it != counters.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "duration_s" && counters.contains("duration")) twins.push_back(key);
+    for (const std::string suffix : {"_ns", "_s"}) {
+      if (!key.ends_with(suffix)) continue;
+      const std::string base = key.substr(0, key.size() - suffix.size());
+      if (is_cupti_time(base) && counters.contains(base)) twins.push_back(key);
+    }
+  }
+  for (const std::string& key : twins) counters.erase(key);
+}
+
+// Applies `f` to every counters map of a document's runs: each point's and each
+// of its kernels' (metrics).
+template <typename F>
+void each_counters_map(json& runs, F f) {
+  if (!runs.is_array()) return;
+  for (json& run : runs) {
+    if (!run.is_object() || !run.contains("points") || !run["points"].is_array()) continue;
+    for (json& point : run["points"]) {
+      if (!point.is_object()) continue;
+      if (point.contains("counters")) f(point["counters"]);
+      if (!point.contains("kernels") || !point["kernels"].is_array()) continue;
+      for (json& kernel : point["kernels"])
+        if (kernel.is_object() && kernel.contains("metrics")) f(kernel["metrics"]);
+    }
+  }
+}
+
+}  // namespace
+
 json export_document(const std::vector<RunRecord>& runs) {
-  return json{{"format", kExportFormat},
-              {"schema_version", kExportSchemaVersion},
-              {"exported_by", {{"tool_version", kToolVersion}, {"git_sha", kGitSha}}},
-              {"runs", runs}};
+  json out{{"format", kExportFormat},
+           {"schema_version", kExportSchemaVersion},
+           {"exported_by", {{"tool_version", kToolVersion}, {"git_sha", kGitSha}}},
+           {"units",
+            {{"time", "every key ending _s is seconds, _ns nanoseconds"},
+             {"counters",
+              "points[].counters and kernels[].metrics: \"duration\" is seconds (twin "
+              "\"duration_s\"); CUPTI's \"gpu__time_duration.sum\" is nanoseconds (twins "
+              "\"gpu__time_duration.sum_ns\" and, in seconds, \"gpu__time_duration.sum_s\"); "
+              "the twins are written on export and dropped on import"}}},
+           {"runs", runs}};
+  each_counters_map(out["runs"], add_time_twins);
+  return out;
 }
 
 std::vector<RunRecord> parse_export_document(const json& doc, const std::string& source) {
@@ -624,7 +694,15 @@ std::vector<RunRecord> parse_export_document(const json& doc, const std::string&
   }
   std::vector<RunRecord> runs;
   try {
-    read_field(doc, "runs", runs);
+    // The counters' unit-labelled twins are the export's, not data: dropped.
+    if (doc.contains("runs")) {
+      json copy = json::object();
+      copy["runs"] = doc.at("runs");
+      each_counters_map(copy["runs"], drop_time_twins);
+      read_field(copy, "runs", runs);
+    } else {
+      read_field(doc, "runs", runs);
+    }
   } catch (const Error& e) {  // a FieldError: the key path and what is wrong there
     throw usage_error(source + ": malformed timeroof export: " + e.what() +
                       "; pass a file written by `timeroof export`");

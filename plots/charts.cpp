@@ -150,6 +150,12 @@ std::string ceilings_chart(const Machine& machine) {
     svg.text(x + 10, y, "measured", k);
     svg.marker(Marker::diamond, x + 90, y, 13, Style{"#333333", "none", 1.5, "", 1});
     svg.text(x + 100, y, "theoretical", k);
+    // The spread bar's key, under the other two.
+    const Style bar{"#333333", "none", 1.3, "", 1};
+    svg.line(x - 6, y + 16, x + 6, y + 16, bar);
+    svg.line(x - 6, y + 11, x - 6, y + 21, bar);
+    svg.line(x + 6, y + 11, x + 6, y + 21, bar);
+    svg.text(x + 10, y + 16, "spread of the repeats (max - min)", k);
   }
 
   double y = 64;
@@ -219,6 +225,17 @@ std::string ceilings_chart(const Machine& machine) {
       if (has_m && has_t)
         svg.line(axes.px(c->measured), ry, axes.px(*c->theoretical), ry,
                  Style{col, "none", 2, "", 0.5});
+      // The repeats' spread (max - min, about the median: where the two ends lie
+      // is not stored) as a bar with caps under the dot.
+      if (has_m && c->repeats > 1 && c->spread > 0) {
+        const double bar_lo = c->measured * std::max(1 - c->spread / 2, 1e-3);
+        const double bar_hi = c->measured * (1 + c->spread / 2);
+        svg.begin_group({}, "spread");
+        svg.line(axes.px(bar_lo), ry, axes.px(bar_hi), ry, Style{"#333333", "none", 1.3, "", 1});
+        for (double v : {bar_lo, bar_hi})
+          svg.line(axes.px(v), ry - 5, axes.px(v), ry + 5, Style{"#333333", "none", 1.3, "", 1});
+        svg.end_group();
+      }
       // The open diamond over the dot, so both show where they coincide.
       if (has_m) svg.marker(Marker::circle, axes.px(c->measured), ry, 9, Style{col, col, 1, "", 1});
       if (has_t)

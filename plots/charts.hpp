@@ -21,7 +21,9 @@
 //   (y); the same axes in seconds at the top (bytes / B) and right (FLOPs / P)
 //   with the iso-time contours as the grid; the machine-balance diagonal; per
 //   point its complexity point (filled) and run-time point (open) joined along
-//   its iso-AI line, coloured by bottleneck class; dashed launch floors.
+//   its iso-AI line, coloured by bottleneck class; dashed launch floors. The
+//   report draws one per sweep and compute roof (the time axes on that roof's
+//   P), as small multiples: a panel per operator and precision.
 // - time_decomposition_chart (time_charts.cpp): one series, a stacked bar per
 //   point of the measured parts of T (roofline::decompose): kernel time within
 //   the roof (coloured by the roof that bounds the kernels) and lost to it,
@@ -107,6 +109,23 @@ std::string time_complexity_chart(const roofline::ComplexityChart& chart,
 // mark from its bounds and class there.
 std::string time_complexity_chart(const RunRecord& record, const roofline::RunAnalysis& analysis,
                                   const roofline::SweepAnalysis& sweep,
+                                  const std::string& title = "Time-based roofline");
+// Small multiples of one chart on shared axes (its P, B and ranges), two
+// panels a row, each with its title and its points (indices into chart.points),
+// the launch floors of its points' launch counts, one legend below; one panel
+// or none: time_complexity_chart.
+struct ComplexityPanel {
+  std::string title;
+  std::vector<std::size_t> points;
+};
+std::string time_complexity_panels(const roofline::ComplexityChart& chart,
+                                   const std::vector<ComplexityMark>& marks,
+                                   const std::vector<ComplexityPanel>& panels,
+                                   const std::string& title = "Time-based roofline");
+// The chart of the points of a sweep on one compute roof (SweepAnalysis::per_roof),
+// its time axes on that roof's P, a panel per operator and precision.
+std::string time_complexity_chart(const RunRecord& record, const roofline::RunAnalysis& analysis,
+                                  const roofline::RoofComplexity& roof,
                                   const std::string& title = "Time-based roofline");
 // The colour of a bottleneck class label ("memory_bound(l2)" -> the L2 colour).
 const char* bound_color(const std::string& bound_label);

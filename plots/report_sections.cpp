@@ -155,6 +155,19 @@ void findings_section(std::vector<Block>& doc, const roofline::RunAnalysis& anal
   doc.back().link_text = "its charts";
 }
 
+// The machine's roofs the model flags (above their peak, or spread), from the
+// analysis: a reviewer reads every bound on such a roof with that in mind.
+void roof_findings_section(std::vector<Block>& doc, const roofline::RunAnalysis& analysis) {
+  if (analysis.roof_findings.empty()) return;
+  doc.push_back(
+      paragraph("Roofs flagged (machine-level; see Machine roofs below): bounds on "
+                "these roofs are less sure."));
+  std::vector<std::string> items;
+  for (const roofline::RoofFinding& f : analysis.roof_findings)
+    items.push_back((f.label == "roof_above_peak" ? "Above its peak: " : "Spread: ") + f.text);
+  doc.push_back(list(std::move(items), false));
+}
+
 void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::string& anchor) {
   const Machine& m = r.run.machine;
   doc.push_back(heading(3, "Machine roofs", anchor + "-roofs"));
@@ -246,25 +259,32 @@ void energy_section(std::vector<Block>& doc, const RunRecord& r,
   }
 }
 
-// The time-based roofline's complexity chart of a sweep, and the points it
-// could not draw (no HBM bytes, no time).
+// The time-based roofline of a sweep, one chart per compute roof (its time
+// axes on that roof's P), and the points it could not draw (no HBM bytes, no
+// time).
 void complexity_section(std::vector<Block>& doc, const RunRecord& r,
                         const roofline::RunAnalysis& analysis, const roofline::SweepAnalysis& sa,
                         const std::string& prefix) {
   const std::string& sweep = sa.name;
-  const roofline::ComplexityChart& data = sa.complexity;
-  const auto drawn = static_cast<std::size_t>(
-      std::count_if(data.points.begin(), data.points.end(),
-                    [](const roofline::ComplexityPoint& p) { return p.drawable; }));
-  if (drawn == 0 || data.peak <= 0) return;
-  doc.push_back(chart(time_complexity_chart(r, analysis, sa, "Time-based roofline: " + sweep),
-                      prefix + "-complexity.svg",
-                      "Time-based roofline (complexity chart) of the " + std::to_string(drawn) +
-                          " points of " + sweep +
-                          " with HBM bytes: each point joined to where it would sit at the roof "
-                          "for its measured time; the segment is the time lost to the roof"));
+  for (const roofline::RoofComplexity& roof : sa.per_roof) {
+    const roofline::ComplexityChart& data = roof.chart;
+    const auto drawn = static_cast<std::size_t>(
+        std::count_if(data.points.begin(), data.points.end(),
+                      [](const roofline::ComplexityPoint& p) { return p.drawable; }));
+    if (drawn == 0 || data.peak <= 0) continue;
+    const std::string roof_name = to_string(roof.roof);
+    const std::string title = "Time-based roofline: " + sweep + ", points on the " + roof_name +
+                              " roof (" + format_si(data.peak, "FLOP/s") + ")";
+    doc.push_back(chart(time_complexity_chart(r, analysis, roof, title),
+                        prefix + "-complexity-" + file_name_part(roof_name) + ".svg",
+                        "Time-based roofline (complexity chart) of the " + std::to_string(drawn) +
+                            " points of " + sweep + " whose work is mostly " + roof_name +
+                            ", with HBM bytes; the right axis is W / P at the " + roof_name +
+                            " roof. Each point is joined to where it would sit at the roof for "
+                            "its measured time; the segment is the time lost to the roof"));
+  }
   std::vector<std::string> left_out;
-  for (const std::string& note : data.notes)
+  for (const std::string& note : sa.complexity.notes)
     if (note.find("left out") != std::string::npos ||
         note.find("not drawable") != std::string::npos)
       left_out.push_back(note);
@@ -507,8 +527,9 @@ void reading_guide(std::vector<Block>& doc, const std::vector<RunRecord>& runs,
       "sweep its charts and tables, and its provenance. The glossary at the end defines every "
       "quantity and class."));
   doc.push_back(list(
-      {"Measured roofs: one row per roof, its measured rate against its theoretical peak; a "
-       "roof well below its peak was held back (clock, power) or its kernel is not the best one.",
+      {"Measured roofs: one row per roof, its measured rate against its theoretical peak, with "
+       "the spread of its repeats as a bar; a roof well below its peak was held back (clock, "
+       "power) or its kernel is not the best one.",
        "Bandwidth against working set: the rate of one read kernel as its data grows; the "
        "plateaus are L1, L2 and HBM, the drops sit at their sizes.",
        "Hierarchical roofline: FLOP/s against arithmetic intensity (FLOP per byte), one marker "
@@ -518,7 +539,9 @@ void reading_guide(std::vector<Block>& doc, const std::vector<RunRecord>& runs,
        "time axes (seconds = FLOPs / P at the right, bytes / B at the top). Each point is drawn "
        "twice, joined by a segment: where its work sits (filled) and where a call at the roof "
        "would sit to take its measured time (open). The longer the segment, the more time is "
-       "lost to the roof.",
+       "lost to the roof; a bar with caps across the run-time point is T's 95% interval. One "
+       "chart per compute roof (the points whose work is mostly on it), "
+       "so its right axis is that roof's P, with a panel per operator on shared axes.",
        "Time against batch: T_stream, T_call and T_graph with their 95% intervals as bands, "
        "T_k, and each bound as a line; where the times leave the bounds, time is lost.",
        "Where the time goes: one stacked bar per point of the measured parts of T (kernels "
@@ -614,6 +637,7 @@ std::vector<Block> report_blocks(const std::vector<RunRecord>& runs, const std::
                           anchor));
     summary_section(doc, r, anchor);
     findings_section(doc, analysis, anchor);
+    roof_findings_section(doc, analysis);
     roofs_section(doc, r, anchor);
     energy_section(doc, r, analysis, anchor);
     std::size_t sweep_number = 0;

@@ -128,25 +128,20 @@ const char* bound_color(const std::string& label) {
 
 namespace {
 
-// Legend: the shapes, then one colour per class present.
-std::vector<LegendEntry> complexity_legend(const roofline::ComplexityChart& chart,
-                                           std::vector<std::string> classes) {
-  std::vector<LegendEntry> legend = {
-      {"complexity point (Q, W)", kNeutral, false, "", true, Marker::circle, true},
-      {"run-time point (at the roof for T)", kNeutral, false, "", true, Marker::circle, false},
-      {"segment: time lost to the roof", kNeutral, true, "", false},
-      {"machine balance P / B", kBalance, true, "", false},
-      {"iso-time (top, right axes)", kIsoTime, true, "", false},
-  };
-  if (!chart.launch_floors.empty())
-    legend.insert(legend.end() - 1,
-                  {"launch floor N x L", color(Bound::launch), true, "6 3", false});
-  std::stable_sort(classes.begin(), classes.end(), [](const std::string& a, const std::string& b) {
-    return class_rank(a) < class_rank(b);
-  });
-  for (const std::string& c : classes)
-    legend.push_back({c, bound_color(c), false, "", true, Marker::square, true});
-  return legend;
+// The log ranges of a complexity chart widened to equal pixels per decade on
+// both axes for a plot of w x h pixels, so iso-AI lines (and the balance line)
+// run at 45 degrees and the launch floors are square: the shorter range is
+// widened about its centre.
+std::array<double, 4> equal_decades(const roofline::ComplexityChart& chart, bool usable, double w,
+                                    double h) {
+  double xlo = chart.x_min, xhi = chart.x_max, ylo = chart.y_min, yhi = chart.y_max;
+  if (!usable) xlo = 1e6, xhi = 1e10, ylo = 1e8, yhi = 1e13;
+  const double dx = std::log10(xhi / xlo), dy = std::log10(yhi / ylo);
+  const double per_decade = std::min(w / dx, h / dy);
+  const double wx = w / per_decade, wy = h / per_decade;
+  const double cx = std::log10(xlo) + dx / 2, cy = std::log10(ylo) + dy / 2;
+  return {std::pow(10.0, cx - wx / 2), std::pow(10.0, cx + wx / 2), std::pow(10.0, cy - wy / 2),
+          std::pow(10.0, cy + wy / 2)};
 }
 
 // Iso-time contours: the points whose roof time is t form an L with its
@@ -207,61 +202,20 @@ void draw_time_axes(Svg& svg, const Axes& axes, const std::array<double, 4>& ran
   svg.end_group();
 }
 
-}  // namespace
-
-std::string time_complexity_chart(const roofline::ComplexityChart& chart,
-                                  const std::vector<ComplexityMark>& marks,
-                                  const std::string& title) {
+// One plot of the complexity chart in `area`: the iso-time grid, the four axes,
+// the balance line, the launch floors of `drawn`'s launch counts, and `drawn`'s
+// points (indices into chart.points), with `range` {xlo, xhi, ylo, yhi}.
+void complexity_panel(Svg& svg, const Area& area, const roofline::ComplexityChart& chart,
+                      const std::array<double, 4>& range, bool usable,
+                      const std::vector<std::size_t>& drawn,
+                      const std::vector<ComplexityMark>& marks, const std::string& clip) {
   const double B = chart.bandwidth, P = chart.peak;
-  std::vector<std::size_t> drawn;  // indices into chart.points
-  for (std::size_t i = 0; i < chart.points.size(); ++i) {
-    const roofline::ComplexityPoint& cp = chart.points[i];
-    if (cp.drawable && positive(cp.runtime_bytes) && positive(cp.runtime_flops)) drawn.push_back(i);
-  }
-  const bool usable = positive(B) && positive(P) && positive(chart.x_min) &&
-                      chart.x_max > chart.x_min && positive(chart.y_min) &&
-                      chart.y_max > chart.y_min;
+  const auto [xlo, xhi, ylo, yhi] = range;
   auto mark = [&](std::size_t i) { return i < marks.size() ? marks[i] : ComplexityMark{}; };
-
-  std::vector<std::string> classes;
-  for (std::size_t i : drawn) {
-    const std::string b = mark(i).bound.empty() ? "unknown" : mark(i).bound;
-    if (std::find(classes.begin(), classes.end(), b) == classes.end()) classes.push_back(b);
-  }
-  const std::vector<LegendEntry> legend = complexity_legend(chart, std::move(classes));
-  const auto box = legend_size(legend, kLegendFont);
-
-  // Equal pixels per decade on both axes, so iso-AI lines (and the balance
-  // line) run at 45 degrees and the launch floors are square: the shorter range
-  // is widened about its centre to fill the plot area.
-  const double plot_w = 580, plot_h = 470;
-  double xlo = chart.x_min, xhi = chart.x_max, ylo = chart.y_min, yhi = chart.y_max;
-  if (!usable) xlo = 1e6, xhi = 1e10, ylo = 1e8, yhi = 1e13;
-  {
-    const double dx = std::log10(xhi / xlo), dy = std::log10(yhi / ylo);
-    const double per_decade = std::min(plot_w / dx, plot_h / dy);
-    const double wx = plot_w / per_decade, wy = plot_h / per_decade;
-    const double cx = std::log10(xlo) + dx / 2, cy = std::log10(ylo) + dy / 2;
-    xlo = std::pow(10.0, cx - wx / 2), xhi = std::pow(10.0, cx + wx / 2);
-    ylo = std::pow(10.0, cy - wy / 2), yhi = std::pow(10.0, cy + wy / 2);
-  }
-
-  const Area area{96, 112, plot_w, plot_h};
-  const double width = area.right() + 78 + box[0] + 16, height = area.bottom() + 64;
-  Svg svg(width, height);
-  chart_title(svg, title,
-              usable ? "x: HBM bytes Q, y: FLOPs W; top and right: the same in seconds at B = " +
-                           format_si(B, "B/s") + " (HBM) and P = " + format_si(P, "FLOP/s") + " (" +
-                           chart.peak_name + ")"
-                     : "x: HBM bytes Q, y: FLOPs W");
-  subtitle2(svg,
-            "each point is joined along its arithmetic intensity to where it would sit if it ran "
-            "at the roof for its measured time");
   AxisSpec xs{Scale::log, xlo, xhi, "HBM bytes Q", "B"};
   AxisSpec ys{Scale::log, ylo, yhi, "FLOPs W", ""};  // "100 G": short labels beside the title
   xs.grid = ys.grid = false;                         // the iso-time contours are the grid
   Axes axes(area, xs, ys);
-  const std::string clip = chart_id("complexity", title + std::to_string(chart.points.size()));
   axes.define_clip(svg, clip);
 
   if (usable) draw_iso_time(svg, axes, clip, {xlo, xhi, ylo, yhi}, B, P);
@@ -273,115 +227,366 @@ std::string time_complexity_chart(const roofline::ComplexityChart& chart,
     std::string why =
         chart.notes.empty() ? "no point has HBM bytes, FLOPs and a time" : chart.notes.front();
     centred_message(svg, area, "nothing to draw: " + why);
-  } else {
-    svg.raw("<g class=\"roofs\" clip-path=\"url(#" + clip + ")\">\n");
-    // Machine balance: y = (P / B) x across the whole plot.
-    const double bx0 = std::max(xlo, ylo / chart.balance);
-    const double bx1 = std::min(xhi, yhi / chart.balance);
-    const bool balance_shown = bx1 > bx0;  // else the line misses the plot
-    if (balance_shown) {
-      svg.begin_group("machine balance P / B = " + format_si(chart.balance, "FLOP/B") +
-                          ": points above it are compute-side",
-                      "balance");
-      svg.line(axes.px(bx0), axes.py(bx0 * chart.balance), axes.px(bx1),
-               axes.py(bx1 * chart.balance), Style{kBalance, "none", 1.6, "", 1});
-      svg.end_group();
-    }
-    // Launch floors: the L of roof time N x L, drawn to the plot's edges.
-    for (const roofline::LaunchFloor& f : chart.launch_floors) {
-      const double x = axes.px(f.vertical.x0), y = axes.py(f.horizontal.y0);
-      svg.begin_group("launch floor: " + std::to_string(f.launches) + " launch" +
-                          (f.launches == 1 ? "" : "es") + " x " +
-                          format_si(chart.launch_cost_s, "s") + " = " + format_si(f.time_s, "s"),
-                      "launch-floor");
-      svg.polyline({{x, area.bottom()}, {x, y}, {area.x, y}},
-                   Style{color(Bound::launch), "none", 1.4, "6 3", 0.85});
-      svg.end_group();
-    }
-    svg.raw("</g>\n");
+    return;
+  }
+  svg.raw("<g class=\"roofs\" clip-path=\"url(#" + clip + ")\">\n");
+  // Machine balance: y = (P / B) x across the whole plot.
+  const double bx0 = std::max(xlo, ylo / chart.balance);
+  const double bx1 = std::min(xhi, yhi / chart.balance);
+  const bool balance_shown = bx1 > bx0;  // else the line misses the plot
+  if (balance_shown) {
+    svg.begin_group("machine balance P / B = " + format_si(chart.balance, "FLOP/B") +
+                        ": points above it are compute-side",
+                    "balance");
+    svg.line(axes.px(bx0), axes.py(bx0 * chart.balance), axes.px(bx1), axes.py(bx1 * chart.balance),
+             Style{kBalance, "none", 1.6, "", 1});
+    svg.end_group();
+  }
+  // Launch floors of this plot's points: the L of roof time N x L, drawn to the
+  // plot's edges.
+  std::vector<const roofline::LaunchFloor*> floors;
+  for (const roofline::LaunchFloor& f : chart.launch_floors)
+    if (std::any_of(drawn.begin(), drawn.end(),
+                    [&](std::size_t i) { return chart.points[i].launches == f.launches; }))
+      floors.push_back(&f);
+  for (const roofline::LaunchFloor* f : floors) {
+    const double x = axes.px(f->vertical.x0), y = axes.py(f->horizontal.y0);
+    svg.begin_group("launch floor: " + std::to_string(f->launches) + " launch" +
+                        (f->launches == 1 ? "" : "es") + " x " +
+                        format_si(chart.launch_cost_s, "s") + " = " + format_si(f->time_s, "s"),
+                    "launch-floor");
+    svg.polyline({{x, area.bottom()}, {x, y}, {area.x, y}},
+                 Style{color(Bound::launch), "none", 1.4, "6 3", 0.85});
+    svg.end_group();
+  }
+  svg.raw("</g>\n");
 
-    // Points: segment, run-time point (open), complexity point (filled).
-    svg.raw("<g class=\"points\" clip-path=\"url(#" + clip + ")\">\n");
+  // Points: segment, run-time point (open), complexity point (filled).
+  svg.raw("<g class=\"points\" clip-path=\"url(#" + clip + ")\">\n");
+  for (std::size_t i : drawn) {
+    const roofline::ComplexityPoint& cp = chart.points[i];
+    const ComplexityMark m = mark(i);
+    const char* col = bound_color(m.bound.empty() ? "unknown" : m.bound);
+    const double x0 = axes.px(cp.bytes), y0 = axes.py(cp.flops);
+    const double x1 = axes.px(cp.runtime_bytes), y1 = axes.py(cp.runtime_flops);
+    svg.begin_group(m.tooltip, "point");
+    svg.line(x0, y0, x1, y1, Style{col, "none", 1.4, "", 0.6});
+    if (cp.interval) {
+      // T's 95% interval: a bar along the iso-AI line with caps across it, so
+      // an interval narrower than the marker still shows as its caps.
+      const double ix0 = axes.px(cp.interval->x0), iy0 = axes.py(cp.interval->y0);
+      const double ix1 = axes.px(cp.interval->x1), iy1 = axes.py(cp.interval->y1);
+      const double len = std::hypot(x1 - x0, y1 - y0);
+      const double nx = len > 0 ? -(y1 - y0) / len : 0, ny = len > 0 ? (x1 - x0) / len : 1;
+      svg.begin_group({}, "interval");
+      svg.line(ix0, iy0, ix1, iy1, Style{col, "none", 3.5, "", 0.8});
+      for (const auto& [ex, ey] : {std::pair{ix0, iy0}, std::pair{ix1, iy1}})
+        svg.line(ex - 6 * nx, ey - 6 * ny, ex + 6 * nx, ey + 6 * ny,
+                 Style{col, "none", 1.4, "", 0.9});
+      svg.end_group();
+    }
+    svg.marker(Marker::circle, x1, y1, 7, Style{col, "#ffffff", 1.3, "", 0.9});
+    svg.marker(Marker::circle, x0, y0, 7, Style{"#ffffff", col, 0.6, "", 0.9});
+    svg.end_group();
+  }
+  svg.raw("</g>\n");
+
+  // Labels last, with a halo. The balance line's: along it, at the place and on
+  // the side (compute points sit above it) where it covers the fewest points.
+  TextStyle lt = label_style();
+  if (balance_shown) {
+    std::vector<XY> markers;
     for (std::size_t i : drawn) {
       const roofline::ComplexityPoint& cp = chart.points[i];
-      const ComplexityMark m = mark(i);
-      const char* col = bound_color(m.bound.empty() ? "unknown" : m.bound);
-      const double x0 = axes.px(cp.bytes), y0 = axes.py(cp.flops);
-      const double x1 = axes.px(cp.runtime_bytes), y1 = axes.py(cp.runtime_flops);
-      svg.begin_group(m.tooltip, "point");
-      svg.line(x0, y0, x1, y1, Style{col, "none", 1.4, "", 0.6});
-      svg.marker(Marker::circle, x1, y1, 7, Style{col, "#ffffff", 1.3, "", 0.9});
-      svg.marker(Marker::circle, x0, y0, 7, Style{"#ffffff", col, 0.6, "", 0.9});
-      svg.end_group();
+      markers.push_back({axes.px(cp.bytes), axes.py(cp.flops)});
+      markers.push_back({axes.px(cp.runtime_bytes), axes.py(cp.runtime_flops)});
+      // and its segment: parallel to the balance line, it can lie under the label too
+      sample_polyline({markers[markers.size() - 2], markers.back()}, markers, 5);
     }
-    svg.raw("</g>\n");
-
-    // Labels last, with a halo. The balance line: along it, near its upper end.
-    TextStyle lt = label_style();
-    if (balance_shown) {
-      const double f = 0.93;
-      const double lx = std::pow(10.0, std::log10(bx0) + f * std::log10(bx1 / bx0));
-      const double px = axes.px(lx), py = axes.py(lx * chart.balance);
-      const double angle = std::atan2(axes.py(bx1 * chart.balance) - axes.py(bx0 * chart.balance),
-                                      axes.px(bx1) - axes.px(bx0)) *
-                           180 / 3.14159265358979;
-      lt.fill = kBalance;
-      lt.anchor = Anchor::end;
-      lt.rotate = angle;
-      svg.text(px - 4, py - 6, "balance " + format_si(chart.balance, "FLOP/B"), lt);
+    const std::string text = "balance " + format_si(chart.balance, "FLOP/B");
+    const double length = 6.5 * static_cast<double>(text.size());
+    const double x0 = axes.px(bx0), y0 = axes.py(bx0 * chart.balance);
+    const double x1 = axes.px(bx1), y1 = axes.py(bx1 * chart.balance);
+    const double span = std::hypot(x1 - x0, y1 - y0);
+    const double dx = (x1 - x0) / span, dy = (y1 - y0) / span;  // along, up the line
+    const double nx = dy, ny = -dx;                             // across, to its upper side
+    double best_x = 0, best_y = 0;
+    std::size_t fewest = std::numeric_limits<std::size_t>::max();
+    for (int step = 0; 0.93 - 0.05 * step >= (length + 10) / span; ++step) {
+      const double f = 0.93 - 0.05 * step;
+      for (double side : {1.0, -1.0}) {
+        // The label's end on the line, moved off it: its baseline 6 px above, or
+        // its top 6 px below.
+        const double off = side > 0 ? 6 : 16;
+        const double ex = x0 + f * (x1 - x0) + side * off * nx;
+        const double ey = y0 + f * (y1 - y0) + side * off * ny;
+        std::size_t covered = 0;
+        for (int k = 0; k <= 10; ++k) {  // the text's band, every tenth of its length
+          // The glyphs rise from the baseline towards the line's upper side.
+          const double cx = ex - 0.1 * k * length * dx + 5.5 * nx;
+          const double cy = ey - 0.1 * k * length * dy + 5.5 * ny;
+          for (const auto& [mx, my] : markers) covered += std::hypot(mx - cx, my - cy) < 10;
+        }
+        if (covered < fewest) fewest = covered, best_x = ex, best_y = ey;
+      }
     }
-    // Launch floors: "N=33" up the vertical part, skipping floors too close to
-    // the previous label to be told apart (their tooltips still say).
-    lt.fill = color(Bound::launch);
-    lt.anchor = Anchor::start;
-    lt.rotate = -90;
-    lt.bold = false;
-    double last_x = -1e9;
-    for (const roofline::LaunchFloor& f : chart.launch_floors) {
-      const double x = axes.px(f.vertical.x0);
-      if (x - last_x < 14 || x < area.x + 10 || x > area.right() - 2) continue;
-      last_x = x;
-      svg.text(x - 3, area.bottom() - 6,
-               (f.launches == 1 ? std::string("floor, N=1") : "N=" + std::to_string(f.launches)),
-               lt);
-    }
+    if (fewest == std::numeric_limits<std::size_t>::max())  // a short line: its upper end
+      best_x = x0 + 0.93 * (x1 - x0) + 6 * nx, best_y = y0 + 0.93 * (y1 - y0) + 6 * ny;
+    lt.fill = kBalance;
+    lt.anchor = Anchor::end;
+    lt.rotate = std::atan2(dy, dx) * 180 / 3.14159265358979;
+    svg.text(best_x, best_y, text, lt);
   }
+  // Launch floors: "N=33" up the vertical part, skipping floors too close to
+  // the previous label to be told apart (their tooltips still say).
+  lt.fill = color(Bound::launch);
+  lt.anchor = Anchor::start;
+  lt.rotate = -90;
+  lt.bold = false;
+  double last_x = -1e9;
+  for (const roofline::LaunchFloor* f : floors) {
+    const double x = axes.px(f->vertical.x0);
+    if (x - last_x < 14 || x < area.x + 10 || x > area.right() - 2) continue;
+    last_x = x;
+    svg.text(x - 3, area.bottom() - 6,
+             (f->launches == 1 ? std::string("floor, N=1") : "N=" + std::to_string(f->launches)),
+             lt);
+  }
+}
 
-  // Points that could not be drawn, said on the chart, not silently dropped.
+// The legend of a complexity chart: the shapes, then one colour per class of
+// `drawn`.
+std::vector<LegendEntry> complexity_legend(const roofline::ComplexityChart& chart,
+                                           const std::vector<std::size_t>& drawn,
+                                           const std::vector<ComplexityMark>& marks) {
+  std::vector<LegendEntry> legend = {
+      {"complexity point (Q, W)", kNeutral, false, "", true, Marker::circle, true},
+      {"run-time point (at the roof for T)", kNeutral, false, "", true, Marker::circle, false},
+      {"segment: time lost to the roof", kNeutral, true, "", false},
+      {"machine balance P / B", kBalance, true, "", false},
+      {"iso-time (top, right axes)", kIsoTime, true, "", false},
+  };
+  if (std::any_of(drawn.begin(), drawn.end(),
+                  [&](std::size_t i) { return chart.points[i].interval.has_value(); }))
+    legend.insert(legend.begin() + 3,
+                  {"bar with caps: T's 95% interval", kNeutral, true, "", false});
+  if (!chart.launch_floors.empty())
+    legend.insert(legend.end() - 1,
+                  {"launch floor N x L", color(Bound::launch), true, "6 3", false});
+  std::vector<std::string> classes;
+  for (std::size_t i : drawn) {
+    const std::string b =
+        i < marks.size() && !marks[i].bound.empty() ? marks[i].bound : std::string("unknown");
+    if (std::find(classes.begin(), classes.end(), b) == classes.end()) classes.push_back(b);
+  }
+  std::stable_sort(classes.begin(), classes.end(), [](const std::string& a, const std::string& b) {
+    return class_rank(a) < class_rank(b);
+  });
+  for (const std::string& c : classes)
+    legend.push_back({c, bound_color(c), false, "", true, Marker::square, true});
+  return legend;
+}
+
+// The chart's subtitle: what the axes are, with the one P of the right axis.
+std::string complexity_subtitle(const roofline::ComplexityChart& chart, bool usable) {
+  if (!usable) return "x: HBM bytes Q, y: FLOPs W";
+  return "x: HBM bytes Q, y: FLOPs W; top and right: the same in seconds at B = " +
+         format_si(chart.bandwidth, "B/s") + " (HBM) and P = " + format_si(chart.peak, "FLOP/s") +
+         " (" + chart.peak_name + ")";
+}
+
+// The footnotes under the plots: points not drawn, and points whose own peak
+// P_eff (a mix of precision classes) is not the chart's P, for which the right
+// axis reads W / P rather than their own compute time W / P_eff.
+std::vector<std::string> complexity_footnotes(const roofline::ComplexityChart& chart,
+                                              const std::vector<std::size_t>& drawn) {
+  std::vector<std::string> out;
   std::size_t left_out = 0;
   for (const std::string& n : chart.notes)
     if (n.find("left out") != std::string::npos || n.find("not drawable") != std::string::npos)
       ++left_out;
-  if (left_out > 0 && !drawn.empty()) {
-    TextStyle ft;
-    ft.size = 11;
-    ft.fill = "#555555";
-    svg.text(area.x, height - 8,
-             std::to_string(left_out) + " point" + (left_out == 1 ? "" : "s") +
-                 " not drawn: no HBM bytes, no time or no work",
-             ft);
+  if (left_out > 0 && !drawn.empty())
+    out.push_back(std::to_string(left_out) + " point" + (left_out == 1 ? "" : "s") +
+                  " not drawn: no HBM bytes, no time or no work");
+  std::size_t mixed = 0;
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (std::size_t i : drawn) {
+    const double r = chart.points[i].peak / chart.peak;
+    if (std::fabs(r - 1) <= 0.05) continue;
+    ++mixed;
+    lo = std::min(lo, r), hi = std::max(hi, r);
   }
+  if (mixed > 0 && positive(chart.peak))
+    out.push_back(std::to_string(mixed) + " of " + std::to_string(drawn.size()) +
+                  " points mix in work of other classes: their own peak P_eff is " +
+                  format_number(lo, hint::ratio) +
+                  (hi > lo * 1.001 ? " to " + format_number(hi, hint::ratio) : std::string()) +
+                  " P;");
+  if (mixed > 0 && positive(chart.peak))
+    out.push_back(
+        "for them the right axis (W / P) reads that fraction of their compute time "
+        "W / P_eff (in each tooltip)");
+  return out;
+}
+
+void footnotes(Svg& svg, double x, double y, const std::vector<std::string>& lines) {
+  TextStyle ft;
+  ft.size = 11;
+  ft.fill = "#555555";
+  for (const std::string& line : lines) svg.text(x, y, line, ft), y += 15;
+}
+
+std::vector<std::size_t> drawn_points(const roofline::ComplexityChart& chart) {
+  std::vector<std::size_t> drawn;  // indices into chart.points
+  for (std::size_t i = 0; i < chart.points.size(); ++i) {
+    const roofline::ComplexityPoint& cp = chart.points[i];
+    if (cp.drawable && positive(cp.runtime_bytes) && positive(cp.runtime_flops)) drawn.push_back(i);
+  }
+  return drawn;
+}
+
+bool usable_chart(const roofline::ComplexityChart& chart) {
+  return positive(chart.bandwidth) && positive(chart.peak) && positive(chart.x_min) &&
+         chart.x_max > chart.x_min && positive(chart.y_min) && chart.y_max > chart.y_min;
+}
+
+}  // namespace
+
+std::string time_complexity_chart(const roofline::ComplexityChart& chart,
+                                  const std::vector<ComplexityMark>& marks,
+                                  const std::string& title) {
+  const std::vector<std::size_t> drawn = drawn_points(chart);
+  const bool usable = usable_chart(chart);
+  const std::vector<LegendEntry> legend = complexity_legend(chart, drawn, marks);
+  const auto box = legend_size(legend, kLegendFont);
+  const double plot_w = 580, plot_h = 470;
+  const Area area{96, 112, plot_w, plot_h};
+  const std::vector<std::string> notes = complexity_footnotes(chart, drawn);
+  const double width = area.right() + 78 + box[0] + 16,
+               height = area.bottom() + 64 +
+                        15 * (notes.empty() ? 0.0 : static_cast<double>(notes.size()) - 1.0);
+  Svg svg(width, height);
+  chart_title(svg, title, complexity_subtitle(chart, usable));
+  subtitle2(svg,
+            "each point is joined along its arithmetic intensity to where it would sit if it ran "
+            "at the roof for its measured time");
+  const std::string clip = chart_id("complexity", title + std::to_string(chart.points.size()));
+  complexity_panel(svg, area, chart, equal_decades(chart, usable, plot_w, plot_h), usable, drawn,
+                   marks, clip);
+  footnotes(svg, area.x, area.bottom() + 56, notes);
   svg.begin_group({}, "legend outside");
   draw_legend_at(svg, area.right() + 78, area.y, legend, kLegendFont);
   svg.end_group();
   return svg.str();
 }
 
-std::string time_complexity_chart(const RunRecord& record, const roofline::RunAnalysis& analysis,
-                                  const roofline::SweepAnalysis& sweep, const std::string& title) {
-  const roofline::ComplexityChart& chart = sweep.complexity;
+std::string time_complexity_panels(const roofline::ComplexityChart& chart,
+                                   const std::vector<ComplexityMark>& marks,
+                                   const std::vector<ComplexityPanel>& panels,
+                                   const std::string& title) {
+  if (panels.size() <= 1) return time_complexity_chart(chart, marks, title);
+  const std::vector<std::size_t> all = drawn_points(chart);
+  const bool usable = usable_chart(chart);
+  const std::vector<LegendEntry> legend = complexity_legend(chart, all, marks);
+  const auto box = legend_size(legend, kLegendFont);
+  // Small multiples on shared axes, two a row: each panel has its own four
+  // axes, so a panel reads alone, and the margins hold the tick labels of both
+  // neighbours.
+  const double plot_w = 330, plot_h = 280, left = 96, right = 86, above = 84, below = 62;
+  const std::size_t columns = 2, rows = (panels.size() + columns - 1) / columns;
+  const double cell_w = left + plot_w + right, cell_h = above + plot_h + below;
+  const double top = 64;
+  const std::vector<std::string> notes = complexity_footnotes(chart, all);
+  const double width = std::max(static_cast<double>(columns) * cell_w, box[0] + 32);
+  const double legend_y = top + static_cast<double>(rows) * cell_h + 8;
+  const double height = legend_y + box[1] + 16 + 15 * static_cast<double>(notes.size());
+  Svg svg(width, height);
+  chart_title(svg, title, complexity_subtitle(chart, usable));
+  subtitle2(svg,
+            "one panel per operator, on shared axes: each point is joined along its arithmetic "
+            "intensity to where it would sit if it ran at the roof for its measured time");
+  const std::array<double, 4> range = equal_decades(chart, usable, plot_w, plot_h);
+  TextStyle pt;
+  pt.size = 13;
+  pt.bold = true;
+  for (std::size_t k = 0; k < panels.size(); ++k) {
+    const double cx = static_cast<double>(k % columns) * cell_w;
+    const double cy = top + static_cast<double>(k / columns) * cell_h;
+    const Area area{cx + left, cy + above, plot_w, plot_h};
+    svg.begin_group({}, "panel");
+    svg.text(area.x, cy + 18, panels[k].title, pt);
+    // Only this panel's points; the rest of the chart is the same in every panel.
+    std::vector<std::size_t> drawn;
+    for (std::size_t i : panels[k].points)
+      if (std::find(all.begin(), all.end(), i) != all.end()) drawn.push_back(i);
+    complexity_panel(svg, area, chart, range, usable, drawn, marks,
+                     chart_id("complexity", title + panels[k].title + std::to_string(k)));
+    svg.end_group();
+  }
+  svg.begin_group({}, "legend outside");
+  draw_legend_at(svg, 16, legend_y, legend, kLegendFont);
+  svg.end_group();
+  footnotes(svg, 16, legend_y + box[1] + 18, notes);
+  return svg.str();
+}
+
+namespace {
+
+// What the chart shows of each of its points besides the geometry: the point's
+// hover text (with its own peak and compute time) and its class.
+std::vector<ComplexityMark> complexity_marks(const RunRecord& record,
+                                             const roofline::RunAnalysis& analysis,
+                                             const roofline::ComplexityChart& chart) {
   std::vector<ComplexityMark> marks;
   for (const roofline::ComplexityPoint& cp : chart.points) {
     const roofline::PointAnalysis& pa = analysis.points.at(cp.index);
     std::string tip = tooltip(point_sample(record.points.at(cp.index), pa));
     tip += "\nHBM bytes " + format_si(cp.bytes, "B") + ", FLOPs " + format_si(cp.flops, "FLOP");
+    tip += "\nown peak P_eff " + format_si(cp.peak, "FLOP/s") +
+           ": W / P_eff = " + format_si(cp.flops / cp.peak, "s") +
+           ", Q / B = " + format_si(cp.bytes / chart.bandwidth, "s");
     tip += "\nat the roof for " + format_si(cp.time_s, "s") + ": " +
            format_si(cp.runtime_bytes, "B") + ", " + format_si(cp.runtime_flops, "FLOP") + " (" +
            (cp.compute_side ? "compute" : "memory") + " side)";
     tip += "\nlost to the roof " + format_si(cp.lost_s, "s");
+    if (cp.time_low_s && cp.time_high_s)
+      tip += "\nT's 95% interval " + format_si(*cp.time_low_s, "s") + " to " +
+             format_si(*cp.time_high_s, "s");
+    if (const auto& st = pa.bounds.time_stats())
+      tip += "\nspread of T's samples " + format_number(st->spread, hint::percent_1) +
+             " ((p90 - p10) / median)";
     marks.push_back({tip, pa.classification.label()});
   }
-  return time_complexity_chart(chart, marks, title);
+  return marks;
+}
+
+}  // namespace
+
+std::string time_complexity_chart(const RunRecord& record, const roofline::RunAnalysis& analysis,
+                                  const roofline::SweepAnalysis& sweep, const std::string& title) {
+  return time_complexity_chart(sweep.complexity,
+                               complexity_marks(record, analysis, sweep.complexity), title);
+}
+
+std::string time_complexity_chart(const RunRecord& record, const roofline::RunAnalysis& analysis,
+                                  const roofline::RoofComplexity& roof, const std::string& title) {
+  const roofline::ComplexityChart& chart = roof.chart;
+  // A panel per operator and precision (a series group), in the order of their
+  // first point.
+  std::vector<ComplexityPanel> panels;
+  for (std::size_t i = 0; i < chart.points.size(); ++i) {
+    const Point& p = record.points.at(chart.points[i].index);
+    const std::string name =
+        p.op + " " + p.precision + (p.math_mode.empty() ? "" : "/" + p.math_mode);
+    auto it = std::find_if(panels.begin(), panels.end(),
+                           [&](const ComplexityPanel& g) { return g.title == name; });
+    if (it == panels.end()) it = panels.insert(panels.end(), ComplexityPanel{name, {}});
+    it->points.push_back(i);
+  }
+  for (ComplexityPanel& g : panels)
+    g.title +=
+        " (" + std::to_string(g.points.size()) + " point" + (g.points.size() == 1 ? "" : "s") + ")";
+  return time_complexity_panels(chart, complexity_marks(record, analysis, chart), panels, title);
 }
 
 // ---- Decomposition of the time per call -------------------------------------------

@@ -268,7 +268,10 @@ json options_json(const FindingsOptions& o) {
             {"pass_tolerance", o.pass_tolerance},
             {"redundant_min_ratio", o.redundant_min_ratio},
             {"switch_min_step", o.switch_min_step},
-            {"helper_min_share", o.helper_min_share}}}};
+            {"helper_min_share", o.helper_min_share},
+            {"outlier_min_residual", o.outlier_min_residual},
+            {"roof_max_of_peak", o.roof_max_of_peak},
+            {"roof_max_spread", o.roof_max_spread}}}};
 }
 
 // The class with the most work; the first of equals.
@@ -311,13 +314,23 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options) {
     const std::string& sweep = record.points[i].sweep;
     auto it = std::find_if(a.sweeps.begin(), a.sweeps.end(),
                            [&](const SweepAnalysis& s) { return s.name == sweep; });
-    if (it == a.sweeps.end()) it = a.sweeps.insert(a.sweeps.end(), SweepAnalysis{sweep, {}, {}});
+    if (it == a.sweeps.end())
+      it = a.sweeps.insert(a.sweeps.end(), SweepAnalysis{sweep, {}, {}, {}});
     it->points.push_back(i);
   }
   for (SweepAnalysis& s : a.sweeps) {
     std::vector<BoundedPoint> bounded;
     for (std::size_t i : s.points) bounded.push_back({i, &record.points[i], &a.points[i].bounds});
     s.complexity = complexity_chart(bounded, a.roofs);
+    for (PrecisionClass roof : kAllPrecisionClasses) {
+      std::vector<BoundedPoint> on_roof;
+      for (const BoundedPoint& bp : bounded)
+        if (a.points[bp.index].main_precision == roof) on_roof.push_back(bp);
+      if (on_roof.empty()) continue;
+      ComplexityOptions options_on_roof;
+      options_on_roof.precision = roof;
+      s.per_roof.push_back({roof, complexity_chart(on_roof, a.roofs, options_on_roof)});
+    }
   }
   // Series, fits and findings from the per-point numbers above, not recomputed.
   std::vector<Series> series = group_series(
@@ -327,6 +340,7 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options) {
   std::vector<SeriesFit> fits;
   for (const Series& s : series) fits.push_back(fit_series(s, options.fit));
   a.findings = series_findings(record.points, series, fits, a.roofs, options);
+  a.roof_findings = roof_findings(record.run.machine, options);
   for (std::size_t i = 0; i < series.size(); ++i)
     a.series.push_back({std::move(series[i]), std::move(fits[i])});
   return a;
@@ -384,6 +398,13 @@ nlohmann::json analysis_json(const RunRecord& record, const RunAnalysis& analysi
   for (const SeriesAnalysis& sa : analysis.series) series.push_back(series_json(sa, record));
   for (std::size_t i = 0; i < analysis.findings.size(); ++i)
     found.push_back(finding_json(analysis.findings[i], i + 1));
+  json roof_found = json::array();
+  for (const RoofFinding& f : analysis.roof_findings)
+    roof_found.push_back({{"ceiling", f.ceiling},
+                          {"label", f.label},
+                          {"value", f.value},
+                          {"limit", f.limit},
+                          {"text", f.text}});
   return {{"run",
            {{"uuid", run.uuid},
             {"status", run.status},
@@ -399,7 +420,8 @@ nlohmann::json analysis_json(const RunRecord& record, const RunAnalysis& analysi
           {"library_references", library_references_json(analysis.library_references)},
           {"points", points},
           {"series", series},
-          {"findings", found}};
+          {"findings", found},
+          {"roof_findings", roof_found}};
 }
 
 nlohmann::json analysis_document(const std::vector<RunRecord>& records,

@@ -39,12 +39,23 @@ struct PointAnalysis {
   std::optional<PrecisionClass> main_precision;
 };
 
+// The complexity chart of the points of one sweep whose main precision class
+// is `roof`, with that class's peak as the chart's P: its right time axis
+// (W / P) then reads the time of its own points, not of the sweep's highest
+// roof (13x off for FP32 points beside Tensor-Core ones on one chart).
+struct RoofComplexity {
+  PrecisionClass roof = PrecisionClass::fp32;
+  ComplexityChart chart;  // its ComplexityPoint::index: into RunRecord::points
+};
+
 // The points of one sweep and the time-based roofline's complexity chart of
-// them (charts_data.hpp, default ComplexityOptions), from the points' bounds above.
+// them (charts_data.hpp, default ComplexityOptions), from the points' bounds
+// above; and the same points split per compute roof (what the report draws).
 struct SweepAnalysis {
   std::string name;
-  std::vector<std::size_t> points;  // into RunRecord::points, in run order
-  ComplexityChart complexity;       // its ComplexityPoint::index: into RunRecord::points
+  std::vector<std::size_t> points;       // into RunRecord::points, in run order
+  ComplexityChart complexity;            // its ComplexityPoint::index: into RunRecord::points
+  std::vector<RoofComplexity> per_roof;  // in kAllPrecisionClasses order
 };
 
 struct SeriesAnalysis {
@@ -57,8 +68,9 @@ struct RunAnalysis {
   std::vector<PointAnalysis> points;  // one per RunRecord::points, same order
   std::vector<SweepAnalysis> sweeps;  // in the order of their first point
   std::vector<SeriesAnalysis> series;
-  std::vector<Finding> findings;   // ranked (findings.hpp)
-  std::vector<RoofEnergy> energy;  // roof_energy.hpp
+  std::vector<Finding> findings;           // ranked (findings.hpp)
+  std::vector<RoofFinding> roof_findings;  // the machine's roofs flagged (findings.hpp)
+  std::vector<RoofEnergy> energy;          // roof_energy.hpp
   std::vector<EnergyRoof> energy_roofs;
   std::vector<LibraryReference> library_references;
 };
@@ -90,7 +102,14 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options = {}
 // "unit", "reason"}. A series' "fit": {"time_source", "time", "graph", "kernel"},
 // each fit {"n", "a_s", "a_low_s", "a_high_s", "c_s", "c_low_s", "c_high_s",
 // "flat", "flat_within_s", "r2", ...}. Findings in rank order (most "explained_s"
-// first).
+// first). "roof_findings": [{"ceiling", "label", "value", "limit", "text"}], the
+// machine's roofs flagged (findings.hpp), not ranked.
+// Added within version 3 (new keys and values only; a reader of version 3
+// ignores keys it does not know): finding labels "redundant_work",
+// "kernel_switch", "helper_kernels" and "off_fit" with options
+// "redundant_min_ratio", "switch_min_step", "helper_min_share" and
+// "outlier_min_residual"; "roof_findings" with labels "roof_above_peak" and
+// "roof_spread" and options "roof_max_of_peak" and "roof_max_spread".
 // Version 3: the three measured times with their intervals and the issue time;
 // "wall_s" became "time_s" with "time_source"; the decomposition on measured
 // parts (its "wall_s" / "overhead_s" became "time_s" / "host_overhead_s", plus

@@ -60,6 +60,14 @@ ComplexityChart complexity_chart(const std::vector<BoundedPoint>& points, const 
       cp.runtime_flops = cp.runtime_bytes * cp.intensity;
     }
     cp.lost_s = cp.time_s - std::max(cp.bytes / chart.bandwidth, cp.flops / cp.peak);
+    if (const std::optional<TimeStats>& st = b.time_stats();
+        !options.use_kernel_time && st && st->ci_low_s && st->ci_high_s && cp.time_s > 0) {
+      const double lo = *st->ci_low_s / cp.time_s, hi = *st->ci_high_s / cp.time_s;
+      cp.time_low_s = *st->ci_low_s;
+      cp.time_high_s = *st->ci_high_s;
+      cp.interval = Segment{cp.runtime_bytes * lo, cp.runtime_flops * lo, cp.runtime_bytes * hi,
+                            cp.runtime_flops * hi};
+    }
     cp.launches = b.launches;
     cp.drawable = cp.bytes > 0 && cp.flops > 0;
     if (!cp.drawable) chart.notes.push_back(who + ": 0 DRAM bytes, not drawable on log axes");
@@ -107,6 +115,10 @@ ComplexityChart complexity_chart(const std::vector<BoundedPoint>& points, const 
   for (const ComplexityPoint& cp : chart.points) {
     take(cp.bytes, cp.flops);
     take(cp.runtime_bytes, cp.runtime_flops);
+    if (cp.interval) {
+      take(cp.interval->x0, cp.interval->y0);
+      take(cp.interval->x1, cp.interval->y1);
+    }
   }
   for (const LaunchFloor& f : chart.launch_floors)
     take(f.time_s * chart.bandwidth, f.time_s * chart.peak);

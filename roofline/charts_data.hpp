@@ -24,8 +24,10 @@
 //      form an L: a vertical segment x = t B from y_min up to y = t P and a
 //      horizontal segment y = t P from x_min to x = t B; the corner (t B, t P) sits
 //      on the balance line. One dashed floor per distinct N among the points.
-//    - Range: the min / max over every complexity point, run-time point and floor
-//      corner (positive values only; log axes), widened by a factor 2 each way.
+//    - Interval: the run-time point at the ends of T's 95% interval, on the same
+//      iso-AI line (error bar of the run-time point).
+//    - Range: the min / max over every complexity point, run-time point, interval
+//      end and floor corner (positive values only; log axes), widened by a factor 2 each way.
 // 2. Time vs parameter needs no geometry of its own: plots/ draws it from the
 //    series of the analysis (sweep_fit.hpp), each point with its bounds and class.
 #pragma once
@@ -59,6 +61,11 @@ struct ComplexityPoint {
   double lost_s = 0;          // T - max(Q / B, W / P_eff)
   std::optional<std::int64_t> launches;
   bool drawable = false;  // Q > 0 and W > 0 (log axes)
+  // The run-time point at the two ends of T's 95% interval (PointBounds::
+  // time_stats(), where measured; none with use_kernel_time): both scale with T
+  // along the iso-AI line, so (Q', W') x T_low / T to (Q', W') x T_high / T.
+  std::optional<Segment> interval;
+  std::optional<double> time_low_s, time_high_s;
 };
 
 struct LaunchFloor {

@@ -793,6 +793,33 @@ std::string demangled_scopes(const std::string& name) {
 
 }  // namespace
 
+std::vector<RoofFinding> roof_findings(const Machine& machine, const FindingsOptions& options) {
+  std::vector<RoofFinding> out;
+  for (const Ceiling& c : machine.ceilings) {
+    if (c.theoretical && *c.theoretical > 0 &&
+        c.measured / *c.theoretical > options.roof_max_of_peak)
+      out.push_back({c.name, "roof_above_peak", c.measured / *c.theoretical,
+                     options.roof_max_of_peak,
+                     c.name + " measures " + format_si(c.measured, c.unit) + ", " +
+                         format_number(c.measured / *c.theoretical, hint::percent_1) +
+                         " of its theoretical " + format_si(*c.theoretical, c.unit) +
+                         (c.sm_clock_hz ? " (at SM " + format_si(*c.sm_clock_hz, "Hz") + ")" : "") +
+                         ": a roof cannot pass its peak, so the peak's clock or the kernel's "
+                         "count is off, and so is every efficiency quoted against it"});
+  }
+  for (const Ceiling& c : machine.ceilings) {
+    if (c.spread > options.roof_max_spread)
+      out.push_back(
+          {c.name, "roof_spread", c.spread, options.roof_max_spread,
+           c.name + ": its " + std::to_string(c.repeats) + " repeats spread " +
+               format_number(c.spread, hint::percent_1) + " ((max - min) / median), above " +
+               format_number(options.roof_max_spread, hint::percent_1) +
+               ": the roof moved while it was measured (median " + format_si(c.measured, c.unit) +
+               "); bounds on this roof carry that uncertainty"});
+  }
+  return out;
+}
+
 std::string short_kernel_name(const std::string& name) {
   if (name.rfind("_ZN", 0) == 0) {
     if (const std::string scopes = demangled_scopes(name); !scopes.empty())

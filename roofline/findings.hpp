@@ -179,7 +179,31 @@ struct FindingsOptions {
   double switch_min_step = 0.10;      // kernel switch: T's step beyond the fit's trend above
   double helper_min_share = 0.05;     // helper kernels: their share of the kernel time above
   double outlier_min_residual = 0.3;  // off the fit: |T - fit| / T above (and 3x the scatter)
+  double roof_max_of_peak = 1.0;      // roof findings: measured / theoretical above
+  double roof_max_spread = 0.10;      // roof findings: (max - min) / median of the repeats above
 };
+
+// Machine-level findings on the measured roofs themselves (roof_findings): the
+// roofs above their peak, then those that spread, each in Machine::ceilings order:
+// - "roof_above_peak": measured / theoretical > roof_max_of_peak: "tensor_bf16
+//   measures 878 TFLOP/s, 100.3% of its theoretical 876 TFLOP/s (at SM 1.98
+//   GHz): a roof cannot pass its peak, so the peak's clock or the kernel's FLOP
+//   count is off, and so is every efficiency quoted against it". 1.0: any
+//   excess is an error of the peak, the clock or the count (the GPU tests allow
+//   0.5% for clock reading; the H100 sample's tensor_bf16 is at 100.26%).
+// - "roof_spread": Ceiling::spread > roof_max_spread: "h2d_pageable: its 60
+//   repeats spread 43% ((max - min) / median), above 10%: the roof moved while it
+//   was measured; bounds on it carry that uncertainty". 0.10: the compute and
+//   HBM roofs of both samples spread under 8%; the launch, pageable-copy and
+//   cuBLAS reference roofs, host- or clock-bound, 12-43%.
+struct RoofFinding {
+  std::string ceiling;  // Ceiling::name
+  std::string label;    // "roof_above_peak" or "roof_spread"
+  double value = 0;     // measured / theoretical, or the spread
+  double limit = 0;     // the option it passed
+  std::string text;
+};
+std::vector<RoofFinding> roof_findings(const Machine& machine, const FindingsOptions& options = {});
 
 // Findings for the series of one run, most seconds explained first.
 std::vector<Finding> findings(const std::vector<Point>& points, const MachineRoofs& roofs,

@@ -156,6 +156,11 @@ void findings_text(std::ostream& out, const RunAnalysis& a) {
                   roofline::format_time(a.findings[i].explained_s).c_str());
     out << rank << a.findings[i].text << "\n";
   }
+  if (!a.roof_findings.empty()) {
+    out << "\nroofs flagged (machine-level):\n";
+    for (const roofline::RoofFinding& f : a.roof_findings)
+      out << "  [" << f.label << "] " << f.text << "\n";
+  }
 }
 
 std::string analysis_table(const RunRecord& record, const RunAnalysis& a,

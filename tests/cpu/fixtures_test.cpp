@@ -141,5 +141,46 @@ TEST(Samples, TheReadmeQuotesEachSamplesCommitAndRunTime) {
   }
 }
 
+// Every time in an export names its unit (#20): the counters' "duration" (s)
+// and CUPTI's "gpu__time_duration.sum" (ns) get unit-labelled twins; import
+// drops the twins, so the sample's file (written before them) and a new export
+// read back to the same runs, and export -> import -> export is exact.
+TEST(Samples, ExportTimesNameTheirUnitAndImportReadsOldAndNew) {
+  std::ifstream in(test::source_dir() + "/samples/sample-run.json");
+  const nlohmann::json old = nlohmann::json::parse(in);
+  EXPECT_FALSE(old.contains("units")) << "the sample predates the twins";
+  const std::vector<RunRecord> runs = parse_export_document(old, "sample-run.json");
+  const nlohmann::json doc = export_document(runs);
+  EXPECT_TRUE(doc.at("units").at("time").is_string());
+  const nlohmann::json& point = doc.at("runs").at(0).at("points").at(0);
+  const nlohmann::json& counters = point.at("counters");
+  // The H200 sample's first point: its kernel counted 5.76 us.
+  EXPECT_EQ(counters.at("gpu__time_duration.sum").get<double>(), 5760.0);
+  EXPECT_EQ(counters.at("gpu__time_duration.sum_ns").get<double>(), 5760.0);
+  EXPECT_NEAR(counters.at("gpu__time_duration.sum_s").get<double>(), 5.76e-6, 1e-15);
+  EXPECT_EQ(counters.at("duration_s"), counters.at("duration"));
+  EXPECT_NEAR(counters.at("duration").get<double>(), 5.76e-6, 1e-15);
+  const nlohmann::json& metrics = point.at("kernels").at(0).at("metrics");
+  EXPECT_EQ(metrics.at("gpu__time_duration.sum_ns"), metrics.at("gpu__time_duration.sum"));
+  EXPECT_EQ(metrics.at("duration_s"), metrics.at("duration"));
+  // No other key of a counters map lacks its unit: every time-like key has a twin.
+  for (auto it = counters.begin(); it != counters.end(); ++it)
+    if (it.key().find("duration") != std::string::npos && !it.key().ends_with("_s") &&
+        !it.key().ends_with("_ns"))
+      EXPECT_TRUE(counters.contains(it.key() + "_s") || counters.contains(it.key() + "_ns"))
+          << it.key();
+  const std::vector<RunRecord> again = parse_export_document(doc, "new.json");
+  ASSERT_EQ(again.size(), runs.size());
+  EXPECT_EQ(again.front().points.front().counters, runs.front().points.front().counters)
+      << "the twins are not read back as counters";
+  EXPECT_EQ(again.front().points.front().counters.count("duration_s"), 0u);
+  EXPECT_EQ(export_document(again).dump(), doc.dump());
+  // A counter of a twin's name without its source is data, and stays.
+  nlohmann::json lone = doc;
+  lone["runs"][0]["points"][0]["counters"].erase("duration");
+  const std::vector<RunRecord> kept = parse_export_document(lone, "lone.json");
+  EXPECT_EQ(kept.front().points.front().counters.count("duration_s"), 1u);
+}
+
 }  // namespace
 }  // namespace timeroof

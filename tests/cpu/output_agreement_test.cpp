@@ -306,5 +306,21 @@ TEST(OutputAgreement, HtmlAndMarkdownShowTheJsonNumbersAsTheTableDoes) {
   EXPECT_EQ(times[12], j.at("class").at("reason"));
 }
 
+// The machine's flagged roofs (above their peak, or spread) read the same in the
+// JSON, the console table, the HTML and the Markdown report.
+TEST(OutputAgreement, RoofFindingsArePrintedByEveryConsumer) {
+  const Outputs& o = outputs();
+  const nlohmann::json& found = o.json.at("runs").at(0).at("roof_findings");
+  ASSERT_EQ(found.size(), 6u) << "the H200 sample: six roofs spread > 10%, none above its peak";
+  EXPECT_NE(o.table.find("roofs flagged (machine-level):"), std::string::npos);
+  for (const nlohmann::json& f : found) {
+    const std::string text = f.at("text").get<std::string>();
+    EXPECT_NE(o.table.find("[" + f.at("label").get<std::string>() + "] " + text), std::string::npos)
+        << text;
+    EXPECT_NE(o.html.find("Spread: " + text), std::string::npos) << text;
+    EXPECT_NE(o.markdown.find("Spread: " + text), std::string::npos) << text;
+  }
+}
+
 }  // namespace
 }  // namespace timeroof

@@ -945,5 +945,78 @@ TEST(SampleCharts, EverySvgRendersToANonBlankPng) {
   std::filesystem::remove(dir + "/blank.png");
 }
 
+// The time-based roofline of the sample's LSTM sweep, one chart per compute
+// roof: the one chart of the whole sweep put every point on the highest P (the
+// largest P_eff, 790 TFLOP/s), so its right axis read W / P 12.0x short for
+// the fp32 points; on the fp32 chart P is the fp32 roof (65.9 TFLOP/s), each
+// fp32 point's own peak, and the chart is a panel per operator (19 points each).
+TEST(SampleCharts, TimeBasedRooflinePerComputeRoofInPanels) {
+  const RunRecord& r = sample();
+  const roofline::RunAnalysis analysis = roofline::analyze(r);
+  const roofline::SweepAnalysis& lstm = analysis.sweeps.at(1);
+  ASSERT_EQ(lstm.name, "lstm-default");
+  EXPECT_NEAR(lstm.complexity.peak / *analysis.roofs.peak(PrecisionClass::fp32).value, 12.0, 0.05)
+      << "the whole sweep's one P";
+  ASSERT_EQ(lstm.per_roof.size(), 2u);
+  std::size_t points = 0;
+  for (const roofline::RoofComplexity& roof : lstm.per_roof) {
+    EXPECT_EQ(roof.chart.peak, *analysis.roofs.peak(roof.roof).value) << to_string(roof.roof);
+    points += roof.chart.points.size();
+  }
+  EXPECT_EQ(points, lstm.complexity.points.size());
+  const roofline::RoofComplexity& fp32 = lstm.per_roof.at(0);
+  ASSERT_EQ(fp32.roof, PrecisionClass::fp32);
+  EXPECT_EQ(fp32.chart.points.size(), 76u);
+  for (const roofline::ComplexityPoint& cp : fp32.chart.points)
+    EXPECT_NEAR(cp.peak / fp32.chart.peak, 1.0, 0.05) << "seq " << r.points[cp.index].seq;
+  const std::string svg = time_complexity_chart(r, analysis, fp32, "fp32");
+  const XmlCheck x = check_xml(svg);
+  ASSERT_TRUE(x.ok) << x.error;
+  EXPECT_EQ(count_occurrences(svg, "class=\"panel\""), 4u);
+  EXPECT_EQ(count_occurrences(svg, "class=\"point\""), 76u);
+  for (const char* t : {"lstm_inference fp32/fma_only (19 points)",
+                        "lstm_backward_weights fp32/fma_only (19 points)"})
+    EXPECT_TRUE(x.has_text(t)) << t;
+  EXPECT_NE(svg.find("P = 65.9 TFLOP/s (fp32_fma)"), std::string::npos);
+  EXPECT_EQ(svg.find("mix in work of other classes"), std::string::npos);
+  // The tensor_fp16 points also run fp32/fp16 elementwise kernels: their own
+  // peak is below the chart's P, and the chart says by how much.
+  const std::string tensor = time_complexity_chart(r, analysis, lstm.per_roof.at(1), "fp16");
+  EXPECT_NE(tensor.find("points mix in work of other classes: their own peak P_eff is 0.46x"),
+            std::string::npos);
+  EXPECT_EQ(count_occurrences(tensor, "class=\"panel\""), 4u);
+}
+
+// Spread on the measured points: each run-time point of the time-based
+// roofline carries T's 95% interval (time_stats()) as a bar along its iso-AI
+// line, and each roof of the ceilings chart the spread of its repeats.
+TEST(SampleCharts, MeasuredPointsCarryTheirIntervalOrSpread) {
+  const RunRecord& r = sample();
+  const roofline::RunAnalysis analysis = roofline::analyze(r);
+  const roofline::RoofComplexity& fp32 = analysis.sweeps.at(1).per_roof.at(0);
+  std::size_t with_interval = 0;
+  for (const roofline::ComplexityPoint& cp : fp32.chart.points) {
+    const auto& st = analysis.points[cp.index].bounds.time_stats();
+    ASSERT_TRUE(st && st->ci_low_s && st->ci_high_s) << "the sample has every interval";
+    ASSERT_TRUE(cp.interval);
+    ++with_interval;
+    EXPECT_DOUBLE_EQ(cp.interval->x0 / cp.runtime_bytes, *st->ci_low_s / cp.time_s);
+    EXPECT_DOUBLE_EQ(cp.interval->y1 / cp.runtime_flops, *st->ci_high_s / cp.time_s);
+    EXPECT_LE(cp.interval->y0, cp.runtime_flops);
+    EXPECT_GE(cp.interval->y1, cp.runtime_flops);
+  }
+  const std::string svg = time_complexity_chart(r, analysis, fp32, "fp32");
+  EXPECT_EQ(count_occurrences(svg, "class=\"interval\""), with_interval);
+  EXPECT_NE(svg.find("bar with caps: T&apos;s 95% interval"), std::string::npos);
+  EXPECT_NE(svg.find("\nT&apos;s 95% interval "), std::string::npos);
+  std::size_t spread = 0;
+  for (const Ceiling& c : r.run.machine.ceilings) spread += c.repeats > 1 && c.spread > 0;
+  EXPECT_GT(spread, 30u);
+  const std::string ceilings = ceilings_chart(r.run.machine);
+  EXPECT_EQ(count_occurrences(ceilings, "class=\"spread\""), spread);
+  // h2d_pageable spreads 43% over its repeats on the H200.
+  EXPECT_NE(ceilings.find("repeats, spread 43.1%"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace timeroof::plots

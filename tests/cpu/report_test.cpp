@@ -609,7 +609,13 @@ TEST(Report, TimeBasedChartsPerSweepAndSeries) {
     });
   ASSERT_GT(tensor_series, 0u);
   ASSERT_LT(tensor_series, series.size());
-  EXPECT_EQ(count_occurrences(w.markdown, "-complexity.svg)"), 2u) << "one per sweep";
+  // One time-based roofline per sweep and compute roof: the sample's points are
+  // mostly fp32 (fma_only) or tensor_fp16, in both sweeps.
+  for (const char* roof : {"fp32", "tensor_fp16"}) {
+    EXPECT_EQ(count_occurrences(w.markdown, std::string("-complexity-") + roof + ".svg)"), 2u)
+        << roof;
+  }
+  EXPECT_EQ(count_occurrences(w.markdown, "-complexity-"), 4u);
   EXPECT_EQ(count_occurrences(w.markdown, "-decomposition.svg)"), series.size())
       << "one per series";
   EXPECT_EQ(count_occurrences(w.markdown, "-tensor.svg)"), tensor_series)
@@ -617,7 +623,9 @@ TEST(Report, TimeBasedChartsPerSweepAndSeries) {
   EXPECT_EQ(count_occurrences(w.html, "Tensor Cores do none of the FLOPs of "),
             series.size() - tensor_series);
   for (const char* title :
-       {"Time-based roofline: conv2d-default", "Time-based roofline: lstm-default",
+       {"Time-based roofline: conv2d-default, points on the fp32 roof (65.9 TFLOP/s)",
+        "Time-based roofline: lstm-default, points on the tensor_fp16 roof (816 TFLOP/s)",
+        "lstm_inference fp32/fma_only (19 points)", "lstm_backward_weights fp16/tensor (19 points)",
         "conv2d fwd fp16: where the time goes, against batch",
         "conv2d fwd fp16: Tensor Cores against batch"})
     EXPECT_NE(w.html.find(std::string(">") + title + "</text>"), std::string::npos) << title;
@@ -754,6 +762,74 @@ TEST(Report, PointTablesFitTheWidthOfAnA4Page) {
   EXPECT_EQ(std::stoi(m[2]), 0) << "tables wider than the page: " << m[0];
   EXPECT_LE(std::stoi(m[3]), 715);
   EXPECT_LE(std::stod(m[4]), 10.5) << "small table font at A4 width: " << m[0];
+}
+
+// Printed to PDF (what a reviewer attaches), the report stays readable: Chromium
+// prints it on A4 pages, and at the printable width (the print CSS's narrow
+// layout, as above) every chart fits the page's width and the height of one
+// page, so no chart is cut at the right edge or split across a page break
+// (figures avoid breaking inside).
+TEST(Report, PrintsToAReadableA4Pdf) {
+  std::string chromium = find_on_path("chromium");
+  if (chromium.empty()) chromium = find_on_path("chromium-browser");
+  if (chromium.empty()) GTEST_SKIP() << "chromium not installed: no print check";
+  const Written& w = written();
+  TempDir dir;
+  const std::vector<std::string> flags = {chromium,
+                                          "--headless",
+                                          "--no-sandbox",
+                                          "--disable-gpu",
+                                          "--disable-quic",
+                                          "--no-first-run",
+                                          "--disable-background-networking",
+                                          "--disable-component-update",
+                                          "--disable-sync",
+                                          "--user-data-dir=" + dir.file("profile")};
+  std::vector<std::string> print = flags;
+  print.insert(print.end(), {"--no-pdf-header-footer", "--print-to-pdf=" + dir.file("r.pdf"),
+                             "file://" + w.dir.file("index.html")});
+  const ToolResult printed = run_process(print);
+  ASSERT_EQ(printed.exit_code, 0) << printed.err.substr(0, 2000);
+  const std::string pdf = read_file(dir.file("r.pdf"));
+  ASSERT_EQ(pdf.substr(0, 5), "%PDF-");
+  // Pages: one /Type /Page object each, every one A4 (595 x 842 pt).
+  const std::regex page(R"(/Type\s*/Page[^s])");
+  const auto pages = static_cast<std::size_t>(
+      std::distance(std::sregex_iterator(pdf.begin(), pdf.end(), page), std::sregex_iterator()));
+  EXPECT_GE(pages, 20u) << "the sample's report is tens of pages";
+  const std::regex media(R"(/MediaBox\s*\[\s*0\s+0\s+([0-9.]+)\s+([0-9.]+)\s*\])");
+  std::size_t boxes = 0;
+  for (auto it = std::sregex_iterator(pdf.begin(), pdf.end(), media); it != std::sregex_iterator();
+       ++it, ++boxes) {
+    EXPECT_NEAR(std::stod((*it)[1]), 595.3, 1.0);
+    EXPECT_NEAR(std::stod((*it)[2]), 841.9, 1.0);
+  }
+  EXPECT_GE(boxes, 1u);
+
+  // The charts at the printable width: 186 mm wide (the body), 273 mm tall (A4
+  // less the @page margins) = 1032 CSS px.
+  std::string html = w.html;
+  const std::string probe =
+      "<script>window.addEventListener('load',()=>{const b=document.body.getBoundingClientRect();"
+      "let n=0,wide=0,tall=0,tallest=0;for(const s of document.querySelectorAll('figure svg')){"
+      "++n;const r=s.getBoundingClientRect();if(r.right>b.right+0.5||r.left<b.left-0.5)++wide;"
+      "if(r.height>1032)++tall;tallest=Math.max(tallest,r.height);}"
+      "const p=document.createElement('pre');p.id='fit';p.textContent='figures='+n+' wide='+wide+"
+      "' tall='+tall+' tallest='+Math.round(tallest);document.body.appendChild(p);});</script>";
+  html.replace(html.rfind("</body>"), 7, probe + "</body>");
+  std::ofstream(dir.file("page.html")) << html;
+  std::vector<std::string> layout = flags;
+  layout.insert(layout.end(), {"--window-size=715,1000", "--virtual-time-budget=5000", "--dump-dom",
+                               "file://" + dir.file("page.html")});
+  const ToolResult r = run_process(layout);
+  ASSERT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+  const std::regex fit(R"(figures=(\d+) wide=(\d+) tall=(\d+) tallest=(\d+))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, fit)) << r.err.substr(0, 2000);
+  RecordProperty("layout", m[0].str() + " pages=" + std::to_string(pages));
+  EXPECT_EQ(std::stoul(m[1]), images(w.markdown).size()) << "every chart is a figure";
+  EXPECT_EQ(std::stoi(m[2]), 0) << "charts wider than the page: " << m[0];
+  EXPECT_EQ(std::stoi(m[3]), 0) << "charts taller than a page: " << m[0];
 }
 
 TEST(Report, OpensInHeadlessChromiumAndIsNotBlank) {

@@ -3,7 +3,9 @@
 // failed point) and on the real H200 sample.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/json_io.hpp"
 #include "roofline/analysis.hpp"
@@ -274,6 +276,50 @@ TEST(Analysis, TheSampleIsAnalysedPointByPoint) {
     }
   }
   EXPECT_EQ(json::parse(doc.dump()), doc);
+}
+
+// Roofs above their peak or spread beyond the option are flagged, machine-level,
+// once in analyze() and in the analysis document: the H100 sample's tensor_bf16
+// measures 100.26% of its theoretical; six roofs of each sample spread > 10%.
+TEST(Analysis, RoofsAbovePeakOrSpreadAreFlagged) {
+  const RunRecord h100 = test::load_run("samples/sample-run-h100.json");
+  const RunAnalysis a = analyze(h100);
+  std::vector<std::string> above, spread;
+  for (const RoofFinding& f : a.roof_findings)
+    (f.label == "roof_above_peak" ? above : spread).push_back(f.ceiling);
+  EXPECT_EQ(above, std::vector<std::string>{"tensor_bf16"});
+  ASSERT_FALSE(a.roof_findings.empty());
+  const RoofFinding& bf16 = a.roof_findings.front();
+  EXPECT_NEAR(bf16.value, 1.0026, 0.0001);
+  EXPECT_EQ(bf16.text.rfind("tensor_bf16 measures 878 TFLOP/s, 100.3% of its theoretical", 0), 0u)
+      << bf16.text;
+  EXPECT_EQ(spread, (std::vector<std::string>{"launch_async", "launch_sync", "h2d_pinned",
+                                              "h2d_pageable", "d2h_pageable", "cublaslt_tf32"}));
+  // The H200's h2d_pageable: 60 repeats, 43% apart.
+  const RunAnalysis h200 = analyze(test::load_run("samples/sample-run.json"));
+  const auto pageable =
+      std::find_if(h200.roof_findings.begin(), h200.roof_findings.end(),
+                   [](const RoofFinding& f) { return f.ceiling == "h2d_pageable"; });
+  ASSERT_NE(pageable, h200.roof_findings.end());
+  EXPECT_EQ(pageable->text.rfind("h2d_pageable: its 60 repeats spread 43.1% ((max - min) / "
+                                 "median), above 10.0%",
+                                 0),
+            0u)
+      << pageable->text;
+  // The options move the lines: nothing passes 50% spread or 101% of peak.
+  FindingsOptions loose;
+  loose.roof_max_spread = 0.5;
+  loose.roof_max_of_peak = 1.01;
+  EXPECT_TRUE(analyze(h100, loose).roof_findings.empty());
+  // The document carries them and the options.
+  const json doc = analysis_document({h100});
+  const json& found = doc.at("runs").at(0).at("roof_findings");
+  ASSERT_EQ(found.size(), a.roof_findings.size());
+  EXPECT_EQ(found.at(0).at("ceiling"), "tensor_bf16");
+  EXPECT_EQ(found.at(0).at("label"), "roof_above_peak");
+  EXPECT_EQ(found.at(0).at("limit"), 1.0);
+  EXPECT_EQ(doc.at("options").at("findings").at("roof_max_spread"), 0.1);
+  EXPECT_EQ(doc.at("options").at("findings").at("roof_max_of_peak"), 1.0);
 }
 
 }  // namespace
