@@ -221,12 +221,16 @@ void expect_readable(const std::string& db) {
   }
 }
 
-// 32 small conv2d points with counters: two full counter batches of 16 (the
-// runner's counter_batch), seq i and i + 16 the same shape but for the filters,
-// so the second batch costs what the first did.
-constexpr int kCounterSweepPoints = 32;
+// 64 small conv2d points with counters: four full counter batches of 16 (the
+// runner's counter_batch), seq i and i + 32 the same shape but for the filters.
+// Small points are host-bound, so each is written only once its host-side
+// windows are taken too (revisits at least window_spacing_s after its first
+// window): four batches give the first ones time to be written while a later
+// batch's counters are collected.
+constexpr int kCounterSweepPoints = 64;
+constexpr int kCounterBatches = 4;
 std::vector<std::string> counter_sweep_args(const std::string& db) {
-  return {"sweep", "conv2d",      "--batch", "1..16", "--filters",
+  return {"sweep", "conv2d",      "--batch", "1..32", "--filters",
           "64,32", "--precision", "fp16",    "--db",  db};
 }
 
@@ -238,18 +242,23 @@ TEST(FaultInjection, KillDuringTheCounterPassKeepsTheFinishedPointsAndResumeDoes
   std::vector<Point> stored_before;  // what the store held when the kill came
   {
     ToolOnTerminal sweep(counter_sweep_args(db));
-    // The second collection's line: the first batch is stored (16 points, fewer
-    // where the batch ended early on tight memory), the next timed and traced,
-    // its counters being collected.
-    const bool second = sweep.read_until(
-        [&](const std::string& printed) { return occurrences(printed, counting) >= 2; }, 120);
-    const auto seen = Clock::now();
-    ASSERT_TRUE(second) << "no second counter collection (counters unavailable?):\n"
-                        << sweep.printed();
-    std::vector<RunRecord> runs = stored_runs(db);
-    ASSERT_EQ(runs.size(), 1u);
-    stored_before = runs[0].points;
-    ASSERT_FALSE(stored_before.empty()) << sweep.printed();
+    // A later collection's line once the store holds points: those points are
+    // finished (counters and windows), the batch now counted is not written.
+    auto seen = Clock::now();
+    for (int collection = 2; collection <= kCounterBatches && stored_before.empty(); ++collection) {
+      const bool reached = sweep.read_until(
+          [&](const std::string& printed) { return occurrences(printed, counting) >= collection; },
+          120);
+      seen = Clock::now();
+      ASSERT_TRUE(reached) << "no counter collection " << collection
+                           << " (counters unavailable?):\n"
+                           << sweep.printed();
+      std::vector<RunRecord> runs = stored_runs(db);
+      ASSERT_EQ(runs.size(), 1u);
+      stored_before = runs[0].points;
+    }
+    ASSERT_FALSE(stored_before.empty()) << "no point written before the last counter collection:\n"
+                                        << sweep.printed();
     // Into the middle of the collection: half as long as the first one took.
     const double batch_s = stored_before[0]
                                .details.value("counters", nlohmann::json::object())
@@ -257,7 +266,7 @@ TEST(FaultInjection, KillDuringTheCounterPassKeepsTheFinishedPointsAndResumeDoes
     const std::chrono::duration<double> into(std::clamp(batch_s / 2, 0.05, 2.0));
     std::this_thread::sleep_until(seen + std::chrono::duration_cast<Clock::duration>(into));
     ASSERT_TRUE(sweep.kill9()) << "the sweep ended before kill -9:\n" << sweep.printed();
-    std::printf("kill -9 %.2f s into the second counter collection (the first took %.2f s)\n",
+    std::printf("kill -9 %.2f s into a later counter collection (the first took %.2f s)\n",
                 std::chrono::duration<double>(Clock::now() - seen).count(), batch_s);
   }
 
@@ -268,7 +277,8 @@ TEST(FaultInjection, KillDuringTheCounterPassKeepsTheFinishedPointsAndResumeDoes
   // What a crash leaves: no one finished it, and its writer is gone (#16).
   EXPECT_EQ(killed.run.status, "interrupted");
   // Nothing of the batch whose counters were being collected: its points had
-  // not been written (a crash loses at most one batch). What was stored stays.
+  // not been written (a crash loses the points waiting for their counters or
+  // their host-side windows). What was stored stays.
   EXPECT_EQ(killed.points.size(), stored_before.size())
       << "the kill came after the collection: its points were written";
   expect_each_seq_once(killed);
