@@ -350,7 +350,8 @@ struct SweepRunner::State {
     if (found == plans.end()) {
       found = plans
                   .emplace(key, plan_collection(session.chip(), quantities_for(needs_of(op)),
-                                                session.counter_availability()))
+                                                session.counter_availability(),
+                                                options.extra_metrics))
                   .first;
     }
     return found->second;

@@ -109,6 +109,7 @@ RunnerOptions runner_options(const SweepSpec& spec, bool counters) {
   options.cold_l2 = spec.cold_l2;
   options.transfer = spec.transfer;
   options.pinned_host = spec.pinned_host;
+  options.extra_metrics = spec.metrics;
   return options;
 }
 
