@@ -408,6 +408,7 @@ CollectionPlan plan_collection(const std::string& chip, const std::vector<Quanti
     plan.expressions[q] = e;
     for (const MetricTerm& t : e) metrics.insert(t.metric);
   }
+  const std::set<std::string> catalog_metrics = metrics;
   if (!extra_metrics.empty()) {
     const MetricHost host(chip);
     for (const std::string& name : extra_metrics) {
@@ -418,8 +419,8 @@ CollectionPlan plan_collection(const std::string& chip, const std::vector<Quanti
         throw usage_error("metric '" + name + "' does not exist on chip " + chip +
                           "; list its names with `timeroof metrics --chip " + chip +
                           " --filter TEXT`");
-      plan.extra.push_back({name, metric_total(name, host.properties(name).type),
-                            metrics.count(name) != 0});
+      plan.extra.push_back(
+          {name, metric_total(name, host.properties(name).type), metrics.count(name) != 0});
     }
     for (const ExtraMetric& m : plan.extra) metrics.insert(m.name);
   }
@@ -428,7 +429,31 @@ CollectionPlan plan_collection(const std::string& chip, const std::vector<Quanti
     plan.config.chip = chip;
     return plan;
   }
-  plan.config = build_config(chip, plan.metrics, availability);
+  if (plan.extra.empty()) {
+    plan.config = build_config(chip, plan.metrics, availability);
+    return plan;
+  }
+  try {
+    plan.config = build_config(chip, plan.metrics, availability);
+  } catch (const Error&) {
+    // Some metrics collect alone but not beside others: name the user's metric
+    // whose addition to the catalog's breaks the config.
+    std::vector<std::string> tried(catalog_metrics.begin(), catalog_metrics.end());
+    for (const ExtraMetric& m : plan.extra) {
+      if (m.in_catalog) continue;
+      tried.push_back(m.name);
+      try {
+        (void)build_config(chip, tried, availability);
+      } catch (const Error&) {
+        throw usage_error("metric '" + m.name + "' cannot be collected beside the catalog's " +
+                          std::to_string(catalog_metrics.size()) +
+                          " metrics (and the metrics before it in --metrics) on chip " + chip +
+                          "; drop it or pick another (`timeroof metrics --chip " + chip +
+                          " --filter TEXT`)");
+      }
+    }
+    throw;
+  }
   return plan;
 }
 

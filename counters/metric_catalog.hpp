@@ -115,7 +115,7 @@ struct CollectionPlan {
   // distinct metrics of the expressions and of `extra`, sorted
   std::vector<std::string> metrics;
   std::vector<ExtraMetric> extra;  // the user's metrics (--metrics), in the order given
-  ConfigImage config;                // build_config(chip, metrics): image and passes
+  ConfigImage config;              // build_config(chip, metrics): image and passes
   std::size_t passes() const noexcept { return config.passes; }
 };
 

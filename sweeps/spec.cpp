@@ -798,17 +798,16 @@ SweepSpec spec_from_toml_text(const std::string& text, const std::string& path,
     if (key == "metrics" && node.is_array()) {
       for (const toml::node& item : *node.as_array()) {
         if (!item.is_string())
-          throw usage_error(at(path, item.source()) + "[sweep] metrics holds " +
-                            type_name(item) + "; allowed: strings (metric names)");
-        apply_option(options, key, item.as_string()->get(),
-                     at(path, item.source()) + "[sweep] ");
+          throw usage_error(at(path, item.source()) + "[sweep] metrics holds " + type_name(item) +
+                            "; allowed: strings (metric names)");
+        apply_option(options, key, item.as_string()->get(), at(path, item.source()) + "[sweep] ");
       }
       continue;
     }
     if (!node.is_string())
-      throw usage_error(at(path, node.source()) + "[sweep] " + key + " is " + type_name(node) +
-                        (key == "metrics" ? "; allowed: a string or a list of strings"
-                                          : "; allowed: a string"));
+      throw usage_error(
+          at(path, node.source()) + "[sweep] " + key + " is " + type_name(node) +
+          (key == "metrics" ? "; allowed: a string or a list of strings" : "; allowed: a string"));
     if (key == "family")
       family_node = &node;
     else
