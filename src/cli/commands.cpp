@@ -590,6 +590,10 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
     if (!request.spec.metrics.empty()) {
       check_extra_metrics(request.spec, chip);
       extra = extra_metrics_plan(request.spec, chip);
+      for (const nlohmann::json& p : extra->value("passes", nlohmann::json::array()))
+        request.extra_counter_passes =
+            std::max(request.extra_counter_passes,
+                     p.at("with_metrics").get<int>() - p.at("catalog").get<int>());
     }
     if (options.json) {
       nlohmann::json plan = describe_sweep_json(request, measured ? &*measured : nullptr);

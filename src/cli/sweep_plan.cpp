@@ -60,6 +60,7 @@ namespace {
 // counter passes with --no-counters.
 DryRunRoofs request_roofs(const SweepRequest& request, const Machine* measured) {
   DryRunRoofs roofs = roofs_from(measured);
+  roofs.counter_passes += request.extra_counter_passes;
   if (!request.counters) roofs.counter_passes = 0;
   return roofs;
 }
