@@ -133,7 +133,7 @@ void add_family(CLI::App& sweep, CommonOptions& options, SweepArguments& args,
       {"name", "the sweep's name in the store (default: " + family.name + ")"},
       {"metrics",
        "raw CUPTI metrics to collect and store per kernel beside the catalog's, e.g. "
-       "dram__bytes_read.sum,sm__warps_active.avg.pct_of_peak_sustained_active (names: "
+       "dram__bytes_read.sum, sm__cycles_elapsed.avg (names: "
        "`timeroof metrics --filter TEXT`)"}};
   for (const auto& [key, help] : sweep_options)
     add_flag_option(*command, args, key, help, "Sweep options");
@@ -228,7 +228,7 @@ void register_sweep(CLI::App& app, CommonOptions& options, Action& action) {
       "  timeroof sweep conv2d --batch 1..1024:x2 --filters 64,128 --precision fp16,fp32\n"
       "  timeroof sweep lstm --batch 16..128:x2 --hidden-size 16..128:x2\n"
       "  timeroof sweep my-sweep.toml --l2 cold\n  timeroof sweep conv2d --resume 3\n"
-      "  timeroof sweep conv2d --batch 16 --metrics dram__bytes_read.sum,sm__cycles_elapsed.avg\n"
+      "  timeroof sweep conv2d --metrics dram__bytes_read.sum,sm__cycles_elapsed.avg\n"
       "  timeroof sweep conv2d --devices all\n"
       "  timeroof sweep conv2d --shard 1/4 --db shard-%r.db   (then: timeroof merge all.db "
       "shard-*.db)\n"
