@@ -1,6 +1,7 @@
 #include "counters/metric_catalog.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <utility>
 
@@ -349,8 +350,45 @@ std::vector<Quantity> quantities_for(const OperatorNeeds& needs) {
   return q;
 }
 
+const char* to_string(MetricTotal total) {
+  switch (total) {
+    case MetricTotal::sum:
+      return "sum";
+    case MetricTotal::max:
+      return "max";
+    case MetricTotal::min:
+      return "min";
+    case MetricTotal::duration_weighted_mean:
+      return "duration_weighted_mean";
+  }
+  return "?";
+}
+
+MetricTotal metric_total(const std::string& name, const std::string& type) {
+  const auto ends_with = [&](const char* tail) {
+    const std::size_t n = std::strlen(tail);
+    return name.size() > n && name.compare(name.size() - n, n, tail) == 0;
+  };
+  if (type == "counter") {
+    if (ends_with(".sum") || ends_with(".avg")) return MetricTotal::sum;
+    if (ends_with(".max")) return MetricTotal::max;
+    if (ends_with(".min")) return MetricTotal::min;
+  }
+  return MetricTotal::duration_weighted_mean;
+}
+
+std::vector<std::string> unknown_metrics(const std::string& chip,
+                                         const std::vector<std::string>& metrics) {
+  const MetricHost host(chip);
+  std::vector<std::string> unknown;
+  for (const std::string& name : metrics)
+    if (!host.has_metric(name)) unknown.push_back(name);
+  return unknown;
+}
+
 CollectionPlan plan_collection(const std::string& chip, const std::vector<Quantity>& quantities,
-                               const std::vector<std::uint8_t>& availability) {
+                               const std::vector<std::uint8_t>& availability,
+                               const std::vector<std::string>& extra_metrics) {
   const MetricCatalog catalog = MetricCatalog::for_chip(chip);
   CollectionPlan plan;
   plan.chip = chip;
@@ -370,12 +408,52 @@ CollectionPlan plan_collection(const std::string& chip, const std::vector<Quanti
     plan.expressions[q] = e;
     for (const MetricTerm& t : e) metrics.insert(t.metric);
   }
+  const std::set<std::string> catalog_metrics = metrics;
+  if (!extra_metrics.empty()) {
+    const MetricHost host(chip);
+    for (const std::string& name : extra_metrics) {
+      if (std::any_of(plan.extra.begin(), plan.extra.end(),
+                      [&](const ExtraMetric& m) { return m.name == name; }))
+        continue;
+      if (!host.has_metric(name))
+        throw usage_error("metric '" + name + "' does not exist on chip " + chip +
+                          "; list its names with `timeroof metrics --chip " + chip +
+                          " --filter TEXT`");
+      plan.extra.push_back(
+          {name, metric_total(name, host.properties(name).type), metrics.count(name) != 0});
+    }
+    for (const ExtraMetric& m : plan.extra) metrics.insert(m.name);
+  }
   plan.metrics.assign(metrics.begin(), metrics.end());
   if (plan.metrics.empty()) {
     plan.config.chip = chip;
     return plan;
   }
-  plan.config = build_config(chip, plan.metrics, availability);
+  if (plan.extra.empty()) {
+    plan.config = build_config(chip, plan.metrics, availability);
+    return plan;
+  }
+  try {
+    plan.config = build_config(chip, plan.metrics, availability);
+  } catch (const Error&) {
+    // Some metrics collect alone but not beside others: name the user's metric
+    // whose addition to the catalog's breaks the config.
+    std::vector<std::string> tried(catalog_metrics.begin(), catalog_metrics.end());
+    for (const ExtraMetric& m : plan.extra) {
+      if (m.in_catalog) continue;
+      tried.push_back(m.name);
+      try {
+        (void)build_config(chip, tried, availability);
+      } catch (const Error&) {
+        throw usage_error("metric '" + m.name + "' cannot be collected beside the catalog's " +
+                          std::to_string(catalog_metrics.size()) +
+                          " metrics (and the metrics before it in --metrics) on chip " + chip +
+                          "; drop it or pick another (`timeroof metrics --chip " + chip +
+                          " --filter TEXT`)");
+      }
+    }
+    throw;
+  }
   return plan;
 }
 

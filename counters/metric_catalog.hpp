@@ -85,6 +85,26 @@ struct OperatorNeeds {
 // the requested memory levels. The planner drops what a chip has no counter for.
 std::vector<Quantity> quantities_for(const OperatorNeeds& needs);
 
+// How an operator's value of a user's extra metric (--metrics) is formed from its
+// kernels' values. sum: a counter's .sum or .avg (a count, or its mean over the
+// chip's units, adds up over kernels run one after another); max / min: a
+// counter's .max / .min; duration_weighted_mean: everything else (ratios,
+// throughputs, .pct_of_peak_*, .per_second, .per_cycle_*), each kernel weighted by
+// its gpu__time_duration: a rate over the call's time, exact where the rate's
+// denominator is elapsed time (.per_second, pct_of_peak_sustained_elapsed) and an
+// approximation otherwise (e.g. *_active: active cycles need not follow time).
+enum class MetricTotal { sum, max, min, duration_weighted_mean };
+const char* to_string(MetricTotal total);
+// By CUPTI's type of the metric ("counter", "ratio", "throughput") and its name.
+MetricTotal metric_total(const std::string& name, const std::string& type);
+
+// A raw metric a user added to the plan.
+struct ExtraMetric {
+  std::string name;  // full CUPTI name, e.g. "sm__warps_active.avg.pct_of_peak_sustained_active"
+  MetricTotal total = MetricTotal::sum;
+  bool in_catalog = false;  // the catalog collects it anyway: its total stays the catalog's
+};
+
 // What a range profiler must collect for a set of quantities on one chip.
 struct CollectionPlan {
   std::string chip;
@@ -92,14 +112,24 @@ struct CollectionPlan {
   std::vector<Quantity> quantities;   // collectable here, in request order, no repeats
   std::vector<Quantity> unavailable;  // requested, but this chip has no counter for it
   std::map<Quantity, MetricExpression> expressions;
-  std::vector<std::string> metrics;  // distinct metrics of the expressions, sorted
-  ConfigImage config;                // build_config(chip, metrics): image and passes
+  // distinct metrics of the expressions and of `extra`, sorted
+  std::vector<std::string> metrics;
+  std::vector<ExtraMetric> extra;  // the user's metrics (--metrics), in the order given
+  ConfigImage config;              // build_config(chip, metrics): image and passes
   std::size_t passes() const noexcept { return config.passes; }
 };
 
 // `availability` is the live context's counter availability image, or empty offline.
+// `extra_metrics` (raw CUPTI names) join the same config image, so they come from
+// the same replay passes (the pass count may grow); a name the chip does not have
+// is a usage error naming it and `timeroof metrics --filter`.
 CollectionPlan plan_collection(const std::string& chip, const std::vector<Quantity>& quantities,
-                               const std::vector<std::uint8_t>& availability = {});
+                               const std::vector<std::uint8_t>& availability = {},
+                               const std::vector<std::string>& extra_metrics = {});
+
+// The names of `metrics` that `chip` does not have (offline, no GPU), in order.
+std::vector<std::string> unknown_metrics(const std::string& chip,
+                                         const std::vector<std::string>& metrics);
 
 // Applies the weights: each planned quantity = sum of weight x value. A planned
 // metric missing from `values` is a usage error naming it and its quantity.

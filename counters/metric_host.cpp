@@ -117,6 +117,14 @@ std::vector<double> MetricHost::evaluate(const std::vector<std::uint8_t>& counte
   return values;
 }
 
+namespace {
+std::string join_names(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text;
+}
+}  // namespace
+
 ConfigImage build_config(const std::string& chip, const std::vector<std::string>& metrics,
                          const std::vector<std::uint8_t>& availability) {
   MetricHost host(chip, availability);
@@ -135,7 +143,27 @@ ConfigImage build_config(const std::string& chip, const std::vector<std::string>
   add.pHostObject = host.get();
   add.ppMetricNames = names.data();
   add.numMetrics = names.size();
-  TR_CUPTI_CHECK(cuptiProfilerHostConfigAddMetrics(&add));
+  if (cuptiProfilerHostConfigAddMetrics(&add) != CUPTI_SUCCESS) {
+    // Some metrics CUPTI lists cannot join a range profiler config (on GH100, e.g.
+    // pcie__read_bytes.sum beside sm__cycles_elapsed.avg): name the first that fails
+    // alone, a user's choice to fix.
+    const auto refuse = [&](const std::string& m) {
+      return usage_error("CUPTI metric '" + m +
+                         "' cannot be collected by the range profiler on chip " + chip +
+                         "; pick another (`timeroof metrics --chip " + chip + " --filter TEXT`)");
+    };
+    if (metrics.size() == 1) throw refuse(metrics.front());
+    for (const std::string& m : metrics) {
+      try {
+        (void)build_config(chip, {m}, availability);
+      } catch (const Error& e) {
+        throw e.code() == ExitCode::usage ? e : refuse(m);
+      }
+    }
+    throw usage_error("CUPTI cannot collect these " + std::to_string(metrics.size()) +
+                      " metrics in one range profiler config on chip " + chip +
+                      ", though each alone works (" + join_names(metrics) + "); drop one");
+  }
 
   CUpti_Profiler_Host_GetConfigImageSize_Params size{
       CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};

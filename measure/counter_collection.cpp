@@ -1,6 +1,7 @@
 #include "measure/counter_collection.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -77,9 +78,38 @@ nlohmann::json kernel_mismatches(const ProfileResult& result,
   return out;
 }
 
+void total_extra_metrics(const CollectionPlan& plan, const ProfileResult& result,
+                         std::map<std::string, double>& totals) {
+  const auto column = [&](const std::string& metric) -> std::optional<std::size_t> {
+    const auto at = std::find(result.metrics.begin(), result.metrics.end(), metric);
+    if (at == result.metrics.end()) return std::nullopt;
+    return static_cast<std::size_t>(at - result.metrics.begin());
+  };
+  const std::optional<std::size_t> duration = column("gpu__time_duration.sum");
+  for (const ExtraMetric& extra : plan.extra) {
+    const std::optional<std::size_t> i = column(extra.name);
+    if (!i || extra.in_catalog || result.ranges.empty()) continue;
+    double value = result.ranges.front().values[*i];
+    double weighted = 0, weights = 0;
+    for (const RangeValues& range : result.ranges) {
+      const double v = range.values[*i];
+      if (extra.total == MetricTotal::max) value = std::max(value, v);
+      if (extra.total == MetricTotal::min) value = std::min(value, v);
+      const double weight = duration ? range.values[*duration] : 1.0;
+      weighted += weight * v;
+      weights += weight;
+    }
+    if (extra.total == MetricTotal::duration_weighted_mean)
+      value = weights > 0 ? weighted / weights : 0.0;
+    if (extra.total != MetricTotal::sum) totals[extra.name] = value;  // sum: as summed
+  }
+}
+
 void apply_counters(const CollectionPlan& plan, const ProfileResult& result,
                     nlohmann::json collection, Point& point) {
-  point.counters = with_quantities(plan, sum_kernel_ranges(result));
+  std::map<std::string, double> totals = sum_kernel_ranges(result);
+  total_extra_metrics(plan, result, totals);
+  point.counters = with_quantities(plan, std::move(totals));
   // Ranges come in launch order, and so do the trace's kernels (median_call_kernels).
   const bool per_kernel = result.ranges.size() == point.kernels.size();
   if (per_kernel) {
@@ -96,6 +126,16 @@ void apply_counters(const CollectionPlan& plan, const ProfileResult& result,
                      {"kernel_ranges", result.ranges.size()},
                      // kernels of the trace pass matched one to one
                      {"per_kernel", per_kernel}});
+  if (!plan.extra.empty()) {
+    // The user's metrics (--metrics) and how each operator total was formed
+    // (counters/metric_catalog.hpp MetricTotal); per kernel they are as counted.
+    nlohmann::json extra = nlohmann::json::array();
+    for (const ExtraMetric& m : plan.extra)
+      extra.push_back(
+          {{"name", m.name},
+           {"total", m.in_catalog ? std::string("as the catalog's") : to_string(m.total)}});
+    collection["extra_metrics"] = std::move(extra);
+  }
   if (per_kernel) {
     nlohmann::json mismatches = kernel_mismatches(result, point.kernels);
     if (!mismatches.empty()) {

@@ -32,6 +32,13 @@ BatchedCall counted_call(const CallUnderTest& call, cudaStream_t stream, std::si
 // e.g. the SM clock) are averaged weighted by each kernel's duration.
 std::map<std::string, double> sum_kernel_ranges(const ProfileResult& result);
 
+// The operator totals of the plan's extra metrics (--metrics) that sum_kernel_ranges
+// cannot form, by their MetricTotal: max, min or the duration-weighted mean over
+// the kernels' ranges replace the plain sum in `totals`. Catalog metrics keep
+// sum_kernel_ranges' totals, so a plan without extra metrics changes nothing.
+void total_extra_metrics(const CollectionPlan& plan, const ProfileResult& result,
+                         std::map<std::string, double>& totals);
+
 // The raw CUPTI metrics ("__") with the catalog's quantities (snake_case) beside them.
 std::map<std::string, double> with_quantities(const CollectionPlan& plan,
                                               std::map<std::string, double> values);

@@ -124,6 +124,24 @@ json point_json(const Point& p, const PointAnalysis& a) {
             {"status", to_string(p.status)},
             {"reason", p.reason},
             {"analysed", a.analysed}};
+  // A sweep's --metrics: the stored values, the operator's (as its total was
+  // formed) and each kernel's; absent without --metrics, so the document is unchanged.
+  if (p.details.contains("counters") && p.details["counters"].contains("extra_metrics")) {
+    json extra = json::object();
+    for (const json& m : p.details["counters"]["extra_metrics"]) {
+      const std::string name = m.value("name", std::string());
+      json per_kernel = json::array();
+      for (const KernelRecord& k : p.kernels) {
+        const auto v = k.metrics.find(name);
+        per_kernel.push_back(v == k.metrics.end() ? json(nullptr) : json(v->second));
+      }
+      const auto total = p.counters.find(name);
+      extra[name] = {{"total", total == p.counters.end() ? json(nullptr) : json(total->second)},
+                     {"total_is", m.value("total", std::string())},
+                     {"per_kernel", per_kernel}};
+    }
+    j["extra_metrics"] = std::move(extra);
+  }
   if (!a.analysed) return j;
   const PointBounds& b = a.bounds;
   const Classification& c = a.classification;

@@ -348,10 +348,11 @@ struct SweepRunner::State {
     const std::string key = plan_key(op);
     auto found = plans.find(key);
     if (found == plans.end()) {
-      found = plans
-                  .emplace(key, plan_collection(session.chip(), quantities_for(needs_of(op)),
-                                                session.counter_availability()))
-                  .first;
+      found =
+          plans
+              .emplace(key, plan_collection(session.chip(), quantities_for(needs_of(op)),
+                                            session.counter_availability(), options.extra_metrics))
+              .first;
     }
     return found->second;
   }

@@ -101,6 +101,9 @@ struct RunnerOptions {
   // Points of a sweep whose counters are collected together (one CUPTI collection
   // costs ~0.2 s per pass on an H200, whatever it holds); 1 = one per point.
   int counter_batch = 16;
+  // Raw CUPTI metrics added to every point's collection plan (--metrics): stored
+  // per kernel and as operator totals in Point::counters (measure/counter_collection.hpp).
+  std::vector<std::string> extra_metrics;
 };
 
 // A point's timing window: the first (the three times) or a revisit (T_call

@@ -39,7 +39,7 @@ namespace {
 using nlohmann::json;
 using Flags = std::vector<std::pair<std::string, std::string>>;
 
-const std::vector<std::string> kOptions = {"transfer", "host", "l2", "name"};
+const std::vector<std::string> kOptions = {"transfer", "host", "l2", "name", "metrics"};
 
 std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
   std::string text;
@@ -286,6 +286,7 @@ struct Options {
   TransferMode transfer = TransferMode::none;
   bool pinned_host = true;
   bool cold_l2 = false;
+  std::vector<std::string> metrics;
 };
 
 void apply_option(Options& options, const std::string& key, const std::string& raw,
@@ -310,6 +311,11 @@ void apply_option(Options& options, const std::string& key, const std::string& r
     if (v != "warm" && v != "cold")
       throw usage_error(where + "l2: unknown value '" + value + "'; allowed: warm, cold");
     options.cold_l2 = v == "cold";
+  } else if (key == "metrics") {
+    SweepSpec into;
+    into.metrics = std::move(options.metrics);
+    add_metrics(into, value, where + "metrics");
+    options.metrics = std::move(into.metrics);
   }
 }
 
@@ -323,6 +329,7 @@ SweepSpec make_spec(const OperatorFamily& family, const Options& options, PointL
   spec.transfer = options.transfer;
   spec.pinned_host = options.pinned_host;
   spec.cold_l2 = options.cold_l2;
+  spec.metrics = options.metrics;
   spec.source = std::move(source);
   return spec;
 }
@@ -630,19 +637,56 @@ json baseline_point(const OperatorFamily& family) {
   return point;
 }
 
+std::vector<std::string> parse_metric_list(std::string_view text, const std::string& where) {
+  const std::string fix = "; list a chip's names with `timeroof metrics --filter TEXT`";
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item =
+        trim(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
+    if (item.empty())
+      throw usage_error(where + ": empty metric name in '" + std::string(text) +
+                        "'; allowed: NAME,NAME,... e.g. dram__bytes_read.sum" + fix);
+    const bool spelled =
+        std::all_of(item.begin(), item.end(),
+                    [](char c) {
+                      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+                    }) &&
+        item.find("__") != std::string::npos && item.front() != '_' && item.front() != '.';
+    if (!spelled)
+      throw usage_error(where + ": '" + item +
+                        "' is not a CUPTI metric name (unit__counter.rollup, e.g. "
+                        "dram__bytes_read.sum)" +
+                        fix);
+    if (std::find(names.begin(), names.end(), item) == names.end()) names.push_back(item);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return names;
+}
+
+void add_metrics(SweepSpec& spec, std::string_view text, const std::string& where) {
+  for (std::string& name : parse_metric_list(text, where))
+    if (std::find(spec.metrics.begin(), spec.metrics.end(), name) == spec.metrics.end())
+      spec.metrics.push_back(std::move(name));
+}
+
 void validate_points(const SweepSpec& spec, const OperatorFamily& family) {
   validate_all(spec.points, {}, family, spec.transfer);
 }
 
 json to_json(const SweepSpec& spec) {
-  return {{"name", spec.name},
-          {"family", spec.family},
-          {"transfer", to_string(spec.transfer)},
-          {"pinned_host", spec.pinned_host},
-          {"cold_l2", spec.cold_l2},
-          {"point_count", spec.points.size()},
-          {"points", spec.points},
-          {"source", spec.source}};
+  json out = {{"name", spec.name},
+              {"family", spec.family},
+              {"transfer", to_string(spec.transfer)},
+              {"pinned_host", spec.pinned_host},
+              {"cold_l2", spec.cold_l2},
+              {"point_count", spec.points.size()},
+              {"points", spec.points},
+              {"source", spec.source}};
+  if (!spec.metrics.empty()) out["metrics"] = spec.metrics;
+  return out;
 }
 
 SweepSpec spec_from_json(const json& in) {
@@ -652,7 +696,7 @@ SweepSpec spec_from_json(const json& in) {
       throw usage_error(std::string("sweep spec JSON: field '") + key + "' is missing or not " +
                         type +
                         "; allowed fields: name, family, transfer, pinned_host, cold_l2, "
-                        "points, source");
+                        "points, source, metrics");
     return in.at(key);
   };
   SweepSpec spec;
@@ -665,6 +709,16 @@ SweepSpec spec_from_json(const json& in) {
   for (const json& point : field("points", &json::is_array, "an array"))
     spec.points.push_back(point);
   spec.source = in.value("source", json());
+  if (in.contains("metrics")) {
+    const json& metrics = in.at("metrics");
+    if (!metrics.is_array())
+      throw usage_error("sweep spec JSON: field 'metrics' is not an array of metric names");
+    for (const json& name : metrics) {
+      if (!name.is_string())
+        throw usage_error("sweep spec JSON: field 'metrics' holds a non-string; allowed: names");
+      add_metrics(spec, name.get<std::string>(), "sweep spec JSON: metrics");
+    }
+  }
   return spec;
 }
 
@@ -741,9 +795,19 @@ SweepSpec spec_from_toml_text(const std::string& text, const std::string& path,
     if (key != "family" && std::find(kOptions.begin(), kOptions.end(), key) == kOptions.end())
       throw usage_error(where + "[sweep]: unknown key '" + std::string(raw_key.str()) +
                         "'; allowed: family, " + join(kOptions));
+    if (key == "metrics" && node.is_array()) {
+      for (const toml::node& item : *node.as_array()) {
+        if (!item.is_string())
+          throw usage_error(at(path, item.source()) + "[sweep] metrics holds " + type_name(item) +
+                            "; allowed: strings (metric names)");
+        apply_option(options, key, item.as_string()->get(), at(path, item.source()) + "[sweep] ");
+      }
+      continue;
+    }
     if (!node.is_string())
-      throw usage_error(at(path, node.source()) + "[sweep] " + key + " is " + type_name(node) +
-                        "; allowed: a string");
+      throw usage_error(
+          at(path, node.source()) + "[sweep] " + key + " is " + type_name(node) +
+          (key == "metrics" ? "; allowed: a string or a list of strings" : "; allowed: a string"));
     if (key == "family")
       family_node = &node;
     else
@@ -898,6 +962,7 @@ std::string describe_points(const SweepSpec& spec, const OperatorFamily& family,
       << to_string(spec.transfer) << ", "
       << to_string(spec.pinned_host ? HostMemory::pinned : HostMemory::pageable) << " host memory, "
       << (spec.cold_l2 ? "cold" : "warm") << " L2\n";
+  if (!spec.metrics.empty()) out << "extra metrics: " << join(spec.metrics) << "\n";
   if (!fixed.empty()) out << "every point: " << join(fixed, " ") << "\n";
   for (const auto& row : rows) {
     std::string line;

@@ -64,17 +64,30 @@ struct SweepSpec {
   TransferMode transfer = TransferMode::none;
   bool pinned_host = true;  // host buffers of the transfers: pinned, or pageable
   bool cold_l2 = false;     // flush L2 before each timed call
+  // Raw CUPTI metrics collected beside the catalog's for every point (--metrics,
+  // [sweep] metrics), in the order given, each once. The spec checks their spelling
+  // only; the chip's list is checked where CUPTI is (src/cli, before any GPU work).
+  std::vector<std::string> metrics;
   // What the user wrote, for provenance: {"kind": "flags", "family", "flags": [[key,
   // value], ...]}, {"kind": "toml", "path", "text"} or {"kind": "default", "family"}.
   nlohmann::json source;
 };
 
 // {"name", "family", "transfer", "pinned_host", "cold_l2", "point_count", "points",
-//  "source"}; numbers stay numbers, booleans booleans.
+//  "source"}, and "metrics" only when the spec has some (so a spec without them is
+//  stored byte for byte as before); numbers stay numbers, booleans booleans.
 nlohmann::json to_json(const SweepSpec& spec);
 // The inverse of to_json (e.g. for --resume from a stored run); throws a usage error
 // on a missing or mistyped field. Does not validate the points (validate_points).
 SweepSpec spec_from_json(const nlohmann::json& json);
+
+// A comma-separated list of raw CUPTI metric names ("dram__bytes_read.sum,
+// sm__cycles_elapsed.avg"): items trimmed, repeats kept once. An empty item, or a
+// name that is not a metric's spelling (letters, digits, '_' and '.', with a "__"
+// between the unit and the counter), is a usage error naming `where` and the fix.
+std::vector<std::string> parse_metric_list(std::string_view text, const std::string& where);
+// Appends the metrics `text` lists to spec.metrics, skipping those already there.
+void add_metrics(SweepSpec& spec, std::string_view text, const std::string& where);
 
 // Most points one spec may have (a typo like 1..100000 fails early).
 inline constexpr std::size_t kMaxSweepPoints = 100'000;
@@ -102,7 +115,7 @@ void validate_points(const SweepSpec& spec, const OperatorFamily& family);
 
 // Flags: (key, value list) pairs. Keys are the family's axes or the options
 //   transfer none|h2d_input|h2d_input_d2h_output, host pinned|pageable,
-//   l2 warm|cold, name TEXT;
+//   l2 warm|cold, name TEXT, metrics NAME,NAME,... (raw CUPTI metrics);
 // dashes and underscores in keys are the same ("bwd-x" == "bwd_x"), a leading "--" is
 // ignored. An unknown or repeated key is a usage error that lists the allowed keys.
 // The points are validated before this returns.
@@ -110,7 +123,8 @@ SweepSpec spec_from_flags(const OperatorFamily& family,
                           const std::vector<std::pair<std::string, std::string>>& flags);
 
 // A TOML file:
-//   [sweep]                  family (required); name, transfer, host, l2 (optional)
+//   [sweep]                  family (required); name, transfer, host, l2, metrics
+//                            (optional; metrics a string "a,b" or a list of strings)
 //   family = "conv2d"
 //   [axes]                   a product (rules above); each key a scalar, a list, or a
 //   batch = "1..1024:x2"     value-list string

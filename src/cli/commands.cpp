@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <sstream>
 #include <utility>
@@ -31,6 +32,7 @@
 #include "src/cli/merge.hpp"
 #include "src/cli/sweep_backend.hpp"
 #include "src/store/results_store.hpp"
+#include "sweeps/family.hpp"
 
 namespace timeroof::cli {
 
@@ -500,11 +502,74 @@ void register_main_job(CLI::App& app, CommonOptions& options, Action& action) {
   });
 }
 
+namespace {
+
+// --metrics: each name checked against CUPTI's list for `chip` (empty: every chip
+// this CUPTI knows), offline, so a typo is refused before any GPU work.
+void check_extra_metrics(const SweepSpec& spec, const std::string& chip) {
+  if (spec.metrics.empty()) return;
+  const std::vector<std::string> unknown = unknown_metric_names(chip, spec.metrics);
+  if (unknown.empty()) {
+    // Listed but not collectable by the range profiler: build_config names it.
+    if (!chip.empty() && !supported_chips().empty()) (void)count_passes(chip, spec.metrics);
+    return;
+  }
+  throw usage_error(
+      "--metrics: '" + unknown.front() + "' is no CUPTI metric " +
+      (chip.empty() ? std::string("of any chip this CUPTI knows") : "of chip " + chip) +
+      "; list the names with `timeroof metrics" +
+      (chip.empty() ? std::string() : " --chip " + chip) + " --filter TEXT`");
+}
+
+// The dry run's counter passes with and without --metrics, per precision and
+// math of the spec's points, on `chip` (the store's newest run's), offline.
+nlohmann::json extra_metrics_plan(const SweepSpec& spec, const std::string& chip) {
+  nlohmann::json plan = {{"names", spec.metrics}, {"chip", chip}};
+  if (chip.empty()) {
+    plan["why_no_passes"] =
+        "no chip known (no run in the store); count them with `timeroof metrics --chip CHIP "
+        "--passes NAME,...`";
+    return plan;
+  }
+  const OperatorFamily& family = find_family(spec.family);
+  std::set<std::pair<Precision, MathMode>> kinds;
+  for (const nlohmann::json& point : spec.points) {
+    const std::unique_ptr<Problem> problem = family.problem(point);
+    kinds.insert({problem->precision(), problem->math_mode()});
+  }
+  nlohmann::json passes = nlohmann::json::array();
+  for (const auto& [precision, math] : kinds)
+    passes.push_back({{"precision", to_string(precision)},
+                      {"math", to_string(math)},
+                      {"catalog", plan_passes(chip, precision, math, {})},
+                      {"with_metrics", plan_passes(chip, precision, math, spec.metrics)}});
+  plan["passes"] = std::move(passes);
+  return plan;
+}
+
+std::string extra_metrics_text(const nlohmann::json& plan) {
+  std::string text;
+  if (plan.contains("why_no_passes"))
+    return "counter passes with --metrics: not counted, " +
+           plan.at("why_no_passes").get<std::string>() + "\n";
+  for (const nlohmann::json& p : plan.at("passes"))
+    text += (text.empty() ? "" : ", ") + p.at("precision").get<std::string>() + "/" +
+            p.at("math").get<std::string>() + " " + std::to_string(p.at("catalog").get<int>()) +
+            " -> " + std::to_string(p.at("with_metrics").get<int>());
+  return "counter passes on " + plan.at("chip").get<std::string>() +
+         " (the catalog's -> with --metrics): " + text + "\n";
+}
+
+}  // namespace
+
 ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request,
                    const std::string& resume, const SweepShard& sharding) {
   CommonOptions options = given;
   SweepRequest request = given_request;
   if (sharding.shard) request.only_seqs = shard_point_seqs(request.spec, *sharding.shard);
+  if (!request.spec.metrics.empty() && !request.counters)
+    throw usage_error("--metrics needs the hardware counters; drop --no-counters");
+  check_extra_metrics(request.spec, "");  // no chip known yet: one that has each name
   if (request.dry_run) {
     if (sharding.shard && !options.json)
       std::cout << "shard " << to_string(*sharding.shard) << " (" << sharding.source
@@ -513,18 +578,32 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
     // The time estimate uses the roofs of the newest run in the store, if any.
     std::optional<Machine> measured;
     std::error_code error;  // exists, not opened: opening a FIFO would block
+    std::string chip;       // --metrics' passes: the newest run's chip
     if (std::filesystem::exists(options.db, error)) {
       ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
-      for (const Run& run : store.list_runs())
+      for (const Run& run : store.list_runs()) {
         if (!run.machine.ceilings.empty()) measured = run.machine;
+        if (!run.machine.gpu.chip.empty()) chip = run.machine.gpu.chip;
+      }
+    }
+    std::optional<nlohmann::json> extra;
+    if (!request.spec.metrics.empty()) {
+      check_extra_metrics(request.spec, chip);
+      extra = extra_metrics_plan(request.spec, chip);
+      for (const nlohmann::json& p : extra->value("passes", nlohmann::json::array()))
+        request.extra_counter_passes =
+            std::max(request.extra_counter_passes,
+                     p.at("with_metrics").get<int>() - p.at("catalog").get<int>());
     }
     if (options.json) {
       nlohmann::json plan = describe_sweep_json(request, measured ? &*measured : nullptr);
       if (sharding.shard)
         plan["shard"] = {{"shard", to_string(*sharding.shard)}, {"source", sharding.source}};
+      if (extra) plan["extra_metrics"] = *extra;
       print_json(plan);
     } else {
       std::cout << describe_sweep(request, measured ? &*measured : nullptr);
+      if (extra) std::cout << extra_metrics_text(*extra);
     }
     return ExitCode::ok;
   }
@@ -544,6 +623,7 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
     run = new_run(options.command_line);
     // --devices: the first worker sends its inspected GPU (chip, counters) later.
     run.machine.gpu = gpus.empty() ? inspect_gpu(device) : gpus.front();
+    check_extra_metrics(request.spec, run.machine.gpu.chip);  // before the run is stored
     if (!gpus.empty()) run.spec["devices"] = devices_json(gpus);
     if (sharding.shard) run.spec["shard"] = to_json(*sharding.shard);  // `merge` finds it
     store.begin_run(run);
@@ -559,6 +639,7 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
       throw usage_error("--resume " + resume + ": run " + std::to_string(run.id) +
                         " is complete; nothing to resume (start a new run without --resume)");
     const GpuInfo here = gpus.empty() ? inspect_gpu(device) : gpus.front();
+    check_extra_metrics(request.spec, here.chip);
     if (here.uuid != run.machine.gpu.uuid) {
       throw usage_error("--resume " + resume + ": that run measured " + run.machine.gpu.name + " " +
                         run.machine.gpu.uuid + ", this is " + here.uuid +

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/results.hpp"
+#include "core/vocabulary.hpp"
 
 namespace timeroof::cli {
 
@@ -53,6 +54,15 @@ struct MetricDescription {
 };
 std::vector<MetricDescription> chip_metrics(const std::string& chip);
 std::size_t count_passes(const std::string& chip, const std::vector<std::string>& metrics);
+// A sweep's extra metrics (--metrics), offline: the names `chip` does not have;
+// with `chip` empty, those no chip this CUPTI knows has (the chip of the GPU is not
+// known before a GPU is looked for). Empty in the analysis-only build, which cannot tell.
+std::vector<std::string> unknown_metric_names(const std::string& chip,
+                                              const std::vector<std::string>& metrics);
+// The replay passes of the catalog's plan for an operator of this precision and
+// math on `chip`, with `extra` metrics added (empty: the catalog's alone).
+std::size_t plan_passes(const std::string& chip, Precision precision, MathMode math,
+                        const std::vector<std::string>& extra);
 
 // Names --only accepts; empty in the analysis-only build.
 std::vector<std::string> known_ceiling_names();

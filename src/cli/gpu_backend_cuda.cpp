@@ -2,7 +2,9 @@
 
 #include <cstdio>
 
+#include "core/error.hpp"
 #include "counters/counter_access.hpp"
+#include "counters/metric_catalog.hpp"
 #include "counters/metric_host.hpp"
 #include "gpu/device.hpp"
 #include "kernels/ceilings.hpp"
@@ -49,6 +51,30 @@ std::vector<MetricDescription> chip_metrics(const std::string& chip) {
 
 std::size_t count_passes(const std::string& chip, const std::vector<std::string>& metrics) {
   return build_config(chip, metrics).passes;
+}
+
+std::vector<std::string> unknown_metric_names(const std::string& chip,
+                                              const std::vector<std::string>& metrics) {
+  if (!chip.empty()) return unknown_metrics(chip, metrics);
+  std::vector<std::string> unknown = metrics;
+  for (const std::string& each : MetricHost::supported_chips()) {
+    if (unknown.empty()) break;
+    try {
+      unknown = unknown_metrics(each, unknown);  // what this chip has is known
+    } catch (const Error&) {
+      // CUPTI lists chips its host API refuses offline (CUPTI_ERROR_NOT_SUPPORTED
+      // for some); those cannot vouch for a name.
+    }
+  }
+  return unknown;
+}
+
+std::size_t plan_passes(const std::string& chip, Precision precision, MathMode math,
+                        const std::vector<std::string>& extra) {
+  OperatorNeeds needs;
+  needs.precision = precision;
+  needs.math = math;
+  return plan_collection(chip, quantities_for(needs), {}, extra).passes();
 }
 
 std::vector<std::string> known_ceiling_names() {

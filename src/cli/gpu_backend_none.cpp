@@ -34,6 +34,12 @@ std::vector<MetricDescription> chip_metrics(const std::string&) {
 std::size_t count_passes(const std::string&, const std::vector<std::string>&) {
   throw environment_error(kWhy);
 }
+std::vector<std::string> unknown_metric_names(const std::string&, const std::vector<std::string>&) {
+  return {};
+}
+std::size_t plan_passes(const std::string&, Precision, MathMode, const std::vector<std::string>&) {
+  throw environment_error(kWhy);
+}
 std::vector<std::string> known_ceiling_names() {
   return {};
 }

@@ -37,6 +37,9 @@ struct SweepRequest {
   // --devices: one worker process per GPU (src/cli/devices.hpp); empty: this
   // process measures on CommonOptions::device.
   std::vector<int> devices;
+  // --dry-run with --metrics on a known chip: the passes they add to the catalog's
+  // (the most over the spec's precisions), for the time estimate.
+  int extra_counter_passes = 0;
 };
 
 // "--batch 1..64:x2 --precision=fp16" -> {{"batch", "1..64:x2"}, {"precision", "fp16"}};

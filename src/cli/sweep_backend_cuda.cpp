@@ -90,6 +90,12 @@ void record_sweep(const SweepRequest& request, ResultsStore& store, Run& run) {
       throw usage_error("--resume " + std::to_string(run.id) + ": run " + std::to_string(run.id) +
                         " measured sweep " + name + " with other points (" + stored +
                         "); resume it with the command that started it: " + run.command_line);
+    // Its points' counters must be the same too (--metrics).
+    if (sweep.value("metrics", nlohmann::json()) != wanted.value("metrics", nlohmann::json()))
+      throw usage_error("--resume " + std::to_string(run.id) + ": run " + std::to_string(run.id) +
+                        " measured sweep " + name + " with other --metrics (" +
+                        sweep.value("metrics", nlohmann::json::array()).dump() +
+                        "); resume it with the command that started it: " + run.command_line);
   }
   if (request.resume && !recorded)
     throw usage_error("--resume " + std::to_string(run.id) + ": run " + std::to_string(run.id) +
@@ -109,6 +115,7 @@ RunnerOptions runner_options(const SweepSpec& spec, bool counters) {
   options.cold_l2 = spec.cold_l2;
   options.transfer = spec.transfer;
   options.pinned_host = spec.pinned_host;
+  options.extra_metrics = spec.metrics;
   return options;
 }
 

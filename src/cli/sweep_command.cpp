@@ -130,7 +130,11 @@ void add_family(CLI::App& sweep, CommonOptions& options, SweepArguments& args,
       {"host", std::string("host memory of the copies: ") + to_string(HostMemory::pinned) +
                    " (default), " + to_string(HostMemory::pageable)},
       {"l2", "L2 before each timed call: warm (default), cold (flushed)"},
-      {"name", "the sweep's name in the store (default: " + family.name + ")"}};
+      {"name", "the sweep's name in the store (default: " + family.name + ")"},
+      {"metrics",
+       "raw CUPTI metrics to collect and store per kernel beside the catalog's, e.g. "
+       "dram__bytes_read.sum, sm__cycles_elapsed.avg (names: "
+       "`timeroof metrics --filter TEXT`)"}};
   for (const auto& [key, help] : sweep_options)
     add_flag_option(*command, args, key, help, "Sweep options");
   command->footer(
@@ -217,11 +221,14 @@ void register_sweep(CLI::App& app, CommonOptions& options, Action& action) {
       "Axis flags take lists and ranges: 1,2,4  1..1024:x2  16..128:+16  fp16,fp32.\n"
       "Axes left out stay at the baseline; with no axis flag the default sweep runs.\n"
       "Options: --transfer none|h2d_input|h2d_input_d2h_output  --host pinned|pageable\n"
-      "         --l2 warm|cold  --name TEXT\n\n"
+      "         --l2 warm|cold  --name TEXT\n"
+      "         --metrics NAME,...  raw CUPTI metrics stored per kernel (and summed per\n"
+      "         operator where they add up); more may mean more replay passes\n\n"
       "Examples:\n  timeroof sweep conv2d --dry-run\n"
       "  timeroof sweep conv2d --batch 1..1024:x2 --filters 64,128 --precision fp16,fp32\n"
       "  timeroof sweep lstm --batch 16..128:x2 --hidden-size 16..128:x2\n"
       "  timeroof sweep my-sweep.toml --l2 cold\n  timeroof sweep conv2d --resume 3\n"
+      "  timeroof sweep conv2d --metrics dram__bytes_read.sum,sm__cycles_elapsed.avg\n"
       "  timeroof sweep conv2d --devices all\n"
       "  timeroof sweep conv2d --shard 1/4 --db shard-%r.db   (then: timeroof merge all.db "
       "shard-*.db)\n"

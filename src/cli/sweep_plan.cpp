@@ -12,11 +12,19 @@ SweepSpec spec_of(const std::string& target,
                   const std::vector<std::pair<std::string, std::string>>& flags) {
   const bool file = target.size() > 5 && target.compare(target.size() - 5, 5, ".toml") == 0;
   if (file) {
-    if (!flags.empty()) {
-      throw usage_error("a sweep file takes no axis flags (got --" + flags[0].first +
-                        "); put them in " + target);
+    // --metrics adds to the file's [sweep] metrics: the same points, more counters.
+    std::vector<std::string> metrics;
+    for (const auto& [key, value] : flags) {
+      if (key == "metrics" || key == "--metrics") {
+        metrics.push_back(value);
+        continue;
+      }
+      throw usage_error("a sweep file takes no axis flags (got --" + key + "); put them in " +
+                        target);
     }
-    return spec_from_toml(target);
+    SweepSpec spec = spec_from_toml(target);
+    for (const std::string& list : metrics) add_metrics(spec, list, "--metrics");
+    return spec;
   }
   return spec_of(find_family(target), flags);
 }
@@ -52,6 +60,7 @@ namespace {
 // counter passes with --no-counters.
 DryRunRoofs request_roofs(const SweepRequest& request, const Machine* measured) {
   DryRunRoofs roofs = roofs_from(measured);
+  roofs.counter_passes += request.extra_counter_passes;
   if (!request.counters) roofs.counter_passes = 0;
   return roofs;
 }

@@ -805,5 +805,113 @@ TEST(Cli, RunsAndAnalyzePrintNoEscapeSequencesFromTheData) {
   EXPECT_EQ(nlohmann::json::parse(exported.out)["runs"][0]["host"], "host" + hostile);
 }
 
+// --metrics (#20): refused before any GPU work when misspelled or unknown to CUPTI,
+// and the dry run counts the passes on the store's chip.
+TEST(Cli, SweepMetricsAreCheckedBeforeAnyGpuWork) {
+  const TempDir dir;
+  const std::string none = dir.file("none.db");
+  expect_one_line_error(
+      run_tool({"sweep", "conv2d", "--dry-run", "--metrics", "a,,b", "--db", none}, kNoGpu), 1,
+      "timeroof metrics --filter");
+  expect_one_line_error(run_tool({"sweep", "conv2d", "--metrics", "dram__bytes_read.sum",
+                                  "--no-counters", "--db", none},
+                                 kNoGpu),
+                        1, "--no-counters");
+  if (!TIMEROOF_BUILT_WITH_CUDA) GTEST_SKIP() << "analysis-only build: no CUPTI to ask";
+  for (const bool dry : {true, false}) {
+    std::vector<std::string> args = {"sweep",     "conv2d",
+                                     "--batch",   "16",
+                                     "--metrics", "dram__bytes_read.sum,sm__cycles_elapsd.avg",
+                                     "--db",      none};
+    if (dry) args.push_back("--dry-run");
+    const ToolResult r = run_tool(args, kNoGpu);
+    expect_one_line_error(r, 1, "'sm__cycles_elapsd.avg'");
+    EXPECT_NE(r.err.find("timeroof metrics"), std::string::npos) << r.err;
+  }
+
+  const std::string db = dir.file("h100.db");
+  ASSERT_EQ(
+      run_tool({"import", "--db", db, source_dir() + "/samples/sample-run-h100.json"}).exit_code,
+      0);
+  const ToolResult text = run_tool({"sweep", "conv2d", "--batch", "16", "--dry-run", "--metrics",
+                                    "sm__throughput.avg.pct_of_peak_sustained_elapsed", "--db", db},
+                                   kNoGpu);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("extra metrics: sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("counter passes on GH100"), std::string::npos) << text.out;
+  const ToolResult json =
+      run_tool({"sweep", "conv2d", "--batch", "16", "--dry-run", "--json", "--metrics",
+                "sm__throughput.avg.pct_of_peak_sustained_elapsed", "--db", db},
+               kNoGpu);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json plan = nlohmann::json::parse(json.out).at("extra_metrics");
+  EXPECT_EQ(plan.at("chip"), "GH100");
+  const nlohmann::json& passes = plan.at("passes").at(0);
+  EXPECT_GT(passes.at("with_metrics").get<int>(), passes.at("catalog").get<int>()) << plan;
+  // Without --metrics the dry run says nothing of them.
+  const ToolResult plain =
+      run_tool({"sweep", "conv2d", "--batch", "16", "--dry-run", "--json", "--db", db}, kNoGpu);
+  EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("extra_metrics"));
+
+  // A sweep file takes --metrics beside its own [sweep] metrics.
+  write_file(dir.file("m.toml"),
+             "[sweep]\nfamily = \"conv2d\"\nmetrics = [\"dram__bytes_read.sum\"]\n");
+  const ToolResult file = run_tool({"sweep", dir.file("m.toml"), "--dry-run", "--json", "--metrics",
+                                    "sm__cycles_elapsed.avg", "--db", db},
+                                   kNoGpu);
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_EQ(nlohmann::json::parse(file.out).at("extra_metrics").at("names"),
+            nlohmann::json({"dram__bytes_read.sum", "sm__cycles_elapsed.avg"}));
+}
+
+// A point that stored extra metrics (built by hand here; tests/gpu/cli_metrics_test
+// measures one) shows them in export's JSON and kernel_counters.csv and in analyze's JSON.
+TEST(Cli, StoredExtraMetricsReachExportAndAnalyze) {
+  const TempDir dir;
+  const std::string metric = "sm__warps_active.avg.pct_of_peak_sustained_active";
+  nlohmann::json doc =
+      nlohmann::json::parse(read_file(source_dir() + "/samples/sample-run-h100.json"));
+  nlohmann::json& point = doc["runs"][0]["points"][0];
+  ASSERT_FALSE(point["kernels"].empty());
+  for (std::size_t k = 0; k < point["kernels"].size(); ++k)
+    point["kernels"][k]["metrics"][metric] = 40.0 + static_cast<double>(k);
+  point["counters"][metric] = 41.25;
+  point["details"]["counters"]["extra_metrics"] = nlohmann::json::array(
+      {nlohmann::json{{"name", metric}, {"total", "duration_weighted_mean"}}});
+  write_file(dir.file("run.json"), doc.dump());
+  const std::string db = dir.file("x.db");
+  ASSERT_EQ(run_tool({"import", "--db", db, dir.file("run.json")}).exit_code, 0);
+
+  const ToolResult exported = run_tool({"export", "--db", db});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const nlohmann::json back = nlohmann::json::parse(exported.out)["runs"][0]["points"][0];
+  EXPECT_EQ(back["counters"][metric], 41.25);
+  EXPECT_EQ(back["kernels"][0]["metrics"][metric], 40.0);
+
+  ASSERT_EQ(run_tool({"export", "--db", db, "--format", "csv", "--out", dir.file("csv")}).exit_code,
+            0);
+  const std::string csv = read_file(dir.file("csv/kernel_counters.csv"));
+  EXPECT_EQ(count_occurrences(csv, "," + metric + ","), point["kernels"].size())
+      << csv.substr(0, 300);
+
+  const ToolResult analysed =
+      run_tool({"analyze", "--from", dir.file("run.json"), "--format", "json"}, kNoGpu);
+  ASSERT_EQ(analysed.exit_code, 0) << analysed.err;
+  bool found = false;
+  const nlohmann::json analysis = nlohmann::json::parse(analysed.out);
+  for (const nlohmann::json& p : analysis["runs"][0]["points"]) {
+    if (!p.contains("extra_metrics")) continue;
+    found = true;
+    EXPECT_EQ(p["sweep"], point["sweep"]);
+    EXPECT_EQ(p["seq"], point["seq"]);
+    EXPECT_EQ(p["extra_metrics"][metric]["total"], 41.25);
+    EXPECT_EQ(p["extra_metrics"][metric]["total_is"], "duration_weighted_mean");
+    EXPECT_EQ(p["extra_metrics"][metric]["per_kernel"][0], 40.0);
+  }
+  EXPECT_TRUE(found);
+}
+
 }  // namespace
 }  // namespace timeroof::test

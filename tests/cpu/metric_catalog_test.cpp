@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -444,6 +445,78 @@ TEST(Evaluate, MissingMetricIsNamed) {
     EXPECT_NE(message.find("'dram__bytes_write.sum'"), std::string::npos) << message;
     EXPECT_NE(message.find("dram_write_bytes"), std::string::npos) << message;
   }
+}
+
+// ---- A user's extra metrics (--metrics, #20) -------------------------------------
+
+std::string usage_text(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+TEST(ExtraMetrics, JoinThePlanInOrderWithHowTheirTotalsAreFormed) {
+  const CollectionPlan catalog = plan_collection("GH100", quantities_for(fp16_conv()));
+  EXPECT_TRUE(catalog.extra.empty());
+  const std::vector<std::string> extra = {"sm__warps_active.avg.pct_of_peak_sustained_active",
+                                          "sm__cycles_elapsed.avg", "dram__bytes_read.sum",
+                                          "sm__cycles_elapsed.max", "sm__cycles_elapsed.avg"};
+  const CollectionPlan plan = plan_collection("GH100", quantities_for(fp16_conv()), {}, extra);
+  ASSERT_EQ(plan.extra.size(), 4u);  // the repeat is kept once
+  EXPECT_EQ(plan.extra[0].name, extra[0]);
+  EXPECT_EQ(plan.extra[0].total, MetricTotal::duration_weighted_mean);
+  EXPECT_EQ(plan.extra[1].total, MetricTotal::sum);
+  EXPECT_FALSE(plan.extra[1].in_catalog);
+  EXPECT_EQ(plan.extra[2].total, MetricTotal::sum);
+  EXPECT_TRUE(plan.extra[2].in_catalog);  // dram_read_bytes' own metric
+  EXPECT_EQ(plan.extra[3].total, MetricTotal::max);
+  for (const std::string& m : extra)
+    EXPECT_TRUE(std::binary_search(plan.metrics.begin(), plan.metrics.end(), m)) << m;
+  EXPECT_EQ(plan.metrics.size(), catalog.metrics.size() + 3);
+  EXPECT_TRUE(std::is_sorted(plan.metrics.begin(), plan.metrics.end()));
+  EXPECT_EQ(plan.config.metrics, plan.metrics);
+  EXPECT_EQ(plan.quantities, catalog.quantities);
+  EXPECT_GE(plan.passes(), catalog.passes());
+  // A throughput metric needs passes of its own (CUPTI 13: 2 -> 10 on GH100).
+  const CollectionPlan more = plan_collection("GH100", quantities_for(fp16_conv()), {},
+                                              {"sm__throughput.avg.pct_of_peak_sustained_elapsed"});
+  EXPECT_GT(more.passes(), catalog.passes());
+  EXPECT_EQ(more.extra.at(0).total, MetricTotal::duration_weighted_mean);
+}
+
+TEST(ExtraMetrics, TotalsByTypeAndName) {
+  EXPECT_EQ(metric_total("dram__bytes_read.sum", "counter"), MetricTotal::sum);
+  EXPECT_EQ(metric_total("sm__cycles_elapsed.avg", "counter"), MetricTotal::sum);
+  EXPECT_EQ(metric_total("sm__cycles_elapsed.max", "counter"), MetricTotal::max);
+  EXPECT_EQ(metric_total("sm__cycles_elapsed.min", "counter"), MetricTotal::min);
+  EXPECT_EQ(metric_total("dram__bytes_read.sum.per_second", "counter"),
+            MetricTotal::duration_weighted_mean);
+  EXPECT_EQ(metric_total("sm__warps_active.avg.pct_of_peak_sustained_active", "counter"),
+            MetricTotal::duration_weighted_mean);
+  EXPECT_EQ(metric_total("smsp__average_warp_latency_per_inst_issued.ratio", "ratio"),
+            MetricTotal::duration_weighted_mean);
+  EXPECT_EQ(metric_total("sm__throughput.avg", "throughput"), MetricTotal::duration_weighted_mean);
+  EXPECT_STREQ(to_string(MetricTotal::duration_weighted_mean), "duration_weighted_mean");
+}
+
+TEST(ExtraMetrics, UnknownOrUncollectableNamesAreUsageErrorsNamingThem) {
+  const std::string unknown = usage_text([] {
+    (void)plan_collection("GH100", quantities_for(fp16_conv()), {}, {"sm__cycles_elapsd.avg"});
+  });
+  EXPECT_NE(unknown.find("'sm__cycles_elapsd.avg'"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("timeroof metrics --chip GH100 --filter"), std::string::npos) << unknown;
+  EXPECT_EQ(unknown_metrics("GH100", {"dram__bytes_read.sum", "sm__cycles_elapsd.avg"}),
+            std::vector<std::string>{"sm__cycles_elapsd.avg"});
+  // Listed by CUPTI, yet no range-profiler config takes it beside the catalog's.
+  const std::string apart = usage_text([] {
+    (void)plan_collection("GH100", quantities_for(fp16_conv()), {}, {"pcie__read_bytes.sum"});
+  });
+  EXPECT_NE(apart.find("'pcie__read_bytes.sum'"), std::string::npos) << apart;
 }
 
 }  // namespace

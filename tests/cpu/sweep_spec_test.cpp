@@ -709,5 +709,77 @@ TEST(SweepSpecByName, ThroughFindFamily) {
   EXPECT_MENTIONS(usage_message([] { spec_from_flags("conv3d", {}); }), "conv3d");
 }
 
+// --metrics (#20): raw CUPTI names on flags and in [sweep]; stored in the spec's
+// JSON only when given, so a spec without them is the same bytes as before.
+TEST(SweepSpec, MetricsFromFlagsAndToml) {
+  const SweepSpec plain = spec_from_flags(conv(), {{"batch", "16"}});
+  EXPECT_TRUE(plain.metrics.empty());
+  EXPECT_FALSE(to_json(plain).contains("metrics"));
+
+  const SweepSpec flags = spec_from_flags(
+      conv(),
+      {{"batch", "16"},
+       {"--metrics", " sm__cycles_elapsed.avg, dram__bytes_read.sum,sm__cycles_elapsed.avg"}});
+  EXPECT_EQ(flags.metrics,
+            (std::vector<std::string>{"sm__cycles_elapsed.avg", "dram__bytes_read.sum"}));
+  EXPECT_EQ(flags.points, plain.points);
+  const json stored = to_json(flags);
+  EXPECT_EQ(stored.at("metrics"), json({"sm__cycles_elapsed.avg", "dram__bytes_read.sum"}));
+  EXPECT_EQ(spec_from_json(stored).metrics, flags.metrics);
+  EXPECT_EQ(spec_from_json(to_json(plain)).metrics, std::vector<std::string>{});
+
+  const SweepSpec list = spec_from_toml_text(
+      "[sweep]\nfamily = \"conv2d\"\nmetrics = [\"dram__bytes_read.sum\", "
+      "\"sm__warps_active.avg.pct_of_peak_sustained_active\"]\n",
+      "m.toml", lookup);
+  EXPECT_EQ(list.metrics,
+            (std::vector<std::string>{"dram__bytes_read.sum",
+                                      "sm__warps_active.avg.pct_of_peak_sustained_active"}));
+  const SweepSpec text = spec_from_toml_text(
+      "[sweep]\nfamily = \"conv2d\"\nmetrics = \"dram__bytes_read.sum\"\n", "m.toml", lookup);
+  EXPECT_EQ(text.metrics, std::vector<std::string>{"dram__bytes_read.sum"});
+  SweepSpec added = text;
+  add_metrics(added, "sm__cycles_elapsed.avg,dram__bytes_read.sum", "--metrics");
+  EXPECT_EQ(added.metrics,
+            (std::vector<std::string>{"dram__bytes_read.sum", "sm__cycles_elapsed.avg"}));
+}
+
+TEST(SweepSpec, BadMetricNamesAreUsageErrorsNamingTheFix) {
+  for (const char* bad :
+       {"", "a,,b", "dram_bytes.sum", "dram__bytes read.sum", "__x.sum", "dram__bytes;rm"}) {
+    const std::string message = usage_message([&] { parse_metric_list(bad, "--metrics"); });
+    EXPECT_MENTIONS(message, "--metrics");
+    EXPECT_MENTIONS(message, "timeroof metrics --filter");
+  }
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_toml_text("[sweep]\nfamily = \"conv2d\"\nmetrics = [1]\n", "m.toml",
+                                        lookup);
+                  }),
+                  "m.toml:3");
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_toml_text("[sweep]\nfamily = \"conv2d\"\nmetrics = 3\n", "m.toml",
+                                        lookup);
+                  }),
+                  "a string or a list of strings");
+  EXPECT_MENTIONS(usage_message([] {
+                    spec_from_json({{"name", "x"},
+                                    {"family", "conv2d"},
+                                    {"transfer", "none"},
+                                    {"pinned_host", true},
+                                    {"cold_l2", false},
+                                    {"points", json::array()},
+                                    {"metrics", "dram__bytes_read.sum"}});
+                  }),
+                  "metrics");
+}
+
+TEST(SweepSpec, TheDryRunNamesTheExtraMetrics) {
+  const SweepSpec spec =
+      spec_from_flags(conv(), {{"batch", "16"}, {"metrics", "dram__bytes_read.sum"}});
+  EXPECT_MENTIONS(describe_points(spec, conv()), "extra metrics: dram__bytes_read.sum");
+  EXPECT_EQ(describe_points(spec_from_flags(conv(), {{"batch", "16"}}), conv()).find("extra"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace timeroof
