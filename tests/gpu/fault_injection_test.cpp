@@ -221,17 +221,17 @@ void expect_readable(const std::string& db) {
   }
 }
 
-// 64 small conv2d points with counters: four full counter batches of 16 (the
-// runner's counter_batch), seq i and i + 32 the same shape but for the filters.
-// Small points are host-bound, so each is written only once its host-side
-// windows are taken too (revisits at least window_spacing_s after its first
-// window): four batches give the first ones time to be written while a later
-// batch's counters are collected.
-constexpr int kCounterSweepPoints = 64;
-constexpr int kCounterBatches = 4;
+// 32 conv2d points with counters: two full counter batches of 16 (the runner's
+// counter_batch), seq i and i + 16 the same shape but for the filters. fp32 at
+// batch 256 and up: GPU-bound (T_call ~1-2 ms on an H100, the issue time ~1% of
+// it), so each point takes one timing window and is written as soon
+// as its batch's counters are in; a host-bound point would wait for its
+// revisits (window_spacing_s later) and hold back the points after it.
+constexpr int kCounterSweepPoints = 32;
+constexpr int kCounterBatches = 2;
 std::vector<std::string> counter_sweep_args(const std::string& db) {
-  return {"sweep", "conv2d",      "--batch", "1..32", "--filters",
-          "64,32", "--precision", "fp16",    "--db",  db};
+  return {"sweep", "conv2d",      "--batch", "256..271", "--filters",
+          "64,32", "--precision", "fp32",    "--db",     db};
 }
 
 TEST(FaultInjection, KillDuringTheCounterPassKeepsTheFinishedPointsAndResumeDoesTheRest) {
