@@ -1,7 +1,6 @@
 #include "counters/metric_catalog.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <set>
 #include <utility>
 
@@ -365,14 +364,10 @@ const char* to_string(MetricTotal total) {
 }
 
 MetricTotal metric_total(const std::string& name, const std::string& type) {
-  const auto ends_with = [&](const char* tail) {
-    const std::size_t n = std::strlen(tail);
-    return name.size() > n && name.compare(name.size() - n, n, tail) == 0;
-  };
   if (type == "counter") {
-    if (ends_with(".sum") || ends_with(".avg")) return MetricTotal::sum;
-    if (ends_with(".max")) return MetricTotal::max;
-    if (ends_with(".min")) return MetricTotal::min;
+    if (name.ends_with(".sum") || name.ends_with(".avg")) return MetricTotal::sum;
+    if (name.ends_with(".max")) return MetricTotal::max;
+    if (name.ends_with(".min")) return MetricTotal::min;
   }
   return MetricTotal::duration_weighted_mean;
 }

@@ -42,17 +42,25 @@ void take_window(HostWindows& windows, const CeilingRequest& request) {
   }
 }
 
-// Puts a windowed roof among its family's block [begin, end) of `ceilings` in the
-// family's order of names, so a roof reads where it did when it was measured at
-// its family's turn.
-void insert_in_family_order(std::vector<Ceiling>& ceilings, std::size_t begin, std::size_t end,
-                            Ceiling ceiling, const std::vector<std::string>& names) {
-  const auto rank = [&](const std::string& name) {
-    return std::find(names.begin(), names.end(), name) - names.begin();
-  };
-  std::size_t at = begin;
-  while (at < end && rank(ceilings[at].name) < rank(ceiling.name)) ++at;
-  ceilings.insert(ceilings.begin() + static_cast<std::ptrdiff_t>(at), std::move(ceiling));
+// Where a roof stands in ceiling::families(): its family's place, then its own
+// within the family (every roof measure_ceilings measures is named there).
+std::pair<std::size_t, std::size_t> measurement_order(const std::string& name) {
+  const std::vector<ceiling::Family>& families = ceiling::families();
+  for (std::size_t f = 0; f < families.size(); ++f) {
+    const std::vector<std::string>& names = families[f].names;
+    const auto at = std::find(names.begin(), names.end(), name);
+    if (at != names.end()) return {f, static_cast<std::size_t>(at - names.begin())};
+  }
+  return {families.size(), 0};
+}
+
+// Puts a windowed roof where it would stand had it been measured at its family's
+// turn: before the first roof after it in that order (the families ran in it).
+void insert_in_measurement_order(std::vector<Ceiling>& ceilings, Ceiling ceiling) {
+  const auto order = measurement_order(ceiling.name);
+  const auto at = std::find_if(ceilings.begin(), ceilings.end(),
+                               [&](const Ceiling& c) { return measurement_order(c.name) > order; });
+  ceilings.insert(at, std::move(ceiling));
 }
 }  // namespace
 
@@ -89,8 +97,6 @@ CeilingResults measure_ceilings(const CeilingRequest& request) {
   }
   const std::vector<int> windows_after =
       windows_after_each(running_names, windowed_family, kHostWindows);
-  // Each family's block of results.ceilings, for the windowed roofs joined at the end.
-  std::vector<std::pair<std::size_t, std::size_t>> blocks;
   for (std::size_t i = 0; i < running.size(); ++i) {
     const ceiling::Family& family = *running[i];
     request.progress(family.name);
@@ -100,7 +106,6 @@ CeilingResults measure_ceilings(const CeilingRequest& request) {
       take_window(host_windows, request);
       --windows_due;
     }
-    const std::size_t begin = results.ceilings.size();
     try {
       const FileLock turn(family.uses_host ? request.host_lock : std::string());
       measure_of(family)(request, results);
@@ -111,27 +116,12 @@ CeilingResults measure_ceilings(const CeilingRequest& request) {
               {name, std::string(family.name) + " roofs failed: " + error.what(), true});
       }
     }
-    blocks.emplace_back(begin, results.ceilings.size());
     for (int w = 0; w < windows_due; ++w) take_window(host_windows, request);
   }
   CeilingResults joined;
   host_windows.finish(joined, window_spacing_note(windows_after, request.quick));
-  for (Ceiling& ceiling : joined.ceilings) {
-    // A windowed roof is wanted, so its family ran.
-    const auto owner = std::find_if(running.begin(), running.end(), [&](const auto* family) {
-      return std::find(family->names.begin(), family->names.end(), ceiling.name) !=
-             family->names.end();
-    });
-    const auto family = static_cast<std::size_t>(owner - running.begin());
-    if (family == running.size()) continue;
-    insert_in_family_order(results.ceilings, blocks[family].first, blocks[family].second,
-                           std::move(ceiling), running[family]->names);
-    ++blocks[family].second;  // this block grew, the later ones moved by one
-    for (std::size_t later = family + 1; later < blocks.size(); ++later) {
-      ++blocks[later].first;
-      ++blocks[later].second;
-    }
-  }
+  for (Ceiling& ceiling : joined.ceilings)
+    insert_in_measurement_order(results.ceilings, std::move(ceiling));
   results.skipped.insert(results.skipped.end(), joined.skipped.begin(), joined.skipped.end());
   return results;
 }

@@ -19,7 +19,9 @@
 // The two host-timed roofs are sampled in kHostWindows windows spread over the
 // ceilings run, each with a third of the budget one window had, and joined by
 // combine_windows (kernels/time_windows.hpp says why); the GPU-timed graph node,
-// which repeated within 0.7% across runs, in one.
+// which repeated within 0.7% across runs, in one. HostWindows, here, takes the
+// pageable copies' windows too (PageableCopies, kernels/transfer_ceilings.cpp):
+// they drift with the host as the launches do.
 #include <chrono>
 #include <cmath>
 #include <functional>
