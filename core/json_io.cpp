@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/trace_events.hpp"
 #include "timeroof/version.hpp"
 
 namespace timeroof {
@@ -479,6 +480,42 @@ void from_json(const json& j, KernelRecord& v) {
   get(j, "block", v.block);
   get(j, "duration_s", v.duration_s);
   get(j, "metrics", v.metrics);
+}
+
+void to_json(json& j, const TraceEvent& v) {
+  j = json{{"kind", to_string(v.kind)},
+           {"name", v.name},
+           {"start_ns", v.start_ns},
+           {"end_ns", v.end_ns},
+           {"device", v.device},
+           {"stream", v.stream},
+           {"correlation_id", v.correlation_id},
+           {"process_id", v.process_id},
+           {"thread_id", v.thread_id},
+           {"bytes", v.bytes},
+           {"details", v.details}};
+}
+void from_json(const json& j, TraceEvent& v) {
+  v.kind = get_named(j, "kind", [](const std::string& text) {
+    const auto kind = find_trace_kind(text);
+    if (!kind)
+      throw usage_error(
+          "unknown trace record kind; allowed: kernel, memcpy, memset, "
+          "runtime_api, driver_api, sync, nvtx_range, nvtx_mark");
+    return *kind;
+  });
+  get(j, "name", v.name);
+  get(j, "start_ns", v.start_ns);
+  get(j, "end_ns", v.end_ns);
+  get(j, "device", v.device);
+  get(j, "stream", v.stream);
+  get(j, "correlation_id", v.correlation_id);
+  get(j, "process_id", v.process_id);
+  get(j, "thread_id", v.thread_id);
+  get(j, "bytes", v.bytes);
+  get(j, "details", v.details);
+  if (!v.details.is_object()) throw FieldError("details", "is not an object");
+  if (v.end_ns < v.start_ns) throw FieldError("end_ns", "is before start_ns");
 }
 
 void to_json(json& j, const Point& v) {
