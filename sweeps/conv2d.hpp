@@ -124,9 +124,10 @@ class Conv2dPath {
   virtual std::size_t workspace_bytes() const = 0;
   virtual bool deterministic() const = 0;
   virtual bool transform() const = 0;  // FFT or Winograd: fp32 loses a digit
-  // Runs the next usable algorithm after the chosen one into `output` (sized as
-  // the direction's output) on the handle's stream, and synchronizes it.
-  virtual SecondRun run_second(void* output) = 0;
+  // Runs the next usable algorithm other than the chosen one and those named in
+  // `tried` into `output` (sized as the direction's output) on the handle's
+  // stream, and synchronizes it.
+  virtual SecondRun run_second(void* output, const std::vector<std::string>& tried) = 0;
 };
 
 // Pick the implementation as Conv2dSpec::algorithm says and build what a call

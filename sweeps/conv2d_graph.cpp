@@ -136,12 +136,13 @@ class GraphPath final : public Conv2dPath {
 
   // The next usable configuration of the lists after the chosen plan, as its
   // own plan with its own workspace, writing `output`.
-  SecondRun run_second(void* output) override {
+  SecondRun run_second(void* output, const std::vector<std::string>& tried) override {
     SecondRun second;
     const std::string chosen = plan_->name();
     for (const Listed& listed : listed_) {
       const std::string name = listed.info.name();
       if (name == chosen || !exclusion(listed.info).empty()) continue;
+      if (std::ranges::find(tried, name) != tried.end()) continue;
       const Outcome outcome = guarded([&] {
         const cg::ExecutionPlan plan(listed.config);
         const DeviceBuffer<std::byte> work(static_cast<std::size_t>(plan.workspace_bytes()));

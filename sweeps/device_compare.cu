@@ -31,13 +31,17 @@ __global__ void compare_kernel(const void* a, const void* b, std::size_t count, 
                                unsigned long long* result) {
   double difference = 0;
   double reference = 0;
+  unsigned long long non_finite_a = 0;
+  unsigned long long non_finite_b = 0;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const double x = load_element(a, i, type);
     const double y = load_element(b, i, type);
+    non_finite_a += isfinite(x) ? 0 : 1;
+    non_finite_b += isfinite(y) ? 0 : 1;
     const double d = fabs(x - y);
-    difference = fmax(difference, isnan(d) ? infinity() : d);
-    reference = fmax(reference, fabs(y));
+    difference = fmax(difference, isfinite(d) ? d : infinity());
+    if (isfinite(y)) reference = fmax(reference, fabs(y));
   }
   __shared__ double block_difference[kThreads];
   __shared__ double block_reference[kThreads];
@@ -57,24 +61,29 @@ __global__ void compare_kernel(const void* a, const void* b, std::size_t count, 
     atomicMax(&result[0], ordered_bits(block_difference[0]));
     atomicMax(&result[1], ordered_bits(block_reference[0]));
   }
+  // Rare: one atomic per thread that met a value that is not finite.
+  if (non_finite_a > 0) atomicAdd(&result[2], non_finite_a);
+  if (non_finite_b > 0) atomicAdd(&result[3], non_finite_b);
 }
 
 }  // namespace
 
 DeviceDifference compare_on_device(const void* a, const void* b, std::size_t count, DataType type,
                                    cudaStream_t stream) {
-  DeviceBuffer<unsigned long long> result(2);
+  DeviceBuffer<unsigned long long> result(4);
   TR_CUDA_CHECK(cudaMemsetAsync(result.get(), 0, result.bytes(), stream));
   const std::size_t blocks = (count + kThreads - 1) / kThreads;
   const unsigned grid = static_cast<unsigned>(blocks == 0 ? 1 : (blocks < 4096 ? blocks : 4096));
   compare_kernel<<<grid, kThreads, 0, stream>>>(a, b, count, type, result.get());
   TR_CUDA_CHECK(cudaGetLastError());
-  unsigned long long host[2] = {0, 0};
+  unsigned long long host[4] = {0, 0, 0, 0};
   TR_CUDA_CHECK(cudaMemcpyAsync(host, result.get(), sizeof host, cudaMemcpyDeviceToHost, stream));
   TR_CUDA_CHECK(cudaStreamSynchronize(stream));
   DeviceDifference difference;
   std::memcpy(&difference.max_abs_difference, &host[0], sizeof(double));
   std::memcpy(&difference.max_abs_reference, &host[1], sizeof(double));
+  difference.non_finite_a = static_cast<std::size_t>(host[2]);
+  difference.non_finite_b = static_cast<std::size_t>(host[3]);
   return difference;
 }
 

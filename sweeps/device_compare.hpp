@@ -12,10 +12,17 @@
 namespace timeroof {
 
 struct DeviceDifference {
-  double max_abs_difference = 0;  // max_i |a_i - b_i|; infinity if either holds a NaN
-  double max_abs_reference = 0;   // max_i |b_i|
-  // The normwise error max|a - b| / max|b|: 0 when equal, infinity when b is all zeros.
+  double max_abs_difference = 0;  // max_i |a_i - b_i| over the finite pairs; infinity if
+                                  // either side holds a NaN or an infinity there
+  double max_abs_reference = 0;   // max_i |b_i| over b's finite elements
+  std::size_t non_finite_a = 0;   // elements of a that are NaN or infinite
+  std::size_t non_finite_b = 0;   // the same of b
+  // The normwise error max|a - b| / max|b|: 0 when equal, infinity when b is all
+  // zeros or a holds a value that is not finite. NaN when only b does: a reference
+  // that is not finite judges nothing (the caller says so or finds another).
   double relative_error() const {
+    if (non_finite_a > 0) return std::numeric_limits<double>::infinity();
+    if (non_finite_b > 0) return std::numeric_limits<double>::quiet_NaN();
     if (max_abs_difference == 0) return 0;
     return max_abs_reference > 0 ? max_abs_difference / max_abs_reference
                                  : std::numeric_limits<double>::infinity();

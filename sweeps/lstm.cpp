@@ -761,6 +761,8 @@ CheckResult Lstm::check(LstmCheckMethod method) {
                                                         count, DataType::fp32, st.stream);
         total.max_abs_difference = std::max(total.max_abs_difference, part.max_abs_difference);
         total.max_abs_reference = std::max(total.max_abs_reference, part.max_abs_reference);
+        total.non_finite_a += part.non_finite_a;
+        total.non_finite_b += part.non_finite_b;
         result.elements += count;
       }
       result.relative_error = total.relative_error();
