@@ -575,10 +575,12 @@ std::vector<std::byte> Conv2d::download_bytes(ConvTensor which) const {
 namespace {
 
 // The chosen algorithm's output (already computed) against a second algorithm's.
-// A second algorithm whose own output holds NaN or infinity where the chosen one
-// is finite cannot judge it (an H100 and an H200 showed one on fp16 bwd_filter,
-// batch 16, 112x112x64): it is set aside, named, and the next one tried, up to
-// kMaxReferences.
+// cuDNN engines can write NaN or infinity: eng65's configurations did into 64 of
+// 36,864 outputs of an fp16 bwd_filter at batch >= 16 on an H100 (cuDNN 9.19,
+// test GpuConv2d.AnOutputThatIsNotFiniteFailsItsCheckWithTheCount). The chosen
+// one then fails with the count named; a second algorithm that does so where the
+// chosen one is finite cannot judge it: it is set aside, named, and the next one
+// tried, up to kMaxReferences.
 struct Agreement {
   std::string reference;  // the algorithm that judged; empty when none could
   bool transform = false;

@@ -703,18 +703,52 @@ TEST(GpuConv2d, RunIsIdempotent) {
 }
 
 // The default sweep's fp16 bwd_filter at batch 16 (C64 112x112 K64 3x3, stride 1,
-// pad 1, NHWC, graph, heuristic) failed its check on an H100 and an H200 with
-// "relative error -nan": a second engine's output held values that are not finite.
-// Such a reference is set aside and the next one judges, so the point passes.
-TEST(GpuConv2d, AReferenceWhoseOutputIsNotFiniteIsSetAside) {
+// pad 1, NHWC, graph) failed its check on an H100 and an H200 with "relative
+// error -nan". cuDNN 9.19's eng65 configurations below wrote 64 NaN or infinite
+// values of 36,864 in this test process on an H100 at batch >= 16 (none at 8 or
+// 15), although a sweep process measured the same layer with finite outputs. The
+// check must say so by the output itself: an infinite error and the count where
+// the output holds such values (counted here on the host), a pass where it holds
+// none. Both branches assert, so the test holds whatever cuDNN computes.
+TEST(GpuConv2d, AnOutputThatIsNotFiniteFailsItsCheckWithTheCount) {
   TR_REQUIRE_GPU();
   const Stream stream;
   Conv2dSpec spec = paper_layer(ConvDirection::bwd_filter);
   spec.stride_h = spec.stride_w = 1;
-  auto op = prepare_and_check(spec, stream, CheckMethod::second_algorithm);
-  ASSERT_TRUE(op);
-  const CheckResult result = op->check(CheckMethod::second_algorithm);
-  EXPECT_TRUE(std::isfinite(result.relative_error)) << result.detail;
+  const std::string knobs = "eng65 tile_size=5 tilek=1 idx_mode=1 workspace=0 tile_cga_m=1 ";
+  int judged = 0;
+  for (const std::int64_t batch : {8, 16})
+    for (const char* cluster : {"tile_cga_n=3", "tile_cga_n=5"}) {
+      spec.n = batch;
+      spec.algorithm = knobs + cluster;
+      Conv2d op(spec, shared_handle());
+      const Outcome prepared = guarded([&] { op.prepare(stream.get()); });
+      if (prepared.status != PointStatus::ok) {
+        std::printf("%s at batch %lld: not on this GPU or cuDNN (%s)\n", spec.algorithm.c_str(),
+                    static_cast<long long>(batch), prepared.reason.c_str());
+        continue;
+      }
+      const std::vector<double> output = op.download(ConvTensor::w);
+      const auto non_finite = static_cast<std::size_t>(
+          std::ranges::count_if(output, [](double v) { return !std::isfinite(v); }));
+      const CheckResult result = op.check(CheckMethod::second_algorithm);
+      std::printf("batch %lld %s: %zu of %zu outputs NaN or infinite; %s\n",
+                  static_cast<long long>(batch), cluster, non_finite, output.size(),
+                  result.detail.c_str());
+      ++judged;
+      if (result.status == CheckStatus::skipped) continue;  // no reference gave finite outputs
+      if (non_finite == 0) {
+        EXPECT_TRUE(result.passed()) << result.detail;
+        EXPECT_TRUE(std::isfinite(result.relative_error)) << result.detail;
+        continue;
+      }
+      EXPECT_FALSE(result.passed()) << result.detail;
+      EXPECT_TRUE(std::isinf(result.relative_error)) << result.detail;
+      EXPECT_NE(result.detail.find("(" + std::to_string(non_finite) + " outputs NaN or infinite)"),
+                std::string::npos)
+          << result.detail;
+    }
+  if (judged == 0) GTEST_SKIP() << "no configuration of " << knobs << "on this GPU or cuDNN";
 }
 
 // Values that are not finite are counted on each side: in the checked output they
