@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
+
 namespace timeroof {
 
 namespace {
@@ -12,6 +14,33 @@ using nvmlDevice_t = nvmlDevice_st*;
 constexpr nvmlReturn_t kNvmlSuccess = 0;
 constexpr int kNvmlClockSm = 1;
 constexpr int kNvmlClockMem = 2;
+
+// nvmlFieldValue_t, nvmlPciInfo_t and the ids used with them (nvml.h).
+constexpr unsigned kFieldNvLinkSpeedMbpsCommon = 90;
+constexpr unsigned kFieldNvLinkLinkCount = 91;
+constexpr int kValueTypeUnsignedInt = 1;
+constexpr int kNvLinkDeviceTypeGpu = 0;
+constexpr int kNvLinkDeviceTypeSwitch = 2;
+constexpr int kFeatureEnabled = 1;
+struct NvmlFieldValue {
+  unsigned field_id = 0;
+  unsigned scope_id = 0;
+  long long timestamp = 0;
+  long long latency_usec = 0;
+  int value_type = 0;
+  nvmlReturn_t status = 0;
+  union {
+    double as_double;
+    unsigned as_unsigned;
+    unsigned long long as_unsigned_long_long;
+  } value{};
+};
+static_assert(sizeof(NvmlFieldValue) == 40, "nvmlFieldValue_t's layout");
+struct NvmlPciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
 
 template <typename Fn>
 Fn symbol(void* library, const char* name) {
@@ -113,6 +142,53 @@ std::string Nvml::driver_version() const {
   char text[96] = {};
   if (!get || get(text, sizeof text) != kNvmlSuccess) return {};
   return text;
+}
+
+std::optional<PciAddress> parse_pci_address(const std::string& bus_id) {
+  PciAddress address;
+  unsigned function = 0;
+  char end = 0;
+  if (std::sscanf(bus_id.c_str(), "%x:%x:%x.%x%c", &address.domain, &address.bus, &address.device,
+                  &function, &end) != 4)
+    return std::nullopt;
+  return address;
+}
+
+std::optional<Nvml::NvLinks> Nvml::nvlinks(const std::string& pci_bus_id) const {
+  const nvmlDevice_t handle = device(pci_bus_id);
+  if (!handle) return std::nullopt;
+  auto fields = symbol<nvmlReturn_t (*)(nvmlDevice_t, int, NvmlFieldValue*)>(
+      library_, "nvmlDeviceGetFieldValues");
+  auto state =
+      symbol<nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*)>(library_, "nvmlDeviceGetNvLinkState");
+  auto remote_type = symbol<nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*)>(
+      library_, "nvmlDeviceGetNvLinkRemoteDeviceType");
+  auto remote_pci = symbol<nvmlReturn_t (*)(nvmlDevice_t, unsigned, NvmlPciInfo*)>(
+      library_, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  if (!fields || !state || !remote_type || !remote_pci) return std::nullopt;
+  NvmlFieldValue values[2];
+  values[0].field_id = kFieldNvLinkSpeedMbpsCommon;
+  values[1].field_id = kFieldNvLinkLinkCount;
+  if (fields(handle, 2, values) != kNvmlSuccess) return std::nullopt;
+  for (const NvmlFieldValue& v : values)
+    if (v.status != kNvmlSuccess || v.value_type != kValueTypeUnsignedInt) return std::nullopt;
+  NvLinks links;
+  links.link_bytes_per_s = 1e6 * values[0].value.as_unsigned;  // MB/s, decimal
+  for (unsigned link = 0; link < values[1].value.as_unsigned; ++link) {
+    int active = 0;
+    int type = -1;
+    if (state(handle, link, &active) != kNvmlSuccess || active != kFeatureEnabled) continue;
+    if (remote_type(handle, link, &type) != kNvmlSuccess) continue;
+    if (type == kNvLinkDeviceTypeSwitch) {
+      links.peers.emplace_back(std::nullopt);
+    } else if (type == kNvLinkDeviceTypeGpu) {
+      NvmlPciInfo info{};
+      if (remote_pci(handle, link, &info) == kNvmlSuccess)
+        links.peers.emplace_back(PciAddress{info.domain, info.bus, info.device});
+    }
+  }
+  if (links.peers.empty() || links.link_bytes_per_s <= 0) return std::nullopt;
+  return links;
 }
 
 }  // namespace timeroof

@@ -5,10 +5,20 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace timeroof {
 
 struct nvmlDevice_st;  // NVML's opaque device handle
+
+// A PCI function's address without its function number: what NVML and CUDA both
+// give for a GPU, in different spellings ("00000000:18:00.0", "0000:18:00.0").
+struct PciAddress {
+  unsigned domain = 0, bus = 0, device = 0;
+  bool operator==(const PciAddress&) const = default;
+};
+// Reads "DOMAIN:BUS:DEVICE.FUNCTION" in hex, either spelling; nullopt otherwise.
+std::optional<PciAddress> parse_pci_address(const std::string& bus_id);
 
 class Nvml {
  public:
@@ -35,6 +45,17 @@ class Nvml {
   std::optional<double> temperature_c(const std::string& pci_bus_id) const;  // GPU die
   // Why the clocks are below their maximum now: nvmlClocksEventReason* bits.
   std::optional<unsigned long long> clock_event_reasons(const std::string& pci_bus_id) const;
+
+  // The GPU's active NVLinks: where each goes, and the rate one link carries each
+  // way (NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON). nullopt where NVML cannot say or
+  // the GPU has no active link.
+  struct NvLinks {
+    double link_bytes_per_s = 0;  // one link, one direction
+    // Per active link: the PCI (domain, bus, device) of the GPU at its far end,
+    // or nullopt where it ends at an NVSwitch (every GPU behind it is reachable).
+    std::vector<std::optional<PciAddress>> peers;
+  };
+  std::optional<NvLinks> nvlinks(const std::string& pci_bus_id) const;
 
  private:
   // The device handle of a PCI bus id, or nullptr where NVML cannot find it.

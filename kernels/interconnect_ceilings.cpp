@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "gpu/check.hpp"
 #include "gpu/handles.hpp"
 #include "gpu/nccl.hpp"
+#include "gpu/nvml.hpp"
 #include "kernels/ceiling_support.hpp"
 #include "kernels/interconnect.hpp"
 
@@ -40,6 +42,37 @@ bool enable_peer_access(int from, int to) {
   return true;
 }
 
+// The NVLink rate one way from `from` to `to`, from NVML: the active links of
+// `from` that end at `to` or at an NVSwitch (which reaches every GPU behind it),
+// times one link's rate. nullopt where NVML cannot say or no link leads there
+// (PCIe peers: their rate is not NVML's to give).
+struct LinkRate {
+  double bytes_per_s = 0;
+  std::string source;
+};
+std::optional<LinkRate> nvlink_rate(const Nvml& nvml, int from, int to) {
+  const auto bus_id = [](int device) {
+    char text[32] = {};
+    TR_CUDA_CHECK(cudaDeviceGetPCIBusId(text, sizeof text, device));
+    return std::string(text);
+  };
+  const std::optional<Nvml::NvLinks> links = nvml.nvlinks(bus_id(from));
+  const std::optional<PciAddress> target = parse_pci_address(bus_id(to));
+  if (!links || !target) return std::nullopt;
+  int toward = 0, through_switch = 0;
+  for (const std::optional<PciAddress>& peer : links->peers) {
+    if (!peer) ++through_switch;
+    if (!peer || *peer == *target) ++toward;
+  }
+  if (toward == 0) return std::nullopt;
+  return LinkRate{
+      toward * links->link_bytes_per_s,
+      concat("NVML: ", toward, " active NVLinks of GPU ", from,
+             through_switch > 0 ? " (through NVSwitches)" : " to GPU " + std::to_string(to), " x ",
+             links->link_bytes_per_s / 1e9,
+             " GB/s per link and direction (NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON)")};
+}
+
 // Per device: a stream, a copy buffer and the pointer chain, allocated once.
 struct DeviceSide {
   int device = 0;
@@ -63,6 +96,7 @@ void measure_pairs(std::vector<DeviceSide>& sides, bool quick, CeilingResults& o
     side.stream.synchronize();
   }
   const int hops = quick ? 2000 : 10000;
+  const Nvml nvml;
   for (DeviceSide& from : sides) {
     for (DeviceSide& to : sides) {
       if (from.device == to.device) continue;
@@ -93,16 +127,25 @@ void measure_pairs(std::vector<DeviceSide>& sides, bool quick, CeilingResults& o
                               size_text, ", full-period LCG order); seconds per load, median of ",
                               latency.repeats, " chases")));
 
+      const std::optional<LinkRate> link =
+          nvml.available() ? nvlink_rate(nvml, a, b) : std::nullopt;
+      const auto with_link_rate = [&link](Ceiling c) {
+        if (link) {
+          c.theoretical = link->bytes_per_s;
+          c.theoretical_source = link->source;
+        }
+        return c;
+      };
       const Measurement ce = measure_on_stream(
           [&](cudaStream_t s) {
             TR_CUDA_CHECK(cudaMemcpyPeerAsync(to.buffer.get(), b, from.buffer.get(), a, bytes, s));
           },
           from.stream.get(), policy);
-      out.ceilings.push_back(make_ceiling(
+      out.ceilings.push_back(with_link_rate(make_ceiling(
           pair_name("ce", a, b), CeilingKind::bandwidth, "B/s", static_cast<double>(bytes), ce,
           concat("cudaMemcpyPeerAsync of ", size_text, " from GPU ", a, " to GPU ", b,
                  " (copy engine, peer access on), issued on GPU ", a,
-                 "'s stream and timed with events; median of ", ce.repeats, " copies")));
+                 "'s stream and timed with events; median of ", ce.repeats, " copies"))));
 
       const int blocks = from.sms * 4;
       const Measurement sm = measure_on_stream(
@@ -110,12 +153,12 @@ void measure_pairs(std::vector<DeviceSide>& sides, bool quick, CeilingResults& o
             launch_vector_copy(from.buffer.get(), to.buffer.get(), bytes / 16, blocks, s);
           },
           from.stream.get(), policy);
-      out.ceilings.push_back(make_ceiling(
+      out.ceilings.push_back(with_link_rate(make_ceiling(
           pair_name("sm", a, b), CeilingKind::bandwidth, "B/s", static_cast<double>(bytes), sm,
           concat("copy kernel on GPU ", a, " (", blocks,
                  " blocks of 512 threads, 16-byte "
                  "vectors) writing ",
-                 size_text, " into GPU ", b, "'s memory; median of ", sm.repeats, " copies")));
+                 size_text, " into GPU ", b, "'s memory; median of ", sm.repeats, " copies"))));
       // Restore b's chain for the pairs still to come.
       TR_CUDA_CHECK(cudaSetDevice(b));
       launch_chain_init(reinterpret_cast<unsigned*>(to.buffer.get()), nodes, stride_words,

@@ -4,6 +4,7 @@
 // more GPUs: the sweep over every GPU, and the interconnect roofs.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -104,6 +105,21 @@ TEST(Devices, EveryGpuSweepsItsShareAndTheInterconnectRoofsAreMeasured) {
   EXPECT_LT(node["p2p_ce_0to1"], 1000e9);
   EXPECT_GT(node["p2p_latency_0to1"], 100e-9);
   EXPECT_LT(node["p2p_latency_0to1"], 100e-6);
+  // NVLinked GPUs: the copy roofs carry NVML's link rate as their theoretical
+  // value, and no copy passes it (PCIe peers have none).
+  for (const auto& c : doc["runs"][0]["machine"]["ceilings"]) {
+    const std::string name = c["name"].get<std::string>();
+    if (!name.starts_with("p2p_ce_") && !name.starts_with("p2p_sm_")) continue;
+    if (c["theoretical"].is_null()) {
+      std::printf("%s: no NVLink rate (PCIe peers, or NVML cannot say)\n", name.c_str());
+      continue;
+    }
+    std::printf("%s: %.1f GB/s of %.1f (%s)\n", name.c_str(), c["measured"].get<double>() / 1e9,
+                c["theoretical"].get<double>() / 1e9,
+                c["theoretical_source"].get<std::string>().c_str());
+    EXPECT_LE(c["measured"].get<double>(), 1.005 * c["theoretical"].get<double>()) << name;
+    EXPECT_NE(c["theoretical_source"].get<std::string>().find("NVLink"), std::string::npos);
+  }
   const nlohmann::json& sweep = doc["runs"][static_cast<std::size_t>(gpus)];
   std::set<int> measured_by = check_every_point_once(sweep, 7);
   EXPECT_EQ(static_cast<int>(measured_by.size()), std::min(gpus, 7)) << "every GPU took a share";
