@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/intervals.hpp"
 #include "gpu/check.hpp"
 #include "gpu/check_cupti.hpp"
 
@@ -536,38 +537,10 @@ Trace ActivityTracer::stop() {
 
 namespace {
 
-struct Interval {
-  std::uint64_t start = 0;
-  std::uint64_t end = 0;
-};
+using Interval = NsInterval;
 
 std::uint64_t duration(std::uint64_t start, std::uint64_t end) {
   return end > start ? end - start : 0;
-}
-
-// Length of the union of intervals, each clipped to [lo, hi].
-std::uint64_t union_length(std::vector<Interval> intervals, std::uint64_t lo, std::uint64_t hi) {
-  for (Interval& i : intervals) {
-    i.start = std::clamp(i.start, lo, hi);
-    i.end = std::clamp(i.end, lo, hi);
-  }
-  std::sort(intervals.begin(), intervals.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  std::uint64_t total = 0;
-  bool open = false;
-  Interval current;
-  for (const Interval& i : intervals) {
-    if (i.end <= i.start) continue;
-    if (open && i.start <= current.end) {
-      current.end = std::max(current.end, i.end);
-      continue;
-    }
-    if (open) total += current.end - current.start;
-    current = i;
-    open = true;
-  }
-  if (open) total += current.end - current.start;
-  return total;
 }
 
 // The API name without a per-thread-stream suffix.

@@ -1,0 +1,203 @@
+#include "plots/profile_report.hpp"
+
+#include <string>
+#include <utility>
+
+#include "core/format.hpp"
+#include "plots/report.hpp"
+#include "plots/report_document.hpp"
+
+namespace timeroof::plots {
+
+namespace {
+
+using roofline::ProfileAnalysis;
+using roofline::RangeNode;
+
+std::string time_text(std::uint64_t ns) {
+  return format_number(static_cast<double>(ns) * 1e-9, hint::time_part);
+}
+
+std::string share_text(std::uint64_t part, std::uint64_t whole) {
+  if (whole == 0) return format_number(std::nullopt, hint::share);
+  return format_number(static_cast<double>(part) / static_cast<double>(whole), hint::share);
+}
+
+std::string count_text(std::uint64_t n) {
+  return std::to_string(n);
+}
+
+ProfileTable kernels_table(const ProfileAnalysis& a, std::size_t top) {
+  ProfileTable t{"kernels",
+                 "Top kernels by total time",
+                 "GPU time per kernel name; the share is of the GPU's busy time (the union of "
+                 "all GPU work, so overlapping streams are not counted twice).",
+                 {"Kernel", "Calls", "Total", "Share of GPU busy", "Median", "Min", "Max"},
+                 {},
+                 {false, true, true, true, true, true, true}};
+  for (std::size_t i = 0; i < a.kernels.size() && i < top; ++i) {
+    const roofline::KernelSummary& k = a.kernels[i];
+    t.rows.push_back({k.name, count_text(k.calls), time_text(k.total_ns),
+                      format_number(k.share_of_busy, hint::share), time_text(k.median_ns),
+                      time_text(k.min_ns), time_text(k.max_ns)});
+  }
+  if (a.kernels.size() > top)
+    t.caption += " " + std::to_string(a.kernels.size() - top) + " more kernels not listed.";
+  return t;
+}
+
+ProfileTable copies_table(const ProfileAnalysis& a) {
+  ProfileTable t{"copies",
+                 "Copies",
+                 "Memcpy per direction and memset: bytes over the summed copy time.",
+                 {"Direction", "Count", "Bytes", "Time", "Achieved"},
+                 {},
+                 {false, true, true, true, true}};
+  for (const roofline::CopySummary& c : a.copies)
+    t.rows.push_back({c.direction, count_text(c.count),
+                      format_si(static_cast<double>(c.bytes), "B"), time_text(c.total_ns),
+                      format_si(c.bytes_per_s, "B/s")});
+  return t;
+}
+
+ProfileTable api_table(const ProfileAnalysis& a) {
+  ProfileTable t{"api",
+                 "API calls by host time",
+                 "Runtime and driver calls (a runtime call's own driver calls are counted too).",
+                 {"Function", "Kind", "Calls", "Host time"},
+                 {},
+                 {false, false, true, true}};
+  for (const roofline::ApiSummary& s : a.api)
+    t.rows.push_back({s.name, to_string(s.kind), count_text(s.count), time_text(s.total_ns)});
+  return t;
+}
+
+std::string range_notes(const RangeNode& n) {
+  std::string out;
+  if (n.not_nested > 0) out += std::to_string(n.not_nested) + " not nested (start/end)";
+  if (n.unclosed > 0)
+    out += (out.empty() ? "" : "; ") + std::to_string(n.unclosed) + " never closed";
+  return out;
+}
+
+void add_range_rows(ProfileTable& t, const RangeNode& n, const std::string& prefix,
+                    const std::string& indent) {
+  t.rows.push_back({prefix + n.name, count_text(n.calls), time_text(n.wall_ns),
+                    format_number(n.share_of_top, hint::share), count_text(n.work.kernels),
+                    time_text(n.work.kernel_ns), count_text(n.work.copies),
+                    time_text(n.work.copy_ns), time_text(n.work.api_ns),
+                    time_text(n.work.gpu_idle_ns), range_notes(n)});
+  for (const RangeNode& child : n.children) add_range_rows(t, child, prefix + indent, indent);
+}
+
+ProfileTable ranges_table(const roofline::ThreadRanges& thread, const std::string& indent) {
+  const std::string who = "process " + std::to_string(thread.process_id) + ", thread " +
+                          std::to_string(thread.thread_id);
+  ProfileTable t{
+      "ranges-" + std::to_string(thread.process_id) + "-" + std::to_string(thread.thread_id),
+      "NVTX ranges of " + who,
+      "Repeated ranges summed over their calls; share of the top-level range's time. "
+      "Kernels and copies belong to the range whose thread launched them while it "
+      "was open (they may run later); GPU idle is the time within the range with "
+      "none of the process's GPU work running.",
+      {"Range", "Calls", "Wall", "Share", "Kernels", "Kernel time", "Copies", "Copy time",
+       "API time", "GPU idle", "Notes"},
+      {},
+      {false, true, true, true, true, true, true, true, true, true, false}};
+  for (const RangeNode& root : thread.roots) add_range_rows(t, root, "", indent);
+  return t;
+}
+
+ProfileTable iterations_table(const roofline::IterationBreakdown& b) {
+  ProfileTable t{"iterations",
+                 "Where each iteration of " + b.range + " goes",
+                 "Each call of the top-level range " + b.range +
+                     ": its wall time split into time with a kernel running, with only a copy "
+                     "running, and with no GPU work (host-only time).",
+                 {"Iteration", "Wall", "Kernels", "Copies only", "Host only (GPU idle)"},
+                 {},
+                 {false, true, true, true, true}};
+  for (std::size_t i = 0; i < b.iterations.size(); ++i) {
+    const roofline::Iteration& it = b.iterations[i];
+    t.rows.push_back({std::to_string(i + 1), time_text(it.wall_ns), time_text(it.kernel_ns),
+                      time_text(it.copy_ns), time_text(it.idle_ns)});
+  }
+  using Spread = roofline::IterationSpread;
+  auto spread_row = [&](const char* label, std::uint64_t Spread::*member) {
+    t.rows.push_back({label, time_text(b.wall.*member), time_text(b.kernel.*member),
+                      time_text(b.copy.*member), time_text(b.idle.*member)});
+  };
+  spread_row("median", &Spread::median_ns);
+  spread_row("min", &Spread::min_ns);
+  spread_row("max", &Spread::max_ns);
+  return t;
+}
+
+std::string provenance_value(const nlohmann::json& value) {
+  return value.is_structured() ? value.dump() : param_value_text(value);
+}
+
+}  // namespace
+
+std::string profile_summary(const ProfileAnalysis& a) {
+  std::string out = std::to_string(a.records) + " records over " + time_text(a.span_ns()) +
+                    "; GPU busy " + time_text(a.gpu_busy_ns) + " (" +
+                    share_text(a.gpu_busy_ns, a.span_ns()) + " of the span): kernels " +
+                    time_text(a.kernel_ns) + ", copies " + time_text(a.copy_ns) + ".";
+  const roofline::RangeWork& u = a.unattributed;
+  if (u.kernels + u.copies > 0)
+    out += " Unattributed (no launching call in the trace): kernels " + std::to_string(u.kernels) +
+           ", copies " + std::to_string(u.copies) + ", " + time_text(u.kernel_ns + u.copy_ns) +
+           " of GPU time.";
+  return out;
+}
+
+std::vector<ProfileTable> profile_tables(const ProfileAnalysis& a, const std::string& indent,
+                                         std::size_t top_kernels) {
+  std::vector<ProfileTable> out;
+  out.push_back(kernels_table(a, top_kernels));
+  out.push_back(copies_table(a));
+  out.push_back(api_table(a));
+  for (const roofline::ThreadRanges& thread : a.threads)
+    out.push_back(ranges_table(thread, indent));
+  if (a.iterations) out.push_back(iterations_table(*a.iterations));
+  return out;
+}
+
+void detail::profile_section(std::vector<Block>& doc, const ProfileAnalysis& analysis,
+                             const nlohmann::json& provenance, const std::string& anchor) {
+  doc.push_back(heading(2, "Profile", anchor));
+  doc.push_back(paragraph(profile_summary(analysis)));
+  for (ProfileTable& t : profile_tables(analysis, "· ")) {
+    doc.push_back(heading(3, t.title, anchor + "-" + t.id));
+    if (t.rows.empty()) {
+      doc.push_back(paragraph("None in the trace."));
+      continue;
+    }
+    std::vector<std::size_t> nowrap;
+    for (std::size_t c = 0; c < t.numeric.size(); ++c)
+      if (t.numeric[c]) nowrap.push_back(c);
+    doc.push_back(table(std::move(t.header), std::move(t.rows), t.id, t.caption));
+    doc.back().nowrap = std::move(nowrap);
+  }
+  doc.push_back(heading(3, "Provenance", anchor + "-provenance"));
+  std::vector<std::vector<std::string>> rows;
+  if (provenance.is_object())
+    for (const auto& [key, value] : provenance.items())
+      rows.push_back({key, provenance_value(value)});
+  if (rows.empty())
+    doc.push_back(paragraph("No provenance was recorded."));
+  else
+    doc.push_back(table({"Item", "Value"}, std::move(rows), "provenance"));
+}
+
+ProfileReport render_profile_report(const std::vector<TraceEvent>& events,
+                                    const nlohmann::json& provenance) {
+  std::vector<detail::Block> doc;
+  doc.push_back(detail::heading(1, "timeroof profile"));
+  doc.push_back(detail::contents());
+  detail::profile_section(doc, roofline::analyze_profile(events), provenance, "profile");
+  return {detail::render_html(doc), detail::render_markdown(doc, ChartFormat::svg)};
+}
+
+}  // namespace timeroof::plots

@@ -1,0 +1,244 @@
+// The outputs of a profile (#17) from tests/fixtures/profile-synthetic.jsonl:
+// the Perfetto / Chrome trace JSON (plots/perfetto_trace) checked for what
+// ui.perfetto.dev needs (every complete event has name/ph/ts/dur/pid/tid, flows
+// pair up and bind, processes and threads are named, microsecond timestamps keep
+// nanoseconds, counter tracks only with per-kernel metrics), and the console
+// text and report of plots/profile_report through their exact lines.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plots/perfetto_trace.hpp"
+#include "plots/profile_report.hpp"
+#include "src/cli/profile_console.hpp"
+#include "tests/support/fixtures.hpp"
+#include "tests/support/xml_check.hpp"
+
+namespace timeroof::plots {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<TraceEvent>& fixture() {
+  static const std::vector<TraceEvent> events =
+      test::load_trace("tests/fixtures/profile-synthetic.jsonl");
+  return events;
+}
+
+const json kProvenance = {{"command_line", "python3 train.py"}, {"gpu", "NVIDIA H100"}};
+
+std::vector<json> with_ph(const json& trace, const std::string& ph) {
+  std::vector<json> out;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == ph) out.push_back(e);
+  return out;
+}
+
+const json* find_named(const std::vector<json>& events, const std::string& name) {
+  for (const json& e : events)
+    if (e["name"] == name) return &e;
+  return nullptr;
+}
+
+TEST(PerfettoTrace, CompleteEventsCarryTheirFields) {
+  // Through text and back: what a file holds is valid JSON.
+  const json trace = json::parse(perfetto_trace(fixture(), kProvenance).dump());
+  EXPECT_EQ(trace["displayTimeUnit"], "ns");
+  EXPECT_EQ(trace["metadata"]["provenance"], kProvenance);
+  EXPECT_EQ(trace["metadata"]["origin_ns"], 1'000'000'000u);
+  const std::vector<json> slices = with_ph(trace, "X");
+  EXPECT_EQ(slices.size(), 45u);  // every record but the mark
+  for (const json& e : slices)
+    for (const char* key : {"name", "ph", "ts", "dur", "pid", "tid"})
+      EXPECT_TRUE(e.contains(key)) << key << " missing in " << e.dump();
+
+  const json* memcpy_call = find_named(slices, "cudaMemcpy");
+  ASSERT_TRUE(memcpy_call);
+  EXPECT_EQ((*memcpy_call)["ts"], 0.0);  // the first record
+  EXPECT_EQ((*memcpy_call)["dur"], 25.0);
+  EXPECT_EQ((*memcpy_call)["pid"], 100);
+  EXPECT_EQ((*memcpy_call)["tid"], 1);
+
+  const json* gemm = find_named(slices, "gemm_kernel");  // iteration 0's, on stream 7
+  ASSERT_TRUE(gemm);
+  EXPECT_EQ((*gemm)["ts"], 120.0);
+  EXPECT_EQ((*gemm)["dur"], 40.0);
+  EXPECT_EQ((*gemm)["pid"], 101);  // the GPU's pid follows the host's
+  EXPECT_EQ((*gemm)["tid"], 7);
+  EXPECT_EQ((*gemm)["cat"], "kernel");
+  EXPECT_EQ((*gemm)["args"]["grid"], json::array({128, 1, 1}));
+  EXPECT_EQ((*gemm)["args"]["correlation_id"], 11);
+
+  const json* h2d = find_named(slices, "HtoD");
+  ASSERT_TRUE(h2d);
+  EXPECT_EQ((*h2d)["args"]["bytes"], 1'000'000);
+  const json* step = find_named(slices, "step");
+  ASSERT_TRUE(step);
+  EXPECT_EQ((*step)["ts"], 100.0);
+  EXPECT_EQ((*step)["dur"], 150.0);
+  EXPECT_EQ((*step)["tid"], 1);
+  EXPECT_EQ((*step)["args"]["range_id"], 1);
+
+  const std::vector<json> marks = with_ph(trace, "i");
+  ASSERT_EQ(marks.size(), 1u);
+  EXPECT_EQ(marks[0]["name"], "checkpoint");
+  EXPECT_EQ(marks[0]["ts"], 240.0);
+  EXPECT_EQ(marks[0]["s"], "t");
+}
+
+TEST(PerfettoTrace, FlowsPairLaunchesWithTheirWork) {
+  const json trace = perfetto_trace(fixture(), kProvenance);
+  const std::vector<json> starts = with_ph(trace, "s"), finishes = with_ph(trace, "f");
+  EXPECT_EQ(starts.size(), 13u);  // every GPU record but the unattributed kernel
+  ASSERT_EQ(finishes.size(), starts.size());
+  std::map<std::uint64_t, json> start_by_id;
+  for (const json& s : starts) {
+    EXPECT_EQ(s["pid"], 100);
+    EXPECT_EQ(s["tid"], 1);
+    EXPECT_TRUE(start_by_id.emplace(s["id"].get<std::uint64_t>(), s).second) << "repeated id";
+  }
+  for (const json& f : finishes) {
+    EXPECT_EQ(f["bp"], "e");
+    EXPECT_EQ(f["pid"], 101);
+    const auto it = start_by_id.find(f["id"].get<std::uint64_t>());
+    ASSERT_NE(it, start_by_id.end()) << f.dump();
+    EXPECT_LE(it->second["ts"].get<double>(), f["ts"].get<double>());
+    start_by_id.erase(it);
+  }
+  EXPECT_TRUE(start_by_id.empty());
+  // The first flow: cudaMemcpy at 0 -> the HtoD copy at 2 us on stream 7.
+  EXPECT_EQ(starts[0]["ts"], 0.0);
+  EXPECT_EQ(finishes[0]["ts"], 2.0);
+  EXPECT_EQ(finishes[0]["tid"], 7);
+}
+
+TEST(PerfettoTrace, MetadataNamesProcessesAndThreads) {
+  const json trace = perfetto_trace(fixture(), kProvenance);
+  std::set<std::string> processes, threads;
+  std::map<std::uint64_t, std::uint64_t> sort_index;
+  for (const json& m : with_ph(trace, "M")) {
+    if (m["name"] == "process_name") processes.insert(m["args"]["name"].get<std::string>());
+    if (m["name"] == "thread_name") threads.insert(m["args"]["name"].get<std::string>());
+    if (m["name"] == "process_sort_index")
+      sort_index[m["pid"].get<std::uint64_t>()] = m["args"]["sort_index"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(processes, (std::set<std::string>{"Process 100", "GPU 0"}));
+  EXPECT_EQ(threads, (std::set<std::string>{"Thread 1", "Stream 7", "Stream 8", "Stream 9"}));
+  EXPECT_LT(sort_index.at(100), sort_index.at(101));  // the host above its GPU
+}
+
+TEST(PerfettoTrace, CounterTracksOnlyWithMetrics) {
+  EXPECT_TRUE(with_ph(perfetto_trace(fixture(), kProvenance), "C").empty());
+  KernelRateMap rates;
+  rates[11] = {2.0e12, 1.5e12, 0.5};                 // iteration 0's gemm_kernel, stream 7
+  rates[12] = {std::nullopt, 3.0e12, std::nullopt};  // the cuLaunchKernel's id: no kernel
+  const std::vector<json> counters = with_ph(perfetto_trace(fixture(), kProvenance, rates), "C");
+  ASSERT_EQ(counters.size(), 6u);  // three rates, each raised at the start and dropped at the end
+  std::map<std::string, std::vector<std::pair<double, double>>> series;
+  for (const json& c : counters) {
+    EXPECT_EQ(c["pid"], 101);
+    series[c["name"].get<std::string>()].emplace_back(c["ts"].get<double>(),
+                                                      c["args"]["value"].get<double>());
+  }
+  using Samples = std::vector<std::pair<double, double>>;
+  EXPECT_EQ(series["FLOP/s (stream 7)"], (Samples{{120.0, 2.0e12}, {160.0, 0.0}}));
+  EXPECT_EQ(series["bytes/s (stream 7)"], (Samples{{120.0, 1.5e12}, {160.0, 0.0}}));
+  EXPECT_EQ(series["fraction of roof (stream 7)"], (Samples{{120.0, 0.5}, {160.0, 0.0}}));
+}
+
+TEST(PerfettoTrace, NanosecondsUnclosedAndOverlappingRanges) {
+  const std::uint64_t t0 = 5'000'000'000'000;
+  const std::vector<TraceEvent> events = {
+      test::trace_event(TraceKind::nvtx_range, "a", t0, t0 + 5000),
+      test::trace_event(TraceKind::nvtx_range, "b", t0 + 1234,
+                        t0 + 9000),  // overlaps a: cannot nest
+      test::trace_event(TraceKind::nvtx_range, "open", t0 + 2000, 0),
+      test::trace_event(TraceKind::runtime_api, "cudaFree", t0 + 3000, t0 + 8501)};
+  const json trace = perfetto_trace(events, json::object());
+  EXPECT_EQ(trace["metadata"]["origin_ns"], t0);
+  const std::vector<json> slices = with_ph(trace, "X");
+  ASSERT_TRUE(find_named(slices, "cudaFree"));
+  EXPECT_DOUBLE_EQ((*find_named(slices, "cudaFree"))["dur"].get<double>(), 5.501);
+  const json* open = find_named(slices, "open");
+  ASSERT_TRUE(open);
+  EXPECT_EQ((*open)["args"]["unclosed"], true);
+  EXPECT_DOUBLE_EQ((*open)["dur"].get<double>(), 7.0);  // to the trace's end, b's
+  EXPECT_FALSE(find_named(slices, "b"));
+  const std::vector<json> begins = with_ph(trace, "b"), ends = with_ph(trace, "e");
+  ASSERT_EQ(begins.size(), 1u);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(begins[0]["name"], "b");
+  EXPECT_DOUBLE_EQ(begins[0]["ts"].get<double>(), 1.234);
+  EXPECT_DOUBLE_EQ(ends[0]["ts"].get<double>(), 9.0);
+  EXPECT_EQ(begins[0]["id"], ends[0]["id"]);
+  EXPECT_EQ(begins[0]["args"]["nested"], false);
+}
+
+TEST(PerfettoTrace, EmptyTrace) {
+  const json trace = perfetto_trace({}, json::object());
+  EXPECT_TRUE(trace["traceEvents"].is_array());
+  EXPECT_TRUE(trace["traceEvents"].empty());
+  EXPECT_EQ(trace["metadata"]["origin_ns"], 0u);
+}
+
+TEST(ProfileConsole, TablesOfTheFixture) {
+  const std::string text = cli::profile_text(fixture(), kProvenance, 0);
+  const std::vector<std::string> lines = {
+      "Profile of python3 train.py",
+      "46 records over 670 us; GPU busy 283 us (42% of the span): kernels 248 us, copies 50 us. "
+      "Unattributed (no launching call in the trace): kernels 1, copies 0, 8.0 us of GPU time.",
+      "Top kernels by total time",
+      "  gemm_kernel          6  210 us                74%   30 us   30 us   40 us",
+      "  external_kernel      1  8.0 us                 3%  8.0 us  8.0 us  8.0 us",
+      "Copies",
+      "  DtoH           3  1.50 MB  30 us  50.0 GB/s",
+      "  cuLaunchKernel         driver_api       3     9.0 us",
+      "NVTX ranges of process 100, thread 1",
+      "  step            3  480 us   100%        9       240 us       3      30 us     78 us    "
+      "225 us",
+      "    forward       3  300 us    62%        9       240 us       0          0     36 us     "
+      "75 us",
+      "      layer0      3  114 us    24%        3       120 us       0          0     15 us     "
+      "24 us",
+      "      layer1      3  150 us    31%        6       120 us       0          0     21 us     "
+      "30 us",
+      "Where each iteration of step goes",
+      "  3          170 us    75 us        10 us                 85 us",
+      "  median     160 us    75 us        10 us                 75 us"};
+  for (const std::string& line : lines)
+    EXPECT_NE(text.find(line + "\n"), std::string::npos) << "missing line:\n"
+                                                         << line << "\nin:\n"
+                                                         << text;
+  EXPECT_NE(
+      cli::profile_text(std::vector<TraceEvent>{}, json::object(), 0).find("none in the trace"),
+      std::string::npos);
+}
+
+TEST(ProfileReport, HtmlAndMarkdown) {
+  const ProfileReport report = render_profile_report(fixture(), kProvenance);
+  const test::XmlCheck xml = test::check_xml(report.html);
+  EXPECT_TRUE(xml.ok) << xml.error;
+  for (const std::string& text :
+       {std::string("Top kernels by total time"), std::string("Where each iteration of step goes"),
+        std::string("NVTX ranges of process 100, thread 1"), std::string("· · layer0"),
+        std::string("python3 train.py")}) {
+    EXPECT_NE(report.html.find(text), std::string::npos) << text;
+    EXPECT_NE(report.markdown.find(text), std::string::npos) << text;
+  }
+  EXPECT_NE(report.markdown.find("| gemm_kernel | 6 | 210 us | 74% | 30 us | 30 us | 40 us |"),
+            std::string::npos)
+      << report.markdown;
+  const ProfileReport empty = render_profile_report({}, json::object());
+  EXPECT_NE(empty.markdown.find("None in the trace."), std::string::npos);
+  EXPECT_NE(empty.markdown.find("No provenance was recorded."), std::string::npos);
+}
+
+}  // namespace
+}  // namespace timeroof::plots
