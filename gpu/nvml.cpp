@@ -18,6 +18,8 @@ constexpr int kNvmlClockMem = 2;
 // nvmlFieldValue_t, nvmlPciInfo_t and the ids used with them (nvml.h).
 constexpr unsigned kFieldNvLinkSpeedMbpsCommon = 90;
 constexpr unsigned kFieldNvLinkLinkCount = 91;
+constexpr unsigned kFieldNvLinkGetSpeed = 164;    // per link (scope): MB/s
+constexpr unsigned kFieldNvLinkGetVersion = 166;  // per link (scope)
 constexpr int kValueTypeUnsignedInt = 1;
 constexpr int kNvLinkDeviceTypeGpu = 0;
 constexpr int kNvLinkDeviceTypeSwitch = 2;
@@ -154,30 +156,73 @@ std::optional<PciAddress> parse_pci_address(const std::string& bus_id) {
   return address;
 }
 
+namespace {
+// NVIDIA's published data rate of one link, one direction, by NVML's version
+// code (nvmlNvlinkVersion_t, as NVML_FI_DEV_NVLINK_GET_VERSION gives it; an H100
+// reads 6, NVLink 4.0).
+double published_link_rate(unsigned version_code) {
+  switch (version_code) {
+    case 1:  // 1.0, P100
+      return 20e9;
+    case 2:  // 2.0, V100
+    case 3:  // 2.2
+    case 4:  // 3.0, A100
+    case 5:  // 3.1
+    case 6:  // 4.0, H100 and H200
+      return 25e9;
+    case 7:  // 5.0, B200
+      return 50e9;
+    default:
+      return 0;
+  }
+}
+}  // namespace
+
+// One unsigned field of a link (scope = the link) or of the device; nullopt where
+// NVML does not give it (a VM's H100 gave no NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON).
+std::optional<unsigned> Nvml::field(nvmlDevice_st* handle, unsigned id, unsigned scope) const {
+  auto fields = symbol<nvmlReturn_t (*)(nvmlDevice_t, int, NvmlFieldValue*)>(
+      library_, "nvmlDeviceGetFieldValues");
+  NvmlFieldValue value;
+  value.field_id = id;
+  value.scope_id = scope;
+  if (!fields || fields(handle, 1, &value) != kNvmlSuccess || value.status != kNvmlSuccess ||
+      value.value_type != kValueTypeUnsignedInt)
+    return std::nullopt;
+  return value.value.as_unsigned;
+}
+
 std::optional<Nvml::NvLinks> Nvml::nvlinks(const std::string& pci_bus_id) const {
   const nvmlDevice_t handle = device(pci_bus_id);
   if (!handle) return std::nullopt;
-  auto fields = symbol<nvmlReturn_t (*)(nvmlDevice_t, int, NvmlFieldValue*)>(
-      library_, "nvmlDeviceGetFieldValues");
   auto state =
       symbol<nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*)>(library_, "nvmlDeviceGetNvLinkState");
   auto remote_type = symbol<nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*)>(
       library_, "nvmlDeviceGetNvLinkRemoteDeviceType");
   auto remote_pci = symbol<nvmlReturn_t (*)(nvmlDevice_t, unsigned, NvmlPciInfo*)>(
       library_, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
-  if (!fields || !state || !remote_type || !remote_pci) return std::nullopt;
-  NvmlFieldValue values[2];
-  values[0].field_id = kFieldNvLinkSpeedMbpsCommon;
-  values[1].field_id = kFieldNvLinkLinkCount;
-  if (fields(handle, 2, values) != kNvmlSuccess) return std::nullopt;
-  for (const NvmlFieldValue& v : values)
-    if (v.status != kNvmlSuccess || v.value_type != kValueTypeUnsignedInt) return std::nullopt;
+  const std::optional<unsigned> link_count = field(handle, kFieldNvLinkLinkCount, 0);
+  if (!state || !remote_type || !remote_pci || !link_count) return std::nullopt;
   NvLinks links;
-  links.link_bytes_per_s = 1e6 * values[0].value.as_unsigned;  // MB/s, decimal
-  for (unsigned link = 0; link < values[1].value.as_unsigned; ++link) {
+  for (unsigned link = 0; link < *link_count; ++link) {
     int active = 0;
     int type = -1;
     if (state(handle, link, &active) != kNvmlSuccess || active != kFeatureEnabled) continue;
+    if (links.link_bytes_per_s <= 0) {  // the links of one GPU run at one rate
+      if (const auto speed = field(handle, kFieldNvLinkGetSpeed, link); speed && *speed > 0) {
+        links.link_bytes_per_s = 1e6 * *speed;  // MB/s, decimal: the line rate
+        links.rate_source = "NVML_FI_DEV_NVLINK_GET_SPEED, the link's line rate";
+      } else if (const auto common = field(handle, kFieldNvLinkSpeedMbpsCommon, 0);
+                 common && *common > 0) {
+        links.link_bytes_per_s = 1e6 * *common;
+        links.rate_source = "NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON";
+      } else if (const auto version = field(handle, kFieldNvLinkGetVersion, link);
+                 version && published_link_rate(*version) > 0) {
+        links.link_bytes_per_s = published_link_rate(*version);
+        links.rate_source =
+            "the published data rate of NVML's NVLink version code " + std::to_string(*version);
+      }
+    }
     if (remote_type(handle, link, &type) != kNvmlSuccess) continue;
     if (type == kNvLinkDeviceTypeSwitch) {
       links.peers.emplace_back(std::nullopt);

@@ -47,10 +47,12 @@ class Nvml {
   std::optional<unsigned long long> clock_event_reasons(const std::string& pci_bus_id) const;
 
   // The GPU's active NVLinks: where each goes, and the rate one link carries each
-  // way (NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON). nullopt where NVML cannot say or
-  // the GPU has no active link.
+  // way: NVML's per-link speed (the line rate; an H100's 26.5625 GB/s against 25
+  // GB/s of data), else its common speed, else the published data rate of the
+  // links' NVLink version. nullopt where NVML cannot say or no link is active.
   struct NvLinks {
     double link_bytes_per_s = 0;  // one link, one direction
+    std::string rate_source;      // where that rate comes from
     // Per active link: the PCI (domain, bus, device) of the GPU at its far end,
     // or nullopt where it ends at an NVSwitch (every GPU behind it is reachable).
     std::vector<std::optional<PciAddress>> peers;
@@ -60,6 +62,7 @@ class Nvml {
  private:
   // The device handle of a PCI bus id, or nullptr where NVML cannot find it.
   nvmlDevice_st* device(const std::string& pci_bus_id) const;
+  std::optional<unsigned> field(nvmlDevice_st* handle, unsigned id, unsigned scope) const;
   template <typename Value, typename Raw>
   std::optional<Value> query(const std::string& pci_bus_id, const char* getter, double scale) const;
 

@@ -69,8 +69,8 @@ std::optional<LinkRate> nvlink_rate(const Nvml& nvml, int from, int to) {
       toward * links->link_bytes_per_s,
       concat("NVML: ", toward, " active NVLinks of GPU ", from,
              through_switch > 0 ? " (through NVSwitches)" : " to GPU " + std::to_string(to), " x ",
-             links->link_bytes_per_s / 1e9,
-             " GB/s per link and direction (NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON)")};
+             links->link_bytes_per_s / 1e9, " GB/s per link and direction (", links->rate_source,
+             ")")};
 }
 
 // Per device: a stream, a copy buffer and the pointer chain, allocated once.

@@ -80,8 +80,13 @@ Machine measure_interconnect(const std::vector<int>& devices, bool quick) {
   CeilingResults results = measure_interconnect_ceilings(devices, quick);
   Machine machine;
   machine.gpu = query_gpu(devices.front());
+  // The copy roofs over NVLink carry NVML's link rate (kernels/interconnect_ceilings.cpp).
   for (Ceiling& c : results.ceilings)
-    c.theoretical_source = "none: the link rate is not read (NVLink / PCIe generation and width)";
+    if (!c.theoretical)
+      c.theoretical_source =
+          c.kind == CeilingKind::latency
+              ? "none: a latency has no theoretical value here"
+              : "none: no NVLink rate from NVML (PCIe peers, or NVML cannot say)";
   machine.ceilings = std::move(results.ceilings);
   machine.skipped = std::move(results.skipped);
   return machine;

@@ -118,7 +118,7 @@ TEST(Devices, EveryGpuSweepsItsShareAndTheInterconnectRoofsAreMeasured) {
                 c["theoretical"].get<double>() / 1e9,
                 c["theoretical_source"].get<std::string>().c_str());
     EXPECT_LE(c["measured"].get<double>(), 1.005 * c["theoretical"].get<double>()) << name;
-    EXPECT_NE(c["theoretical_source"].get<std::string>().find("NVLink"), std::string::npos);
+    EXPECT_NE(c["theoretical_source"].get<std::string>().find("active NVLinks"), std::string::npos);
   }
   const nlohmann::json& sweep = doc["runs"][static_cast<std::size_t>(gpus)];
   std::set<int> measured_by = check_every_point_once(sweep, 7);
