@@ -112,13 +112,14 @@ struct SweepRunner::State {
   std::string kept_plan;
   std::vector<PendingPoint> kept_windowing;  // and those waiting for their windows
 
-  PendingPoint measure_until_counters(const OperatorFamily& family, const nlohmann::json& params,
-                                      const std::string& sweep, int seq);
-
   // Operators with the same key are profiled with the same metrics.
   static std::string plan_key(const Operator& op);
 
   // The sweep loop (runner.cpp).
+  // Steps 1-6 of a point (runner.hpp); the operator stays with the point when
+  // its counters are still to be collected.
+  PendingPoint measure_until_counters(const OperatorFamily& family, const nlohmann::json& params,
+                                      const std::string& sweep, int seq);
   // Less than half the device memory free: points waiting for their counters
   // should give theirs back before the next point allocates.
   bool memory_is_tight() const;
