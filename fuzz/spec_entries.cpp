@@ -1,4 +1,4 @@
-// Fuzz targets value_list and toml_spec: the sweep spec parser (sweeps/spec.cpp)
+// Fuzz targets value_list and toml_spec: the sweep spec parser (sweeps/spec.cpp, spec_toml.cpp)
 // against a family of its own, shaped like conv2d's axes (integers with words,
 // text values, an eng<N> pattern), whose problem range-checks as conv2d does.
 // The parser is the same whichever family it reads for.

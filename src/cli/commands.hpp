@@ -36,6 +36,9 @@ using Action = std::function<ExitCode()>;
 // footer of examples, when_chosen), so each command reads whole in one place;
 // `duplicates` pairs them.
 void register_commands(CLI::App& app, CommonOptions& options, Action& action);
+// `timeroof run` and `timeroof ceilings` (src/cli/measure_commands.cpp).
+void register_main_job(CLI::App& app, CommonOptions& options, Action& action);
+void register_ceilings(CLI::App& app, CommonOptions& options, Action& action);
 // `timeroof sweep FILE.toml` and `timeroof sweep <family>`, one subcommand per family
 // of the registry with the family's axes as options (src/cli/sweep_command.cpp).
 void register_sweep(CLI::App& app, CommonOptions& options, Action& action);

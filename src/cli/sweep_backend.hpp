@@ -1,5 +1,6 @@
 // `timeroof sweep` and the sweeps of `timeroof run`. The sweep a command line
-// names, --dry-run and --shard's share are host-only (sweep_plan.cpp, every build);
+// names (sweep_command.cpp), --dry-run and --shard's share are host-only
+// (sweep_plan.cpp, every build);
 // measuring is built against sweeps/ when the CUDA toolkit is present
 // (sweep_backend_cuda.cpp), refused with the reason in the analysis-only build
 // (gpu_backend_none.cpp).
@@ -23,7 +24,7 @@ class ResultsStore;
 namespace timeroof::cli {
 
 // A sweep to measure: its spec, read and validated once from the command line
-// (spec_of) or the family's default sweep, and how to measure it.
+// (sweep_command.cpp) or the family's default sweep, and how to measure it.
 struct SweepRequest {
   SweepSpec spec;
   bool dry_run = false;
@@ -42,18 +43,6 @@ struct SweepRequest {
   int extra_counter_passes = 0;
 };
 
-// "--batch 1..64:x2 --precision=fp16" -> {{"batch", "1..64:x2"}, {"precision", "fp16"}};
-// anything else is a usage error naming it.
-std::vector<std::pair<std::string, std::string>> flag_pairs(const std::vector<std::string>& args);
-
-// The sweep a command line names: `target` a TOML file (no flags), else the
-// family of that name as below; validated (usage errors), no GPU work.
-SweepSpec spec_of(const std::string& target,
-                  const std::vector<std::pair<std::string, std::string>>& flags);
-// The sweep of `family` from its axis and option flags, its default sweep
-// without any.
-SweepSpec spec_of(const OperatorFamily& family,
-                  const std::vector<std::pair<std::string, std::string>>& flags);
 // The dry run's time model with this machine's measured roofs where it has some
 // (null: the model's defaults).
 DryRunRoofs roofs_from(const Machine* machine);

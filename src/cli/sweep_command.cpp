@@ -4,12 +4,20 @@
 // axis with its allowed values and its default. The command-line options of
 // `sweep` (--dry-run, --db, --shard, ...) are bound on `sweep` and on each
 // family's subcommand alike, so they may come before or after the family name.
+// The flags are read into the sweep's spec here, once, and run_sweep lists it
+// (--dry-run) or stores the run and measures it.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,7 +26,11 @@
 #include "core/vocabulary.hpp"
 #include "src/cli/command_options.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/devices.hpp"
+#include "src/cli/gpu_backend.hpp"
+#include "src/cli/stored_runs.hpp"
 #include "src/cli/sweep_backend.hpp"
+#include "src/store/results_store.hpp"
 #include "sweeps/family.hpp"
 #include "sweeps/spec.hpp"
 
@@ -162,6 +174,51 @@ std::vector<std::pair<std::string, std::string>> flags_of(const SweepArguments& 
   return pairs;
 }
 
+// "--batch 1..64:x2 --precision=fp16" -> {{"batch", "1..64:x2"}, {"precision", "fp16"}};
+// anything else is a usage error naming it.
+std::vector<std::pair<std::string, std::string>> flag_pairs(const std::vector<std::string>& args) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.rfind("--", 0) != 0 || arg.size() < 3) {
+      throw usage_error("unexpected argument '" + arg +
+                        "'; sweep axes are given as --name values, e.g. --batch 1..64:x2");
+    }
+    const std::size_t equals = arg.find('=');
+    if (equals != std::string::npos) {
+      pairs.emplace_back(arg.substr(2, equals - 2), arg.substr(equals + 1));
+    } else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
+      pairs.emplace_back(arg.substr(2), args[++i]);
+    } else {
+      throw usage_error(arg + " needs a value, e.g. " + arg + " 1,2,4");
+    }
+  }
+  return pairs;
+}
+
+// The sweep a command line names, read and validated once (usage errors, no GPU
+// work): a sweep file (`target` ending in .toml; no axis flags, --metrics adds to
+// its [sweep] metrics), else the family's axis and option flags, or its default
+// sweep without any.
+SweepSpec spec_of(const OperatorFamily* family, const std::string& target,
+                  const std::vector<std::pair<std::string, std::string>>& flags) {
+  const bool file = target.size() > 5 && target.compare(target.size() - 5, 5, ".toml") == 0;
+  if (!family && !file) family = &find_family(target);
+  if (family) return flags.empty() ? default_spec(*family) : spec_from_flags(*family, flags);
+  std::vector<std::string> metrics;
+  for (const auto& [key, value] : flags) {
+    if (key == "metrics" || key == "--metrics") {
+      metrics.push_back(value);
+      continue;
+    }
+    throw usage_error("a sweep file takes no axis flags (got --" + key + "); put them in " +
+                      target);
+  }
+  SweepSpec spec = spec_from_toml(target);
+  for (const std::string& list : metrics) add_metrics(spec, list, "--metrics");
+  return spec;
+}
+
 ExitCode run_sweep_command(const CommonOptions& options, SweepArguments& args,
                            const CLI::App& sweep) {
   SweepRequest request = args.request;
@@ -199,11 +256,180 @@ ExitCode run_sweep_command(const CommonOptions& options, SweepArguments& args,
   CommonOptions expanded = options;
   expanded.db = expand_db_path(options.db, sharding.shard);  // "%r": each shard its own store
   // The one reading of the value lists.
-  request.spec = args.family ? spec_of(*args.family, flags) : spec_of(args.target, flags);
+  request.spec = spec_of(args.family, args.target, flags);
   return run_sweep(expanded, request, args.resume, sharding);
 }
 
 }  // namespace
+
+namespace {
+
+// --metrics: each name checked against CUPTI's list for `chip` (empty: every chip
+// this CUPTI knows), offline, so a typo is refused before any GPU work.
+void check_extra_metrics(const SweepSpec& spec, const std::string& chip) {
+  if (spec.metrics.empty()) return;
+  const std::vector<std::string> unknown = unknown_metric_names(chip, spec.metrics);
+  if (unknown.empty()) {
+    // Listed but not collectable by the range profiler: build_config names it.
+    if (!chip.empty() && !supported_chips().empty()) (void)count_passes(chip, spec.metrics);
+    return;
+  }
+  throw usage_error(
+      "--metrics: '" + unknown.front() + "' is no CUPTI metric " +
+      (chip.empty() ? std::string("of any chip this CUPTI knows") : "of chip " + chip) +
+      "; list the names with `timeroof metrics" +
+      (chip.empty() ? std::string() : " --chip " + chip) + " --filter TEXT`");
+}
+
+// The dry run's counter passes with and without --metrics, per precision and
+// math of the spec's points, on `chip` (the store's newest run's), offline.
+nlohmann::json extra_metrics_plan(const SweepSpec& spec, const std::string& chip) {
+  nlohmann::json plan = {{"names", spec.metrics}, {"chip", chip}};
+  if (chip.empty()) {
+    plan["why_no_passes"] =
+        "no chip known (no run in the store); count them with `timeroof metrics --chip CHIP "
+        "--passes NAME,...`";
+    return plan;
+  }
+  const OperatorFamily& family = find_family(spec.family);
+  std::set<std::pair<Precision, MathMode>> kinds;
+  for (const nlohmann::json& point : spec.points) {
+    const std::unique_ptr<Problem> problem = family.problem(point);
+    kinds.insert({problem->precision(), problem->math_mode()});
+  }
+  nlohmann::json passes = nlohmann::json::array();
+  for (const auto& [precision, math] : kinds)
+    passes.push_back({{"precision", to_string(precision)},
+                      {"math", to_string(math)},
+                      {"catalog", plan_passes(chip, precision, math, {})},
+                      {"with_metrics", plan_passes(chip, precision, math, spec.metrics)}});
+  plan["passes"] = std::move(passes);
+  return plan;
+}
+
+std::string extra_metrics_text(const nlohmann::json& plan) {
+  std::string text;
+  if (plan.contains("why_no_passes"))
+    return "counter passes with --metrics: not counted, " +
+           plan.at("why_no_passes").get<std::string>() + "\n";
+  for (const nlohmann::json& p : plan.at("passes"))
+    text += (text.empty() ? "" : ", ") + p.at("precision").get<std::string>() + "/" +
+            p.at("math").get<std::string>() + " " + std::to_string(p.at("catalog").get<int>()) +
+            " -> " + std::to_string(p.at("with_metrics").get<int>());
+  return "counter passes on " + plan.at("chip").get<std::string>() +
+         " (the catalog's -> with --metrics): " + text + "\n";
+}
+
+}  // namespace
+
+ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request,
+                   const std::string& resume, const SweepShard& sharding) {
+  CommonOptions options = given;
+  SweepRequest request = given_request;
+  if (sharding.shard) request.only_seqs = shard_point_seqs(request.spec, *sharding.shard);
+  if (!request.spec.metrics.empty() && !request.counters)
+    throw usage_error("--metrics needs the hardware counters; drop --no-counters");
+  check_extra_metrics(request.spec, "");  // no chip known yet: one that has each name
+  if (request.dry_run) {
+    if (sharding.shard && !options.json)
+      std::cout << "shard " << to_string(*sharding.shard) << " (" << sharding.source
+                << "): " << request.only_seqs->size()
+                << " point(s), split longest-expected-first by the default time model\n";
+    // The time estimate uses the roofs of the newest run in the store, if any.
+    std::optional<Machine> measured;
+    std::error_code error;  // exists, not opened: opening a FIFO would block
+    std::string chip;       // --metrics' passes: the newest run's chip
+    if (std::filesystem::exists(options.db, error)) {
+      ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
+      for (const Run& run : store.list_runs()) {
+        if (!run.machine.ceilings.empty()) measured = run.machine;
+        if (!run.machine.gpu.chip.empty()) chip = run.machine.gpu.chip;
+      }
+    }
+    std::optional<nlohmann::json> extra;
+    if (!request.spec.metrics.empty()) {
+      check_extra_metrics(request.spec, chip);
+      extra = extra_metrics_plan(request.spec, chip);
+      for (const nlohmann::json& p : extra->value("passes", nlohmann::json::array()))
+        request.extra_counter_passes =
+            std::max(request.extra_counter_passes,
+                     p.at("with_metrics").get<int>() - p.at("catalog").get<int>());
+    }
+    if (options.json) {
+      nlohmann::json plan = describe_sweep_json(request, measured ? &*measured : nullptr);
+      if (sharding.shard)
+        plan["shard"] = {{"shard", to_string(*sharding.shard)}, {"source", sharding.source}};
+      if (extra) plan["extra_metrics"] = *extra;
+      print_json(plan);
+    } else {
+      std::cout << describe_sweep(request, measured ? &*measured : nullptr);
+      if (extra) std::cout << extra_metrics_text(*extra);
+    }
+    return ExitCode::ok;
+  }
+  const GpuAvailability gpus_here = find_gpus();
+  if (gpus_here.count == 0) throw environment_error("no GPU: " + gpus_here.why_none);
+  if (sharding.local_rank)  // --shard-from-mpi without --device: one GPU per local rank
+    options.device = device_for_local_rank(*sharding.local_rank, gpus_here.count);
+  std::vector<GpuInfo> gpus;  // --devices
+  if (!options.devices.empty()) {
+    request.devices = parse_devices(options.devices, gpus_here.count, request.counters);
+    gpus = identify_devices(request.devices, true);
+  }
+  const int device = request.devices.empty() ? options.device : request.devices.front();
+  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_write);
+  Run run;
+  if (resume.empty()) {
+    run = new_run(options.command_line);
+    // --devices: the first worker sends its inspected GPU (chip, counters) later.
+    run.machine.gpu = gpus.empty() ? inspect_gpu(device) : gpus.front();
+    check_extra_metrics(request.spec, run.machine.gpu.chip);  // before the run is stored
+    if (!gpus.empty()) run.spec["devices"] = devices_json(gpus);
+    if (sharding.shard) run.spec["shard"] = to_json(*sharding.shard);  // `merge` finds it
+    store.begin_run(run);
+    adopt_roofs_of_the_same_gpu(store, run);
+  } else {
+    std::optional<RunRecord> record = store.load_run(resume);
+    if (!record) {
+      throw usage_error("--resume " + resume + ": no such run in " + options.db +
+                        "; list the runs with `timeroof runs`");
+    }
+    run = record->run;
+    if (run.status == to_string(RunStatus::complete))
+      throw usage_error("--resume " + resume + ": run " + std::to_string(run.id) +
+                        " is complete; nothing to resume (start a new run without --resume)");
+    const GpuInfo here = gpus.empty() ? inspect_gpu(device) : gpus.front();
+    check_extra_metrics(request.spec, here.chip);
+    if (here.uuid != run.machine.gpu.uuid) {
+      throw usage_error("--resume " + resume + ": that run measured " + run.machine.gpu.name + " " +
+                        run.machine.gpu.uuid + ", this is " + here.uuid +
+                        (request.devices.empty() ? "; resume on the same GPU (--device)"
+                                                 : "; resume with that GPU first in --devices"));
+    }
+    // A shard run resumes its own share: the stored shard, which --shard may repeat.
+    const std::optional<Shard> stored = shard_of(run.spec);
+    if (sharding.shard && stored != sharding.shard)
+      throw usage_error("--resume " + resume + ": run " + std::to_string(run.id) + " is " +
+                        (stored ? "shard " + to_string(*stored) : std::string("no shard")) +
+                        ", not " + to_string(*sharding.shard) +
+                        "; resume it with the command that started it: " + run.command_line);
+    if (stored && !sharding.shard) request.only_seqs = shard_point_seqs(request.spec, *stored);
+    // Last, so a resume refused above leaves the run as it was; refused at once
+    // while another process writes it (its first writer, or another resume).
+    store.claim_run(run);
+  }
+  if (const std::optional<Shard> shard = shard_of(run.spec))
+    std::cerr << "timeroof: shard " << to_string(*shard) << " ("
+              << (sharding.source.empty() ? "stored" : sharding.source)
+              << "): " << request.only_seqs->size() << " point(s) on GPU " << options.device
+              << " into " << options.db << "\n";
+  ExitCode code = ExitCode::ok;
+  failed_on_throw(store, {&run, 1},
+                  [&] { code = measure_sweep(request, store, run, isatty(STDERR_FILENO)); });
+  finish_run(store, run, code == ExitCode::partial ? RunStatus::partial : RunStatus::complete);
+  print_records(options, {store.load_run(run.id)});
+  return code;
+}
 
 void register_sweep(CLI::App& app, CommonOptions& options, Action& action) {
   auto args = std::make_shared<SweepArguments>();

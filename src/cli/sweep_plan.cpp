@@ -1,5 +1,5 @@
-// The host side of `timeroof sweep`, in every build: the sweep a request names,
-// --dry-run's listing and --shard's share (no GPU work, no CUDA).
+// The host side of `timeroof sweep`, in every build: --dry-run's listing and
+// --shard's share (no GPU work, no CUDA).
 #include <numeric>
 #include <utility>
 
@@ -7,32 +7,6 @@
 #include "src/cli/sweep_backend.hpp"
 
 namespace timeroof::cli {
-
-SweepSpec spec_of(const std::string& target,
-                  const std::vector<std::pair<std::string, std::string>>& flags) {
-  const bool file = target.size() > 5 && target.compare(target.size() - 5, 5, ".toml") == 0;
-  if (file) {
-    // --metrics adds to the file's [sweep] metrics: the same points, more counters.
-    std::vector<std::string> metrics;
-    for (const auto& [key, value] : flags) {
-      if (key == "metrics" || key == "--metrics") {
-        metrics.push_back(value);
-        continue;
-      }
-      throw usage_error("a sweep file takes no axis flags (got --" + key + "); put them in " +
-                        target);
-    }
-    SweepSpec spec = spec_from_toml(target);
-    for (const std::string& list : metrics) add_metrics(spec, list, "--metrics");
-    return spec;
-  }
-  return spec_of(find_family(target), flags);
-}
-
-SweepSpec spec_of(const OperatorFamily& family,
-                  const std::vector<std::pair<std::string, std::string>>& flags) {
-  return flags.empty() ? default_spec(family) : spec_from_flags(family, flags);
-}
 
 DryRunRoofs roofs_from(const Machine* machine) {
   DryRunRoofs roofs;
