@@ -22,15 +22,7 @@
 #include <thread>
 #include <vector>
 
-namespace {
-
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "nvtx_layers: %s failed: %s\n", what, cudaGetErrorString(status));
-    std::exit(2);
-  }
-}
-
+// At file scope, so the trace names them plainly ("scale_layer(float*, int, int)").
 // Enough arithmetic per element that a kernel lasts ~0.1-1 ms: event timing
 // and the trace then differ by far less than the kernel.
 __global__ void scale_layer(float* x, int n, int work) {
@@ -50,10 +42,19 @@ __global__ void add_layer(float* x, const float* y, int n, int work) {
   x[i] = v;
 }
 
+namespace {
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    std::fprintf(stderr, "nvtx_layers: %s failed: %s\n", what, cudaGetErrorString(status));
+    std::exit(2);
+  }
+}
+
 struct Options {
   int iterations = 3;
   int elements = 1 << 20;
-  int work = 256;
+  int work = 20000;
   int sleep_ms = 0;
   int exit_code = 0;
 };

@@ -124,8 +124,9 @@ TEST(ProfileGpu, TracesTheExampleExactly) {
   EXPECT_EQ(steps[0].details["color"], 0xFF3366CCu);
   EXPECT_EQ(steps[0].details["category"], 1);
   EXPECT_EQ(layer0[0].details["color"], nullptr);
-  EXPECT_TRUE(inside(of_kind(trace, TraceKind::memcpy, "HtoD")[0],
-                     of_kind(trace, TraceKind::nvtx_range, "upload")[0]));
+  // A pageable copy's DMA may end after cudaMemcpy returns: only its start is inside.
+  EXPECT_LE(of_kind(trace, TraceKind::nvtx_range, "upload")[0].start_ns,
+            of_kind(trace, TraceKind::memcpy, "HtoD")[0].start_ns);
 
   double worst = 0;
   for (int s = 0; s < kIterations; ++s) {
