@@ -581,10 +581,12 @@ void from_json(const json& j, Run& v) {
 void to_json(json& j, const RunRecord& v) {
   to_json(j, v.run);
   j["points"] = v.points;
+  if (!v.trace.empty()) j["trace"] = v.trace;  // only profile runs have one
 }
 void from_json(const json& j, RunRecord& v) {
   from_json(j, v.run);
   get(j, "points", v.points);
+  if (j.contains("trace")) get(j, "trace", v.trace);
 }
 
 namespace {

@@ -27,7 +27,10 @@ inline constexpr int kExportSchemaVersion = 2;
 // ceiling, inside that write's transaction. 3: runs gain writer_json, the process
 // that writes the run (src/store/run_writer.hpp), added by the first write of a
 // run or a ceiling in the same way; NULL in older rows and imported runs.
-inline constexpr int kStoreSchemaVersion = 3;
+// 4: the trace_events table of `timeroof profile` (src/store/trace_table.hpp),
+// created by the first write of trace events (or of a run or a ceiling) inside
+// that write's transaction; a store before 4 reads as having no traces.
+inline constexpr int kStoreSchemaVersion = 4;
 inline constexpr int kOldestStoreSchemaVersion = 1;
 inline constexpr const char* kExportFormat = "timeroof-results";
 

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/trace_events.hpp"
+
 namespace timeroof {
 
 // Library and driver versions that shape a number.
@@ -263,6 +265,8 @@ struct Run {
 struct RunRecord {
   Run run;
   std::vector<Point> points;
+  // What `timeroof profile` traced (core/trace_events.hpp); empty for other runs.
+  std::vector<TraceEvent> trace;
   bool operator==(const RunRecord&) const = default;
 };
 

@@ -2,8 +2,6 @@
 
 #include <cuda_runtime_api.h>
 #include <cupti_activity.h>
-#include <cupti_callbacks.h>
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,82 +13,15 @@
 #include <mutex>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 
 #include "core/error.hpp"
 #include "core/intervals.hpp"
+#include "counters/activity_records.hpp"
 #include "gpu/check.hpp"
 #include "gpu/check_cupti.hpp"
 
 namespace timeroof {
-
-std::string demangle(const char* symbol) {
-  if (symbol == nullptr) return {};
-  int status = 0;
-  char* plain = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
-  if (status != 0 || plain == nullptr) {
-    std::free(plain);
-    return symbol;
-  }
-  std::string result(plain);
-  std::free(plain);
-  return result;
-}
-
-const char* to_string(MemoryKind kind) {
-  switch (kind) {
-    case MemoryKind::unknown:
-      return "unknown";
-    case MemoryKind::pageable:
-      return "pageable";
-    case MemoryKind::pinned:
-      return "pinned";
-    case MemoryKind::device:
-      return "device";
-    case MemoryKind::array:
-      return "array";
-    case MemoryKind::managed:
-      return "managed";
-    case MemoryKind::device_static:
-      return "device_static";
-    case MemoryKind::managed_static:
-      return "managed_static";
-  }
-  return "unknown";
-}
-
-const char* to_string(CopyDirection direction) {
-  switch (direction) {
-    case CopyDirection::h2d:
-      return "h2d";
-    case CopyDirection::d2h:
-      return "d2h";
-    case CopyDirection::d2d:
-      return "d2d";
-    case CopyDirection::other:
-      return "other";
-  }
-  return "other";
-}
-
-const char* to_string(ApiDomain domain) {
-  return domain == ApiDomain::runtime ? "runtime" : "driver";
-}
-
-const char* to_string(SyncType type) {
-  switch (type) {
-    case SyncType::unknown:
-      return "unknown";
-    case SyncType::event_synchronize:
-      return "event_synchronize";
-    case SyncType::stream_wait_event:
-      return "stream_wait_event";
-    case SyncType::stream_synchronize:
-      return "stream_synchronize";
-    case SyncType::context_synchronize:
-      return "context_synchronize";
-  }
-  return "unknown";
-}
 
 // ---------------------------------------------------------------------------
 // Collection: CUPTI's buffer callbacks are process-wide C functions, so the
@@ -101,8 +32,7 @@ namespace {
 // Records of one tracing session, filled by the buffer-completed callback.
 struct Collector {
   Trace trace;
-  std::unordered_map<std::string, std::string> demangled;          // raw kernel name -> demangled
-  std::map<std::pair<int, std::uint32_t>, std::string> api_names;  // (domain, cbid) -> name
+  ActivityDecoder decoder;
 };
 
 std::mutex g_mutex;             // guards g_active and the active collector
@@ -114,191 +44,34 @@ std::atomic<std::uint64_t> g_records_outside{0};
 
 constexpr std::size_t kRecordAlignment = 8;
 
-MemoryKind memory_kind(unsigned kind) {
-  switch (kind) {
-    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
-      return MemoryKind::pageable;
-    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
-      return MemoryKind::pinned;
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
-      return MemoryKind::device;
-    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
-      return MemoryKind::array;
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
-      return MemoryKind::managed;
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
-      return MemoryKind::device_static;
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
-      return MemoryKind::managed_static;
-    default:
-      return MemoryKind::unknown;
-  }
-}
-
-CopyDirection copy_direction(unsigned kind) {
-  switch (kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
-      return CopyDirection::h2d;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
-      return CopyDirection::d2h;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
-      return CopyDirection::d2d;
-    default:
-      return CopyDirection::other;
-  }
-}
-
-SyncType sync_type(CUpti_ActivitySynchronizationType type) {
-  switch (type) {
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
-      return SyncType::event_synchronize;
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
-      return SyncType::stream_wait_event;
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
-      return SyncType::stream_synchronize;
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
-      return SyncType::context_synchronize;
-    default:
-      return SyncType::unknown;
-  }
-}
-
 bool untimed(std::uint64_t start, std::uint64_t end) {
   return start == 0 && end == 0;
 }
 
-std::optional<std::uint64_t> known_timestamp(std::uint64_t ns) {
-  if (ns == static_cast<std::uint64_t>(CUPTI_TIMESTAMP_UNKNOWN)) return std::nullopt;
-  return ns;
-}
-
-// Runtime callback names carry the API version ("cudaLaunchKernel_v7000"); drop it.
-// Driver names are the exported symbols ("cuMemcpyHtoD_v2") and stay as they are.
-std::string strip_version(const char* raw, ApiDomain domain) {
-  std::string name = raw ? raw : "";
-  if (domain != ApiDomain::runtime) return name;
-  const std::size_t v = name.rfind("_v");
-  if (v == std::string::npos || v + 2 >= name.size()) return name;
-  for (std::size_t i = v + 2; i < name.size(); ++i)
-    if (name[i] < '0' || name[i] > '9') return name;
-  name.resize(v);
-  return name;
-}
-
-const std::string& api_name(Collector& c, ApiDomain domain, std::uint32_t cbid) {
-  const auto key = std::make_pair(static_cast<int>(domain), cbid);
-  auto it = c.api_names.find(key);
-  if (it != c.api_names.end()) return it->second;
-  const char* raw = nullptr;
-  const CUpti_CallbackDomain cb_domain =
-      domain == ApiDomain::runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-  std::string name;
-  if (cuptiGetCallbackName(cb_domain, cbid, &raw) == CUPTI_SUCCESS && raw != nullptr) {
-    name = strip_version(raw, domain);
-  } else {
-    name = std::string(to_string(domain)) + "_cbid_" + std::to_string(cbid);
-  }
-  return c.api_names.emplace(key, std::move(name)).first->second;
-}
-
+// Files each decoded record into the trace's vector of its kind.
 void decode(const CUpti_Activity* record, Collector& c) {
   Trace& t = c.trace;
-  switch (record->kind) {
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-      const auto* r = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      KernelActivity k;
-      const std::string raw = r->name ? r->name : "";
-      auto it = c.demangled.find(raw);
-      if (it == c.demangled.end()) it = c.demangled.emplace(raw, demangle(raw.c_str())).first;
-      k.name = it->second;
-      k.grid = {r->gridX, r->gridY, r->gridZ};
-      k.block = {r->blockX, r->blockY, r->blockZ};
-      k.registers = r->registersPerThread;
-      k.static_shared_bytes = r->staticSharedMemory;
-      k.dynamic_shared_bytes = r->dynamicSharedMemory;
-      k.queued_ns = known_timestamp(r->queued);
-      k.submitted_ns = known_timestamp(r->submitted);
-      k.start_ns = r->start;
-      k.end_ns = r->end;
-      k.correlation_id = r->correlationId;
-      k.stream_id = r->streamId;
-      k.device_id = r->deviceId;
-      if (untimed(k.start_ns, k.end_ns)) ++t.untimed_records;
-      t.kernels.push_back(std::move(k));
-      break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      const auto* r = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-      MemcpyActivity m;
-      m.direction = copy_direction(r->copyKind);
-      m.src_kind = memory_kind(r->srcKind);
-      m.dst_kind = memory_kind(r->dstKind);
-      m.pinned = (m.direction == CopyDirection::h2d && m.src_kind == MemoryKind::pinned) ||
-                 (m.direction == CopyDirection::d2h && m.dst_kind == MemoryKind::pinned);
-      m.bytes = r->bytes;
-      m.start_ns = r->start;
-      m.end_ns = r->end;
-      m.correlation_id = r->correlationId;
-      m.runtime_correlation_id = r->runtimeCorrelationId;
-      m.stream_id = r->streamId;
-      m.device_id = r->deviceId;
-      if (untimed(m.start_ns, m.end_ns)) ++t.untimed_records;
-      t.memcpys.push_back(m);
-      break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const auto* r = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-      MemsetActivity m;
-      m.memory_kind = memory_kind(r->memoryKind);
-      m.value = r->value;
-      m.bytes = r->bytes;
-      m.start_ns = r->start;
-      m.end_ns = r->end;
-      m.correlation_id = r->correlationId;
-      m.stream_id = r->streamId;
-      m.device_id = r->deviceId;
-      if (untimed(m.start_ns, m.end_ns)) ++t.untimed_records;
-      t.memsets.push_back(m);
-      break;
-    }
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: {
-      const auto* r = reinterpret_cast<const CUpti_ActivityAPI*>(record);
-      ApiActivity a;
-      a.domain =
-          record->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? ApiDomain::runtime : ApiDomain::driver;
-      a.cbid = r->cbid;
-      a.name = api_name(c, a.domain, r->cbid);
-      a.start_ns = r->start;
-      a.end_ns = r->end;
-      a.correlation_id = r->correlationId;
-      a.thread_id = r->threadId;
-      a.return_value = r->returnValue;
-      if (untimed(a.start_ns, a.end_ns)) ++t.untimed_records;
-      t.api_calls.push_back(std::move(a));
-      break;
-    }
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-      const auto* r = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
-      SyncActivity s;
-      s.type = sync_type(r->type);
-      s.start_ns = r->start;
-      s.end_ns = r->end;
-      s.correlation_id = r->correlationId;
-      s.stream_id = r->streamId;
-      if (untimed(s.start_ns, s.end_ns)) ++t.untimed_records;
-      t.syncs.push_back(s);
-      break;
-    }
-    default:
-      ++t.other_records;
-      break;
+  auto count_untimed = [&t](const auto& r) {
+    if (untimed(r.start_ns, r.end_ns)) ++t.untimed_records;
+  };
+  DecodedActivity decoded = c.decoder.decode(record);
+  if (auto* k = std::get_if<KernelActivity>(&decoded)) {
+    count_untimed(*k);
+    t.kernels.push_back(std::move(*k));
+  } else if (auto* m = std::get_if<MemcpyActivity>(&decoded)) {
+    count_untimed(*m);
+    t.memcpys.push_back(*m);
+  } else if (auto* ms = std::get_if<MemsetActivity>(&decoded)) {
+    count_untimed(*ms);
+    t.memsets.push_back(*ms);
+  } else if (auto* a = std::get_if<ApiActivity>(&decoded)) {
+    count_untimed(*a);
+    t.api_calls.push_back(std::move(*a));
+  } else if (auto* y = std::get_if<SyncActivity>(&decoded)) {
+    count_untimed(*y);
+    t.syncs.push_back(*y);
+  } else {
+    ++t.other_records;
   }
 }
 

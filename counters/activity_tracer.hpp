@@ -99,6 +99,7 @@ struct MemcpyActivity {
   std::uint32_t runtime_correlation_id = 0;  // of the runtime API call; 0 if there was none
   std::uint32_t stream_id = 0;
   std::uint32_t device_id = 0;
+  std::uint32_t cupti_copy_kind = 0;  // CUpti_ActivityMemcpyKind, for copy_kind_name
 };
 
 // One memset executed on the GPU (CUPTI_ACTIVITY_KIND_MEMSET).
@@ -126,6 +127,7 @@ struct ApiActivity {
   std::uint32_t correlation_id = 0;
   std::uint32_t thread_id = 0;
   std::uint32_t return_value = 0;  // cudaError_t or CUresult
+  std::uint32_t process_id = 0;
 };
 
 // One host synchronization (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION): how long the

@@ -494,6 +494,7 @@ void register_commands(CLI::App& app, CommonOptions& options, Action& action) {
   register_report(app, options, action);
   register_analyze(app, options, action);
   register_compare(app, options, action);
+  register_profile(app, options, action);
   register_completion(app, action);
 }
 

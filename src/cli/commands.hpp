@@ -46,6 +46,8 @@ void register_sweep(CLI::App& app, CommonOptions& options, Action& action);
 void register_analyze(CLI::App& app, CommonOptions& options, Action& action);
 // `timeroof compare` (src/cli/compare.cpp).
 void register_compare(CLI::App& app, CommonOptions& options, Action& action);
+// `timeroof profile -- CMD` (src/cli/profile.cpp).
+void register_profile(CLI::App& app, CommonOptions& options, Action& action);
 // `timeroof completion bash|zsh|man` (src/cli/shell_files.cpp).
 void register_completion(CLI::App& app, Action& action);
 

@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
       "  timeroof runs                 runs in ./timeroof.db\n"
       "  timeroof export --out r.json  all runs as JSON\n"
       "  timeroof merge all.db s*.db   join the stores of sweep shards (--shard I/N)\n"
-      "  timeroof report --out DIR     HTML and Markdown report of the stored runs\n\n"
+      "  timeroof report --out DIR     HTML and Markdown report of the stored runs\n"
+      "  timeroof profile -- ./app     trace any CUDA program into the store\n\n"
       "Exit codes: 0 ok, 1 usage or input error, 2 environment (no GPU, no counter\n"
       "permission), 3 partial results, 4 a regression (compare).");
   timeroof::cli::Action action;

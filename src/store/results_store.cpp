@@ -19,6 +19,7 @@
 #include "core/format.hpp"
 #include "core/json_io.hpp"
 #include "core/vocabulary.hpp"
+#include "src/store/trace_table.hpp"
 
 namespace timeroof {
 
@@ -29,8 +30,8 @@ using sqlite::Transaction;
 
 namespace {
 
-// Tables of schema 3 (kStoreSchemaVersion). The JSON columns hold the to_json
-// form of core/json_io.hpp.
+// Tables of schema 3, and trace_events of schema 4 (src/store/trace_table.hpp). The JSON columns
+// hold the to_json form of core/json_io.hpp.
 constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE runs (
   id INTEGER PRIMARY KEY,
@@ -322,8 +323,10 @@ void require_tables(Database& db, const std::string& path) {
   std::set<std::string> present;
   Statement tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'");
   while (tables.step()) present.insert(tables.column_text(0));
-  for (const char* table :
-       {"runs", "ceilings", "working_set", "skipped_ceilings", "points", "kernels"})
+  std::vector<const char*> required = {"runs",   "ceilings", "working_set", "skipped_ceilings",
+                                       "points", "kernels"};
+  if (query_int(db, "PRAGMA user_version") >= 4) required.push_back("trace_events");
+  for (const char* table : required)
     if (!present.count(table))
       throw usage_error(path + ": damaged results database, it has no table " + table +
                         "; pass another --db");
@@ -343,6 +346,7 @@ void create_schema(Database& db, const std::string& path) {
   // Another process may have created the schema since the file was inspected.
   if (classify(path, query_header(db)) == FileState::timeroof) return;
   db.exec(kSchemaSql);
+  db.exec(trace_table::kCreateSql);
   db.exec("PRAGMA application_id = " + std::to_string(kStoreApplicationId));
   db.exec("PRAGMA user_version = " + std::to_string(kStoreSchemaVersion));
   transaction.commit();
@@ -628,10 +632,10 @@ bool ResultsStore::has_column(const char* table, const char* column) {
   return columns.step();
 }
 
-// Schema 1 -> 2 -> 3: columns added, no row rewritten (older rows read as empty
-// power and no writer). Called inside the transaction of the write that needs
-// them, so a write that fails leaves the file at its schema, as a timeroof that
-// only reads that schema can still open it.
+// Schema 1 -> 2 -> 3 -> 4: columns and the trace_events table added, no row
+// rewritten (older rows read as empty power, no writer and no trace). Called inside the transaction
+// of the write that needs them, so a write that fails leaves the file at its schema, as a timeroof
+// that only reads that schema can still open it.
 void ResultsStore::upgrade_schema() {
   if (schema_version() >= kStoreSchemaVersion) return;
   if (!has_column("ceilings", "power_json"))
@@ -639,6 +643,7 @@ void ResultsStore::upgrade_schema() {
   if (!has_column("ceilings", "sustained_json"))
     db_.exec("ALTER TABLE ceilings ADD COLUMN sustained_json TEXT");
   if (!has_column("runs", "writer_json")) db_.exec("ALTER TABLE runs ADD COLUMN writer_json TEXT");
+  db_.exec(trace_table::kCreateSql);
   db_.exec("PRAGMA user_version = " + std::to_string(kStoreSchemaVersion));
 }
 
@@ -869,6 +874,22 @@ std::int64_t ResultsStore::add_point(std::int64_t run_id, Point& point) {
   return point_id;
 }
 
+void ResultsStore::append_trace_events(std::int64_t run_id, std::span<const TraceEvent> events) {
+  Transaction transaction(db_);
+  require_run(run_id);
+  upgrade_schema();  // schema 4 creates the table, in this transaction
+  trace_table::append(db_, run_id, events);
+  transaction.commit();
+  committed();
+}
+
+std::vector<TraceEvent> ResultsStore::trace_events(std::int64_t run_id) {
+  Transaction snapshot(db_, Transaction::Mode::deferred);
+  std::vector<TraceEvent> events = trace_table::select(db_, path(), run_id);
+  snapshot.commit();
+  return events;
+}
+
 void ResultsStore::import_runs(const std::vector<RunRecord>& records) {
   for (const RunRecord& record : records) {
     check_finite(record.run);
@@ -885,6 +906,7 @@ void ResultsStore::import_runs(const std::vector<RunRecord>& records) {
   for (const RunRecord& record : records) {
     const std::int64_t run_id = insert_run(record.run, std::nullopt);
     for (const Point& point : record.points) insert_point(run_id, point);
+    trace_table::append(db_, run_id, record.trace);
   }
   transaction.commit();
   committed();
@@ -1101,7 +1123,8 @@ std::optional<RunRecord> ResultsStore::load_run(const std::string& id_or_uuid_pr
   if (!id) return std::nullopt;
   std::vector<Run> runs = select_runs(id);
   if (runs.empty()) return std::nullopt;
-  RunRecord record{std::move(runs.front()), select_points(*id)};
+  RunRecord record{std::move(runs.front()), select_points(*id),
+                   trace_table::select(db_, path(), *id)};
   snapshot.commit();
   return record;
 }
@@ -1110,7 +1133,8 @@ RunRecord ResultsStore::load_run(std::int64_t id) {
   Transaction snapshot(db_, Transaction::Mode::deferred);
   std::vector<Run> runs = select_runs(id);
   if (runs.empty()) throw usage_error(path() + ": no run with id " + std::to_string(id));
-  RunRecord record{std::move(runs.front()), select_points(id)};
+  RunRecord record{std::move(runs.front()), select_points(id),
+                   trace_table::select(db_, path(), id)};
   snapshot.commit();
   return record;
 }
@@ -1128,7 +1152,8 @@ std::vector<RunRecord> ResultsStore::load_all() {
   std::vector<RunRecord> records;
   for (Run& run : select_runs(std::nullopt)) {
     std::vector<Point> points = select_points(run.id);
-    records.push_back(RunRecord{std::move(run), std::move(points)});
+    std::vector<TraceEvent> trace = trace_table::select(db_, path(), run.id);
+    records.push_back(RunRecord{std::move(run), std::move(points), std::move(trace)});
   }
   snapshot.commit();
   return records;

@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/results.hpp"
+#include "core/trace_events.hpp"
 #include "src/store/run_writer.hpp"
 #include "src/store/sqlite.hpp"
 
@@ -59,6 +61,13 @@ class ResultsStore {
   // Stores the point with its kernel records in one transaction; assigns and
   // returns point.id. (point.sweep, point.seq) must be new within the run.
   std::int64_t add_point(std::int64_t run_id, Point& point);
+  // `timeroof profile`: appends traced records to the run in one transaction,
+  // numbered after those already stored. The first such write upgrades the
+  // store to schema 4 (the trace_events table) inside that transaction.
+  void append_trace_events(std::int64_t run_id, std::span<const TraceEvent> events);
+  // The run's traced records in the order they were appended; empty for a run
+  // without a trace and for stores before schema 4.
+  std::vector<TraceEvent> trace_events(std::int64_t run_id);
 
   // Runs are read with the status they were stored with, except that a
   // "running" run whose writer is provably gone reads as "interrupted"

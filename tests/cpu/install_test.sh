@@ -17,6 +17,15 @@ for f in bin/timeroof share/timeroof/samples/sample-run.json share/timeroof/samp
   [ -f "$prefix/$f" ] || fail "cmake --install left out $f"
 done
 grep -q '^timeroof ' <<<"$("$prefix/bin/timeroof" --version)" || fail "the installed binary does not run"
+# A CUDA build installs the injection library of `timeroof profile`, found from the binary.
+if [ -f "$build/libtimeroof_inject.so" ]; then
+  inject=$(find "$prefix" -name libtimeroof_inject.so)
+  [ -n "$inject" ] || fail "cmake --install left out libtimeroof_inject.so"
+  "$prefix/bin/timeroof" profile --db "$work/profile.db" -- true 2> "$work/profile.err" ||
+    fail "the installed profile does not run: $(cat "$work/profile.err")"
+  "$prefix/bin/timeroof" export --db "$work/profile.db" | grep -q "$inject" ||
+    fail "the installed profile did not use $inject"
+fi
 
 # Without a GPU the installed binary shows the installed sample, wherever it runs from.
 mkdir "$work/elsewhere"

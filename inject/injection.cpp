@@ -1,0 +1,280 @@
+// libtimeroof_inject.so: loaded into any CUDA program through CUDA_INJECTION64_PATH
+// (`timeroof profile` sets it), it traces the program with the CUPTI Activity
+// API and appends each record as one JSON line (a TraceEvent) to
+// $TIMEROOF_PROFILE_DIR/journal-<pid>.jsonl while the program runs.
+//
+// Why it is built the way it is:
+//  - One write() per completed CUPTI buffer, of whole lines, to a file opened
+//    O_APPEND: a program killed at any moment leaves only whole lines, except at
+//    worst a last one cut by a full disk, which the reader tolerates.
+//  - Records reach the file while the program runs: CUPTI hands back only
+//    buffers that are full or flushed, so a thread flushes every 100 ms (a
+//    non-forced flush returns the buffers whose records are all complete);
+//    exit() and a return from main flush the rest (atexit, forced flush).
+//  - Never crash the host program: every failure is one stderr line
+//    "timeroof profile: ..." and tracing stops; nothing throws out of here.
+//  - A forked child gets its own journal (the pid is checked at each write).
+#include <cupti_activity.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/check_cupti.hpp"
+#include "inject/trace_records.hpp"
+
+namespace timeroof::inject {
+namespace {
+
+constexpr std::size_t kBufferBytes = std::size_t{1} << 20;  // small: a flush carries little
+constexpr std::size_t kRecordAlignment = 8;
+constexpr std::uint32_t kFlushPeriodMs = 100;
+
+void report(const std::string& problem) noexcept {
+  std::fprintf(stderr, "timeroof profile: %s\n", problem.c_str());
+}
+
+// A file descriptor, closed with its owner.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = other.fd_;
+      other.fd_ = -1;
+    }
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+// This process's journal; opened on the first write, and again after a fork.
+class Journal {
+ public:
+  explicit Journal(std::string directory) : directory_(std::move(directory)) {}
+
+  // Writes whole lines in one write() (looping only if the kernel takes part
+  // of them). Throws timeroof::Error naming the file on failure.
+  void append(const std::string& lines) {
+    if (lines.empty()) return;
+    const pid_t pid = getpid();
+    if (pid != pid_) open_for(pid);
+    std::size_t written = 0;
+    while (written < lines.size()) {
+      const ssize_t n = ::write(fd_.get(), lines.data() + written, lines.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        throw Error(ExitCode::environment,
+                    "cannot write " + path_ + " (" + std::strerror(errno) + "); tracing stops");
+      written += static_cast<std::size_t>(n);
+    }
+  }
+
+ private:
+  void open_for(pid_t pid) {
+    path_ = directory_ + "/journal-" + std::to_string(pid) + ".jsonl";
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+      throw Error(ExitCode::environment,
+                  "cannot open " + path_ + " (" + std::strerror(errno) + "); tracing stops");
+    fd_ = UniqueFd(fd);
+    pid_ = pid;
+  }
+
+  std::string directory_;
+  std::string path_;
+  UniqueFd fd_;
+  pid_t pid_ = 0;
+};
+
+constexpr CUpti_ActivityKind kTracedKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                               CUPTI_ACTIVITY_KIND_MEMCPY,
+                                               CUPTI_ACTIVITY_KIND_MEMSET,
+                                               CUPTI_ACTIVITY_KIND_RUNTIME,
+                                               CUPTI_ACTIVITY_KIND_DRIVER,
+                                               CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                               CUPTI_ACTIVITY_KIND_MARKER,
+                                               CUPTI_ACTIVITY_KIND_MARKER_DATA};
+
+// The process-wide tracing state: CUPTI's buffer callbacks are plain C
+// functions, so they reach it through tracer(). Never destroyed: CUPTI's own
+// thread may deliver a buffer while static destructors run.
+class Tracer {
+ public:
+  explicit Tracer(std::string directory) : journal_(std::move(directory)) {}
+
+  void start() {
+    TR_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
+    for (CUpti_ActivityKind kind : kTracedKinds) {
+      if (kind != CUPTI_ACTIVITY_KIND_MARKER_DATA) {
+        TR_CUPTI_CHECK(cuptiActivityEnable(kind));
+      } else if (const CUptiResult status = cuptiActivityEnable(kind); status != CUPTI_SUCCESS) {
+        // Ranges are still traced, only without their colors and categories.
+        report("NVTX colors and categories are not traced (" + check_detail::cupti_message(status) +
+               ")");
+      }
+    }
+    TR_CUPTI_CHECK(cuptiActivityFlushPeriod(kFlushPeriodMs));
+    flusher_ = std::thread([this] { flush_periodically(); });
+    started_by_ = getpid();
+  }
+
+  // At exit: the flusher ends, every buffer is delivered, open ranges are written.
+  void finish() noexcept {
+    {
+      std::lock_guard<std::mutex> lock(flusher_mutex_);
+      finishing_ = true;
+    }
+    flusher_wakeup_.notify_all();
+    // A forked child has the thread object but not the thread.
+    if (getpid() == started_by_ && flusher_.joinable() &&
+        flusher_.get_id() != std::this_thread::get_id())
+      flusher_.join();
+    if (stopped_.load()) return;
+    try {
+      TR_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+      std::uint64_t now = 0;
+      TR_CUPTI_CHECK(cuptiGetTimestamp(&now));
+      std::lock_guard<std::mutex> lock(mutex_);
+      write_events(converter_.take_open_ranges(now));
+      const std::size_t dropped = dropped_;
+      if (dropped > 0)
+        report(std::to_string(dropped) + " records were dropped by CUPTI (buffers full)");
+    } catch (const std::exception& e) {
+      stop(e.what());
+    }
+  }
+
+  // Converts and writes one completed buffer; the caller frees it.
+  void consume(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t valid_size) noexcept {
+    if (stopped_.load() || buffer == nullptr) return;
+    try {
+      std::vector<TraceEvent> events;
+      std::lock_guard<std::mutex> lock(mutex_);
+      CUpti_Activity* record = nullptr;
+      while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS)
+        converter_.convert(record, events);
+      converter_.end_of_buffer(events);
+      std::size_t dropped = 0;
+      if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
+        dropped_ += dropped;
+      write_events(events);
+    } catch (const std::exception& e) {
+      stop(e.what());
+    }
+  }
+
+ private:
+  static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                        size_t size, size_t valid_size);
+
+  void write_events(const std::vector<TraceEvent>& events) {
+    std::string lines;
+    for (const TraceEvent& event : events) {
+      // Names are the program's bytes: invalid UTF-8 is replaced, not a failure.
+      lines += nlohmann::json(event).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      lines += '\n';
+    }
+    journal_.append(lines);
+  }
+
+  void flush_periodically() noexcept {
+    std::unique_lock<std::mutex> lock(flusher_mutex_);
+    while (!finishing_) {
+      flusher_wakeup_.wait_for(lock, std::chrono::milliseconds(kFlushPeriodMs));
+      if (finishing_ || stopped_.load()) break;
+      lock.unlock();
+      cuptiActivityFlushAll(0);  // a failure here only delays records
+      lock.lock();
+    }
+  }
+
+  // Tracing stops for good after the first failure, said once.
+  void stop(const std::string& why) noexcept {
+    if (stopped_.exchange(true)) return;
+    report(why);
+    for (CUpti_ActivityKind kind : kTracedKinds) cuptiActivityDisable(kind);
+  }
+
+  std::mutex mutex_;  // converter_, journal_, dropped_
+  TraceRecordConverter converter_;
+  Journal journal_;
+  std::size_t dropped_ = 0;
+  std::atomic<bool> stopped_{false};
+
+  std::thread flusher_;
+  std::mutex flusher_mutex_;
+  std::condition_variable flusher_wakeup_;
+  bool finishing_ = false;
+  pid_t started_by_ = 0;
+};
+
+Tracer* g_tracer = nullptr;  // set once by InitializeInjection, never freed
+
+void CUPTIAPI Tracer::buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  // Declining (nullptr) makes CUPTI drop records, which it counts.
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kRecordAlignment, kBufferBytes));
+  *size = *buffer ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI Tracer::buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                       size_t /*size*/, size_t valid_size) {
+  if (g_tracer) g_tracer->consume(context, stream_id, buffer, valid_size);
+  std::free(buffer);
+}
+
+void finish_at_exit() {
+  if (g_tracer) g_tracer->finish();
+}
+
+}  // namespace
+}  // namespace timeroof::inject
+
+// The CUDA driver calls this once per process, from cuInit, when
+// CUDA_INJECTION64_PATH names this library.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  using namespace timeroof::inject;
+  if (g_tracer) return 1;
+  const char* directory = std::getenv("TIMEROOF_PROFILE_DIR");
+  if (directory == nullptr || *directory == '\0') {
+    report(
+        "TIMEROOF_PROFILE_DIR is not set, so there is nowhere to write the trace; run the "
+        "program through `timeroof profile -- CMD`");
+    return 0;
+  }
+  try {
+    auto* tracer = new Tracer(directory);
+    tracer->start();
+    g_tracer = tracer;
+    std::atexit(finish_at_exit);
+    return 1;
+  } catch (const std::exception& e) {
+    report(std::string(e.what()) + "; the program runs untraced");
+    for (CUpti_ActivityKind kind : kTracedKinds) cuptiActivityDisable(kind);
+    return 0;
+  }
+}

@@ -1,0 +1,175 @@
+// `timeroof profile` on any machine (issue 17): the usage errors, the exit code
+// and status of the program passed through, and the whole ingest path, driven
+// by a shell "program" that writes a journal the way the injection library
+// does (no GPU needed). tests/gpu/profile_test.cpp traces a real CUDA program.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/trace_events.hpp"
+#include "src/store/results_store.hpp"
+#include "tests/support/run_tool.hpp"
+
+namespace timeroof {
+namespace {
+
+using test::run_tool;
+using test::TempDir;
+
+constexpr int kLimitSeconds = 60;
+
+// Every profile here runs with a stand-in injection library, so the tests
+// need no CUDA build; ProfileCli.FindsTheBuiltInjectionLibrary checks the real one.
+class ProfileCli : public ::testing::Test {
+ protected:
+  void SetUp() override { test::write_file(stand_in_, ""); }
+  test::ToolResult profile(const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"profile", "--db", db_};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_tool(all, {{"TIMEROOF_INJECT_LIBRARY", stand_in_}}, kLimitSeconds);
+  }
+  RunRecord only_run() {
+    ResultsStore store = ResultsStore::open(db_, ResultsStore::Access::read_only);
+    std::vector<RunRecord> runs = store.load_all();
+    EXPECT_EQ(runs.size(), 1U);
+    return runs.empty() ? RunRecord{} : runs.front();
+  }
+
+  TempDir dir_;
+  std::string db_ = dir_.file("profile.db");
+  std::string stand_in_ = dir_.file("libstand_in.so");
+};
+
+int count_lines(const std::string& text) {
+  return test::count_lines(text);
+}
+
+TEST_F(ProfileCli, NeedsTheProgramAfterTheSeparator) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{}, std::vector<std::string>{"true"},
+        std::vector<std::string>{"--"}}) {
+    const auto result = profile(args);
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_EQ(count_lines(result.err), 1) << result.err;
+    EXPECT_NE(result.err.find("after --"), std::string::npos) << result.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(db_));  // nothing stored
+}
+
+TEST_F(ProfileCli, ProgramNotFoundIsAUsageErrorBeforeAnyRun) {
+  auto result = profile({"--", "timeroof-no-such-program"});
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_EQ(count_lines(result.err), 1) << result.err;
+  EXPECT_NE(result.err.find("not found on PATH"), std::string::npos) << result.err;
+  result = profile({"--", dir_.file("missing-app")});
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_NE(result.err.find("no such executable file"), std::string::npos) << result.err;
+  EXPECT_FALSE(std::filesystem::exists(db_));
+}
+
+TEST_F(ProfileCli, HelpHasAnExample) {
+  const auto result = run_tool({"profile", "--help"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_NE(result.out.find("timeroof profile -- ./my_app"), std::string::npos) << result.out;
+}
+
+TEST_F(ProfileCli, ExitCodeAndOutputPassThrough) {
+  const auto result = profile({"--", "sh", "-c", "echo out; echo err >&2; exit 3"});
+  EXPECT_EQ(result.exit_code, 3) << result.err;
+  EXPECT_EQ(result.out, "out\n");
+  EXPECT_NE(result.err.find("err\n"), std::string::npos);
+  EXPECT_NE(result.err.find("recorded no CUDA activity"), std::string::npos) << result.err;
+  const RunRecord run = only_run();
+  EXPECT_EQ(run.run.status, "failed");
+  EXPECT_EQ(run.run.spec["profile"]["exit"], (nlohmann::json{{"code", 3}}));
+  EXPECT_EQ(run.run.spec["profile"]["command"],
+            (nlohmann::json{"sh", "-c", "echo out; echo err >&2; exit 3"}));
+  EXPECT_EQ(run.run.spec["profile"]["journal_format"], 1);
+  EXPECT_EQ(run.run.spec["profile"]["environment"]["CUDA_INJECTION64_PATH"], stand_in_);
+  EXPECT_FALSE(run.run.finished_at.empty());
+  EXPECT_TRUE(run.trace.empty());
+}
+
+TEST_F(ProfileCli, KilledProgramIsFailedWithItsSignal) {
+  const auto result = profile({"--", "sh", "-c", "kill -9 $$"});
+  EXPECT_EQ(result.exit_code, 128 + 9) << result.err;
+  const RunRecord run = only_run();
+  EXPECT_EQ(run.run.status, "failed");
+  EXPECT_EQ(run.run.spec["profile"]["exit"]["signal"], 9);
+  EXPECT_EQ(run.run.spec["profile"]["exit"]["signal_name"], "KILL");
+}
+
+// The ingest path end to end: a "program" that writes a journal as the
+// injection library does, with a garbage line and a cut-off last line.
+TEST_F(ProfileCli, JournalLinesAreStoredAndBadOnesReported) {
+  TraceEvent kernel;
+  kernel.kind = TraceKind::kernel;
+  kernel.name = "scale(float*, int)";
+  kernel.start_ns = 100;
+  kernel.end_ns = 200;
+  kernel.bytes = 0;
+  TraceEvent copy = kernel;
+  copy.kind = TraceKind::memcpy;
+  copy.name = "HtoD";
+  copy.bytes = 4096;
+  const std::string journal = nlohmann::json(kernel).dump() + "\n" + "garbage\n" +
+                              nlohmann::json(copy).dump() + "\n" + "{\"kind\": \"ker";
+  test::write_file(dir_.file("journal.txt"), journal);
+  const std::string script =
+      "cat '" + dir_.file("journal.txt") + "' > \"$TIMEROOF_PROFILE_DIR/journal-$$.jsonl\"";
+  const auto result = profile({"--name", "fake", "--", "sh", "-c", script});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("skipped 1 journal line(s) that do not parse and 1 cut-off last line"),
+            std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find(".jsonl:2"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("2 records (1 kernel, 1 memcpy)"), std::string::npos) << result.err;
+  const RunRecord run = only_run();
+  EXPECT_EQ(run.run.status, "complete");
+  EXPECT_EQ(run.run.spec["profile"]["name"], "fake");
+  EXPECT_EQ(run.run.spec["profile"]["records"], 2);
+  EXPECT_EQ(run.run.spec["profile"]["skipped_lines"], 2);
+  EXPECT_EQ(run.trace, (std::vector<TraceEvent>{kernel, copy}));
+}
+
+// Records written while the program runs are stored before it ends.
+TEST_F(ProfileCli, RecordsAreStoredWhileTheProgramRuns) {
+  TraceEvent mark;
+  mark.kind = TraceKind::nvtx_mark;
+  mark.name = "early";
+  const std::string line = nlohmann::json(mark).dump();
+  test::write_file(dir_.file("line.txt"), line + "\n");
+  // The program checks the store itself, 2 s after writing: the run is still running.
+  const std::string script = "cat '" + dir_.file("line.txt") +
+                             "' >> \"$TIMEROOF_PROFILE_DIR/journal-$$.jsonl\"; sleep 2; '" +
+                             test::tool_binary() + "' export --db '" + db_ + "' --out '" +
+                             dir_.file("mid.json") + "'";
+  const auto result = profile({"--", "sh", "-c", script});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  const auto doc = nlohmann::json::parse(test::read_file(dir_.file("mid.json")));
+  ASSERT_EQ(doc["runs"].size(), 1U);
+  EXPECT_EQ(doc["runs"][0]["status"], "running");
+  ASSERT_TRUE(doc["runs"][0].contains("trace"));
+  EXPECT_EQ(doc["runs"][0]["trace"][0]["name"], "early");
+}
+
+#if TIMEROOF_BUILT_WITH_CUDA
+TEST(ProfileCliBuild, FindsTheBuiltInjectionLibrary) {
+  TempDir dir;
+  const auto result =
+      run_tool({"profile", "--db", dir.file("p.db"), "--", "true"}, {}, kLimitSeconds);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  ResultsStore store = ResultsStore::open(dir.file("p.db"), ResultsStore::Access::read_only);
+  const auto runs = store.load_all();
+  ASSERT_EQ(runs.size(), 1U);
+  const auto& environment = runs[0].run.spec["profile"]["environment"];
+  const std::string library = environment["CUDA_INJECTION64_PATH"];
+  EXPECT_TRUE(library.ends_with("/libtimeroof_inject.so")) << library;
+  const std::string cupti = environment.value("NVTX_INJECTION64_PATH", "");
+  EXPECT_NE(cupti.find("libcupti"), std::string::npos) << environment.dump();
+}
+#endif
+
+}  // namespace
+}  // namespace timeroof

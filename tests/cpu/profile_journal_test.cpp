@@ -1,0 +1,112 @@
+// The journals of `timeroof profile` (issue 17): whole lines are read as they
+// come, a line still being written waits for its newline, garbage lines are
+// skipped and counted with their file and line, and a killed process's cut-off
+// last line is tolerated at the end.
+#include "src/cli/profile_journal.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "tests/support/run_tool.hpp"
+
+namespace timeroof::cli {
+namespace {
+
+std::string line_of(const std::string& name, std::uint64_t start) {
+  TraceEvent e;
+  e.kind = TraceKind::kernel;
+  e.name = name;
+  e.start_ns = start;
+  e.end_ns = start + 10;
+  return nlohmann::json(e).dump() + "\n";
+}
+
+void append(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::app) << bytes;
+}
+
+TEST(ProfileJournal, ReadsWholeLinesAsTheyCome) {
+  test::TempDir dir;
+  JournalReader reader(dir.path());
+  EXPECT_TRUE(reader.read_new().empty());  // no journal yet
+  const std::string journal = dir.file("journal-100.jsonl");
+  const std::string second = line_of("b", 20);
+  append(journal, line_of("a", 10) + second.substr(0, 7));  // b is half written
+  auto events = reader.read_new();
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].name, "a");
+  append(journal, second.substr(7));
+  events = reader.read_new();
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].name, "b");
+  EXPECT_EQ(events[0].end_ns, 30U);
+  EXPECT_TRUE(reader.read_new(true).empty());
+  EXPECT_EQ(reader.bad_lines(), 0U);
+  EXPECT_EQ(reader.truncated_lines(), 0U);
+  EXPECT_EQ(reader.problems_summary(), "");
+}
+
+TEST(ProfileJournal, OneJournalPerProcess) {
+  test::TempDir dir;
+  append(dir.file("journal-7.jsonl"), line_of("parent", 1));
+  append(dir.file("journal-8.jsonl"), line_of("child", 2));
+  append(dir.file("notes.txt"), "not a journal\n");
+  JournalReader reader(dir.path());
+  const auto events = reader.read_new(true);
+  ASSERT_EQ(events.size(), 2U);
+  EXPECT_EQ(events[0].name, "parent");
+  EXPECT_EQ(events[1].name, "child");
+  EXPECT_EQ(reader.journals(), 2U);
+}
+
+TEST(ProfileJournal, GarbageLinesAreSkippedCountedAndNamed) {
+  test::TempDir dir;
+  const std::string journal = dir.file("journal-5.jsonl");
+  append(journal, line_of("a", 1) + "{not json\n" +
+                      R"({"kind": "kernel"})"
+                      "\n" +
+                      R"({"kind":"kernel","name":"x","start_ns":"soon","end_ns":1,"device":0,)"
+                      R"("stream":0,"correlation_id":0,"process_id":0,"thread_id":0,"bytes":0,)"
+                      R"("details":{}})"
+                      "\n\n" +
+                      line_of("b", 2));
+  JournalReader reader(dir.path());
+  const auto events = reader.read_new();
+  ASSERT_EQ(events.size(), 2U);
+  EXPECT_EQ(events[1].name, "b");
+  EXPECT_EQ(reader.bad_lines(), 3U);
+  const std::string summary = reader.problems_summary();
+  EXPECT_NE(summary.find("skipped 3 journal line(s)"), std::string::npos) << summary;
+  EXPECT_NE(summary.find(journal + ":2"), std::string::npos) << summary;  // the first bad line
+}
+
+TEST(ProfileJournal, TruncatedLastLineIsToleratedAtTheEnd) {
+  test::TempDir dir;
+  const std::string journal = dir.file("journal-9.jsonl");
+  const std::string cut = line_of("c", 3);
+  append(journal, line_of("a", 1) + line_of("b", 2) + cut.substr(0, cut.size() / 2));
+  JournalReader reader(dir.path());
+  EXPECT_EQ(reader.read_new().size(), 2U);
+  EXPECT_TRUE(reader.read_new(true).empty());
+  EXPECT_EQ(reader.bad_lines(), 0U);
+  EXPECT_EQ(reader.truncated_lines(), 1U);
+  const std::string summary = reader.problems_summary();
+  EXPECT_NE(summary.find("cut-off last line"), std::string::npos) << summary;
+  EXPECT_NE(summary.find(journal + ":3"), std::string::npos) << summary;
+}
+
+TEST(ProfileJournal, FinalReadTakesACompleteLastLineWithoutNewline) {
+  test::TempDir dir;
+  const std::string last = line_of("z", 9);
+  append(dir.file("journal-3.jsonl"), last.substr(0, last.size() - 1));
+  JournalReader reader(dir.path());
+  EXPECT_TRUE(reader.read_new().empty());
+  const auto events = reader.read_new(true);
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].name, "z");
+}
+
+}  // namespace
+}  // namespace timeroof::cli

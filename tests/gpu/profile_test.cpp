@@ -1,0 +1,242 @@
+// GPU tier (#17): `timeroof profile` traces examples/nvtx_layers.cu, a program
+// whose every kernel, copy and NVTX range is known, and checks the stored run
+// against it: the exact counts (kernels, copies and their bytes, memsets, NVTX
+// ranges and marks), the nesting step > layer, kernel times against the
+// program's own CUDA events, the exit code passed through, and a kill -9 of the
+// program mid-run leaving a readable, failed run with the records up to then.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/trace_events.hpp"
+#include "src/store/results_store.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+#include "tests/support/run_tool.hpp"
+
+extern char** environ;
+
+namespace timeroof {
+namespace {
+
+using test::run_tool;
+using test::TempDir;
+
+constexpr int kLimitSeconds = 120;
+// Kernel time in the trace against the program's CUDA events around the
+// kernel: the events add their own few microseconds.
+constexpr double kKernelRelativeTolerance = 0.03;
+constexpr double kKernelAbsoluteToleranceMs = 0.010;
+
+std::string example_binary() {
+  if (const char* given = std::getenv("TIMEROOF_TEST_EXAMPLES_DIR"))
+    return std::string(given) + "/nvtx_layers";
+  return (std::filesystem::path(test::tool_binary()).parent_path() / "examples" / "nvtx_layers")
+      .string();
+}
+
+RunRecord only_run(const std::string& db) {
+  ResultsStore store = ResultsStore::open(db, ResultsStore::Access::read_only);
+  std::vector<RunRecord> runs = store.load_all();
+  EXPECT_EQ(runs.size(), 1U);
+  return runs.empty() ? RunRecord{} : runs.front();
+}
+
+std::vector<TraceEvent> of_kind(const std::vector<TraceEvent>& trace, TraceKind kind,
+                                const std::string& name_part = "") {
+  std::vector<TraceEvent> out;
+  for (const TraceEvent& e : trace)
+    if (e.kind == kind && e.name.find(name_part) != std::string::npos) out.push_back(e);
+  std::sort(out.begin(), out.end(),
+            [](const TraceEvent& a, const TraceEvent& b) { return a.start_ns < b.start_ns; });
+  return out;
+}
+
+bool inside(const TraceEvent& inner, const TraceEvent& outer) {
+  return inner.start_ns >= outer.start_ns && inner.end_ns <= outer.end_ns;
+}
+
+// The program's JSON summary: its last stdout line.
+nlohmann::json program_summary(const std::string& out) {
+  const std::size_t start = out.rfind("\n{");
+  return nlohmann::json::parse(start == std::string::npos ? out : out.substr(start + 1));
+}
+
+TEST(ProfileGpu, TracesTheExampleExactly) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  const std::string db = dir.file("p.db");
+  constexpr int kIterations = 3;
+  const auto result =
+      run_tool({"profile", "--db", db, "--name", "nvtx_layers", "--", example_binary(),
+                "--iterations", std::to_string(kIterations), "--work", "40000"},
+               {}, kLimitSeconds);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json summary = program_summary(result.out);
+  const RunRecord run = only_run(db);
+  EXPECT_EQ(run.run.status, "complete");
+  EXPECT_EQ(run.run.spec["profile"]["exit"]["code"], 0);
+  const std::vector<TraceEvent>& trace = run.trace;
+
+  const auto kernels = of_kind(trace, TraceKind::kernel);
+  ASSERT_EQ(kernels.size(), 4U * kIterations) << result.err;
+  EXPECT_EQ(of_kind(trace, TraceKind::kernel, "scale_layer").size(), 2U * kIterations);
+  EXPECT_EQ(of_kind(trace, TraceKind::kernel, "add_layer").size(), 2U * kIterations);
+  EXPECT_EQ(kernels[0].name, "scale_layer(float*, int, int)");  // demangled
+  EXPECT_EQ(kernels[0].details["block"], (nlohmann::json{256, 1, 1}));
+
+  const std::uint64_t bytes = summary["copy_bytes"];
+  const auto copies = of_kind(trace, TraceKind::memcpy);
+  ASSERT_EQ(copies.size(), 2U);
+  EXPECT_EQ(copies[0].name, "HtoD");
+  EXPECT_EQ(copies[1].name, "DtoH");
+  EXPECT_EQ(copies[0].bytes, bytes);
+  EXPECT_EQ(copies[1].bytes, bytes);
+  const auto memsets = of_kind(trace, TraceKind::memset);
+  ASSERT_EQ(memsets.size(), 1U);
+  EXPECT_EQ(memsets[0].bytes, static_cast<std::uint64_t>(summary["memset_bytes"]));
+  EXPECT_FALSE(of_kind(trace, TraceKind::runtime_api, "cudaLaunchKernel").empty());
+  EXPECT_FALSE(of_kind(trace, TraceKind::driver_api).empty());
+
+  // NVTX: push/pop and start/end ranges, one record each, and the mark.
+  const auto steps = of_kind(trace, TraceKind::nvtx_range, "step");
+  const auto layer0 = of_kind(trace, TraceKind::nvtx_range, "layer0");
+  const auto layer1 = of_kind(trace, TraceKind::nvtx_range, "layer1");
+  ASSERT_EQ(steps.size(), static_cast<std::size_t>(kIterations));
+  ASSERT_EQ(layer0.size(), static_cast<std::size_t>(kIterations));
+  ASSERT_EQ(layer1.size(), static_cast<std::size_t>(kIterations));
+  ASSERT_EQ(of_kind(trace, TraceKind::nvtx_range, "upload").size(), 1U);
+  ASSERT_EQ(of_kind(trace, TraceKind::nvtx_mark, "done").size(), 1U);
+  EXPECT_EQ(steps[0].details["color"], 0xFF3366CCu);
+  EXPECT_EQ(steps[0].details["category"], 1);
+  EXPECT_EQ(layer0[0].details["color"], nullptr);
+  // A pageable copy's DMA may end after cudaMemcpy returns: only its start is inside.
+  EXPECT_LE(of_kind(trace, TraceKind::nvtx_range, "upload")[0].start_ns,
+            of_kind(trace, TraceKind::memcpy, "HtoD")[0].start_ns);
+
+  double worst = 0;
+  for (int s = 0; s < kIterations; ++s) {
+    EXPECT_TRUE(inside(layer0[s], steps[s]));
+    EXPECT_TRUE(inside(layer1[s], steps[s]));
+    EXPECT_LE(layer0[s].end_ns, layer1[s].start_ns);
+    // Each layer holds its two kernels (it pops after they finished).
+    for (int k = 0; k < 4; ++k) {
+      const TraceEvent& kernel = kernels[4 * s + k];
+      EXPECT_TRUE(inside(kernel, k < 2 ? layer0[s] : layer1[s])) << kernel.name;
+      const double trace_ms = static_cast<double>(kernel.duration_ns()) * 1e-6;
+      const double event_ms = summary["kernel_ms"][s][k];
+      EXPECT_NEAR(trace_ms, event_ms,
+                  std::max(kKernelRelativeTolerance * event_ms, kKernelAbsoluteToleranceMs))
+          << "step " << s << " kernel " << k;
+      worst = std::max(worst, std::abs(trace_ms - event_ms) / event_ms);
+    }
+  }
+  std::printf("kernel time, trace vs CUDA events: worst relative difference %.4f\n", worst);
+}
+
+TEST(ProfileGpu, FailingProgramIsFailedWithItsExitCodeAndKeepsItsTrace) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  const std::string db = dir.file("p.db");
+  const auto result = run_tool(
+      {"profile", "--db", db, "--", example_binary(), "--iterations", "2", "--exit-code", "3"}, {},
+      kLimitSeconds);
+  EXPECT_EQ(result.exit_code, 3) << result.err;
+  const RunRecord run = only_run(db);
+  EXPECT_EQ(run.run.status, "failed");
+  EXPECT_EQ(run.run.spec["profile"]["exit"], (nlohmann::json{{"code", 3}}));
+  // exit() runs the library's atexit flush: everything is there.
+  EXPECT_EQ(of_kind(run.trace, TraceKind::kernel).size(), 8U);
+  EXPECT_EQ(of_kind(run.trace, TraceKind::nvtx_range, "step").size(), 2U);
+}
+
+// The pids whose parent is `parent` (from /proc).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> children;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text;
+    std::getline(stat, text);
+    const std::size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == parent)
+      children.push_back(static_cast<pid_t>(std::stoi(name)));
+  }
+  return children;
+}
+
+TEST(ProfileGpu, KilledProgramLeavesAReadableFailedRun) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  const std::string db = dir.file("p.db");
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::vector<std::string> words = {
+      test::tool_binary(), "profile",      "--db", db,           "--",
+      example_binary(),    "--iterations", "100",  "--sleep-ms", "200"};
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  pid_t tool = 0;
+  ASSERT_EQ(posix_spawn(&tool, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+
+  // Wait for the program to say step 2 is done, then give the flush (100 ms)
+  // and the ingest (500 ms) time to store it.
+  std::string seen;
+  char chunk[256];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kLimitSeconds);
+  while (seen.find("step 2 done") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    const ssize_t n = read(out[0], chunk, sizeof chunk);
+    if (n <= 0) break;
+    seen.append(chunk, static_cast<std::size_t>(n));
+  }
+  ASSERT_NE(seen.find("step 2 done"), std::string::npos) << seen;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const std::vector<pid_t> program = children_of(tool);
+  ASSERT_EQ(program.size(), 1U);
+  ASSERT_EQ(kill(program[0], SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(tool, &status, 0), tool);
+  close(out[0]);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL);
+
+  const RunRecord run = only_run(db);
+  EXPECT_EQ(run.run.status, "failed");
+  EXPECT_EQ(run.run.spec["profile"]["exit"]["signal"], SIGKILL);
+  const auto steps = of_kind(run.trace, TraceKind::nvtx_range, "step");
+  const auto kernels = of_kind(run.trace, TraceKind::kernel);
+  EXPECT_GE(steps.size(), 3U);
+  EXPECT_GE(kernels.size(), 12U);
+  EXPECT_LT(steps.size(), 100U);
+  std::printf("killed after step 2: %zu steps and %zu kernels stored\n", steps.size(),
+              kernels.size());
+}
+
+}  // namespace
+}  // namespace timeroof
