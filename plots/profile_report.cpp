@@ -200,4 +200,19 @@ ProfileReport render_profile_report(const std::vector<TraceEvent>& events,
   return {detail::render_html(doc), detail::render_markdown(doc, ChartFormat::svg)};
 }
 
+nlohmann::json profile_provenance(const RunRecord& record) {
+  const Run& run = record.run;
+  nlohmann::json provenance = {{"command_line", run.command_line},
+                               {"gpu", run.machine.gpu.name},
+                               {"driver", run.machine.gpu.versions.driver},
+                               {"host", run.host},
+                               {"tool_version", run.tool_version},
+                               {"git_sha", run.git_sha},
+                               {"started_at", run.started_at},
+                               {"finished_at", run.finished_at},
+                               {"status", run.status}};
+  if (run.spec.contains("profile")) provenance["profile"] = run.spec["profile"];
+  return provenance;
+}
+
 }  // namespace timeroof::plots

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/results.hpp"
 #include "core/trace_events.hpp"
 #include "roofline/profile_analysis.hpp"
 
@@ -34,6 +35,11 @@ struct ProfileTable {
 
 // How many kernels the top-kernels table lists; the rest are counted in its caption.
 inline constexpr std::size_t kProfileTopKernels = 15;
+
+// What a profile's printers list as its provenance: the run's command line, GPU,
+// host, versions, times, status and its spec's "profile" object (the profiled
+// command, environment and exit).
+nlohmann::json profile_provenance(const RunRecord& record);
 
 // One line: "46 records over 670 us; GPU busy 283 us (42% of the span): ...".
 std::string profile_summary(const roofline::ProfileAnalysis& analysis);

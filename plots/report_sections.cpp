@@ -9,6 +9,7 @@
 #include "core/power.hpp"
 #include "plots/charts.hpp"
 #include "plots/energy_chart.hpp"
+#include "plots/profile_report.hpp"
 #include "roofline/analysis.hpp"
 #include "roofline/bounds.hpp"
 #include "roofline/charts_data.hpp"
@@ -16,6 +17,7 @@
 #include "roofline/findings.hpp"
 #include "roofline/glossary.hpp"
 #include "roofline/machine_roofs.hpp"
+#include "roofline/profile_analysis.hpp"
 #include "roofline/sweep_fit.hpp"
 #include "timeroof/version.hpp"
 
@@ -643,6 +645,9 @@ std::vector<Block> report_blocks(const std::vector<RunRecord>& runs, const std::
     std::size_t sweep_number = 0;
     for (const roofline::SweepAnalysis& sweep : analysis.sweeps)
       sweep_section(doc, r, analysis, sweep, anchor, ++sweep_number);
+    if (!r.trace.empty())  // a profiled program (`timeroof profile`)
+      profile_section(doc, roofline::analyze_profile(r.trace), profile_provenance(r),
+                      anchor + "-profile");
     provenance_section(doc, r, anchor);
   }
   glossary_section(doc);

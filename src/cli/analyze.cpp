@@ -15,11 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/format.hpp"
+#include "plots/profile_report.hpp"
 #include "roofline/analysis.hpp"
 #include "src/cli/command_options.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/console.hpp"
 #include "src/cli/export_csv.hpp"
+#include "src/cli/profile_console.hpp"
 
 namespace timeroof::cli {
 
@@ -305,7 +307,10 @@ ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string
       text = csv_text(points_table(records, analyses));
     } else {
       for (std::size_t i = 0; i < records.size(); ++i)
-        text += (i ? "\n" : "") + analysis_table(records[i], analyses[i], model);
+        text += (i ? "\n" : "") +
+                (records[i].trace.empty()  // a profiled program: its trace's analysis
+                     ? analysis_table(records[i], analyses[i], model)
+                     : profile_text(records[i].trace, plots::profile_provenance(records[i])));
       // Names, reasons and findings quote the stored data; JSON and CSV keep it as is.
       text = terminal_safe(text, LineBreaks::keep);
     }

@@ -22,6 +22,8 @@
 #include "core/format.hpp"
 #include "core/json_io.hpp"
 #include "core/vocabulary.hpp"
+#include "plots/perfetto_trace.hpp"
+#include "plots/profile_report.hpp"
 #include "plots/report.hpp"
 #include "roofline/analysis.hpp"
 #include "src/cli/command_options.hpp"
@@ -245,8 +247,39 @@ void register_list_runs(CLI::App& app, CommonOptions& options, Action& action) {
   when_chosen(*command, action, [&options] { return run_list_runs(options); });
 }
 
+namespace {
+
+// `export --perfetto FILE`: one profile run's trace as a Perfetto / Chrome trace.
+ExitCode export_perfetto(const CommonOptions& options, const std::vector<std::string>& runs,
+                         const std::string& file) {
+  refuse_overwriting(file, {options.db});
+  ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
+  std::vector<RunRecord> records = load_store_runs(store, options.db, runs);
+  std::erase_if(records, [](const RunRecord& r) { return r.trace.empty(); });
+  if (records.size() != 1)
+    throw usage_error("export --perfetto writes the trace of one run made by `timeroof profile`; " +
+                      std::string(records.empty()
+                                      ? "none of the runs named holds a trace"
+                                      : std::to_string(records.size()) + " runs hold one") +
+                      ": name the run (see `timeroof runs`)");
+  const RunRecord& record = records.front();
+  write_output(file,
+               plots::perfetto_trace(record.trace, plots::profile_provenance(record)).dump() + "\n",
+               {options.db});
+  std::cerr << "wrote " << file << ": " << record.trace.size() << " trace records of run "
+            << record.run.id << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
+  return ExitCode::ok;
+}
+
+}  // namespace
+
 ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs,
-                    const std::string& requested_format) {
+                    const std::string& requested_format, const std::string& perfetto) {
+  if (!perfetto.empty()) {
+    if (!requested_format.empty() || !options.out.empty())
+      throw usage_error("export --perfetto FILE writes one file; drop --format and --out");
+    return export_perfetto(options, runs, perfetto);
+  }
   const std::string format = table_json_or_csv(options.json, requested_format, "json");
   namespace fs = std::filesystem;
   if (format == "csv") {  // checked before any reading
@@ -285,6 +318,7 @@ void register_export(CLI::App& app, CommonOptions& options, Action& action) {
   struct Arguments {
     std::vector<std::string> runs;
     std::string format;
+    std::string perfetto;
   };
   auto args = std::make_shared<Arguments>();
   CLI::App* command = app.add_subcommand(
@@ -297,9 +331,13 @@ void register_export(CLI::App& app, CommonOptions& options, Action& action) {
                       "json: a file (default stdout); csv: a directory (required)");
   command->add_option("--format", args->format, "json (default) or csv")
       ->check(CLI::IsMember({"json", "csv"}));
+  command->add_option("--perfetto", args->perfetto,
+                      "instead: the trace of one profile run (`timeroof profile`) as Chrome "
+                      "trace / Perfetto JSON into this file");
   command->add_option("runs", args->runs, "run ids or uuid prefixes (default: all)");
   command->footer(
       "Examples:\n  timeroof export > all.json\n  timeroof export 3 --out run3.json\n"
+      "  timeroof export 4 --perfetto step.json\n"
       "  timeroof export 1f0c --db other.db\n  timeroof export --format csv --out tables\n\n"
       "JSON: every measurement of the runs, {\"format\": \"timeroof-results\",\n"
       "\"schema_version\", \"runs\"}; its schema is docs/schemas/export.schema.json.\n"
@@ -309,8 +347,9 @@ void register_export(CLI::App& app, CommonOptions& options, Action& action) {
       "(one row per kernel and counter) and ceilings.csv (one row per roof). Units are in\n"
       "the column names (_s, _bytes, _flop_per_s, ...), integers are written as integers,\n"
       "a value not measured is an empty cell.");
-  when_chosen(*command, action,
-              [&options, args] { return run_export(options, args->runs, args->format); });
+  when_chosen(*command, action, [&options, args] {
+    return run_export(options, args->runs, args->format, args->perfetto);
+  });
 }
 
 ExitCode run_import(const CommonOptions& options, const std::vector<std::string>& files) {

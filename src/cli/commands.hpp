@@ -64,8 +64,10 @@ ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::
 ExitCode run_list_runs(const CommonOptions& options);
 // `format` json (default: the export document on stdout or into options.out) or csv
 // (the tables of export_csv.hpp, one file each, into the directory options.out).
+// `perfetto`, where given: instead, the Chrome-trace / Perfetto JSON of one
+// profile run's trace (plots/perfetto_trace.hpp) into that file.
 ExitCode run_export(const CommonOptions& options, const std::vector<std::string>& runs,
-                    const std::string& format = "json");
+                    const std::string& format = "json", const std::string& perfetto = "");
 ExitCode run_import(const CommonOptions& options, const std::vector<std::string>& files);
 // `timeroof merge OUT IN...` (merge.hpp): the shard runs of the input stores
 // joined, every other run copied, into OUT (created if absent) in one

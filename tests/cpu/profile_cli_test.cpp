@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/trace_events.hpp"
 #include "src/store/results_store.hpp"
 #include "tests/support/run_tool.hpp"
@@ -131,6 +133,52 @@ TEST_F(ProfileCli, JournalLinesAreStoredAndBadOnesReported) {
   EXPECT_EQ(run.run.spec["profile"]["records"], 2);
   EXPECT_EQ(run.run.spec["profile"]["skipped_lines"], 2);
   EXPECT_EQ(run.trace, (std::vector<TraceEvent>{kernel, copy}));
+}
+
+// A stored profile is read by the commands that read sweeps: `analyze` prints its
+// tables, `report` its section, `export --perfetto` its trace (one profile run
+// only; the store is never the output). The synthetic fixture's program.
+TEST_F(ProfileCli, AnalyzeReportAndPerfettoReadTheStoredProfile) {
+  const std::string fixture = test::source_dir() + "/tests/fixtures/profile-synthetic.jsonl";
+  const std::string script =
+      "grep -v '^#' '" + fixture + "' > \"$TIMEROOF_PROFILE_DIR/journal-$$.jsonl\"";
+  ASSERT_EQ(profile({"--", "sh", "-c", script}).exit_code, 0);
+
+  const auto analyzed = run_tool({"analyze", "--db", db_});
+  ASSERT_EQ(analyzed.exit_code, 0) << analyzed.err;
+  for (const char* text : {"Top kernels by total time", "gemm_kernel", "NVTX ranges of process",
+                           "Where each iteration of step goes"})
+    EXPECT_NE(analyzed.out.find(text), std::string::npos) << text << "\n" << analyzed.out;
+
+  const std::string report = dir_.file("report");
+  ASSERT_EQ(run_tool({"report", "--db", db_, "--out", report}).exit_code, 0);
+  const std::string html = test::read_file(report + "/index.html");
+  EXPECT_NE(html.find("gemm_kernel"), std::string::npos);
+  EXPECT_NE(html.find("Where each iteration of step goes"), std::string::npos);
+
+  const std::string trace = dir_.file("trace.json");
+  const auto exported = run_tool({"export", "1", "--db", db_, "--perfetto", trace});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const nlohmann::json doc = nlohmann::json::parse(test::read_file(trace));
+  EXPECT_EQ(doc["displayTimeUnit"], "ns");
+  EXPECT_EQ(doc["metadata"]["records"], 46);
+  EXPECT_GT(doc["traceEvents"].size(), 46U);
+
+  // The store itself is not an output, and a run without a trace has none to give.
+  const auto onto_store = run_tool({"export", "--db", db_, "--perfetto", db_});
+  EXPECT_EQ(onto_store.exit_code, 1);
+  EXPECT_EQ(count_lines(onto_store.err), 1) << onto_store.err;
+  const auto with_format =
+      run_tool({"export", "--db", db_, "--perfetto", trace, "--format", "csv"});
+  EXPECT_EQ(with_format.exit_code, 1) << with_format.err;
+  const std::string empty = dir_.file("empty.db");
+  ASSERT_EQ(run_tool({"import", "--db", empty, test::source_dir() + "/samples/sample-run.json"})
+                .exit_code,
+            0);
+  const auto no_trace = run_tool({"export", "--db", empty, "--perfetto", trace});
+  EXPECT_EQ(no_trace.exit_code, 1);
+  EXPECT_NE(no_trace.err.find("none of the runs named holds a trace"), std::string::npos)
+      << no_trace.err;
 }
 
 // Records written while the program runs are stored before it ends.
