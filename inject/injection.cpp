@@ -15,6 +15,7 @@
 //    "timeroof profile: ..." and tracing stops; nothing throws out of here.
 //  - A forked child gets its own journal (the pid is checked at each write).
 #include <cupti_activity.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -251,6 +253,21 @@ void finish_at_exit() {
   if (g_tracer) g_tracer->finish();
 }
 
+// NVTX hands its calls to the library NVTX_INJECTION64_PATH names, read at the
+// program's first NVTX call. `timeroof profile` names its own libcupti, but a
+// program may have loaded another copy by the same soname first (PyTorch loads
+// pip's nvidia/cuda_cupti through kineto; this library's CUPTI then resolves to
+// it): NVTX would load the named file as a second CUPTI whose activity is off,
+// and no range would reach the trace (H100, PyTorch 2.11: none did). So point
+// NVTX at the CUPTI this process actually traces with.
+void point_nvtx_at_this_cupti() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) == 0 || !info.dli_fname) return;
+  const char* named = std::getenv("NVTX_INJECTION64_PATH");
+  if (named && std::string_view(named) == info.dli_fname) return;
+  setenv("NVTX_INJECTION64_PATH", info.dli_fname, 1);
+}
+
 }  // namespace
 }  // namespace timeroof::inject
 
@@ -271,6 +288,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     tracer->start();
     g_tracer = tracer;
     std::atexit(finish_at_exit);
+    point_nvtx_at_this_cupti();
     return 1;
   } catch (const std::exception& e) {
     report(std::string(e.what()) + "; the program runs untraced");

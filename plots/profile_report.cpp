@@ -27,17 +27,33 @@ std::string count_text(std::uint64_t n) {
   return std::to_string(n);
 }
 
+// Kernel names of C++ templates run to thousands of characters (PyTorch's
+// elementwise kernels with their lambdas); a table shows the start, which names
+// the kernel, and the end, which tells overloads apart. The trace, the export and
+// the Perfetto file keep the whole name.
+constexpr std::size_t kKernelNameChars = 96;
+std::string table_name(const std::string& name) {
+  if (name.size() <= kKernelNameChars) return name;
+  constexpr std::size_t kTail = 24;
+  std::size_t head = kKernelNameChars - kTail - 3;
+  while (head > 0 && (static_cast<unsigned char>(name[head]) & 0xC0) == 0x80) --head;  // UTF-8
+  std::size_t tail = name.size() - kTail;
+  while (tail < name.size() && (static_cast<unsigned char>(name[tail]) & 0xC0) == 0x80) ++tail;
+  return name.substr(0, head) + "..." + name.substr(tail);
+}
+
 ProfileTable kernels_table(const ProfileAnalysis& a, std::size_t top) {
   ProfileTable t{"kernels",
                  "Top kernels by total time",
-                 "GPU time per kernel name; the share is of the GPU's busy time (the union of "
+                 "GPU time per kernel name (names over 96 characters shortened in the middle); "
+                 "the share is of the GPU's busy time (the union of "
                  "all GPU work, so overlapping streams are not counted twice).",
                  {"Kernel", "Calls", "Total", "Share of GPU busy", "Median", "Min", "Max"},
                  {},
                  {false, true, true, true, true, true, true}};
   for (std::size_t i = 0; i < a.kernels.size() && i < top; ++i) {
     const roofline::KernelSummary& k = a.kernels[i];
-    t.rows.push_back({k.name, count_text(k.calls), time_text(k.total_ns),
+    t.rows.push_back({table_name(k.name), count_text(k.calls), time_text(k.total_ns),
                       format_number(k.share_of_busy, hint::share), time_text(k.median_ns),
                       time_text(k.min_ns), time_text(k.max_ns)});
   }
