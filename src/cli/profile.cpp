@@ -36,6 +36,7 @@
 #include "src/cli/command_options.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/profile_journal.hpp"
+#include "src/cli/stored_runs.hpp"
 #include "src/store/results_store.hpp"
 
 extern char** environ;
@@ -287,16 +288,6 @@ std::vector<std::string> child_environment(const std::map<std::string, std::stri
   return environment;
 }
 
-nlohmann::json gpus_json(const std::vector<GpuInfo>& gpus) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const GpuInfo& gpu : gpus)
-    list.push_back({{"index", gpu.index},
-                    {"name", gpu.name},
-                    {"uuid", gpu.uuid},
-                    {"pci_bus_id", gpu.pci_bus_id}});
-  return list;
-}
-
 // Counts by kind, for the closing line.
 std::string describe_counts(const std::map<TraceKind, std::uint64_t>& counts) {
   std::string text;
@@ -337,7 +328,7 @@ ExitCode run_profile(const CommonOptions& options, const ProfileArguments& args)
   nlohmann::json profile = {{"command", args.command},
                             {"environment", environment},
                             {"journal_format", kJournalFormat},
-                            {"gpus", gpus_json(gpus)}};
+                            {"gpus", devices_json(gpus)}};
   if (!args.name.empty()) profile["name"] = args.name;
   if (available.count == 0) profile["no_gpu"] = available.why_none;
   run.spec = {{"profile", profile}};
