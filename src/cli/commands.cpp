@@ -252,7 +252,7 @@ namespace {
 // `export --perfetto FILE`: one profile run's trace as a Perfetto / Chrome trace.
 ExitCode export_perfetto(const CommonOptions& options, const std::vector<std::string>& runs,
                          const std::string& file) {
-  refuse_overwriting(file, {options.db});
+  refuse_overwriting(file, {options.db}, "--perfetto");
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
   std::vector<RunRecord> records = load_store_runs(store, options.db, runs);
   std::erase_if(records, [](const RunRecord& r) { return r.trace.empty(); });
@@ -265,7 +265,7 @@ ExitCode export_perfetto(const CommonOptions& options, const std::vector<std::st
   const RunRecord& record = records.front();
   write_output(file,
                plots::perfetto_trace(record.trace, plots::profile_provenance(record)).dump() + "\n",
-               {options.db});
+               {options.db}, "--perfetto");
   std::cerr << "wrote " << file << ": " << record.trace.size() << " trace records of run "
             << record.run.id << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
   return ExitCode::ok;

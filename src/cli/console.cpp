@@ -299,7 +299,8 @@ std::string format_run_list(const std::vector<Run>& runs) {
   return table(rows);
 }
 
-void refuse_overwriting(const std::string& out, const std::vector<std::string>& protected_files) {
+void refuse_overwriting(const std::string& out, const std::vector<std::string>& protected_files,
+                        const std::string& option) {
   namespace fs = std::filesystem;
   if (out.empty()) return;
   for (const std::string& file : protected_files) {
@@ -308,19 +309,20 @@ void refuse_overwriting(const std::string& out, const std::vector<std::string>& 
                           ? fs::equivalent(out, file, error)
                           : fs::weakly_canonical(out, error) == fs::weakly_canonical(file, error);
     if (same)
-      throw usage_error("--out " + out + " is " + file +
+      throw usage_error(option + " " + out + " is " + file +
                         ", which this command reads: writing there would destroy it; pass "
-                        "another --out");
+                        "another " +
+                        option);
   }
 }
 
 void write_output(const std::string& out, const std::string& text,
-                  const std::vector<std::string>& protected_files) {
+                  const std::vector<std::string>& protected_files, const std::string& option) {
   if (out.empty()) {
     std::cout << text;
     return;
   }
-  refuse_overwriting(out, protected_files);
+  refuse_overwriting(out, protected_files, option);
   std::ofstream file(out, std::ios::binary);
   if (!(file << text))
     throw usage_error("cannot write " + out + "; check that its directory exists and is writable");

@@ -30,11 +30,14 @@ std::string text_table(const std::vector<std::vector<std::string>>& cells,
 // Writes `text` to the file `out`, or to stdout when `out` is empty. Refuses,
 // before writing anything, an `out` that is the same file as the store or as one
 // of the command's inputs (any spelling of the path, links included): writing
-// there would destroy what the command reads.
+// there would destroy what the command reads. `option` names the flag that gave
+// `out` in that refusal.
 void write_output(const std::string& out, const std::string& text,
-                  const std::vector<std::string>& protected_files);
+                  const std::vector<std::string>& protected_files,
+                  const std::string& option = "--out");
 // The same refusal alone, for outputs written elsewhere (a report directory).
-void refuse_overwriting(const std::string& out, const std::vector<std::string>& protected_files);
+void refuse_overwriting(const std::string& out, const std::vector<std::string>& protected_files,
+                        const std::string& option = "--out");
 
 // A CSV field, quoted (RFC 4180) where it holds a comma, quote or line break.
 std::string csv_field(const std::string& text);

@@ -168,6 +168,7 @@ TEST_F(ProfileCli, AnalyzeReportAndPerfettoReadTheStoredProfile) {
   const auto onto_store = run_tool({"export", "--db", db_, "--perfetto", db_});
   EXPECT_EQ(onto_store.exit_code, 1);
   EXPECT_EQ(count_lines(onto_store.err), 1) << onto_store.err;
+  EXPECT_NE(onto_store.err.find("--perfetto " + db_ + " is "), std::string::npos) << onto_store.err;
   const auto with_format =
       run_tool({"export", "--db", db_, "--perfetto", trace, "--format", "csv"});
   EXPECT_EQ(with_format.exit_code, 1) << with_format.err;
