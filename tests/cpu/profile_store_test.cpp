@@ -19,21 +19,7 @@ namespace timeroof {
 namespace {
 
 using Access = ResultsStore::Access;
-
-std::string query_text(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  sqlite3_stmt* stmt = nullptr;
-  std::string value = "<error>";
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
-      sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
-      sqlite3_step(stmt) == SQLITE_ROW) {
-    const unsigned char* text = sqlite3_column_text(stmt, 0);
-    value = text ? reinterpret_cast<const char*>(text) : "<null>";
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return value;
-}
+using test::raw_query_text;
 
 // One record of every kind, with the details each kind carries.
 std::vector<TraceEvent> sample_trace() {
@@ -109,8 +95,8 @@ TEST(ProfileStore, TraceEventsRoundTripInOrderAcrossAppends) {
   const RunRecord record = store.load_run(run.id);
   EXPECT_EQ(record.trace, trace);
   EXPECT_EQ(store.load_all().front().trace, trace);
-  EXPECT_EQ(query_text(path, "SELECT group_concat(seq) FROM trace_events"), "0,1,2,3,4");
-  EXPECT_EQ(query_text(path, "SELECT typeof(start_ns) FROM trace_events LIMIT 1"), "integer");
+  EXPECT_EQ(raw_query_text(path, "SELECT group_concat(seq) FROM trace_events"), "0,1,2,3,4");
+  EXPECT_EQ(raw_query_text(path, "SELECT typeof(start_ns) FROM trace_events LIMIT 1"), "integer");
 }
 
 // A store written before schema 4 reads as traceless; the first append of
@@ -134,15 +120,15 @@ TEST(ProfileStore, SchemaThreeStoreUpgradesOnFirstTraceWrite) {
     ResultsStore store = ResultsStore::open(path, Access::read_write);
     EXPECT_THROW(store.append_trace_events(run.id + 100, trace), Error);
   }
-  EXPECT_EQ(query_text(path, "PRAGMA user_version"), "3");
-  EXPECT_EQ(query_text(path, "SELECT count(*) FROM sqlite_master WHERE name = 'trace_events'"),
+  EXPECT_EQ(raw_query_text(path, "PRAGMA user_version"), "3");
+  EXPECT_EQ(raw_query_text(path, "SELECT count(*) FROM sqlite_master WHERE name = 'trace_events'"),
             "0");
   {
     ResultsStore store = ResultsStore::open(path, Access::read_write);
     store.append_trace_events(run.id, trace);
     EXPECT_EQ(store.load_run(run.id).trace, trace);
   }
-  EXPECT_EQ(query_text(path, "PRAGMA user_version"), std::to_string(kStoreSchemaVersion));
+  EXPECT_EQ(raw_query_text(path, "PRAGMA user_version"), std::to_string(kStoreSchemaVersion));
   EXPECT_EQ(kStoreSchemaVersion, 4);
 }
 

@@ -66,21 +66,7 @@ void write_bytes(const std::string& path, const std::string& bytes) {
 }
 
 using test::raw_exec;
-
-std::string raw_query_text(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  sqlite3_stmt* stmt = nullptr;
-  std::string value = "<error>";
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
-      sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
-      sqlite3_step(stmt) == SQLITE_ROW) {
-    const unsigned char* text = sqlite3_column_text(stmt, 0);
-    value = text != nullptr ? reinterpret_cast<const char*>(text) : "<null>";
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return value;
-}
+using test::raw_query_text;
 
 bool has_side_files(const std::string& path) {
   return fs::exists(path + "-wal") || fs::exists(path + "-shm") || fs::exists(path + "-journal");

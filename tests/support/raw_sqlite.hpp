@@ -18,4 +18,21 @@ inline void raw_exec(const std::string& path, const std::string& sql) {
   if (rc != SQLITE_OK) throw std::runtime_error("raw sqlite: " + sql + ": " + message);
 }
 
+// The first column of the first row of `sql`, read-only, as text: "<null>" for
+// NULL, "<error>" where the file cannot be opened or the query fails.
+inline std::string raw_query_text(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_stmt* stmt = nullptr;
+  std::string value = "<error>";
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    const unsigned char* text = sqlite3_column_text(stmt, 0);
+    value = text != nullptr ? reinterpret_cast<const char*>(text) : "<null>";
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return value;
+}
+
 }  // namespace timeroof::test
