@@ -21,12 +21,6 @@ std::string cuda_version_text(int version) {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
-std::string pci_bus_id(int index) {
-  char text[32] = {};
-  TR_CUDA_CHECK(cudaDeviceGetPCIBusId(text, sizeof text, index));
-  return text;
-}
-
 std::string uuid_text(const cudaUUID_t& uuid) {
   std::string text = "GPU-";
   char hex[3];
@@ -60,6 +54,12 @@ SoftwareVersions software_versions(const Nvml& nvml) {
   return v;
 }
 }  // namespace
+
+std::string pci_bus_id(int index) {
+  char text[32] = {};
+  TR_CUDA_CHECK(cudaDeviceGetPCIBusId(text, sizeof text, index));
+  return text;
+}
 
 GpuCount count_gpus() {
   int count = 0;

@@ -23,6 +23,9 @@ GpuCount count_gpus();
 // Throws a usage error when `index` is out of range, naming the valid range.
 void select_gpu(int index);
 
+// The GPU's PCI bus id as CUDA spells it ("0000:18:00.0").
+std::string pci_bus_id(int index);
+
 // Properties, clocks (NVML, where present) and library versions of one GPU.
 // `counters` is left empty: the counters layer fills it.
 GpuInfo query_gpu(int index);

@@ -9,6 +9,7 @@
 #include "core/ceiling_names.hpp"
 #include "core/format.hpp"
 #include "gpu/check.hpp"
+#include "gpu/device.hpp"
 #include "gpu/handles.hpp"
 #include "gpu/nccl.hpp"
 #include "gpu/nvml.hpp"
@@ -42,45 +43,42 @@ bool enable_peer_access(int from, int to) {
   return true;
 }
 
-// The NVLink rate one way from `from` to `to`, from NVML: the active links of
-// `from` that end at `to` or at an NVSwitch (which reaches every GPU behind it),
-// times one link's rate. nullopt where NVML cannot say or no link leads there
-// (PCIe peers: their rate is not NVML's to give).
-struct LinkRate {
-  double bytes_per_s = 0;
-  std::string source;
-};
-std::optional<LinkRate> nvlink_rate(const Nvml& nvml, int from, int to) {
-  const auto bus_id = [](int device) {
-    char text[32] = {};
-    TR_CUDA_CHECK(cudaDeviceGetPCIBusId(text, sizeof text, device));
-    return std::string(text);
-  };
-  const std::optional<Nvml::NvLinks> links = nvml.nvlinks(bus_id(from));
-  const std::optional<PciAddress> target = parse_pci_address(bus_id(to));
-  if (!links || !target) return std::nullopt;
-  int toward = 0, through_switch = 0;
-  for (const std::optional<PciAddress>& peer : links->peers) {
-    if (!peer) ++through_switch;
-    if (!peer || *peer == *target) ++toward;
-  }
-  if (toward == 0) return std::nullopt;
-  return LinkRate{
-      toward * links->link_bytes_per_s,
-      concat("NVML: ", toward, " active NVLinks of GPU ", from,
-             through_switch > 0 ? " (through NVSwitches)" : " to GPU " + std::to_string(to), " x ",
-             links->link_bytes_per_s / 1e9, " GB/s per link and direction (", links->rate_source,
-             ")")};
-}
-
-// Per device: a stream, a copy buffer and the pointer chain, allocated once.
+// Per device: a stream, a copy buffer and the pointer chain, allocated once,
+// and where its NVLinks go (NVML, read once).
 struct DeviceSide {
   int device = 0;
   int sms = 0;
+  std::optional<PciAddress> address;
+  std::optional<Nvml::NvLinks> nvlinks;  // nullopt where NVML cannot say
   Stream stream;
   DeviceBuffer<std::uint8_t> buffer;
   DeviceBuffer<unsigned> sink;
 };
+
+// The NVLink rate one way from `from` to `to`: the active links of `from` that
+// end at `to` or at an NVSwitch (which reaches every GPU behind it), times one
+// link's rate. nullopt where NVML cannot say or no link leads there (PCIe peers:
+// their rate is not NVML's to give).
+struct LinkRate {
+  double bytes_per_s = 0;
+  std::string source;
+};
+std::optional<LinkRate> nvlink_rate(const DeviceSide& from, const DeviceSide& to) {
+  if (!from.nvlinks || !to.address) return std::nullopt;
+  const Nvml::NvLinks& links = *from.nvlinks;
+  int toward = 0, through_switch = 0;
+  for (const std::optional<PciAddress>& peer : links.peers) {
+    if (!peer) ++through_switch;
+    if (!peer || *peer == *to.address) ++toward;
+  }
+  if (toward == 0) return std::nullopt;
+  return LinkRate{
+      toward * links.link_bytes_per_s,
+      concat("NVML: ", toward, " active NVLinks of GPU ", from.device,
+             through_switch > 0 ? " (through NVSwitches)" : " to GPU " + std::to_string(to.device),
+             " x ", links.link_bytes_per_s / 1e9, " GB/s per link and direction (",
+             links.rate_source, ")")};
+}
 
 void measure_pairs(std::vector<DeviceSide>& sides, bool quick, CeilingResults& out) {
   const std::size_t bytes = (quick ? 64 : 256) * kMiB;
@@ -96,7 +94,6 @@ void measure_pairs(std::vector<DeviceSide>& sides, bool quick, CeilingResults& o
     side.stream.synchronize();
   }
   const int hops = quick ? 2000 : 10000;
-  const Nvml nvml;
   for (DeviceSide& from : sides) {
     for (DeviceSide& to : sides) {
       if (from.device == to.device) continue;
@@ -127,8 +124,7 @@ void measure_pairs(std::vector<DeviceSide>& sides, bool quick, CeilingResults& o
                               size_text, ", full-period LCG order); seconds per load, median of ",
                               latency.repeats, " chases")));
 
-      const std::optional<LinkRate> link =
-          nvml.available() ? nvlink_rate(nvml, a, b) : std::nullopt;
+      const std::optional<LinkRate> link = nvlink_rate(from, to);
       const auto with_link_rate = [&link](Ceiling c) {
         if (link) {
           c.theoretical = link->bytes_per_s;
@@ -251,10 +247,14 @@ CeilingResults measure_interconnect_ceilings(const std::vector<int>& devices, bo
   CeilingResults out;
   std::vector<DeviceSide> sides;
   const std::size_t bytes = (quick ? 64 : 256) * kMiB;
+  const Nvml nvml;
   for (int device : devices) {
     TR_CUDA_CHECK(cudaSetDevice(device));
     DeviceSide side;
     side.device = device;
+    const std::string bus_id = pci_bus_id(device);
+    side.address = parse_pci_address(bus_id);
+    if (nvml.available()) side.nvlinks = nvml.nvlinks(bus_id);
     TR_CUDA_CHECK(cudaDeviceGetAttribute(&side.sms, cudaDevAttrMultiProcessorCount, device));
     side.buffer = DeviceBuffer<std::uint8_t>(bytes);
     side.sink = DeviceBuffer<unsigned>(1);
