@@ -6,7 +6,7 @@
 namespace timeroof {
 
 namespace {
-constexpr std::array<std::pair<TraceKind, const char*>, 8> kTraceKindNames = {{
+constexpr std::array<std::pair<TraceKind, const char*>, 9> kTraceKindNames = {{
     {TraceKind::kernel, "kernel"},
     {TraceKind::memcpy, "memcpy"},
     {TraceKind::memset, "memset"},
@@ -15,6 +15,7 @@ constexpr std::array<std::pair<TraceKind, const char*>, 8> kTraceKindNames = {{
     {TraceKind::sync, "sync"},
     {TraceKind::nvtx_range, "nvtx_range"},
     {TraceKind::nvtx_mark, "nvtx_mark"},
+    {TraceKind::kernel_counters, "kernel_counters"},
 }};
 }  // namespace
 

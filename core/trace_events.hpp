@@ -17,7 +17,7 @@ namespace timeroof {
 
 // The record's kind, with one spelling each (stored, exported: never change one):
 // "kernel", "memcpy", "memset", "runtime_api", "driver_api", "sync",
-// "nvtx_range", "nvtx_mark".
+// "nvtx_range", "nvtx_mark", "kernel_counters".
 enum class TraceKind {
   kernel,
   memcpy,
@@ -26,7 +26,12 @@ enum class TraceKind {
   driver_api,
   sync,
   nvtx_range,
-  nvtx_mark
+  nvtx_mark,
+  // The hardware counters of one selected kernel launch (kernel replay), written
+  // by the injection library when the launch returns; tied to its `kernel` record
+  // by (process_id, correlation_id). A host-side record: start_ns/end_ns span the
+  // launch call including its replay passes; device is the kernel's device.
+  kernel_counters
 };
 
 const char* to_string(TraceKind kind);
@@ -57,8 +62,10 @@ struct TraceEvent {
   std::uint64_t bytes = 0;
   // Per kind, by name: kernel {grid: [x,y,z], block: [x,y,z], registers,
   // static_shared_bytes, dynamic_shared_bytes}; memcpy {src_kind, dst_kind};
-  // API {cbid, return_value}; NVTX {domain, category, color, range_id}. Readers
-  // take what they know and keep the rest.
+  // API {cbid, return_value}; NVTX {domain, category, color, range_id};
+  // kernel_counters {chip, passes, quantities: {quantity name
+  // (core/quantities.hpp): value}, metrics: {raw CUPTI name: value} for the
+  // user's extra metrics}. Readers take what they know and keep the rest.
   nlohmann::json details = nlohmann::json::object();
 
   std::uint64_t duration_ns() const { return end_ns >= start_ns ? end_ns - start_ns : 0; }
