@@ -285,6 +285,13 @@ std::vector<std::string> MetricCatalog::metrics() const {
 
 // ---- Planner ------------------------------------------------------------------
 
+std::vector<Quantity> quantities_for_any_kernel() {
+  std::vector<Quantity> q;
+  for (const QuantityInfo& i : all_quantities())
+    if (!i.sparse && i.quantity != Q::dram_clock) q.push_back(i.quantity);
+  return q;
+}
+
 std::vector<Quantity> quantities_for(const OperatorNeeds& needs) {
   std::vector<Quantity> q = {Q::duration, Q::sm_clock};
   if (needs.dram_clock) q.push_back(Q::dram_clock);

@@ -98,6 +98,13 @@ const char* to_string(MetricTotal total);
 // By CUPTI's type of the metric ("counter", "ratio", "throughput") and its name.
 MetricTotal metric_total(const std::string& name, const std::string& type);
 
+// What any kernel of a profiled program may do (`timeroof profile`, whose kernels
+// come with no precision): duration and SM clock, the work of every precision
+// class (all-path totals and, free where the total is their sum, the paths),
+// every memory level. Not 2:4 sparse work (an extra pass for what dense models
+// never run) nor the DRAM clock.
+std::vector<Quantity> quantities_for_any_kernel();
+
 // A raw metric a user added to the plan.
 struct ExtraMetric {
   std::string name;  // full CUPTI name, e.g. "sm__warps_active.avg.pct_of_peak_sustained_active"

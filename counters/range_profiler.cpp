@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/elapsed.hpp"
 #include "counters/metric_host.hpp"
@@ -182,9 +183,17 @@ std::string chip_name(int device) {
   return params.pChipName;
 }
 
-ProfilerSession::ProfilerSession() : context_(current_context()) {
+namespace {
+int current_device() {
   int device = 0;
   TR_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+}  // namespace
+
+ProfilerSession::ProfilerSession() : ProfilerSession(current_context(), current_device()) {}
+
+ProfilerSession::ProfilerSession(CUcontext context, int device) : context_(context) {
   require_device_supported(device);
   chip_ = chip_name(device);
 
@@ -200,6 +209,7 @@ ProfilerSession::ProfilerSession() : context_(current_context()) {
 }
 
 ProfilerSession::~ProfilerSession() {
+  launch_.reset();
   disable();
 }
 
@@ -250,10 +260,20 @@ struct ProfilerSession::CounterData {
 ProfilerSession::CounterData ProfilerSession::prepare(const std::vector<std::string>& metrics,
                                                       std::size_t max_ranges, int range_mode,
                                                       int replay_mode) {
+  ConfigImage config;
+  {
+    const PhaseTimer timer(phases_.configure);
+    config = build_config(chip_, metrics, availability_);
+  }
+  return prepare(std::move(config), max_ranges, range_mode, replay_mode);
+}
+
+ProfilerSession::CounterData ProfilerSession::prepare(ConfigImage built, std::size_t max_ranges,
+                                                      int range_mode, int replay_mode) {
   const PhaseTimer timer(phases_.configure);
-  CounterData data{build_config(chip_, metrics, availability_), {}};
+  CounterData data{std::move(built), {}};
   const ConfigImage& config = data.config;
-  std::vector<const char*> names = metric_name_pointers(metrics);
+  std::vector<const char*> names = metric_name_pointers(config.metrics);
 
   // CUPTI's parameter blocks are filled field by field at each call, as its API
   // asks (`duplicates` pairs them with metric_host.cpp's by shape).
@@ -335,6 +355,45 @@ ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& m
     });
   }
   return decode(data);
+}
+
+// A launch under measurement: its enablement and the images CUPTI writes into.
+struct ProfilerSession::LaunchWindow {
+  Collection collection;  // first: enabled before prepare, disabled last
+  CounterData data;
+  std::chrono::steady_clock::time_point started{};  // the launch's replay begins
+};
+
+void ProfilerSession::begin_launch(const ConfigImage& config) {
+  if (launch_) throw usage_error("begin_launch: the previous launch was not ended");
+  if (config.chip != chip_)
+    throw usage_error("begin_launch: a configuration for " + config.chip + " on a " + chip_);
+  // One range per kernel; the spare one shows kernels of other threads.
+  launch_.reset(
+      new LaunchWindow{Collection(*this), prepare(config, 2, CUPTI_AutoRange, CUPTI_KernelReplay)});
+  CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+  start.pRangeProfilerObject = profiler_;
+  try {
+    const PhaseTimer timer(phases_.start_stop);
+    TR_COLLECT_CHECK(cuptiRangeProfilerStart(&start));
+  } catch (...) {
+    launch_.reset();
+    throw;
+  }
+  launch_->started = std::chrono::steady_clock::now();
+}
+
+ProfileResult ProfilerSession::end_launch() {
+  if (!launch_) throw usage_error("end_launch: no launch is being measured");
+  const std::unique_ptr<LaunchWindow> window = std::move(launch_);
+  phases_.replay += seconds_since(window->started);
+  CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+  stop.pRangeProfilerObject = profiler_;
+  {
+    const PhaseTimer timer(phases_.start_stop);
+    TR_COLLECT_CHECK(cuptiRangeProfilerStop(&stop));
+  }
+  return decode(window->data);
 }
 
 bool ProfilerSession::run_between_start_and_stop(const std::function<void()>& body) {

@@ -14,6 +14,7 @@
 #include <cupti_result.h>
 
 #include "core/error.hpp"
+#include "counters/metric_host.hpp"
 
 struct CUpti_RangeProfiler_Object;
 typedef struct CUctx_st* CUcontext;
@@ -110,11 +111,12 @@ enum class ReplayState {
 
 // Wall time spent in each phase of the collections of a session, summed.
 struct ProfilerPhaseSeconds {
-  double enable = 0;     // cuptiRangeProfilerEnable
-  double configure = 0;  // config image, counter data image, SetConfig
-  double replay = 0;     // the passes: the caller's work under Start/Stop
-  double decode = 0;     // DecodeData and metric evaluation
-  double disable = 0;    // cuptiRangeProfilerDisable
+  double enable = 0;      // cuptiRangeProfilerEnable
+  double configure = 0;   // config image, counter data image, SetConfig
+  double start_stop = 0;  // cuptiRangeProfilerStart and Stop
+  double replay = 0;      // the passes: the caller's work under Start/Stop
+  double decode = 0;      // DecodeData and metric evaluation
+  double disable = 0;     // cuptiRangeProfilerDisable
   std::size_t collections = 0;
 };
 
@@ -123,6 +125,9 @@ class ProfilerSession {
   // Initialises CUPTI's profiler on the current device and checks that its
   // counters can be read; throws CounterAccessError with reason and fix if not.
   ProfilerSession();
+  // The same on a given context of device `device` (an injected program's own
+  // context, which need not be the primary one); no CUDA runtime call.
+  ProfilerSession(CUcontext context, int device);
   ~ProfilerSession();
   ProfilerSession(const ProfilerSession&) = delete;
   ProfilerSession& operator=(const ProfilerSession&) = delete;
@@ -131,12 +136,27 @@ class ProfilerSession {
   const std::vector<std::uint8_t>& counter_availability() const noexcept { return availability_; }
   const ProfilerPhaseSeconds& phase_seconds() const noexcept { return phases_; }
   // Keep the range profiler enabled from one collection to the next instead of
-  // enabling it per collection (experimental: see Collection in the .cpp).
+  // enabling it per collection (experimental: see Collection in the .cpp). Not
+  // for begin_launch: an enabled, configured profiler in kernel replay slowed
+  // every later launch of a PyTorch ResNet-50 (9 ms steps took 2.4 s, H100) and a
+  // measurement came back empty.
   void keep_enabled(bool keep) noexcept { keep_enabled_ = keep; }
 
   // Auto range + kernel replay: each kernel `work` launches is one range.
   ProfileResult profile_kernels(const std::vector<std::string>& metrics,
                                 const std::function<void()>& work, std::size_t max_ranges = 256);
+
+  // Auto range + kernel replay around one launch that the caller does not make
+  // itself: an injected program's, bracketed by its launch callbacks. Call
+  // begin_launch right before the launch and end_launch right after it returns:
+  // CUPTI replays the kernel inside the launch call, as often as the metrics
+  // need. end_launch returns one range per kernel launched in between (normally
+  // one; other threads' launches on the same context land there too). The
+  // configuration is built once by the caller (CollectionPlan::config): building
+  // one costs more than measuring a short kernel.
+  void begin_launch(const ConfigImage& config);
+  ProfileResult end_launch();
+  bool measuring_launch() const noexcept { return launch_ != nullptr; }
 
   // User range + user replay: each UserRange is one range; all of them run once
   // per pass, in order, until CUPTI has every pass it needs.
@@ -170,10 +190,12 @@ class ProfilerSession {
  private:
   class Collection;
   struct CounterData;
+  struct LaunchWindow;
   void enable();
   void disable() noexcept;
   CounterData prepare(const std::vector<std::string>& metrics, std::size_t max_ranges,
                       int range_mode, int replay_mode);
+  CounterData prepare(ConfigImage config, std::size_t max_ranges, int range_mode, int replay_mode);
   // Evaluates every range, or only those `keep` marks (the others keep empty values).
   ProfileResult decode(CounterData& data, const std::vector<bool>& keep = {});
   // Runs body between cuptiRangeProfilerStart and Stop (Stop also when body
@@ -195,6 +217,7 @@ class ProfilerSession {
   CUpti_RangeProfiler_Object* profiler_ = nullptr;
   ProfilerPhaseSeconds phases_;
   bool keep_enabled_ = false;
+  std::unique_ptr<LaunchWindow> launch_;  // between begin_launch and end_launch
 };
 
 }  // namespace timeroof

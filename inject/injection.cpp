@@ -27,13 +27,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include "core/kernel_selection.hpp"
 #include "gpu/check_cupti.hpp"
+#include "inject/kernel_counters.hpp"
 #include "inject/trace_records.hpp"
 
 namespace timeroof::inject {
@@ -169,6 +175,29 @@ class Tracer {
     }
   }
 
+  // Writes one record that does not come from CUPTI's buffers: a measured
+  // launch's counters, from the launch's exit callback. CUPTI never times a
+  // kernel it replays for counters (its record keeps zero timestamps), and a
+  // buffer holding such a record counts as incomplete: the periodic flush held
+  // it, and everything after it, until exit (a kill -9 lost the whole trace, seen
+  // on an H100). So the buffers are flushed by force here, before the launch
+  // returns, while the GPU is idle (the replay serialized the launch and the
+  // work before it), and the kernel record takes the launch call's span (consume()).
+  void write(const TraceEvent& event) noexcept {
+    if (stopped_.load()) return;
+    try {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (event.kind == TraceKind::kernel_counters)
+        replayed_spans_[event.correlation_id] = {event.start_ns, event.end_ns};
+      write_events({event});
+    } catch (const std::exception& e) {
+      stop(e.what());
+      return;
+    }
+    if (event.kind == TraceKind::kernel_counters)
+      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // a failure only delays records
+  }
+
   // Converts and writes one completed buffer; the caller frees it.
   void consume(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t valid_size) noexcept {
     if (stopped_.load() || buffer == nullptr) return;
@@ -179,6 +208,8 @@ class Tracer {
       while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS)
         converter_.convert(record, events);
       converter_.end_of_buffer(events);
+      for (TraceEvent& e : events)
+        if (e.kind == TraceKind::kernel && e.start_ns == 0 && e.end_ns == 0) time_replayed(e);
       std::size_t dropped = 0;
       if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
         dropped_ += dropped;
@@ -203,6 +234,16 @@ class Tracer {
     journal_.append(lines);
   }
 
+  // A kernel replayed for counters: its time is the launch call's (which holds
+  // the replay passes), flagged so the analysis takes the kernel's time elsewhere.
+  void time_replayed(TraceEvent& kernel) {
+    kernel.details["replayed"] = true;
+    const auto span = replayed_spans_.find(kernel.correlation_id);
+    if (span == replayed_spans_.end()) return;
+    std::tie(kernel.start_ns, kernel.end_ns) = span->second;
+    replayed_spans_.erase(span);
+  }
+
   void flush_periodically() noexcept {
     std::unique_lock<std::mutex> lock(flusher_mutex_);
     while (!finishing_) {
@@ -221,8 +262,10 @@ class Tracer {
     for (CUpti_ActivityKind kind : kTracedKinds) cuptiActivityDisable(kind);
   }
 
-  std::mutex mutex_;  // converter_, journal_, dropped_
+  std::mutex mutex_;  // converter_, journal_, dropped_, replayed_spans_
   TraceRecordConverter converter_;
+  // Measured launches' [start, end] by correlation id, until their kernel record comes.
+  std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> replayed_spans_;
   Journal journal_;
   std::size_t dropped_ = 0;
   std::atomic<bool> stopped_{false};
@@ -234,7 +277,8 @@ class Tracer {
   pid_t started_by_ = 0;
 };
 
-Tracer* g_tracer = nullptr;  // set once by InitializeInjection, never freed
+Tracer* g_tracer = nullptr;            // set once by InitializeInjection, never freed
+KernelCounters* g_counters = nullptr;  // likewise, when counters were asked for
 
 void CUPTIAPI Tracer::buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   // Declining (nullptr) makes CUPTI drop records, which it counts.
@@ -247,6 +291,26 @@ void CUPTIAPI Tracer::buffer_completed(CUcontext context, uint32_t stream_id, ui
                                        size_t /*size*/, size_t valid_size) {
   if (g_tracer) g_tracer->consume(context, stream_id, buffer, valid_size);
   std::free(buffer);
+}
+
+const char* environment_value(const char* name) {
+  return std::getenv(name);
+}
+
+// The per-kernel counters the selection in the environment asks for; a failure
+// leaves the trace running without them.
+void start_counters(Tracer& tracer) noexcept {
+  try {
+    const KernelSelectionOptions options = selection_from_environment(&environment_value);
+    if (!options.enabled) return;
+    if (const auto problem = selection_problem(options)) throw Error(ExitCode::usage, *problem);
+    auto counters = std::make_unique<KernelCounters>(
+        options, [&tracer](const TraceEvent& e) { tracer.write(e); });
+    counters->start();
+    g_counters = counters.release();
+  } catch (const std::exception& e) {
+    report(std::string(e.what()) + "; the program is traced without kernel counters");
+  }
 }
 
 void finish_at_exit() {
@@ -288,6 +352,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     tracer->start();
     g_tracer = tracer;
     std::atexit(finish_at_exit);
+    start_counters(*tracer);
     point_nvtx_at_this_cupti();
     return 1;
   } catch (const std::exception& e) {

@@ -32,12 +32,14 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/kernel_selection.hpp"
 #include "core/vocabulary.hpp"
 #include "src/cli/command_options.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/profile_journal.hpp"
 #include "src/cli/stored_runs.hpp"
 #include "src/store/results_store.hpp"
+#include "sweeps/spec.hpp"
 
 extern char** environ;
 
@@ -300,12 +302,26 @@ struct ProfileArguments {
   std::string name;
   std::vector<std::string> command;
   bool separator_given = false;
+  KernelSelectionOptions counters;
+  bool no_counters = false;
+  std::string metrics;  // --metrics as given
 };
+
+// What the counters were asked to measure, as the run's spec keeps it.
+nlohmann::json counters_json(const KernelSelectionOptions& c) {
+  if (!c.enabled) return {{"enabled", false}};
+  return {{"enabled", true},  {"kernels", c.kernels}, {"nvtx", c.nvtx},      {"skip", c.skip},
+          {"count", c.count}, {"every", c.every},     {"metrics", c.metrics}};
+}
 
 ExitCode run_profile(const CommonOptions& options, const ProfileArguments& args) {
   if (!args.separator_given || args.command.empty())
     throw usage_error(
         "profile needs the program after --, e.g. timeroof profile -- ./my_app --iterations 10");
+  KernelSelectionOptions counters = args.counters;
+  counters.enabled = !args.no_counters;
+  if (!args.metrics.empty()) counters.metrics = parse_metric_list(args.metrics, "--metrics");
+  if (const auto problem = selection_problem(counters)) throw usage_error(*problem);
   const std::string program = find_program(args.command.front());
   const std::string inject_library = find_inject_library();
 
@@ -318,6 +334,7 @@ ExitCode run_profile(const CommonOptions& options, const ProfileArguments& args)
                                              {"TIMEROOF_PROFILE_DIR", journals.path()}};
   if (const std::string cupti = cupti_library_path(); !cupti.empty())
     ours["NVTX_INJECTION64_PATH"] = cupti;
+  for (const auto& [name, value] : selection_environment(counters)) ours[name] = value;
   nlohmann::json environment = nlohmann::json::object();
   for (const char* name : kRecordedEnvironment)
     if (const char* value = std::getenv(name)) environment[name] = value;
@@ -328,7 +345,8 @@ ExitCode run_profile(const CommonOptions& options, const ProfileArguments& args)
   nlohmann::json profile = {{"command", args.command},
                             {"environment", environment},
                             {"journal_format", kJournalFormat},
-                            {"gpus", devices_json(gpus)}};
+                            {"gpus", devices_json(gpus)},
+                            {"counters", counters_json(counters)}};
   if (!args.name.empty()) profile["name"] = args.name;
   if (available.count == 0) profile["no_gpu"] = available.why_none;
   run.spec = {{"profile", profile}};
@@ -427,6 +445,21 @@ void register_profile(CLI::App& app, CommonOptions& options, Action& action) {
       "profile", "Trace any CUDA program (kernels, copies, API calls, NVTX ranges) into the store");
   add_db(*command, options);
   command->add_option("--name", args->name, "a name for the run, kept in its spec");
+  command->add_flag("--no-counters", args->no_counters,
+                    "trace only: measure no kernel's hardware counters");
+  command->add_option("--kernels", args->counters.kernels,
+                      "measure only kernels whose demangled name matches this regex");
+  command->add_option("--nvtx", args->counters.nvtx,
+                      "measure only kernels launched inside an NVTX range matching this regex");
+  command->add_option("--skip", args->counters.skip,
+                      "pass over this many matching launches before measuring (warm-up)");
+  command->add_option("--count", args->counters.count, "measure at most this many launches")
+      ->capture_default_str();
+  command->add_flag("--every", args->counters.every,
+                    "measure every matching launch, not only the first of each kernel "
+                    "configuration (name, grid, block)");
+  command->add_option("--metrics", args->metrics,
+                      "extra CUPTI metrics to collect per measured kernel (comma-separated)");
   command->add_option("command", args->command, "the program and its arguments, after --");
   command->footer(
       "Examples:\n"
@@ -436,7 +469,12 @@ void register_profile(CLI::App& app, CommonOptions& options, Action& action) {
       "kernel, memcpy, memset, CUDA runtime and driver call, synchronization and NVTX range\n"
       "as it runs, so a program that crashes or is killed keeps what was recorded. Its\n"
       "output and exit code pass through: timeroof profile exits with the program's code\n"
-      "(128 + the signal if one ended it); the run is complete on exit 0, else failed.\n"
+      "(128 + the signal if one ended it); the run is complete on exit 0, else failed.\n\n"
+      "Kernel counters: CUPTI replays each measured launch once per counter pass (the\n"
+      "launch is serialized and takes longer; nothing else of the program changes). By\n"
+      "default the first launch of each kernel configuration (name, grid, block) is\n"
+      "measured, up to --count launches; --kernels, --nvtx and --skip narrow that, --every\n"
+      "measures repeats too. Kernels inside CUDA graphs are traced, not measured.\n"
       "TIMEROOF_INJECT_LIBRARY overrides where the injection library is found.");
   when_chosen(*command, action, [&options, args, command] {
     // `--` reaches CLI11's list of what it did not take; without it the

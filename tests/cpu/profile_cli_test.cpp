@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -68,6 +69,51 @@ TEST_F(ProfileCli, ProgramNotFoundIsAUsageErrorBeforeAnyRun) {
   EXPECT_EQ(result.exit_code, 1) << result.err;
   EXPECT_NE(result.err.find("no such executable file"), std::string::npos) << result.err;
   EXPECT_FALSE(std::filesystem::exists(db_));
+}
+
+TEST_F(ProfileCli, BadCounterSelectionIsAUsageErrorBeforeAnyRun) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--kernels", "gemm(", "--", "true"}, "--kernels 'gemm(' is not a regular expression"},
+      {{"--nvtx", "[layer", "--", "true"}, "--nvtx '[layer' is not a regular expression"},
+      {{"--count", "0", "--", "true"}, "--count 0 measures nothing"},
+      {{"--metrics", "dram bytes", "--", "true"}, "--metrics"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto result = profile(args);
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_EQ(count_lines(result.err), 1) << result.err;
+    EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(db_));
+}
+
+// The selection reaches the program through the environment and the run's spec.
+TEST_F(ProfileCli, CounterSelectionIsPassedAndRecorded) {
+  const auto result =
+      profile({"--kernels", "gemm|conv", "--skip", "5", "--count", "7", "--every", "--metrics",
+               "sm__cycles_elapsed.avg, dram__bytes_read.sum", "--", "sh", "-c",
+               "echo \"$TIMEROOF_PROFILE_COUNTERS|$TIMEROOF_PROFILE_KERNELS|$TIMEROOF_PROFILE_NVTX|"
+               "$TIMEROOF_PROFILE_SKIP|$TIMEROOF_PROFILE_COUNT|$TIMEROOF_PROFILE_EVERY|"
+               "$TIMEROOF_PROFILE_METRICS\""});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "1|gemm|conv||5|7|1|sm__cycles_elapsed.avg,dram__bytes_read.sum\n");
+  const nlohmann::json counters = only_run().run.spec["profile"]["counters"];
+  EXPECT_EQ(counters,
+            (nlohmann::json{{"enabled", true},
+                            {"kernels", "gemm|conv"},
+                            {"nvtx", ""},
+                            {"skip", 5},
+                            {"count", 7},
+                            {"every", true},
+                            {"metrics", {"sm__cycles_elapsed.avg", "dram__bytes_read.sum"}}}));
+}
+
+TEST_F(ProfileCli, NoCountersTurnsThemOff) {
+  const auto result =
+      profile({"--no-counters", "--", "sh", "-c", "echo $TIMEROOF_PROFILE_COUNTERS"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "0\n");
+  EXPECT_EQ(only_run().run.spec["profile"]["counters"], (nlohmann::json{{"enabled", false}}));
 }
 
 TEST_F(ProfileCli, HelpHasAnExample) {

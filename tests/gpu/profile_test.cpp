@@ -82,15 +82,17 @@ TEST(ProfileGpu, TracesTheExampleExactly) {
   const std::string db = dir.file("p.db");
   constexpr int kIterations = 3;
   const auto result =
-      run_tool({"profile", "--db", db, "--name", "nvtx_layers", "--", example_binary(),
-                "--iterations", std::to_string(kIterations), "--work", "40000"},
+      run_tool({"profile", "--db", db, "--name", "nvtx_layers", "--no-counters", "--",
+                example_binary(), "--iterations", std::to_string(kIterations), "--work", "40000"},
                {}, kLimitSeconds);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const nlohmann::json summary = program_summary(result.out);
   const RunRecord run = only_run(db);
   EXPECT_EQ(run.run.status, "complete");
   EXPECT_EQ(run.run.spec["profile"]["exit"]["code"], 0);
+  EXPECT_EQ(run.run.spec["profile"]["counters"], (nlohmann::json{{"enabled", false}}));
   const std::vector<TraceEvent>& trace = run.trace;
+  EXPECT_TRUE(of_kind(trace, TraceKind::kernel_counters).empty());
 
   const auto kernels = of_kind(trace, TraceKind::kernel);
   ASSERT_EQ(kernels.size(), 4U * kIterations) << result.err;
@@ -150,6 +152,124 @@ TEST(ProfileGpu, TracesTheExampleExactly) {
     }
   }
   std::printf("kernel time, trace vs CUDA events: worst relative difference %.4f\n", worst);
+}
+
+// The kernel records of a run in launch order, and the one a counters record
+// belongs to (same process and correlation id): exactly one, or the test fails.
+struct MeasuredKernels {
+  std::vector<TraceEvent> kernels;   // by start
+  std::vector<TraceEvent> counters;  // by start
+  // Index into `kernels` of each counters record's kernel; -1 where none or several match.
+  std::vector<int> kernel_of;
+};
+
+MeasuredKernels measured_kernels(const std::vector<TraceEvent>& trace) {
+  MeasuredKernels m{
+      of_kind(trace, TraceKind::kernel), of_kind(trace, TraceKind::kernel_counters), {}};
+  for (const TraceEvent& c : m.counters) {
+    int found = -1;
+    int matches = 0;
+    for (std::size_t k = 0; k < m.kernels.size(); ++k) {
+      if (m.kernels[k].correlation_id != c.correlation_id) continue;
+      ++matches;
+      found = static_cast<int>(k);
+    }
+    m.kernel_of.push_back(matches == 1 ? found : -1);
+  }
+  return m;
+}
+
+RunRecord profile_example(const TempDir& dir, const std::string& name,
+                          const std::vector<std::string>& options, int iterations = 3) {
+  const std::string db = dir.file(name + ".db");
+  std::vector<std::string> args = {"profile", "--db", db};
+  args.insert(args.end(), options.begin(), options.end());
+  for (const std::string& a :
+       {std::string("--"), example_binary(), std::string("--iterations"),
+        std::to_string(iterations), std::string("--work"), std::string("4000")})
+    args.push_back(a);
+  const auto result = run_tool(args, {}, kLimitSeconds);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err.find("kernel counters stop"), std::string::npos) << result.err;
+  return only_run(db);
+}
+
+// Default selection: the first launch of each configuration, with exact FLOPs
+// and bytes, and the replayed kernel's record timed by its launch call.
+TEST(ProfileGpu, CountersMeasureTheFirstLaunchOfEachKernelWithExactCounts) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  const RunRecord run = profile_example(dir, "default", {});
+  const nlohmann::json& asked = run.run.spec["profile"]["counters"];
+  EXPECT_EQ(asked["enabled"], true);
+  EXPECT_EQ(asked["count"], 500);
+  const MeasuredKernels m = measured_kernels(run.trace);
+  ASSERT_EQ(m.kernels.size(), 12U);  // the trace is whole: replays add no kernel records
+  ASSERT_EQ(m.counters.size(), 2U);
+  constexpr double kElements = 1 << 20;  // in blocks of 256
+  // `work` FFMAs (2 FLOPs) per element.
+  const double flops = 2.0 * kElements * 4000;
+  for (std::size_t i = 0; i < m.counters.size(); ++i) {
+    const TraceEvent& c = m.counters[i];
+    ASSERT_EQ(m.kernel_of[i], static_cast<int>(i)) << c.name << " correlation " << c.correlation_id;
+    const TraceEvent& kernel = m.kernels[i];
+    EXPECT_EQ(kernel.name.substr(0, 9), i == 0 ? "scale_lay" : "add_layer");
+    EXPECT_EQ(kernel.details["replayed"], true);
+    EXPECT_EQ(kernel.start_ns, c.start_ns);
+    EXPECT_EQ(kernel.end_ns, c.end_ns);
+    EXPECT_EQ(c.details["grid"], (nlohmann::json{4096, 1, 1}));
+    EXPECT_EQ(c.details["block"], (nlohmann::json{256, 1, 1}));
+    EXPECT_FALSE(c.details["chip"].get<std::string>().empty());
+    EXPECT_GE(c.details["passes"].get<int>(), 1);
+    const nlohmann::json& q = c.details["quantities"];
+    std::printf("%s: %s\n", c.name.c_str(), q.dump().c_str());
+    EXPECT_EQ(q["fp32_flops"].get<double>(), flops) << c.name;
+    // nvcc zeroes registers with HFMA2.MMA, which the half counters count: at
+    // most one per thread, no half arithmetic.
+    EXPECT_LE(q["half_flops"].get<double>(), 4 * kElements) << c.name;
+    EXPECT_EQ(q["tensor_fp16_flops"].get<double>(), 0.0);
+    EXPECT_GT(q["duration"].get<double>(), 0.0);
+    EXPECT_GT(q["sm_clock"].get<double>(), 1e8);
+    // scale_layer loads and stores x; add_layer loads x and y and stores x: 4 B each.
+    const double requested = (i == 0 ? 8 : 12) * kElements;
+    EXPECT_EQ(q["l1_bytes"].get<double>(), requested) << c.name;
+    EXPECT_EQ(q["l2_bytes"].get<double>(), requested) << c.name;
+    // Caches as the program left them (no flush, unlike ncu's default): x and y
+    // (8 MiB) were just written and sit in L2, so next to nothing comes from DRAM.
+    EXPECT_LT(q["dram_read_bytes"].get<double>(), kElements) << c.name;
+  }
+  // The other ten launches keep their own GPU time.
+  for (std::size_t k = 2; k < m.kernels.size(); ++k) {
+    EXPECT_FALSE(m.kernels[k].details.contains("replayed"));
+    EXPECT_GT(m.kernels[k].duration_ns(), 0U);
+  }
+}
+
+// --kernels, --skip, --count and --every pick exactly the launches they say;
+// --nvtx only those inside a matching range.
+TEST(ProfileGpu, CounterSelectionFlagsPickExactlyTheirLaunches) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  {
+    const RunRecord run = profile_example(
+        dir, "kernels", {"--kernels", "^add_", "--every", "--skip", "1", "--count", "2"});
+    const MeasuredKernels m = measured_kernels(run.trace);
+    ASSERT_EQ(m.counters.size(), 2U);
+    // add_layer is launch 1, 3, 5, ... in launch order; the first is skipped.
+    EXPECT_EQ(m.kernel_of[0], 3);
+    EXPECT_EQ(m.kernel_of[1], 5);
+    for (const TraceEvent& c : m.counters) EXPECT_EQ(c.name.substr(0, 10), "add_layer(");
+  }
+  {
+    const RunRecord run = profile_example(dir, "nvtx", {"--nvtx", "^layer1$", "--every"});
+    const MeasuredKernels m = measured_kernels(run.trace);
+    ASSERT_EQ(m.counters.size(), 6U);  // two kernels in layer1 of each of three steps
+    for (std::size_t i = 0; i < m.counters.size(); ++i) {
+      ASSERT_GE(m.kernel_of[i], 0);
+      EXPECT_GE(m.kernel_of[i] % 4, 2) << "launch " << m.kernel_of[i] << " is in layer0";
+    }
+    EXPECT_EQ(run.run.spec["profile"]["counters"]["nvtx"], "^layer1$");
+  }
 }
 
 TEST(ProfileGpu, FailingProgramIsFailedWithItsExitCodeAndKeepsItsTrace) {

@@ -1,0 +1,48 @@
+// Per-kernel hardware counters of a profiled program (issue 17): the launches
+// KernelSelector picks are measured with the CUPTI range profiler in kernel
+// replay, bracketed by CUPTI's launch callbacks, and each becomes one
+// `kernel_counters` TraceEvent (core/trace_events.hpp) in the journal, tied to
+// its `kernel` record by (process_id, correlation_id). Part of the injection
+// library of `timeroof profile`.
+//
+// Why it is built the way it is:
+//  - Kernel replay runs inside the launch call: the range profiler is started in
+//    the launch's enter callback and stopped in its exit callback, so nothing of
+//    the program changes but the time that launch takes (and its kernel record's
+//    duration, which the analysis does not use for measured launches).
+//  - One measured launch at a time per process: a mutex is held from the enter
+//    to the exit callback, so no other thread's kernel lands in the range.
+//  - Every quantity of core/quantities.hpp (no sparse work), since a program's
+//    kernels come with no precision; the user's --metrics join the same passes.
+//  - Failures never reach the program: the first one is one stderr line and the
+//    counters stop; the trace goes on.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "core/kernel_selection.hpp"
+#include "core/trace_events.hpp"
+
+namespace timeroof::inject {
+
+class KernelCounters {
+ public:
+  using Writer = std::function<void(const TraceEvent&)>;  // appends one journal record
+
+  KernelCounters(const KernelSelectionOptions& options, Writer write);
+  ~KernelCounters();
+  KernelCounters(const KernelCounters&) = delete;
+  KernelCounters& operator=(const KernelCounters&) = delete;
+
+  // Subscribes to the launch callbacks (and NVTX's, for --nvtx). Throws
+  // timeroof::Error when CUPTI refuses (e.g. another subscriber).
+  void start();
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace timeroof::inject

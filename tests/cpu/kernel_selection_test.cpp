@@ -1,0 +1,164 @@
+// The rules that pick which launches of a profiled program get hardware
+// counters (core/kernel_selection.hpp), and their environment form.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/kernel_selection.hpp"
+
+namespace timeroof {
+namespace {
+
+const LaunchShape kSmall{{64, 1, 1}, {256, 1, 1}};
+const LaunchShape kLarge{{4096, 1, 1}, {256, 1, 1}};
+
+// The launches a selector picks out of `launches`, by index.
+struct Launch {
+  std::string name;
+  LaunchShape shape;
+  std::vector<std::string> ranges;
+};
+std::vector<int> picked(const KernelSelectionOptions& options,
+                        const std::vector<Launch>& launches) {
+  KernelSelector selector(options);
+  std::vector<int> out;
+  for (std::size_t i = 0; i < launches.size(); ++i)
+    if (selector.select(launches[i].name, launches[i].shape, launches[i].ranges))
+      out.push_back(static_cast<int>(i));
+  return out;
+}
+
+// Two steps of the same four launches: gemm small, gemm large, relu small, gemm small.
+std::vector<Launch> two_steps() {
+  std::vector<Launch> step = {{"gemm_kernel", kSmall, {"step", "layer0"}},
+                              {"gemm_kernel", kLarge, {"step", "layer0"}},
+                              {"relu_kernel", kSmall, {"step", "layer1"}},
+                              {"gemm_kernel", kSmall, {"step", "layer1"}}};
+  std::vector<Launch> all = step;
+  all.insert(all.end(), step.begin(), step.end());
+  return all;
+}
+
+TEST(KernelSelection, DefaultMeasuresTheFirstLaunchOfEachConfiguration) {
+  EXPECT_EQ(picked({}, two_steps()), (std::vector<int>{0, 1, 2}));
+}
+
+TEST(KernelSelection, EveryMeasuresRepeatsUpToTheCount) {
+  KernelSelectionOptions o;
+  o.every = true;
+  EXPECT_EQ(picked(o, two_steps()), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  o.count = 3;
+  EXPECT_EQ(picked(o, two_steps()), (std::vector<int>{0, 1, 2}));
+}
+
+TEST(KernelSelection, SkipPassesOverMatchingLaunchesOnly) {
+  KernelSelectionOptions o;
+  o.kernels = "^gemm";
+  o.skip = 3;  // the three gemm launches of step 0
+  EXPECT_EQ(picked(o, two_steps()), (std::vector<int>{4, 5}));
+  o.every = true;
+  EXPECT_EQ(picked(o, two_steps()), (std::vector<int>{4, 5, 7}));
+}
+
+TEST(KernelSelection, NvtxMatchesAnyOpenRange) {
+  KernelSelectionOptions o;
+  o.nvtx = "^layer1$";
+  o.every = true;
+  EXPECT_EQ(picked(o, two_steps()), (std::vector<int>{2, 3, 6, 7}));
+  o.nvtx = "step";
+  EXPECT_EQ(picked(o, two_steps()).size(), 8U);
+  KernelSelector outside(o);
+  EXPECT_FALSE(outside.select("gemm_kernel", kSmall, {}));
+  EXPECT_TRUE(outside.wants_nvtx());
+  EXPECT_FALSE(KernelSelector(KernelSelectionOptions{}).wants_nvtx());
+}
+
+TEST(KernelSelection, AFailedMeasurementMayBeRetriedAndDoesNotUseTheCount) {
+  KernelSelectionOptions o;
+  o.count = 1;
+  KernelSelector selector(o);
+  ASSERT_TRUE(selector.select("k", kSmall, {}));
+  EXPECT_TRUE(selector.exhausted());
+  selector.measurement_failed("k", kSmall);
+  EXPECT_FALSE(selector.exhausted());
+  EXPECT_TRUE(selector.select("k", kSmall, {}));   // the same configuration again
+  EXPECT_FALSE(selector.select("k", kLarge, {}));  // count used up
+}
+
+TEST(KernelSelection, DisabledSelectsNothing) {
+  KernelSelectionOptions o;
+  o.enabled = false;
+  EXPECT_TRUE(picked(o, two_steps()).empty());
+  EXPECT_TRUE(KernelSelector(o).exhausted());
+}
+
+std::map<std::string, std::string> g_environment;
+const char* from_map(const char* name) {
+  const auto found = g_environment.find(name);
+  return found == g_environment.end() ? nullptr : found->second.c_str();
+}
+
+TEST(KernelSelection, EnvironmentRoundTrips) {
+  KernelSelectionOptions o;
+  o.kernels = "gemm|conv";
+  o.nvtx = "layer[0-9]+";
+  o.skip = 12;
+  o.count = 34;
+  o.every = true;
+  o.metrics = {"sm__cycles_elapsed.avg", "dram__bytes_read.sum"};
+  g_environment.clear();
+  for (const auto& [name, value] : selection_environment(o)) g_environment[name] = value;
+  const KernelSelectionOptions back = selection_from_environment(&from_map);
+  EXPECT_EQ(back.enabled, o.enabled);
+  EXPECT_EQ(back.kernels, o.kernels);
+  EXPECT_EQ(back.nvtx, o.nvtx);
+  EXPECT_EQ(back.skip, o.skip);
+  EXPECT_EQ(back.count, o.count);
+  EXPECT_EQ(back.every, o.every);
+  EXPECT_EQ(back.metrics, o.metrics);
+
+  g_environment.clear();  // nothing set: the defaults
+  const KernelSelectionOptions defaults = selection_from_environment(&from_map);
+  EXPECT_TRUE(defaults.enabled);
+  EXPECT_EQ(defaults.count, kDefaultMeasuredLaunches);
+  EXPECT_FALSE(defaults.every);
+}
+
+TEST(KernelSelection, MalformedEnvironmentNamesTheVariable) {
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::string>>{{kSkipVariable, "-1"},
+                                                        {kCountVariable, "12x"},
+                                                        {kCountVariable, ""},
+                                                        {kEveryVariable, "yes"},
+                                                        {kCountersVariable, "2"}}) {
+    g_environment = {{name, value}};
+    try {
+      selection_from_environment(&from_map);
+      ADD_FAILURE() << name << "=" << value << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(KernelSelection, ProblemsNameTheOptionAndTheFix) {
+  KernelSelectionOptions o;
+  EXPECT_FALSE(selection_problem(o).has_value());
+  o.kernels = "(";
+  ASSERT_TRUE(selection_problem(o).has_value());
+  EXPECT_NE(selection_problem(o)->find("--kernels '('"), std::string::npos);
+  o.kernels.clear();
+  o.nvtx = "[";
+  EXPECT_NE(selection_problem(o)->find("--nvtx"), std::string::npos);
+  o.nvtx.clear();
+  o.count = 0;
+  EXPECT_NE(selection_problem(o)->find("--no-counters"), std::string::npos);
+  o.enabled = false;  // nothing measured anyway
+  EXPECT_FALSE(selection_problem(o).has_value());
+}
+
+}  // namespace
+}  // namespace timeroof
