@@ -437,7 +437,7 @@ void add_finding(std::vector<ProfileFinding>& out, const std::string& subject,
   if (model->not_covered > 0)
     f.text += " (" + std::to_string(model->not_covered) + " of its " +
               std::to_string(model->launches + model->not_covered) +
-              " kernel launches not measured)";
+              " kernel launches without counters)";
   f.explained_s = explained_s(*model);
   f.label = model->classification.label();
   out.push_back(std::move(f));

@@ -200,7 +200,7 @@ TEST(ProfileModel, FindingsRankedByTheTimeTheirClassNames) {
   EXPECT_EQ(f[2].text.rfind("gemm_kernel: Tensor-Core-bound at 75% of the roof; ", 0), 0u);
   EXPECT_EQ(f[3].text,
             "step/forward/layer1: HBM-bound at 80% of the roof; 31% of step (3 of its 6 kernel "
-            "launches not measured)");
+            "launches without counters)");
   EXPECT_NEAR(f[3].explained_s, 24 * kUs, kTol);
   EXPECT_EQ(f[4].subject, "relu_kernel");
   EXPECT_TRUE(analyze_profile(fixture()).findings.empty());  // no roofs: nothing judged
