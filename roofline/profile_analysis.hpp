@@ -184,7 +184,8 @@ struct Iteration {
   std::uint64_t copy_ns = 0;    // a copy runs and no kernel does
   std::uint64_t idle_ns = 0;    // no GPU work of its process runs: host-only time
   // Launches measured (replayed) in it, and the host time of their replays
-  // (their kernel_counters spans, union): part of idle_ns, not host overhead.
+  // (their kernel_counters spans, union): mostly within idle_ns (host-only
+  // time), and no host overhead of the program.
   std::uint64_t measured_launches = 0;
   std::uint64_t replay_ns = 0;
   // Its covered launches' kernel time (summed) within and beyond their roofs;
@@ -243,7 +244,8 @@ std::optional<std::size_t> profile_roofs_run(const Run& profile, const std::vect
 
 // Gives `profile` (a run without ceilings of its own) the machine measurements
 // (ceilings, skipped roofs, working set) of the run profile_roofs_run picks among
-// `candidates`, naming it in spec["roofs_from"] ("run 3 (started ...)"). In
+// `candidates`, naming it in spec["roofs_from"] ("run 3 (NVIDIA H100 80GB
+// HBM3, started 2026-...)"). In
 // memory, for the printers; without a match `profile` is left as it is.
 void attach_profile_roofs(RunRecord& profile, const std::vector<Run>& candidates);
 // The options a stored profile run is analysed with: its machine's roofs where it

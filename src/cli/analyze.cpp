@@ -382,7 +382,11 @@ void register_analyze(CLI::App& app, CommonOptions& options, Action& action) {
       "meaningfully, TMA), then per series the robust fit T = a + c x batch and its knee,\n"
       "then the findings ranked by the share of their series' time they explain.\n"
       "CSV: one row per point, every parameter a column: the points table of `timeroof\n"
-      "export --format csv` (README, \"Data out\"). JSON: the whole structure.");
+      "export --format csv` (README, \"Data out\"). JSON: the whole structure.\n"
+      "Profile runs (`timeroof profile`): their trace's tables, with each kernel's and\n"
+      "range's roofline where counters were measured, on the newest ceilings run of\n"
+      "their GPU; JSON the profile document (docs/schemas/profile-analysis.schema.json;\n"
+      "beside other runs under \"profiles\"), CSV one row per kernel or range and quantity.");
   when_chosen(*command, action, [&options, args] {
     return run_analyze(options, args->runs, args->from, args->format);
   });

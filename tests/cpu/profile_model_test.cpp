@@ -28,6 +28,7 @@
 
 #include "roofline/profile_analysis.hpp"
 #include "tests/support/fixtures.hpp"
+#include "tests/support/profile_nodes.hpp"
 
 namespace timeroof::roofline {
 namespace {
@@ -53,17 +54,8 @@ const ProfileAnalysis& analysis() {
   return a;
 }
 
-const KernelSummary& kernel(const ProfileAnalysis& a, const std::string& name) {
-  for (const KernelSummary& k : a.kernels)
-    if (k.name == name) return k;
-  throw std::runtime_error("no kernel " + name);
-}
-
-const RangeNode& child(const RangeNode& n, const std::string& name) {
-  for (const RangeNode& c : n.children)
-    if (c.name == name) return c;
-  throw std::runtime_error(n.path + " has no child " + name);
-}
+using test::child;
+using test::kernel;
 
 const RangeNode& step() {
   return analysis().threads.at(0).roots.at(0);
