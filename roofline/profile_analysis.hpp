@@ -276,7 +276,7 @@ struct ProfileAnalysis {
   std::optional<MachineRoofs> roofs;             // as ProfileOptions gave them
   std::string roofs_from;
   std::uint64_t counter_records = 0;     // kernel_counters records in the trace
-  std::uint64_t counters_unmatched = 0;  // of those, tied to no kernel record
+  std::uint64_t counters_unmatched = 0;  // of those, tied to no kernel (or a second for one)
   std::optional<KernelModel> program;    // all kernels; its time_s the trace's span
   std::vector<ProfileFinding> findings;  // ranked, at most kProfileFindings
   std::vector<LaunchModel> launches;     // every covered launch, in trace order
