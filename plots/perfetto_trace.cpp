@@ -181,6 +181,18 @@ void rate_counters(json& out, const std::vector<TraceEvent>& events, const Trace
 
 }  // namespace
 
+KernelRateMap kernel_rates(const roofline::ProfileAnalysis& analysis) {
+  KernelRateMap out;
+  for (const roofline::LaunchModel& l : analysis.launches) {
+    if (l.correlation_id == 0 || l.time_s <= 0) continue;
+    KernelRates& r = out[l.correlation_id];
+    if (l.work > 0) r.flops_per_s = l.work / l.time_s;
+    if (l.dram_bytes) r.bytes_per_s = *l.dram_bytes / l.time_s;
+    if (l.t_kernel_roof > 0) r.roof_fraction = l.t_kernel_roof / l.time_s;
+  }
+  return out;
+}
+
 json perfetto_trace(const std::vector<TraceEvent>& events, const json& provenance,
                     const KernelRateMap& rates) {
   const TraceWriter w(events);

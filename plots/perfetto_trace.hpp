@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/trace_events.hpp"
+#include "roofline/profile_analysis.hpp"
 
 namespace timeroof::plots {
 
@@ -34,6 +35,12 @@ struct KernelRates {
 
 // Keyed by the kernel's correlation id.
 using KernelRateMap = std::map<std::uint32_t, KernelRates>;
+
+// The rates of every covered launch of `analysis` (roofline::LaunchModel): W and
+// Q_dram per call over its time, and T_kernel_roof over its time (absent
+// without roofs). A measured launch's rates are over its configuration's
+// unmeasured time, not its replayed slice.
+KernelRateMap kernel_rates(const roofline::ProfileAnalysis& analysis);
 
 // The trace document: {"traceEvents": [...], "displayTimeUnit": "ns",
 // "metadata": {"provenance": provenance, "origin_ns": ..., ...}}. Without

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/format.hpp"
+#include "plots/charts.hpp"
 #include "plots/report.hpp"
 #include "plots/report_document.hpp"
 
@@ -42,6 +43,47 @@ std::string table_name(const std::string& name) {
   return name.substr(0, head) + "..." + name.substr(tail);
 }
 
+// The model's columns, where the trace has counters (otherwise the tables read
+// as before): what the numbers cover, then the class and the bounds.
+bool with_model(const ProfileAnalysis& a) {
+  return a.counter_records > 0;
+}
+
+const std::vector<std::string> kModelHeader = {"Measured", "Covered",     "Class",   "Efficiency",
+                                               "TC share", "Lower bound", "Headroom"};
+const std::vector<bool> kModelNumeric = {true, true, false, true, true, true, true};
+
+std::vector<std::string> model_cells(const std::optional<roofline::KernelModel>& m) {
+  const std::string none = format_number(std::nullopt, hint::share);
+  if (!m) return {"0", none, none, none, none, none, none};
+  std::string covered =
+      std::to_string(m->launches) + " of " + std::to_string(m->launches + m->not_covered);
+  if (m->timed_by_replay > 0)
+    covered += " (" + std::to_string(m->timed_by_replay) + " replay-timed)";
+  const bool judged = m->bounds.t_kernel_roof > 0;
+  return {std::to_string(m->measured),
+          covered,
+          judged ? m->classification.label() : none,
+          format_number(m->bounds.efficiency, hint::share),
+          format_number(m->bounds.tensor_share, hint::share),
+          judged ? format_number(m->bounds.t_lower_bound, hint::time_part) : none,
+          format_number(m->headroom, hint::ratio)};
+}
+
+constexpr const char* kModelCaption =
+    " Measured: launches with counters of their own; covered: launches the model counts, "
+    "their configuration's (name, grid, block) counters applied per call (extrapolated), "
+    "timed by the configuration's unmeasured launches (replay-timed: only measured ones, their "
+    "replayed time); class and efficiency as for a sweep point (T_kernel_roof / T_k); lower "
+    "bound = the Benanza bound, summed per kernel configuration; headroom = time / lower bound "
+    "(a kernel: T_k; a range: its wall time).";
+
+void add_model_columns(ProfileTable& t) {
+  t.header.insert(t.header.end(), kModelHeader.begin(), kModelHeader.end());
+  t.numeric.insert(t.numeric.end(), kModelNumeric.begin(), kModelNumeric.end());
+  t.caption += kModelCaption;
+}
+
 ProfileTable kernels_table(const ProfileAnalysis& a, std::size_t top) {
   ProfileTable t{"kernels",
                  "Top kernels by total time",
@@ -56,7 +98,12 @@ ProfileTable kernels_table(const ProfileAnalysis& a, std::size_t top) {
     t.rows.push_back({table_name(k.name), count_text(k.calls), time_text(k.total_ns),
                       format_number(k.share_of_busy, hint::share), time_text(k.median_ns),
                       time_text(k.min_ns), time_text(k.max_ns)});
+    if (with_model(a)) {
+      const std::vector<std::string> cells = model_cells(k.model);
+      t.rows.back().insert(t.rows.back().end(), cells.begin(), cells.end());
+    }
   }
+  if (with_model(a)) add_model_columns(t);
   if (a.kernels.size() > top)
     t.caption += " " + std::to_string(a.kernels.size() - top) + " more kernels not listed.";
   return t;
@@ -97,16 +144,22 @@ std::string range_notes(const RangeNode& n) {
 }
 
 void add_range_rows(ProfileTable& t, const RangeNode& n, const std::string& prefix,
-                    const std::string& indent) {
+                    const std::string& indent, bool model) {
   t.rows.push_back({prefix + n.name, count_text(n.calls), time_text(n.wall_ns),
                     format_number(n.share_of_top, hint::share), count_text(n.work.kernels),
                     time_text(n.work.kernel_ns), count_text(n.work.copies),
                     time_text(n.work.copy_ns), time_text(n.work.api_ns),
                     time_text(n.work.gpu_idle_ns), range_notes(n)});
-  for (const RangeNode& child : n.children) add_range_rows(t, child, prefix + indent, indent);
+  if (model) {
+    const std::vector<std::string> cells = model_cells(n.model);
+    t.rows.back().insert(t.rows.back().end(), cells.begin(), cells.end());
+  }
+  for (const RangeNode& child : n.children)
+    add_range_rows(t, child, prefix + indent, indent, model);
 }
 
-ProfileTable ranges_table(const roofline::ThreadRanges& thread, const std::string& indent) {
+ProfileTable ranges_table(const roofline::ThreadRanges& thread, const std::string& indent,
+                          bool model) {
   const std::string who = "process " + std::to_string(thread.process_id) + ", thread " +
                           std::to_string(thread.thread_id);
   ProfileTable t{
@@ -120,11 +173,12 @@ ProfileTable ranges_table(const roofline::ThreadRanges& thread, const std::strin
        "API time", "GPU idle", "Notes"},
       {},
       {false, true, true, true, true, true, true, true, true, true, false}};
-  for (const RangeNode& root : thread.roots) add_range_rows(t, root, "", indent);
+  for (const RangeNode& root : thread.roots) add_range_rows(t, root, "", indent, model);
+  if (model) add_model_columns(t);
   return t;
 }
 
-ProfileTable iterations_table(const roofline::IterationBreakdown& b) {
+ProfileTable iterations_table(const roofline::IterationBreakdown& b, bool model) {
   ProfileTable t{"iterations",
                  "Where each iteration of " + b.range + " goes",
                  "Each call of the top-level range " + b.range +
@@ -133,20 +187,133 @@ ProfileTable iterations_table(const roofline::IterationBreakdown& b) {
                  {"Iteration", "Wall", "Kernels", "Copies only", "Host only (GPU idle)"},
                  {},
                  {false, true, true, true, true}};
+  const std::string none = format_number(std::nullopt, hint::share);
   for (std::size_t i = 0; i < b.iterations.size(); ++i) {
     const roofline::Iteration& it = b.iterations[i];
     t.rows.push_back({std::to_string(i + 1), time_text(it.wall_ns), time_text(it.kernel_ns),
                       time_text(it.copy_ns), time_text(it.idle_ns)});
+    if (model)
+      t.rows.back().insert(t.rows.back().end(),
+                           {format_number(it.within_roof_s, hint::time_part),
+                            format_number(it.lost_to_roof_s, hint::time_part),
+                            count_text(it.measured_launches), time_text(it.replay_ns)});
   }
   using Spread = roofline::IterationSpread;
   auto spread_row = [&](const char* label, std::uint64_t Spread::*member) {
     t.rows.push_back({label, time_text(b.wall.*member), time_text(b.kernel.*member),
                       time_text(b.copy.*member), time_text(b.idle.*member)});
+    if (model) t.rows.back().insert(t.rows.back().end(), {none, none, none, none});
   };
   spread_row("median", &Spread::median_ns);
   spread_row("min", &Spread::min_ns);
   spread_row("max", &Spread::max_ns);
+  if (model) {
+    t.header.insert(t.header.end(),
+                    {"Kernels within roofs", "Lost to roofs", "Measured launches", "Replay"});
+    t.numeric.insert(t.numeric.end(), {true, true, true, true});
+    t.caption +=
+        " Within / lost: the covered launches' kernel time (summed, not the union) within "
+        "their roofs and beyond them. Measured launches were replayed for their counters: an "
+        "iteration with any is slower than the others, and its replay (the host time of the "
+        "measured launch calls) is part of its host-only time, not host overhead.";
+    if (b.within_roof_s && b.lost_to_roof_s)
+      t.caption += " Over all iterations: " + format_number(*b.within_roof_s, hint::time_part) +
+                   " within the roofs, " + format_number(*b.lost_to_roof_s, hint::time_part) +
+                   " lost to them.";
+  }
   return t;
+}
+
+ProfileTable findings_table(const ProfileAnalysis& a) {
+  ProfileTable t{"findings",
+                 "Findings",
+                 "Ranges and kernels judged against their roofs, ranked by the time their "
+                 "class names (as for a sweep's findings).",
+                 {"Finding"},
+                 {},
+                 {false}};
+  for (const roofline::ProfileFinding& f : a.findings) t.rows.push_back({f.text});
+  return t;
+}
+
+// The ranges and kernels judged against roofs, for the charts: a range by its
+// path, a kernel by its (shortened) name.
+struct JudgedSubject {
+  std::string name;
+  const roofline::KernelModel* model = nullptr;
+};
+
+void judged_ranges(std::vector<JudgedSubject>& out, const RangeNode& n) {
+  if (n.model && n.model->bounds.t_kernel_roof > 0) out.push_back({n.path, &*n.model});
+  for (const RangeNode& c : n.children) judged_ranges(out, c);
+}
+
+std::vector<JudgedSubject> judged_subjects(const ProfileAnalysis& a) {
+  std::vector<JudgedSubject> out;
+  for (const roofline::ThreadRanges& t : a.threads)
+    for (const RangeNode& root : t.roots) judged_ranges(out, root);
+  for (const roofline::KernelSummary& k : a.kernels)
+    if (k.model && k.model->bounds.t_kernel_roof > 0)
+      out.push_back({table_name(k.name), &*k.model});
+  return out;
+}
+
+std::string main_class(const roofline::PointBounds& b) {
+  std::optional<PrecisionClass> best;
+  for (PrecisionClass p : kAllPrecisionClasses)
+    if (b.work[static_cast<std::size_t>(p)] > 0 &&
+        (!best || b.work[static_cast<std::size_t>(p)] > b.work[static_cast<std::size_t>(*best)]))
+      best = p;
+  return best ? to_string(*best) : "";
+}
+
+// The classic and the time-based roofline of the judged ranges and kernels, on
+// the charts the sweeps use (plots/charts.hpp), each subject a point at its T_k.
+void profile_charts(std::vector<detail::Block>& doc, const ProfileAnalysis& a,
+                    const std::string& anchor) {
+  const std::vector<JudgedSubject> subjects = judged_subjects(a);
+  if (!a.roofs || subjects.empty()) return;
+  doc.push_back(detail::heading(3, "Rooflines of the ranges and kernels", anchor + "-rooflines"));
+  std::vector<PointSample> samples;
+  std::vector<Point> points(subjects.size());
+  std::vector<roofline::BoundedPoint> bounded;
+  for (std::size_t i = 0; i < subjects.size(); ++i) {
+    const roofline::PointBounds& b = subjects[i].model->bounds;
+    PointSample s;
+    s.label = subjects[i].name;
+    s.precision_class = main_class(b);
+    for (Level l : kAllLevels) s.intensity[static_cast<std::size_t>(l)] = b.level(l).intensity;
+    s.achieved = b.achieved;
+    s.time_s = b.kernel_s;
+    s.time_name = "T_k";
+    s.bound = subjects[i].model->classification.label();
+    s.efficiency = b.efficiency;
+    samples.push_back(std::move(s));
+    points[i].op = subjects[i].name;
+    bounded.push_back({i, &points[i], &b});
+  }
+  doc.push_back(detail::chart(
+      classic_roofline_chart(*a.roofs, samples, "Hierarchical Roofline: ranges and kernels"),
+      anchor + "-roofline.svg",
+      "Each NVTX range and kernel with measured counters at its intensity and achieved FLOP/s "
+      "over its kernel time T_k (covered launches only)."));
+  roofline::ComplexityOptions options;
+  options.use_kernel_time = true;
+  const roofline::ComplexityChart complexity =
+      roofline::complexity_chart(bounded, *a.roofs, options);
+  std::vector<ComplexityMark> marks;
+  for (const roofline::ComplexityPoint& cp : complexity.points) {
+    const JudgedSubject& s = subjects[cp.index];
+    marks.push_back({s.name + ": " + s.model->classification.label() + ", T_k " +
+                         format_number(s.model->bounds.kernel_s, hint::time_part) + ", " +
+                         format_number(s.model->bounds.efficiency, hint::share) + " of the roof",
+                     s.model->classification.label()});
+  }
+  doc.push_back(detail::chart(
+      time_complexity_chart(complexity, marks, "Time-based roofline: ranges and kernels"),
+      anchor + "-time-roofline.svg",
+      "Work against DRAM bytes of each range and kernel, and where its kernel time T_k would "
+      "put it at the roof: the segment between the two is the time lost to the roof."));
 }
 
 std::string provenance_value(const nlohmann::json& value) {
@@ -165,6 +332,30 @@ std::string profile_summary(const ProfileAnalysis& a) {
     out += " Unattributed (no launching call in the trace): kernels " + std::to_string(u.kernels) +
            ", copies " + std::to_string(u.copies) + ", " + time_text(u.kernel_ns + u.copy_ns) +
            " of GPU time.";
+  if (with_model(a)) out += " " + model_summary(a);
+  return out;
+}
+
+std::string model_summary(const ProfileAnalysis& a) {
+  std::string out = "Counters: " + std::to_string(a.counter_records) + " measured launches";
+  if (a.counters_unmatched > 0)
+    out += " (" + std::to_string(a.counters_unmatched) + " tied to no kernel record, left out)";
+  out += "; ";
+  out += a.roofs
+             ? "roofs of " +
+                   (a.roofs_from.empty() ? std::string("the given machine") : a.roofs_from) + "."
+             : std::string(roofline::kNoProfileRoofs) + ".";
+  if (a.program) {
+    const roofline::KernelModel& p = *a.program;
+    out += " The model covers " + std::to_string(p.launches) + " of " +
+           std::to_string(p.launches + p.not_covered) + " kernel launches (" +
+           std::to_string(p.measured) + " measured)";
+    if (p.bounds.t_lower_bound > 0)
+      out += "; their lower bound " + format_number(p.bounds.t_lower_bound, hint::time_part) +
+             ", the program's span " + format_number(p.time_s, hint::time_part) + ": headroom " +
+             format_number(p.headroom, hint::ratio);
+    out += ".";
+  }
   return out;
 }
 
@@ -175,8 +366,9 @@ std::vector<ProfileTable> profile_tables(const ProfileAnalysis& a, const std::st
   out.push_back(copies_table(a));
   out.push_back(api_table(a));
   for (const roofline::ThreadRanges& thread : a.threads)
-    out.push_back(ranges_table(thread, indent));
-  if (a.iterations) out.push_back(iterations_table(*a.iterations));
+    out.push_back(ranges_table(thread, indent, with_model(a)));
+  if (a.iterations) out.push_back(iterations_table(*a.iterations, with_model(a)));
+  if (with_model(a)) out.push_back(findings_table(a));
   return out;
 }
 
@@ -196,6 +388,7 @@ void detail::profile_section(std::vector<Block>& doc, const ProfileAnalysis& ana
     doc.push_back(table(std::move(t.header), std::move(t.rows), t.id, t.caption));
     doc.back().nowrap = std::move(nowrap);
   }
+  profile_charts(doc, analysis, anchor);
   doc.push_back(heading(3, "Provenance", anchor + "-provenance"));
   std::vector<std::vector<std::string>> rows;
   if (provenance.is_object())
@@ -208,11 +401,12 @@ void detail::profile_section(std::vector<Block>& doc, const ProfileAnalysis& ana
 }
 
 ProfileReport render_profile_report(const std::vector<TraceEvent>& events,
-                                    const nlohmann::json& provenance) {
+                                    const nlohmann::json& provenance,
+                                    const roofline::ProfileOptions& options) {
   std::vector<detail::Block> doc;
   doc.push_back(detail::heading(1, "timeroof profile"));
   doc.push_back(detail::contents());
-  detail::profile_section(doc, roofline::analyze_profile(events), provenance, "profile");
+  detail::profile_section(doc, roofline::analyze_profile(events, options), provenance, "profile");
   return {detail::render_html(doc), detail::render_markdown(doc, ChartFormat::svg)};
 }
 

@@ -9,6 +9,11 @@
 // - per (process, thread) the NVTX range tree, indented, with wall time, share
 //   of its top-level range, calls and the GPU work each range launched;
 // - where each iteration's time goes: kernel, copy and host-only (GPU idle) time.
+// Where the trace has counters (roofline::KernelModel), the kernel and range
+// tables gain the model's columns (launches measured and covered, class,
+// efficiency, Tensor-Core share, lower bound, headroom), the iterations their
+// kernel time within and lost to the roofs and their measured launches, and a
+// table of findings follows; without counters the tables read as before.
 // Host-only.
 #pragma once
 
@@ -41,8 +46,13 @@ inline constexpr std::size_t kProfileTopKernels = 15;
 // command, environment and exit).
 nlohmann::json profile_provenance(const RunRecord& record);
 
-// One line: "46 records over 670 us; GPU busy 283 us (42% of the span): ...".
+// One line: "46 records over 670 us; GPU busy 283 us (42% of the span): ...",
+// with model_summary's where the trace has counters.
 std::string profile_summary(const roofline::ProfileAnalysis& analysis);
+// "Counters: 3 measured launches (...); roofs of run 1. The model covers 6 of 10
+// kernel launches (2 measured); their lower bound 114 us, the program's span
+// 670 us: headroom 5.9x." Without roofs it names the fix.
+std::string model_summary(const roofline::ProfileAnalysis& analysis);
 
 // The tables, in the order above; a tree's rows indent each level by `indent`
 // ("  " on the console, where spaces align; a visible mark in the report).
@@ -51,14 +61,15 @@ std::vector<ProfileTable> profile_tables(const roofline::ProfileAnalysis& analys
                                          std::size_t top_kernels = kProfileTopKernels);
 
 // The report of a profile run: a self-contained HTML page and the same in
-// Markdown (no charts yet: the rooflines come with the per-kernel counters).
+// Markdown, its kernels judged on `options.roofs` where given.
 // `provenance` (the run's: command, GPU, versions) is listed as it is.
 struct ProfileReport {
   std::string html;
   std::string markdown;
 };
 ProfileReport render_profile_report(const std::vector<TraceEvent>& events,
-                                    const nlohmann::json& provenance);
+                                    const nlohmann::json& provenance,
+                                    const roofline::ProfileOptions& options = {});
 
 namespace detail {
 struct Block;

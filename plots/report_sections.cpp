@@ -646,8 +646,8 @@ std::vector<Block> report_blocks(const std::vector<RunRecord>& runs, const std::
     for (const roofline::SweepAnalysis& sweep : analysis.sweeps)
       sweep_section(doc, r, analysis, sweep, anchor, ++sweep_number);
     if (!r.trace.empty())  // a profiled program (`timeroof profile`)
-      profile_section(doc, roofline::analyze_profile(r.trace), profile_provenance(r),
-                      anchor + "-profile");
+      profile_section(doc, roofline::analyze_profile(r.trace, roofline::profile_options(r)),
+                      profile_provenance(r), anchor + "-profile");
     provenance_section(doc, r, anchor);
   }
   glossary_section(doc);

@@ -25,6 +25,8 @@ json roof_json(const Roof& r) {
           {"note", r.note}};
 }
 
+}  // namespace
+
 json roofs_json(const MachineRoofs& roofs) {
   json compute = json::object(), memory = json::object(), transfer = json::object();
   for (PrecisionClass p : kAllPrecisionClasses) compute[to_string(p)] = roof_json(roofs.peak(p));
@@ -37,6 +39,15 @@ json roofs_json(const MachineRoofs& roofs) {
           {"launch", roof_json(roofs.launch)},
           {"transfer", transfer}};
 }
+
+json classification_json(const Classification& c) {
+  return {
+      {"label", c.label()},        {"bottleneck", to_string(c.bottleneck)},
+      {"rule", to_string(c.rule)}, {"level", c.level ? json(to_string(*c.level)) : json(nullptr)},
+      {"unit", to_string(c.unit)}, {"reason", c.reason}};
+}
+
+namespace {
 
 json transfer_json(const PointBounds& b) {
   json j = {{"host", to_string(b.transfer_host)}, {"t_s", b.t_xfer}};
@@ -186,10 +197,7 @@ json point_json(const Point& p, const PointAnalysis& a) {
   j["efficiency"] = num(b.efficiency);
   j["tensor_share"] = num(b.tensor_share);
   j["tensor_utilisation"] = num(b.tensor_utilisation);
-  j["class"] = {
-      {"label", c.label()},        {"bottleneck", to_string(c.bottleneck)},
-      {"rule", to_string(c.rule)}, {"level", c.level ? json(to_string(*c.level)) : json(nullptr)},
-      {"unit", to_string(c.unit)}, {"reason", c.reason}};
+  j["class"] = classification_json(c);
   j["decomposition"] = decomposition_json(c.parts);
   j["lower_bound"] = {{"t_s", b.t_lower_bound},
                       {"scope", to_string(b.lower_bound_scope)},

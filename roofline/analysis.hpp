@@ -121,6 +121,9 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options = {}
 // gone). Version 2: the four transfer roofs replaced version 1's "h2d" and "d2h"
 // (the pinned pair only).
 inline constexpr int kAnalysisSchemaVersion = 3;
+// The document's "roofs" and a point's "class" (also in the profile document).
+nlohmann::json roofs_json(const MachineRoofs& roofs);
+nlohmann::json classification_json(const Classification& classification);
 inline constexpr const char* kAnalysisFormat = "timeroof-analysis";
 nlohmann::json analysis_json(const RunRecord& record, const RunAnalysis& analysis);
 nlohmann::json analysis_document(const std::vector<RunRecord>& records,

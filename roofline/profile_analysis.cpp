@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
+#include "core/format.hpp"
 #include "core/intervals.hpp"
 
 namespace timeroof::roofline {
@@ -83,10 +85,13 @@ struct TraceIndex {
   std::map<ThreadKey, IntervalIndex> api_time;
   std::map<std::uint32_t, IntervalIndex> gpu_time;     // per process: all GPU work
   std::map<std::uint32_t, IntervalIndex> kernel_time;  // per process: kernels
+  std::map<std::uint32_t, IntervalIndex> replay_time;  // per process: kernel_counters spans
 
   explicit TraceIndex(const std::vector<TraceEvent>& events) : launcher(launching_calls(events)) {
-    for (const TraceEvent& e : events)
+    for (const TraceEvent& e : events) {
       if (is_api(e.kind)) api_time[{e.process_id, e.thread_id}].add(e.start_ns, e.end_ns);
+      if (e.kind == TraceKind::kernel_counters) replay_time[e.process_id].add(e.start_ns, e.end_ns);
+    }
     for (std::size_t i = 0; i < events.size(); ++i) {
       if (!launcher[i]) continue;
       const TraceEvent& e = events[i];
@@ -99,6 +104,7 @@ struct TraceIndex {
     for (auto& [key, index] : api_time) index.finish();
     for (auto& [key, index] : gpu_time) index.finish();
     for (auto& [key, index] : kernel_time) index.finish();
+    for (auto& [key, index] : replay_time) index.finish();
   }
 
   template <typename Map, typename Key>
@@ -106,6 +112,173 @@ struct TraceIndex {
     const auto it = map.find(key);
     return it == map.end() ? 0 : it->second.covered(lo, hi);
   }
+};
+
+// The kernel configurations (name, grid, block) with the counters of their
+// measured launches, and the model of any set of kernel launches from them
+// (the rules in the header).
+class ModelBuilder {
+ public:
+  ModelBuilder(const std::vector<TraceEvent>& events, const TraceIndex& index,
+               const ProfileOptions& options)
+      : events_(events),
+        roofs_(options.roofs.value_or(MachineRoofs{})),
+        config_of_(events.size()),
+        measured_(events.size(), false) {
+    // (launching process, correlation id) -> kernel; CUPTI gives GPU records
+    // no process, so it is the launching call's, as for the range attribution.
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> kernel_by_launch;
+    std::map<std::string, std::size_t> config_by_key;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const TraceEvent& e = events[i];
+      if (e.kind != TraceKind::kernel) continue;
+      const std::string key = e.name + "\n" + e.details.value("grid", nlohmann::json()).dump() +
+                              e.details.value("block", nlohmann::json()).dump();
+      const auto [slot, fresh] = config_by_key.emplace(key, configs_.size());
+      if (fresh) configs_.push_back(Config{.record = kernel_record(e)});
+      config_of_[i] = slot->second;
+      const std::uint32_t process =
+          index.launcher[i] ? events[*index.launcher[i]].process_id : e.process_id;
+      if (e.correlation_id != 0) kernel_by_launch.emplace(std::pair{process, e.correlation_id}, i);
+    }
+    for (const TraceEvent& e : events) {
+      if (e.kind != TraceKind::kernel_counters) continue;
+      ++records_;
+      const auto it = kernel_by_launch.find({e.process_id, e.correlation_id});
+      const auto quantities = e.details.find("quantities");
+      if (it == kernel_by_launch.end() || quantities == e.details.end() ||
+          !quantities->is_object() || measured_[it->second]) {
+        ++unmatched_;
+        continue;
+      }
+      measured_[it->second] = true;
+      Config& c = configs_[*config_of_[it->second]];
+      ++c.measured;
+      for (const auto& [name, value] : quantities->items()) {
+        if (!value.is_number()) continue;
+        c.sums[name] += value.get<double>();
+        ++c.counts[name];
+      }
+    }
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      if (events[i].kind != TraceKind::kernel || measured_[i]) continue;
+      Config& c = configs_[*config_of_[i]];
+      ++c.unmeasured;
+      c.unmeasured_ns += events[i].duration_ns();
+    }
+  }
+
+  // One covered launch's per-call numbers; none for uncovered ones.
+  std::optional<LaunchModel> launch(std::size_t event) const {
+    const std::size_t config = *config_of_[event];
+    if (configs_[config].measured == 0) return std::nullopt;
+    auto cached = per_call_.find(config);
+    if (cached == per_call_.end())
+      cached = per_call_.emplace(config, *model({event}, std::nullopt)).first;
+    const KernelModel& m = cached->second;
+    LaunchModel out;
+    out.event = event;
+    out.correlation_id = events_[event].correlation_id;
+    out.work = m.bounds.total_work;
+    out.dram_bytes = m.bounds.level(Level::dram).bytes;
+    out.t_kernel_roof = m.bounds.t_kernel_roof;
+    out.time_s = static_cast<double>(events_[event].duration_ns()) * 1e-9;
+    out.measured = measured_[event];
+    if (out.measured && configs_[config].unmeasured > 0)
+      out.time_s = static_cast<double>(configs_[config].unmeasured_ns) /
+                   static_cast<double>(configs_[config].unmeasured) * 1e-9;
+    return out;
+  }
+
+  std::uint64_t records() const { return records_; }
+  std::uint64_t unmatched() const { return unmatched_; }
+  bool measured(std::size_t event) const { return measured_[event]; }
+
+  // The model of the kernel launches `kernels` (indices into the trace); none
+  // where none is covered. `time_s`: the time the headroom is of; none: T_k.
+  std::optional<KernelModel> model(const std::vector<std::size_t>& kernels,
+                                   std::optional<double> time_s) const {
+    KernelModel m;
+    std::map<std::size_t, std::pair<std::uint64_t, double>> per_config;  // launches, seconds
+    for (std::size_t i : kernels) {
+      const Config& c = configs_[*config_of_[i]];
+      const std::uint64_t own_ns = events_[i].duration_ns();
+      if (c.measured == 0) {
+        ++m.not_covered;
+        m.not_covered_ns += own_ns;
+        continue;
+      }
+      ++m.launches;
+      double ns = static_cast<double>(own_ns);
+      if (measured_[i]) {
+        ++m.measured;
+        if (c.unmeasured > 0)
+          ns = static_cast<double>(c.unmeasured_ns) / static_cast<double>(c.unmeasured);
+        else
+          ++m.timed_by_replay;
+      }
+      auto& [launches, seconds] = per_config[*config_of_[i]];
+      ++launches;
+      seconds += ns * 1e-9;
+    }
+    if (m.launches == 0) return std::nullopt;
+    Point point;
+    point.op = "profile";
+    double kernel_s = 0;
+    for (const auto& [config, use] : per_config) {
+      const Config& c = configs_[config];
+      KernelRecord record = c.record;
+      record.duration_s = use.second;
+      for (const auto& [name, sum] : c.sums) {
+        const double value =
+            sum / static_cast<double>(c.counts.at(name)) * static_cast<double>(use.first);
+        record.metrics[name] = value;
+        point.counters[name] += value;
+      }
+      point.kernels.push_back(std::move(record));
+      kernel_s += use.second;
+    }
+    point.timing.kernel_time_s = kernel_s;
+    m.quantities = point.counters;
+    m.bounds = point_bounds(point, roofs_);
+    m.classification = classify(m.bounds);
+    m.time_s = time_s.value_or(kernel_s);
+    if (m.bounds.t_lower_bound > 0) m.headroom = m.time_s / m.bounds.t_lower_bound;
+    return m;
+  }
+
+ private:
+  struct Config {
+    KernelRecord record;  // name, grid, block
+    std::uint64_t measured = 0;
+    std::map<std::string, double> sums;           // per quantity, over measured launches
+    std::map<std::string, std::uint64_t> counts;  // measured launches that gave it
+    std::uint64_t unmeasured = 0;
+    std::uint64_t unmeasured_ns = 0;
+  };
+
+  static KernelRecord kernel_record(const TraceEvent& e) {
+    KernelRecord r;
+    r.name = e.name;
+    auto read = [&](const char* key, std::array<int, 3>& into) {
+      const auto it = e.details.find(key);
+      if (it == e.details.end() || !it->is_array() || it->size() != 3) return;
+      for (std::size_t d = 0; d < 3; ++d)
+        if ((*it)[d].is_number_integer()) into[d] = (*it)[d].get<int>();
+    };
+    read("grid", r.grid);
+    read("block", r.block);
+    return r;
+  }
+
+  const std::vector<TraceEvent>& events_;
+  MachineRoofs roofs_;
+  std::vector<Config> configs_;
+  std::vector<std::optional<std::size_t>> config_of_;  // per event: kernels only
+  std::vector<bool> measured_;                         // per event
+  std::uint64_t records_ = 0;
+  std::uint64_t unmatched_ = 0;
+  mutable std::map<std::size_t, KernelModel> per_call_;  // per configuration: one call
 };
 
 void add_gpu_record(RangeWork& work, const TraceEvent& e) {
@@ -128,8 +301,9 @@ void add_work(RangeWork& into, const RangeWork& from) {
 }
 
 // What one range instance caused and spent.
+// `kernels` receives the kernel launches attributed to it (indices into the trace).
 RangeWork instance_work(const std::vector<TraceEvent>& events, const TraceIndex& index,
-                        const RangeInstance& r) {
+                        const RangeInstance& r, std::vector<std::size_t>& kernels) {
   const TraceEvent& range = events[r.event];
   const ThreadKey thread{range.process_id, range.thread_id};
   RangeWork work;
@@ -139,8 +313,10 @@ RangeWork instance_work(const std::vector<TraceEvent>& events, const TraceIndex&
                                   std::pair<std::uint64_t, std::size_t>{r.start_ns, 0});
     // A launch at the range's end belongs to what follows (as a range at a
     // sibling's end does).
-    for (; first != list.end() && first->first < r.end_ns; ++first)
+    for (; first != list.end() && first->first < r.end_ns; ++first) {
       add_gpu_record(work, events[first->second]);
+      if (events[first->second].kind == TraceKind::kernel) kernels.push_back(first->second);
+    }
   }
   work.api_ns = TraceIndex::covered(index.api_time, thread, r.start_ns, r.end_ns);
   work.gpu_idle_ns = (r.end_ns - r.start_ns) -
@@ -148,15 +324,23 @@ RangeWork instance_work(const std::vector<TraceEvent>& events, const TraceIndex&
   return work;
 }
 
+// Per range instance, what the tree is aggregated from.
+struct InstanceTree {
+  const std::vector<RangeInstance>& instances;
+  std::vector<RangeWork> work;
+  std::vector<std::vector<std::size_t>> kernels;   // launches attributed to each
+  std::vector<std::vector<std::size_t>> children;  // instances directly inside each
+};
+
 // The instances `members` (siblings), grouped by name in order of first start,
 // each group one node whose children group all its instances' children.
-std::vector<RangeNode> aggregate(const std::vector<std::size_t>& members,
-                                 const std::vector<std::vector<std::size_t>>& children,
-                                 const std::vector<RangeInstance>& instances,
-                                 const std::vector<RangeWork>& work,
-                                 const std::vector<TraceEvent>& events, const std::string& prefix) {
+std::vector<RangeNode> aggregate(const std::vector<std::size_t>& members, const InstanceTree& tree,
+                                 const ModelBuilder& models, const std::vector<TraceEvent>& events,
+                                 const std::string& prefix) {
+  const std::vector<RangeInstance>& instances = tree.instances;
   std::vector<RangeNode> nodes;
   std::vector<std::vector<std::size_t>> grouped;         // parallel to nodes: their children
+  std::vector<std::vector<std::size_t>> kernels;         // parallel to nodes: their launches
   std::unordered_map<std::string, std::size_t> by_name;  // name -> index in nodes
   for (std::size_t m : members) {
     const RangeInstance& r = instances[m];
@@ -169,18 +353,23 @@ std::vector<RangeNode> aggregate(const std::vector<std::size_t>& members,
       node.domain = nvtx_domain(e);
       nodes.push_back(std::move(node));
       grouped.emplace_back();
+      kernels.emplace_back();
     }
     RangeNode& node = nodes[slot->second];
     ++node.calls;
     node.wall_ns += r.end_ns - r.start_ns;
-    add_work(node.work, work[m]);
+    add_work(node.work, tree.work[m]);
     if (!r.nested) ++node.not_nested;
     if (!r.closed) ++node.unclosed;
     auto& kids = grouped[slot->second];
-    kids.insert(kids.end(), children[m].begin(), children[m].end());
+    kids.insert(kids.end(), tree.children[m].begin(), tree.children[m].end());
+    auto& launches = kernels[slot->second];
+    launches.insert(launches.end(), tree.kernels[m].begin(), tree.kernels[m].end());
   }
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    nodes[i].children = aggregate(grouped[i], children, instances, work, events, nodes[i].path);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].model = models.model(kernels[i], static_cast<double>(nodes[i].wall_ns) * 1e-9);
+    nodes[i].children = aggregate(grouped[i], tree, models, events, nodes[i].path);
+  }
   return nodes;
 }
 
@@ -200,10 +389,86 @@ IterationSpread spread_of(std::vector<std::uint64_t> values) {
   return out;
 }
 
+// Kernel time within and beyond the roofs; none without a roof to judge by.
+std::pair<std::optional<double>, std::optional<double>> roof_split(
+    const std::optional<KernelModel>& model) {
+  if (!model || model->bounds.t_kernel_roof <= 0) return {};
+  return {model->classification.parts.within_roof_s, model->classification.parts.lost_to_roof_s};
+}
+
+// The class as findings.hpp words it, "" for the classes a profile finding skips.
+std::string class_words(const Classification& c) {
+  switch (c.bottleneck) {
+    case Bottleneck::memory_bound:
+      return std::string(display_name(c.level.value_or(Level::dram))) + "-bound";
+    case Bottleneck::compute_bound:
+      return c.unit == ComputeUnit::tensor_core ? "Tensor-Core-bound" : "CUDA-core-bound";
+    case Bottleneck::latency_bound:
+      return "latency-bound";
+    default:
+      return "";
+  }
+}
+
+// The time the class names (the sweep findings' rank).
+double explained_s(const KernelModel& m) {
+  const PointBounds& b = m.bounds;
+  switch (m.classification.bottleneck) {
+    case Bottleneck::memory_bound:
+      return b.level(m.classification.level.value_or(Level::dram)).time_s.value_or(0);
+    case Bottleneck::compute_bound:
+      return b.t_compute;
+    case Bottleneck::latency_bound:
+      return std::max(0.0, b.kernel_s.value_or(0) - b.t_kernel_roof);
+    default:
+      return 0;
+  }
+}
+
+void add_finding(std::vector<ProfileFinding>& out, const std::string& subject,
+                 const std::optional<KernelModel>& model, const std::string& share_text) {
+  if (!model || !model->bounds.efficiency) return;
+  const std::string words = class_words(model->classification);
+  if (words.empty()) return;
+  ProfileFinding f;
+  f.subject = subject;
+  f.text = subject + ": " + words + " at " + format_number(*model->bounds.efficiency, hint::share) +
+           " of the roof; " + share_text;
+  if (model->not_covered > 0)
+    f.text += " (" + std::to_string(model->not_covered) + " of its " +
+              std::to_string(model->launches + model->not_covered) +
+              " kernel launches without counters)";
+  f.explained_s = explained_s(*model);
+  f.label = model->classification.label();
+  out.push_back(std::move(f));
+}
+
+void range_findings(std::vector<ProfileFinding>& out, const RangeNode& node, const RangeNode& top) {
+  if (&node != &top)
+    add_finding(out, node.path, node.model,
+                format_number(node.share_of_top, hint::share) + " of " + top.name);
+  for (const RangeNode& child : node.children) range_findings(out, child, top);
+}
+
+std::vector<ProfileFinding> profile_findings(const ProfileAnalysis& a) {
+  std::vector<ProfileFinding> out;
+  for (const ThreadRanges& t : a.threads)
+    for (const RangeNode& root : t.roots) range_findings(out, root, root);
+  for (const KernelSummary& k : a.kernels)
+    add_finding(out, k.name, k.model, format_number(k.share_of_busy, hint::share) + " of GPU busy");
+  std::stable_sort(out.begin(), out.end(), [](const ProfileFinding& x, const ProfileFinding& y) {
+    return x.explained_s > y.explained_s;
+  });
+  if (out.size() > kProfileFindings) out.resize(kProfileFindings);
+  return out;
+}
+
 std::optional<IterationBreakdown> iteration_breakdown(const std::vector<TraceEvent>& events,
                                                       const TraceIndex& index,
-                                                      const std::vector<RangeInstance>& instances,
+                                                      const InstanceTree& tree,
+                                                      const ModelBuilder& models,
                                                       const ProfileOptions& options) {
+  const std::vector<RangeInstance>& instances = tree.instances;
   std::string name = options.iteration_range;
   if (name.empty()) {
     // The most repeated top-level name; ties: the longer total wall time, then the name.
@@ -222,10 +487,17 @@ std::optional<IterationBreakdown> iteration_breakdown(const std::vector<TraceEve
   }
   IterationBreakdown out;
   out.range = name;
-  for (const RangeInstance& r : instances) {
+  std::vector<std::size_t> kernels;  // of all its iterations
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    const RangeInstance& r = instances[i];
     const TraceEvent& e = events[r.event];
     if (r.parent || e.name != name) continue;
     Iteration it;
+    for (std::size_t k : tree.kernels[i])
+      if (models.measured(k)) ++it.measured_launches;
+    kernels.insert(kernels.end(), tree.kernels[i].begin(), tree.kernels[i].end());
+    it.replay_ns = TraceIndex::covered(index.replay_time, e.process_id, r.start_ns, r.end_ns);
+    std::tie(it.within_roof_s, it.lost_to_roof_s) = roof_split(models.model(tree.kernels[i], {}));
     it.start_ns = r.start_ns;
     it.wall_ns = r.end_ns - r.start_ns;
     it.kernel_ns = TraceIndex::covered(index.kernel_time, e.process_id, r.start_ns, r.end_ns);
@@ -247,13 +519,19 @@ std::optional<IterationBreakdown> iteration_breakdown(const std::vector<TraceEve
   out.kernel = field(&Iteration::kernel_ns);
   out.copy = field(&Iteration::copy_ns);
   out.idle = field(&Iteration::idle_ns);
+  std::tie(out.within_roof_s, out.lost_to_roof_s) = roof_split(models.model(kernels, {}));
   return out;
 }
 
-void summarize_kernels(ProfileAnalysis& a, const std::vector<TraceEvent>& events) {
+void summarize_kernels(ProfileAnalysis& a, const std::vector<TraceEvent>& events,
+                       const ModelBuilder& models) {
   std::map<std::string, std::vector<std::uint64_t>> durations;
-  for (const TraceEvent& e : events)
-    if (e.kind == TraceKind::kernel) durations[e.name].push_back(e.duration_ns());
+  std::map<std::string, std::vector<std::size_t>> launches;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i].kind != TraceKind::kernel) continue;
+    durations[events[i].name].push_back(events[i].duration_ns());
+    launches[events[i].name].push_back(i);
+  }
   for (auto& [name, list] : durations) {
     std::sort(list.begin(), list.end());
     KernelSummary k;
@@ -266,6 +544,7 @@ void summarize_kernels(ProfileAnalysis& a, const std::vector<TraceEvent>& events
     k.share_of_busy = a.gpu_busy_ns > 0
                           ? static_cast<double>(k.total_ns) / static_cast<double>(a.gpu_busy_ns)
                           : 0.0;
+    k.model = models.model(launches[name], std::nullopt);
     a.kernel_ns += k.total_ns;
     a.kernels.push_back(std::move(k));
   }
@@ -309,6 +588,43 @@ void summarize_copies_and_api(ProfileAnalysis& a, const std::vector<TraceEvent>&
 }
 
 }  // namespace
+
+std::optional<std::size_t> profile_roofs_run(const Run& profile, const std::vector<Run>& runs) {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Run& r = runs[i];
+    if (r.machine.ceilings.empty() || profile.machine.gpu.name.empty() ||
+        r.machine.gpu.name != profile.machine.gpu.name)
+      continue;
+    if (!best || std::tie(r.started_at, r.id) > std::tie(runs[*best].started_at, runs[*best].id))
+      best = i;
+  }
+  return best;
+}
+
+void attach_profile_roofs(RunRecord& profile, const std::vector<Run>& candidates) {
+  Machine& machine = profile.run.machine;
+  if (!machine.ceilings.empty()) return;
+  const auto chosen = profile_roofs_run(profile.run, candidates);
+  if (!chosen) return;
+  const Run& from = candidates[*chosen];
+  machine.ceilings = from.machine.ceilings;
+  machine.skipped = from.machine.skipped;
+  machine.working_set = from.machine.working_set;
+  profile.run.spec["roofs_from"] = "run " + std::to_string(from.id) + " (" + from.machine.gpu.name +
+                                   ", started " + from.started_at + ")";
+}
+
+ProfileOptions profile_options(const RunRecord& record) {
+  ProfileOptions options;
+  if (record.run.machine.ceilings.empty()) return options;
+  options.roofs = machine_roofs(record.run.machine);
+  const auto named = record.run.spec.find("roofs_from");
+  options.roofs_from = named != record.run.spec.end() && named->is_string()
+                           ? named->get<std::string>()
+                           : "run " + std::to_string(record.run.id) + " (its own ceilings)";
+  return options;
+}
 
 std::vector<std::optional<std::size_t>> launching_calls(const std::vector<TraceEvent>& events) {
   // Correlation id -> the API call; a runtime call wins over the driver call
@@ -381,22 +697,35 @@ ProfileAnalysis analyze_profile(const std::vector<TraceEvent>& events,
   for (auto& [device, intervals] : per_device)
     a.gpu_busy_ns +=
         union_length(std::move(intervals), 0, std::numeric_limits<std::uint64_t>::max());
-  summarize_kernels(a, events);
-  summarize_copies_and_api(a, events);
-
   const TraceIndex index(events);
+  const ModelBuilder models(events, index, options);
+  a.roofs = options.roofs;
+  a.roofs_from = options.roofs_from;
+  a.counter_records = models.records();
+  a.counters_unmatched = models.unmatched();
+  summarize_kernels(a, events, models);
+  summarize_copies_and_api(a, events);
+  std::vector<std::size_t> all_kernels;
+  for (std::size_t i = 0; i < events.size(); ++i)
+    if (events[i].kind == TraceKind::kernel) all_kernels.push_back(i);
+  a.program = models.model(all_kernels, static_cast<double>(a.span_ns()) * 1e-9);
+  for (std::size_t i : all_kernels)
+    if (auto launch = models.launch(i)) a.launches.push_back(*launch);
+
   for (std::size_t i = 0; i < events.size(); ++i)
     if (on_gpu(events[i].kind) && !index.launcher[i]) add_gpu_record(a.unattributed, events[i]);
 
   const std::vector<RangeInstance> instances = range_instances(events);
-  std::vector<RangeWork> work;
-  std::vector<std::vector<std::size_t>> children(instances.size());
+  InstanceTree tree{.instances = instances,
+                    .work = {},
+                    .kernels = std::vector<std::vector<std::size_t>>(instances.size()),
+                    .children = std::vector<std::vector<std::size_t>>(instances.size())};
   std::map<ThreadKey, std::vector<std::size_t>> roots;
   for (std::size_t i = 0; i < instances.size(); ++i) {
-    work.push_back(instance_work(events, index, instances[i]));
+    tree.work.push_back(instance_work(events, index, instances[i], tree.kernels[i]));
     const TraceEvent& e = events[instances[i].event];
     if (instances[i].parent)
-      children[*instances[i].parent].push_back(i);
+      tree.children[*instances[i].parent].push_back(i);
     else
       roots[{e.process_id, e.thread_id}].push_back(i);
   }
@@ -404,11 +733,12 @@ ProfileAnalysis analyze_profile(const std::vector<TraceEvent>& events,
     ThreadRanges t;
     t.process_id = thread.first;
     t.thread_id = thread.second;
-    t.roots = aggregate(members, children, instances, work, events, "");
+    t.roots = aggregate(members, tree, models, events, "");
     for (RangeNode& root : t.roots) set_shares(root, root.wall_ns);
     a.threads.push_back(std::move(t));
   }
-  a.iterations = iteration_breakdown(events, index, instances, options);
+  a.iterations = iteration_breakdown(events, index, tree, models, options);
+  a.findings = profile_findings(a);
   return a;
 }
 

@@ -20,26 +20,74 @@
 // overlaps and is flagged `nested == false`. A range never closed (end before
 // start, e.g. 0, or past the last record of the trace) ends at the trace's end
 // and is flagged `closed == false`.
+//
+// The model of kernels and ranges (docs/design.md, "The profile model"): a
+// kernel_counters record gives one measured launch its quantities (FLOPs per
+// class, bytes per level), tied to its kernel by (process, correlation id), the
+// process being the launching call's as for the range attribution. Counters are
+// per kernel configuration (name, grid, block): the mean over its measured
+// launches is applied per call to its other launches (extrapolated, and counted
+// as such); a configuration with no measured launch stays uncovered, left out of
+// every sum and counted. A measured launch is replayed (serialized, caches
+// flushed), so its traced time is distorted: its time is the mean of the
+// configuration's unmeasured launches, and only where there are none its own,
+// counted in `timed_by_replay`. The bounds and the class are the sweep side's
+// (roofline/bounds, classify) of a point whose counters are the covered launches'
+// sums and whose T_k is their time, with no measured T (so T = T_k) and no
+// launches or transfers: the class judges the kernels against their roofs.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/results.hpp"
 #include "core/trace_events.hpp"
+#include "roofline/bounds.hpp"
+#include "roofline/classify.hpp"
+#include "roofline/machine_roofs.hpp"
 
 namespace timeroof::roofline {
 
-// Per-kernel counters from the range profiler (FLOPs, bytes per memory level).
-// Left empty until that step fills them from measured counters; never guessed.
-// The roofline bounds of kernels and ranges come once these exist.
-struct KernelCounters {
-  std::optional<double> flops;
-  std::optional<double> l1_bytes;
-  std::optional<double> l2_bytes;
-  std::optional<double> dram_bytes;
+// The roofline model of a set of kernel launches (a kernel name, a range, the
+// program), from the counters of measured launches (see the header comment).
+struct KernelModel {
+  std::uint64_t launches = 0;        // covered: with counters, their own or extrapolated
+  std::uint64_t measured = 0;        // of those, measured themselves
+  std::uint64_t not_covered = 0;     // launches of the set with no counters: left out
+  std::uint64_t not_covered_ns = 0;  // their traced time
+  // Covered launches timed by their own replayed duration (their configuration
+  // has no unmeasured launch): distorted, flagged.
+  std::uint64_t timed_by_replay = 0;
+  // Quantities (core/quantities.hpp names) summed over the covered launches.
+  std::map<std::string, double> quantities;
+  // The sweep side's model of them: W_p, Q_l, intensities, T_k (kernel_s), the
+  // time bounds, efficiency, Tensor-Core share and the Benanza lower bound
+  // (t_lower_bound, summed per kernel configuration).
+  PointBounds bounds;
+  Classification classification;
+  // The time the headroom is of: a range's wall time (summed over its calls),
+  // the program's span, a kernel's T_k; headroom = time_s / T_lb.
+  double time_s = 0;
+  std::optional<double> headroom;
+  bool extrapolated() const { return launches > measured; }
+};
+
+// One covered kernel launch: its configuration's per-call numbers and its time
+// (the Perfetto export's counter tracks draw its rates over its slice).
+struct LaunchModel {
+  std::size_t event = 0;  // index into the trace
+  std::uint32_t correlation_id = 0;
+  double work = 0;                   // W per call, FLOP
+  std::optional<double> dram_bytes;  // Q_dram per call
+  double t_kernel_roof = 0;          // per call; 0 without roofs
+  // Its traced time; a measured launch's replayed time is replaced by its
+  // configuration's unmeasured mean where there is one (as in the model).
+  double time_s = 0;
+  bool measured = false;
 };
 
 // One kernel name over the trace.
@@ -51,7 +99,9 @@ struct KernelSummary {
   std::uint64_t min_ns = 0;
   std::uint64_t max_ns = 0;
   double share_of_busy = 0;  // total_ns / ProfileAnalysis::gpu_busy_ns
-  std::optional<KernelCounters> counters;
+  // Over its launches of measured configurations; none where no launch of the
+  // name was measured.
+  std::optional<KernelModel> model;
 };
 
 // One copy direction ("HtoD", "DtoH", ...; memsets as "memset").
@@ -93,10 +143,10 @@ struct RangeNode {
   // wall_ns / the wall time of its top-level ancestor's node (1 for a top-level node)
   double share_of_top = 0;
   RangeWork work;
-  std::uint64_t not_nested = 0;            // calls that overlapped a sibling (start/end ranges)
-  std::uint64_t unclosed = 0;              // calls never closed, ended at the trace's end
-  std::optional<KernelCounters> counters;  // summed over its kernels, once measured
-  std::vector<RangeNode> children;         // by first start
+  std::uint64_t not_nested = 0;      // calls that overlapped a sibling (start/end ranges)
+  std::uint64_t unclosed = 0;        // calls never closed, ended at the trace's end
+  std::optional<KernelModel> model;  // of its kernels; none where none was measured
+  std::vector<RangeNode> children;   // by first start
 };
 
 struct ThreadRanges {
@@ -133,6 +183,14 @@ struct Iteration {
   std::uint64_t kernel_ns = 0;  // some kernel of its process runs
   std::uint64_t copy_ns = 0;    // a copy runs and no kernel does
   std::uint64_t idle_ns = 0;    // no GPU work of its process runs: host-only time
+  // Launches measured (replayed) in it, and the host time of their replays
+  // (their kernel_counters spans, union): mostly within idle_ns (host-only
+  // time), and no host overhead of the program.
+  std::uint64_t measured_launches = 0;
+  std::uint64_t replay_ns = 0;
+  // Its covered launches' kernel time (summed) within and beyond their roofs;
+  // none without counters or roofs.
+  std::optional<double> within_roof_s, lost_to_roof_s;
 };
 
 // A quantity over the iterations.
@@ -146,13 +204,58 @@ struct IterationBreakdown {
   std::string range;                  // the top-level range name
   std::vector<Iteration> iterations;  // by start
   IterationSpread wall, kernel, copy, idle;
+  // The iteration range's kernel time (summed over its calls, covered launches
+  // only) within and beyond its kernels' roofs; none without counters or roofs.
+  std::optional<double> within_roof_s, lost_to_roof_s;
 };
+
+// One sentence on a range or kernel whose covered kernels were judged against
+// the roofs, in the sweep findings' words (findings.hpp), with its share of the
+// time around it: "step/forward/layer0: Tensor-Core-bound at 75% of the roof;
+// 24% of step" (a range: of its top-level range's time), "relu_kernel:
+// HBM-bound at 80% of the roof; 9% of GPU busy" (a kernel). Ranked by the
+// time the class names, as the sweep findings are: T_mem,l (memory), T_compute
+// (compute), T_k - T_kernel_roof (latency); only ranges below the top level and
+// kernels, classed compute, memory or latency bound.
+struct ProfileFinding {
+  std::string subject;  // the range's path or the kernel's name
+  std::string text;
+  double explained_s = 0;
+  std::string label;  // the class label (Classification::label)
+};
+
+// How many findings a profile keeps.
+inline constexpr std::size_t kProfileFindings = 10;
 
 struct ProfileOptions {
   // The top-level range whose instances are the iterations; empty: the most
   // repeated top-level range name (ties: the longer total wall time, then the name).
   std::string iteration_range;
+  // The roofs the kernels are judged on (profile_roofs_run picks the run); none:
+  // W, Q and intensities only, no bounds or class.
+  std::optional<MachineRoofs> roofs;
+  std::string roofs_from;  // the run they come from, as printers name it
 };
+
+// The index into `runs` of the run whose ceilings a profile of `profile`'s GPU is
+// judged on: the newest (started_at, then id) with ceilings whose GPU has the
+// same name (the model: one card's roofs stand for another of its kind).
+std::optional<std::size_t> profile_roofs_run(const Run& profile, const std::vector<Run>& runs);
+
+// Gives `profile` (a run without ceilings of its own) the machine measurements
+// (ceilings, skipped roofs, working set) of the run profile_roofs_run picks among
+// `candidates`, naming it in spec["roofs_from"] ("run 3 (NVIDIA H100 80GB
+// HBM3, started 2026-...)"). In
+// memory, for the printers; without a match `profile` is left as it is.
+void attach_profile_roofs(RunRecord& profile, const std::vector<Run>& candidates);
+// The options a stored profile run is analysed with: its machine's roofs where it
+// carries ceilings, named by spec["roofs_from"].
+ProfileOptions profile_options(const RunRecord& record);
+
+// Why a profile has no roofs and the fix, one line.
+inline constexpr const char* kNoProfileRoofs =
+    "no ceilings run for this GPU in the store: W, Q and intensities only; measure the roofs "
+    "with `timeroof ceilings --db FILE`";
 
 struct ProfileAnalysis {
   std::size_t records = 0;
@@ -170,6 +273,13 @@ struct ProfileAnalysis {
   // GPU work with no launching API call in the trace (correlation 0 or unmatched).
   RangeWork unattributed;
   std::optional<IterationBreakdown> iterations;  // none without a top-level range
+  std::optional<MachineRoofs> roofs;             // as ProfileOptions gave them
+  std::string roofs_from;
+  std::uint64_t counter_records = 0;     // kernel_counters records in the trace
+  std::uint64_t counters_unmatched = 0;  // of those, tied to no kernel (or a second for one)
+  std::optional<KernelModel> program;    // all kernels; its time_s the trace's span
+  std::vector<ProfileFinding> findings;  // ranked, at most kProfileFindings
+  std::vector<LaunchModel> launches;     // every covered launch, in trace order
 };
 
 ProfileAnalysis analyze_profile(const std::vector<TraceEvent>& events,

@@ -17,6 +17,7 @@
 #include "core/format.hpp"
 #include "plots/profile_report.hpp"
 #include "roofline/analysis.hpp"
+#include "roofline/profile_document.hpp"
 #include "src/cli/command_options.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/console.hpp"
@@ -286,6 +287,19 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
   return out.str();
 }
 
+roofline::ProfileAnalysis analyze_profile_run(const RunRecord& record) {
+  return roofline::analyze_profile(record.trace, roofline::profile_options(record));
+}
+
+// "3, 5" (store ids; a run read from a file by its uuid's first 8 characters).
+std::string run_ids(const std::vector<RunRecord>& records) {
+  std::string out;
+  for (const RunRecord& r : records)
+    out += (out.empty() ? "" : ", ") +
+           (r.run.id != 0 ? std::to_string(r.run.id) : r.run.uuid.substr(0, 8));
+  return out;
+}
+
 }  // namespace
 
 ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string>& runs,
@@ -295,24 +309,46 @@ ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string
   const std::vector<std::string> inputs =
       from.empty() ? std::vector<std::string>{options.db} : from;
   refuse_overwriting(options.out, inputs);
-  const std::vector<RunRecord> records = load_runs(options, runs, from);
+  std::vector<RunRecord> records = load_runs(options, runs, from);
+  attach_profile_roofs(records, options, from);
   const roofline::FindingsOptions model;
+  // Profile runs are analysed from their trace; the sweep analysis (empty for
+  // them) is formed for the other runs only.
   std::string text;
-  if (format == "json") {
-    text = roofline::analysis_document(records, model).dump(2) + "\n";
+  if (format == "table") {
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const RunRecord& r = records[i];
+      text +=
+          (i ? "\n" : "") +
+          (r.trace.empty() ? analysis_table(r, roofline::analyze(r, model), model)
+                           : profile_text(analyze_profile_run(r), plots::profile_provenance(r)));
+    }
+    // Names, reasons and findings quote the stored data; JSON and CSV keep it as is.
+    text = terminal_safe(text, LineBreaks::keep);
   } else {
-    std::vector<RunAnalysis> analyses;
-    for (const RunRecord& r : records) analyses.push_back(roofline::analyze(r, model));
-    if (format == "csv") {
-      text = csv_text(points_table(records, analyses));
+    std::vector<RunRecord> profile_runs, other_runs;  // each in the order named
+    for (RunRecord& r : records)
+      (r.trace.empty() ? other_runs : profile_runs).push_back(std::move(r));
+    std::vector<roofline::ProfileAnalysis> profiles;
+    for (const RunRecord& r : profile_runs) profiles.push_back(analyze_profile_run(r));
+    if (format == "json") {
+      // Profile runs alone: their document; beside other runs, under "profiles".
+      nlohmann::json document = other_runs.empty()
+                                    ? roofline::profile_document(profile_runs, profiles)
+                                    : roofline::analysis_document(other_runs, model);
+      if (!other_runs.empty() && !profile_runs.empty())
+        document["profiles"] = roofline::profile_document(profile_runs, profiles);
+      text = document.dump(2) + "\n";
+    } else if (!profile_runs.empty() && !other_runs.empty()) {
+      throw usage_error("--format csv prints one table, and runs " + run_ids(profile_runs) +
+                        " are profiles while runs " + run_ids(other_runs) +
+                        " are not: name the runs of one kind");
+    } else if (!profile_runs.empty()) {
+      text = csv_text(profile_table(profile_runs, profiles));
     } else {
-      for (std::size_t i = 0; i < records.size(); ++i)
-        text += (i ? "\n" : "") +
-                (records[i].trace.empty()  // a profiled program: its trace's analysis
-                     ? analysis_table(records[i], analyses[i], model)
-                     : profile_text(records[i].trace, plots::profile_provenance(records[i])));
-      // Names, reasons and findings quote the stored data; JSON and CSV keep it as is.
-      text = terminal_safe(text, LineBreaks::keep);
+      std::vector<RunAnalysis> analyses;
+      for (const RunRecord& r : other_runs) analyses.push_back(roofline::analyze(r, model));
+      text = csv_text(points_table(other_runs, analyses));
     }
   }
   write_output(options.out, text, inputs);
@@ -346,7 +382,11 @@ void register_analyze(CLI::App& app, CommonOptions& options, Action& action) {
       "meaningfully, TMA), then per series the robust fit T = a + c x batch and its knee,\n"
       "then the findings ranked by the share of their series' time they explain.\n"
       "CSV: one row per point, every parameter a column: the points table of `timeroof\n"
-      "export --format csv` (README, \"Data out\"). JSON: the whole structure.");
+      "export --format csv` (README, \"Data out\"). JSON: the whole structure.\n"
+      "Profile runs (`timeroof profile`): their trace's tables, with each kernel's and\n"
+      "range's roofline where counters were measured, on the newest ceilings run of\n"
+      "their GPU; JSON the profile document (docs/schemas/profile-analysis.schema.json;\n"
+      "beside other runs under \"profiles\"), CSV one row per kernel or range and quantity.");
   when_chosen(*command, action, [&options, args] {
     return run_analyze(options, args->runs, args->from, args->format);
   });

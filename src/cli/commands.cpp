@@ -113,6 +113,21 @@ std::vector<RunRecord> load_runs(const CommonOptions& options, const std::vector
   return records;
 }
 
+void attach_profile_roofs(std::vector<RunRecord>& records, const CommonOptions& options,
+                          const std::vector<std::string>& from) {
+  if (std::none_of(records.begin(), records.end(),
+                   [](const RunRecord& r) { return !r.trace.empty(); }))
+    return;
+  std::vector<Run> candidates;
+  if (from.empty()) {
+    candidates = ResultsStore::open(options.db, ResultsStore::Access::read_only).list_runs();
+  } else {
+    for (const RunRecord& r : records) candidates.push_back(r.run);
+  }
+  for (RunRecord& r : records)
+    if (!r.trace.empty()) roofline::attach_profile_roofs(r, candidates);
+}
+
 ExitCode run_info(const CommonOptions& options) {
   const GpuAvailability gpus = find_gpus();
   if (gpus.count == 0) throw environment_error("no GPU: " + gpus.why_none);
@@ -262,10 +277,14 @@ ExitCode export_perfetto(const CommonOptions& options, const std::vector<std::st
                                       ? "none of the runs named holds a trace"
                                       : std::to_string(records.size()) + " runs hold one") +
                       ": name the run (see `timeroof runs`)");
+  roofline::attach_profile_roofs(records.front(), store.list_runs());
   const RunRecord& record = records.front();
-  write_output(file,
-               plots::perfetto_trace(record.trace, plots::profile_provenance(record)).dump() + "\n",
-               {options.db}, "--perfetto");
+  const plots::KernelRateMap rates = plots::kernel_rates(
+      roofline::analyze_profile(record.trace, roofline::profile_options(record)));
+  write_output(
+      file,
+      plots::perfetto_trace(record.trace, plots::profile_provenance(record), rates).dump() + "\n",
+      {options.db}, "--perfetto");
   std::cerr << "wrote " << file << ": " << record.trace.size() << " trace records of run "
             << record.run.id << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
   return ExitCode::ok;
@@ -468,7 +487,8 @@ ExitCode run_report(const CommonOptions& options, const std::vector<std::string>
                     const std::vector<std::string>& from, const std::string& format) {
   const plots::ChartFormat chart_format = plots::parse_chart_format(format);  // before any work
   refuse_overwriting(options.out, from.empty() ? std::vector<std::string>{options.db} : from);
-  const std::vector<RunRecord> records = load_runs(options, runs, from);
+  std::vector<RunRecord> records = load_runs(options, runs, from);
+  attach_profile_roofs(records, options, from);
   std::vector<std::string> files;
   const std::string index = write_report_of(options, records, chart_format, {}, &files);
   if (options.json) {

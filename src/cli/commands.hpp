@@ -88,6 +88,11 @@ std::vector<RunRecord> read_export_file(const std::string& path);
 // (all, or those named by id or uuid prefix). A usage error when there are none.
 std::vector<RunRecord> load_runs(const CommonOptions& options, const std::vector<std::string>& runs,
                                  const std::vector<std::string>& from);
+// Profile runs among `records` without ceilings of their own take those of the
+// newest ceilings run of their GPU (roofline::attach_profile_roofs): among the
+// --from files' runs, else the store's.
+void attach_profile_roofs(std::vector<RunRecord>& records, const CommonOptions& options,
+                          const std::vector<std::string>& from);
 // The model's analysis of those runs (roofline/analysis.hpp) on stdout or into
 // options.out: `format` table (default), csv (one row per point) or json.
 ExitCode run_analyze(const CommonOptions& options, const std::vector<std::string>& runs,

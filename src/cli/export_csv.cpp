@@ -295,6 +295,71 @@ CsvTable kernel_counters_table(const std::vector<RunRecord>& records) {
   return table;
 }
 
+CsvTable profile_table(const std::vector<RunRecord>& records,
+                       const std::vector<roofline::ProfileAnalysis>& analyses) {
+  CsvTable table{"profile", {}, {}};
+  // One subject's identity (repeated on each of its rows: tidy) and one quantity.
+  struct Subject {
+    const Run* run = nullptr;
+    std::size_t position = 1;
+    const char* kind = "";
+    std::string name;
+    std::optional<std::int64_t> process_id, thread_id;
+    std::string label;  // the model's class, where judged
+  };
+  const auto row_of = [](const Subject& s, const std::string& quantity,
+                         const std::optional<double>& value) {
+    Row row;
+    run_columns(row, s.run ? *s.run : Run{}, s.position);
+    row.text("kind", s.kind);
+    row.text("subject", s.name);
+    row.integer("process_id", s.process_id);
+    row.integer("thread_id", s.thread_id);
+    row.text("class", s.label);
+    row.text("quantity", quantity);
+    row.number("value", value);
+    return row;
+  };
+  const auto add = [&](const Subject& given, const roofline::NamedQuantities& traced,
+                       const std::optional<roofline::KernelModel>& model) {
+    Subject s = given;
+    if (model && model->bounds.t_kernel_roof > 0) s.label = model->classification.label();
+    for (const auto& [name, value] : traced) add_row(table, row_of(s, name, value));
+    if (model)
+      for (const auto& [name, value] : roofline::model_quantities(*model))
+        add_row(table, row_of(s, name, value));
+  };
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    const roofline::ProfileAnalysis& a = analyses.at(r);
+    const Subject base{.run = &records[r].run, .position = r + 1};
+    for (const roofline::KernelSummary& k : a.kernels) {
+      Subject s = base;
+      s.kind = "kernel";
+      s.name = k.name;
+      add(s, roofline::kernel_quantities(k), k.model);
+    }
+    for (const roofline::ThreadRanges& t : a.threads) {
+      Subject s = base;
+      s.kind = "range";
+      s.process_id = t.process_id;
+      s.thread_id = t.thread_id;
+      const auto walk = [&](const auto& self, const roofline::RangeNode& n) -> void {
+        s.name = n.path;
+        add(s, roofline::range_quantities(n), n.model);
+        for (const roofline::RangeNode& c : n.children) self(self, c);
+      };
+      for (const roofline::RangeNode& root : t.roots) walk(walk, root);
+    }
+    if (a.program) {
+      Subject s = base;
+      s.kind = "program";
+      add(s, {}, a.program);
+    }
+  }
+  if (table.rows.empty()) table.header = row_of(Subject{}, "", std::nullopt).names();
+  return table;
+}
+
 CsvTable ceilings_table(const std::vector<RunRecord>& records) {
   CsvTable table{"ceilings", {}, {}};
   const auto row_of = [](const Run& run, std::size_t position, const Ceiling& c) {

@@ -14,6 +14,7 @@
 
 #include "core/results.hpp"
 #include "roofline/analysis.hpp"
+#include "roofline/profile_document.hpp"
 
 namespace timeroof::cli {
 
@@ -47,7 +48,16 @@ CsvTable kernel_counters_table(const std::vector<RunRecord>& records);
 // theoretical and its source, method, repeats, spread, clocks, power, sustained.
 CsvTable ceilings_table(const std::vector<RunRecord>& records);
 
-// Every table above, in that order.
+// profile (`analyze --format csv` of profile runs): one row per subject and
+// quantity (long form): the run's columns, kind ("kernel", "range", "program"),
+// subject (the kernel's name, the range's path; empty for the program),
+// process_id and thread_id (ranges), class (where judged against roofs),
+// quantity (roofline/profile_document.hpp's names, units in them) and value.
+// `analyses[i]` is the analysis of `records[i]`.
+CsvTable profile_table(const std::vector<RunRecord>& records,
+                       const std::vector<roofline::ProfileAnalysis>& analyses);
+
+// Every table above but profile, in that order.
 std::vector<CsvTable> export_tables(const std::vector<RunRecord>& records,
                                     const std::vector<roofline::RunAnalysis>& analyses);
 

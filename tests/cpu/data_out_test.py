@@ -190,6 +190,81 @@ class DataOut(unittest.TestCase):
         del point["timing"]
         self.assertTrue(schema_errors(document, schema))
 
+    def profile_store(self):
+        """A store with a profile run whose trace has kernel counters
+        (tests/fixtures/profile-counters.jsonl) and a ceilings run of its GPU: the
+        ids of (ceilings, profile)."""
+        with open(os.path.join(SOURCE, "tests", "fixtures", "profile-transformer-h100.json"),
+                  encoding="utf-8") as f:
+            document = json.load(f)
+        profile = document["runs"][0]
+        profile["uuid"] = "7a0f17aa-0000-4000-8000-000000000017"
+        with open(os.path.join(SOURCE, "tests", "fixtures", "profile-counters.jsonl"),
+                  encoding="utf-8") as f:
+            profile["trace"] = [json.loads(line) for line in f if line.strip()]
+        with open(os.path.join(SOURCE, "tests", "fixtures", "ceilings-h200-run1.json"),
+                  encoding="utf-8") as f:
+            ceilings = json.load(f)["runs"][0]
+        ceilings["uuid"] = "7a0f17aa-0000-4000-8000-0000000000ce"
+        ceilings["machine"]["gpu"]["name"] = profile["machine"]["gpu"]["name"]
+        document["runs"] = [ceilings, profile]
+        path = os.path.join(self.dir, "profile-export.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(document, f)
+        db = os.path.join(self.dir, "profile.db")
+        if os.path.exists(db):
+            os.remove(db)
+        imported = json.loads(run("import", path, "--db", db, "--json").stdout)["runs"]
+        return db, str(imported[0]["id"]), str(imported[1]["id"])
+
+    def test_profile_analysis_json_matches_its_schema(self):
+        db, ceilings_id, profile_id = self.profile_store()
+        document = json.loads(run("analyze", profile_id, "--db", db, "--format", "json").stdout)
+        schema = load_schema("profile-analysis.schema.json")
+        self.assertEqual(schema_errors(document, schema), [])
+        self.assertEqual(document["format"], "timeroof-profile-analysis")
+        profile = document["runs"][0]
+        self.assertTrue(profile["roofs_from"].startswith("run " + ceilings_id + " "))
+        self.assertEqual(profile["counters"], {"records": 3, "unmatched": 1})
+        gemm = next(k for k in profile["kernels"] if k["name"] == "gemm_kernel")
+        self.assertEqual(gemm["model"]["launches_covered"], 3)
+        self.assertEqual(gemm["model"]["launches_not_covered"], 3)
+        self.assertAlmostEqual(gemm["model"]["t_k_s"], 120e-6, delta=1e-12)
+        self.assertAlmostEqual(gemm["model"]["tensor_fp16_flop"], 48e9, delta=1)
+        layer0 = profile["threads"][0]["ranges"][0]["children"][0]["children"][0]
+        self.assertEqual(layer0["path"], "step/forward/layer0")
+        self.assertGreater(layer0["model"]["lower_bound_s"], 0)
+        # The schema is not vacuous.
+        gemm["model"]["t_k_s"] = "120 us"
+        self.assertTrue(schema_errors(document, schema))
+        del gemm["model"]["t_k_s"]
+        self.assertTrue(schema_errors(document, schema))
+        # Beside other runs: the analysis document, the profiles under "profiles".
+        both = json.loads(run("analyze", "--db", db, "--format", "json").stdout)
+        self.assertEqual(schema_errors(both, load_schema("analysis.schema.json")), [])
+        self.assertEqual(len(both["runs"]), 1)
+        self.assertEqual(schema_errors(both["profiles"], schema), [])
+
+    def test_profile_analysis_csv_is_tidy(self):
+        db, ceilings_id, profile_id = self.profile_store()
+        path = os.path.join(self.dir, "profile.csv")
+        run("analyze", profile_id, "--db", db, "--format", "csv", "--out", path)
+        header, body = read_csv(path)
+        self.assertEqual(header[-6:], ["subject", "process_id", "thread_id", "class", "quantity",
+                                       "value"])
+        value = header.index("value")
+        for row in body:
+            self.assertTrue(row[value] == "" or is_number(row[value]), row)
+        rows = {(r[header.index("kind")], r[header.index("subject")], r[header.index("quantity")]):
+                r for r in body}
+        layer1 = rows[("range", "step/forward/layer1", "launches_not_covered")]
+        self.assertEqual(layer1[value], "3")
+        self.assertEqual(layer1[header.index("class")], "memory_bound(dram)")
+        self.assertIn(("program", "", "headroom"), rows)
+        # One table per call: profiles and sweep runs together are refused, naming both.
+        refused = run("analyze", "--db", db, "--format", "csv", expect=1)
+        self.assertIn("profiles", refused.stderr)
+
     def test_analysis_document_matches_its_schema(self):
         document = json.loads(run("analyze", "--db", self.db, "--json").stdout)
         schema = load_schema("analysis.schema.json")

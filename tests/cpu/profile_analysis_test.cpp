@@ -21,6 +21,7 @@
 
 #include "roofline/profile_analysis.hpp"
 #include "tests/support/fixtures.hpp"
+#include "tests/support/profile_nodes.hpp"
 
 namespace timeroof::roofline {
 namespace {
@@ -38,17 +39,8 @@ const ProfileAnalysis& analysis() {
   return a;
 }
 
-const KernelSummary& kernel(const ProfileAnalysis& a, const std::string& name) {
-  for (const KernelSummary& k : a.kernels)
-    if (k.name == name) return k;
-  throw std::runtime_error("no kernel " + name);
-}
-
-const RangeNode& child(const RangeNode& n, const std::string& name) {
-  for (const RangeNode& c : n.children)
-    if (c.name == name) return c;
-  throw std::runtime_error(n.path + " has no child " + name);
-}
+using test::child;
+using test::kernel;
 
 using test::trace_event;
 
@@ -82,7 +74,7 @@ TEST(ProfileAnalysis, KernelsByTotalTime) {
   EXPECT_EQ(relu.calls, 3u);
   EXPECT_EQ(relu.total_ns, 30 * kUs);
   EXPECT_EQ(relu.median_ns, 10 * kUs);
-  EXPECT_FALSE(gemm.counters.has_value());  // never guessed: filled by the range profiler
+  EXPECT_FALSE(gemm.model.has_value());  // no counters in this trace: never guessed
 }
 
 TEST(ProfileAnalysis, CopiesAndApi) {

@@ -228,6 +228,52 @@ TEST_F(ProfileCli, AnalyzeReportAndPerfettoReadTheStoredProfile) {
       << no_trace.err;
 }
 
+// A trace with kernel counters, in a store with no ceilings (nor a GPU recorded for
+// the run, on a machine without one): the model's numbers without roofs, and the
+// fix named; the profile analysis as JSON and CSV; the Perfetto rates.
+TEST_F(ProfileCli, AnalyzeAProfileWithCountersAsTextJsonAndCsv) {
+  const std::string fixture = test::source_dir() + "/tests/fixtures/profile-counters.jsonl";
+  const std::string script = "cat '" + fixture + "' > \"$TIMEROOF_PROFILE_DIR/journal-$$.jsonl\"";
+  ASSERT_EQ(profile({"--", "sh", "-c", script}).exit_code, 0);
+
+  const auto text = run_tool({"analyze", "1", "--db", db_});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* expected : {"Counters: 3 measured launches (1 tied to no kernel record",
+                               "measure the roofs with `timeroof ceilings --db FILE`", "3 of 6"})
+    EXPECT_NE(text.out.find(expected), std::string::npos) << expected << "\n" << text.out;
+
+  const auto as_json = run_tool({"analyze", "1", "--db", db_, "--format", "json"});
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
+  const nlohmann::json doc = nlohmann::json::parse(as_json.out);
+  EXPECT_EQ(doc["format"], "timeroof-profile-analysis");
+  const nlohmann::json& run = doc["runs"][0];
+  EXPECT_EQ(run["counters"]["records"], 3);
+  EXPECT_TRUE(run["roofs"].is_null());
+  EXPECT_NE(run["roofs_note"].get<std::string>().find("timeroof ceilings --db FILE"),
+            std::string::npos);
+  const nlohmann::json& gemm = run["kernels"][0];
+  EXPECT_EQ(gemm["name"], "gemm_kernel");
+  EXPECT_EQ(gemm["model"]["launches_covered"], 3);
+  EXPECT_NEAR(gemm["model"]["intensity_dram_flop_per_byte"].get<double>(), 49.5e9 / 180e6, 1e-9);
+  EXPECT_TRUE(gemm["model"]["efficiency"].is_null());  // no roofs
+
+  const auto as_csv = run_tool({"analyze", "1", "--db", db_, "--format", "csv"});
+  ASSERT_EQ(as_csv.exit_code, 0) << as_csv.err;
+  EXPECT_EQ(as_csv.out.substr(0, as_csv.out.find('\n')),
+            "run_uuid,run_id,gpu_name,gpu_chip,gpu_uuid,kind,subject,process_id,thread_id,class,"
+            "quantity,value");
+  EXPECT_NE(as_csv.out.find(",range,step/forward/layer0,100,1,,launches_covered,3\n"),
+            std::string::npos)
+      << as_csv.out;
+
+  const std::string trace = dir_.file("trace.json");
+  ASSERT_EQ(run_tool({"export", "1", "--db", db_, "--perfetto", trace}).exit_code, 0);
+  const nlohmann::json perfetto = nlohmann::json::parse(test::read_file(trace));
+  std::size_t counters = 0;
+  for (const nlohmann::json& e : perfetto["traceEvents"]) counters += e["ph"] == "C" ? 1 : 0;
+  EXPECT_EQ(counters, 24u);  // 6 covered launches x (FLOP/s, bytes/s) x (start, end): no roofs
+}
+
 // Records written while the program runs are stored before it ends.
 TEST_F(ProfileCli, RecordsAreStoredWhileTheProgramRuns) {
   TraceEvent mark;

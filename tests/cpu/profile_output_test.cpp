@@ -32,6 +32,32 @@ const std::vector<TraceEvent>& fixture() {
   return events;
 }
 
+// The same trace with kernel counters, judged on round roofs (the truth of
+// tests/cpu/profile_model_test.cpp).
+const std::vector<TraceEvent>& counters_fixture() {
+  static const std::vector<TraceEvent> events =
+      test::load_trace("tests/fixtures/profile-counters.jsonl");
+  return events;
+}
+
+roofline::ProfileOptions test_roofs() {
+  roofline::ProfileOptions options;
+  options.roofs = roofline::machine_roofs(test::profile_test_machine());
+  options.roofs_from = "run 1";
+  return options;
+}
+
+const roofline::ProfileAnalysis& counters_analysis() {
+  static const roofline::ProfileAnalysis a =
+      roofline::analyze_profile(counters_fixture(), test_roofs());
+  return a;
+}
+
+// The last n cells of a row: the model's columns.
+std::vector<std::string> tail(const std::vector<std::string>& row, std::size_t n) {
+  return {row.end() - static_cast<std::ptrdiff_t>(n), row.end()};
+}
+
 const json kProvenance = {{"command_line", "python3 train.py"}, {"gpu", "NVIDIA H100"}};
 
 std::vector<json> with_ph(const json& trace, const std::string& ph) {
@@ -238,6 +264,104 @@ TEST(ProfileReport, HtmlAndMarkdown) {
   const ProfileReport empty = render_profile_report({}, json::object());
   EXPECT_NE(empty.markdown.find("None in the trace."), std::string::npos);
   EXPECT_NE(empty.markdown.find("No provenance was recorded."), std::string::npos);
+}
+
+TEST(PerfettoTrace, CounterTracksFromTheModel) {
+  const KernelRateMap rates = kernel_rates(counters_analysis());
+  ASSERT_EQ(rates.size(), 6u);  // gemm [128] and relu x3; gemm [96] was never measured
+  for (std::uint32_t gemm : {11u, 21u, 31u}) {  // 16.5 GFLOP, 60 MB, roof 30 us, in 40 us
+    ASSERT_TRUE(rates.count(gemm)) << gemm;     // 11 was replayed: its configuration's 40 us
+    EXPECT_NEAR(*rates.at(gemm).flops_per_s, 16.5e9 / 40e-6, 1e3);
+    EXPECT_NEAR(*rates.at(gemm).bytes_per_s, 60e6 / 40e-6, 1e-3);
+    EXPECT_NEAR(*rates.at(gemm).roof_fraction, 0.75, 1e-12);
+  }
+  for (std::uint32_t relu : {13u, 23u, 33u}) {  // 1 MFLOP, 32 MB, roof 8 us, in 10 us
+    EXPECT_NEAR(*rates.at(relu).flops_per_s, 1e11, 1e-3);
+    EXPECT_NEAR(*rates.at(relu).bytes_per_s, 3.2e12, 1e-3);
+    EXPECT_NEAR(*rates.at(relu).roof_fraction, 0.8, 1e-12);
+  }
+  EXPECT_FALSE(rates.count(14));
+  const json trace = perfetto_trace(counters_fixture(), kProvenance, rates);
+  EXPECT_EQ(with_ph(trace, "C").size(), 36u);  // 6 launches x 3 rates x (start, end)
+  // Without roofs: no fraction of a roof, the rates still.
+  const KernelRateMap bare = kernel_rates(roofline::analyze_profile(counters_fixture()));
+  EXPECT_FALSE(bare.at(11).roof_fraction);
+  EXPECT_NEAR(*bare.at(11).flops_per_s, 16.5e9 / 40e-6, 1e3);
+}
+
+TEST(ProfileConsole, ModelColumnsWhereCountersExist) {
+  const std::vector<ProfileTable> tables = profile_tables(counters_analysis(), "  ");
+  ASSERT_EQ(tables.size(), 6u);  // kernels, copies, api, ranges, iterations, findings
+  const ProfileTable& kernels = tables[0];
+  EXPECT_EQ(tail(kernels.header, 7),
+            (std::vector<std::string>{"Measured", "Covered", "Class", "Efficiency", "TC share",
+                                      "Lower bound", "Headroom"}));
+  using Cells = std::vector<std::string>;
+  EXPECT_EQ(tail(kernels.rows[0], 7),
+            (Cells{"1", "3 of 6", "compute_bound(tensor_core)", "75%", "97%", "90 us", "1.33x"}));
+  EXPECT_EQ(tail(kernels.rows[1], 7),
+            (Cells{"1", "3 of 3", "memory_bound(dram)", "80%", "0%", "24 us", "1.25x"}));
+  EXPECT_EQ(tail(kernels.rows[2], 7), (Cells{"0", "-", "-", "-", "-", "-", "-"}));
+
+  const ProfileTable& ranges = tables[3];
+  ASSERT_EQ(ranges.rows.size(), 4u);  // step, forward, layer0, layer1
+  EXPECT_EQ(tail(ranges.rows[0], 7),
+            (Cells{"2", "6 of 9", "compute_bound(tensor_core)", "60%", "97%", "114 us", "4.21x"}));
+  EXPECT_EQ(tail(ranges.rows[1], 1), (Cells{"2.63x"}));
+  EXPECT_EQ(tail(ranges.rows[2], 7),
+            (Cells{"1", "3 of 3", "compute_bound(tensor_core)", "75%", "97%", "90 us", "1.27x"}));
+  EXPECT_EQ(tail(ranges.rows[3], 7),
+            (Cells{"1", "3 of 6", "memory_bound(dram)", "80%", "0%", "24 us", "6.25x"}));
+
+  const ProfileTable& iterations = tables[4];
+  EXPECT_EQ(tail(iterations.rows[0], 4), (Cells{"30 us", "20 us", "2", "9.0 us"}));
+  EXPECT_EQ(tail(iterations.rows[1], 4), (Cells{"30 us", "20 us", "0", "0"}));
+  EXPECT_NE(iterations.caption.find("Over all iterations: 90 us within the roofs, 60 us lost"),
+            std::string::npos)
+      << iterations.caption;
+
+  EXPECT_EQ(tables[5].rows[1],
+            (Cells{"step/forward/layer0: Tensor-Core-bound at 75% of the roof; 24% of step"}));
+
+  const std::string text = cli::profile_text(counters_analysis(), kProvenance, 0);
+  EXPECT_NE(text.find("Counters: 3 measured launches (1 tied to no kernel record, left out); "
+                      "roofs of run 1. The model covers 6 of 10 kernel launches (2 measured); "
+                      "their lower bound 114 us, the program's span 670 us: headroom 5.88x."),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  step/forward/layer1: HBM-bound at 80% of the roof; 31% of step (3 of "
+                      "its 6 kernel launches without counters)\n"),
+            std::string::npos)
+      << text;
+  // Without roofs: the counters' numbers, no class, and the fix named.
+  const std::string bare =
+      cli::profile_text(roofline::analyze_profile(counters_fixture()), kProvenance, 0);
+  EXPECT_NE(bare.find("measure the roofs with `timeroof ceilings --db FILE`"), std::string::npos)
+      << bare;
+  EXPECT_EQ(bare.find("compute_bound"), std::string::npos) << bare;
+}
+
+TEST(ProfileReport, RooflinesOfRangesAndKernels) {
+  const ProfileReport report = render_profile_report(counters_fixture(), kProvenance, test_roofs());
+  const test::XmlCheck xml = test::check_xml(report.html);
+  EXPECT_TRUE(xml.ok) << xml.error;
+  for (const std::string& text :
+       {std::string("Rooflines of the ranges and kernels"),
+        std::string("Hierarchical Roofline: ranges and kernels"),
+        std::string("Time-based roofline: ranges and kernels"), std::string("Findings"),
+        std::string("layer0: Tensor-Core-bound at 75% of the roof; 24% of step")}) {  // "/" breaks
+    EXPECT_NE(report.html.find(text), std::string::npos) << text;
+  }
+  EXPECT_NE(report.markdown.find("Rooflines of the ranges and kernels"), std::string::npos);
+  EXPECT_NE(
+      report.markdown.find("| step/forward/layer1: HBM-bound at 80% of the roof; 31% of step"),
+      std::string::npos)
+      << report.markdown;
+  // No roofs, no charts; a trace without counters, neither.
+  EXPECT_EQ(render_profile_report(counters_fixture(), kProvenance).html.find("Rooflines of the"),
+            std::string::npos);
+  EXPECT_EQ(render_profile_report(fixture(), kProvenance, test_roofs()).html.find("Findings"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "plots/perfetto_trace.hpp"
 #include "plots/profile_report.hpp"
 #include "roofline/profile_analysis.hpp"
+#include "tests/support/fixtures.hpp"
 #include "tests/support/run_tool.hpp"
 
 namespace timeroof {
@@ -90,6 +91,36 @@ TEST(RecordedProfile, ReportShowsTheModulesAndTheIterations) {
     EXPECT_NE(report.html.find(text), std::string::npos) << text;
     EXPECT_NE(report.markdown.find(text), std::string::npos) << text;
   }
+}
+
+// Recorded before counters existed: it analyses and prints as it did, with no
+// model anywhere, even judged on roofs (nothing was measured to judge).
+TEST(RecordedProfile, WithoutCountersNoModelAndTheTablesAsBefore) {
+  const RunRecord& record = recorded();
+  roofline::ProfileOptions options;
+  options.roofs = roofline::machine_roofs(test::profile_test_machine());
+  const roofline::ProfileAnalysis a = roofline::analyze_profile(record.trace, options);
+  EXPECT_EQ(a.counter_records, 0u);
+  EXPECT_FALSE(a.program);
+  EXPECT_TRUE(a.findings.empty());
+  EXPECT_TRUE(a.launches.empty());
+  for (const roofline::KernelSummary& k : a.kernels) EXPECT_FALSE(k.model) << k.name;
+  std::function<void(const std::vector<roofline::RangeNode>&)> no_model =
+      [&](const std::vector<roofline::RangeNode>& nodes) {
+        for (const roofline::RangeNode& n : nodes) {
+          EXPECT_FALSE(n.model) << n.path;
+          no_model(n.children);
+        }
+      };
+  for (const roofline::ThreadRanges& t : a.threads) no_model(t.roots);
+  const std::vector<plots::ProfileTable> tables = plots::profile_tables(a, "  ");
+  ASSERT_FALSE(tables.empty());
+  EXPECT_EQ(tables.front().header,
+            (std::vector<std::string>{"Kernel", "Calls", "Total", "Share of GPU busy", "Median",
+                                      "Min", "Max"}));
+  for (const plots::ProfileTable& t : tables) EXPECT_NE(t.id, "findings");
+  EXPECT_EQ(plots::profile_summary(a).find("Counters"), std::string::npos);
+  EXPECT_TRUE(plots::kernel_rates(a).empty());
 }
 
 }  // namespace

@@ -54,4 +54,28 @@ inline TraceEvent trace_event(TraceKind kind, const std::string& name, std::uint
           .thread_id = host ? thread : 0};
 }
 
+// The roofs the profile tests judge tests/fixtures/profile-counters.jsonl on, as a
+// ceilings run of "NVIDIA H100 80GB HBM3" would carry them: P_fp32 = 50
+// TFLOP/s, P_tensor_fp16 = 800, B_dram = 4 TB/s, B_l2 = 10, B_l1 = 30, L = 2 us.
+inline Machine profile_test_machine() {
+  auto roof = [](const char* name, CeilingKind kind, const char* unit, double value) {
+    Ceiling c;
+    c.name = name;
+    c.kind = kind;
+    c.unit = unit;
+    c.measured = value;
+    return c;
+  };
+  Machine m;
+  m.gpu.name = "NVIDIA H100 80GB HBM3";
+  m.gpu.chip = "GH100";
+  m.ceilings = {roof("fp32_fma", CeilingKind::compute, "FLOP/s", 50e12),
+                roof("tensor_fp16", CeilingKind::compute, "FLOP/s", 800e12),
+                roof("hbm_read", CeilingKind::bandwidth, "B/s", 4e12),
+                roof("l2_read", CeilingKind::bandwidth, "B/s", 10e12),
+                roof("l1_read", CeilingKind::bandwidth, "B/s", 30e12),
+                roof("launch_async", CeilingKind::latency, "s", 2e-6)};
+  return m;
+}
+
 }  // namespace timeroof::test

@@ -1,0 +1,256 @@
+// The model of a profile's kernels and ranges (roofline/profile_analysis, #17 part
+// 2) against truth computed by hand from tests/fixtures/profile-counters.jsonl
+// (make_profile_synthetic.py --counters) on the roofs of profile_test_machine():
+// P_fp32 50 TFLOP/s, P_tensor_fp16 800 TFLOP/s, B_dram 4 TB/s, B_l2 10, B_l1 30.
+//
+// Per call (quantities of the one measured launch of each configuration):
+// - gemm_kernel [128]: W = 16e9 tensor_fp16 + 0.5e9 fp32; T_tensor = 20 us,
+//   T_cuda = 10 us, T_compute = 30 us; Q_l1 300 MB (10 us), Q_l2 100 MB (10 us),
+//   Q_dram 60 MB (15 us). T_k = 40 us: the mean of its two unmeasured launches
+//   (the measured one was replayed: 60 us in the trace). Over its 3 calls:
+//   T_k 120 us, T_compute 90 us (Tensor 60), T_dram 45 us: compute-bound
+//   (Tensor Cores) at 90 / 120 = 75%; T_lb = 90 us.
+// - relu_kernel [512]: W = 1e6 fp32 (0.02 us); Q_l1 40 MB (1.33 us), Q_l2 40 MB
+//   (4 us), Q_dram 32 MB (8 us). T_k = 10 us (unmeasured mean; replayed 25 us).
+//   Over 3 calls: T_k 30 us, T_dram 24 us: DRAM-bound at 80%; T_lb = 24 us.
+// - gemm_kernel [96]: never measured, so not covered (3 calls, 90 us).
+// Ranges (summed over the 3 iterations): layer0 = 3 gemm [128]: T_lb 90 us,
+// wall 114 us, headroom 114 / 90; layer1 = 3 relu + 3 gemm [96] (not covered):
+// T_lb 24 us, wall 150 us; forward and step = both covered kernels: T_k 150 us,
+// T_compute = 60 + 30.06 us, T_dram = 276 MB / 4 TB/s = 69 us, so compute-bound
+// (Tensor) at 90.06 / 150, T_lb = 90 + 24 = 114 us (per kernel, above the
+// operator-level 90.06); headroom = wall / T_lb = 300 / 114 and 480 / 114. The
+// program: the same kernels, time = the trace's span, 670 us.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "roofline/profile_analysis.hpp"
+#include "tests/support/fixtures.hpp"
+#include "tests/support/profile_nodes.hpp"
+
+namespace timeroof::roofline {
+namespace {
+
+constexpr double kUs = 1e-6;  // s
+constexpr double kTol = 1e-12;
+
+const std::vector<TraceEvent>& fixture() {
+  static const std::vector<TraceEvent> events =
+      test::load_trace("tests/fixtures/profile-counters.jsonl");
+  return events;
+}
+
+ProfileOptions with_roofs() {
+  ProfileOptions options;
+  options.roofs = machine_roofs(test::profile_test_machine());
+  options.roofs_from = "run 1";
+  return options;
+}
+
+const ProfileAnalysis& analysis() {
+  static const ProfileAnalysis a = analyze_profile(fixture(), with_roofs());
+  return a;
+}
+
+using test::child;
+using test::kernel;
+
+const RangeNode& step() {
+  return analysis().threads.at(0).roots.at(0);
+}
+
+double work(const KernelModel& m, PrecisionClass p) {
+  return m.bounds.work[static_cast<std::size_t>(p)];
+}
+
+TEST(ProfileModel, CountersTiedByLaunchingProcess) {
+  const ProfileAnalysis& a = analysis();
+  EXPECT_EQ(a.counter_records, 3u);
+  // pid 101's record carries gemm [96]'s correlation id, but gemm [96] was
+  // launched by pid 100: it ties to nothing.
+  EXPECT_EQ(a.counters_unmatched, 1u);
+  EXPECT_EQ(a.roofs_from, "run 1");
+  ASSERT_TRUE(a.roofs);
+}
+
+TEST(ProfileModel, KernelExtrapolatedPerConfiguration) {
+  const KernelSummary& gemm = kernel(analysis(), "gemm_kernel");
+  ASSERT_TRUE(gemm.model);
+  const KernelModel& m = *gemm.model;
+  EXPECT_EQ(m.launches, 3u);  // grid 128 only
+  EXPECT_EQ(m.measured, 1u);
+  EXPECT_TRUE(m.extrapolated());
+  EXPECT_EQ(m.not_covered, 3u);  // grid 96: another configuration, never measured
+  EXPECT_EQ(m.not_covered_ns, 90'000u);
+  EXPECT_EQ(m.timed_by_replay, 0u);
+  EXPECT_NEAR(m.quantities.at("tensor_fp16_flops"), 48e9, 1);
+  EXPECT_NEAR(work(m, PrecisionClass::tensor_fp16), 48e9, 1);
+  EXPECT_NEAR(work(m, PrecisionClass::fp32), 1.5e9, 1);
+  ASSERT_TRUE(m.bounds.kernel_s);
+  EXPECT_NEAR(*m.bounds.kernel_s, 120 * kUs, kTol);  // not the replayed 60 us
+  EXPECT_NEAR(m.bounds.t_tensor, 60 * kUs, kTol);
+  EXPECT_NEAR(m.bounds.t_cuda, 30 * kUs, kTol);
+  EXPECT_NEAR(*m.bounds.level(Level::dram).time_s, 45 * kUs, kTol);
+  EXPECT_NEAR(*m.bounds.level(Level::l2).time_s, 30 * kUs, kTol);
+  EXPECT_NEAR(*m.bounds.level(Level::l1).time_s, 30 * kUs, kTol);
+  EXPECT_NEAR(*m.bounds.level(Level::dram).intensity, 49.5e9 / 180e6, 1e-9);
+  EXPECT_NEAR(*m.bounds.tensor_share, 48.0 / 49.5, 1e-12);
+  EXPECT_NEAR(*m.bounds.efficiency, 0.75, 1e-12);
+  EXPECT_EQ(m.classification.label(), "compute_bound(tensor_core)");
+  EXPECT_NEAR(m.bounds.t_lower_bound, 90 * kUs, kTol);
+  EXPECT_NEAR(m.time_s, 120 * kUs, kTol);
+  EXPECT_NEAR(*m.headroom, 120.0 / 90.0, 1e-12);
+
+  const KernelModel& relu = *kernel(analysis(), "relu_kernel").model;
+  EXPECT_EQ(relu.launches, 3u);
+  EXPECT_EQ(relu.not_covered, 0u);
+  EXPECT_NEAR(*relu.bounds.kernel_s, 30 * kUs, kTol);
+  EXPECT_NEAR(*relu.bounds.level(Level::dram).time_s, 24 * kUs, kTol);
+  EXPECT_NEAR(*relu.bounds.efficiency, 0.8, 1e-12);
+  EXPECT_EQ(relu.classification.label(), "memory_bound(dram)");
+  EXPECT_NEAR(*relu.headroom, 30.0 / 24.0, 1e-12);
+
+  EXPECT_FALSE(kernel(analysis(), "external_kernel").model);  // never measured
+}
+
+TEST(ProfileModel, RangesSumTheirKernels) {
+  const RangeNode& forward = child(step(), "forward");
+  const RangeNode& layer0 = child(forward, "layer0");
+  ASSERT_TRUE(layer0.model);
+  EXPECT_EQ(layer0.model->launches, 3u);
+  EXPECT_NEAR(layer0.model->bounds.t_lower_bound, 90 * kUs, kTol);
+  EXPECT_NEAR(layer0.model->time_s, 114 * kUs, kTol);
+  EXPECT_NEAR(*layer0.model->headroom, 114.0 / 90.0, 1e-12);
+  EXPECT_EQ(layer0.model->classification.label(), "compute_bound(tensor_core)");
+
+  const RangeNode& layer1 = child(forward, "layer1");
+  ASSERT_TRUE(layer1.model);
+  EXPECT_EQ(layer1.model->launches, 3u);
+  EXPECT_EQ(layer1.model->not_covered, 3u);
+  EXPECT_EQ(layer1.model->not_covered_ns, 90'000u);
+  EXPECT_EQ(layer1.model->classification.label(), "memory_bound(dram)");
+  EXPECT_NEAR(*layer1.model->headroom, 150.0 / 24.0, 1e-12);
+
+  for (const RangeNode* node : {&forward, &step()}) {
+    ASSERT_TRUE(node->model) << node->path;
+    const KernelModel& m = *node->model;
+    EXPECT_EQ(m.launches, 6u);
+    EXPECT_EQ(m.measured, 2u);
+    EXPECT_NEAR(*m.bounds.kernel_s, 150 * kUs, kTol);
+    EXPECT_NEAR(m.bounds.t_compute, (60 + 30.06) * kUs, kTol);
+    EXPECT_NEAR(*m.bounds.level(Level::dram).time_s, 69 * kUs, kTol);
+    EXPECT_NEAR(*m.bounds.efficiency, 90.06 / 150, 1e-12);
+    EXPECT_EQ(m.classification.label(), "compute_bound(tensor_core)");
+    EXPECT_EQ(m.bounds.lower_bound_scope, BoundScope::per_kernel);
+    EXPECT_NEAR(m.bounds.t_lower_bound, 114 * kUs, kTol);
+  }
+  EXPECT_NEAR(*forward.model->headroom, 300.0 / 114.0, 1e-12);
+  EXPECT_NEAR(*step().model->headroom, 480.0 / 114.0, 1e-12);
+}
+
+TEST(ProfileModel, WholeProgram) {
+  ASSERT_TRUE(analysis().program);
+  const KernelModel& p = *analysis().program;
+  EXPECT_EQ(p.launches, 6u);
+  EXPECT_EQ(p.not_covered, 4u);  // gemm [96] x3 and the external kernel
+  EXPECT_EQ(p.not_covered_ns, 98'000u);
+  EXPECT_NEAR(p.bounds.t_lower_bound, 114 * kUs, kTol);
+  EXPECT_NEAR(p.time_s, 670 * kUs, kTol);
+  EXPECT_NEAR(*p.headroom, 670.0 / 114.0, 1e-12);
+}
+
+TEST(ProfileModel, IterationsFlagMeasuredLaunches) {
+  ASSERT_TRUE(analysis().iterations);
+  const IterationBreakdown& b = *analysis().iterations;
+  ASSERT_EQ(b.iterations.size(), 3u);
+  EXPECT_EQ(b.iterations[0].measured_launches, 2u);
+  EXPECT_EQ(b.iterations[0].replay_ns, 9'000u);  // the two launch calls: 5 + 4 us
+  for (std::size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(b.iterations[i].measured_launches, 0u);
+    EXPECT_EQ(b.iterations[i].replay_ns, 0u);
+  }
+  for (const Iteration& it : b.iterations) {  // gemm 40 + relu 10 us; T_compute 20 + 10.02
+    ASSERT_TRUE(it.within_roof_s && it.lost_to_roof_s);
+    EXPECT_NEAR(*it.within_roof_s, 30.02 * kUs, kTol);
+    EXPECT_NEAR(*it.lost_to_roof_s, 19.98 * kUs, kTol);
+  }
+  ASSERT_TRUE(b.within_roof_s && b.lost_to_roof_s);
+  EXPECT_NEAR(*b.within_roof_s, 90.06 * kUs, kTol);
+  EXPECT_NEAR(*b.lost_to_roof_s, (150 - 90.06) * kUs, kTol);
+}
+
+TEST(ProfileModel, FindingsRankedByTheTimeTheirClassNames) {
+  const std::vector<ProfileFinding>& f = analysis().findings;
+  ASSERT_EQ(f.size(), 5u);                  // forward, layer0, gemm, layer1, relu; step is the top
+  EXPECT_EQ(f[0].subject, "step/forward");  // T_compute 90.06 us
+  EXPECT_EQ(f[0].label, "compute_bound(tensor_core)");
+  EXPECT_NEAR(f[0].explained_s, 90.06 * kUs, kTol);
+  EXPECT_EQ(f[1].text, "step/forward/layer0: Tensor-Core-bound at 75% of the roof; 24% of step");
+  EXPECT_EQ(f[2].subject, "gemm_kernel");
+  EXPECT_EQ(f[2].text.rfind("gemm_kernel: Tensor-Core-bound at 75% of the roof; ", 0), 0u);
+  EXPECT_EQ(f[3].text,
+            "step/forward/layer1: HBM-bound at 80% of the roof; 31% of step (3 of its 6 kernel "
+            "launches without counters)");
+  EXPECT_NEAR(f[3].explained_s, 24 * kUs, kTol);
+  EXPECT_EQ(f[4].subject, "relu_kernel");
+  EXPECT_TRUE(analyze_profile(fixture()).findings.empty());  // no roofs: nothing judged
+}
+
+TEST(ProfileModel, WithoutRoofsWorkAndIntensitiesOnly) {
+  const ProfileAnalysis a = analyze_profile(fixture());
+  EXPECT_FALSE(a.roofs);
+  const KernelModel& m = *kernel(a, "gemm_kernel").model;
+  EXPECT_NEAR(m.bounds.total_work, 49.5e9, 1);
+  EXPECT_NEAR(*m.bounds.level(Level::dram).intensity, 49.5e9 / 180e6, 1e-9);
+  EXPECT_EQ(m.bounds.t_kernel_roof, 0);
+  EXPECT_FALSE(m.bounds.efficiency);
+  EXPECT_FALSE(m.headroom);
+  EXPECT_EQ(m.classification.rule, ClassRule::no_roof);
+  EXPECT_FALSE(a.iterations->within_roof_s);
+}
+
+TEST(ProfileModel, OnlyMeasuredLaunchesTimedByTheirReplay) {
+  using test::trace_event;
+  std::vector<TraceEvent> events = {
+      trace_event(TraceKind::runtime_api, "cudaLaunchKernel", 0, 5'000, 7),
+      trace_event(TraceKind::kernel, "k", 5'000, 55'000, 7),
+      trace_event(TraceKind::kernel_counters, "k", 0, 5'000, 7)};
+  events[2].details = {{"quantities", {{"fp32_flops", 1e9}}}};
+  const ProfileAnalysis a = analyze_profile(events, with_roofs());
+  const KernelModel& m = *a.kernels.at(0).model;
+  EXPECT_EQ(m.measured, 1u);
+  EXPECT_FALSE(m.extrapolated());
+  EXPECT_EQ(m.timed_by_replay, 1u);
+  EXPECT_NEAR(*m.bounds.kernel_s, 50 * kUs, kTol);
+  EXPECT_NEAR(m.bounds.t_cuda, 20 * kUs, kTol);
+  EXPECT_EQ(m.classification.label(), "compute_bound(cuda_core)");  // 20 / 50 = 0.4
+}
+
+TEST(ProfileModel, RoofsFromTheNewestCeilingsRunOfTheSameGpu) {
+  timeroof::Run profile;
+  profile.machine.gpu.name = "NVIDIA H100 80GB HBM3";
+  auto run = [](std::int64_t id, const char* gpu, const char* started, bool ceilings) {
+    timeroof::Run r;
+    r.id = id;
+    r.machine = test::profile_test_machine();
+    r.machine.gpu.name = gpu;
+    r.started_at = started;
+    if (!ceilings) r.machine.ceilings.clear();
+    return r;
+  };
+  const std::vector<timeroof::Run> runs = {
+      run(1, "NVIDIA H100 80GB HBM3", "2026-01-01T00:00:00Z", true),
+      run(2, "NVIDIA H100 80GB HBM3", "2026-03-01T00:00:00Z", true),
+      run(3, "NVIDIA H200", "2026-04-01T00:00:00Z", true),
+      run(4, "NVIDIA H100 80GB HBM3", "2026-05-01T00:00:00Z", false)};
+  EXPECT_EQ(profile_roofs_run(profile, runs), 1u);
+  profile.machine.gpu.name = "NVIDIA A100";
+  EXPECT_FALSE(profile_roofs_run(profile, runs));
+  profile.machine.gpu.name.clear();  // no GPU recorded: nothing to match
+  EXPECT_FALSE(profile_roofs_run(profile, runs));
+}
+
+}  // namespace
+}  // namespace timeroof::roofline
