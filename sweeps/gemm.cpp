@@ -17,6 +17,7 @@
 #include "gpu/handles.hpp"
 #include "kernels/cublas_reference.hpp"
 #include "kernels/device_fill.hpp"
+#include "kernels/tensor_types.hpp"
 #include "sweeps/cudnn_support.hpp"
 #include "sweeps/gemm_reference.hpp"
 
@@ -120,6 +121,22 @@ std::int64_t config_value(const cublasLtMatmulAlgo_t& algo,
     return attribute == CUBLASLT_ALGO_CONFIG_ID ? narrow : static_cast<std::uint32_t>(narrow);
   }
   return static_cast<std::int64_t>(value);
+}
+
+// fp8 GEMMs need Ada or later: a one-line refusal (the point is `unsupported`)
+// naming the GPU's compute capability, before any allocation.
+void require_fp8_tensor_cores(GemmInputs inputs) {
+  int device = 0, major = 0, minor = 0;
+  TR_CUDA_CHECK(cudaGetDevice(&device));
+  TR_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  TR_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  const int min_cc = tensor_type_min_cc(Precision::fp8);
+  if (major * 10 + minor >= min_cc) return;
+  throw usage_error("gemm: precision = " + std::string(to_string(inputs)) +
+                    " needs compute capability " + std::to_string(min_cc / 10) + "." +
+                    std::to_string(min_cc % 10) + "+ (fp8 Tensor Cores); this GPU is " +
+                    std::to_string(major) + "." + std::to_string(minor) +
+                    "; allowed here: fp32, tf32, fp16, bf16, int8");
 }
 
 // A column-major layout of `batch` rows x cols matrices stored one after another.
@@ -242,6 +259,7 @@ std::vector<DeviceTensor> Gemm::outputs() const {
 void Gemm::prepare(cudaStream_t stream) {
   state_.reset();
   const GemmSpec& spec = problem_.spec();
+  if (is_fp8(spec.inputs)) require_fp8_tensor_cores(spec.inputs);
   require_device_memory(gemm_min_bytes(spec));
   if (!libraries_) libraries_ = std::make_shared<LibraryHandles>();
   auto state = std::make_unique<GemmState>(spec, stream);

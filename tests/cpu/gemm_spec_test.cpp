@@ -18,6 +18,7 @@
 #include "sweeps/family.hpp"
 #include "sweeps/gemm_problem.hpp"
 #include "sweeps/spec.hpp"
+#include "tests/support/gemm_shape.hpp"
 #include "tests/support/usage_errors.hpp"
 
 namespace timeroof {
@@ -26,16 +27,7 @@ namespace {
 using nlohmann::json;
 using test::usage_message;
 
-GemmSpec shape(std::int64_t m, std::int64_t n, std::int64_t k, GemmInputs inputs,
-               std::int64_t batch = 1) {
-  GemmSpec spec;
-  spec.m = m;
-  spec.n = n;
-  spec.k = k;
-  spec.batch = batch;
-  spec.inputs = inputs;
-  return spec;
-}
+using test::gemm_shape;
 
 std::string problem_error(const json& point) {
   return usage_message([&] { (void)find_family("gemm").problem(point); });
@@ -84,12 +76,12 @@ TEST(GemmFamily, TheDefaultSweepsDryRunStaysUnderTwoMinutes) {
 
 TEST(GemmSpec, FlopsByHand) {
   // 2 m n k: 2 x 2 x 3 x 4 = 48; the batch multiplies it.
-  EXPECT_EQ(gemm_flops(shape(2, 3, 4, GemmInputs::fp16)), 48.0);
-  EXPECT_EQ(gemm_flops(shape(2, 3, 4, GemmInputs::fp16, 5)), 240.0);
+  EXPECT_EQ(gemm_flops(gemm_shape(2, 3, 4, GemmInputs::fp16)), 48.0);
+  EXPECT_EQ(gemm_flops(gemm_shape(2, 3, 4, GemmInputs::fp16, 5)), 240.0);
   // LLaMA-7B's MLP up-projection over 4096 tokens: 2 x 4096 x 11008 x 4096.
-  EXPECT_EQ(gemm_flops(shape(4096, 11008, 4096, GemmInputs::bf16)), 369'367'187'456.0);
+  EXPECT_EQ(gemm_flops(gemm_shape(4096, 11008, 4096, GemmInputs::bf16)), 369'367'187'456.0);
   // Epilogues add per output (6 outputs): bias 1, relu 1, gelu 9, bias_gelu 10.
-  GemmSpec spec = shape(2, 3, 4, GemmInputs::fp16);
+  GemmSpec spec = gemm_shape(2, 3, 4, GemmInputs::fp16);
   spec.epilogue = GemmEpilogue::bias;
   EXPECT_EQ(gemm_flops(spec), 54.0);
   spec.epilogue = GemmEpilogue::relu;
@@ -106,22 +98,22 @@ TEST(GemmSpec, FlopsByHand) {
 
 TEST(GemmSpec, MinimumBytesByHand) {
   // fp16 with a bias: A 2x4, B 4x3, D 2x3, bias 2, 2 bytes each: (8 + 12 + 6 + 2) x 2.
-  GemmSpec fp16 = shape(2, 3, 4, GemmInputs::fp16);
+  GemmSpec fp16 = gemm_shape(2, 3, 4, GemmInputs::fp16);
   fp16.epilogue = GemmEpilogue::bias_relu;
   EXPECT_EQ(gemm_min_bytes(fp16), 56.0);
   // fp8 e4m3 with a bias: A 16x32 and B 32x8 at 1 byte, D 16x8 and the bias 16 in bf16:
   // 512 + 256 + 256 + 32.
-  GemmSpec fp8 = shape(16, 8, 32, GemmInputs::fp8_e4m3);
+  GemmSpec fp8 = gemm_shape(16, 8, 32, GemmInputs::fp8_e4m3);
   fp8.epilogue = GemmEpilogue::bias;
   EXPECT_EQ(gemm_min_bytes(fp8), 1056.0);
   // int8 batch 3: A 4x8x3 and B 8x2x3 at 1 byte, D 4x2x3 int32: 96 + 48 + 96.
-  EXPECT_EQ(gemm_min_bytes(shape(4, 2, 8, GemmInputs::int8, 3)), 240.0);
+  EXPECT_EQ(gemm_min_bytes(gemm_shape(4, 2, 8, GemmInputs::int8, 3)), 240.0);
   // tf32 stores fp32: (8 + 12 + 6) x 4.
-  EXPECT_EQ(gemm_min_bytes(shape(2, 3, 4, GemmInputs::tf32)), 104.0);
+  EXPECT_EQ(gemm_min_bytes(gemm_shape(2, 3, 4, GemmInputs::tf32)), 104.0);
 }
 
 TEST(GemmSpec, TypesPrecisionAndIdentity) {
-  const GemmProblem e5m2(shape(16, 16, 16, GemmInputs::fp8_e5m2));
+  const GemmProblem e5m2(gemm_shape(16, 16, 16, GemmInputs::fp8_e5m2));
   EXPECT_EQ(e5m2.precision(), Precision::fp8);
   EXPECT_EQ(e5m2.math_mode(), MathMode::tensor);
   EXPECT_EQ(e5m2.op(), "gemm");
@@ -133,13 +125,13 @@ TEST(GemmSpec, TypesPrecisionAndIdentity) {
   EXPECT_EQ(params["algo"], "heuristic");
   EXPECT_FALSE(params.contains("bias_type"));
 
-  const GemmProblem int8(shape(4, 4, 4, GemmInputs::int8, 2));
+  const GemmProblem int8(gemm_shape(4, 4, 4, GemmInputs::int8, 2));
   EXPECT_EQ(int8.precision(), Precision::int8);
   EXPECT_EQ(int8.op(), "gemm_batched");
   EXPECT_EQ(int8.params()["d_type"], "int32");
-  EXPECT_EQ(GemmProblem(shape(4, 4, 4, GemmInputs::fp32)).math_mode(), MathMode::fma_only);
-  EXPECT_EQ(GemmProblem(shape(4, 4, 4, GemmInputs::tf32)).math_mode(), MathMode::tensor);
-  EXPECT_EQ(GemmProblem(shape(4, 4, 4, GemmInputs::tf32)).precision(), Precision::tf32);
+  EXPECT_EQ(GemmProblem(gemm_shape(4, 4, 4, GemmInputs::fp32)).math_mode(), MathMode::fma_only);
+  EXPECT_EQ(GemmProblem(gemm_shape(4, 4, 4, GemmInputs::tf32)).math_mode(), MathMode::tensor);
+  EXPECT_EQ(GemmProblem(gemm_shape(4, 4, 4, GemmInputs::tf32)).precision(), Precision::tf32);
 
   // A in, D out; B and the bias stay resident.
   const std::vector<TensorArgument> in = int8.inputs(), out = int8.outputs();
@@ -235,7 +227,7 @@ TEST(GemmSweeps, FlagsAndTomlBuildTheirPoints) {
 
 TEST(GemmCounters, TheCatalogPlansEachPrecisionsTensorCoreQuantity) {
   const auto planned = [](GemmInputs inputs) {
-    const GemmProblem problem(shape(16, 16, 16, inputs));
+    const GemmProblem problem(gemm_shape(16, 16, 16, inputs));
     OperatorNeeds needs;
     needs.precision = problem.precision();
     needs.math = problem.math_mode();

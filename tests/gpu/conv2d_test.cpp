@@ -32,6 +32,7 @@
 #include "sweeps/implementations.hpp"
 #include "sweeps/operator.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/operator_capture.hpp"
 #include "tests/support/paper_layer.hpp"
 
 namespace timeroof {
@@ -417,13 +418,12 @@ TEST(GpuConv2d, RunCapturesIntoACudaGraphAndReplaysBitwise) {
     const DeviceTensor output = op.outputs().at(0);
     TR_CUDA_CHECK(cudaMemsetAsync(output.data, 0x7f, output.bytes, stream.get()));
 
-    TR_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
-    const Outcome captured = guarded([&] { op.run(stream.get()); });
-    cudaGraph_t raw_graph = nullptr;
-    const cudaError_t ended = cudaStreamEndCapture(stream.get(), &raw_graph);
-    const Graph graph(raw_graph);
-    ASSERT_EQ(captured.status, PointStatus::ok) << label(spec) << ": " << captured.reason;
-    ASSERT_EQ(ended, cudaSuccess) << label(spec) << ": " << cudaGetErrorString(ended);
+    const test::CapturedRun capture = test::capture_run(op, stream.get());
+    const Graph& graph = capture.graph;
+    ASSERT_EQ(capture.captured.status, PointStatus::ok)
+        << label(spec) << ": " << capture.captured.reason;
+    ASSERT_EQ(capture.ended, cudaSuccess)
+        << label(spec) << ": " << cudaGetErrorString(capture.ended);
     std::size_t nodes = 0;
     TR_CUDA_CHECK(cudaGraphGetNodes(graph.get(), nullptr, &nodes));
     EXPECT_GT(nodes, 0u) << label(spec);
