@@ -225,7 +225,7 @@ TEST(Cli, BadSweepsAreUsageErrorsBeforeAnyGpuWork) {
   expect_one_line_error(run_tool({"sweep", "conv2d", "--frob", "3"}, kNoGpu), 1, "'frob'");
   expect_one_line_error(run_tool({"sweep", "conv2d", "--precision", "fp7"}, kNoGpu), 1, "fp16");
   expect_one_line_error(run_tool({"sweep", "conv2d", "--batch"}, kNoGpu), 1, "needs a value");
-  expect_one_line_error(run_tool({"sweep", "gemm"}, kNoGpu), 1, "conv2d, lstm");
+  expect_one_line_error(run_tool({"sweep", "matmul"}, kNoGpu), 1, "conv2d, lstm, gemm");
   TempDir dir;
   std::ofstream(dir.file("bad.toml")) << "[sweep]\nfamily = \"conv2d\"\nbatchh = 3\n";
   expect_one_line_error(run_tool({"sweep", dir.file("bad.toml"), "--dry-run"}), 1, "batchh");

@@ -419,19 +419,11 @@ TEST(GpuConv2d, RunCapturesIntoACudaGraphAndReplaysBitwise) {
     TR_CUDA_CHECK(cudaMemsetAsync(output.data, 0x7f, output.bytes, stream.get()));
 
     const test::CapturedRun capture = test::capture_run(op, stream.get());
-    const Graph& graph = capture.graph;
-    ASSERT_EQ(capture.captured.status, PointStatus::ok)
-        << label(spec) << ": " << capture.captured.reason;
-    ASSERT_EQ(capture.ended, cudaSuccess)
-        << label(spec) << ": " << cudaGetErrorString(capture.ended);
+    ASSERT_TRUE(test::captured_ok(capture)) << label(spec);
     std::size_t nodes = 0;
-    TR_CUDA_CHECK(cudaGraphGetNodes(graph.get(), nullptr, &nodes));
+    TR_CUDA_CHECK(cudaGraphGetNodes(capture.graph.get(), nullptr, &nodes));
     EXPECT_GT(nodes, 0u) << label(spec);
-    cudaGraphExec_t raw_exec = nullptr;
-    TR_CUDA_CHECK(cudaGraphInstantiate(&raw_exec, graph.get(), 0));
-    const GraphExec exec(raw_exec);
-    for (int replay = 0; replay < 3; ++replay)
-      TR_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream.get()));
+    test::replay(capture, stream.get(), 3);
     const std::vector<std::byte> replayed = op.download_bytes(out);
     std::printf("%-50s %-44s %zu graph nodes, deterministic %d\n", label(spec).c_str(),
                 op.algorithm().c_str(), nodes, op.deterministic());

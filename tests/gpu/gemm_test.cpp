@@ -178,16 +178,8 @@ TEST(GpuGemm, RunCapturesIntoACudaGraphAndReplaysBitwise) {
                                   stream.get()));
     TR_CUDA_CHECK(cudaMemsetAsync(output.data, 0x7f, output.bytes, stream.get()));
     const test::CapturedRun capture = test::capture_run(op, stream.get());
-    const Graph& graph = capture.graph;
-    ASSERT_EQ(capture.captured.status, PointStatus::ok)
-        << label(spec) << ": " << capture.captured.reason;
-    ASSERT_EQ(capture.ended, cudaSuccess)
-        << label(spec) << ": " << cudaGetErrorString(capture.ended);
-    cudaGraphExec_t raw_exec = nullptr;
-    TR_CUDA_CHECK(cudaGraphInstantiate(&raw_exec, graph.get(), 0));
-    const GraphExec exec(raw_exec);
-    for (int replay = 0; replay < 3; ++replay)
-      TR_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream.get()));
+    ASSERT_TRUE(test::captured_ok(capture)) << label(spec);
+    test::replay(capture, stream.get(), 3);
     TR_CUDA_CHECK(cudaMemcpyAsync(replayed.data(), output.data, output.bytes,
                                   cudaMemcpyDeviceToHost, stream.get()));
     TR_CUDA_CHECK(cudaStreamSynchronize(stream.get()));

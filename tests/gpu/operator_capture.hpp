@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include "gpu/handles.hpp"
 #include "sweeps/operator.hpp"
@@ -25,6 +26,26 @@ inline CapturedRun capture_run(Operator& op, cudaStream_t stream) {
   run.ended = cudaStreamEndCapture(stream, &raw_graph);
   run.graph = Graph(raw_graph);
   return run;
+}
+
+// Success when run() threw nothing and the capture ended cleanly; else why not.
+inline ::testing::AssertionResult captured_ok(const CapturedRun& run) {
+  if (run.captured.status != PointStatus::ok)
+    return ::testing::AssertionFailure() << "run() while captured: " << run.captured.reason;
+  if (run.ended != cudaSuccess)
+    return ::testing::AssertionFailure()
+           << "cudaStreamEndCapture: " << cudaGetErrorString(run.ended);
+  return ::testing::AssertionSuccess();
+}
+
+// Instantiates the captured graph, launches it `times` times on `stream` and
+// waits for them.
+inline void replay(const CapturedRun& run, cudaStream_t stream, int times) {
+  cudaGraphExec_t raw_exec = nullptr;
+  TR_CUDA_CHECK(cudaGraphInstantiate(&raw_exec, run.graph.get(), 0));
+  const GraphExec exec(raw_exec);
+  for (int i = 0; i < times; ++i) TR_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream));
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 }  // namespace timeroof::test
