@@ -25,7 +25,6 @@
 // adds the batch sweep the time-based roofline is read along.
 // Order: precision, then direction, then the batch sweep, then the one-at-a-time
 // variations, so each precision/direction block is contiguous.
-#include <climits>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -42,12 +41,6 @@ namespace timeroof {
 namespace {
 
 using nlohmann::json;
-
-std::string join(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
-  return text;
-}
 
 // The legacy names come right after the two searches (as before the graph
 // path); the engine pattern last (sweeps/spec.hpp: a value with '<' is a pattern).
@@ -103,12 +96,6 @@ const std::vector<ParamAxis>& axes() {
   return kAxes;
 }
 
-std::vector<std::string> keys() {
-  std::vector<std::string> names;
-  for (const ParamAxis& axis : axes()) names.push_back(axis.key);
-  return names;
-}
-
 json baseline() {
   json point = json::object();
   for (const ParamAxis& axis : axes()) point[axis.key] = axis.defaults.at(0);
@@ -117,52 +104,21 @@ json baseline() {
 
 // A point's integer value of `key` (its baseline when absent), in [low, INT_MAX].
 std::int64_t integer(const json& point, const ParamAxis& axis, std::int64_t low) {
-  const json& value = point.contains(axis.key) ? point.at(axis.key) : axis.defaults.at(0);
-  if (!value.is_number_integer())
-    throw usage_error("conv2d: " + axis.key + " = " + value.dump() +
-                      " is not an integer; allowed: integers " + std::to_string(low) + " .. " +
-                      std::to_string(INT_MAX) +
-                      (axis.allowed.empty() ? "" : " or " + join(axis.allowed)));
-  const std::int64_t number =
-      value.is_number_unsigned() && value.get<std::uint64_t>() > std::uint64_t{INT64_MAX}
-          ? INT64_MAX
-          : value.get<std::int64_t>();
-  if (number < low || number > INT_MAX)
-    throw usage_error("conv2d: " + axis.key + " = " + value.dump() + " is out of range; allowed: " +
-                      std::to_string(low) + " .. " + std::to_string(INT_MAX));
-  return number;
+  return axis_integer("conv2d", point, axis, low);
 }
 
 std::string text(const json& point, const ParamAxis& axis) {
-  const json& value = point.contains(axis.key) ? point.at(axis.key) : axis.defaults.at(0);
-  if (value.is_string()) {
-    const std::string given = value.get<std::string>();
-    for (const std::string& allowed : axis.allowed) {
-      if (given == allowed) return allowed;
-      if (matches_pattern(allowed, given)) return given;  // validate() checks the rest
-    }
-  }
-  throw usage_error("conv2d: " + axis.key + " = " + value.dump() +
-                    " is not a known value; allowed: " + join(axis.allowed));
+  return axis_text("conv2d", point, axis);
 }
 
 const ParamAxis& axis(const char* key) {
-  for (const ParamAxis& a : axes())
-    if (a.key == key) return a;
-  throw std::logic_error(std::string("conv2d: no axis ") + key);
+  return axis_of("conv2d", axes(), key);
 }
 
 }  // namespace
 
 Conv2dSpec conv2d_spec_from_params(const json& point) {
-  if (!point.is_object())
-    throw usage_error("conv2d: a point is an object of keys, not " + point.dump() +
-                      "; allowed keys: " + join(keys()));
-  for (const auto& [key, value] : point.items()) {
-    bool known = false;
-    for (const ParamAxis& a : axes()) known = known || a.key == key;
-    if (!known) throw usage_error("conv2d: unknown key '" + key + "'; allowed: " + join(keys()));
-  }
+  require_known_keys("conv2d", point, axes());
   Conv2dSpec spec;
   spec.n = integer(point, axis("batch"), 1);
   spec.c = integer(point, axis("channels"), 1);

@@ -8,6 +8,7 @@
 // (sweeps/implementations.hpp, CUDA builds).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,6 +37,23 @@ ParamAxis integer_axis(std::string key, std::string help, nlohmann::json default
 ParamAxis text_axis(std::string key, std::string help, std::vector<std::string> allowed,
                     nlohmann::json defaults);
 
+// Reading a point's params by its family's axes, for the families' spec_from_params;
+// usage errors start with "<family>: " and name the key and what it allows.
+// A point must be an object whose keys are all axes' keys.
+void require_known_keys(const std::string& family, const nlohmann::json& point,
+                        const std::vector<ParamAxis>& axes);
+// The value of `axis` (its baseline, defaults[0], when the point has none) as an
+// integer in [low, INT_MAX].
+std::int64_t axis_integer(const std::string& family, const nlohmann::json& point,
+                          const ParamAxis& axis, std::int64_t low);
+// The value of a text axis: one of its allowed values, or a value one of its
+// patterns matches (sweeps/spec.hpp; the problem validates the rest).
+std::string axis_text(const std::string& family, const nlohmann::json& point,
+                      const ParamAxis& axis);
+// The axis of `key`; a logic error when there is none (a family's own bug).
+const ParamAxis& axis_of(const std::string& family, const std::vector<ParamAxis>& axes,
+                         const std::string& key);
+
 struct OperatorFamily {
   std::string name;  // "conv2d"
   std::string help;  // one line
@@ -55,5 +73,6 @@ const OperatorFamily& find_family(const std::string& name);
 // Implemented by each family's own file.
 OperatorFamily conv2d_family();
 OperatorFamily lstm_family();
+OperatorFamily gemm_family();
 
 }  // namespace timeroof

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "sweeps/conv2d.hpp"
+#include "sweeps/gemm.hpp"
 #include "sweeps/lstm.hpp"
 
 namespace timeroof {
@@ -37,6 +38,11 @@ constexpr std::pair<const char*, Make> kImplementations[] = {
      [](const nlohmann::json& point,
         std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
        return std::make_unique<Lstm>(lstm_spec_from_params(point), std::move(libraries));
+     }},
+    {"gemm",
+     [](const nlohmann::json& point,
+        std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
+       return std::make_unique<Gemm>(gemm_spec_from_params(point), std::move(libraries));
      }},
 };
 

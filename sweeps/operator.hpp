@@ -31,7 +31,8 @@
 namespace timeroof {
 
 // Largest normwise relative error an output may show against an exact (double)
-// reference: fp32 1e-5, tf32 1e-3, fp16 and bf16 1e-2. The error is
+// reference: fp32 1e-5, tf32 1e-3, fp16, bf16 and fp8 (bf16 output) 1e-2, int8 0
+// (exact). The error is
 // max_i |out_i - ref_i| / max_i |ref_i|, so outputs near zero do not inflate it.
 double relative_tolerance(Precision precision);
 // max_i |out_i - ref_i| / max_i |ref_i|; infinity if `out` holds a NaN or the sizes

@@ -435,7 +435,7 @@ void register_sweep(CLI::App& app, CommonOptions& options, Action& action) {
   auto args = std::make_shared<SweepArguments>();
   CLI::App* sweep = app.add_subcommand(
       "sweep",
-      "Measure an operator over a grid of sizes (cuDNN conv2d or lstm, or a TOML "
+      "Measure an operator over a grid of sizes (cuDNN conv2d or lstm, cuBLASLt gemm, or a TOML "
       "sweep file), point by point into the results store");
   add_sweep_options(*sweep, options, *args);
   sweep->add_option("operator", args->target, "a sweep file (.toml); or an operator below");
@@ -453,6 +453,7 @@ void register_sweep(CLI::App& app, CommonOptions& options, Action& action) {
       "Examples:\n  timeroof sweep conv2d --dry-run\n"
       "  timeroof sweep conv2d --batch 1..1024:x2 --filters 64,128 --precision fp16,fp32\n"
       "  timeroof sweep lstm --batch 16..128:x2 --hidden-size 16..128:x2\n"
+      "  timeroof sweep gemm --m 1024..8192:x2 --n 4096 --k 4096 --precision bf16,fp8_e4m3\n"
       "  timeroof sweep my-sweep.toml --l2 cold\n  timeroof sweep conv2d --resume 3\n"
       "  timeroof sweep conv2d --metrics dram__bytes_read.sum,sm__cycles_elapsed.avg\n"
       "  timeroof sweep conv2d --devices all\n"

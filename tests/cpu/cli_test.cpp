@@ -199,8 +199,19 @@ TEST(Cli, SweepHelpListsTheFamilysAxes) {
   ASSERT_EQ(lstm.exit_code, 0) << lstm.err;
   EXPECT_NE(lstm.out.find("--hidden-size LIST"), std::string::npos) << lstm.out;
   const ToolResult sweep = run_tool({"sweep", "--help"});
-  for (const char* family : {"conv2d", "lstm"})
+  for (const char* family : {"conv2d", "lstm", "gemm"})
     EXPECT_NE(sweep.out.find(family), std::string::npos) << sweep.out;
+  const ToolResult gemm = run_tool({"sweep", "gemm", "--help"});
+  ASSERT_EQ(gemm.exit_code, 0) << gemm.err;
+  for (const char* text : {"--m LIST", "--trans-a LIST", "--epilogue LIST", "--algo LIST"})
+    EXPECT_NE(gemm.out.find(text), std::string::npos) << text << "\n" << gemm.out;
+  const ToolResult gemm_points = run_tool(
+      {"sweep", "--dry-run", "gemm", "--m", "128,256", "--precision", "int8,fp8_e5m2"}, kNoGpu);
+  ASSERT_EQ(gemm_points.exit_code, 0) << gemm_points.err;
+  EXPECT_NE(gemm_points.out.find("4 points"), std::string::npos) << gemm_points.out;
+  expect_one_line_error(
+      run_tool({"sweep", "--dry-run", "gemm", "--precision", "int8", "--trans-b", "t"}, kNoGpu), 1,
+      "trans_a = t, trans_b = n");
   // Both spellings of a key, options on either side of the family's name.
   const ToolResult spelled = run_tool(
       {"sweep", "--dry-run", "lstm", "--hidden_size", "16,32", "--seq-length", "8"}, kNoGpu);
@@ -214,7 +225,7 @@ TEST(Cli, BadSweepsAreUsageErrorsBeforeAnyGpuWork) {
   expect_one_line_error(run_tool({"sweep", "conv2d", "--frob", "3"}, kNoGpu), 1, "'frob'");
   expect_one_line_error(run_tool({"sweep", "conv2d", "--precision", "fp7"}, kNoGpu), 1, "fp16");
   expect_one_line_error(run_tool({"sweep", "conv2d", "--batch"}, kNoGpu), 1, "needs a value");
-  expect_one_line_error(run_tool({"sweep", "gemm"}, kNoGpu), 1, "conv2d, lstm");
+  expect_one_line_error(run_tool({"sweep", "matmul"}, kNoGpu), 1, "conv2d, lstm, gemm");
   TempDir dir;
   std::ofstream(dir.file("bad.toml")) << "[sweep]\nfamily = \"conv2d\"\nbatchh = 3\n";
   expect_one_line_error(run_tool({"sweep", dir.file("bad.toml"), "--dry-run"}), 1, "batchh");

@@ -32,6 +32,7 @@
 #include "sweeps/implementations.hpp"
 #include "sweeps/operator.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/operator_capture.hpp"
 #include "tests/support/paper_layer.hpp"
 
 namespace timeroof {
@@ -417,21 +418,12 @@ TEST(GpuConv2d, RunCapturesIntoACudaGraphAndReplaysBitwise) {
     const DeviceTensor output = op.outputs().at(0);
     TR_CUDA_CHECK(cudaMemsetAsync(output.data, 0x7f, output.bytes, stream.get()));
 
-    TR_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
-    const Outcome captured = guarded([&] { op.run(stream.get()); });
-    cudaGraph_t raw_graph = nullptr;
-    const cudaError_t ended = cudaStreamEndCapture(stream.get(), &raw_graph);
-    const Graph graph(raw_graph);
-    ASSERT_EQ(captured.status, PointStatus::ok) << label(spec) << ": " << captured.reason;
-    ASSERT_EQ(ended, cudaSuccess) << label(spec) << ": " << cudaGetErrorString(ended);
+    const test::CapturedRun capture = test::capture_run(op, stream.get());
+    ASSERT_TRUE(test::captured_ok(capture)) << label(spec);
     std::size_t nodes = 0;
-    TR_CUDA_CHECK(cudaGraphGetNodes(graph.get(), nullptr, &nodes));
+    TR_CUDA_CHECK(cudaGraphGetNodes(capture.graph.get(), nullptr, &nodes));
     EXPECT_GT(nodes, 0u) << label(spec);
-    cudaGraphExec_t raw_exec = nullptr;
-    TR_CUDA_CHECK(cudaGraphInstantiate(&raw_exec, graph.get(), 0));
-    const GraphExec exec(raw_exec);
-    for (int replay = 0; replay < 3; ++replay)
-      TR_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream.get()));
+    test::replay(capture, stream.get(), 3);
     const std::vector<std::byte> replayed = op.download_bytes(out);
     std::printf("%-50s %-44s %zu graph nodes, deterministic %d\n", label(spec).c_str(),
                 op.algorithm().c_str(), nodes, op.deterministic());
