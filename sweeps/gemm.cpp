@@ -139,6 +139,9 @@ void require_fp8_tensor_cores(GemmInputs inputs) {
                     "; allowed here: fp32, tf32, fp16, bf16, int8");
 }
 
+// Floats between the A and B scales in their buffer: 16 bytes.
+constexpr std::size_t kScaleStride = 4;
+
 // A column-major layout of `batch` rows x cols matrices stored one after another.
 LtMatrixLayout batched_layout(DataType type, std::int64_t rows, std::int64_t cols,
                               std::int64_t batch) {
@@ -299,12 +302,17 @@ void Gemm::prepare(cudaStream_t stream) {
     st.desc.set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(st.types.bias));
   }
   if (is_fp8(spec.inputs)) {
-    st.fp8_scales = DeviceBuffer<float>(2);
-    const std::array<float, 2> scales = {kGemmFp8ScaleA, kGemmFp8ScaleB};
+    // Each scale 16-byte aligned, as a scale in its own allocation (the fp8
+    // ceiling reference's) is: with B's right after A's, cublasLtMatmul refused
+    // every fp8 GEMM its heuristic had offered ("not supported", H100, cuBLAS 13).
+    st.fp8_scales = DeviceBuffer<float>(2 * kScaleStride);
+    std::array<float, 2 * kScaleStride> scales{};
+    scales[0] = kGemmFp8ScaleA;
+    scales[kScaleStride] = kGemmFp8ScaleB;
     TR_CUDA_CHECK(cudaMemcpyAsync(st.fp8_scales.get(), scales.data(), st.fp8_scales.bytes(),
                                   cudaMemcpyHostToDevice, stream));
     const float* scale_a = st.fp8_scales.get();
-    const float* scale_b = st.fp8_scales.get() + 1;
+    const float* scale_b = st.fp8_scales.get() + kScaleStride;
     st.desc.set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, scale_a);
     st.desc.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, scale_b);
   }

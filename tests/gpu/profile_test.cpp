@@ -272,6 +272,47 @@ TEST(ProfileGpu, CounterSelectionFlagsPickExactlyTheirLaunches) {
   }
 }
 
+// The whole chain on a GPU: ceilings and a profile in one store, then `analyze
+// --format json` gives each measured kernel its roofline model on those roofs.
+TEST(ProfileGpu, AnalysisGivesEachKernelItsRooflineOnTheStoredCeilings) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  const std::string db = dir.file("model.db");
+  const auto ceilings = run_tool({"ceilings", "--quick", "--db", db}, {}, 300);
+  ASSERT_EQ(ceilings.exit_code, 0) << ceilings.err;
+  const auto profile = run_tool(
+      {"profile", "--db", db, "--", example_binary(), "--iterations", "3", "--work", "4000"}, {},
+      kLimitSeconds);
+  ASSERT_EQ(profile.exit_code, 0) << profile.err;
+  const auto analyzed = run_tool({"analyze", "2", "--db", db, "--format", "json"});
+  ASSERT_EQ(analyzed.exit_code, 0) << analyzed.err;
+  const nlohmann::json run = nlohmann::json::parse(analyzed.out)["runs"][0];
+  EXPECT_FALSE(run["roofs_from"].is_null()) << run["roofs_note"];
+  const double flops_per_call = 2.0 * (1 << 20) * 4000;
+  int kernels_seen = 0;
+  for (const nlohmann::json& kernel : run["kernels"]) {
+    const nlohmann::json& model = kernel["model"];
+    ASSERT_FALSE(model.is_null()) << kernel["name"];
+    ++kernels_seen;
+    // One launch of each kernel measured, its counters applied to all six.
+    EXPECT_EQ(kernel["calls"], 6) << kernel["name"];
+    EXPECT_EQ(model["launches_measured"], 1) << kernel["name"];
+    EXPECT_EQ(model["launches_covered"], 6) << kernel["name"];
+    EXPECT_EQ(model["extrapolated"], true);
+    EXPECT_EQ(model["fp32_flop"].get<double>(), 6 * flops_per_call) << kernel["name"];
+    // W also holds the HFMA2.MMA register moves the half counters count (scale_layer).
+    EXPECT_LE(model["work_flop"].get<double>(), 6 * (flops_per_call + 4.0 * (1 << 20)));
+    // 4000 dependent FFMAs per 8-12 bytes: far right of every ridge point, on
+    // the fp32 CUDA-core roof; the chain of dependent FMAs keeps it under it.
+    EXPECT_EQ(model["class"]["bottleneck"], "compute_bound") << model["class"];
+    const double efficiency = model["efficiency"].get<double>();
+    EXPECT_GT(efficiency, 0.05) << kernel["name"];
+    EXPECT_LE(efficiency, 1.02) << kernel["name"];
+    EXPECT_GE(model["headroom"].get<double>(), 0.98) << kernel["name"];
+  }
+  EXPECT_EQ(kernels_seen, 2);
+}
+
 TEST(ProfileGpu, FailingProgramIsFailedWithItsExitCodeAndKeepsItsTrace) {
   TR_REQUIRE_GPU();
   TempDir dir;
