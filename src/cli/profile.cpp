@@ -445,21 +445,24 @@ void register_profile(CLI::App& app, CommonOptions& options, Action& action) {
       "profile", "Trace any CUDA program (kernels, copies, API calls, NVTX ranges) into the store");
   add_db(*command, options);
   command->add_option("--name", args->name, "a name for the run, kept in its spec");
-  command->add_flag("--no-counters", args->no_counters,
-                    "trace only: measure no kernel's hardware counters");
-  command->add_option("--kernels", args->counters.kernels,
-                      "measure only kernels whose demangled name matches this regex");
-  command->add_option("--nvtx", args->counters.nvtx,
-                      "measure only kernels launched inside an NVTX range matching this regex");
-  command->add_option("--skip", args->counters.skip,
-                      "pass over this many matching launches before measuring (warm-up)");
-  command->add_option("--count", args->counters.count, "measure at most this many launches")
-      ->capture_default_str();
-  command->add_flag("--every", args->counters.every,
-                    "measure every matching launch, not only the first of each kernel "
-                    "configuration (name, grid, block)");
-  command->add_option("--metrics", args->metrics,
-                      "extra CUPTI metrics to collect per measured kernel (comma-separated)");
+  CLI::Option* no_counters = command->add_flag("--no-counters", args->no_counters,
+                                               "trace only: measure no kernel's hardware counters");
+  // Each selection option contradicts --no-counters: a one-line error, not a silent drop.
+  const std::vector<CLI::Option*> selection = {
+      command->add_option("--kernels", args->counters.kernels,
+                          "measure only kernels whose demangled name matches this regex"),
+      command->add_option("--nvtx", args->counters.nvtx,
+                          "measure only kernels launched inside an NVTX range matching this regex"),
+      command->add_option("--skip", args->counters.skip,
+                          "pass over this many matching launches before measuring (warm-up)"),
+      command->add_option("--count", args->counters.count, "measure at most this many launches")
+          ->capture_default_str(),
+      command->add_flag("--every", args->counters.every,
+                        "measure every matching launch, not only the first of each kernel "
+                        "configuration (name, grid, block)"),
+      command->add_option("--metrics", args->metrics,
+                          "extra CUPTI metrics to collect per measured kernel (comma-separated)")};
+  for (CLI::Option* option : selection) no_counters->excludes(option);
   command->add_option("command", args->command, "the program and its arguments, after --");
   command->footer(
       "Examples:\n"

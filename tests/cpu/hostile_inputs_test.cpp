@@ -235,7 +235,7 @@ TEST(HostileInputs, FlagsAndValueLists) {
     cases.push_back({what, args, names});
   };
   sweep("no operator", {}, "operator");
-  sweep("unknown operator", {"gemm"}, "gemm");
+  sweep("unknown operator", {"matmul"}, "matmul");
   sweep("unknown axis", {"conv2d", "--frob", "3"}, "frob");
   sweep("unknown axis, not UTF-8", {"conv2d", "--b\xff", "3"}, "UTF-8");
   sweep("axis twice", {"conv2d", "--batch", "4", "--batch", "8"}, "twice");
@@ -364,7 +364,7 @@ TEST(HostileInputs, SweepSpecFiles) {
   spec("U+00A7 outside a string", "section.toml", head + "\xc2\xa7 = 1\n", "U+00A7");
   spec("no family", "nofamily.toml", "[sweep]\nname = \"x\"\n", "family");
   spec("family a number", "family5.toml", "[sweep]\nfamily = 5\n", "family");
-  spec("family unknown", "familyx.toml", "[sweep]\nfamily = \"gemm\"\n", "gemm");
+  spec("family unknown", "familyx.toml", "[sweep]\nfamily = \"matmul\"\n", "matmul");
   spec("family empty", "familye.toml", "[sweep]\nfamily = \"\"\n", "family");
   spec("sweep a string", "sweeps.toml", "sweep = \"conv2d\"\n", "sweep");
   spec("sweep an array of tables", "sweepa.toml", "[[sweep]]\nfamily = \"conv2d\"\n", "sweep");

@@ -77,6 +77,8 @@ TEST_F(ProfileCli, BadCounterSelectionIsAUsageErrorBeforeAnyRun) {
       {{"--nvtx", "[layer", "--", "true"}, "--nvtx '[layer' is not a regular expression"},
       {{"--count", "0", "--", "true"}, "--count 0 measures nothing"},
       {{"--metrics", "dram bytes", "--", "true"}, "--metrics"},
+      {{"--no-counters", "--metrics", "dram__bytes_read.sum", "--", "true"}, "--no-counters"},
+      {{"--no-counters", "--every", "--", "true"}, "--every"},
   };
   for (const auto& [args, message] : cases) {
     const auto result = profile(args);
