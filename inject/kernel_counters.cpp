@@ -167,6 +167,8 @@ class KernelCounters::Impl {
       }
     } catch (const std::exception& e) {
       impl->stop(e.what());
+    } catch (...) {  // nothing may leave a CUPTI callback
+      impl->stop("an unknown exception");
     }
   }
 
