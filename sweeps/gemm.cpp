@@ -53,6 +53,11 @@ cublasComputeType_t compute_type(GemmInputs inputs) {
   return CUBLAS_COMPUTE_32F;
 }
 
+// alpha and beta's type: int32 for int8 products, else fp32.
+cudaDataType_t scale_type(GemmInputs inputs) {
+  return inputs == GemmInputs::int8 ? CUDA_R_32I : CUDA_R_32F;
+}
+
 const char* compute_type_name(cublasComputeType_t compute) {
   switch (compute) {
     case CUBLAS_COMPUTE_32F_FAST_TF32:
@@ -88,10 +93,6 @@ GemmActivation activation_of(GemmEpilogue epilogue) {
   if (epilogue == GemmEpilogue::gelu || epilogue == GemmEpilogue::bias_gelu)
     return GemmActivation::gelu;
   return GemmActivation::none;
-}
-
-bool is_fp8(GemmInputs inputs) {
-  return inputs == GemmInputs::fp8_e4m3 || inputs == GemmInputs::fp8_e5m2;
 }
 
 // The configuration attributes of an algorithm, by name, in the attribute's own
@@ -179,7 +180,7 @@ class GemmState {
       : spec(gemm),
         types(gemm_types(gemm.inputs)),
         stream(prepared_on),
-        desc(compute_type(gemm.inputs), gemm.inputs == GemmInputs::int8 ? CUDA_R_32I : CUDA_R_32F),
+        desc(compute_type(gemm.inputs), scale_type(gemm.inputs)),
         a_layout(batched_layout(types.a, gemm.trans_a ? gemm.k : gemm.m,
                                 gemm.trans_a ? gemm.m : gemm.k, gemm.batch)),
         b_layout(batched_layout(types.b, gemm.trans_b ? gemm.n : gemm.k,
@@ -234,7 +235,7 @@ nlohmann::json Gemm::details() const {
       {"waves_count", st.heuristic.at(st.chosen).wavesCount},
       {"workspace_bytes", st.workspace.bytes()},
       {"compute_type", compute_type_name(compute_type(spec().inputs))},
-      {"scale_type", spec().inputs == GemmInputs::int8 ? "CUDA_R_32I" : "CUDA_R_32F"},
+      {"scale_type", scale_type(spec().inputs) == CUDA_R_32I ? "CUDA_R_32I" : "CUDA_R_32F"},
       {"algorithm_selection", spec().algo ? "fixed" : "heuristic"}};
   if (is_fp8(spec().inputs)) {
     details["fp8_scales"] = {{"a", kGemmFp8ScaleA}, {"b", kGemmFp8ScaleB}};
@@ -274,7 +275,7 @@ void Gemm::prepare(cudaStream_t stream) {
   st.desc.set(CUBLASLT_MATMUL_DESC_TRANSA, trans_a);
   st.desc.set(CUBLASLT_MATMUL_DESC_TRANSB, trans_b);
   st.desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(spec.epilogue));
-  if (spec.inputs == GemmInputs::int8) {
+  if (scale_type(spec.inputs) == CUDA_R_32I) {  // alpha and beta in the scale type
     const std::int32_t one = 1, zero = 0;
     std::memcpy(st.alpha.data(), &one, sizeof one);
     std::memcpy(st.beta.data(), &zero, sizeof zero);

@@ -118,6 +118,10 @@ Precision gemm_precision(GemmInputs inputs) {
   return Precision::fp32;
 }
 
+bool is_fp8(GemmInputs inputs) {
+  return gemm_precision(inputs) == Precision::fp8;
+}
+
 MathMode gemm_math(const GemmSpec& spec) {
   return spec.inputs == GemmInputs::fp32 ? MathMode::fma_only : MathMode::tensor;
 }
@@ -147,7 +151,7 @@ constexpr const char* kSmaller = "smaller m, n, k or batch";
 // fp8 and int8: TN only, with the leading dimensions cuBLASLt requires.
 void validate_narrow_types(const GemmSpec& spec) {
   const std::string name = to_string(spec.inputs);
-  const bool fp8 = spec.inputs == GemmInputs::fp8_e4m3 || spec.inputs == GemmInputs::fp8_e5m2;
+  const bool fp8 = is_fp8(spec.inputs);
   if (!fp8 && spec.inputs != GemmInputs::int8) return;
   if (!spec.trans_a || spec.trans_b)
     throw usage_error("gemm: precision = " + name +

@@ -66,6 +66,8 @@ struct GemmTypes {
 GemmTypes gemm_types(GemmInputs inputs);
 // The vocabulary's precision of the product: fp8 for both fp8 inputs.
 Precision gemm_precision(GemmInputs inputs);
+// Either fp8 input type (gemm_precision() == fp8).
+bool is_fp8(GemmInputs inputs);
 
 // The product's largest k for int8: full-range int8 inputs (|a b| <= 2^14) sum
 // without overflowing the int32 accumulator up to 2^31 / 2^14 = 131,072 terms.
