@@ -113,7 +113,7 @@ thread_local std::vector<std::string> t_pushed_ranges;
 class KernelCounters::Impl {
  public:
   Impl(const KernelSelectionOptions& options, Writer write)
-      : options_(options), selector_(options), write_(std::move(write)) {}
+      : extra_metrics_(options.metrics), selector_(options), write_(std::move(write)) {}
 
   void start() {
     TR_CUPTI_CHECK(cuptiSubscribe(&subscriber_, &Impl::on_callback, this));
@@ -281,7 +281,7 @@ class KernelCounters::Impl {
     const SessionCalls session_calls;
     auto session = std::make_unique<ProfilerSession>(context, static_cast<int>(device));
     CollectionPlan plan = plan_collection(session->chip(), quantities_for_any_kernel(),
-                                          session->counter_availability(), options_.metrics);
+                                          session->counter_availability(), extra_metrics_);
     return contexts_.emplace(context, ContextCounters{std::move(session), std::move(plan), device})
         .first->second;
   }
@@ -358,7 +358,7 @@ class KernelCounters::Impl {
     std::fprintf(stderr, "timeroof profile: kernel counters stop: %s\n", why.c_str());
   }
 
-  KernelSelectionOptions options_;
+  std::vector<std::string> extra_metrics_;  // the user's --metrics, in every plan
   KernelSelector selector_;
   Writer write_;
   CUpti_SubscriberHandle subscriber_ = nullptr;

@@ -14,11 +14,7 @@
 # 4. The wall time of the program untraced, traced without counters, and traced
 #    with the default selection (the first launch of each configuration).
 set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-out=${OUT:-$root/device-out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+source "$(dirname "$0")/setup.sh"  # the repository root, $final (what comes back), $out (scratch)
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 model=${PROFILE_MODEL:-transformer}
 launches=${PROFILE_LAUNCHES:-40}
@@ -29,7 +25,7 @@ metrics=$metrics,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum
 metrics=$metrics,sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum
 metrics=$metrics,dram__bytes_read.sum,lts__t_sectors_srcunit_tex.sum,l1tex__t_bytes.sum,gpu__time_duration.sum
 program=(python3 examples/pytorch/profile_models.py --model "$model" --iterations 2 --warmup 1)
-work=$(mktemp -d)
+work=$out
 status=0
 
 wall() {  # seconds a command takes, its output to $1
@@ -63,5 +59,5 @@ measured=$(.carry/timeroof export --db "$work/default.db" 2>/dev/null | python3 
 echo "== wall: untraced ${plain_s} s, traced ${trace_s} s, traced + default counters ${default_s} s (measured / kernels: $measured)"
 for f in plain trace default; do echo "$f: $(grep -h 'iteration times' "$work/$f.txt" | tail -1)"; done
 tail -1 "$work/default.txt"
-tar czf "$out/profile-vs-ncu-$model.tgz" -C "$work" ours.json again.json ncu-none.csv ncu-all.csv ours.txt plain.txt trace.txt default.txt
+tar czf "$final/profile-vs-ncu-$model.tgz" -C "$work" ours.json again.json ncu-none.csv ncu-all.csv ours.txt plain.txt trace.txt default.txt
 exit $status
