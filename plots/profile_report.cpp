@@ -1,5 +1,7 @@
 #include "plots/profile_report.hpp"
 
+#include <cmath>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -104,6 +106,27 @@ ProfileTable kernels_table(const ProfileAnalysis& a, std::size_t top) {
     }
   }
   if (with_model(a)) add_model_columns(t);
+  // The user's own metrics (profile --metrics), a column each, raw as CUPTI gives them.
+  std::set<std::string> metrics;
+  for (std::size_t i = 0; i < a.kernels.size() && i < top; ++i)
+    for (const auto& [metric, value] : a.kernels[i].metrics) metrics.insert(metric);
+  for (const std::string& metric : metrics) {
+    t.header.push_back(metric);
+    t.numeric.push_back(true);
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+      const auto& values = a.kernels[i].metrics;
+      const auto v = values.find(metric);
+      // "52.0 k" (counts, cycles, bytes), "87.5" (percents, ratios), "-" where unmeasured
+      t.rows[i].push_back(v == values.end() ? format_si(std::nullopt, "")
+                          : std::fabs(v->second) >= 1000
+                              ? format_si(v->second, "")
+                              : format_number(v->second, hint::significant_3));
+    }
+  }
+  if (!metrics.empty())
+    t.caption +=
+        " Your --metrics: each the mean over the launches measured with it, as CUPTI "
+        "gives it.";
   if (a.kernels.size() > top)
     t.caption += " " + std::to_string(a.kernels.size() - top) + " more kernels not listed.";
   return t;

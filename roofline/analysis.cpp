@@ -293,6 +293,7 @@ json options_json(const FindingsOptions& o) {
            {{"graph_min_gain", o.graph_min_gain},
             {"pass_tolerance", o.pass_tolerance},
             {"redundant_min_ratio", o.redundant_min_ratio},
+            {"tile_padding_min_ratio", o.tile_padding_min_ratio},
             {"switch_min_step", o.switch_min_step},
             {"helper_min_share", o.helper_min_share},
             {"outlier_min_residual", o.outlier_min_residual},
@@ -359,13 +360,14 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options) {
     }
   }
   // Series, fits and findings from the per-point numbers above, not recomputed.
-  std::vector<Series> series = group_series(
-      record.points,
-      [&](std::size_t i) { return std::make_pair(a.points[i].bounds, a.points[i].classification); },
-      options.series);
+  const PointModel model = [&](std::size_t i) {
+    return std::make_pair(a.points[i].bounds, a.points[i].classification);
+  };
+  std::vector<Series> series = group_series(record.points, model, options.series);
   std::vector<SeriesFit> fits;
   for (const Series& s : series) fits.push_back(fit_series(s, options.fit));
   a.findings = series_findings(record.points, series, fits, a.roofs, options);
+  merge_findings(a.findings, lone_point_findings(record.points, model, a.roofs, options));
   a.roof_findings = roof_findings(record.run.machine, options);
   for (std::size_t i = 0; i < series.size(); ++i)
     a.series.push_back({std::move(series[i]), std::move(fits[i])});

@@ -105,9 +105,9 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options = {}
 // first). "roof_findings": [{"ceiling", "label", "value", "limit", "text"}], the
 // machine's roofs flagged (findings.hpp), not ranked.
 // Added within version 3 (new keys and values only; a reader of version 3
-// ignores keys it does not know): finding labels "redundant_work",
+// ignores keys it does not know): finding labels "redundant_work", "tile_padding",
 // "kernel_switch", "helper_kernels" and "off_fit" with options
-// "redundant_min_ratio", "switch_min_step", "helper_min_share" and
+// "redundant_min_ratio", "tile_padding_min_ratio", "switch_min_step", "helper_min_share" and
 // "outlier_min_residual"; "roof_findings" with labels "roof_above_peak" and
 // "roof_spread" and options "roof_max_of_peak" and "roof_max_spread".
 // Version 3: the three measured times with their intervals and the issue time;

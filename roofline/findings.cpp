@@ -81,6 +81,13 @@ std::string compute_clause(const PointBounds& b, const std::string& math_mode) {
 
 std::string range_text(const Series& s, const ClassSegment& g) {
   const std::string& name = s.parameter;
+  if (s.points.size() == 1) {  // a lone point (lone_point_findings): all its parameters
+    nlohmann::json params = s.fixed;
+    const double x = s.points.front().x;
+    params[name] = x == std::round(x) && std::fabs(x) < 1e15 ? nlohmann::json(std::llround(x))
+                                                             : nlohmann::json(x);
+    return params_text(params);
+  }
   const double first = s.points.front().x, last = s.points.back().x;
   if (g.x_first == g.x_last) return name + " = " + format_value(g.x_first);
   if (g.x_first == first && g.x_last == last)
@@ -412,6 +419,25 @@ std::optional<RedundantWork> redundant_work(const SeriesPoint& sp, const Point& 
   return RedundantWork{b.total_work, point.flops, b.kernel_s.value_or(0) * excess_share};
 }
 
+// Tensor-Core FLOPs above the analytic ones at a point the redundant-work finding
+// leaves alone (see the header): MMAs over zero-padded tiles.
+struct TilePadding {
+  double tensor = 0, analytic = 0;
+  double cost_s = 0;  // T_k x (tensor - analytic) / counted
+};
+
+std::optional<TilePadding> tile_padding(const SeriesPoint& sp, const Point& point,
+                                        const FindingsOptions& options) {
+  const PointBounds& b = sp.bounds;
+  if (redundant_work(sp, point, options.redundant_min_ratio)) return std::nullopt;
+  if (b.work_source != Source::counters || point.flops <= 0 || b.total_work <= 0)
+    return std::nullopt;
+  const double tensor = b.total_work * b.tensor_share.value_or(0);
+  if (tensor <= options.tile_padding_min_ratio * point.flops) return std::nullopt;
+  return TilePadding{tensor, point.flops,
+                     b.kernel_s.value_or(0) * (tensor - point.flops) / b.total_work};
+}
+
 // "sm80_xmma_dgrad_implicit_gemm_... does 99% of the counted work (1 launch)": the
 // kernel (short name, its launches together) with the most counted work; "" without
 // per-kernel counters.
@@ -455,6 +481,29 @@ std::string extra_work_clause(const PointBounds& b, double analytic) {
          "multiply-adds over zero-padded or split-K tiles, partial-sum reductions and "
          "epilogues, and the several FLOPs of each exp, sigmoid, tanh or division (1 in "
          "the analytic count)";
+}
+
+std::string tile_padding_sentence(const Series& s, const ClassSegment& g,
+                                  const std::vector<Point>& points,
+                                  const FindingsOptions& options) {
+  const SeriesPoint& p = representative(s, g);
+  const std::string at = at_text(s, g, p);
+  std::string out = s.name() + ", " + range_text(s, g) + ": padded Tensor-Core tiles — " +
+                    (at.empty() ? "" : at.substr(1) + " ");
+  const auto t = tile_padding(p, points.at(p.index), options);
+  if (!t) return out + "the representative point runs no padded tiles";
+  out += "the Tensor Cores execute " + format_si(t->tensor, "FLOP") + ", " +
+         format_number(t->tensor / t->analytic, hint::ratio) + " the " +
+         format_si(t->analytic, "FLOP") + " the operator needs (" +
+         format_si(t->tensor - t->analytic, "FLOP") +
+         " on tile rows, columns or depth padded with zeros: a dimension is not a multiple "
+         "of the kernel's tile)";
+  const std::string kernel = top_kernel_clause(p.bounds);
+  if (!kernel.empty()) out += "; " + kernel;
+  if (p.bounds.kernel_s)
+    out += "; ~ " + format_time(t->cost_s) + " of the " + format_time(*p.bounds.kernel_s) +
+           " kernel time";
+  return out;
 }
 
 std::string redundant_sentence(const Series& s, const ClassSegment& g,
@@ -711,6 +760,15 @@ std::vector<Finding> series_findings(const std::vector<Point>& points,
              s, "redundant_work", [&](const SeriesPoint& p) { return redundant(p).has_value(); }))
       add(g, redundant_sentence(s, g, points, options.redundant_min_ratio), redundant_cost);
 
+    const auto padding_cost = [&](const SeriesPoint& p) {
+      const auto t = tile_padding(p, points.at(p.index), options);
+      return t ? t->cost_s : 0.0;
+    };
+    for (const ClassSegment& g : runs_where(s, "tile_padding", [&](const SeriesPoint& p) {
+           return tile_padding(p, points.at(p.index), options).has_value();
+         }))
+      add(g, tile_padding_sentence(s, g, points, options), padding_cost);
+
     // Explains the helpers' share of T_k (traced durations scale to T_k).
     const auto helper_cost = [&](const SeriesPoint& p) {
       const double share = helper_time(points.at(p.index)).share();
@@ -766,11 +824,49 @@ std::vector<Finding> series_findings(const std::vector<Point>& points,
       return std::min(level, p.classification.parts.time_s);
     });
   }
-  std::stable_sort(out.begin(), out.end(), [](const Finding& l, const Finding& r) {
+  merge_findings(out, {});
+  return out;
+}
+
+std::vector<Finding> lone_point_findings(const std::vector<Point>& points, const PointModel& model,
+                                         const MachineRoofs& roofs,
+                                         const FindingsOptions& options) {
+  SeriesOptions single = options.series;
+  single.min_points = 1;
+  std::vector<Series> lone;
+  for (Series& s : group_series(points, model, single))
+    if (s.points.size() < options.series.min_points) lone.push_back(std::move(s));
+  // One finding per operator, precision and label: the point explaining most, and how
+  // many more lone points show the same (a default sweep has dozens of lone points).
+  std::vector<Finding> out;
+  std::map<std::pair<std::string, std::string>, std::vector<Finding>> by_kind;
+  for (Finding& f : series_findings(points, lone, roofs, options))
+    if (f.label == "redundant_work" || f.label == "tile_padding" || f.label == "helper_kernels")
+      by_kind[{f.series, f.label}].push_back(std::move(f));  // most explained first
+  for (auto& [kind, found] : by_kind) {
+    Finding f = std::move(found.front());
+    for (std::size_t i = 1; i < found.size(); ++i) {
+      f.explained_s += found[i].explained_s;
+      f.share += found[i].share;
+      f.points += found[i].points;
+    }
+    f.share /= static_cast<double>(found.size());  // each the share of its own call
+    if (found.size() > 1)
+      f.text += " (the same at " + std::to_string(found.size() - 1) + " more " + f.series +
+                (found.size() == 2 ? " point" : " points") +
+                " outside any batch series: " + format_time(f.explained_s) + " explained in all)";
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+void merge_findings(std::vector<Finding>& into, std::vector<Finding> more) {
+  into.insert(into.end(), std::make_move_iterator(more.begin()),
+              std::make_move_iterator(more.end()));
+  std::stable_sort(into.begin(), into.end(), [](const Finding& l, const Finding& r) {
     if (l.explained_s != r.explained_s) return l.explained_s > r.explained_s;
     return l.share > r.share;
   });
-  return out;
 }
 
 namespace {
@@ -853,7 +949,15 @@ std::string short_kernel_name(const std::string& name) {
 
 std::vector<Finding> findings(const std::vector<Point>& points, const MachineRoofs& roofs,
                               const FindingsOptions& options) {
-  return series_findings(points, group_series(points, roofs, options.series), roofs, options);
+  const PointModel model = [&](std::size_t i) {
+    PointBounds b = point_bounds(points[i], roofs, options.series.bounds);
+    Classification c = classify(b, options.series.thresholds);
+    return std::make_pair(std::move(b), std::move(c));
+  };
+  std::vector<Finding> out =
+      series_findings(points, group_series(points, model, options.series), roofs, options);
+  merge_findings(out, lone_point_findings(points, model, roofs, options));
+  return out;
 }
 
 }  // namespace timeroof::roofline

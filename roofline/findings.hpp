@@ -105,6 +105,19 @@
 //   2.79x: Tensor-Core tiles 64 deep over K = 32 and 16. fp32 backward data at
 //   batch <= 16 (1.10-1.12x) is the one flag the GEMMs (1.02-1.04x) do not carry:
 //   its elementwise kernel counts 2.39x the 23 FLOPs per unit.
+// - Padded Tensor-Core tiles (label "tile_padding"), over the consecutive points
+//   not flagged as redundant work whose Tensor-Core FLOPs alone exceed the
+//   analytic FLOPs more than tile_padding_min_ratio times: "<series>, <range>:
+//   padded Tensor-Core tiles — at m 4096 the Tensor Cores execute 376 GFLOP,
+//   1.043x the 361 GFLOP the operator needs (15.6 GFLOP on tile rows, columns or
+//   depth padded with zeros: a dimension is not a multiple of the kernel's tile);
+//   <kernel> does 100% of the counted work (1 launch); ~ 12 us of the 290 us
+//   kernel time". e_i = T_k x (W_tensor - W_analytic) / W. tile_padding_min_ratio
+//   1.005: Tensor-Core counters count whole MMA tiles exactly, so the GEMMs whose
+//   dimensions are multiples of the tile read 1.0000 (every fp16, bf16, tf32, int8
+//   and fp8 4096^3 GEMM on an H100), while cuBLASLt's padded tiles show 1.0020
+//   (fp8 8192^3) to 1.0432 (4096x11008x4096): half a percent is above any rounding
+//   and below the smallest padding seen.
 // - Kernel switch (label "kernel_switch"), per step between consecutive points of a
 //   series with a fit (>= 3 points) where the algorithm (Point::algorithm) or the
 //   set of kernel names changes and T steps beyond both points' 95% intervals and
@@ -164,7 +177,7 @@ struct Finding {
   std::string parameter;
   double x_first = 0, x_last = 0;
   // the bottleneck class, "cuda_graph", "parts_above_time", "stream_above_call", "fit",
-  // "redundant_work", "kernel_switch", "helper_kernels" or "off_fit"
+  // "redundant_work", "tile_padding", "kernel_switch", "helper_kernels" or "off_fit"
   std::string label;
   std::size_t points = 0;
 };
@@ -176,11 +189,12 @@ struct FindingsOptions {
   double graph_min_gain = 1.2;        // CUDA-graph finding: T_stream / T_graph at least
   double pass_tolerance = 0.02;       // parts-above-T and T_stream-above-T_call: excess / T above
   double redundant_min_ratio = 1.10;  // redundant work: counted / analytic FLOPs above
-  double switch_min_step = 0.10;      // kernel switch: T's step beyond the fit's trend above
-  double helper_min_share = 0.05;     // helper kernels: their share of the kernel time above
-  double outlier_min_residual = 0.3;  // off the fit: |T - fit| / T above (and 3x the scatter)
-  double roof_max_of_peak = 1.0;      // roof findings: measured / theoretical above
-  double roof_max_spread = 0.10;      // roof findings: (max - min) / median of the repeats above
+  double tile_padding_min_ratio = 1.005;  // padded tiles: Tensor-Core / analytic FLOPs above
+  double switch_min_step = 0.10;          // kernel switch: T's step beyond the fit's trend above
+  double helper_min_share = 0.05;         // helper kernels: their share of the kernel time above
+  double outlier_min_residual = 0.3;      // off the fit: |T - fit| / T above (and 3x the scatter)
+  double roof_max_of_peak = 1.0;          // roof findings: measured / theoretical above
+  double roof_max_spread = 0.10;  // roof findings: (max - min) / median of the repeats above
 };
 
 // Machine-level findings on the measured roofs themselves (roof_findings): the
@@ -218,6 +232,19 @@ std::vector<Finding> series_findings(const std::vector<Point>& points,
                                      const std::vector<Series>& series,
                                      const std::vector<SeriesFit>& fits, const MachineRoofs& roofs,
                                      const FindingsOptions& options = {});
+
+// The anomaly findings ("redundant_work", "tile_padding", "helper_kernels") of the
+// points that belong to no series of options.series.min_points or more (a GEMM of
+// its own shape, varying m, n and k together): each is a series of one point, whose
+// findings name it by all its parameters ("batch=1 k=4096 m=4096 n=11008 ..."). One
+// finding per series name and label: the lone point explaining most, with how many
+// more show the same and their seconds added (points and explained_s summed, share
+// their mean).
+std::vector<Finding> lone_point_findings(const std::vector<Point>& points, const PointModel& model,
+                                         const MachineRoofs& roofs,
+                                         const FindingsOptions& options = {});
+// Series findings and lone-point findings as one list, most seconds explained first.
+void merge_findings(std::vector<Finding>& into, std::vector<Finding> more);
 
 // "nchwToNhwcKernel", "gemvx::kernel", "sm90_xmma_fprop_..._tilesize128x64x32_...": a
 // demangled kernel name without its return type, namespaces, template arguments,

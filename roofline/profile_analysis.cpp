@@ -152,6 +152,9 @@ class ModelBuilder {
         continue;
       }
       measured_[it->second] = true;
+      if (const auto user = e.details.find("metrics"); user != e.details.end() && user->is_object())
+        for (const auto& [name, value] : user->items())
+          if (value.is_number()) user_metrics_[it->second][name] = value.get<double>();
       Config& c = configs_[*config_of_[it->second]];
       ++c.measured;
       for (const auto& [name, value] : quantities->items()) {
@@ -193,6 +196,11 @@ class ModelBuilder {
   std::uint64_t records() const { return records_; }
   std::uint64_t unmatched() const { return unmatched_; }
   bool measured(std::size_t event) const { return measured_[event]; }
+  // The user's metrics of a measured launch; none for others.
+  const std::map<std::string, double>* user_metrics(std::size_t event) const {
+    const auto it = user_metrics_.find(event);
+    return it == user_metrics_.end() ? nullptr : &it->second;
+  }
 
   // The model of the kernel launches `kernels` (indices into the trace); none
   // where none is covered. `time_s`: the time the headroom is of; none: T_k.
@@ -274,8 +282,9 @@ class ModelBuilder {
   const std::vector<TraceEvent>& events_;
   MachineRoofs roofs_;
   std::vector<Config> configs_;
-  std::vector<std::optional<std::size_t>> config_of_;  // per event: kernels only
-  std::vector<bool> measured_;                         // per event
+  std::vector<std::optional<std::size_t>> config_of_;                  // per event: kernels only
+  std::vector<bool> measured_;                                         // per event
+  std::map<std::size_t, std::map<std::string, double>> user_metrics_;  // per measured event
   std::uint64_t records_ = 0;
   std::uint64_t unmatched_ = 0;
   mutable std::map<std::size_t, KernelModel> per_call_;  // per configuration: one call
@@ -545,6 +554,14 @@ void summarize_kernels(ProfileAnalysis& a, const std::vector<TraceEvent>& events
                           ? static_cast<double>(k.total_ns) / static_cast<double>(a.gpu_busy_ns)
                           : 0.0;
     k.model = models.model(launches[name], std::nullopt);
+    std::map<std::string, std::pair<double, int>> sums;  // sum, launches
+    for (std::size_t i : launches[name])
+      if (const auto* user = models.user_metrics(i))
+        for (const auto& [metric, value] : *user) {
+          sums[metric].first += value;
+          ++sums[metric].second;
+        }
+    for (const auto& [metric, sum] : sums) k.metrics[metric] = sum.first / sum.second;
     a.kernel_ns += k.total_ns;
     a.kernels.push_back(std::move(k));
   }

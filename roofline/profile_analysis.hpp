@@ -102,6 +102,9 @@ struct KernelSummary {
   // Over its launches of measured configurations; none where no launch of the
   // name was measured.
   std::optional<KernelModel> model;
+  // The user's own metrics (`profile --metrics`), raw as CUPTI gives them: each
+  // one's mean over the launches of this name that were measured with it.
+  std::map<std::string, double> metrics;
 };
 
 // One copy direction ("HtoD", "DtoH", ...; memsets as "memset").

@@ -123,8 +123,9 @@ json profile_analysis_json(const RunRecord& record, const ProfileAnalysis& a) {
   json kernels = json::array(), copies = json::array(), api = json::array(),
        threads = json::array(), findings = json::array();
   for (const KernelSummary& k : a.kernels)
-    kernels.push_back(
-        quantities_json(kernel_quantities(k), {{"name", k.name}, {"model", model_json(k.model)}}));
+    kernels.push_back(quantities_json(
+        kernel_quantities(k),
+        {{"name", k.name}, {"model", model_json(k.model)}, {"metrics", k.metrics}}));
   for (const CopySummary& c : a.copies)
     copies.push_back({{"direction", c.direction},
                       {"count", c.count},

@@ -337,6 +337,8 @@ CsvTable profile_table(const std::vector<RunRecord>& records,
       s.kind = "kernel";
       s.name = k.name;
       add(s, roofline::kernel_quantities(k), k.model);
+      // The user's own metrics (profile --metrics), by their CUPTI names.
+      for (const auto& [metric, value] : k.metrics) add_row(table, row_of(s, metric, value));
     }
     for (const roofline::ThreadRanges& t : a.threads) {
       Subject s = base;

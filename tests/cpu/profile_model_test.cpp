@@ -115,6 +115,16 @@ TEST(ProfileModel, KernelExtrapolatedPerConfiguration) {
   EXPECT_FALSE(kernel(analysis(), "external_kernel").model);  // never measured
 }
 
+// The user's --metrics per kernel name: the mean over its measured launches (one
+// here); the record of another process ties to nothing and adds nothing.
+TEST(ProfileModel, UserMetricsPerKernelFromItsMeasuredLaunches) {
+  const KernelSummary& gemm = kernel(analysis(), "gemm_kernel");
+  ASSERT_EQ(gemm.metrics.size(), 1u);
+  EXPECT_EQ(gemm.metrics.at("sm__cycles_elapsed.avg"), 52'000.0);
+  EXPECT_TRUE(kernel(analysis(), "relu_kernel").metrics.empty());
+  EXPECT_TRUE(kernel(analysis(), "external_kernel").metrics.empty());
+}
+
 TEST(ProfileModel, RangesSumTheirKernels) {
   const RangeNode& forward = child(step(), "forward");
   const RangeNode& layer0 = child(forward, "layer0");

@@ -293,15 +293,17 @@ TEST(ProfileConsole, ModelColumnsWhereCountersExist) {
   const std::vector<ProfileTable> tables = profile_tables(counters_analysis(), "  ");
   ASSERT_EQ(tables.size(), 6u);  // kernels, copies, api, ranges, iterations, findings
   const ProfileTable& kernels = tables[0];
-  EXPECT_EQ(tail(kernels.header, 7),
+  // The model's columns, then the user's --metrics (the fixture's one, on gemm_kernel).
+  EXPECT_EQ(tail(kernels.header, 8),
             (std::vector<std::string>{"Measured", "Covered", "Class", "Efficiency", "TC share",
-                                      "Lower bound", "Headroom"}));
+                                      "Lower bound", "Headroom", "sm__cycles_elapsed.avg"}));
   using Cells = std::vector<std::string>;
-  EXPECT_EQ(tail(kernels.rows[0], 7),
-            (Cells{"1", "3 of 6", "compute_bound(tensor_core)", "75%", "97%", "90 us", "1.33x"}));
-  EXPECT_EQ(tail(kernels.rows[1], 7),
-            (Cells{"1", "3 of 3", "memory_bound(dram)", "80%", "0%", "24 us", "1.25x"}));
-  EXPECT_EQ(tail(kernels.rows[2], 7), (Cells{"0", "-", "-", "-", "-", "-", "-"}));
+  EXPECT_EQ(tail(kernels.rows[0], 8), (Cells{"1", "3 of 6", "compute_bound(tensor_core)", "75%",
+                                             "97%", "90 us", "1.33x", "52.0 k"}));
+  EXPECT_EQ(tail(kernels.rows[1], 8),
+            (Cells{"1", "3 of 3", "memory_bound(dram)", "80%", "0%", "24 us", "1.25x", "-"}));
+  EXPECT_EQ(tail(kernels.rows[2], 8), (Cells{"0", "-", "-", "-", "-", "-", "-", "-"}));
+  EXPECT_NE(kernels.caption.find("Your --metrics"), std::string::npos);
 
   const ProfileTable& ranges = tables[3];
   ASSERT_EQ(ranges.rows.size(), 4u);  // step, forward, layer0, layer1

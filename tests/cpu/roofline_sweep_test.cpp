@@ -599,6 +599,70 @@ TEST(Findings, RedundantWorkNamesTheKernelAndTheExcess) {
   EXPECT_EQ(count_label(f, "helper_kernels"), 0u);
 }
 
+// A GEMM of 1 GFLOP (analytic) on the Tensor Cores, which count `tensor` FLOPs (whole
+// MMA tiles) in one launch of 100 us, and 1% of that on the CUDA cores (the epilogue).
+Point tensor_point(int batch, int m, double tensor) {
+  Point p = synthetic_point(0, 1e6, 100e-6, 1);
+  p.op = "gemm";
+  p.precision = "fp16";
+  p.math_mode = "tensor";
+  p.params = {{"batch", batch}, {"m", m}};
+  p.flops = 1e9;
+  p.counters = {{"tensor_fp16_flops", tensor},
+                {"fp32_flops", 0.01 * tensor},
+                {"dram_read_bytes", 1e6},
+                {"dram_write_bytes", 0}};
+  KernelRecord k;
+  k.name = "nvjet_sm90_hsh_256x128_64x4_2x1_v_bz_coopA_NNN";
+  k.duration_s = 100e-6;
+  k.metrics = p.counters;
+  p.kernels = {k};
+  return p;
+}
+
+// GEMMs of their own shape (no batch series): m 4096 fits the tiles (1.0000, no
+// finding); m 4000 runs 4.32% of its Tensor-Core work on padded tiles, m 4010 2.4%
+// (a finding each, named by its parameters, with the kernel and the time the padding
+// costs); m 4020 1.3x, which is redundant work instead. A batch series padded at
+// batch 2-4: one finding over the range.
+TEST(Findings, PaddedTensorCoreTilesAreNamedBelowTheRedundantWorkThreshold) {
+  FindingsOptions options;
+  options.include_fits = false;
+  const MachineRoofs roofs = machine_roofs(synthetic_machine());
+  const std::vector<Point> pts = {tensor_point(1, 4000, 1.0432e9), tensor_point(1, 4010, 1.024e9),
+                                  tensor_point(1, 4020, 1.3e9),    tensor_point(1, 4096, 1.0e9),
+                                  tensor_point(2, 512, 1.0432e9),  tensor_point(4, 512, 1.0432e9),
+                                  tensor_point(8, 512, 1.0e9)};
+  const std::vector<Finding> f = findings(pts, roofs, options);
+  ASSERT_EQ(count_label(f, "tile_padding"), 2u);
+  const Finding* t = with_label(f, "tile_padding");  // the most time explained first
+  EXPECT_EQ(t->x_first, 2);
+  EXPECT_EQ(t->x_last, 4);
+  // T_k x (W_tensor - W_analytic) / W at each point, W = 1.01 x W_tensor.
+  const double m4000 = 100e-6 * 0.0432 / 1.01 / 1.0432, m4010 = 100e-6 * 0.024 / 1.01 / 1.024;
+  EXPECT_NEAR(t->explained_s, 2 * m4000, 1e-12);
+  const auto lone = std::find_if(f.begin(), f.end(), [](const Finding& x) {
+    return x.label == "tile_padding" && x.text.find("batch=1 ") != std::string::npos;
+  });
+  ASSERT_NE(lone, f.end());
+  EXPECT_EQ(lone->points, 2u);
+  EXPECT_NEAR(lone->explained_s, m4000 + m4010, 1e-12);
+  EXPECT_EQ(lone->text,
+            "gemm fp16, batch=1 m=4000: padded Tensor-Core tiles — the Tensor Cores execute "
+            "1.04 GFLOP, 1.04x the 1.00 GFLOP the operator needs (43.2 MFLOP on tile rows, "
+            "columns or depth padded with zeros: a dimension is not a multiple of the kernel's "
+            "tile); nvjet_sm90_hsh_256x128_64x4_2x1_v_bz_coopA_NNN does 100% of the counted "
+            "work (1 launch); ~ 4.1 us of the 100 us kernel time (the same at 1 more gemm fp16 "
+            "point outside any batch series: 6.4 us explained in all)");
+  EXPECT_LE(lone->share, 1);
+  EXPECT_EQ(count_label(f, "redundant_work"), 1u);
+  // The threshold is settable: at 1.03 the m 4010 GEMM is left out.
+  options.tile_padding_min_ratio = 1.03;
+  const std::vector<Finding> strict = findings(pts, roofs, options);
+  ASSERT_EQ(count_label(strict, "tile_padding"), 2u);
+  for (const Finding& x : strict) EXPECT_EQ(x.text.find("the same at"), std::string::npos);
+}
+
 // batch 1-2: two layout transforms take 40% of the traced kernel time; batch 4:
 // 3%, below the 5% threshold.
 TEST(Findings, HelperKernelsWithTheirShareOfKernelTime) {
@@ -1237,9 +1301,11 @@ TEST(SampleRun, Fp32Conv2dFindingsSayTensorCoresAreUnused) {
 // its series' line.
 TEST(SampleRun, AnomalyFindingsOnBothGpus) {
   for (const std::vector<Finding>* said : {&sample_findings(), &h100_findings()}) {
+    // The batch series' finding, not a lone point's (named by all its parameters).
     auto one = [&](const std::string& series, const std::string& label) -> const Finding* {
       for (const Finding& f : *said)
-        if (f.series == series && f.label == label) return &f;
+        if (f.series == series && f.label == label && f.text.find("batch=") == std::string::npos)
+          return &f;
       return nullptr;
     };
     const Finding* padded = one("conv2d bwd data fp16", "redundant_work");
@@ -1260,6 +1326,17 @@ TEST(SampleRun, AnomalyFindingsOnBothGpus) {
     const Finding* off = one("conv2d fwd fp32", "off_fit");
     ASSERT_NE(off, nullptr);
     EXPECT_EQ(off->x_first, 2);
+    // The lone points of the sample (the default sweep's filter, stride and channel
+    // variants at batch 16) have their anomalies too: the 9x9 stride-2 backward data
+    // convolution runs 1.23x the FLOPs it needs on padded Tensor-Core tiles.
+    const auto lone = std::find_if(said->begin(), said->end(), [](const Finding& f) {
+      return f.label == "redundant_work" && f.series == "conv2d bwd data fp16" &&
+             f.text.find("batch=16") != std::string::npos;
+    });
+    ASSERT_NE(lone, said->end());
+    EXPECT_NE(lone->text.find("filter=9"), std::string::npos) << lone->text;
+    EXPECT_NE(lone->text.find("MMAs over tiles padded with zeros"), std::string::npos)
+        << lone->text;
     // Every switch names what changed and where.
     for (const Finding& f : *said) {
       if (f.label != "kernel_switch") continue;
