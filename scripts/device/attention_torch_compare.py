@@ -21,6 +21,7 @@ carries its own cuDNN (9.19), timeroof runs the system's (9.14): the same
 engines, not necessarily the same build. Prints each ratio and a summary; exit 0.
 """
 import json
+import warnings
 import statistics
 import sys
 
@@ -63,8 +64,9 @@ def bshd(batch, seq, heads, dim, dtype, grad):
 
 
 def torch_call(par):
-    b, h, hk = par["batch"], par["heads"], par["kv_heads"]
-    sq, skv, d = par["seq_q"], par["seq_kv"], par["head_dim"]
+    # A point's params keep the sweep's values: 0 means "the same as" heads / seq_q.
+    b, h, sq, d = par["batch"], par["heads"], par["seq_q"], par["head_dim"]
+    hk, skv = par.get("kv_heads") or h, par.get("seq_kv") or sq
     dtype = DTYPES[par["precision"]] if "precision" in par else None
     causal = par["mask"] == "causal"
     if causal and sq != skv:
@@ -94,6 +96,7 @@ def torch_call(par):
 
 
 def main():
+    warnings.filterwarnings("ignore", category=UserWarning)
     run = json.load(open(sys.argv[1]))["runs"][0]
     rows = {"fwd": [], "bwd": []}
     print(f"{'point':70s} {'timeroof us':>11s} {'torch us':>9s} {'ratio':>6s}  timeroof plan")
@@ -104,8 +107,8 @@ def main():
         if p["status"] != "ok" or not stream.get("median_s") or par["precision"] not in DTYPES:
             continue
         label = (f"{par['direction']} {par['precision']} B{par['batch']} H{par['heads']}/"
-                 f"{par['kv_heads']} S{par['seq_q']}x{par['seq_kv']} D{par['head_dim']} "
-                 f"{par['mask']}")
+                 f"{par.get('kv_heads') or par['heads']} S{par['seq_q']}x"
+                 f"{par.get('seq_kv') or par['seq_q']} D{par['head_dim']} {par['mask']}")
         try:
             with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
                 fn, why = torch_call(par)
