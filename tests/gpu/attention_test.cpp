@@ -160,12 +160,14 @@ TEST(GpuAttention, RunCapturesIntoACudaGraphAndReplaysBitwise) {
 // Counted Tensor-Core FLOPs against 4 (fwd) or 10 (bwd) B H D pairs. Without a
 // mask, at lengths that are multiples of the engines' tiles, the count is exact.
 // With the causal mask the engines skip whole tiles above the diagonal and
-// compute the tiles that straddle it in full (H100, cuDNN 9.14):
-//   fwd: 128 x 128 tiles: pairs = 8192 n (n + 1), n = S / 128 = (S + 128) / (S + 1) x the
-//        triangle's S (S + 1) / 2;
-//   bwd: 128-key tiles, 64-query tiles starting one tile before each key tile's
-//        diagonal: pairs = 8192 (n^2 + 2n - 1);
-//   decode: one query row fills a 64-row tile: x64.
+// compute the tiles that straddle it in full (H100, cuDNN 9.14, n = S / 128):
+//   fwd (sdpa_sm90_flash_fprop ..._64x128x128): 64-query x 128-key tiles,
+//        pairs = 8192 n (n + 1) = (S + 128) / (S + 1) x the triangle S (S + 1) / 2;
+//   bwd (sdpa_sm90_flash_bprop ..._64x64x128): pairs = 8192 (n^2 + 2n - 1), a fit
+//        exact at S = 1024 and 2048 (64-query steps from one step before each
+//        128-key tile's diagonal);
+//   decode: one query row fills a 64-row tile (..._sm80_flash_fprop_..._64x64x128): x64.
+// (D 64 forward uses 64 x 256 tiles: S = 128 counts x2, the keys padded to 256.)
 double tiled_causal_ratio(std::int64_t seq, bool bwd) {
   const double n = static_cast<double>(seq) / 128, s = static_cast<double>(seq);
   const double counted = bwd ? 8192 * (n * n + 2 * n - 1) : 8192 * n * (n + 1);
