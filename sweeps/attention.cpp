@@ -19,6 +19,7 @@
 #include "sweeps/attention_reference.hpp"
 #include "sweeps/cudnn_graph.hpp"
 #include "sweeps/cudnn_support.hpp"
+#include "sweeps/sampling.hpp"
 
 namespace timeroof {
 
@@ -115,21 +116,6 @@ class HostFloats {
  private:
   std::vector<float> values_;
 };
-
-// `count` evenly spaced indices of 0 .. extent - 1, the first and last included.
-std::vector<std::int64_t> spread(std::int64_t extent, std::int64_t count) {
-  std::vector<std::int64_t> indices;
-  if (extent <= count) {
-    for (std::int64_t i = 0; i < extent; ++i) indices.push_back(i);
-    return indices;
-  }
-  for (std::int64_t i = 0; i < count; ++i) indices.push_back(i * (extent - 1) / (count - 1));
-  return indices;
-}
-
-std::vector<std::int64_t> ends(std::int64_t extent) {
-  return extent > 1 ? std::vector<std::int64_t>{0, extent - 1} : std::vector<std::int64_t>{0};
-}
 
 // Library and reference rows of one output tensor.
 struct Compared {
@@ -319,8 +305,8 @@ CheckResult Attention::check() {
   const HostTensor v(st.v.get(), kv_count, st.type, st.stream);
   const HostTensor o(st.o.get(), q_count, st.type, st.stream);
 
-  const std::vector<std::int64_t> batches = ends(g.b);
-  const std::vector<std::int64_t> query_rows = spread(g.sq, kAttentionCheckedRows);
+  const std::vector<std::int64_t> batches = evenly_spaced(g.b, 2);
+  const std::vector<std::int64_t> query_rows = evenly_spaced(g.sq, kAttentionCheckedRows);
   CheckResult result;
   result.tolerance = relative_tolerance(s.precision);
   std::string per_tensor;
@@ -328,7 +314,7 @@ CheckResult Attention::check() {
     TR_CUDA_CHECK(cudaStreamSynchronize(st.stream));
     Compared out;
     for (std::int64_t batch : batches)
-      for (std::int64_t head : ends(g.h))
+      for (std::int64_t head : evenly_spaced(g.h, 2))
         for (std::int64_t row : query_rows)
           out.add(o, g, false, batch, row, head, ref::output_row(g, q, k, v, batch, head, row).o);
     result.relative_error = relative_error(out.library, out.reference);
@@ -345,12 +331,12 @@ CheckResult Attention::check() {
     TR_CUDA_CHECK(cudaStreamSynchronize(st.stream));
     const ref::BackwardInputs<HostTensor, HostFloats> in{q, k, v, o, d_o, stats};
     Compared dq, dk, dv;
-    const std::vector<std::int64_t> key_rows = spread(g.skv, kAttentionCheckedRows);
+    const std::vector<std::int64_t> key_rows = evenly_spaced(g.skv, kAttentionCheckedRows);
     for (std::int64_t batch : batches) {
-      for (std::int64_t head : ends(g.h))
+      for (std::int64_t head : evenly_spaced(g.h, 2))
         for (std::int64_t row : query_rows)
           dq.add(d_q, g, false, batch, row, head, ref::d_q_row(g, in, batch, head, row));
-      for (std::int64_t kv_head : ends(g.hk))
+      for (std::int64_t kv_head : evenly_spaced(g.hk, 2))
         for (std::int64_t row : key_rows) {
           const ref::KeyRows expected = ref::key_rows(g, in, batch, kv_head, row);
           dk.add(d_k, g, true, batch, row, kv_head, expected.d_k);

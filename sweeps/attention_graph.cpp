@@ -121,17 +121,11 @@ namespace {
 using Dims = std::vector<std::int64_t>;
 
 // The shapes of one spec, in the graph's [B, H, S, D] order.
-struct Shapes {
-  std::int64_t b, h, hk, sq, skv, d;
+struct Shapes : AttentionShape {
   cudnnDataType_t io;
 
   explicit Shapes(const AttentionSpec& spec)
-      : b(spec.batch),
-        h(spec.heads),
-        hk(spec.key_heads()),
-        sq(spec.seq_q),
-        skv(spec.key_length()),
-        d(spec.head_dim),
+      : AttentionShape(spec),
         io(spec.precision == Precision::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF) {}
 
   // A BSHD tensor seen as [B, heads, rows, D].

@@ -61,6 +61,19 @@ struct AttentionSpec {
   std::int64_t key_length() const { return seq_kv == 0 ? seq_q : seq_kv; }
 };
 
+// The sizes of a spec with kv_heads and seq_kv resolved, by their usual letters
+// (the graph's and the reference's [B, H, S, D]).
+struct AttentionShape {
+  std::int64_t b, h, hk, sq, skv, d;
+  explicit AttentionShape(const AttentionSpec& spec)
+      : b(spec.batch),
+        h(spec.heads),
+        hk(spec.key_heads()),
+        sq(spec.seq_q),
+        skv(spec.key_length()),
+        d(spec.head_dim) {}
+};
+
 // Throws a usage error before any GPU work: which field, its value, the fix.
 void validate(const AttentionSpec& spec);
 DataType attention_data_type(const AttentionSpec& spec);  // fp16 or bf16

@@ -17,17 +17,11 @@
 
 namespace timeroof::attention_reference {
 
-struct Geometry {
-  std::int64_t b, h, hk, sq, skv, d;
+struct Geometry : AttentionShape {
   bool causal;
   double scale;
   explicit Geometry(const AttentionSpec& spec)
-      : b(spec.batch),
-        h(spec.heads),
-        hk(spec.key_heads()),
-        sq(spec.seq_q),
-        skv(spec.key_length()),
-        d(spec.head_dim),
+      : AttentionShape(spec),
         causal(spec.mask == AttentionMask::causal),
         scale(1.0 / std::sqrt(static_cast<double>(spec.head_dim))) {}
   std::size_t q_index(std::int64_t batch, std::int64_t row, std::int64_t head,

@@ -21,41 +21,18 @@ carries its own cuDNN (9.19), timeroof runs the system's (9.14): the same
 engines, not necessarily the same build. Prints each ratio and a summary; exit 0.
 """
 import json
-import warnings
 import statistics
 import sys
+import warnings
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+# The same timing as the GEMM comparison's (timeroof's T_stream): one definition.
+from gemm_torch_compare import per_call_seconds
+
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
-
-
-def per_call_seconds(fn, min_round_s=0.02, rounds=7):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    calls = 1
-    while True:
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        if start.elapsed_time(end) * 1e-3 >= min_round_s or calls >= 1 << 16:
-            break
-        calls *= 2
-    times = []
-    for _ in range(rounds):
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3 / calls)
-    return statistics.median(times)
 
 
 def bshd(batch, seq, heads, dim, dtype, grad):
