@@ -74,5 +74,6 @@ const OperatorFamily& find_family(const std::string& name);
 OperatorFamily conv2d_family();
 OperatorFamily lstm_family();
 OperatorFamily gemm_family();
+OperatorFamily attention_family();
 
 }  // namespace timeroof

@@ -20,6 +20,7 @@
 #include "kernels/tensor_types.hpp"
 #include "sweeps/cudnn_support.hpp"
 #include "sweeps/gemm_reference.hpp"
+#include "sweeps/sampling.hpp"
 
 namespace timeroof {
 
@@ -157,18 +158,6 @@ LtMatrixLayout batched_layout(DataType type, std::int64_t rows, std::int64_t col
         layout.get(), CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
   }
   return layout;
-}
-
-// `count` evenly spaced indices of 0 .. extent - 1, the first and last included
-// (all of them when extent <= count).
-std::vector<std::int64_t> spread(std::int64_t extent, std::int64_t count) {
-  std::vector<std::int64_t> indices;
-  if (extent <= count) {
-    for (std::int64_t i = 0; i < extent; ++i) indices.push_back(i);
-    return indices;
-  }
-  for (std::int64_t i = 0; i < count; ++i) indices.push_back(i * (extent - 1) / (count - 1));
-  return indices;
 }
 
 }  // namespace
@@ -378,9 +367,9 @@ CheckResult Gemm::check() {
   operands.trans_b = s.trans_b;
   operands.scale = is_fp8(s.inputs) ? double{kGemmFp8ScaleA} * kGemmFp8ScaleB : 1.0;
   GemmSampling sampling;
-  sampling.rows = spread(s.m, kGemmCheckedRowsOrColumns);
-  sampling.columns = spread(s.n, kGemmCheckedRowsOrColumns);
-  sampling.batches = spread(s.batch, 2);
+  sampling.rows = evenly_spaced(s.m, kGemmCheckedRowsOrColumns);
+  sampling.columns = evenly_spaced(s.n, kGemmCheckedRowsOrColumns);
+  sampling.batches = evenly_spaced(s.batch, 2);
   const GemmSampledOutputs sampled =
       sample_gemm(operands, activation_of(s.epilogue), sampling, st.stream);
 

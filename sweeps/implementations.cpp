@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "sweeps/attention.hpp"
 #include "sweeps/conv2d.hpp"
 #include "sweeps/gemm.hpp"
 #include "sweeps/lstm.hpp"
@@ -43,6 +44,11 @@ constexpr std::pair<const char*, Make> kImplementations[] = {
      [](const nlohmann::json& point,
         std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
        return std::make_unique<Gemm>(gemm_spec_from_params(point), std::move(libraries));
+     }},
+    {"attention",
+     [](const nlohmann::json& point,
+        std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
+       return std::make_unique<Attention>(attention_spec_from_params(point), std::move(libraries));
      }},
 };
 

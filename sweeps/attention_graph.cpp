@@ -1,0 +1,313 @@
+#include "sweeps/attention_graph.hpp"
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace timeroof::attention_graph {
+
+namespace cg = cudnn_graph;
+
+const cg::Descriptor& Graph::keep(cg::Descriptor descriptor) {
+  parts_.push_back(std::make_shared<const cg::Descriptor>(std::move(descriptor)));
+  return *parts_.back();
+}
+
+const cg::Descriptor& Graph::tensor(const cg::TensorSpec& spec) {
+  return keep(cg::make_tensor(spec));
+}
+
+const cg::Descriptor& Graph::intermediate(std::vector<std::int64_t> dims,
+                                          std::vector<std::int64_t> strides, cudnnDataType_t type) {
+  cg::TensorSpec spec;
+  spec.uid = next_uid_++;
+  spec.data_type = type;
+  spec.dims = std::move(dims);
+  spec.strides = std::move(strides);
+  spec.is_virtual = true;
+  return tensor(spec);
+}
+
+namespace {
+
+cg::TensorSpec scalar_spec(std::int64_t uid, cudnnDataType_t type) {
+  cg::TensorSpec spec;
+  spec.uid = uid;
+  spec.data_type = type;
+  spec.dims = {1, 1, 1, 1};
+  spec.strides = {1, 1, 1, 1};
+  spec.is_by_value = true;
+  return spec;
+}
+
+}  // namespace
+
+const cg::Descriptor& Graph::scalar(float value) {
+  scalar_values_.push_back(std::make_unique<ScalarValue>());
+  scalar_values_.back()->f = value;
+  const std::int64_t uid = next_uid_++;
+  scalar_pointers_.push_back({uid, &scalar_values_.back()->f});
+  return tensor(scalar_spec(uid, CUDNN_DATA_FLOAT));
+}
+
+const cg::Descriptor& Graph::scalar(std::int32_t value) {
+  scalar_values_.push_back(std::make_unique<ScalarValue>());
+  scalar_values_.back()->i = value;
+  const std::int64_t uid = next_uid_++;
+  scalar_pointers_.push_back({uid, &scalar_values_.back()->i});
+  return tensor(scalar_spec(uid, CUDNN_DATA_INT32));
+}
+
+void Graph::pointwise(cudnnPointwiseMode_t mode, const cg::Descriptor& x, const cg::Descriptor* b,
+                      const cg::Descriptor* t, const cg::Descriptor& y, cudnnDataType_t math,
+                      std::int64_t axis) {
+  cg::Descriptor descriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+  descriptor.set(CUDNN_ATTR_POINTWISE_MODE, mode).set(CUDNN_ATTR_POINTWISE_MATH_PREC, math);
+  if (axis >= 0) descriptor.set(CUDNN_ATTR_POINTWISE_AXIS, axis);
+  descriptor.finalize();
+  const cg::Descriptor& kept = keep(std::move(descriptor));
+  cg::Descriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, kept)
+      .set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
+      .set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+  if (b) op.set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
+  if (t) op.set(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t);
+  op.finalize();
+  operations_.push_back(&keep(std::move(op)));
+}
+
+void Graph::reduction(cudnnReduceTensorOp_t reduce, const cg::Descriptor& x,
+                      const cg::Descriptor& y) {
+  cg::Descriptor descriptor(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+  descriptor.set(CUDNN_ATTR_REDUCTION_OPERATOR, reduce)
+      .set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_DATA_FLOAT)
+      .finalize();
+  const cg::Descriptor& kept = keep(std::move(descriptor));
+  cg::Descriptor op(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+  op.set(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x)
+      .set(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y)
+      .set(CUDNN_ATTR_OPERATION_REDUCTION_DESC, kept)
+      .finalize();
+  operations_.push_back(&keep(std::move(op)));
+}
+
+void Graph::matmul(const cg::Descriptor& a, const cg::Descriptor& b, const cg::Descriptor& c) {
+  cg::Descriptor descriptor(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+  descriptor.set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_DATA_FLOAT).finalize();
+  const cg::Descriptor& kept = keep(std::move(descriptor));
+  cg::Descriptor op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+  op.set(CUDNN_ATTR_OPERATION_MATMUL_ADESC, a)
+      .set(CUDNN_ATTR_OPERATION_MATMUL_BDESC, b)
+      .set(CUDNN_ATTR_OPERATION_MATMUL_CDESC, c)
+      .set(CUDNN_ATTR_OPERATION_MATMUL_DESC, kept)
+      .finalize();
+  operations_.push_back(&keep(std::move(op)));
+}
+
+void Graph::reshape(const cg::Descriptor& x, const cg::Descriptor& y) {
+  cg::Descriptor op(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
+  op.set(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x)
+      .set(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y)
+      .finalize();
+  operations_.push_back(&keep(std::move(op)));
+}
+
+void Graph::finish(cudnnHandle_t handle) {
+  graph_ = std::make_unique<cg::Descriptor>(cg::make_operation_graph(handle, operations_));
+}
+
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+// The shapes of one spec, in the graph's [B, H, S, D] order.
+struct Shapes : AttentionShape {
+  cudnnDataType_t io;
+
+  explicit Shapes(const AttentionSpec& spec)
+      : AttentionShape(spec),
+        io(spec.precision == Precision::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF) {}
+
+  // A BSHD tensor seen as [B, heads, rows, D].
+  cg::TensorSpec bshd(std::int64_t uid, std::int64_t heads, std::int64_t rows) const {
+    return {.uid = uid,
+            .data_type = io,
+            .dims = {b, heads, rows, d},
+            .strides = {rows * heads * d, d, heads * d, 1}};
+  }
+  // The same memory seen transposed: [B, heads, D, rows].
+  cg::TensorSpec bshd_transposed(std::int64_t uid, std::int64_t heads, std::int64_t rows) const {
+    return {.uid = uid,
+            .data_type = io,
+            .dims = {b, heads, d, rows},
+            .strides = {rows * heads * d, d, 1, heads * d}};
+  }
+  Dims scores() const { return {b, h, sq, skv}; }
+  Dims score_strides() const { return {h * sq * skv, sq * skv, skv, 1}; }
+  Dims rows() const { return {b, h, sq, 1}; }
+  Dims row_strides() const { return {h * sq, sq, 1, 1}; }
+  cg::TensorSpec row_buffer(std::int64_t uid) const {
+    return {.uid = uid, .data_type = CUDNN_DATA_FLOAT, .dims = rows(), .strides = row_strides()};
+  }
+};
+
+// S (already scaled) with the causal mask applied, or S itself without one.
+const cg::Descriptor& masked(Graph& g, const Shapes& s, const AttentionSpec& spec,
+                             const cg::Descriptor& scores) {
+  if (spec.mask == AttentionMask::none) return scores;
+  const cg::Descriptor* row = &g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, scores, nullptr, nullptr, *row, CUDNN_DATA_FLOAT, 2);
+  const cg::Descriptor& col = g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, scores, nullptr, nullptr, col, CUDNN_DATA_FLOAT, 3);
+  if (s.sq != s.skv) {
+    // Bottom right: row + seq_kv - seq_q, two int32 steps as cudnn-frontend builds them.
+    const cg::Descriptor& plus_kv = g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_INT32);
+    g.pointwise(CUDNN_POINTWISE_ADD, *row, &g.scalar(static_cast<std::int32_t>(s.skv)), nullptr,
+                plus_kv, CUDNN_DATA_INT32, 3);
+    const cg::Descriptor& minus_q = g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_INT32);
+    g.pointwise(CUDNN_POINTWISE_SUB, plus_kv, &g.scalar(static_cast<std::int32_t>(s.sq)), nullptr,
+                minus_q, CUDNN_DATA_INT32, 3);
+    row = &minus_q;
+  }
+  const cg::Descriptor& keep = g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_BOOLEAN);
+  g.pointwise(CUDNN_POINTWISE_CMP_GE, *row, &col, nullptr, keep, CUDNN_DATA_BOOLEAN);
+  const cg::Descriptor& out = g.intermediate(s.scores(), s.score_strides());
+  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, scores,
+              &g.scalar(-std::numeric_limits<float>::infinity()), &keep, out);
+  return out;
+}
+
+// Q K^T x scale, masked.
+const cg::Descriptor& scaled_scores(Graph& g, const Shapes& s, const AttentionSpec& spec,
+                                    const cg::Descriptor& q, const cg::Descriptor& k_transposed) {
+  const cg::Descriptor& product = g.intermediate(s.scores(), s.score_strides());
+  g.matmul(q, k_transposed, product);
+  const cg::Descriptor& scaled = g.intermediate(s.scores(), s.score_strides());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.d));
+  g.pointwise(CUDNN_POINTWISE_MUL, product, &g.scalar(scale), nullptr, scaled);
+  return masked(g, s, spec, scaled);
+}
+
+}  // namespace
+
+std::unique_ptr<Graph> make_forward(cudnnHandle_t handle, const AttentionSpec& spec,
+                                    bool with_stats) {
+  auto graph = std::make_unique<Graph>();
+  Graph& g = *graph;
+  const Shapes s(spec);
+  const cg::Descriptor& q = g.tensor(s.bshd(kQ, s.h, s.sq));
+  const cg::Descriptor& k = g.tensor(s.bshd_transposed(kK, s.hk, s.skv));
+  const cg::Descriptor& v = g.tensor(s.bshd(kV, s.hk, s.skv));
+  const cg::Descriptor& o = g.tensor(s.bshd(kO, s.h, s.sq));
+  const cg::Descriptor& scores = scaled_scores(g, s, spec, q, k);
+
+  // Softmax with its statistics (cudnn-frontend's softmax node).
+  const cg::Descriptor& row_max = g.intermediate(s.rows(), s.row_strides());
+  g.reduction(CUDNN_REDUCE_TENSOR_MAX, scores, row_max);
+  const cg::Descriptor& shifted = g.intermediate(s.scores(), s.score_strides());
+  g.pointwise(CUDNN_POINTWISE_SUB, scores, &row_max, nullptr, shifted);
+  const cg::Descriptor& exponent = g.intermediate(s.scores(), s.score_strides());
+  g.pointwise(CUDNN_POINTWISE_EXP, shifted, nullptr, nullptr, exponent);
+  const cg::Descriptor& row_sum = g.intermediate(s.rows(), s.row_strides());
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, exponent, row_sum);
+  // The statistics M + log L; virtual for inference, as cudnn-frontend's softmax
+  // node builds them either way.
+  const cg::Descriptor& log_sum = g.intermediate(s.rows(), s.row_strides());
+  g.pointwise(CUDNN_POINTWISE_LOG, row_sum, nullptr, nullptr, log_sum);
+  g.pointwise(
+      CUDNN_POINTWISE_ADD, row_max, &log_sum, nullptr,
+      with_stats ? g.tensor(s.row_buffer(kStats)) : g.intermediate(s.rows(), s.row_strides()));
+  // P in the I/O type: the second product's A operand.
+  const cg::Descriptor& p = g.intermediate(s.scores(), s.score_strides(), s.io);
+  g.pointwise(CUDNN_POINTWISE_DIV, exponent, &row_sum, nullptr, p);
+  g.matmul(p, v, o);
+  g.finish(handle);
+  return graph;
+}
+
+std::unique_ptr<Graph> make_backward(cudnnHandle_t handle, const AttentionSpec& spec) {
+  auto graph = std::make_unique<Graph>();
+  Graph& g = *graph;
+  const Shapes s(spec);
+  const cg::Descriptor& q = g.tensor(s.bshd(kQ, s.h, s.sq));
+  const cg::TensorSpec k_transposed = s.bshd_transposed(kK, s.hk, s.skv);
+  const cg::Descriptor& k = g.tensor(k_transposed);
+  const cg::Descriptor& v = g.tensor(s.bshd_transposed(kV, s.hk, s.skv));
+  const cg::Descriptor& o = g.tensor(s.bshd(kO, s.h, s.sq));
+  const cg::Descriptor& d_o = g.tensor(s.bshd(kDO, s.h, s.sq));
+  const cg::Descriptor& stats = g.tensor(s.row_buffer(kStats));
+  const cg::Descriptor& d_q = g.tensor(s.bshd(kDQ, s.h, s.sq));
+  const cg::Descriptor& d_k = g.tensor(s.bshd(kDK, s.hk, s.skv));
+  const cg::Descriptor& d_v = g.tensor(s.bshd(kDV, s.hk, s.skv));
+
+  // Delta = rowsum(dO o O), into the fp32 buffer the engine expects.
+  const cg::Descriptor& d_o_o =
+      g.intermediate({s.b, s.h, s.sq, s.d}, {s.h * s.sq * s.d, s.sq * s.d, s.h * s.d, 1});
+  g.pointwise(CUDNN_POINTWISE_MUL, d_o, &o, nullptr, d_o_o);
+  const cg::Descriptor& delta_sum = g.intermediate(s.rows(), s.row_strides());
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, d_o_o, delta_sum);
+  const cg::Descriptor& delta = g.tensor(s.row_buffer(kSoftmaxSum));
+  g.pointwise(CUDNN_POINTWISE_MUL, delta_sum, &g.scalar(1.0f), nullptr, delta);
+
+  // P recomputed from the statistics.
+  const cg::Descriptor& scores = scaled_scores(g, s, spec, q, k);
+  const cg::Descriptor& shifted = g.intermediate(s.scores(), s.score_strides());
+  g.pointwise(CUDNN_POINTWISE_SUB, scores, &stats, nullptr, shifted);
+  const cg::Descriptor& p = g.intermediate(s.scores(), s.score_strides());
+  g.pointwise(CUDNN_POINTWISE_EXP, shifted, nullptr, nullptr, p);
+
+  const Dims transposed_scores = {s.b, s.h, s.skv, s.sq};
+  const Dims transposed_strides = {s.h * s.sq * s.skv, s.sq * s.skv, 1, s.skv};
+  // K- or V-shaped gradients: straight into the output for MHA; for GQA one per
+  // query head, summed over each group of heads / kv_heads.
+  auto key_gradient = [&](const cg::Descriptor& transposed, const cg::Descriptor& operand,
+                          const cg::Descriptor& gradient) {
+    if (s.h == s.hk) {
+      g.matmul(transposed, operand, gradient);
+      return;
+    }
+    const cg::Descriptor& full =
+        g.intermediate({s.b, s.h, s.skv, s.d}, {s.h * s.skv * s.d, s.skv * s.d, s.d, 1}, s.io);
+    g.matmul(transposed, operand, full);
+    g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, gradient);
+  };
+
+  // dV = P^T dO.
+  const cg::Descriptor& p_t = g.intermediate(transposed_scores, transposed_strides, s.io);
+  g.reshape(p, p_t);
+  key_gradient(p_t, d_o, d_v);
+
+  // dS = P o (dO V^T - Delta) x scale.
+  const cg::Descriptor& d_p = g.intermediate(s.scores(), s.score_strides());
+  g.matmul(d_o, v, d_p);
+  const cg::Descriptor& centred = g.intermediate(s.scores(), s.score_strides());
+  g.pointwise(CUDNN_POINTWISE_SUB, d_p, &delta, nullptr, centred);
+  const cg::Descriptor& weighted = g.intermediate(s.scores(), s.score_strides());
+  g.pointwise(CUDNN_POINTWISE_MUL, centred, &p, nullptr, weighted);
+  const cg::Descriptor& d_s = g.intermediate(s.scores(), s.score_strides());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.d));
+  g.pointwise(CUDNN_POINTWISE_MUL, weighted, &g.scalar(scale), nullptr, d_s);
+
+  // dK = dS^T Q.
+  const cg::Descriptor& d_s_t = g.intermediate(transposed_scores, transposed_strides, s.io);
+  g.reshape(d_s, d_s_t);
+  key_gradient(d_s_t, q, d_k);
+
+  // dQ = dS K through the fp32 accumulator.
+  const cg::Descriptor& k_rows = g.intermediate(
+      {k_transposed.dims[0], k_transposed.dims[1], k_transposed.dims[3], k_transposed.dims[2]},
+      {k_transposed.strides[0], k_transposed.strides[1], k_transposed.strides[3],
+       k_transposed.strides[2]},
+      s.io);
+  g.reshape(k, k_rows);
+  const cg::Descriptor& accumulator = g.tensor({.uid = kDQAccum,
+                                                .data_type = CUDNN_DATA_FLOAT,
+                                                .dims = {s.b, s.h, s.sq, s.d},
+                                                .strides = {s.h * s.sq * s.d, s.sq * s.d, s.d, 1}});
+  g.matmul(d_s, k_rows, accumulator);
+  g.pointwise(CUDNN_POINTWISE_IDENTITY, accumulator, nullptr, nullptr, d_q);
+  g.finish(handle);
+  return graph;
+}
+
+}  // namespace timeroof::attention_graph

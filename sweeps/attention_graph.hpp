@@ -1,0 +1,105 @@
+// The operation graphs of scaled dot-product attention on the project's cuDNN
+// graph layer (sweeps/cudnn_graph.hpp), node for node the composite graphs
+// cudnn-frontend builds for its SDPA forward and backward nodes (its
+// scaled_dot_product_flash_attention.h, softmax.h and diagonal_band_mask.h),
+// which cuDNN's fused flash-attention engines recognise:
+//
+// forward   S = Q K^T (matmul, fp32)  -> S x scale (pointwise MUL, by-value scale)
+//           [causal: row = GEN_INDEX(axis 2) (+ seq_kv - seq_q: bottom right),
+//            col = GEN_INDEX(axis 3), keep = row >= col (CMP_GE),
+//            S = keep ? S : -inf (BINARY_SELECT)]
+//           softmax: M = max_j S (reduction MAX), E = exp(S - M), L = sum_j E
+//           (reduction ADD), [stats = M + log L], P = E / L (in the I/O type)
+//           O = P V (matmul)
+// backward  Delta = sum_d dO o O (MUL, reduction ADD; x 1 into an fp32 buffer)
+//           S = Q K^T x scale [causal as above], P = exp(S - stats)
+//           dV = P^T dO (reshape + matmul; GQA: a reduction over the head group)
+//           dP = dO V^T, dS = P o (dP - Delta) x scale
+//           dK = dS^T Q (as dV), dQ = dS K (into an fp32 accumulator, then IDENTITY)
+//
+// Q, K, V, O and their gradients are [B, S, H, D] in memory; the graph sees
+// them as [B, H, S, D] with BSHD strides (K and V transposed by strides only).
+#pragma once
+
+#include <cudnn.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sweeps/attention_problem.hpp"
+#include "sweeps/cudnn_graph.hpp"
+
+namespace timeroof::attention_graph {
+
+// The uids of the tensors a variant pack binds to memory.
+enum Uid : std::int64_t {
+  kQ = 1,
+  kK,
+  kV,
+  kO,
+  kStats,       // fp32 [B, H, seq_q, 1]: log-sum-exp per query row
+  kDO,          // bwd: dO (like O)
+  kDQ,          // bwd
+  kDK,          // bwd
+  kDV,          // bwd
+  kSoftmaxSum,  // bwd: fp32 [B, H, seq_q, 1] Delta, a buffer the engine writes
+  kDQAccum,     // bwd: fp32 [B, H, seq_q, D], the engine's dQ accumulator
+};
+
+// An operation graph with every descriptor it refers to and the host values of
+// its by-value scalars (bound by host pointer: they must not move).
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  const cudnn_graph::Descriptor& descriptor() const { return *graph_; }
+  // The by-value scalars' uids and host pointers, for the variant pack.
+  const std::vector<cudnn_graph::TensorPointer>& scalars() const { return scalar_pointers_; }
+
+  // Building (used by make_forward / make_backward).
+  const cudnn_graph::Descriptor& tensor(const cudnn_graph::TensorSpec& spec);
+  // A virtual intermediate of `dims` and `strides` (a fresh uid).
+  const cudnn_graph::Descriptor& intermediate(std::vector<std::int64_t> dims,
+                                              std::vector<std::int64_t> strides,
+                                              cudnnDataType_t type = CUDNN_DATA_FLOAT);
+  const cudnn_graph::Descriptor& scalar(float value);
+  const cudnn_graph::Descriptor& scalar(std::int32_t value);
+  // y = mode(x [, b [, t]]); `axis` for GEN_INDEX.
+  void pointwise(cudnnPointwiseMode_t mode, const cudnn_graph::Descriptor& x,
+                 const cudnn_graph::Descriptor* b, const cudnn_graph::Descriptor* t,
+                 const cudnn_graph::Descriptor& y, cudnnDataType_t math = CUDNN_DATA_FLOAT,
+                 std::int64_t axis = -1);
+  void reduction(cudnnReduceTensorOp_t op, const cudnn_graph::Descriptor& x,
+                 const cudnn_graph::Descriptor& y);
+  void matmul(const cudnn_graph::Descriptor& a, const cudnn_graph::Descriptor& b,
+              const cudnn_graph::Descriptor& c);
+  void reshape(const cudnn_graph::Descriptor& x, const cudnn_graph::Descriptor& y);
+  void finish(cudnnHandle_t handle);
+
+  std::size_t operation_count() const { return operations_.size(); }
+
+ private:
+  const cudnn_graph::Descriptor& keep(cudnn_graph::Descriptor descriptor);
+
+  union ScalarValue {
+    float f;
+    std::int32_t i;
+  };
+  std::vector<std::shared_ptr<const cudnn_graph::Descriptor>> parts_;
+  std::vector<const cudnn_graph::Descriptor*> operations_;
+  std::vector<std::unique_ptr<ScalarValue>> scalar_values_;
+  std::vector<cudnn_graph::TensorPointer> scalar_pointers_;
+  std::int64_t next_uid_ = 1000;
+  std::unique_ptr<cudnn_graph::Descriptor> graph_;
+};
+
+// The forward graph (stats: also write the log-sum-exp, as training does).
+std::unique_ptr<Graph> make_forward(cudnnHandle_t handle, const AttentionSpec& spec,
+                                    bool with_stats);
+// The backward graph (spec.direction is not consulted).
+std::unique_ptr<Graph> make_backward(cudnnHandle_t handle, const AttentionSpec& spec);
+
+}  // namespace timeroof::attention_graph

@@ -1,0 +1,279 @@
+// GPU tier, attention through cuDNN's graph API: forward and backward in fp16
+// and bf16, without and with the causal mask (square and bottom-right), GQA and
+// a decode step pass their checks against the host reference in double; run()
+// captures into a CUDA graph and replays bitwise; through the sweep runner the
+// counted Tensor-Core FLOPs are compared with the analytic count (exact without
+// a mask, above it by the diagonal tiles with one), with T_stream and T_graph
+// measured; and `sweep attention` through the CLI stores its points.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "counters/counter_access.hpp"
+#include "gpu/check.hpp"
+#include "gpu/device.hpp"
+#include "gpu/handles.hpp"
+#include "src/store/results_store.hpp"
+#include "sweeps/attention.hpp"
+#include "sweeps/family.hpp"
+#include "sweeps/implementations.hpp"
+#include "sweeps/runner.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+#include "tests/gpu/operator_capture.hpp"
+#include "tests/support/run_tool.hpp"
+
+namespace timeroof {
+namespace {
+
+std::shared_ptr<LibraryHandles> shared_handles() {
+  static std::shared_ptr<LibraryHandles> handles = std::make_shared<LibraryHandles>();
+  return handles;
+}
+
+AttentionSpec spec_of(const nlohmann::json& point) {
+  return attention_spec_from_params(point);
+}
+
+// Prepares and checks one point; the check must pass.
+std::unique_ptr<Attention> prepare_and_check(const nlohmann::json& point, const Stream& stream) {
+  auto op = std::make_unique<Attention>(spec_of(point), shared_handles());
+  const Outcome outcome = guarded([&] { op->prepare(stream.get()); });
+  EXPECT_EQ(outcome.status, PointStatus::ok) << point.dump() << ": " << outcome.reason;
+  if (outcome.status != PointStatus::ok) return nullptr;
+  const CheckResult result = op->check();
+  std::printf("%-110s %s\n", point.dump().c_str(), result.detail.c_str());
+  EXPECT_TRUE(result.passed()) << point.dump() << ": " << result.detail;
+  EXPECT_EQ(op->algorithm().rfind("eng", 0), 0u) << op->algorithm();
+  return op;
+}
+
+TEST(GpuAttention, ForwardAndBackwardMatchTheReference) {
+  TR_REQUIRE_GPU();
+  const Stream stream;
+  using nlohmann::json;
+  for (const char* direction : {"fwd", "bwd"})
+    for (const char* precision : {"fp16", "bf16"})
+      for (const char* mask : {"none", "causal"}) {
+        prepare_and_check({{"batch", 2},
+                           {"heads", 4},
+                           {"seq_q", 256},
+                           {"head_dim", 64},
+                           {"mask", mask},
+                           {"direction", direction},
+                           {"precision", precision}},
+                          stream);
+      }
+  // GQA, D 128, bottom-right causal (seq_q < seq_kv), a decode step.
+  prepare_and_check({{"batch", 1},
+                     {"heads", 8},
+                     {"kv_heads", 2},
+                     {"seq_q", 384},
+                     {"head_dim", 128},
+                     {"mask", "causal"},
+                     {"precision", "bf16"}},
+                    stream);
+  prepare_and_check({{"batch", 1},
+                     {"heads", 8},
+                     {"kv_heads", 2},
+                     {"seq_q", 256},
+                     {"head_dim", 128},
+                     {"mask", "causal"},
+                     {"direction", "bwd"},
+                     {"precision", "bf16"}},
+                    stream);
+  prepare_and_check({{"batch", 2},
+                     {"heads", 4},
+                     {"seq_q", 128},
+                     {"seq_kv", 512},
+                     {"head_dim", 64},
+                     {"mask", "causal"},
+                     {"precision", "fp16"}},
+                    stream);
+  prepare_and_check({{"batch", 2},
+                     {"heads", 4},
+                     {"seq_q", 128},
+                     {"seq_kv", 512},
+                     {"head_dim", 64},
+                     {"mask", "causal"},
+                     {"direction", "bwd"},
+                     {"precision", "fp16"}},
+                    stream);
+  prepare_and_check({{"batch", 4},
+                     {"heads", 8},
+                     {"kv_heads", 1},
+                     {"seq_q", 1},
+                     {"seq_kv", 1024},
+                     {"head_dim", 128},
+                     {"mask", "causal"},
+                     {"precision", "bf16"}},
+                    stream);
+  // Odd lengths forward (no multiple of any tile).
+  prepare_and_check({{"batch", 3},
+                     {"heads", 2},
+                     {"seq_q", 77},
+                     {"seq_kv", 131},
+                     {"head_dim", 64},
+                     {"precision", "fp16"}},
+                    stream);
+}
+
+TEST(GpuAttention, RunCapturesIntoACudaGraphAndReplaysBitwise) {
+  TR_REQUIRE_GPU();
+  const Stream stream;
+  for (const nlohmann::json& point :
+       {nlohmann::json{{"batch", 2}, {"heads", 4}, {"seq_q", 512}, {"head_dim", 64}},
+        nlohmann::json{{"batch", 1},
+                       {"heads", 4},
+                       {"seq_q", 256},
+                       {"head_dim", 128},
+                       {"mask", "causal"},
+                       {"direction", "bwd"},
+                       {"precision", "bf16"}}}) {
+    Attention op(spec_of(point), shared_handles());
+    op.prepare(stream.get());
+    const DeviceTensor output = op.outputs().at(0);
+    std::vector<std::byte> eager(output.bytes), replayed(output.bytes);
+    op.run(stream.get());
+    TR_CUDA_CHECK(cudaMemcpyAsync(eager.data(), output.data, output.bytes, cudaMemcpyDeviceToHost,
+                                  stream.get()));
+    TR_CUDA_CHECK(cudaMemsetAsync(output.data, 0x7f, output.bytes, stream.get()));
+    const test::CapturedRun capture = test::capture_run(op, stream.get());
+    ASSERT_TRUE(test::captured_ok(capture)) << point.dump();
+    test::replay(capture, stream.get(), 3);
+    TR_CUDA_CHECK(cudaMemcpyAsync(replayed.data(), output.data, output.bytes,
+                                  cudaMemcpyDeviceToHost, stream.get()));
+    TR_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    const bool deterministic =
+        op.details()["numerical_notes"].dump().find("NONDETERMINISTIC") == std::string::npos;
+    std::printf("%-100s %s deterministic %d\n", point.dump().c_str(), op.algorithm().c_str(),
+                deterministic);
+    if (deterministic) EXPECT_TRUE(replayed == eager) << point.dump() << " " << op.algorithm();
+  }
+}
+
+// Counted Tensor-Core FLOPs against 4 (fwd) or 10 (bwd) B H D pairs. Without a
+// mask, at lengths that are multiples of the engines' tiles, the count is exact.
+// With the causal mask the engines skip whole tiles above the diagonal and
+// compute the tiles that straddle it in full (H100, cuDNN 9.14, n = S / 128):
+//   fwd (sdpa_sm90_flash_fprop ..._64x128x128): 64-query x 128-key tiles,
+//        pairs = 8192 n (n + 1) = (S + 128) / (S + 1) x the triangle S (S + 1) / 2;
+//   bwd (sdpa_sm90_flash_bprop ..._64x64x128): pairs = 8192 (n^2 + 2n - 1), a fit
+//        exact at S = 1024 and 2048 (64-query steps from one step before each
+//        128-key tile's diagonal);
+//   decode: one query row fills a 64-row tile (..._sm80_flash_fprop_..._64x64x128): x64.
+// (D 64 forward uses 64 x 256 tiles: S = 128 counts x2, the keys padded to 256.)
+double tiled_causal_ratio(std::int64_t seq, bool bwd) {
+  const double n = static_cast<double>(seq) / 128, s = static_cast<double>(seq);
+  const double counted = bwd ? 8192 * (n * n + 2 * n - 1) : 8192 * n * (n + 1);
+  return counted / (s * (s + 1) / 2);
+}
+
+TEST(GpuAttention, TheRunnerCountsTensorFlopsAndTakesAllThreeTimes) {
+  TR_REQUIRE_GPU();
+  SweepRunner runner(inspect_gpu(0), RunnerOptions{});
+  const OperatorFamily family = attention_family();
+  struct Case {
+    nlohmann::json point;
+    double ratio;  // counted / analytic, to 0.1%
+  };
+  const std::vector<Case> cases = {
+      {{{"batch", 8}, {"heads", 12}, {"seq_q", 512}, {"head_dim", 64}, {"precision", "fp16"}}, 1.0},
+      {{{"batch", 1}, {"heads", 32}, {"seq_q", 2048}, {"head_dim", 128}, {"precision", "bf16"}},
+       1.0},
+      {{{"batch", 1},
+        {"heads", 32},
+        {"seq_q", 2048},
+        {"head_dim", 128},
+        {"mask", "causal"},
+        {"precision", "bf16"}},
+       tiled_causal_ratio(2048, false)},
+      {{{"batch", 1},
+        {"heads", 32},
+        {"seq_q", 4096},
+        {"head_dim", 128},
+        {"mask", "causal"},
+        {"precision", "bf16"}},
+       tiled_causal_ratio(4096, false)},
+      {{{"batch", 8},
+        {"heads", 12},
+        {"seq_q", 512},
+        {"head_dim", 64},
+        {"direction", "bwd"},
+        {"precision", "fp16"}},
+       1.0},
+      {{{"batch", 1},
+        {"heads", 32},
+        {"seq_q", 1024},
+        {"head_dim", 128},
+        {"mask", "causal"},
+        {"direction", "bwd"},
+        {"precision", "bf16"}},
+       tiled_causal_ratio(1024, true)},
+      {{{"batch", 1},
+        {"heads", 32},
+        {"seq_q", 2048},
+        {"head_dim", 128},
+        {"mask", "causal"},
+        {"direction", "bwd"},
+        {"precision", "bf16"}},
+       tiled_causal_ratio(2048, true)},
+      {{{"batch", 8},
+        {"heads", 32},
+        {"seq_q", 1},
+        {"seq_kv", 4096},
+        {"head_dim", 128},
+        {"mask", "causal"},
+        {"precision", "bf16"}},
+       64.0},
+  };
+  for (const Case& c : cases) {
+    const Point p = runner.measure_point(family, c.point, "test", 0);
+    const std::string name = c.point.dump();
+    ASSERT_EQ(p.status, PointStatus::ok) << name << ": " << p.reason;
+    EXPECT_EQ(p.details["check"]["status"], "passed") << name << p.details["check"];
+    ASSERT_TRUE(p.timing.stream && p.timing.graph) << name << p.details["timing"];
+    EXPECT_TRUE(p.timing.graph_unavailable.empty()) << name << ": " << p.timing.graph_unavailable;
+    const AttentionSpec spec = spec_of(c.point);
+    const char* counter =
+        spec.precision == Precision::bf16 ? "tensor_bf16_flops" : "tensor_fp16_flops";
+    ASSERT_TRUE(p.counters.count(counter)) << name << nlohmann::json(p.counters).dump();
+    const double counted = p.counters.at(counter);
+    const double analytic = attention_flops(spec);
+    std::printf(
+        "RATIO %-100s %s: counted %.6g, analytic %.6g (x%.4f, expected x%.4f), T_stream %.1f us, "
+        "T_graph %.1f us, kernels %zu\n",
+        name.c_str(), p.algorithm.c_str(), counted, analytic, counted / analytic, c.ratio,
+        *p.timing.stream_s() * 1e6, *p.timing.graph_s() * 1e6, p.kernels.size());
+    EXPECT_NEAR(counted / analytic, c.ratio, c.ratio * 1e-3) << name;
+  }
+}
+
+TEST(GpuAttention, TheCliSweepsIntoTheStore) {
+  TR_REQUIRE_GPU();
+  const test::TempDir dir;
+  const std::string db = dir.file("a.db");
+  const test::ToolResult r = test::run_tool({"sweep", "attention", "--batch", "4", "--heads", "8",
+                                             "--seq-q", "256,512", "--head-dim", "64", "--mask",
+                                             "none,causal", "--precision", "bf16", "--db", db});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ResultsStore store = ResultsStore::open(db, ResultsStore::Access::read_only);
+  const std::vector<RunRecord> runs = store.load_all();
+  ASSERT_EQ(runs.size(), 1u) << r.err;
+  ASSERT_EQ(runs[0].points.size(), 4u) << r.err;
+  for (const Point& p : runs[0].points) {
+    EXPECT_EQ(p.status, PointStatus::ok) << p.reason;
+    EXPECT_EQ(p.op, "attention_fwd");
+    EXPECT_EQ(p.precision, "bf16");
+    EXPECT_EQ(p.details["check"]["status"], "passed") << p.details["check"];
+    EXPECT_EQ(p.algorithm.rfind("eng", 0), 0u) << p.algorithm;
+  }
+}
+
+}  // namespace
+}  // namespace timeroof
