@@ -74,5 +74,8 @@ const OperatorFamily& find_family(const std::string& name);
 OperatorFamily conv2d_family();
 OperatorFamily lstm_family();
 OperatorFamily gemm_family();
+OperatorFamily pointwise_family();
+OperatorFamily softmax_family();
+OperatorFamily pool_family();
 
 }  // namespace timeroof
