@@ -101,7 +101,27 @@ __global__ void __launch_bounds__(256)
   const auto* av = reinterpret_cast<const Vector<T>*>(a);
   const auto* bv = reinterpret_cast<const Vector<T>*>(b);
   auto* yv = reinterpret_cast<Vector<T>*>(y);
-  for (std::size_t v = first; v < vectors; v += step) {
+  // Two vectors a thread per iteration: both loads in flight before either is used.
+  constexpr int kUnroll = 2;
+  std::size_t v = first;
+  for (; v + (kUnroll - 1) * step < vectors; v += kUnroll * step) {
+    Vector<T> x[kUnroll], other[kUnroll] = {};
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      x[u] = av[v + u * step];
+      if constexpr (kTwoInputs) other[u] = bv[v + u * step];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      Vector<T> out;
+#pragma unroll
+      for (int i = 0; i < kWidth; ++i)
+        out.values[i] =
+            from_float<T>(apply<Op>(to_float(x[u].values[i]), to_float(other[u].values[i])));
+      yv[v + u * step] = out;
+    }
+  }
+  for (; v < vectors; v += step) {
     const Vector<T> x = av[v];
     Vector<T> other{};
     if constexpr (kTwoInputs) other = bv[v];
@@ -297,9 +317,12 @@ struct PoolShape {
   int window, stride, pad;
 };
 
-template <typename T, int Width, PoolMode Mode>
+// Window > 0: the window side known at compile time, so the taps' loops unroll
+// and their loads are in flight together; 0: s.window at run time.
+template <typename T, int Width, PoolMode Mode, int Window>
 __global__ void __launch_bounds__(256)
     pool_kernel(const T* __restrict__ x, T* __restrict__ y, PoolShape s, float inverse_area) {
+  const int window = Window > 0 ? Window : s.window;
   struct alignas(Width * sizeof(T)) Packed {
     T values[Width];
   };
@@ -313,14 +336,13 @@ __global__ void __launch_bounds__(256)
     const std::int64_t oh = (t / (groups * s.out_width)) % s.out_height;
     const std::int64_t n = t / (groups * s.out_width * s.out_height);
     const std::int64_t h0 = oh * s.stride - s.pad, w0 = ow * s.stride - s.pad;
-    const std::int64_t h_begin = h0 < 0 ? 0 : h0, w_begin = w0 < 0 ? 0 : w0;
-    const std::int64_t h_end = h0 + s.window < s.height ? h0 + s.window : s.height;
-    const std::int64_t w_end = w0 + s.window < s.width ? w0 + s.window : s.width;
     float acc[Width];
 #pragma unroll
     for (int i = 0; i < Width; ++i) acc[i] = Mode == PoolMode::max ? -INFINITY : 0.0f;
-    for (std::int64_t h = h_begin; h < h_end; ++h)
-      for (std::int64_t w = w_begin; w < w_end; ++w) {
+    for (int kh = 0; kh < window; ++kh)
+      for (int kw = 0; kw < window; ++kw) {
+        const std::int64_t h = h0 + kh, w = w0 + kw;
+        if (h < 0 || h >= s.height || w < 0 || w >= s.width) continue;  // padding
         const Packed p = reinterpret_cast<const Packed*>(x + ((n * s.height + h) * s.width + w) *
                                                                  s.channels)[group];
 #pragma unroll
@@ -349,12 +371,20 @@ void launch_pool_width(const PoolSpec& spec, const PoolShape& shape, const void*
   const float inverse_area = 1.0f / static_cast<float>(spec.window * spec.window);
   const auto* in = static_cast<const T*>(x);
   auto* out = static_cast<T*>(y);
-  if (spec.mode == PoolMode::max)
-    pool_kernel<T, Width, PoolMode::max>
-        <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(in, out, shape, inverse_area);
+  const auto grid = static_cast<unsigned>(blocks);
+  const bool max = spec.mode == PoolMode::max;
+  if (spec.window == 3 && max)
+    pool_kernel<T, Width, PoolMode::max, 3>
+        <<<grid, kThreads, 0, stream>>>(in, out, shape, inverse_area);
+  else if (spec.window == 3)
+    pool_kernel<T, Width, PoolMode::avg, 3>
+        <<<grid, kThreads, 0, stream>>>(in, out, shape, inverse_area);
+  else if (max)
+    pool_kernel<T, Width, PoolMode::max, 0>
+        <<<grid, kThreads, 0, stream>>>(in, out, shape, inverse_area);
   else
-    pool_kernel<T, Width, PoolMode::avg>
-        <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(in, out, shape, inverse_area);
+    pool_kernel<T, Width, PoolMode::avg, 0>
+        <<<grid, kThreads, 0, stream>>>(in, out, shape, inverse_area);
   TR_CUDA_CHECK(cudaGetLastError());
 }
 

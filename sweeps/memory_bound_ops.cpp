@@ -21,6 +21,14 @@
 
 namespace timeroof {
 
+namespace cudnn_graph {
+// The resample operation's NaN rule (not among the layer's attribute types).
+template <>
+struct AttributeType<cudnnNanPropagation_t> {
+  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_NAN_PROPOGATION;
+};
+}  // namespace cudnn_graph
+
 namespace cg = cudnn_graph;
 
 namespace {
@@ -486,6 +494,14 @@ void Pool::launch_own(cudaStream_t stream) const {
 
 CudnnCall Pool::make_cudnn_call(cudnnHandle_t handle) {
   const PoolSpec& s = problem_.spec();
+  // Found on an H100 (2026-11-27): cuDNN 9.14's resample engine (eng3) listed
+  // for bf16 average pooling writes out of bounds (cudaErrorIllegalAddress, which
+  // ends the process's context); fp16 and fp32 pass their checks.
+  if (s.precision == Precision::bf16 && cudnnGetVersion() <= 91400)
+    throw GpuError("cuDNN", CUDNN_STATUS_NOT_SUPPORTED,
+                   "CUDNN_STATUS_NOT_SUPPORTED: cuDNN " + std::to_string(cudnnGetVersion()) +
+                       "'s resample engine faults (illegal address) on bf16 pooling; refused "
+                       "before it runs (fp16 and fp32 run)");
   const cudnnDataType_t type = cudnn_data_type(s.precision);
   // Logical N, C, H, W; NHWC in memory.
   const std::vector<int> nhwc = {0, 2, 3, 1};
@@ -509,8 +525,10 @@ CudnnCall Pool::make_cudnn_call(cudnnHandle_t handle) {
       .set_array<std::int64_t>(CUDNN_ATTR_RESAMPLE_STRIDES, stride)
       .set_array<std::int64_t>(CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, pad)
       .set_array<std::int64_t>(CUDNN_ATTR_RESAMPLE_POST_PADDINGS, pad)
-      .set(CUDNN_ATTR_RESAMPLE_PADDING_MODE, CUDNN_ZERO_PAD)
-      .finalize();
+      .set(CUDNN_ATTR_RESAMPLE_PADDING_MODE, CUDNN_ZERO_PAD);
+  if (s.mode == PoolMode::max)
+    resample->set(CUDNN_ATTR_RESAMPLE_NAN_PROPAGATION, CUDNN_PROPAGATE_NAN);
+  resample->finalize();
   auto operation =
       std::make_shared<cg::Descriptor>(CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR);
   operation->set(CUDNN_ATTR_OPERATION_RESAMPLE_FWD_DESC, *resample)

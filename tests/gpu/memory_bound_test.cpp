@@ -60,6 +60,97 @@ bool prepare_and_check(const char* family, json point, const Stream& stream) {
   return true;
 }
 
+TEST(GpuMemoryBound, RunCapturesIntoACudaGraphAndReplaysBitwise) {
+  TR_REQUIRE_GPU();
+  const Stream stream;
+  const std::pair<const char*, json> points[] = {
+      {"pointwise", {{"op", "silu_mul"}, {"batch", 64}, {"elements", 1000}}},
+      {"softmax", {{"batch", 4}, {"rows", 16}, {"columns", 2048}}},
+      {"pool", {{"batch", 2}}}};
+  for (const auto& [family, point] : points) {
+    std::unique_ptr<Operator> op = make_operator(find_family(family), point, shared_handles());
+    op->prepare(stream.get());
+    const DeviceTensor output = op->outputs().at(0);
+    std::vector<std::byte> eager(output.bytes), replayed(output.bytes);
+    TR_CUDA_CHECK(cudaMemcpyAsync(eager.data(), output.data, output.bytes, cudaMemcpyDeviceToHost,
+                                  stream.get()));
+    TR_CUDA_CHECK(cudaMemsetAsync(output.data, 0x7f, output.bytes, stream.get()));
+    const test::CapturedRun capture = test::capture_run(*op, stream.get());
+    ASSERT_TRUE(test::captured_ok(capture)) << family;
+    test::replay(capture, stream.get(), 2);
+    TR_CUDA_CHECK(cudaMemcpyAsync(replayed.data(), output.data, output.bytes,
+                                  cudaMemcpyDeviceToHost, stream.get()));
+    TR_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    EXPECT_TRUE(replayed == eager) << family;
+  }
+}
+
+// First: a cuDNN probe below that faults would end the process's context.
+// The runner: fp32 FLOPs counted = the own kernels' FADD / FMUL / FFMA exactly;
+// DRAM bytes and bandwidth of the large points printed against min_bytes.
+TEST(GpuMemoryBound, TheRunnerCountsTheOwnKernelsFlopsExactly) {
+  TR_REQUIRE_GPU();
+  SweepRunner runner(inspect_gpu(0), RunnerOptions{});
+  struct Case {
+    const char* family;
+    json point;
+    double expected_fp32_flops;
+  };
+  std::vector<Case> cases;
+  for (PointwiseOp op : kAllPointwiseOps)
+    for (auto [batch, elements] : {std::pair{4096, 4096}, std::pair{3, 100'001}}) {
+      const json point = {
+          {"op", to_string(op)}, {"batch", batch}, {"elements", elements}, {"precision", "bf16"}};
+      cases.push_back(
+          {"pointwise", point, pointwise_fma_pipe_flops_per_element(op) * batch * elements});
+    }
+  cases.push_back({"pointwise",
+                   {{"op", "add"}, {"batch", 16384}, {"elements", 4096}, {"precision", "fp32"}},
+                   16384.0 * 4096});
+  cases.push_back(
+      {"pointwise",
+       {{"op", "silu_mul"}, {"batch", 4096}, {"elements", 11008}, {"precision", "bf16"}},
+       4.0 * 4096 * 11008});
+  for (auto [rows, columns, precision] :
+       {std::tuple{4096, 128, "fp16"}, std::tuple{4096, 1000, "fp32"},
+        std::tuple{2048, 4096, "bf16"}, std::tuple{4096, 32000, "bf16"},
+        std::tuple{4096, 4096, "fp32"}}) {
+    const json point = {
+        {"batch", 1}, {"rows", rows}, {"columns", columns}, {"precision", precision}};
+    cases.push_back(
+        {"softmax", point, softmax_own_fma_pipe_flops(softmax_spec_from_params(point))});
+  }
+  for (int batch : {1, 128}) {
+    json max = {{"batch", batch}, {"precision", "fp16"}};
+    cases.push_back({"pool", max, 0});
+    json avg3 = {{"batch", batch}, {"mode", "avg"}, {"precision", "bf16"}};  // 3x3 / 2, pad 1
+    cases.push_back({"pool", avg3, pool_flops(pool_spec_from_params(avg3))});
+    json avg = {{"batch", batch}, {"channels", 2048}, {"height", 7},
+                {"width", 7},     {"window", 7},      {"stride", 1},
+                {"pad", 0},       {"mode", "avg"},    {"precision", "fp16"}};
+    cases.push_back({"pool", avg, pool_flops(pool_spec_from_params(avg))});
+  }
+  for (const Case& c : cases) {
+    const Point p = runner.measure_point(find_family(c.family), c.point, "test", 0);
+    const std::string name = std::string(c.family) + " " + c.point.dump();
+    ASSERT_EQ(p.status, PointStatus::ok) << name << ": " << p.reason;
+    EXPECT_EQ(p.details["check"]["status"], "passed") << name << p.details["check"];
+    ASSERT_TRUE(p.timing.stream) << name;
+    const double counted = p.counters.count("fp32_flops") ? p.counters.at("fp32_flops") : 0;
+    const double dram =
+        (p.counters.count("dram_read_bytes") ? p.counters.at("dram_read_bytes") : 0) +
+        (p.counters.count("dram_write_bytes") ? p.counters.at("dram_write_bytes") : 0);
+    const double seconds = *p.timing.stream_s();
+    std::printf(
+        "%-100s fp32 counted %.6g expected %.6g (x%.6f) analytic %.6g | DRAM %.4g B = x%.4f "
+        "min_bytes | T_stream %.2f us, %.3f TB/s of min_bytes | %s\n",
+        name.c_str(), counted, c.expected_fp32_flops,
+        c.expected_fp32_flops > 0 ? counted / c.expected_fp32_flops : 0.0, p.flops, dram,
+        dram / p.min_bytes, seconds * 1e6, p.min_bytes / seconds / 1e12, p.algorithm.c_str());
+    EXPECT_DOUBLE_EQ(counted, c.expected_fp32_flops) << name;
+  }
+}
+
 TEST(GpuMemoryBound, EveryPointwiseOpAndPrecisionMatchesTheReference) {
   TR_REQUIRE_GPU();
   const Stream stream;
@@ -135,94 +226,6 @@ TEST(GpuMemoryBound, PoolingOfEveryModeMatchesTheReference) {
           point["implementation"] = implementation;
           prepare_and_check("pool", point, stream);
         }
-}
-
-TEST(GpuMemoryBound, RunCapturesIntoACudaGraphAndReplaysBitwise) {
-  TR_REQUIRE_GPU();
-  const Stream stream;
-  const std::pair<const char*, json> points[] = {
-      {"pointwise", {{"op", "silu_mul"}, {"batch", 64}, {"elements", 1000}}},
-      {"softmax", {{"batch", 4}, {"rows", 16}, {"columns", 2048}}},
-      {"pool", {{"batch", 2}}}};
-  for (const auto& [family, point] : points) {
-    std::unique_ptr<Operator> op = make_operator(find_family(family), point, shared_handles());
-    op->prepare(stream.get());
-    const DeviceTensor output = op->outputs().at(0);
-    std::vector<std::byte> eager(output.bytes), replayed(output.bytes);
-    TR_CUDA_CHECK(cudaMemcpyAsync(eager.data(), output.data, output.bytes, cudaMemcpyDeviceToHost,
-                                  stream.get()));
-    TR_CUDA_CHECK(cudaMemsetAsync(output.data, 0x7f, output.bytes, stream.get()));
-    const test::CapturedRun capture = test::capture_run(*op, stream.get());
-    ASSERT_TRUE(test::captured_ok(capture)) << family;
-    test::replay(capture, stream.get(), 2);
-    TR_CUDA_CHECK(cudaMemcpyAsync(replayed.data(), output.data, output.bytes,
-                                  cudaMemcpyDeviceToHost, stream.get()));
-    TR_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-    EXPECT_TRUE(replayed == eager) << family;
-  }
-}
-
-// The runner: fp32 FLOPs counted = the own kernels' FADD / FMUL / FFMA exactly;
-// DRAM bytes and bandwidth of the large points printed against min_bytes.
-TEST(GpuMemoryBound, TheRunnerCountsTheOwnKernelsFlopsExactly) {
-  TR_REQUIRE_GPU();
-  SweepRunner runner(inspect_gpu(0), RunnerOptions{});
-  struct Case {
-    const char* family;
-    json point;
-    double expected_fp32_flops;
-  };
-  std::vector<Case> cases;
-  for (PointwiseOp op : kAllPointwiseOps)
-    for (auto [batch, elements] : {std::pair{4096, 4096}, std::pair{3, 100'001}}) {
-      const json point = {
-          {"op", to_string(op)}, {"batch", batch}, {"elements", elements}, {"precision", "bf16"}};
-      cases.push_back(
-          {"pointwise", point, pointwise_fma_pipe_flops_per_element(op) * batch * elements});
-    }
-  cases.push_back({"pointwise",
-                   {{"op", "add"}, {"batch", 16384}, {"elements", 4096}, {"precision", "fp32"}},
-                   16384.0 * 4096});
-  cases.push_back(
-      {"pointwise",
-       {{"op", "silu_mul"}, {"batch", 4096}, {"elements", 11008}, {"precision", "bf16"}},
-       4.0 * 4096 * 11008});
-  for (auto [rows, columns, precision] :
-       {std::tuple{4096, 128, "fp16"}, std::tuple{4096, 1000, "fp32"},
-        std::tuple{2048, 4096, "bf16"}, std::tuple{4096, 32000, "bf16"},
-        std::tuple{4096, 4096, "fp32"}}) {
-    const json point = {
-        {"batch", 1}, {"rows", rows}, {"columns", columns}, {"precision", precision}};
-    cases.push_back(
-        {"softmax", point, softmax_own_fma_pipe_flops(softmax_spec_from_params(point))});
-  }
-  for (int batch : {1, 128}) {
-    json max = {{"batch", batch}, {"precision", "fp16"}};
-    cases.push_back({"pool", max, 0});
-    json avg = {{"batch", batch}, {"channels", 2048}, {"height", 7},
-                {"width", 7},     {"window", 7},      {"stride", 1},
-                {"pad", 0},       {"mode", "avg"},    {"precision", "fp16"}};
-    cases.push_back({"pool", avg, pool_flops(pool_spec_from_params(avg))});
-  }
-  for (const Case& c : cases) {
-    const Point p = runner.measure_point(find_family(c.family), c.point, "test", 0);
-    const std::string name = std::string(c.family) + " " + c.point.dump();
-    ASSERT_EQ(p.status, PointStatus::ok) << name << ": " << p.reason;
-    EXPECT_EQ(p.details["check"]["status"], "passed") << name << p.details["check"];
-    ASSERT_TRUE(p.timing.stream) << name;
-    const double counted = p.counters.count("fp32_flops") ? p.counters.at("fp32_flops") : 0;
-    const double dram =
-        (p.counters.count("dram_read_bytes") ? p.counters.at("dram_read_bytes") : 0) +
-        (p.counters.count("dram_write_bytes") ? p.counters.at("dram_write_bytes") : 0);
-    const double seconds = *p.timing.stream_s();
-    std::printf(
-        "%-100s fp32 counted %.6g expected %.6g (x%.6f) analytic %.6g | DRAM %.4g B = x%.4f "
-        "min_bytes | T_stream %.2f us, %.3f TB/s of min_bytes | %s\n",
-        name.c_str(), counted, c.expected_fp32_flops,
-        c.expected_fp32_flops > 0 ? counted / c.expected_fp32_flops : 0.0, p.flops, dram,
-        dram / p.min_bytes, seconds * 1e6, p.min_bytes / seconds / 1e12, p.algorithm.c_str());
-    EXPECT_DOUBLE_EQ(counted, c.expected_fp32_flops) << name;
-  }
 }
 
 }  // namespace
