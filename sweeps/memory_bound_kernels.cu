@@ -88,55 +88,67 @@ __device__ __forceinline__ float apply(float a, float b) {
   }
 }
 
+// One block per tile of kPointwiseThreads x kPointwiseUnroll vectors, every
+// load of a thread in flight before its first use (the tile grid of the HBM
+// copy roof's fastest variant, sweeps' ceilings: 1024 threads, 2 vectors each).
+constexpr unsigned kPointwiseThreads = 1024;
+constexpr int kPointwiseUnroll = 2;
+
 template <typename T, PointwiseOp Op>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(kPointwiseThreads)
     pointwise_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ y,
                      std::size_t count) {
   constexpr int kWidth = Vector<T>::kWidth;
   constexpr bool kTwoInputs =
       Op == PointwiseOp::add || Op == PointwiseOp::mul || Op == PointwiseOp::silu_mul;
   const std::size_t vectors = count / kWidth;
-  const std::size_t first = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t base =
+      blockIdx.x * static_cast<std::size_t>(blockDim.x) * kPointwiseUnroll + threadIdx.x;
   const auto* av = reinterpret_cast<const Vector<T>*>(a);
   const auto* bv = reinterpret_cast<const Vector<T>*>(b);
   auto* yv = reinterpret_cast<Vector<T>*>(y);
-  // Two vectors a thread per iteration: both loads in flight before either is used.
-  constexpr int kUnroll = 2;
-  std::size_t v = first;
-  for (; v + (kUnroll - 1) * step < vectors; v += kUnroll * step) {
-    Vector<T> x[kUnroll], other[kUnroll] = {};
+  Vector<T> x[kPointwiseUnroll], other[kPointwiseUnroll] = {};
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      x[u] = av[v + u * step];
-      if constexpr (kTwoInputs) other[u] = bv[v + u * step];
+  for (int u = 0; u < kPointwiseUnroll; ++u) {
+    const std::size_t v = base + static_cast<std::size_t>(u) * blockDim.x;
+    if (v < vectors) {
+      x[u] = av[v];
+      if constexpr (kTwoInputs) other[u] = bv[v];
     }
+  }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+  for (int u = 0; u < kPointwiseUnroll; ++u) {
+    const std::size_t v = base + static_cast<std::size_t>(u) * blockDim.x;
+    if (v < vectors) {
       Vector<T> out;
 #pragma unroll
       for (int i = 0; i < kWidth; ++i)
         out.values[i] =
             from_float<T>(apply<Op>(to_float(x[u].values[i]), to_float(other[u].values[i])));
-      yv[v + u * step] = out;
+      yv[v] = out;
     }
   }
-  for (; v < vectors; v += step) {
-    const Vector<T> x = av[v];
-    Vector<T> other{};
-    if constexpr (kTwoInputs) other = bv[v];
-    Vector<T> out;
-#pragma unroll
-    for (int i = 0; i < kWidth; ++i)
-      out.values[i] = from_float<T>(apply<Op>(to_float(x.values[i]), to_float(other.values[i])));
-    yv[v] = out;
+  // The last count % kWidth values, one thread each of block 0.
+  const std::size_t tail = vectors * kWidth + threadIdx.x;
+  if (blockIdx.x == 0 && tail < count) {
+    const float second = kTwoInputs ? to_float(b[tail]) : 0.0f;
+    y[tail] = from_float<T>(apply<Op>(to_float(a[tail]), second));
   }
-  // The last count % kWidth values, one thread each.
-  const std::size_t tail = vectors * kWidth + first;
-  if (tail < count) {
-    const float other = kTwoInputs ? to_float(b[tail]) : 0.0f;
-    y[tail] = from_float<T>(apply<Op>(to_float(a[tail]), other));
-  }
+}
+
+template <typename T, PointwiseOp Op>
+void launch_pointwise_typed(const void* a, const void* b, void* y, std::size_t count,
+                            cudaStream_t stream) {
+  constexpr std::size_t kTile = std::size_t{kPointwiseThreads} * kPointwiseUnroll;
+  const std::size_t vectors = count / Vector<T>::kWidth;
+  const std::size_t blocks = std::max<std::size_t>(1, (vectors + kTile - 1) / kTile);
+  if (blocks > INT_MAX)
+    throw usage_error("pointwise: " + std::to_string(count) +
+                      " elements exceed the own kernel's grid; allowed: batch x elements <= " +
+                      std::to_string(INT_MAX * kTile));
+  pointwise_kernel<T, Op><<<static_cast<unsigned>(blocks), kPointwiseThreads, 0, stream>>>(
+      static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(y), count);
+  TR_CUDA_CHECK(cudaGetLastError());
 }
 
 int multiprocessors() {
@@ -144,19 +156,6 @@ int multiprocessors() {
   TR_CUDA_CHECK(cudaGetDevice(&device));
   TR_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
   return count;
-}
-
-template <typename T, PointwiseOp Op>
-void launch_pointwise_typed(const void* a, const void* b, void* y, std::size_t count,
-                            cudaStream_t stream) {
-  constexpr unsigned kThreads = 256;
-  // Full occupancy (8 blocks of 256 a multiprocessor), each thread a grid-stride loop.
-  static const std::size_t max_blocks = static_cast<std::size_t>(multiprocessors()) * 8;
-  const std::size_t work = count / Vector<T>::kWidth + 1;
-  const std::size_t blocks = std::min(max_blocks, (work + kThreads - 1) / kThreads);
-  pointwise_kernel<T, Op><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(y), count);
-  TR_CUDA_CHECK(cudaGetLastError());
 }
 
 template <typename T>

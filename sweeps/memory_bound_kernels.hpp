@@ -17,8 +17,9 @@
 
 namespace timeroof {
 
-// y[i] = op(a[i], b[i]) for i < count; `b` is null for one-input ops. A
-// grid-stride loop over 16-byte vectors, then the last count % vector values.
+// y[i] = op(a[i], b[i]) for i < count; `b` is null for one-input ops. One
+// block of 1024 threads per tile of 2048 16-byte vectors, then the last
+// count % vector values.
 void launch_pointwise(PointwiseOp op, DataType type, const void* a, const void* b, void* y,
                       std::size_t count, cudaStream_t stream);
 

@@ -275,13 +275,14 @@ Pointwise::Pointwise(PointwiseSpec spec, std::shared_ptr<LibraryHandles> librari
 
 std::string Pointwise::own_kernel_name() const {
   return std::string("own pointwise_") + to_string(problem_.spec().op) +
-         " (16-byte vectors, grid-stride)";
+         " (16-byte vectors, tile grid)";
 }
 
 nlohmann::json Pointwise::own_launch() const {
   return {{"kernel", "pointwise_kernel"},
           {"vector_bytes", 16},
-          {"threads_per_block", 256},
+          {"threads_per_block", 1024},
+          {"vectors_per_thread", 2},
           {"fma_pipe_flops_per_element", pointwise_fma_pipe_flops_per_element(problem_.spec().op)}};
 }
 

@@ -5,7 +5,7 @@
 // API's resample (pooling) operation, or the legacy cudnnSoftmaxForward (the
 // graph API has no standalone softmax). A cuDNN graph whose heuristics list no
 // configuration that finalizes is `unsupported` with cuDNN's reasons.
-// algorithm() names what ran ("own vectorised grid-stride kernel", "cuDNN graph
+// algorithm() names what ran ("own pointwise_gelu (16-byte vectors, tile grid)", "cuDNN graph
 // eng<N> ...", "cudnnSoftmaxForward CUDNN_SOFTMAX_ACCURATE"); details() the launch.
 #pragma once
 
