@@ -50,7 +50,8 @@ class MemoryBoundOperator : public Operator {
   void run(cudaStream_t stream) override;
 
  protected:
-  virtual DataType data_type() const = 0;
+  // The stored type of every tensor.
+  DataType data_type() const { return storage_type(problem().precision()); }
   virtual std::string own_kernel_name() const = 0;
   virtual nlohmann::json own_launch() const { return nlohmann::json::object(); }
   virtual void launch_own(cudaStream_t stream) const = 0;
@@ -84,7 +85,6 @@ class Pointwise final : public MemoryBoundOperator {
   CheckResult check() override;
 
  private:
-  DataType data_type() const override { return storage_type(problem_.precision()); }
   std::string own_kernel_name() const override;
   nlohmann::json own_launch() const override;
   void launch_own(cudaStream_t stream) const override;
@@ -100,7 +100,6 @@ class Softmax final : public MemoryBoundOperator {
   CheckResult check() override;
 
  private:
-  DataType data_type() const override { return storage_type(problem_.precision()); }
   std::string own_kernel_name() const override;
   nlohmann::json own_launch() const override;
   void launch_own(cudaStream_t stream) const override;
@@ -116,7 +115,6 @@ class Pool final : public MemoryBoundOperator {
   CheckResult check() override;
 
  private:
-  DataType data_type() const override { return storage_type(problem_.precision()); }
   std::string own_kernel_name() const override;
   nlohmann::json own_launch() const override;
   void launch_own(cudaStream_t stream) const override;

@@ -6,36 +6,14 @@ is a reference, never a dependency. Timed as T_stream is: calls back to back on
 one stream between two CUDA events, per call, the median of 7 rounds of >= 20 ms.
 Prints each shape's time and its minimum bytes per second; exit 0 (a benchmark).
 """
-import statistics
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
-
-def per_call_seconds(fn, min_round_s=0.02, rounds=7):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    calls = 1
-    while True:
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        if start.elapsed_time(end) * 1e-3 >= min_round_s or calls >= 1 << 16:
-            break
-        calls *= 2
-    times = []
-    for _ in range(rounds):
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3 / calls)
-    return statistics.median(times)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gemm_torch_compare import per_call_seconds  # noqa: E402  (T_stream's way of timing)
 
 
 def main():
