@@ -75,5 +75,8 @@ OperatorFamily conv2d_family();
 OperatorFamily lstm_family();
 OperatorFamily gemm_family();
 OperatorFamily attention_family();
+OperatorFamily pointwise_family();
+OperatorFamily softmax_family();
+OperatorFamily pool_family();
 
 }  // namespace timeroof

@@ -8,6 +8,7 @@
 #include "sweeps/conv2d.hpp"
 #include "sweeps/gemm.hpp"
 #include "sweeps/lstm.hpp"
+#include "sweeps/memory_bound_ops.hpp"
 
 namespace timeroof {
 
@@ -49,6 +50,21 @@ constexpr std::pair<const char*, Make> kImplementations[] = {
      [](const nlohmann::json& point,
         std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
        return std::make_unique<Attention>(attention_spec_from_params(point), std::move(libraries));
+     }},
+    {"pointwise",
+     [](const nlohmann::json& point,
+        std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
+       return std::make_unique<Pointwise>(pointwise_spec_from_params(point), std::move(libraries));
+     }},
+    {"softmax",
+     [](const nlohmann::json& point,
+        std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
+       return std::make_unique<Softmax>(softmax_spec_from_params(point), std::move(libraries));
+     }},
+    {"pool",
+     [](const nlohmann::json& point,
+        std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
+       return std::make_unique<Pool>(pool_spec_from_params(point), std::move(libraries));
      }},
 };
 
