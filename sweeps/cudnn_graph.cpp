@@ -303,6 +303,7 @@ Descriptor make_tensor(const TensorSpec& spec, Where where) {
       .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, spec.uid, where)
       .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, spec.alignment, where);
   if (spec.is_virtual) tensor.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, true, where);
+  if (spec.is_by_value) tensor.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, true, where);
   tensor.finalize(where);
   return tensor;
 }

@@ -196,6 +196,9 @@ struct TensorSpec {
   std::vector<std::int64_t> strides;
   std::int64_t alignment = 16;  // bytes the device pointer is aligned to (cudaMalloc: 256)
   bool is_virtual = false;      // an intermediate inside the graph, never bound to memory
+  // A scalar passed by value (epsilon, momentum): the variant pack binds a host
+  // pointer to the value, read when the plan executes.
+  bool is_by_value = false;
 };
 Descriptor make_tensor(const TensorSpec& spec, Where where = Where::current());
 

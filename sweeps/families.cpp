@@ -97,8 +97,8 @@ const ParamAxis& axis_of(const std::string& family, const std::vector<ParamAxis>
 }
 
 const std::vector<OperatorFamily>& operator_families() {
-  static const std::vector<OperatorFamily> families = {conv2d_family(), lstm_family(),
-                                                       gemm_family()};
+  static const std::vector<OperatorFamily> families = {
+      conv2d_family(), lstm_family(), gemm_family(), layernorm_family(), batchnorm_family()};
   return families;
 }
 

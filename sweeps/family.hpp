@@ -74,5 +74,7 @@ const OperatorFamily& find_family(const std::string& name);
 OperatorFamily conv2d_family();
 OperatorFamily lstm_family();
 OperatorFamily gemm_family();
+OperatorFamily layernorm_family();
+OperatorFamily batchnorm_family();
 
 }  // namespace timeroof

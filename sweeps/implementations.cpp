@@ -7,6 +7,7 @@
 #include "sweeps/conv2d.hpp"
 #include "sweeps/gemm.hpp"
 #include "sweeps/lstm.hpp"
+#include "sweeps/norm.hpp"
 
 namespace timeroof {
 
@@ -43,6 +44,16 @@ constexpr std::pair<const char*, Make> kImplementations[] = {
      [](const nlohmann::json& point,
         std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
        return std::make_unique<Gemm>(gemm_spec_from_params(point), std::move(libraries));
+     }},
+    {"layernorm",
+     [](const nlohmann::json& point,
+        std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
+       return std::make_unique<Layernorm>(layernorm_spec_from_params(point), std::move(libraries));
+     }},
+    {"batchnorm",
+     [](const nlohmann::json& point,
+        std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
+       return std::make_unique<Batchnorm>(batchnorm_spec_from_params(point), std::move(libraries));
      }},
 };
 
