@@ -39,6 +39,9 @@ struct NormLayout {
   std::vector<std::int64_t> stats_dims, stats_strides;
   std::vector<NormTensor> tensors;          // the call's
   std::vector<NormTensor> forward_tensors;  // bwd: the training forward run in prepare()
+  NormSelection selection = NormSelection::heuristic;
+  // batchnorm: N, C, H, W for the legacy inference call
+  std::int64_t n = 0, c = 0, h = 0, w = 0;
 };
 
 namespace {
@@ -75,7 +78,7 @@ const char* mode_name(cudnnBackendNormMode_t mode) {
 }
 
 // The attribute of the norm operation that takes `role` (forward or backward).
-cudnnBackendAttributeName_t forward_attribute(const std::string& role, NormPhase phase) {
+cudnnBackendAttributeName_t forward_attribute(const std::string& role) {
   static const std::map<std::string, cudnnBackendAttributeName_t> kForward = {
       {"x", CUDNN_ATTR_OPERATION_NORM_FWD_XDESC},
       {"y", CUDNN_ATTR_OPERATION_NORM_FWD_YDESC},
@@ -86,11 +89,7 @@ cudnnBackendAttributeName_t forward_attribute(const std::string& role, NormPhase
       {"running_mean", CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC},
       {"running_variance", CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC},
       {"next_running_mean", CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC},
-      {"next_running_variance", CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC},
-      {"running_inv_variance", CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC}};
-  // Batchnorm inference reads the running mean where training writes the saved one.
-  if (role == "running_mean" && phase == NormPhase::inference)
-    return CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC;
+      {"next_running_variance", CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC}};
   return kForward.at(role);
 }
 
@@ -124,31 +123,49 @@ class HostValues {
 
 // The range of an fp32 input by role: scales near 1, positive variances.
 std::pair<float, float> parameter_range(const std::string& role) {
-  if (role == "scale" || role == "running_variance" || role == "running_inv_variance")
-    return {0.5f, 1.5f};
+  if (role == "scale" || role == "running_variance") return {0.5f, 1.5f};
   return {-0.5f, 0.5f};
 }
 
 // An engine configuration that finalized into a plan, and where the heuristic put it.
 struct ChosenPlan {
-  std::unique_ptr<cg::ExecutionPlan> plan;
+  std::shared_ptr<const cg::ExecutionPlan> plan;
   std::string heuristic_mode;
   int rank = 0;
 };
 
+// A configuration of a heuristic list, with its place there.
+struct Listed {
+  std::shared_ptr<const cg::Descriptor> config;
+  std::string heuristic_mode;
+  int rank = 0;
+};
+
+// Each candidate plan runs for about this long per timed round (three rounds,
+// the fastest counts) when the point asks for the fastest configuration.
+constexpr double kSearchRoundSeconds = 2e-4;
+constexpr int kSearchRounds = 3;
+
 }  // namespace
 
-// One norm operation's graph, plan, workspace and variant pack.
-class NormGraph {
+// One call of a normalization: a graph's plan, or cuDNN's legacy call.
+class NormCall {
  public:
-  NormGraph(cudnnHandle_t handle, const NormLayout& layout, NormDirection direction,
-            NormPhase phase, const std::vector<NormTensor>& tensors,
+  virtual ~NormCall() = default;
+  virtual void execute() const = 0;
+  virtual std::string name() const = 0;
+  virtual nlohmann::json details() const = 0;
+};
+
+// One norm operation's graph, plan, workspace and variant pack.
+class NormGraph final : public NormCall {
+ public:
+  NormGraph(cudnnHandle_t handle, cudaStream_t stream, const NormLayout& layout,
+            NormDirection direction, NormPhase phase, const std::vector<NormTensor>& tensors,
             const std::map<std::string, DeviceBuffer<std::byte>>& buffers, const float* epsilon,
             const float* momentum)
-      : handle_(handle) {
+      : handle_(handle), stream_(stream), direction_(direction), phase_(phase) {
     const bool forward = direction == NormDirection::fwd;
-    const bool batchnorm_inference =
-        layout.mode == CUDNN_BATCH_NORM && phase == NormPhase::inference;
     op_.emplace(forward ? CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR
                         : CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR);
     const cudnnBackendNormFwdPhase_t fwd_phase =
@@ -158,7 +175,6 @@ class NormGraph {
           .set(CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, fwd_phase);
     else
       op_->set(CUDNN_ATTR_OPERATION_NORM_BWD_MODE, layout.mode);
-    std::vector<cg::TensorPointer> pointers;
     for (std::size_t i = 0; i < tensors.size(); ++i) {
       const NormTensor& t = tensors[i];
       cg::TensorSpec spec;
@@ -172,30 +188,57 @@ class NormGraph {
                      : stats ? layout.stats_strides
                              : layout.param_strides;
       auto tensor = std::make_shared<const cg::Descriptor>(cg::make_tensor(spec));
-      op_->set(forward ? forward_attribute(t.role, phase) : backward_attribute(t.role), *tensor);
+      op_->set(forward ? forward_attribute(t.role) : backward_attribute(t.role), *tensor);
       op_->keep_alive(tensor);
-      pointers.push_back({spec.uid, buffers.at(t.role).get()});
+      pointers_.push_back({spec.uid, buffers.at(t.role).get()});
     }
-    if (forward && !batchnorm_inference) {
+    if (forward) {
       add_scalar(kUidEpsilon, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, layout);
-      pointers.push_back({kUidEpsilon, const_cast<float*>(epsilon)});
+      pointers_.push_back({kUidEpsilon, const_cast<float*>(epsilon)});
     }
-    if (forward && layout.mode == CUDNN_BATCH_NORM && phase == NormPhase::training &&
-        momentum != nullptr) {
+    if (forward && layout.mode == CUDNN_BATCH_NORM && phase == NormPhase::training) {
       add_scalar(kUidMomentum, CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC, layout);
-      pointers.push_back({kUidMomentum, const_cast<float*>(momentum)});
+      pointers_.push_back({kUidMomentum, const_cast<float*>(momentum)});
     }
     op_->finalize();
+    mode_ = layout.mode;
     graph_.emplace(cg::make_operation_graph(handle, {&*op_}));
-    chosen_ = choose_plan(layout, direction, phase);
-    workspace_ = DeviceBuffer<std::byte>(static_cast<std::size_t>(chosen_.plan->workspace_bytes()));
-    pack_.emplace(pointers, workspace_.get());
+    const std::vector<Listed> listed = list_configs();
+    choose(listed, layout.selection);
   }
 
-  void execute() const { cg::execute(handle_, *chosen_.plan, *pack_); }
-  const cg::ExecutionPlan& plan() const { return *chosen_.plan; }
-  const ChosenPlan& chosen() const { return chosen_; }
-  std::size_t workspace_bytes() const { return workspace_.bytes(); }
+  void execute() const override { cg::execute(handle_, *chosen_.plan, *pack_); }
+  std::string name() const override { return chosen_.plan->name(); }
+
+  nlohmann::json details() const override {
+    const cg::ConfigInfo& info = chosen_.plan->info();
+    nlohmann::json knobs = nlohmann::json::object();
+    for (const cg::KnobChoice& knob : info.knobs) knobs[cg::knob_name(knob.type)] = knob.value;
+    nlohmann::json numerical = nlohmann::json::array();
+    for (cudnnBackendNumericalNote_t note : info.numerical_notes)
+      numerical.push_back(cg::to_string(note));
+    nlohmann::json behavior = nlohmann::json::array();
+    for (cudnnBackendBehaviorNote_t note : info.behavior_notes)
+      behavior.push_back(cg::to_string(note));
+    const bool forward = direction_ == NormDirection::fwd;
+    nlohmann::json details = {
+        {"cudnn_api", "graph"},
+        {"cudnn_operation", forward ? "CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR"
+                                    : "CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR"},
+        {"norm_mode", mode_name(mode_)},
+        {"engine", info.engine},
+        {"knobs", knobs},
+        {"numerical_notes", numerical},
+        {"behavior_notes", behavior},
+        {"heuristic_mode", chosen_.heuristic_mode},
+        {"heuristic_rank", chosen_.rank},
+        {"workspace_bytes", workspace_.bytes()}};
+    if (forward)
+      details["fwd_phase"] =
+          phase_ == NormPhase::training ? "CUDNN_NORM_FWD_TRAINING" : "CUDNN_NORM_FWD_INFERENCE";
+    if (!searched_.is_null()) details["search"] = searched_;
+    return details;
+  }
 
  private:
   void add_scalar(std::int64_t uid, cudnnBackendAttributeName_t attribute,
@@ -211,48 +254,168 @@ class NormGraph {
     op_->keep_alive(tensor);
   }
 
-  // Heuristic mode A's list, then FALLBACK's: the first configuration that
-  // finalizes. None: NOT_SUPPORTED with what each said.
-  ChosenPlan choose_plan(const NormLayout& layout, NormDirection direction, NormPhase phase) {
-    std::string reasons;
+  // Heuristic mode A's list, then FALLBACK's; `reasons_` says why a list is empty.
+  std::vector<Listed> list_configs() {
+    std::vector<Listed> listed;
     for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
       std::vector<cg::Descriptor> configs;
-      const Outcome listed = guarded([&] { configs = cg::heuristic_configs(*graph_, mode); });
-      if (listed.status != PointStatus::ok) {
-        reasons += (reasons.empty() ? "" : "; ") + cg::to_string(mode) + ": " + listed.reason;
+      const Outcome got = guarded([&] { configs = cg::heuristic_configs(*graph_, mode); });
+      if (got.status != PointStatus::ok)
+        add_reason(cg::to_string(mode) + ": " + got.reason);
+      else if (configs.empty())
+        add_reason(cg::to_string(mode) + ": no configuration");
+      for (std::size_t rank = 0; rank < configs.size(); ++rank)
+        listed.push_back({std::make_shared<const cg::Descriptor>(std::move(configs[rank])),
+                          cg::to_string(mode), static_cast<int>(rank)});
+    }
+    return listed;
+  }
+
+  // The first configuration that finalizes (heuristic), or the fastest of all
+  // that do, each timed on the point's own buffers. None: NOT_SUPPORTED with
+  // what each said.
+  void choose(const std::vector<Listed>& listed, NormSelection selection) {
+    double best_s = 0;
+    nlohmann::json timed = nlohmann::json::array();
+    std::vector<std::string> seen;
+    for (const Listed& candidate : listed) {
+      ChosenPlan plan{nullptr, candidate.heuristic_mode, candidate.rank};
+      const Outcome built =
+          guarded([&] { plan.plan = std::make_shared<const cg::ExecutionPlan>(candidate.config); });
+      if (built.status != PointStatus::ok) {
+        if (candidate.rank < 4)
+          add_reason(candidate.heuristic_mode + " #" + std::to_string(candidate.rank) + ": " +
+                     built.reason);
         continue;
       }
-      if (configs.empty())
-        reasons += (reasons.empty() ? "" : "; ") + cg::to_string(mode) + ": no configuration";
-      for (std::size_t rank = 0; rank < configs.size(); ++rank) {
-        ChosenPlan chosen;
-        auto config = std::make_shared<const cg::Descriptor>(std::move(configs[rank]));
-        const Outcome built =
-            guarded([&] { chosen.plan = std::make_unique<cg::ExecutionPlan>(config); });
-        if (built.status == PointStatus::ok) {
-          chosen.heuristic_mode = cg::to_string(mode);
-          chosen.rank = static_cast<int>(rank);
-          return chosen;
-        }
-        if (rank < 4)
-          reasons += (reasons.empty() ? "" : "; ") + cg::to_string(mode) + " #" +
-                     std::to_string(rank) + ": " + built.reason;
+      const std::string name = plan.plan->name();
+      if (std::ranges::find(seen, name) != seen.end()) continue;
+      seen.push_back(name);
+      DeviceBuffer<std::byte> workspace(static_cast<std::size_t>(plan.plan->workspace_bytes()));
+      auto pack = std::make_unique<cg::VariantPack>(pointers_, workspace.get());
+      if (selection == NormSelection::heuristic) {
+        adopt(std::move(plan), std::move(workspace), std::move(pack));
+        return;
       }
+      double seconds = 0;
+      const Outcome ran = guarded([&] { seconds = time_plan(*plan.plan, *pack); });
+      if (ran.status != PointStatus::ok) {
+        (void)cudaGetLastError();
+        timed.push_back({{"plan", name}, {"error", ran.reason}});
+        continue;
+      }
+      timed.push_back({{"plan", name}, {"seconds", seconds}});
+      if (!chosen_.plan || seconds < best_s) {
+        best_s = seconds;
+        adopt(std::move(plan), std::move(workspace), std::move(pack));
+      }
+    }
+    if (chosen_.plan) {
+      searched_ = {{"selection", "fastest"}, {"timed", timed}};
+      return;
     }
     throw GpuError(
         "cuDNN", CUDNN_STATUS_NOT_SUPPORTED,
-        std::string("CUDNN_STATUS_NOT_SUPPORTED: cuDNN has no engine for ") +
-            mode_name(layout.mode) + " " + to_string(direction) +
-            (direction == NormDirection::fwd ? std::string(" ") + to_string(phase) : "") +
-            " with these shapes on this GPU (" + reasons + ")");
+        std::string("CUDNN_STATUS_NOT_SUPPORTED: cuDNN has no engine for ") + mode_name(mode_) +
+            " " + to_string(direction_) +
+            (direction_ == NormDirection::fwd ? std::string(" ") + to_string(phase_) : "") +
+            " with these shapes on this GPU (" + reasons_ + ")");
+  }
+
+  void adopt(ChosenPlan plan, DeviceBuffer<std::byte> workspace,
+             std::unique_ptr<cg::VariantPack> pack) {
+    chosen_ = std::move(plan);
+    workspace_ = std::move(workspace);
+    pack_ = std::move(pack);
+  }
+
+  // Seconds per call: the fastest of kSearchRounds rounds of back-to-back calls.
+  double time_plan(const cg::ExecutionPlan& plan, const cg::VariantPack& pack) const {
+    cg::execute(handle_, plan, pack);  // warm-up
+    const Event start, stop;
+    auto round = [&](int calls) {
+      start.record(stream_);
+      for (int i = 0; i < calls; ++i) cg::execute(handle_, plan, pack);
+      stop.record(stream_);
+      stop.synchronize();
+      return stop.seconds_since(start) / calls;
+    };
+    const double once = round(1);
+    const int calls = static_cast<int>(std::clamp(kSearchRoundSeconds / once, 1.0, 1000.0));
+    double best = round(calls);
+    for (int i = 1; i < kSearchRounds; ++i) best = std::min(best, round(calls));
+    return best;
+  }
+
+  void add_reason(const std::string& reason) {
+    reasons_ += (reasons_.empty() ? "" : "; ") + reason;
   }
 
   cudnnHandle_t handle_;
+  cudaStream_t stream_;
+  NormDirection direction_;
+  NormPhase phase_;
+  cudnnBackendNormMode_t mode_ = CUDNN_LAYER_NORM;
   std::optional<cg::Descriptor> op_;
   std::optional<cg::Descriptor> graph_;
+  std::vector<cg::TensorPointer> pointers_;
+  std::string reasons_;
   ChosenPlan chosen_;
   DeviceBuffer<std::byte> workspace_;
-  std::optional<cg::VariantPack> pack_;
+  std::unique_ptr<cg::VariantPack> pack_;
+  nlohmann::json searched_;
+};
+
+// BatchNorm inference through cuDNN's legacy call: cuDNN 9.14's graph has no
+// engine for a standalone CUDNN_BATCH_NORM inference node (heuristic mode A's
+// configuration fails to finalize, "matcher_casted == nullptr", FALLBACK lists
+// none; H100), so the point runs cudnnBatchNormalizationForwardInference, which
+// PyTorch's cuDNN batch norm also calls. Deprecated in cuDNN 9, still shipped.
+class LegacyBatchnormInference final : public NormCall {
+ public:
+  LegacyBatchnormInference(cudnnHandle_t handle, const NormLayout& shape,
+                           const std::map<std::string, DeviceBuffer<std::byte>>& buffers)
+      : handle_(handle),
+        x_(buffers.at("x").get()),
+        y_(buffers.at("y").get()),
+        scale_(buffers.at("scale").get()),
+        bias_(buffers.at("bias").get()),
+        mean_(buffers.at("running_mean").get()),
+        variance_(buffers.at("running_variance").get()) {
+    TR_CUDNN_CHECK(cudnnSetTensor4dDescriptor(
+        data_.get(), CUDNN_TENSOR_NHWC, cudnn_type(shape.data_type), static_cast<int>(shape.n),
+        static_cast<int>(shape.c), static_cast<int>(shape.h), static_cast<int>(shape.w)));
+    TR_CUDNN_CHECK(cudnnSetTensor4dDescriptor(parameters_.get(), CUDNN_TENSOR_NCHW,
+                                              CUDNN_DATA_FLOAT, 1, static_cast<int>(shape.c), 1,
+                                              1));
+  }
+
+  void execute() const override {
+    const float alpha = 1.0f, beta = 0.0f;  // y = 1 * bn(x) + 0 * y: overwrite
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    TR_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
+        handle_, CUDNN_BATCHNORM_SPATIAL, &alpha, &beta, data_.get(), x_, data_.get(), y_,
+        parameters_.get(), scale_, bias_, mean_, variance_, kNormEpsilon));
+#pragma GCC diagnostic pop
+  }
+  std::string name() const override {
+    return "cudnnBatchNormalizationForwardInference CUDNN_BATCHNORM_SPATIAL";
+  }
+  nlohmann::json details() const override {
+    return {{"cudnn_api", "legacy"},
+            {"cudnn_call", "cudnnBatchNormalizationForwardInference"},
+            {"batchnorm_mode", "CUDNN_BATCHNORM_SPATIAL"},
+            {"norm_mode", "CUDNN_BATCH_NORM"},
+            {"why_legacy",
+             "cuDNN's graph has no engine for a standalone CUDNN_BATCH_NORM inference "
+             "node (CUDNN_STATUS_NOT_SUPPORTED, cuDNN 9.14 on H100)"}};
+  }
+
+ private:
+  cudnnHandle_t handle_;
+  TensorDescriptor data_, parameters_;
+  void *x_, *y_, *scale_, *bias_, *mean_, *variance_;
 };
 
 // Everything prepare() creates; destroyed with the operator.
@@ -264,8 +427,8 @@ class NormState {
   std::map<std::string, DataType> types;
   float epsilon = static_cast<float>(kNormEpsilon);
   float momentum = static_cast<float>(kBatchnormMomentum);
-  std::optional<NormGraph> statistics;  // bwd: the training forward
-  std::optional<NormGraph> call;
+  std::unique_ptr<NormGraph> statistics;  // bwd: the training forward
+  std::unique_ptr<NormCall> call;
 };
 
 NormOperator::NormOperator(std::shared_ptr<LibraryHandles> libraries)
@@ -273,37 +436,13 @@ NormOperator::NormOperator(std::shared_ptr<LibraryHandles> libraries)
 NormOperator::~NormOperator() = default;
 
 std::string NormOperator::algorithm() const {
-  return state_ ? state_->call->plan().name() : std::string();
+  return state_ ? state_->call->name() : std::string();
 }
 
 nlohmann::json NormOperator::details() const {
   if (!state_) return nlohmann::json::object();
-  const NormState& st = *state_;
-  const cg::ConfigInfo& info = st.call->plan().info();
-  nlohmann::json knobs = nlohmann::json::object();
-  for (const cg::KnobChoice& knob : info.knobs) knobs[cg::knob_name(knob.type)] = knob.value;
-  nlohmann::json numerical = nlohmann::json::array();
-  for (cudnnBackendNumericalNote_t note : info.numerical_notes)
-    numerical.push_back(cg::to_string(note));
-  nlohmann::json behavior = nlohmann::json::array();
-  for (cudnnBackendBehaviorNote_t note : info.behavior_notes)
-    behavior.push_back(cg::to_string(note));
-  const bool forward = st.layout.direction == NormDirection::fwd;
-  nlohmann::json details = {
-      {"cudnn_operation", forward ? "CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR"
-                                  : "CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR"},
-      {"norm_mode", mode_name(st.layout.mode)},
-      {"engine", info.engine},
-      {"knobs", knobs},
-      {"numerical_notes", numerical},
-      {"behavior_notes", behavior},
-      {"heuristic_mode", st.call->chosen().heuristic_mode},
-      {"heuristic_rank", st.call->chosen().rank},
-      {"workspace_bytes", st.call->workspace_bytes()}};
-  if (forward)
-    details["fwd_phase"] = st.layout.phase == NormPhase::training ? "CUDNN_NORM_FWD_TRAINING"
-                                                                  : "CUDNN_NORM_FWD_INFERENCE";
-  if (st.statistics) details["statistics_from"] = st.statistics->plan().name();
+  nlohmann::json details = state_->call->details();
+  if (state_->statistics) details["statistics_from"] = state_->statistics->name();
   return details;
 }
 
@@ -357,12 +496,18 @@ void NormOperator::prepare(cudaStream_t stream) {
   const cudnnHandle_t handle = libraries_->cudnn();
   TR_CUDNN_CHECK(cudnnSetStream(handle, stream));
   if (st.layout.direction == NormDirection::bwd) {
-    st.statistics.emplace(handle, st.layout, NormDirection::fwd, NormPhase::training,
-                          st.layout.forward_tensors, st.buffers, &st.epsilon, &st.momentum);
+    st.statistics = std::make_unique<NormGraph>(handle, stream, st.layout, NormDirection::fwd,
+                                                NormPhase::training, st.layout.forward_tensors,
+                                                st.buffers, &st.epsilon, &st.momentum);
     st.statistics->execute();
   }
-  st.call.emplace(handle, st.layout, st.layout.direction, st.layout.phase, st.layout.tensors,
-                  st.buffers, &st.epsilon, &st.momentum);
+  if (st.layout.mode == CUDNN_BATCH_NORM && st.layout.phase == NormPhase::inference &&
+      st.layout.direction == NormDirection::fwd)
+    st.call = std::make_unique<LegacyBatchnormInference>(handle, st.layout, st.buffers);
+  else
+    st.call =
+        std::make_unique<NormGraph>(handle, stream, st.layout, st.layout.direction, st.layout.phase,
+                                    st.layout.tensors, st.buffers, &st.epsilon, &st.momentum);
   // One call now: an execution failure surfaces here, and lazily loaded kernels
   // exist before run() is timed or captured into a CUDA graph.
   st.call->execute();
@@ -455,6 +600,7 @@ NormLayout Layernorm::layout() const {
   layout.data_strides = {h, 1, h, h};
   layout.param_dims = {1, h, 1, 1};
   layout.param_strides = {h, 1, h, h};
+  layout.selection = s.selection;
   layout.stats_dims = {r, 1, 1, 1};
   layout.stats_strides = {1, 1, 1, 1};
   layout.tensors = norm_tensors(s);
@@ -533,6 +679,11 @@ NormLayout Batchnorm::layout() const {
   layout.data_strides = {h * w * c, 1, w * c, c};
   layout.param_dims = {1, c, 1, 1};
   layout.param_strides = {c, 1, c, c};
+  layout.n = n;
+  layout.c = c;
+  layout.h = h;
+  layout.w = w;
+  layout.selection = s.selection;
   layout.stats_dims = layout.param_dims;
   layout.stats_strides = layout.param_strides;
   layout.tensors = norm_tensors(s);
@@ -558,10 +709,10 @@ CheckResult Batchnorm::check() {
   const auto m = static_cast<std::size_t>(s.per_channel());
   std::vector<double> out(x.size()), mean(c), inv(c), next_mean(c), next_variance(c);
   std::vector<double> dscale(c, 0.0), dbias(c, 0.0);
-  std::vector<double> running_mean, running;  // running variance (training) or inverse deviation
+  std::vector<double> running_mean, running;  // the running mean and variance
   if (!bwd) {
     running_mean = download("running_mean");
-    running = download(training ? "running_variance" : "running_inv_variance");
+    running = download("running_variance");
   }
   std::vector<double> group(m), dy_group(bwd ? m : 0);
   for (std::size_t k = 0; k < c; ++k) {
@@ -589,7 +740,7 @@ CheckResult Batchnorm::check() {
           kBatchnormMomentum * stats.variance * static_cast<double>(m) / static_cast<double>(m - 1);
     } else {
       stats.mean = running_mean[k];
-      stats.inv_variance = running[k];
+      stats.inv_variance = 1.0 / std::sqrt(running[k] + kNormEpsilon);
     }
     const std::vector<double> y =
         norm_forward(group, stats, gamma, std::span<const double>(&bias[k], 1));

@@ -3,16 +3,17 @@
 // layernorm keys: batch, seq (rows = batch x seq tokens), hidden (the normalized
 // dimension), kind (layer | rms), phase (inference | training), direction
 // (fwd | bwd: training only), precision (fp32 | fp16 | bf16).
-// Default sweep (27 points): BERT-base (hidden 768) LayerNorm at 128, 1024,
-// 4096 and 16384 tokens and LLaMA-7B (hidden 4096) RMSNorm at 128, 2048 and
-// 8192 tokens, each fwd inference, fwd training and bwd, in fp16; the largest
-// of each also in bf16.
+// Default sweep (11 points; each point costs ~2-3 s of prepare, runtime
+// compilation, timing, counters and the full check): BERT-base (hidden 768)
+// LayerNorm at 1024 and 16384 tokens and LLaMA-7B (hidden 4096) RMSNorm at
+// 8192 tokens, each fwd inference, fwd training and bwd in fp16; BERT's fwd
+// training and LLaMA's bwd also in bf16.
 //
 // batchnorm keys: batch, channels, height, width (NHWC), phase, direction,
-// precision. Default sweep (24 points): ResNet-50's 64 ch 112 x 112 (after
-// conv1), 256 ch 56 x 56 (stage 1) and 2048 ch 7 x 7 (stage 4) at batch 8
-// and 32, fwd training, fwd inference and bwd, in fp16, the 256 ch point also
-// in bf16 at batch 32.
+// precision, algorithm. Default sweep (10 points): ResNet-50's 64 ch 112 x 112
+// (after conv1), 256 ch 56 x 56 (stage 1) and 2048 ch 7 x 7 (stage 4) at batch
+// 32, fwd training, fwd inference and bwd, in fp16, and 256 ch 56 x 56 fwd
+// training at batch 8.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -44,6 +45,12 @@ ParamAxis precision_axis() {
 ParamAxis phase_axis(const char* help, json defaults) {
   return text_axis("phase", help, names(kAllNormPhases), std::move(defaults));
 }
+ParamAxis algorithm_axis() {
+  return text_axis("algorithm",
+                   "heuristic = the first cuDNN configuration that finalizes (heuristic mode A, "
+                   "then FALLBACK), fastest = every listed configuration timed in prepare",
+                   names(kAllNormSelections), json::array({"heuristic"}));
+}
 ParamAxis direction_axis() {
   return text_axis("direction",
                    "fwd, or bwd (dx, dscale, dbias from the saved statistics of a training fwd "
@@ -66,6 +73,7 @@ const std::vector<ParamAxis>& layernorm_axes() {
                  json::array({"training", "inference"})),
       direction_axis(),
       precision_axis(),
+      algorithm_axis(),
   };
   return kAxes;
 }
@@ -81,6 +89,7 @@ const std::vector<ParamAxis>& batchnorm_axes() {
                  json::array({"training", "inference"})),
       direction_axis(),
       precision_axis(),
+      algorithm_axis(),
   };
   return kAxes;
 }
@@ -103,30 +112,33 @@ void add_passes(std::vector<json>& points, json point) {
   }
 }
 
+json layernorm_point(std::int64_t tokens, std::int64_t hidden, const char* kind,
+                     const char* precision) {
+  constexpr std::int64_t kSeq = 128;
+  return {{"batch", tokens / kSeq}, {"seq", kSeq},
+          {"hidden", hidden},       {"kind", kind},
+          {"precision", precision}, {"algorithm", "heuristic"}};
+}
+
 std::vector<json> layernorm_points() {
   std::vector<json> points;
-  struct Model {
-    const char* kind;
-    std::int64_t hidden;
-    std::vector<std::int64_t> tokens;  // batch x seq: batch of sequences of 128 (BERT) / 2048
-    std::int64_t seq;
-  };
-  const Model models[] = {{"layer", 768, {128, 1024, 4096, 16384}, 128},
-                          {"rms", 4096, {128, 2048, 8192}, 128}};
-  for (const Model& model : models) {
-    for (std::int64_t tokens : model.tokens)
-      add_passes(points, {{"batch", tokens / model.seq},
-                          {"seq", model.seq},
-                          {"hidden", model.hidden},
-                          {"kind", model.kind},
-                          {"precision", "fp16"}});
-    add_passes(points, {{"batch", model.tokens.back() / model.seq},
-                        {"seq", model.seq},
-                        {"hidden", model.hidden},
-                        {"kind", model.kind},
-                        {"precision", "bf16"}});
-  }
+  for (std::int64_t tokens : {1024, 16384})
+    add_passes(points, layernorm_point(tokens, 768, "layer", "fp16"));
+  add_passes(points, layernorm_point(8192, 4096, "rms", "fp16"));
+  json bert = layernorm_point(16384, 768, "layer", "bf16");
+  bert["phase"] = "training";
+  bert["direction"] = "fwd";
+  points.push_back(bert);
+  json llama = layernorm_point(8192, 4096, "rms", "bf16");
+  llama["phase"] = "training";
+  llama["direction"] = "bwd";
+  points.push_back(llama);
   return points;
+}
+
+json batchnorm_point(std::int64_t batch, std::int64_t channels, std::int64_t size) {
+  return {{"batch", batch}, {"channels", channels}, {"height", size},
+          {"width", size},  {"precision", "fp16"},  {"algorithm", "heuristic"}};
 }
 
 std::vector<json> batchnorm_points() {
@@ -135,16 +147,12 @@ std::vector<json> batchnorm_points() {
     std::int64_t channels, size;
   };
   constexpr Shape kShapes[] = {{64, 112}, {256, 56}, {2048, 7}};
-  for (std::int64_t batch : {8, 32})
-    for (const Shape& shape : kShapes)
-      add_passes(points, {{"batch", batch},
-                          {"channels", shape.channels},
-                          {"height", shape.size},
-                          {"width", shape.size},
-                          {"precision", "fp16"}});
-  add_passes(
-      points,
-      {{"batch", 32}, {"channels", 256}, {"height", 56}, {"width", 56}, {"precision", "bf16"}});
+  for (const Shape& shape : kShapes)
+    add_passes(points, batchnorm_point(32, shape.channels, shape.size));
+  json small = batchnorm_point(8, 256, 56);
+  small["phase"] = "training";
+  small["direction"] = "fwd";
+  points.push_back(small);
   return points;
 }
 
@@ -163,6 +171,8 @@ LayernormSpec layernorm_spec_from_params(const json& point) {
       parse_norm_direction(family, axis_text(family, point, layernorm_axis("direction")));
   spec.precision =
       parse_precision(axis_text(family, point, layernorm_axis("precision")), kNormPrecisions);
+  spec.selection =
+      parse_norm_selection(family, axis_text(family, point, layernorm_axis("algorithm")));
   return spec;
 }
 
@@ -179,6 +189,8 @@ BatchnormSpec batchnorm_spec_from_params(const json& point) {
       parse_norm_direction(family, axis_text(family, point, batchnorm_axis("direction")));
   spec.precision =
       parse_precision(axis_text(family, point, batchnorm_axis("precision")), kNormPrecisions);
+  spec.selection =
+      parse_norm_selection(family, axis_text(family, point, batchnorm_axis("algorithm")));
   return spec;
 }
 
@@ -188,7 +200,7 @@ OperatorFamily layernorm_family() {
   family.name = "layernorm";
   family.help =
       "cuDNN graph LayerNorm / RMSNorm over the last dimension, fwd inference / training and bwd, "
-      "fp32/fp16/bf16; default: BERT-base (768) and LLaMA-7B (4096) token counts (27 points)";
+      "fp32/fp16/bf16; default: BERT-base (768) and LLaMA-7B (4096) token counts (11 points)";
   family.axes = layernorm_axes();
   family.default_points = layernorm_points;
   family.problem = [](const json& point) -> std::unique_ptr<Problem> {
@@ -202,7 +214,7 @@ OperatorFamily batchnorm_family() {
   family.name = "batchnorm";
   family.help =
       "cuDNN graph BatchNorm2d (NHWC), fwd training (running-stat update) / inference and bwd, "
-      "fp32/fp16/bf16; default: ResNet-50 shapes at batch 8 and 32 (21 points)";
+      "fp32/fp16/bf16; default: ResNet-50 shapes at batch 32 and 8 (10 points)";
   family.axes = batchnorm_axes();
   family.default_points = batchnorm_points;
   family.problem = [](const json& point) -> std::unique_ptr<Problem> {

@@ -19,6 +19,9 @@ const char* to_string(NormPhase phase) {
 const char* to_string(NormDirection direction) {
   return direction == NormDirection::fwd ? "fwd" : "bwd";
 }
+const char* to_string(NormSelection selection) {
+  return selection == NormSelection::heuristic ? "heuristic" : "fastest";
+}
 
 namespace {
 
@@ -75,8 +78,8 @@ std::vector<TensorArgument> arguments(const std::vector<NormTensor>& tensors, bo
 // GPU between calls, as a framework keeps them (Operator::inputs()).
 bool is_parameter(const std::string& role) {
   return role == "scale" || role == "bias" || role == "dscale" || role == "dbias" ||
-         role == "running_mean" || role == "running_variance" || role == "running_inv_variance" ||
-         role == "next_running_mean" || role == "next_running_variance";
+         role == "running_mean" || role == "running_variance" || role == "next_running_mean" ||
+         role == "next_running_variance";
 }
 
 }  // namespace
@@ -89,6 +92,9 @@ NormPhase parse_norm_phase(const std::string& family, std::string_view text) {
 }
 NormDirection parse_norm_direction(const std::string& family, std::string_view text) {
   return parse_enum(family, "direction", text, kAllNormDirections);
+}
+NormSelection parse_norm_selection(const std::string& family, std::string_view text) {
+  return parse_enum(family, "algorithm", text, kAllNormSelections);
 }
 
 // ---- layernorm ----------------------------------------------------------------
@@ -174,7 +180,8 @@ nlohmann::json LayernormProblem::params() const {
           {"data_type", to_string(data_type(spec_.precision))},
           {"parameter_type", "fp32"},
           {"statistics_type", "fp32"},
-          {"epsilon", kNormEpsilon}};
+          {"epsilon", kNormEpsilon},
+          {"algorithm", to_string(spec_.selection)}};
 }
 
 std::vector<TensorArgument> LayernormProblem::inputs() const {
@@ -201,6 +208,12 @@ void validate(const BatchnormSpec& spec) {
                       {"height", spec.height},
                       {"width", spec.width}},
                      element_bytes(spec.precision), "smaller batch, channels, height or width");
+  if (spec.phase == NormPhase::inference && spec.direction == NormDirection::fwd &&
+      spec.selection == NormSelection::fastest)
+    throw usage_error(
+        "batchnorm: algorithm = fastest with phase = inference: cuDNN's graph has "
+        "no engine for batchnorm inference, which runs cuDNN's one legacy call; "
+        "allowed: algorithm = heuristic");
   if (spec.phase == NormPhase::training && spec.per_channel() < 2)
     throw usage_error("batchnorm: phase = training with batch x height x width = " +
                       std::to_string(spec.per_channel()) +
@@ -210,7 +223,7 @@ void validate(const BatchnormSpec& spec) {
 
 NormFlopRates norm_flop_rates(const BatchnormSpec& spec) {
   if (spec.direction == NormDirection::bwd) return {13, 2};
-  if (spec.phase == NormPhase::inference) return {4, 0};
+  if (spec.phase == NormPhase::inference) return {4, 2};
   return {8, 4 + 7};
 }
 
@@ -239,7 +252,7 @@ std::vector<NormTensor> norm_tensors(const BatchnormSpec& spec) {
   tensors.push_back({"bias", c, DataType::fp32, false});
   if (spec.phase == NormPhase::inference) {
     tensors.push_back({"running_mean", c, DataType::fp32, false});
-    tensors.push_back({"running_inv_variance", c, DataType::fp32, false});
+    tensors.push_back({"running_variance", c, DataType::fp32, false});
     tensors.push_back({"y", elements, data, true});
     return tensors;
   }
@@ -279,7 +292,8 @@ nlohmann::json BatchnormProblem::params() const {
           {"parameter_type", "fp32"},
           {"statistics_type", "fp32"},
           {"epsilon", kNormEpsilon},
-          {"momentum", kBatchnormMomentum}};
+          {"momentum", kBatchnormMomentum},
+          {"algorithm", to_string(spec_.selection)}};
 }
 
 std::vector<TensorArgument> BatchnormProblem::inputs() const {

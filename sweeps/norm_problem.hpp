@@ -29,8 +29,8 @@
 //                    variance 4 (the same and the unbiasing e / (e - 1)): 4 + 7 = 11
 //                    per channel
 //   batchnorm fwd inference  normalize 2 and affine 2 per element with the running
-//                    mean and inverse deviation cuDNN's inference takes (the
-//                    latter made from the running variance in prepare): 4
+//                    mean and variance: 4; per channel the inverse deviation
+//                    (+ eps, rsqrt): 2
 //   layer norm bwd, batchnorm bwd   xhat = (x - mean) inv 2, dscale += dy xhat 2,
 //                    dbias += dy 1, g = dy scale 1, sum g 1, sum g xhat 2, dx =
 //                    inv (g - mean g - xhat mean(g xhat)) 4: 13 per element; per
@@ -46,7 +46,7 @@
 //   layernorm bwd    x, dy, dx; scale, mean (layer), inv_variance; dscale (and dbias)
 //   batchnorm fwd    x, y; scale, bias; training: saved mean and inv_variance written,
 //                    running mean and variance read and written; inference: the
-//                    running mean and inverse deviation read
+//                    running mean and variance read
 //   batchnorm bwd    x, dy, dx; scale, mean, inv_variance; dscale, dbias
 #pragma once
 
@@ -68,16 +68,24 @@ inline constexpr double kBatchnormMomentum = 0.1;
 enum class NormKind { layer, rms };
 enum class NormPhase { inference, training };
 enum class NormDirection { fwd, bwd };
+// How the cuDNN plan is picked: the heuristic's first configuration that
+// finalizes, or the fastest of every configuration the heuristics list (each
+// timed in prepare(); the point's details list them).
+enum class NormSelection { heuristic, fastest };
+inline constexpr NormSelection kAllNormSelections[] = {NormSelection::heuristic,
+                                                       NormSelection::fastest};
 inline constexpr NormKind kAllNormKinds[] = {NormKind::layer, NormKind::rms};
 inline constexpr NormPhase kAllNormPhases[] = {NormPhase::inference, NormPhase::training};
 inline constexpr NormDirection kAllNormDirections[] = {NormDirection::fwd, NormDirection::bwd};
 const char* to_string(NormKind kind);            // "layer", "rms"
 const char* to_string(NormPhase phase);          // "inference", "training"
 const char* to_string(NormDirection direction);  // "fwd", "bwd"
+const char* to_string(NormSelection selection);  // "heuristic", "fastest"
 // Usage errors "<family>: <key> = 'x' is not a known value; allowed: ...".
 NormKind parse_norm_kind(const std::string& family, std::string_view text);
 NormPhase parse_norm_phase(const std::string& family, std::string_view text);
 NormDirection parse_norm_direction(const std::string& family, std::string_view text);
+NormSelection parse_norm_selection(const std::string& family, std::string_view text);
 
 // The precisions the normalization families take (statistics stay fp32).
 inline constexpr Precision kNormPrecisions[] = {Precision::fp32, Precision::fp16, Precision::bf16};
@@ -88,6 +96,7 @@ struct LayernormSpec {
   NormPhase phase = NormPhase::training;
   NormDirection direction = NormDirection::fwd;
   Precision precision = Precision::fp16;
+  NormSelection selection = NormSelection::heuristic;
   std::int64_t rows() const { return batch * seq; }
 };
 
@@ -96,6 +105,8 @@ struct BatchnormSpec {
   NormPhase phase = NormPhase::training;
   NormDirection direction = NormDirection::fwd;
   Precision precision = Precision::fp16;
+  // Batchnorm inference runs cuDNN's legacy call (no graph engine): heuristic only.
+  NormSelection selection = NormSelection::heuristic;
   // Elements normalized per channel: N H W.
   std::int64_t per_channel() const { return batch * height * width; }
 };

@@ -56,16 +56,18 @@ std::set<std::string> check_default_points(const OperatorFamily& family, std::si
 
 TEST(NormFamilies, AxesFollowTheContractAndTheDefaultSweepsAreValid) {
   const OperatorFamily& layernorm = find_family("layernorm");
-  EXPECT_EQ(axis_keys(layernorm), (std::vector<std::string>{"batch", "seq", "hidden", "kind",
-                                                            "phase", "direction", "precision"}));
+  EXPECT_EQ(axis_keys(layernorm),
+            (std::vector<std::string>{"batch", "seq", "hidden", "kind", "phase", "direction",
+                                      "precision", "algorithm"}));
   EXPECT_EQ(
-      check_default_points(layernorm, 27),
+      check_default_points(layernorm, 11),
       (std::set<std::string>{"layernorm_fwd_inference", "layernorm_fwd_training", "layernorm_bwd",
                              "rmsnorm_fwd_inference", "rmsnorm_fwd_training", "rmsnorm_bwd"}));
   const OperatorFamily& batchnorm = find_family("batchnorm");
-  EXPECT_EQ(axis_keys(batchnorm), (std::vector<std::string>{"batch", "channels", "height", "width",
-                                                            "phase", "direction", "precision"}));
-  EXPECT_EQ(check_default_points(batchnorm, 21),
+  EXPECT_EQ(axis_keys(batchnorm),
+            (std::vector<std::string>{"batch", "channels", "height", "width", "phase", "direction",
+                                      "precision", "algorithm"}));
+  EXPECT_EQ(check_default_points(batchnorm, 10),
             (std::set<std::string>{"batchnorm_fwd_inference", "batchnorm_fwd_training",
                                    "batchnorm_bwd"}));
 }
@@ -134,14 +136,14 @@ TEST(NormCounts, BatchnormFlopsAndBytesByHand) {
   // 3 channels of 2 x 4 x 5 = 40 elements.
   // Training: 8 per element, 4 + 7 (running update) per channel: 3 x (320 + 11).
   EXPECT_EQ(norm_flops(batchnorm(kTraining, kFwd, Precision::fp32)), 993.0);
-  // Inference: 4 per element: 3 x 160.
-  EXPECT_EQ(norm_flops(batchnorm(kInference, kFwd, Precision::fp16)), 480.0);
+  // Inference: 4 per element, 2 per channel (the inverse deviation): 3 x 162.
+  EXPECT_EQ(norm_flops(batchnorm(kInference, kFwd, Precision::fp16)), 486.0);
   // Bwd: 13 per element, 2 per channel: 3 x 522.
   EXPECT_EQ(norm_flops(batchnorm(kTraining, kBwd, Precision::bf16)), 1566.0);
   // fp32 training: x, y 120 x 4 each; scale, bias, running mean / variance in and
   // out, saved mean / inv_variance: 8 x 3 x 4.
   EXPECT_EQ(norm_min_bytes(batchnorm(kTraining, kFwd, Precision::fp32)), 480 + 480 + 96.0);
-  // fp16 inference: x, y 240 each; scale, bias, running mean, inverse deviation 4 x 12.
+  // fp16 inference: x, y 240 each; scale, bias, running mean and variance 4 x 12.
   EXPECT_EQ(norm_min_bytes(batchnorm(kInference, kFwd, Precision::fp16)), 240 + 240 + 48.0);
   // bf16 bwd: x, dy, dx 240 each; scale, mean, inv_variance, dscale, dbias 5 x 12.
   EXPECT_EQ(norm_min_bytes(batchnorm(kTraining, kBwd, Precision::bf16)), 720 + 60.0);
@@ -208,6 +210,11 @@ TEST(NormValidation, BadPointsAreOneLineErrorsNamingTheFix) {
   m = problem_error("batchnorm",
                     {{"batch", 65536}, {"channels", 65536}, {"height", 65536}, {"width", 65536}});
   EXPECT_MENTIONS(m, "smaller batch, channels, height or width");
+  m = problem_error("batchnorm",
+                    {{"phase", "inference"}, {"direction", "fwd"}, {"algorithm", "fastest"}});
+  EXPECT_MENTIONS(m, "allowed: algorithm = heuristic");
+  m = problem_error("layernorm", {{"algorithm", "exhaustive"}});
+  EXPECT_MENTIONS(m, "heuristic, fastest");
   m = problem_error("batchnorm", {{"phase", "eval"}});
   EXPECT_MENTIONS(m, "inference, training");
   for (const std::string& message : {m, problem_error("layernorm", {{"seq", -1}})})
