@@ -588,28 +588,40 @@ CheckResult compare(const NormComparison& comparison, Precision precision, doubl
 Layernorm::Layernorm(LayernormSpec spec, std::shared_ptr<LibraryHandles> libraries)
     : NormOperator(std::move(libraries)), problem_(std::move(spec)) {}
 
-NormLayout Layernorm::layout() const {
-  const LayernormSpec& s = spec();
+namespace {
+
+// What both families' layouts share: the pass, the types, the tensors of the call
+// and, for bwd, those of the training forward that makes its statistics.
+template <typename Spec>
+NormLayout pass_layout(const Spec& s, cudnnBackendNormMode_t mode) {
   NormLayout layout;
-  layout.mode = s.kind == NormKind::layer ? CUDNN_LAYER_NORM : CUDNN_RMS_NORM;
+  layout.mode = mode;
   layout.phase = s.phase;
   layout.direction = s.direction;
   layout.data_type = storage_type(s.precision);
+  layout.selection = s.selection;
+  layout.tensors = norm_tensors(s);
+  if (s.direction == NormDirection::bwd) {
+    Spec forward = s;
+    forward.direction = NormDirection::fwd;
+    forward.phase = NormPhase::training;
+    layout.forward_tensors = norm_tensors(forward);
+  }
+  return layout;
+}
+
+}  // namespace
+
+NormLayout Layernorm::layout() const {
+  const LayernormSpec& s = spec();
+  NormLayout layout = pass_layout(s, s.kind == NormKind::layer ? CUDNN_LAYER_NORM : CUDNN_RMS_NORM);
   const std::int64_t r = s.rows(), h = s.hidden;
   layout.data_dims = {r, h, 1, 1};
   layout.data_strides = {h, 1, h, h};
   layout.param_dims = {1, h, 1, 1};
   layout.param_strides = {h, 1, h, h};
-  layout.selection = s.selection;
   layout.stats_dims = {r, 1, 1, 1};
   layout.stats_strides = {1, 1, 1, 1};
-  layout.tensors = norm_tensors(s);
-  if (s.direction == NormDirection::bwd) {
-    LayernormSpec forward = s;
-    forward.direction = NormDirection::fwd;
-    forward.phase = NormPhase::training;
-    layout.forward_tensors = norm_tensors(forward);
-  }
   return layout;
 }
 
@@ -669,11 +681,7 @@ Batchnorm::Batchnorm(BatchnormSpec spec, std::shared_ptr<LibraryHandles> librari
 
 NormLayout Batchnorm::layout() const {
   const BatchnormSpec& s = spec();
-  NormLayout layout;
-  layout.mode = CUDNN_BATCH_NORM;
-  layout.phase = s.phase;
-  layout.direction = s.direction;
-  layout.data_type = storage_type(s.precision);
+  NormLayout layout = pass_layout(s, CUDNN_BATCH_NORM);
   const std::int64_t n = s.batch, c = s.channels, h = s.height, w = s.width;
   layout.data_dims = {n, c, h, w};
   layout.data_strides = {h * w * c, 1, w * c, c};
@@ -683,16 +691,8 @@ NormLayout Batchnorm::layout() const {
   layout.c = c;
   layout.h = h;
   layout.w = w;
-  layout.selection = s.selection;
   layout.stats_dims = layout.param_dims;
   layout.stats_strides = layout.param_strides;
-  layout.tensors = norm_tensors(s);
-  if (s.direction == NormDirection::bwd) {
-    BatchnormSpec forward = s;
-    forward.direction = NormDirection::fwd;
-    forward.phase = NormPhase::training;
-    layout.forward_tensors = norm_tensors(forward);
-  }
   return layout;
 }
 

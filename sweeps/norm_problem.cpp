@@ -165,32 +165,6 @@ std::string norm_op_name(const LayernormSpec& spec) {
   return name;
 }
 
-LayernormProblem::LayernormProblem(LayernormSpec spec) : spec_(std::move(spec)) {
-  validate(spec_);
-}
-
-nlohmann::json LayernormProblem::params() const {
-  return {{"batch", spec_.batch},
-          {"seq", spec_.seq},
-          {"hidden", spec_.hidden},
-          {"rows", spec_.rows()},
-          {"kind", to_string(spec_.kind)},
-          {"phase", to_string(spec_.phase)},
-          {"direction", to_string(spec_.direction)},
-          {"data_type", to_string(data_type(spec_.precision))},
-          {"parameter_type", "fp32"},
-          {"statistics_type", "fp32"},
-          {"epsilon", kNormEpsilon},
-          {"algorithm", to_string(spec_.selection)}};
-}
-
-std::vector<TensorArgument> LayernormProblem::inputs() const {
-  return arguments(norm_tensors(spec_), false, is_parameter);
-}
-std::vector<TensorArgument> LayernormProblem::outputs() const {
-  return arguments(norm_tensors(spec_), true, is_parameter);
-}
-
 // ---- batchnorm ----------------------------------------------------------------
 
 void validate(const BatchnormSpec& spec) {
@@ -276,32 +250,64 @@ std::string norm_op_name(const BatchnormSpec& spec) {
   return name;
 }
 
-BatchnormProblem::BatchnormProblem(BatchnormSpec spec) : spec_(std::move(spec)) {
-  validate(spec_);
-}
+// ---- the problems -------------------------------------------------------------
 
-nlohmann::json BatchnormProblem::params() const {
-  return {{"batch", spec_.batch},
-          {"channels", spec_.channels},
-          {"height", spec_.height},
-          {"width", spec_.width},
-          {"layout", "nhwc"},
-          {"phase", to_string(spec_.phase)},
-          {"direction", to_string(spec_.direction)},
-          {"data_type", to_string(data_type(spec_.precision))},
+namespace {
+
+// The keys both families' params share.
+template <typename Spec>
+nlohmann::json shared_params(const Spec& spec) {
+  return {{"phase", to_string(spec.phase)},
+          {"direction", to_string(spec.direction)},
+          {"data_type", to_string(data_type(spec.precision))},
           {"parameter_type", "fp32"},
           {"statistics_type", "fp32"},
           {"epsilon", kNormEpsilon},
-          {"momentum", kBatchnormMomentum},
-          {"algorithm", to_string(spec_.selection)}};
+          {"algorithm", to_string(spec.selection)}};
 }
 
-std::vector<TensorArgument> BatchnormProblem::inputs() const {
+}  // namespace
+
+template <>
+nlohmann::json NormProblem<LayernormSpec>::params() const {
+  nlohmann::json params = shared_params(spec_);
+  params.update({{"batch", spec_.batch},
+                 {"seq", spec_.seq},
+                 {"hidden", spec_.hidden},
+                 {"rows", spec_.rows()},
+                 {"kind", to_string(spec_.kind)}});
+  return params;
+}
+
+template <>
+nlohmann::json NormProblem<BatchnormSpec>::params() const {
+  nlohmann::json params = shared_params(spec_);
+  params.update({{"batch", spec_.batch},
+                 {"channels", spec_.channels},
+                 {"height", spec_.height},
+                 {"width", spec_.width},
+                 {"layout", "nhwc"},
+                 {"momentum", kBatchnormMomentum}});
+  return params;
+}
+
+template <typename Spec>
+NormProblem<Spec>::NormProblem(Spec spec) : spec_(std::move(spec)) {
+  validate(spec_);
+}
+
+template <typename Spec>
+std::vector<TensorArgument> NormProblem<Spec>::inputs() const {
   return arguments(norm_tensors(spec_), false, is_parameter);
 }
-std::vector<TensorArgument> BatchnormProblem::outputs() const {
+
+template <typename Spec>
+std::vector<TensorArgument> NormProblem<Spec>::outputs() const {
   return arguments(norm_tensors(spec_), true, is_parameter);
 }
+
+template class NormProblem<LayernormSpec>;
+template class NormProblem<BatchnormSpec>;
 
 // ---- references ---------------------------------------------------------------
 

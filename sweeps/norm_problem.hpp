@@ -149,43 +149,32 @@ std::vector<NormTensor> norm_tensors(const BatchnormSpec& spec);
 LayernormSpec layernorm_spec_from_params(const nlohmann::json& point);
 BatchnormSpec batchnorm_spec_from_params(const nlohmann::json& point);
 
-// Declared as GemmProblem is: one template per operator.
-class LayernormProblem final : public Problem {
+// The problem of one validated spec (the constructor validates: usage error),
+// on the operators' one template (as GemmProblem is), for both families.
+template <typename Spec>
+class NormProblem final : public Problem {
  public:
-  explicit LayernormProblem(LayernormSpec spec);
+  explicit NormProblem(Spec spec);
   std::string op() const override { return norm_op_name(spec_); }
-  // batch, seq, hidden, rows, kind, phase, direction, the stored types and epsilon.
+  // The shape, kind (layernorm) or layout (batchnorm), phase, direction, the stored
+  // types, epsilon (and batchnorm's momentum) and the algorithm selection.
   nlohmann::json params() const override;
   Precision precision() const override { return spec_.precision; }
   MathMode math_mode() const override { return MathMode::fma_only; }
   double flops() const override { return norm_flops(spec_); }
   double min_bytes() const override { return norm_min_bytes(spec_); }
   // The activations (x; bwd also dy and the saved statistics) in, y (bwd: dx) and
-  // the saved statistics out; scale, bias and their gradients are parameters.
+  // the saved statistics out; scale, bias, their gradients and the running
+  // statistics are parameters, resident between calls.
   std::vector<TensorArgument> inputs() const override;
   std::vector<TensorArgument> outputs() const override;
-  const LayernormSpec& spec() const noexcept { return spec_; }
+  const Spec& spec() const noexcept { return spec_; }
 
  private:
-  LayernormSpec spec_;
+  Spec spec_;
 };
-
-class BatchnormProblem final : public Problem {
- public:
-  explicit BatchnormProblem(BatchnormSpec spec);
-  std::string op() const override { return norm_op_name(spec_); }
-  nlohmann::json params() const override;
-  Precision precision() const override { return spec_.precision; }
-  MathMode math_mode() const override { return MathMode::fma_only; }
-  double flops() const override { return norm_flops(spec_); }
-  double min_bytes() const override { return norm_min_bytes(spec_); }
-  std::vector<TensorArgument> inputs() const override;
-  std::vector<TensorArgument> outputs() const override;
-  const BatchnormSpec& spec() const noexcept { return spec_; }
-
- private:
-  BatchnormSpec spec_;
-};
+using LayernormProblem = NormProblem<LayernormSpec>;
+using BatchnormProblem = NormProblem<BatchnormSpec>;
 
 // ---- References in double ---------------------------------------------------
 // One group's normalization: `x` holds the group's elements (a row of layernorm,
