@@ -196,8 +196,9 @@ struct TensorSpec {
   std::vector<std::int64_t> strides;
   std::int64_t alignment = 16;  // bytes the device pointer is aligned to (cudaMalloc: 256)
   bool is_virtual = false;      // an intermediate inside the graph, never bound to memory
-  // A scalar passed by value: the variant pack binds a HOST pointer to it (the
-  // attention graphs' scale, -inf and sequence lengths, as cudnn-frontend passes them).
+  // A scalar passed by value (attention's scale, -inf and sequence lengths; a norm's
+  // epsilon and momentum): the variant pack binds a HOST pointer to the value, read when
+  // the plan executes, as cudnn-frontend passes them.
   bool is_by_value = false;
 };
 Descriptor make_tensor(const TensorSpec& spec, Where where = Where::current());

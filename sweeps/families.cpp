@@ -98,8 +98,9 @@ const ParamAxis& axis_of(const std::string& family, const std::vector<ParamAxis>
 
 const std::vector<OperatorFamily>& operator_families() {
   static const std::vector<OperatorFamily> families = {
-      conv2d_family(),    lstm_family(),    gemm_family(), attention_family(),
-      pointwise_family(), softmax_family(), pool_family()};
+      conv2d_family(),    lstm_family(),      gemm_family(),
+      attention_family(), layernorm_family(), batchnorm_family(),
+      pointwise_family(), softmax_family(),   pool_family()};
   return families;
 }
 

@@ -78,5 +78,7 @@ OperatorFamily attention_family();
 OperatorFamily pointwise_family();
 OperatorFamily softmax_family();
 OperatorFamily pool_family();
+OperatorFamily layernorm_family();
+OperatorFamily batchnorm_family();
 
 }  // namespace timeroof

@@ -9,6 +9,7 @@
 #include "sweeps/gemm.hpp"
 #include "sweeps/lstm.hpp"
 #include "sweeps/memory_bound_ops.hpp"
+#include "sweeps/norm.hpp"
 
 namespace timeroof {
 
@@ -65,6 +66,16 @@ constexpr std::pair<const char*, Make> kImplementations[] = {
      [](const nlohmann::json& point,
         std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
        return std::make_unique<Pool>(pool_spec_from_params(point), std::move(libraries));
+     }},
+    {"layernorm",
+     [](const nlohmann::json& point,
+        std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
+       return std::make_unique<Layernorm>(layernorm_spec_from_params(point), std::move(libraries));
+     }},
+    {"batchnorm",
+     [](const nlohmann::json& point,
+        std::shared_ptr<LibraryHandles> libraries) -> std::unique_ptr<Operator> {
+       return std::make_unique<Batchnorm>(batchnorm_spec_from_params(point), std::move(libraries));
      }},
 };
 
