@@ -250,9 +250,10 @@ ExitCode run_main_job(const CommonOptions& options, const CeilingOptions& ceilin
   }
 
   // The main job: the roofs, then the default sweeps of every operator family.
-  if (!options.devices.empty())
-    return measure_and_store_on_devices(options, ceilings, {"conv2d", "lstm", "gemm"});
-  return measure_and_store(options, ceilings, {"conv2d", "lstm", "gemm"});
+  std::vector<std::string> families;
+  for (const OperatorFamily& family : operator_families()) families.push_back(family.name);
+  if (!options.devices.empty()) return measure_and_store_on_devices(options, ceilings, families);
+  return measure_and_store(options, ceilings, families);
 }
 
 // --sustained, on `ceilings` and `run`.
@@ -271,8 +272,9 @@ double sustained_seconds(const std::optional<double>& given, bool quick) {
 void register_main_job(CLI::App& app, CommonOptions& options, Action& action) {
   CLI::App* command = app.add_subcommand(
       "run",
-      "The main job: describe the GPU, measure its roofs, run the default conv2d, lstm "
-      "and gemm sweeps, store everything as one run, and print the summary");
+      "The main job: describe the GPU, measure its roofs, run the default sweep of every "
+      "operator family (conv2d, lstm, gemm, attention, layernorm, batchnorm, pointwise, "
+      "softmax, pool), store everything as one run, and print the summary");
   add_db(*command, options);
   add_json(*command, options);
   add_device(*command, options);
