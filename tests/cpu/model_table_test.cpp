@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/json_io.hpp"
 #include "roofline/analysis.hpp"
 #include "roofline/model_analysis.hpp"
 #include "sweeps/model_table.hpp"
@@ -501,6 +502,80 @@ TEST(ModelAnalysis, AMissingLayerLeavesTheBatchIncomplete) {
   // A run without a model has none.
   record.run.spec.erase("model");
   EXPECT_FALSE(roofline::analyze(record).model);
+}
+
+// The binary on model runs read from export files: analyze (table, JSON), report
+// (the model section and its chart), compare (layer by layer), run --model's dry
+// run and its refusals.
+TEST(ModelCli, AnalyzeReportAndCompareAModelRun) {
+  test::TempDir dir;
+  RunRecord base = two_layer_run();
+  base.run.status = "complete";
+  base.run.started_at = "2026-11-27T10:00:00Z";
+  RunRecord other = base;
+  other.run.uuid = "00000000-0000-4000-8000-000000000019";
+  other.run.started_at = "2026-11-27T11:00:00Z";
+  other.points[0] = model_point("two-conv2d", 0, 30e-6, 1e8, 4e7);  // layer a 1.5x slower
+  test::write_file(dir.file("base.json"), export_document({base}).dump());
+  test::write_file(dir.file("other.json"), export_document({other}).dump());
+
+  test::ToolResult r = test::run_tool({"analyze", "--from", dir.file("base.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_MENTIONS(r.out, "model two: two layers");
+  EXPECT_MENTIONS(r.out, "1.68x");  // the headroom worked by hand above
+  r = test::run_tool({"analyze", "--from", dir.file("base.json"), "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  EXPECT_NEAR(doc["runs"][0]["model"]["batches"][0]["time_s"].get<double>(), 84e-6, 1e-12);
+
+  r = test::run_tool({"report", "--from", dir.file("base.json"), "--out", dir.file("report")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = test::read_file(dir.file("report/index.html"));
+  EXPECT_MENTIONS(html, "Model: two");
+  EXPECT_MENTIONS(html, "time share per operator type");
+  EXPECT_MENTIONS(html, "two: time against batch");
+  EXPECT_MENTIONS(test::read_file(dir.file("report/report.md")), "Model: two");
+
+  r = test::run_tool(
+      {"compare", dir.file("base.json"), dir.file("other.json"), "--format", "json"});
+  ASSERT_EQ(r.exit_code, static_cast<int>(ExitCode::regression)) << r.err;
+  const json c = json::parse(r.out);
+  ASSERT_EQ(c["models"].size(), 1u);
+  const json& m = c["models"][0];
+  EXPECT_EQ(m["name"], "two");
+  // T_model 84 us -> 3 x 30 + 2 x 12 = 114 us.
+  EXPECT_NEAR(m["batches"][0]["ratio"].get<double>(), 114.0 / 84, 1e-9);
+  ASSERT_EQ(m["layers"].size(), 2u);
+  EXPECT_EQ(m["layers"][0]["layer"], "a");
+  EXPECT_NEAR(m["layers"][0]["ratio"]["value"].get<double>(), 1.5, 1e-9);
+  EXPECT_EQ(m["layers"][1]["verdict"], "same");
+  r = test::run_tool({"compare", dir.file("base.json"), dir.file("other.json")});
+  EXPECT_MENTIONS(r.out, "model two");
+}
+
+TEST(ModelCli, DryRunAndRefusals) {
+  test::TempDir dir;
+  test::ToolResult r = test::run_tool(
+      {"run", "--model", "lstm_paper", "--batch", "16,64", "--dry-run", "--db", dir.file("x.db")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_MENTIONS(r.out, "lstm.backward_weights");
+  EXPECT_MENTIONS(r.out, "6 distinct point(s)");
+  r = test::run_tool(
+      {"run", "--model", "lstm_paper", "--dry-run", "--json", "--db", dir.file("x.db")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["point_count"], 12);
+  r = test::run_tool({"run", "--model", "resnet5", "--dry-run"});
+  EXPECT_EQ(r.exit_code, static_cast<int>(ExitCode::usage));
+  EXPECT_MENTIONS(r.err, "unknown model 'resnet5'; models: bert_base_128");
+  EXPECT_EQ(test::count_lines(r.err), 1);
+  r = test::run_tool({"run", "--model", "lstm_paper", "--batch", "0", "--dry-run"});
+  EXPECT_EQ(r.exit_code, static_cast<int>(ExitCode::usage));
+  r = test::run_tool({"run", "--model", "lstm_paper", "--precision", "fp7", "--dry-run"});
+  EXPECT_EQ(r.exit_code, static_cast<int>(ExitCode::usage));
+  EXPECT_MENTIONS(r.err, "fp7");
+  r = test::run_tool({"run", "--batch", "4"});
+  EXPECT_EQ(r.exit_code, static_cast<int>(ExitCode::usage));
+  EXPECT_MENTIONS(r.err, "--model");
 }
 
 }  // namespace
