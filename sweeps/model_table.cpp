@@ -24,8 +24,8 @@ using spec_detail::find_axis;
 using spec_detail::join;
 using spec_detail::lower;
 using spec_detail::normalize_key;
+using spec_detail::parse_toml;
 using spec_detail::read_toml_file;
-using spec_detail::refuse_tomlpp_unreachable;
 
 std::string operator_type(const std::string& family) {
   static const std::map<std::string, std::string> types = {
@@ -208,14 +208,7 @@ ModelTable model_table_from_toml(const std::string& path, const FamilyLookup& lo
 
 ModelTable model_table_from_toml_text(const std::string& text, const std::string& path,
                                       const FamilyLookup& lookup) {
-  refuse_tomlpp_unreachable(text, path);
-  toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& error) {
-    throw usage_error(at(path, error.source()) +
-                      "malformed TOML: " + std::string(error.description()));
-  }
+  const toml::table root = parse_toml(text, path);
   ModelTable table;
   table.path = path;
   table.text = text;

@@ -207,6 +207,16 @@ void refuse_tomlpp_unreachable(std::string_view text, const std::string& path) {
   }
 }
 
+toml::table parse_toml(const std::string& text, const std::string& path) {
+  refuse_tomlpp_unreachable(text, path);
+  try {
+    return toml::parse(text, path);
+  } catch (const toml::parse_error& error) {
+    throw usage_error(at(path, error.source()) +
+                      "malformed TOML: " + std::string(error.description()));
+  }
+}
+
 std::string read_toml_file(const std::string& path, const std::string& what) {
   // A FIFO would block the read forever, a device never end: refuse both.
   std::error_code error;
@@ -230,14 +240,7 @@ SweepSpec spec_from_toml(const std::string& path, const FamilyLookup& lookup) {
 
 SweepSpec spec_from_toml_text(const std::string& text, const std::string& path,
                               const FamilyLookup& lookup) {
-  refuse_tomlpp_unreachable(text, path);
-  toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& error) {
-    throw usage_error(at(path, error.source()) +
-                      "malformed TOML: " + std::string(error.description()));
-  }
+  const toml::table root = parse_toml(text, path);
   const toml::table* sweep = nullptr;
   const toml::table* axes = nullptr;
   const toml::array* blocks = nullptr;

@@ -42,14 +42,7 @@ namespace {
 // --install` and the .deb), else in the source tree the binary was built from.
 std::string sample_path() {
   if (const char* override_path = std::getenv("TIMEROOF_SAMPLE")) return override_path;
-  std::error_code error;
-  const std::filesystem::path binary = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const std::filesystem::path installed =
-        binary.parent_path().parent_path() / "share/timeroof/samples/sample-run.json";
-    if (std::filesystem::is_regular_file(installed, error)) return installed.string();
-  }
-  return TIMEROOF_SAMPLE_PATH;
+  return installed_data("samples/sample-run.json", TIMEROOF_SAMPLE_PATH);
 }
 
 // The bundled sample: a real run recorded on the device machine.

@@ -28,14 +28,7 @@ namespace timeroof::cli {
 
 std::string models_dir() {
   if (const char* given = std::getenv("TIMEROOF_MODELS")) return given;
-  std::error_code error;
-  const std::filesystem::path binary = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const std::filesystem::path installed =
-        binary.parent_path().parent_path() / "share/timeroof/models";
-    if (std::filesystem::is_directory(installed, error)) return installed.string();
-  }
-  return TIMEROOF_MODELS_DIR;
+  return installed_data("models", TIMEROOF_MODELS_DIR);
 }
 
 ModelTable load_model_table(const std::string& name) {
