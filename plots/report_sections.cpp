@@ -9,6 +9,7 @@
 #include "core/power.hpp"
 #include "plots/charts.hpp"
 #include "plots/energy_chart.hpp"
+#include "plots/model_chart.hpp"
 #include "plots/profile_report.hpp"
 #include "roofline/analysis.hpp"
 #include "roofline/bounds.hpp"
@@ -126,6 +127,91 @@ void summary_section(std::vector<Block>& doc, const RunRecord& r, const std::str
              {"Points", std::to_string(r.points.size())},
              {"Points per status", or_dash(counts)}},
             "summary"));
+}
+
+std::string percent_text(double share) {
+  return format_number(100 * share, hint::significant_3) + "%";
+}
+
+// A model run's whole-model view (roofline/model_analysis.hpp): per batch its time,
+// bound and headroom, the time against batch, OpBench's share per operator type,
+// the layers that explain most of the gap, and every layer at the largest batch.
+void model_section(std::vector<Block>& doc, const roofline::RunAnalysis& analysis,
+                   const std::string& anchor) {
+  if (!analysis.model) return;
+  const roofline::ModelAnalysis& m = *analysis.model;
+  doc.push_back(heading(3, "Model: " + m.name, anchor + "-model"));
+  doc.push_back(paragraph(
+      m.title + ". Shapes: " + m.source +
+      ". Each distinct layer was measured once per batch; the model's time is the sum over its "
+      "layers of count x T (T_stream), its Benanza lower bound the sum of count x each layer's "
+      "T_lb, and the headroom their ratio."));
+  std::vector<std::vector<std::string>> rows;
+  for (const roofline::ModelBatch& b : m.batches)
+    rows.push_back(
+        {std::to_string(b.batch), format_time(b.time_s), b.graph_s ? format_time(*b.graph_s) : "-",
+         b.kernel_s ? format_time(*b.kernel_s) : "-", b.bound_s > 0 ? format_time(b.bound_s) : "-",
+         b.headroom ? format_number(*b.headroom, hint::significant_3) + "x" : "-",
+         b.missing.empty() ? "-" : std::to_string(b.missing.size())});
+  doc.push_back(table({"Batch", "T_model", "T_graph sum", "T_k sum", "T_lb (Benanza)", "Headroom",
+                       "Layers without a time"},
+                      rows, "model", "the model per forward pass, per batch"));
+  const std::string svg = model_time_chart(m);
+  if (!svg.empty())
+    doc.push_back(chart(svg, anchor + "-model-time.svg",
+                        m.name + ": the model's time, T_graph sum and lower bound against batch"));
+  // OpBench's table: share of the model's time per operator type.
+  std::vector<std::string> header = {"Operator type"};
+  for (const roofline::ModelBatch& b : m.batches)
+    header.push_back("batch " + std::to_string(b.batch));
+  std::vector<std::string> types;
+  for (const roofline::ModelLayerInfo& layer : m.layers)
+    if (std::find(types.begin(), types.end(), layer.type) == types.end())
+      types.push_back(layer.type);
+  std::vector<std::vector<std::string>> shares;
+  for (const std::string& type : types) {
+    std::vector<std::string> row = {type};
+    for (const roofline::ModelBatch& b : m.batches) {
+      const auto found =
+          std::find_if(b.shares.begin(), b.shares.end(),
+                       [&](const roofline::OperatorTypeShare& s) { return s.type == type; });
+      row.push_back(found == b.shares.end() ? "-" : percent_text(found->share));
+    }
+    shares.push_back(row);
+  }
+  doc.push_back(table(header, shares, "model-shares",
+                      "time share per operator type (OpBench): count x T summed per type, over "
+                      "T_model"));
+  for (const roofline::ModelBatch& b : m.batches) {
+    if (b.gap_ranking.empty()) continue;
+    const double gap = b.time_s - b.bound_s;
+    std::vector<std::vector<std::string>> gaps;
+    for (std::size_t i = 0; i < b.gap_ranking.size() && i < 8; ++i) {
+      const roofline::ModelLayerResult& r = b.layers[b.gap_ranking[i]];
+      gaps.push_back({m.layers[r.layer].name, std::to_string(m.layers[r.layer].count),
+                      or_dash(r.class_label), format_time(r.gap_s),
+                      gap > 0 ? percent_text(r.gap_s / gap) : "-"});
+    }
+    doc.push_back(table(
+        {"Layer", "Count", "Class", "count x (T - T_lb)", "Of the gap"}, gaps, "model-gap",
+        "batch " + std::to_string(b.batch) +
+            ": the layers that explain most of the gap T_model - T_lb (" + format_time(gap) + ")"));
+  }
+  const roofline::ModelBatch& last = m.batches.back();
+  std::vector<std::vector<std::string>> layers;
+  for (const roofline::ModelLayerResult& r : last.layers) {
+    const roofline::ModelLayerInfo& info = m.layers[r.layer];
+    layers.push_back({info.name, info.family, std::to_string(info.count),
+                      r.time_s ? format_time(*r.time_s) : r.status,
+                      r.time_s ? format_time(r.total_s) : "-",
+                      r.time_s && last.time_s > 0 ? percent_text(r.total_s / last.time_s) : "-",
+                      r.bound_s ? format_time(*r.bound_s) : "-",
+                      r.headroom ? format_number(*r.headroom, hint::significant_3) + "x" : "-",
+                      or_dash(r.class_label)});
+  }
+  doc.push_back(table(
+      {"Layer", "Family", "Count", "T per call", "count x T", "Share", "T_lb", "Headroom", "Class"},
+      layers, "model-layers", "every layer at batch " + std::to_string(last.batch)));
 }
 
 void findings_section(std::vector<Block>& doc, const roofline::RunAnalysis& analysis,
@@ -638,6 +724,7 @@ std::vector<Block> report_blocks(const std::vector<RunRecord>& runs, const std::
                               or_dash(r.run.machine.gpu.name) + ", " + or_dash(r.run.started_at),
                           anchor));
     summary_section(doc, r, anchor);
+    model_section(doc, analysis, anchor);
     findings_section(doc, analysis, anchor);
     roof_findings_section(doc, analysis);
     roofs_section(doc, r, anchor);

@@ -371,6 +371,7 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options) {
   a.roof_findings = roof_findings(record.run.machine, options);
   for (std::size_t i = 0; i < series.size(); ++i)
     a.series.push_back({std::move(series[i]), std::move(fits[i])});
+  a.model = analyze_model(record, a.points);
   return a;
 }
 
@@ -433,23 +434,25 @@ nlohmann::json analysis_json(const RunRecord& record, const RunAnalysis& analysi
                           {"value", f.value},
                           {"limit", f.limit},
                           {"text", f.text}});
-  return {{"run",
-           {{"uuid", run.uuid},
-            {"status", run.status},
-            {"started_at", run.started_at},
-            {"command_line", run.command_line},
-            {"tool_version", run.tool_version},
-            {"git_sha", run.git_sha},
-            {"host", run.host},
-            {"gpu", run.machine.gpu.name},
-            {"chip", run.machine.gpu.chip}}},
-          {"roofs", roofs_json(analysis.roofs)},
-          {"roof_energy", roof_energy_json(analysis)},
-          {"library_references", library_references_json(analysis.library_references)},
-          {"points", points},
-          {"series", series},
-          {"findings", found},
-          {"roof_findings", roof_found}};
+  json out = {{"run",
+               {{"uuid", run.uuid},
+                {"status", run.status},
+                {"started_at", run.started_at},
+                {"command_line", run.command_line},
+                {"tool_version", run.tool_version},
+                {"git_sha", run.git_sha},
+                {"host", run.host},
+                {"gpu", run.machine.gpu.name},
+                {"chip", run.machine.gpu.chip}}},
+              {"roofs", roofs_json(analysis.roofs)},
+              {"roof_energy", roof_energy_json(analysis)},
+              {"library_references", library_references_json(analysis.library_references)},
+              {"points", points},
+              {"series", series},
+              {"findings", found},
+              {"roof_findings", roof_found}};
+  if (analysis.model) out["model"] = model_json(*analysis.model);
+  return out;
 }
 
 nlohmann::json analysis_document(const std::vector<RunRecord>& records,

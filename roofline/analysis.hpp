@@ -24,6 +24,7 @@
 #include "roofline/classify.hpp"
 #include "roofline/findings.hpp"
 #include "roofline/machine_roofs.hpp"
+#include "roofline/model_analysis.hpp"
 #include "roofline/roof_energy.hpp"
 #include "roofline/sweep_fit.hpp"
 
@@ -73,6 +74,8 @@ struct RunAnalysis {
   std::vector<RoofEnergy> energy;          // roof_energy.hpp
   std::vector<EnergyRoof> energy_roofs;
   std::vector<LibraryReference> library_references;
+  // A model run's whole-model view (model_analysis.hpp), from the points above.
+  std::optional<ModelAnalysis> model;
 };
 
 // True for the statuses the model analyses (see above).
@@ -109,7 +112,8 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options = {}
 // "kernel_switch", "helper_kernels" and "off_fit" with options
 // "redundant_min_ratio", "tile_padding_min_ratio", "switch_min_step", "helper_min_share" and
 // "outlier_min_residual"; "roof_findings" with labels "roof_above_peak" and
-// "roof_spread" and options "roof_max_of_peak" and "roof_max_spread".
+// "roof_spread" and options "roof_max_of_peak" and "roof_max_spread"; a model
+// run's "model" (model_analysis.hpp's model_json; absent for other runs).
 // Version 3: the three measured times with their intervals and the issue time;
 // "wall_s" became "time_s" with "time_source"; the decomposition on measured
 // parts (its "wall_s" / "overhead_s" became "time_s" / "host_overhead_s", plus

@@ -545,6 +545,118 @@ std::optional<std::size_t> roofs_run(const ComparedSide& side) {
   return newest_with_roofs ? newest_with_roofs : newest;
 }
 
+namespace {
+
+// The newest run of `side` holding model `name` (its index), or nullopt.
+std::optional<std::size_t> model_run(const ComparedSide& side, const std::string& name) {
+  std::optional<std::size_t> found;
+  const std::vector<std::size_t> rank = newness_rank(side);
+  for (std::size_t i = 0; i < side.runs.size(); ++i)
+    if (side.analyses[i].model && side.analyses[i].model->name == name &&
+        (!found || rank[i] > rank[*found]))
+      found = i;
+  return found;
+}
+
+std::vector<ModelComparison> model_comparisons(const ComparedSide& base, const ComparedSide& other,
+                                               const CompareOptions& options) {
+  std::vector<ModelComparison> out;
+  std::set<std::string> seen;
+  for (const RunAnalysis& analysis : base.analyses) {
+    if (!analysis.model || !seen.insert(analysis.model->name).second) continue;
+    const std::string& name = analysis.model->name;
+    const auto x = model_run(base, name);
+    const auto y = model_run(other, name);
+    if (!x || !y) continue;
+    const ModelAnalysis& a = *base.analyses[*x].model;
+    const ModelAnalysis& b = *other.analyses[*y].model;
+    ModelComparison m;
+    m.name = name;
+    // The other side's layers by (name, batch): their batch and result.
+    std::map<std::pair<std::string, std::int64_t>, const ModelLayerResult*> theirs;
+    for (const ModelBatch& bb : b.batches)
+      for (const ModelLayerResult& r : bb.layers) theirs[{b.layers[r.layer].name, bb.batch}] = &r;
+    std::set<std::pair<std::string, std::int64_t>> matched;
+    for (const ModelBatch& ab : a.batches) {
+      const auto bb = std::find_if(b.batches.begin(), b.batches.end(),
+                                   [&](const ModelBatch& mb) { return mb.batch == ab.batch; });
+      if (bb != b.batches.end())
+        m.batches.push_back({ab.batch, ab.time_s, bb->time_s,
+                             ab.time_s > 0 ? bb->time_s / ab.time_s : 1, ab.bound_s, bb->bound_s,
+                             ab.headroom, bb->headroom,
+                             std::max(ab.missing.size(), bb->missing.size())});
+      for (const ModelLayerResult& r : ab.layers) {
+        const std::string& layer = a.layers[r.layer].name;
+        const auto found = theirs.find({layer, ab.batch});
+        if (found == theirs.end()) {
+          m.only_in_base.push_back(layer + " at batch " + std::to_string(ab.batch));
+          continue;
+        }
+        matched.insert(found->first);
+        const ModelLayerResult& s = *found->second;
+        if (!r.time_s || !s.time_s) continue;  // not timed: the points say why
+        ModelLayerComparison l;
+        l.layer = layer;
+        l.batch = ab.batch;
+        l.count = a.layers[r.layer].count;
+        l.base_time_s = *r.time_s;
+        l.other_time_s = *s.time_s;
+        l.ratio = ratio_of(
+            l.base_time_s, half_width(base.analyses[*x].points.at(*r.point).bounds.time_stats()),
+            l.other_time_s, half_width(other.analyses[*y].points.at(*s.point).bounds.time_stats()));
+        l.base_class = r.class_label;
+        l.other_class = s.class_label;
+        l.verdict = verdict_of(l.ratio, true, options.threshold);
+        m.layers.push_back(std::move(l));
+      }
+    }
+    for (const auto& [key, result] : theirs)
+      if (!matched.count(key))
+        m.only_in_other.push_back(key.first + " at batch " + std::to_string(key.second));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+nlohmann::json models_json(const std::vector<ModelComparison>& models) {
+  const auto optional = [](const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  nlohmann::json out = nlohmann::json::array();
+  for (const ModelComparison& m : models) {
+    nlohmann::json batches = nlohmann::json::array(), layers = nlohmann::json::array();
+    for (const ModelBatchComparison& b : m.batches)
+      batches.push_back({{"batch", b.batch},
+                         {"base_time_s", b.base_time_s},
+                         {"other_time_s", b.other_time_s},
+                         {"ratio", b.ratio},
+                         {"base_lower_bound_s", b.base_bound_s},
+                         {"other_lower_bound_s", b.other_bound_s},
+                         {"base_headroom", optional(b.base_headroom)},
+                         {"other_headroom", optional(b.other_headroom)},
+                         {"missing", b.missing}});
+    for (const ModelLayerComparison& l : m.layers)
+      layers.push_back(
+          {{"layer", l.layer},
+           {"batch", l.batch},
+           {"count", l.count},
+           {"base_time_s", l.base_time_s},
+           {"other_time_s", l.other_time_s},
+           {"ratio", {{"value", l.ratio.value}, {"low", l.ratio.low}, {"high", l.ratio.high}}},
+           {"base_class", l.base_class},
+           {"other_class", l.other_class},
+           {"verdict", to_string(l.verdict)}});
+    out.push_back({{"name", m.name},
+                   {"batches", batches},
+                   {"layers", layers},
+                   {"only_in_base", m.only_in_base},
+                   {"only_in_other", m.only_in_other}});
+  }
+  return out;
+}
+
+}  // namespace
+
 Comparison compare_runs(const ComparedSide& base, const ComparedSide& other,
                         const CompareOptions& options) {
   Comparison c;
@@ -621,6 +733,7 @@ Comparison compare_runs(const ComparedSide& base, const ComparedSide& other,
 
   c.series = compared_series(c.points, options.parameter);
   c.findings = findings_of({c, base, other});
+  c.models = model_comparisons(base, other, options);
   return c;
 }
 
@@ -690,7 +803,8 @@ nlohmann::json comparison_json(const Comparison& c) {
           {"points_not_timed", c.points_not_timed},
           {"duplicates", duplicates},
           {"findings", c.findings},
-          {"worse", c.worse_count()}};
+          {"worse", c.worse_count()},
+          {"models", models_json(c.models)}};
 }
 
 }  // namespace timeroof::roofline

@@ -142,6 +142,41 @@ struct ProvenanceChange {
   std::string other;
 };
 
+// A model run on both sides (`run --model`, model_analysis.hpp), matched by the
+// model's name: per batch the model's time T_model and bound, per layer and batch
+// (matched by the layer's name and the batch) its time per call, ratio and class.
+struct ModelLayerComparison {
+  std::string layer;
+  std::int64_t batch = 0;
+  std::int64_t count = 1;
+  double base_time_s = 0;  // per call
+  double other_time_s = 0;
+  Ratio ratio;  // with the points' intervals
+  std::string base_class;
+  std::string other_class;
+  Verdict verdict = Verdict::same;
+};
+
+struct ModelBatchComparison {
+  std::int64_t batch = 0;
+  double base_time_s = 0;  // T_model
+  double other_time_s = 0;
+  double ratio = 1;  // T_model other / base (a sum: no interval)
+  double base_bound_s = 0;
+  double other_bound_s = 0;
+  std::optional<double> base_headroom, other_headroom;
+  // Layers without a time on either side: the totals leave them out.
+  std::size_t missing = 0;
+};
+
+struct ModelComparison {
+  std::string name;
+  std::vector<ModelBatchComparison> batches;  // batches on both sides, base's order
+  std::vector<ModelLayerComparison> layers;   // base's layer order, then batch
+  std::vector<std::string> only_in_base;      // "layer at batch N"
+  std::vector<std::string> only_in_other;
+};
+
 struct Comparison {
   std::string base_label;  // "NVIDIA H100 80GB HBM3 (run 3)"
   std::string other_label;
@@ -164,8 +199,10 @@ struct Comparison {
   // group of points outside a series (same sweep, operator, precision, verdict
   // and classes) one sentence. Nothing where every point is the same.
   std::vector<std::string> findings;
+  // The model runs of both sides, by model name (the base side's order).
+  std::vector<ModelComparison> models;
 
-  // Roofs and points judged worse beyond the noise.
+  // Roofs and points judged worse beyond the noise (the model layers are points).
   int worse_count() const;
 };
 
@@ -189,7 +226,12 @@ std::optional<std::size_t> roofs_run(const ComparedSide& side);
 // "points": [indices into "points"]}], "roofs_only_in_base",
 // "roofs_only_in_other", "points_only_in_base", "points_only_in_other",
 // "points_not_timed", "duplicates": [{"side", "point", "measured_in", "kept"}],
-// "findings", "worse"}; ratios as {"value", "low", "high"}, times in seconds.
+// "findings", "worse", "models": [{"name", "batches": [{"batch", "base_time_s",
+// "other_time_s", "ratio", "base_lower_bound_s", "other_lower_bound_s",
+// "base_headroom", "other_headroom", "missing"}], "layers": [{"layer", "batch",
+// "count", "base_time_s", "other_time_s", "ratio", "base_class", "other_class",
+// "verdict"}], "only_in_base", "only_in_other"}]}; ratios as {"value", "low",
+// "high"} ("models"' batch ratios a plain number), times in seconds.
 // Version 2: "series", "duplicates", "parameter" and each point's "math_mode";
 // findings per series over ranges of the parameter, none where all is the same.
 inline constexpr const char* kComparisonFormat = "timeroof-comparison";

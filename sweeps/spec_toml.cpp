@@ -19,17 +19,22 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "sweeps/spec_parts.hpp"
+#include "sweeps/toml_parts.hpp"
 
 namespace timeroof {
 
 using namespace spec_detail;
 
-namespace {
+namespace spec_detail {
 
 std::string at(const std::string& path, const toml::source_region& region) {
   return path + ":" + std::to_string(region.begin.line) + ":" +
          std::to_string(region.begin.column) + ": ";
 }
+
+}  // namespace spec_detail
+
+namespace {
 
 const char* type_name(const toml::node& node) {
   switch (node.type()) {
@@ -99,6 +104,10 @@ std::vector<json> toml_block(const OperatorFamily& family, const toml::table& ta
   }
   return product(family, given, at(path, table.source()) + block + ": ");
 }
+
+}  // namespace
+
+namespace spec_detail {
 
 // toml++ 3.3 (Debian 12's) reaches __builtin_unreachable() when it asks whether
 // some non-ASCII code points are whitespace (U+00A7, U+FEF9, ...; marzer/tomlplusplus
@@ -198,36 +207,40 @@ void refuse_tomlpp_unreachable(std::string_view text, const std::string& path) {
   }
 }
 
-std::string read_file(const std::string& path) {
+toml::table parse_toml(const std::string& text, const std::string& path) {
+  refuse_tomlpp_unreachable(text, path);
+  try {
+    return toml::parse(text, path);
+  } catch (const toml::parse_error& error) {
+    throw usage_error(at(path, error.source()) +
+                      "malformed TOML: " + std::string(error.description()));
+  }
+}
+
+std::string read_toml_file(const std::string& path, const std::string& what) {
   // A FIFO would block the read forever, a device never end: refuse both.
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw usage_error("the sweep spec '" + path +
+    throw usage_error("the " + what + " '" + path +
                       "' is not a regular file (a directory, FIFO or device); pass a .toml file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error("cannot read the sweep spec '" + path + "': " + std::strerror(errno));
+  if (!in)
+    throw usage_error("cannot read the " + what + " '" + path + "': " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
 }
 
-}  // namespace
+}  // namespace spec_detail
 
 SweepSpec spec_from_toml(const std::string& path, const FamilyLookup& lookup) {
-  return spec_from_toml_text(read_file(path), path, lookup);
+  return spec_from_toml_text(read_toml_file(path, "sweep spec"), path, lookup);
 }
 
 SweepSpec spec_from_toml_text(const std::string& text, const std::string& path,
                               const FamilyLookup& lookup) {
-  refuse_tomlpp_unreachable(text, path);
-  toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& error) {
-    throw usage_error(at(path, error.source()) +
-                      "malformed TOML: " + std::string(error.description()));
-  }
+  const toml::table root = parse_toml(text, path);
   const toml::table* sweep = nullptr;
   const toml::table* axes = nullptr;
   const toml::array* blocks = nullptr;

@@ -22,6 +22,7 @@
 #include "src/cli/commands.hpp"
 #include "src/cli/console.hpp"
 #include "src/cli/export_csv.hpp"
+#include "src/cli/model_run.hpp"
 #include "src/cli/profile_console.hpp"
 
 namespace timeroof::cli {
@@ -284,6 +285,7 @@ std::string analysis_table(const RunRecord& record, const RunAnalysis& a,
 
   series_text(out, record, a, options.series.parameter);
   findings_text(out, a);
+  if (a.model) out << "\n" << format_model(*a.model);
   return out.str();
 }
 

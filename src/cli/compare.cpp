@@ -123,6 +123,30 @@ std::string comparison_table(const roofline::Comparison& c) {
                       p->base_class + " -> " + p->other_class});
     out += "\n" + text_table(rows, {false, false, true, true, true, false}, true);
   }
+  for (const roofline::ModelComparison& m : c.models) {
+    std::vector<std::vector<std::string>> rows = {{"model " + m.name, "T_model base",
+                                                   "T_model other", "other/base", "T_lb base",
+                                                   "T_lb other", "layers without a time"}};
+    for (const auto& b : m.batches)
+      rows.push_back({"batch " + std::to_string(b.batch), format_number(b.base_time_s, hint::time),
+                      format_number(b.other_time_s, hint::time),
+                      format_number(b.ratio, hint::significant_3) + "x",
+                      format_number(b.base_bound_s, hint::time),
+                      format_number(b.other_bound_s, hint::time), std::to_string(b.missing)});
+    out += "\n" + text_table(rows, {false, true, true, true, true, true, true}, true);
+    std::vector<std::vector<std::string>> layers = {{"layer", "batch", "count", "T base", "T other",
+                                                     "other/base [95%]", "verdict",
+                                                     "class base -> other"}};
+    for (const auto& l : m.layers)
+      layers.push_back({l.layer, std::to_string(l.batch), std::to_string(l.count),
+                        format_number(l.base_time_s, hint::time),
+                        format_number(l.other_time_s, hint::time), roofline::format_ratio(l.ratio),
+                        to_string(l.verdict), l.base_class + " -> " + l.other_class});
+    out += text_table(layers, {false, true, true, true, true, true, false, false}, true);
+    if (!m.only_in_base.empty() || !m.only_in_other.empty())
+      out += "  layers only in base: " + std::to_string(m.only_in_base.size()) +
+             ", only in other: " + std::to_string(m.only_in_other.size()) + "\n";
+  }
   if (!c.findings.empty()) {
     out += "\nfindings:\n";
     for (std::size_t i = 0; i < c.findings.size(); ++i)

@@ -396,10 +396,56 @@ CsvTable ceilings_table(const std::vector<RunRecord>& records) {
   return table;
 }
 
+CsvTable model_layers_table(const std::vector<RunRecord>& records,
+                            const std::vector<roofline::RunAnalysis>& analyses) {
+  CsvTable table{"model_layers", {}, {}};
+  using roofline::ModelBatch;
+  using roofline::ModelLayerResult;
+  const auto row_of = [](const Run& run, std::size_t position, const roofline::ModelAnalysis& m,
+                         const ModelBatch& b, const ModelLayerResult& r) {
+    Row row;
+    run_columns(row, run, position);
+    const roofline::ModelLayerInfo& info = m.layers.at(r.layer);
+    row.text("model", m.name);
+    row.integer("batch", b.batch);
+    row.text("layer", info.name);
+    row.text("family", info.family);
+    row.text("type", info.type);
+    row.integer("count", info.count);
+    row.text("status", r.status);
+    row.number("time_s", r.time_s);
+    row.number("graph_s", r.graph_s);
+    row.number("kernel_s", r.kernel_s);
+    row.number("lower_bound_s", r.bound_s);
+    row.number("headroom", r.headroom);
+    row.text("class", r.class_label);
+    row.number("total_s", r.time_s ? std::optional(r.total_s) : std::nullopt);
+    row.number("total_lower_bound_s", r.bound_s ? std::optional(r.total_bound_s) : std::nullopt);
+    row.number("gap_s", r.bound_s ? std::optional(r.gap_s) : std::nullopt);
+    row.number("model_time_s", b.time_s);
+    row.number("model_lower_bound_s", b.bound_s);
+    row.number("model_headroom", b.headroom);
+    return row;
+  };
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    if (!analyses[r].model) continue;
+    const roofline::ModelAnalysis& m = *analyses[r].model;
+    for (const ModelBatch& b : m.batches)
+      for (const ModelLayerResult& layer : b.layers)
+        add_row(table, row_of(records[r].run, r + 1, m, b, layer));
+  }
+  if (table.rows.empty()) table.header = row_of({}, 1, {.layers = {{}}}, {}, {}).names();
+  return table;
+}
+
 std::vector<CsvTable> export_tables(const std::vector<RunRecord>& records,
                                     const std::vector<roofline::RunAnalysis>& analyses) {
-  return {points_table(records, analyses), kernels_table(records, analyses),
-          kernel_counters_table(records), ceilings_table(records)};
+  std::vector<CsvTable> tables = {points_table(records, analyses), kernels_table(records, analyses),
+                                  kernel_counters_table(records), ceilings_table(records)};
+  // model_layers.csv only where a run is a model run (`run --model`).
+  if (std::any_of(analyses.begin(), analyses.end(), [](const auto& a) { return a.model; }))
+    tables.push_back(model_layers_table(records, analyses));
+  return tables;
 }
 
 }  // namespace timeroof::cli

@@ -57,7 +57,15 @@ CsvTable ceilings_table(const std::vector<RunRecord>& records);
 CsvTable profile_table(const std::vector<RunRecord>& records,
                        const std::vector<roofline::ProfileAnalysis>& analyses);
 
-// Every table above but profile, in that order.
+// model_layers: one row per layer and batch of each model run (`run --model`,
+// roofline/model_analysis.hpp): model, batch, layer, family, type, count, status,
+// the per-call times, lower bound, headroom and class, count x time and bound,
+// the gap, and the batch's model time, bound and headroom.
+CsvTable model_layers_table(const std::vector<RunRecord>& records,
+                            const std::vector<roofline::RunAnalysis>& analyses);
+
+// Every table above but profile, in that order; model_layers only where a run is a
+// model run.
 std::vector<CsvTable> export_tables(const std::vector<RunRecord>& records,
                                     const std::vector<roofline::RunAnalysis>& analyses);
 

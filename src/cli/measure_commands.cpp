@@ -27,6 +27,7 @@
 #include "src/cli/console.hpp"
 #include "src/cli/devices.hpp"
 #include "src/cli/gpu_backend.hpp"
+#include "src/cli/model_run.hpp"
 #include "src/cli/stored_runs.hpp"
 #include "src/cli/sweep_backend.hpp"
 #include "src/store/results_store.hpp"
@@ -41,14 +42,7 @@ namespace {
 // --install` and the .deb), else in the source tree the binary was built from.
 std::string sample_path() {
   if (const char* override_path = std::getenv("TIMEROOF_SAMPLE")) return override_path;
-  std::error_code error;
-  const std::filesystem::path binary = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const std::filesystem::path installed =
-        binary.parent_path().parent_path() / "share/timeroof/samples/sample-run.json";
-    if (std::filesystem::is_regular_file(installed, error)) return installed.string();
-  }
-  return TIMEROOF_SAMPLE_PATH;
+  return installed_data("samples/sample-run.json", TIMEROOF_SAMPLE_PATH);
 }
 
 // The bundled sample: a real run recorded on the device machine.
@@ -284,7 +278,13 @@ void register_main_job(CLI::App& app, CommonOptions& options, Action& action) {
               "interconnect between them, and the sweeps' points spread over all of them");
   command->footer(
       "Examples:\n  timeroof run\n  timeroof run --device 1 --db results/h200.db\n"
-      "  timeroof run --devices all\n\n"
+      "  timeroof run --devices all\n"
+      "  timeroof run --model resnet50 --batch 1,32 --dry-run\n"
+      "  timeroof run --model llama7b_decode --precision bf16\n\n"
+      "--model measures a model's distinct layers (each with its count) at each batch into\n"
+      "one run, judged against this GPU's roofs from the store (measured first when it has\n"
+      "none), and prints the model's time, its Benanza lower bound and headroom, the time\n"
+      "share per operator type and the layers that explain most of the gap.\n\n"
       "It ends with the report (index.html, report.md and the charts) written into --out\n"
       "(default ./timeroof-report) and prints the path of index.html as its last line.\n"
       "Without a GPU it says why in one line and shows the bundled sample, a real run\n"
@@ -292,7 +292,40 @@ void register_main_job(CLI::App& app, CommonOptions& options, Action& action) {
       "exit code 2 (no GPU: nothing was measured).");
   auto sustained = std::make_shared<std::optional<double>>();
   add_sustained(*command, *sustained);
-  when_chosen(*command, action, [&options, sustained] {
+  // --model: a model layer table instead of the default sweeps (src/cli/model_run.hpp).
+  auto model = std::make_shared<ModelRequest>();
+  auto precision = std::make_shared<std::string>();
+  auto no_counters = std::make_shared<bool>(false);
+  CLI::Option* model_option =
+      command
+          ->add_option("--model", model->model,
+                       "measure a model's layers instead: a bundled table (resnet50, "
+                       "bert_base_128, bert_base_512, llama7b_prefill, llama7b_decode, "
+                       "lstm_paper; sweeps/models) or a table's path (.toml)")
+          ->check(non_empty("--model resnet50"));
+  const auto with_model = [&](CLI::Option* option) { option->needs(model_option); };
+  with_model(command->add_option("--batch", model->batches,
+                                 "--model: the batches, a value list (1,8,32 or 1..64:x2); "
+                                 "default: the table's"));
+  with_model(command->add_option("--precision", *precision,
+                                 "--model: the precision of every layer whose family has one "
+                                 "(fp16, bf16, fp32, ...)"));
+  CLI::Option* dry_run = command->add_flag(
+      "--dry-run", model->dry_run, "--model: list the layers, their points and the expected time");
+  with_model(dry_run);
+  with_model(command->add_option("--resume", model->resume, "--model: continue this run")
+                 ->excludes(dry_run)
+                 ->check(non_empty("--resume 3")));
+  with_model(command->add_flag("--no-counters", *no_counters,
+                               "--model: timing and trace only, no counters"));
+  model_option->excludes(command->get_option("--devices"))
+      ->excludes(command->get_option("--sustained"));
+  when_chosen(*command, action, [&options, sustained, model, precision, no_counters] {
+    if (!model->model.empty()) {
+      model->counters = !*no_counters;
+      if (!precision->empty()) model->overrides["precision"] = *precision;
+      return run_model(options, *model);
+    }
     CeilingOptions ceilings;
     ceilings.sustained_seconds = sustained_seconds(*sustained, false);
     return run_main_job(options, ceilings);

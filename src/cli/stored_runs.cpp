@@ -28,6 +28,17 @@ std::string write_report_of(const CommonOptions& options, const std::vector<RunR
   return (std::filesystem::path(dir) / "index.html").string();
 }
 
+std::string installed_data(const std::string& relative, const std::string& in_source) {
+  std::error_code error;
+  const std::filesystem::path binary = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::filesystem::path installed =
+        binary.parent_path().parent_path() / "share/timeroof" / relative;
+    if (std::filesystem::exists(installed, error)) return installed.string();
+  }
+  return in_source;
+}
+
 void adopt_roofs_of_the_same_gpu(ResultsStore& store, Run& run) {
   std::optional<Run> source;
   for (const Run& other : store.list_runs())

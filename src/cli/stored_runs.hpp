@@ -26,6 +26,11 @@ inline void print_json(const nlohmann::json& value) {
   std::cout << value.dump(2) << '\n';
 }
 
+// PREFIX/share/timeroof/<relative> beside an installed binary (PREFIX/bin/timeroof:
+// `cmake --install` and the .deb) where that exists, else `in_source` (the source
+// tree the binary was built from).
+std::string installed_data(const std::string& relative, const std::string& in_source);
+
 // The stored runs, as JSON or as text with where they are stored.
 void print_records(const CommonOptions& options, const std::vector<RunRecord>& records);
 

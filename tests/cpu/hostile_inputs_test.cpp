@@ -460,6 +460,62 @@ TEST(HostileInputs, SweepSpecFiles) {
   std::printf("hostile sweep spec files: %zu of %zu cases\n", tally.run, tally.listed);
 }
 
+// Model layer tables (`run --model FILE.toml`, issue 18), refused before any GPU work.
+TEST(HostileInputs, ModelTables) {
+  TempDir dir;
+  std::vector<Hostile> cases;
+  const auto table = [&](const std::string& what, const std::string& name, const std::string& text,
+                         const std::string& names) {
+    const std::string path = dir.file(name);
+    write_file(path, text);
+    cases.push_back(
+        {what, {"run", "--model", path, "--dry-run", "--db", dir.file("none.db")}, names});
+  };
+  const std::string head = "[model]\nname = \"m\"\ntitle = \"t\"\nsource = \"s\"\nbatches = [1]\n";
+  const std::string layer = "[[layer]]\nname = \"l\"\nfamily = \"gemm\"\ncount = 1\n";
+  table("empty file", "empty.toml", "", "no [model]");
+  table("garbage bytes", "garbage.toml", std::string("\x00\x01\x02\xff\xfe", 5), "garbage.toml");
+  table("U+00A7 outside a string", "section.toml", head + "\xc2\xa7 = 1\n", "U+00A7");
+  table("no layers", "nolayers.toml", head, "no [[layer]]");
+  table("unknown family", "family.toml",
+        head + "[[layer]]\nname = \"l\"\nfamily = \"matmul\"\ncount = 1\n", "matmul");
+  table("unknown axis", "axis.toml", layer + head + "mm = 3\n", "axis.toml");
+  table("unknown axis in a layer", "axis2.toml", head + layer + "mm = 3\n", "unknown key 'mm'");
+  table("count 0", "count0.toml", head + "[[layer]]\nname = \"l\"\nfamily = \"gemm\"\ncount = 0\n",
+        "count is 0");
+  table("count past 64 bits", "countbig.toml",
+        head + "[[layer]]\nname = \"l\"\nfamily = \"gemm\"\ncount = \"9223372036854775807*2\"\n",
+        "overflows");
+  table("duplicate names", "twice.toml", head + layer + layer, "used twice");
+  table("expression with an unknown name", "name.toml", head + layer + "m = \"batch*seq\"\n",
+        "unknown name 'seq'");
+  table("division not exact", "div.toml", head + layer + "m = \"batch*7/2\"\n", "not exact");
+  table("division by zero", "div0.toml", head + layer + "m = \"batch/0\"\n", "division by zero");
+  table("an expression nested 100,000 deep", "deep.toml",
+        head + layer + "m = \"" + std::string(100000, '(') + "1\"\n", "nested too deeply");
+  table("a float", "float.toml", head + layer + "m = 1.5\n", "not an integer or a string");
+  table("a list of text", "list.toml", head + layer + "precision = \"fp16,fp32\"\n", "one value");
+  table("an expression out of the axis' range", "zero.toml", head + layer + "m = \"batch-1\"\n",
+        "layer 'l' at batch 1");
+  table("batch 0", "batch0.toml",
+        "[model]\nname = \"m\"\ntitle = \"t\"\nsource = \"s\"\nbatches = [0]\n" + layer,
+        "batch is 0");
+  fs::create_directory(dir.file("directory.toml"));
+  cases.push_back({"a directory named .toml",
+                   {"run", "--model", dir.file("directory.toml"), "--dry-run"},
+                   "directory.toml"});
+  cases.push_back(
+      {"a FIFO named .toml", {"run", "--model", fifo(dir, "fifo.toml"), "--dry-run"}, "fifo.toml"});
+  cases.push_back({"an unknown model", {"run", "--model", "resnet5", "--dry-run"}, "resnet50"});
+  cases.push_back(
+      {"--batch 0", {"run", "--model", "lstm_paper", "--batch", "0", "--dry-run"}, "batch"});
+  cases.push_back({"--batch past 64 bits",
+                   {"run", "--model", "lstm_paper", "--batch", "99999999999999999999", "--dry-run"},
+                   "batch"});
+  const Tally tally = expect_all_refused(cases, dir.path());
+  std::printf("hostile model tables: %zu of %zu cases\n", tally.run, tally.listed);
+}
+
 // ---- Export files -----------------------------------------------------------
 
 // The commands that read an export file, each given `path`: all of them, or the
