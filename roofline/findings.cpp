@@ -496,8 +496,9 @@ std::string tile_padding_sentence(const Series& s, const ClassSegment& g,
          format_number(t->tensor / t->analytic, hint::ratio) + " the " +
          format_si(t->analytic, "FLOP") + " the operator needs (" +
          format_si(t->tensor - t->analytic, "FLOP") +
-         " on tile rows, columns or depth padded with zeros: a dimension is not a multiple "
-         "of the kernel's tile)";
+         " on tile parts the operator does not need: zeros where a dimension is not a "
+         "multiple of the kernel's tile, or scores a causal mask hides in the tiles on its "
+         "diagonal)";
   const std::string kernel = top_kernel_clause(p.bounds);
   if (!kernel.empty()) out += "; " + kernel;
   if (p.bounds.kernel_s)

@@ -109,8 +109,9 @@
 //   not flagged as redundant work whose Tensor-Core FLOPs alone exceed the
 //   analytic FLOPs more than tile_padding_min_ratio times: "<series>, <range>:
 //   padded Tensor-Core tiles — at m 4096 the Tensor Cores execute 376 GFLOP,
-//   1.043x the 361 GFLOP the operator needs (15.6 GFLOP on tile rows, columns or
-//   depth padded with zeros: a dimension is not a multiple of the kernel's tile);
+//   1.043x the 361 GFLOP the operator needs (15.6 GFLOP on tile parts the operator
+//   does not need: zeros where a dimension is not a multiple of the kernel's tile, or
+//   scores a causal mask hides in the tiles on its diagonal);
 //   <kernel> does 100% of the counted work (1 launch); ~ 12 us of the 290 us
 //   kernel time". e_i = T_k x (W_tensor - W_analytic) / W. tile_padding_min_ratio
 //   1.005: Tensor-Core counters count whole MMA tiles exactly, so the GEMMs whose

@@ -136,7 +136,7 @@ TEST(ModelTable, ReadsLayersCountsAndDefaults) {
   EXPECT_EQ(table.layers[1].count, 6);
   EXPECT_EQ(table.layers[0].params["precision"], "fp16");   // from [defaults]
   EXPECT_EQ(table.layers[1].params["precision"], "fp32");   // its own
-  EXPECT_EQ(table.layers[2].params["direction"], nullptr);  // gemm has no direction
+  EXPECT_FALSE(table.layers[2].params.contains("direction"));  // gemm has no direction
   EXPECT_EQ(table.constants.back(), (std::pair<std::string, std::int64_t>{"tokens", 64}));
 }
 

@@ -649,9 +649,10 @@ TEST(Findings, PaddedTensorCoreTilesAreNamedBelowTheRedundantWorkThreshold) {
   EXPECT_NEAR(lone->explained_s, m4000 + m4010, 1e-12);
   EXPECT_EQ(lone->text,
             "gemm fp16, batch=1 m=4000: padded Tensor-Core tiles — the Tensor Cores execute "
-            "1.04 GFLOP, 1.04x the 1.00 GFLOP the operator needs (43.2 MFLOP on tile rows, "
-            "columns or depth padded with zeros: a dimension is not a multiple of the kernel's "
-            "tile); nvjet_sm90_hsh_256x128_64x4_2x1_v_bz_coopA_NNN does 100% of the counted "
+            "1.04 GFLOP, 1.04x the 1.00 GFLOP the operator needs (43.2 MFLOP on tile parts the "
+            "operator does not need: zeros where a dimension is not a multiple of the kernel's "
+            "tile, or scores a causal mask hides in the tiles on its diagonal); "
+            "nvjet_sm90_hsh_256x128_64x4_2x1_v_bz_coopA_NNN does 100% of the counted "
             "work (1 launch); ~ 4.1 us of the 100 us kernel time (the same at 1 more gemm fp16 "
             "point outside any batch series: 6.4 us explained in all)");
   EXPECT_LE(lone->share, 1);
