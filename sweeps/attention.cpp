@@ -167,23 +167,14 @@ std::string Attention::algorithm() const {
 nlohmann::json Attention::details() const {
   if (!state_) return nlohmann::json::object();
   const Executable& exe = state_->exe;
-  const cg::ConfigInfo& info = exe.plan->info();
-  nlohmann::json knobs = nlohmann::json::object();
-  for (const cg::KnobChoice& knob : info.knobs) knobs[cg::knob_name(knob.type)] = knob.value;
-  nlohmann::json numerical = nlohmann::json::array(), behavior = nlohmann::json::array();
-  for (auto note : info.numerical_notes) numerical.push_back(cg::to_string(note));
-  for (auto note : info.behavior_notes) behavior.push_back(cg::to_string(note));
-  nlohmann::json details = {{"workspace_bytes", exe.plan->workspace_bytes()},
-                            {"engine", info.engine},
-                            {"knobs", knobs},
-                            {"heuristic", exe.heuristic},
-                            {"rank", exe.rank},
-                            {"configs_tried", exe.configs_tried},
-                            {"numerical_notes", numerical},
-                            {"behavior_notes", behavior},
-                            {"layout", "bshd"},
-                            {"graph_operations", exe.graph->operation_count()},
-                            {"scale", 1.0 / std::sqrt(static_cast<double>(spec().head_dim))}};
+  nlohmann::json details = cg::config_json(exe.plan->info());
+  details.update({{"workspace_bytes", exe.plan->workspace_bytes()},
+                  {"heuristic", exe.heuristic},
+                  {"rank", exe.rank},
+                  {"configs_tried", exe.configs_tried},
+                  {"layout", "bshd"},
+                  {"graph_operations", exe.graph->operation_count()},
+                  {"scale", 1.0 / std::sqrt(static_cast<double>(spec().head_dim))}});
   if (spec().direction == AttentionDirection::bwd) details["forward_plan"] = state_->forward_plan;
   return details;
 }

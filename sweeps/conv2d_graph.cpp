@@ -105,21 +105,9 @@ class GraphPath final : public Conv2dPath {
   std::string name() const override { return plan_->name(); }
 
   nlohmann::json details() const override {
-    const cg::ConfigInfo& info = plan_->info();
-    nlohmann::json knobs = nlohmann::json::object();
-    for (const cg::KnobChoice& knob : info.knobs) knobs[cg::knob_name(knob.type)] = knob.value;
-    nlohmann::json numerical = nlohmann::json::array();
-    for (cudnnBackendNumericalNote_t note : info.numerical_notes)
-      numerical.push_back(cg::to_string(note));
-    nlohmann::json behavior = nlohmann::json::array();
-    for (cudnnBackendBehaviorNote_t note : info.behavior_notes)
-      behavior.push_back(cg::to_string(note));
-    nlohmann::json details = {{"engine", info.engine},
-                              {"knobs", knobs},
-                              {"numerical_notes", numerical},
-                              {"behavior_notes", behavior},
-                              {"heuristic_mode", heuristic_mode_},
-                              {"heuristic_rank", heuristic_rank_}};
+    nlohmann::json details = cg::config_json(plan_->info());
+    details["heuristic_mode"] = heuristic_mode_;
+    details["heuristic_rank"] = heuristic_rank_;
     if (plans_timed_ > 0) {
       details["search_time_ms"] = search_time_ms_;
       details["search_duration_ms"] = search_duration_ms_;

@@ -366,6 +366,19 @@ ConfigInfo describe_config(const Descriptor& config, Where where) {
   return info;
 }
 
+nlohmann::json config_json(const ConfigInfo& info) {
+  nlohmann::json knobs = nlohmann::json::object();
+  for (const KnobChoice& knob : info.knobs) knobs[knob_name(knob.type)] = knob.value;
+  nlohmann::json numerical = nlohmann::json::array(), behavior = nlohmann::json::array();
+  for (cudnnBackendNumericalNote_t note : info.numerical_notes)
+    numerical.push_back(to_string(note));
+  for (cudnnBackendBehaviorNote_t note : info.behavior_notes) behavior.push_back(to_string(note));
+  return {{"engine", info.engine},
+          {"knobs", knobs},
+          {"numerical_notes", numerical},
+          {"behavior_notes", behavior}};
+}
+
 Descriptor make_engine(const Descriptor& graph, std::int64_t global_index, Where where) {
   Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, where);
   engine.set(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph, where)

@@ -32,6 +32,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gpu/check_cudnn.hpp"
 #include "gpu/handles.hpp"
 #include "sweeps/cudnn_plan_name.hpp"
@@ -242,6 +244,9 @@ struct ConfigInfo {
   std::string name() const;
 };
 ConfigInfo describe_config(const Descriptor& config, Where where = Where::current());
+// {"engine", "knobs": {name: value}, "numerical_notes": [...], "behavior_notes": [...]}:
+// what every operator's details() says of the configuration it runs.
+nlohmann::json config_json(const ConfigInfo& info);
 
 // A finalized engine of `graph` by global index (the graph must outlive it), its
 // knobs, and a finalized configuration of it that keeps the engine alive (knobs

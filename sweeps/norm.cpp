@@ -211,28 +211,16 @@ class NormGraph final : public NormCall {
   std::string name() const override { return chosen_.plan->name(); }
 
   nlohmann::json details() const override {
-    const cg::ConfigInfo& info = chosen_.plan->info();
-    nlohmann::json knobs = nlohmann::json::object();
-    for (const cg::KnobChoice& knob : info.knobs) knobs[cg::knob_name(knob.type)] = knob.value;
-    nlohmann::json numerical = nlohmann::json::array();
-    for (cudnnBackendNumericalNote_t note : info.numerical_notes)
-      numerical.push_back(cg::to_string(note));
-    nlohmann::json behavior = nlohmann::json::array();
-    for (cudnnBackendBehaviorNote_t note : info.behavior_notes)
-      behavior.push_back(cg::to_string(note));
     const bool forward = direction_ == NormDirection::fwd;
-    nlohmann::json details = {
-        {"cudnn_api", "graph"},
-        {"cudnn_operation", forward ? "CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR"
-                                    : "CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR"},
-        {"norm_mode", mode_name(mode_)},
-        {"engine", info.engine},
-        {"knobs", knobs},
-        {"numerical_notes", numerical},
-        {"behavior_notes", behavior},
-        {"heuristic_mode", chosen_.heuristic_mode},
-        {"heuristic_rank", chosen_.rank},
-        {"workspace_bytes", workspace_.bytes()}};
+    nlohmann::json details = cg::config_json(chosen_.plan->info());
+    details.update(
+        {{"cudnn_api", "graph"},
+         {"cudnn_operation", forward ? "CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR"
+                                     : "CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR"},
+         {"norm_mode", mode_name(mode_)},
+         {"heuristic_mode", chosen_.heuristic_mode},
+         {"heuristic_rank", chosen_.rank},
+         {"workspace_bytes", workspace_.bytes()}});
     if (forward)
       details["fwd_phase"] =
           phase_ == NormPhase::training ? "CUDNN_NORM_FWD_TRAINING" : "CUDNN_NORM_FWD_INFERENCE";
