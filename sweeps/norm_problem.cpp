@@ -37,8 +37,6 @@ Enum parse_enum(const std::string& family, const char* key, std::string_view tex
                     "' is not a known value; allowed: " + allowed);
 }
 
-constexpr std::size_t kStatBytes = 4;  // statistics, scale and bias: fp32
-
 void require_norm_precision(const std::string& family, Precision precision) {
   for (Precision allowed : kNormPrecisions)
     if (precision == allowed) return;
