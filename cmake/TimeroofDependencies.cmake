@@ -6,6 +6,7 @@ find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 2.0 REQUIRED)
 find_package(SQLite3 REQUIRED)
+find_package(ZLIB REQUIRED)  # gzip exports and the bundled samples (core/gzip)
 find_package(Threads REQUIRED)
 
 set(TIMEROOF_HAVE_CUDA OFF)

@@ -78,8 +78,8 @@
 // - issue_ratio 1: the definition itself (host issue slower than the device
 //   runs the call); strict, so a host exactly as fast as the device is not
 //   launch-bound. Raise it to ask for a margin.
-// - roof_fraction 0.4, checked against both samples (samples/sample-run.json,
-//   H200, and sample-run-h100.json, 259 measured points each). Of the points the
+// - roof_fraction 0.4, checked against both samples (samples/sample-run.json.gz,
+//   H200, and sample-run-h100.json.gz, 259 measured points each). Of the points the
 //   rules 2-3 leave: fp16 Tensor-Core conv reaches 0.40-0.95 of its roof where a
 //   roof holds it and 0.10-0.38 where none does (batch 1-16, stride 3, 7x7 and
 //   9x9 filters); fp32 conv forward with enough work (batch >= 64, or 16 with

@@ -6,8 +6,9 @@ exports recorded before it: a kernel whose counted GPU time (metrics "duration")
 is more than 2x its traced time while another kernel of the call is within 1.5x
 of it, both with 1 us of slack for replay's overhead.
 
-    scripts/kernel_mismatches.py samples/sample-run.json samples/sample-run-h100.json
+    scripts/kernel_mismatches.py samples/sample-run.json.gz samples/sample-run-h100.json.gz
 """
+import gzip
 import json
 import sys
 
@@ -33,8 +34,9 @@ def mismatches(kernels):
 
 def main(paths):
     for path in paths:
-        with open(path) as f:
-            export = json.load(f)
+        with open(path, "rb") as f:  # plain or gzip (`export --out FILE.gz`, the samples)
+            raw = f.read()
+        export = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
         counts = {}
         for run in export["runs"]:
             for p in run["points"]:

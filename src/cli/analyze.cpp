@@ -378,7 +378,7 @@ void register_analyze(CLI::App& app, CommonOptions& options, Action& action) {
   command->add_option("--out", options.out, "write to this file instead of stdout");
   command->footer(
       "Examples:\n  timeroof analyze\n  timeroof analyze 3 --format csv --out run3.csv\n"
-      "  timeroof analyze --from samples/sample-run.json --format json | jq "
+      "  timeroof analyze --from samples/sample-run.json.gz --format json | jq "
       "'.runs[0].findings'\n\n"
       "Table: one table of points per sweep (times per call; n/m = L1 not measured\n"
       "meaningfully, TMA), then per series the robust fit T = a + c x batch and its knee,\n"

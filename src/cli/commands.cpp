@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <set>
@@ -20,6 +21,7 @@
 
 #include "core/ceiling_names.hpp"
 #include "core/format.hpp"
+#include "core/gzip.hpp"
 #include "core/json_io.hpp"
 #include "core/vocabulary.hpp"
 #include "plots/perfetto_trace.hpp"
@@ -84,9 +86,10 @@ std::vector<RunRecord> read_export_file(const std::string& path) {
                       "by `timeroof export`");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw usage_error("cannot read " + path + "; check the path");
-  const nlohmann::json document =
-      parse_untrusted_json(file, path, "pass a file written by `timeroof export`");
-  return parse_export_document(document, path);
+  const std::string fix = "pass a file written by `timeroof export`";
+  std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  if (is_gzip(text)) text = gzip_decompress(text, path, fix);
+  return parse_export_document(parse_untrusted_json(text, path, fix), path);
 }
 
 std::vector<RunRecord> load_runs(const CommonOptions& options, const std::vector<std::string>& runs,
@@ -315,7 +318,9 @@ ExitCode run_export(const CommonOptions& options, const std::vector<std::string>
   ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
   const std::vector<RunRecord> records = load_store_runs(store, options.db, runs);
   if (format == "json") {
-    write_output(options.out, export_document(records).dump(2) + "\n", {options.db});
+    const std::string text = export_document(records).dump(2) + "\n";
+    write_output(options.out, options.out.ends_with(".gz") ? gzip_compress(text) : text,
+                 {options.db});
     return ExitCode::ok;
   }
   std::vector<roofline::RunAnalysis> analyses;
@@ -347,7 +352,8 @@ void register_export(CLI::App& app, CommonOptions& options, Action& action) {
   add_db(*command, options);
   add_json(*command, options);
   command->add_option("--out", options.out,
-                      "json: a file (default stdout); csv: a directory (required)");
+                      "json: a file (default stdout; gzip-compressed when it ends in .gz); csv: a "
+                      "directory (required)");
   command->add_option("--format", args->format, "json (default) or csv")
       ->check(CLI::IsMember({"json", "csv"}));
   command->add_option("--perfetto", args->perfetto,
@@ -356,6 +362,7 @@ void register_export(CLI::App& app, CommonOptions& options, Action& action) {
   command->add_option("runs", args->runs, "run ids or uuid prefixes (default: all)");
   command->footer(
       "Examples:\n  timeroof export > all.json\n  timeroof export 3 --out run3.json\n"
+      "  timeroof export --out all.json.gz\n"
       "  timeroof export 4 --perfetto step.json\n"
       "  timeroof export 1f0c --db other.db\n  timeroof export --format csv --out tables\n\n"
       "JSON: every measurement of the runs, {\"format\": \"timeroof-results\",\n"
@@ -402,7 +409,8 @@ ExitCode run_import(const CommonOptions& options, const std::vector<std::string>
 void register_import(CLI::App& app, CommonOptions& options, Action& action) {
   auto files = std::make_shared<std::vector<std::string>>();
   CLI::App* command = app.add_subcommand(
-      "import", "Add runs from JSON files written by `timeroof export` to the results store");
+      "import",
+      "Add runs from JSON files written by `timeroof export` (plain or .gz) to the results store");
   add_db(*command, options);
   add_json(*command, options);
   command->add_option("files", *files, "export files")->required()->check(CLI::ExistingFile);
@@ -527,7 +535,7 @@ void register_report(CLI::App& app, CommonOptions& options, Action& action) {
                       "from the SVGs with rsvg-convert, package librsvg2-bin)");
   command->footer(
       "Examples:\n  timeroof report\n  timeroof report 3 --out reports/h200\n"
-      "  timeroof report --from samples/sample-run.json --out /tmp/sample-report\n"
+      "  timeroof report --from samples/sample-run.json.gz --out /tmp/sample-report\n"
       "  timeroof report --format png --out slides\n\n"
       "Writes DIR/index.html (self-contained: inline SVG and CSS, no network, no\n"
       "JavaScript), DIR/report.md and its SVG charts (plus PNG or PDF copies that\n"

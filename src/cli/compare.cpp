@@ -263,10 +263,10 @@ void register_compare(CLI::App& app, CommonOptions& options, Action& action) {
                       "write to this file instead of stdout; html and markdown: the report "
                       "directory (default ./timeroof-compare)");
   command->footer(
-      "Examples:\n  timeroof compare samples/sample-run-h100.json samples/sample-run.json\n"
+      "Examples:\n  timeroof compare samples/sample-run-h100.json.gz samples/sample-run.json.gz\n"
       "  timeroof compare 3,4 7,8 --threshold 3% || echo regression\n"
       "  timeroof compare before.json after.json --format json | jq '.findings'\n"
-      "  timeroof compare samples/sample-run-h100.json samples/sample-run.json \\\n"
+      "  timeroof compare samples/sample-run-h100.json.gz samples/sample-run.json.gz \\\n"
       "      --format html --out h100-vs-h200\n\n"
       "html writes DIR/index.html, self-contained (inline SVG and CSS); markdown writes\n"
       "DIR/report.md and its SVG charts. Either prints the path of the file written.\n"

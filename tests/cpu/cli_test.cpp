@@ -17,7 +17,7 @@ namespace timeroof::test {
 namespace {
 
 const std::vector<std::pair<std::string, std::string>> kNoGpu = {{"CUDA_VISIBLE_DEVICES", ""}};
-const std::string kSample = source_dir() + "/samples/sample-run.json";
+const std::string kSample = source_dir() + "/samples/sample-run.json.gz";
 
 // Every error is one line, in the tool's voice.
 void expect_one_line_error(const ToolResult& r, int code, const std::string& needle) {
@@ -77,7 +77,7 @@ TEST(Cli, HelpAndTablesFitTheTerminal) {
   const std::string db = dir.file("t.db");
   ASSERT_EQ(run_tool({"import", "--db", db, kSample}).exit_code, 0);
   ASSERT_EQ(
-      run_tool({"import", "--db", db, source_dir() + "/samples/sample-run-h100.json"}).exit_code,
+      run_tool({"import", "--db", db, source_dir() + "/samples/sample-run-h100.json.gz"}).exit_code,
       0);
   const ToolResult whole = run_tool({"runs", "--db", db});
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
@@ -249,8 +249,8 @@ TEST(Cli, RunWithoutGpuShowsTheBundledSample) {
   EXPECT_EQ(r.exit_code, 2) << "no GPU, nothing measured: an environment problem\n" << r.err;
   EXPECT_EQ(count_lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("no GPU here"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("sample-run.json"), std::string::npos) << r.err;
-  const auto sample = nlohmann::json::parse(read_file(kSample));
+  EXPECT_NE(r.err.find("sample-run.json.gz"), std::string::npos) << r.err;
+  const auto sample = nlohmann::json::parse(read_export_text(kSample));
   const std::string gpu = sample["runs"][0]["machine"]["gpu"]["name"];
   const std::string sha = sample["runs"][0]["git_sha"];
   const std::string date = sample["runs"][0]["started_at"];
@@ -305,7 +305,36 @@ TEST(Cli, RunWithoutGpuAndJsonPrintsTheSampleDocument) {
   ASSERT_EQ(r.exit_code, 2) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["format"], "timeroof-results");
-  EXPECT_EQ(without_time_twins(doc["runs"]), nlohmann::json::parse(read_file(kSample))["runs"]);
+  EXPECT_EQ(without_time_twins(doc["runs"]),
+            nlohmann::json::parse(read_export_text(kSample))["runs"]);
+}
+
+// `export --out FILE.gz` writes gzip, and every reader takes it: the same runs as
+// the plain export. A damaged gzip file is refused in one line and imports nothing.
+TEST(Cli, GzipExportsRoundTripAndDamagedOnesImportNothing) {
+  TempDir dir;
+  const std::string db = dir.file("g.db");
+  ASSERT_EQ(run_tool({"import", kSample, "--db", db}).exit_code, 0);
+  const ToolResult plain = run_tool({"export", "--db", db});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(run_tool({"export", "--db", db, "--out", dir.file("run.json.gz")}).exit_code, 0);
+  const std::string packed = read_file(dir.file("run.json.gz"));
+  ASSERT_GE(packed.size(), 2u);
+  EXPECT_EQ(packed.substr(0, 2), "\x1f\x8b");
+  EXPECT_LT(packed.size() * 5, plain.out.size());
+  EXPECT_EQ(read_export_text(dir.file("run.json.gz")), plain.out);
+
+  const std::string again = dir.file("again.db");
+  ASSERT_EQ(run_tool({"import", dir.file("run.json.gz"), "--db", again}).exit_code, 0);
+  EXPECT_EQ(run_tool({"export", "--db", again}).out, plain.out);
+  const ToolResult analyzed = run_tool({"analyze", "--from", dir.file("run.json.gz")}, kNoGpu);
+  EXPECT_EQ(analyzed.exit_code, 0) << analyzed.err;
+
+  write_file(dir.file("cut.json.gz"), packed.substr(0, packed.size() / 2));
+  const std::string stored_before = read_file(again);
+  expect_one_line_error(run_tool({"import", dir.file("cut.json.gz"), "--db", again}), 1,
+                        "the gzip data ends early");
+  EXPECT_EQ(read_file(again), stored_before);
 }
 
 TEST(Cli, ReportHelpHasExamples) {
@@ -326,7 +355,7 @@ TEST(Cli, ReportFromAnExportFileNeedsNoGpu) {
   EXPECT_EQ(r.out, dir.file("rep") + "/index.html\n");
   EXPECT_TRUE(r.err.empty()) << r.err;
   const std::string html = read_file(dir.file("rep/index.html"));
-  const auto sample = nlohmann::json::parse(read_file(kSample));
+  const auto sample = nlohmann::json::parse(read_export_text(kSample));
   EXPECT_NE(html.find(sample["runs"][0]["machine"]["gpu"]["name"].get<std::string>()),
             std::string::npos);
   EXPECT_NE(read_file(dir.file("rep/report.md")).find("### Findings"), std::string::npos);
@@ -340,7 +369,7 @@ TEST(Cli, ReportFromTheStoreAllRunsOrNamedOnes) {
   const ToolResult all = run_tool({"report", "--db", db, "--out", dir.file("all")}, kNoGpu);
   ASSERT_EQ(all.exit_code, 0) << all.err;
   EXPECT_EQ(all.out, dir.file("all") + "/index.html\n");
-  const auto sample = nlohmann::json::parse(read_file(kSample));
+  const auto sample = nlohmann::json::parse(read_export_text(kSample));
   const std::string uuid = sample["runs"][0]["uuid"];
   const ToolResult one =
       run_tool({"report", uuid.substr(0, 8), "--db", db, "--out", dir.file("one")}, kNoGpu);
@@ -351,7 +380,7 @@ TEST(Cli, ReportFromTheStoreAllRunsOrNamedOnes) {
 
 // The sample's first 18 points: a report with few charts, quick to convert.
 std::string small_sample(const TempDir& dir) {
-  auto doc = nlohmann::json::parse(read_file(kSample));
+  auto doc = nlohmann::json::parse(read_export_text(kSample));
   auto& points = doc["runs"][0]["points"];
   points.erase(points.begin() + 18, points.end());
   std::ofstream(dir.file("small.json")) << doc.dump();
@@ -454,7 +483,7 @@ TEST(Cli, AnalyzeTheSampleAsATableNeedsNoGpu) {
   const ToolResult r = run_tool({"analyze", "--from", kSample}, kNoGpu);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
-  const auto sample = nlohmann::json::parse(read_file(kSample));
+  const auto sample = nlohmann::json::parse(read_export_text(kSample));
   EXPECT_NE(r.out.find(sample["runs"][0]["machine"]["gpu"]["name"].get<std::string>()),
             std::string::npos);
   for (const char* text :
@@ -478,7 +507,7 @@ TEST(Cli, AnalyzeTheSampleAsATableNeedsNoGpu) {
 }
 
 TEST(Cli, CompareOfTheH100AndH200SamplesFindsWhereTheH200WinsAndGates) {
-  const std::string h100 = source_dir() + "/samples/sample-run-h100.json";
+  const std::string h100 = source_dir() + "/samples/sample-run-h100.json.gz";
   const ToolResult table = run_tool({"compare", h100, kSample}, kNoGpu);
   EXPECT_EQ(table.exit_code, 4) << "some host-bound points are slower on the H200 VM";
   EXPECT_TRUE(table.err.empty()) << table.err;
@@ -502,7 +531,7 @@ TEST(Cli, CompareOfTheH100AndH200SamplesFindsWhereTheH200WinsAndGates) {
 }
 
 TEST(Cli, CompareWritesAnHtmlOrMarkdownReportAndStillGates) {
-  const std::string h100 = source_dir() + "/samples/sample-run-h100.json";
+  const std::string h100 = source_dir() + "/samples/sample-run-h100.json.gz";
   TempDir dir;
   const ToolResult html =
       run_tool({"compare", h100, kSample, "--format", "html", "--out", dir.file("html")}, kNoGpu);
@@ -525,7 +554,7 @@ TEST(Cli, CompareWritesAnHtmlOrMarkdownReportAndStillGates) {
 
 TEST(Cli, AnalyzeAsJsonAndCsv) {
   TempDir dir;
-  const auto sample = nlohmann::json::parse(read_file(kSample));
+  const auto sample = nlohmann::json::parse(read_export_text(kSample));
   const std::size_t points = sample["runs"][0]["points"].size();
   const ToolResult json = run_tool({"analyze", "--from", kSample, "--format", "json"}, kNoGpu);
   ASSERT_EQ(json.exit_code, 0) << json.err;
@@ -593,7 +622,7 @@ TEST(Cli, ExportCsvAndJsonEverywhere) {
   const std::string db = dir.file("r.db");
   const ToolResult imported = run_tool({"import", kSample, "--db", db, "--json"}, kNoGpu);
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
-  const auto sample = nlohmann::json::parse(read_file(kSample));
+  const auto sample = nlohmann::json::parse(read_export_text(kSample));
   const nlohmann::json ids = nlohmann::json::parse(imported.out);
   EXPECT_EQ(ids["runs"].at(0)["id"], 1);
   EXPECT_EQ(ids["runs"].at(0)["uuid"], sample["runs"][0]["uuid"]);
@@ -640,7 +669,7 @@ TEST(Cli, AnalyzeReadsTheStoreAndItsErrorsAreOneLine) {
   TempDir dir;
   const std::string db = dir.file("r.db");
   ASSERT_EQ(run_tool({"import", kSample, "--db", db}).exit_code, 0);
-  const auto sample = nlohmann::json::parse(read_file(kSample));
+  const auto sample = nlohmann::json::parse(read_export_text(kSample));
   const std::string uuid = sample["runs"][0]["uuid"];
   const ToolResult one = run_tool({"analyze", uuid.substr(0, 8), "--db", db}, kNoGpu);
   ASSERT_EQ(one.exit_code, 0) << one.err;
@@ -672,7 +701,7 @@ TEST(Cli, ImportThenExportRoundTripsTheSampleExactly) {
   ASSERT_EQ(run_tool({"import", kSample, "--db", db}).exit_code, 0);
   const ToolResult list = run_tool({"runs", "--db", db});
   EXPECT_EQ(list.exit_code, 0) << list.err;
-  const auto sample = nlohmann::json::parse(read_file(kSample));
+  const auto sample = nlohmann::json::parse(read_export_text(kSample));
   EXPECT_NE(list.out.find(sample["runs"][0]["uuid"].get<std::string>().substr(0, 8)),
             std::string::npos)
       << list.out;
@@ -735,7 +764,7 @@ TEST(Cli, DbNamesThatKeepNothingAreRefused) {
 // limit, and the store is not created.
 TEST(Cli, DeeplyNestedJsonIsRefusedWithTheLimitNotACrash) {
   TempDir dir;
-  nlohmann::json doc = nlohmann::json::parse(read_file(kSample));
+  nlohmann::json doc = nlohmann::json::parse(read_export_text(kSample));
   std::string deep = "{\"format\": \"timeroof-results\", \"schema_version\": 2, \"runs\": [";
   deep += std::string(100000, '[') + std::string(100000, ']') + "]}";
   std::ofstream(dir.file("deep.json")) << deep;
@@ -782,7 +811,7 @@ TEST(Cli, ForeignDatabaseIsRefusedAndUntouched) {
 TEST(Cli, RunsAndAnalyzePrintNoEscapeSequencesFromTheData) {
   TempDir dir;
   const std::string hostile = "\x1b[31mred\x07";
-  nlohmann::json doc = nlohmann::json::parse(read_file(kSample));
+  nlohmann::json doc = nlohmann::json::parse(read_export_text(kSample));
   nlohmann::json& run = doc["runs"][0];
   run["command_line"] = "timeroof sweep " + hostile;
   run["host"] = "host" + hostile;
@@ -842,7 +871,7 @@ TEST(Cli, SweepMetricsAreCheckedBeforeAnyGpuWork) {
 
   const std::string db = dir.file("h100.db");
   ASSERT_EQ(
-      run_tool({"import", "--db", db, source_dir() + "/samples/sample-run-h100.json"}).exit_code,
+      run_tool({"import", "--db", db, source_dir() + "/samples/sample-run-h100.json.gz"}).exit_code,
       0);
   const ToolResult text = run_tool({"sweep", "conv2d", "--batch", "16", "--dry-run", "--metrics",
                                     "sm__throughput.avg.pct_of_peak_sustained_elapsed", "--db", db},
@@ -883,7 +912,7 @@ TEST(Cli, StoredExtraMetricsReachExportAndAnalyze) {
   const TempDir dir;
   const std::string metric = "sm__warps_active.avg.pct_of_peak_sustained_active";
   nlohmann::json doc =
-      nlohmann::json::parse(read_file(source_dir() + "/samples/sample-run-h100.json"));
+      nlohmann::json::parse(read_export_text(source_dir() + "/samples/sample-run-h100.json.gz"));
   nlohmann::json& point = doc["runs"][0]["points"][0];
   ASSERT_FALSE(point["kernels"].empty());
   for (std::size_t k = 0; k < point["kernels"].size(); ++k)

@@ -42,11 +42,11 @@ ComparedSide side(const std::string& sample) {
 }
 
 const ComparedSide& h100() {
-  static const ComparedSide s = side("sample-run-h100.json");
+  static const ComparedSide s = side("sample-run-h100.json.gz");
   return s;
 }
 const ComparedSide& h200() {
-  static const ComparedSide s = side("sample-run.json");
+  static const ComparedSide s = side("sample-run.json.gz");
   return s;
 }
 

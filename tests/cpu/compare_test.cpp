@@ -62,7 +62,7 @@ TEST(CompareRatio, IntervalsAddInQuadratureAndVerdictsNeedTheWholeInterval) {
 }
 
 TEST(CompareRuns, ARunAgainstItselfIsTheSameEverywhere) {
-  const std::vector<RunRecord> h200 = sample("sample-run.json");
+  const std::vector<RunRecord> h200 = sample("sample-run.json.gz");
   const Comparison c = compare_runs(h200, h200);
   EXPECT_TRUE(c.provenance.empty());
   EXPECT_EQ(c.roofs.size(), h200[0].run.machine.ceilings.size());
@@ -82,7 +82,7 @@ TEST(CompareRuns, ARunAgainstItselfIsTheSameEverywhere) {
 }
 
 TEST(CompareRuns, ADeliberatelySlowedPointIsWorseAndOneWithinNoiseIsNot) {
-  const std::vector<RunRecord> base = sample("sample-run.json");
+  const std::vector<RunRecord> base = sample("sample-run.json.gz");
   std::vector<RunRecord> slowed = base;
   Point& point = first_timed(slowed);
   slow_down(point, 1.5);
@@ -114,7 +114,7 @@ TEST(CompareRuns, ADeliberatelySlowedPointIsWorseAndOneWithinNoiseIsNot) {
 }
 
 TEST(CompareRuns, PointsOnOneSideOnlyAndDifferentParametersAreListed) {
-  const std::vector<RunRecord> base = sample("sample-run.json");
+  const std::vector<RunRecord> base = sample("sample-run.json.gz");
   std::vector<RunRecord> other = base;
   const Point removed = other[0].points.front();
   other[0].points.erase(other[0].points.begin());
@@ -137,7 +137,7 @@ TEST(CompareRuns, PointsOnOneSideOnlyAndDifferentParametersAreListed) {
 }
 
 TEST(CompareRuns, H100AgainstH200NamesTheGpusAndExplainsWhereTheH200Wins) {
-  const Comparison c = compare_runs(sample("sample-run-h100.json"), sample("sample-run.json"));
+  const Comparison c = compare_runs(sample("sample-run-h100.json.gz"), sample("sample-run.json.gz"));
   ASSERT_FALSE(c.provenance.empty());
   EXPECT_EQ(c.provenance[0].field, "gpu");
   EXPECT_EQ(c.provenance[0].base, "NVIDIA H100 80GB HBM3");
@@ -169,7 +169,7 @@ TEST(CompareRuns, H100AgainstH200NamesTheGpusAndExplainsWhereTheH200Wins) {
 }
 
 TEST(CompareRuns, FindingsSayOverWhichBatchRangeAVerdictHolds) {
-  const Comparison c = compare_runs(sample("sample-run-h100.json"), sample("sample-run.json"));
+  const Comparison c = compare_runs(sample("sample-run-h100.json.gz"), sample("sample-run.json.gz"));
   // Both 14 series of the default sweeps, 1..1024 on each.
   EXPECT_EQ(c.series.size(), 14u);
   for (const ComparedSeries& s : c.series) {
@@ -209,7 +209,7 @@ TEST(CompareRuns, FindingsSayOverWhichBatchRangeAVerdictHolds) {
 // A side of two runs (BASE = "3,4") that both measured the same points compares
 // each point once, with the newest run's measurement, and names both.
 TEST(CompareRuns, APointMeasuredInTwoRunsOfASideIsComparedOnceWithTheNewest) {
-  const std::vector<RunRecord> h200 = sample("sample-run.json");
+  const std::vector<RunRecord> h200 = sample("sample-run.json.gz");
   RunRecord older = h200[0], newer = h200[0];
   older.run.id = 3;
   older.run.started_at = "2026-11-20T10:00:00.000Z";
@@ -249,7 +249,7 @@ TEST(CompareRuns, APointMeasuredInTwoRunsOfASideIsComparedOnceWithTheNewest) {
 }
 
 TEST(CompareRuns, JsonCarriesSeriesDuplicatesAndTheParameter) {
-  const std::vector<RunRecord> h200 = sample("sample-run.json");
+  const std::vector<RunRecord> h200 = sample("sample-run.json.gz");
   const Comparison c = compare_runs(h200, h200);
   const nlohmann::json j = comparison_json(c);
   EXPECT_EQ(j["schema_version"], kComparisonSchemaVersion);

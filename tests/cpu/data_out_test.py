@@ -5,13 +5,14 @@ documents match their committed schemas (docs/schemas/*.json).
 
 usage: data_out_test.py TIMEROOF SOURCE_DIR
 
-The bundled sample (samples/sample-run.json) is imported into a temporary store and
+The bundled sample (samples/sample-run.json.gz) is imported into a temporary store and
 every document is read from what the binary writes. The schemas are checked by the
 small validator below (standard library only: type, required, properties,
 additionalProperties, items, enum, const, anyOf, $ref to $defs); where the jsonschema package
 is installed the documents are also checked by it.
 """
 import csv
+import gzip
 import json
 import math
 import os
@@ -158,8 +159,8 @@ class DataOut(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.dir = cls.tmp.name
         cls.db = os.path.join(cls.dir, "s.db")
-        cls.sample_path = os.path.join(SOURCE, "samples", "sample-run.json")
-        with open(cls.sample_path, encoding="utf-8") as f:
+        cls.sample_path = os.path.join(SOURCE, "samples", "sample-run.json.gz")
+        with gzip.open(cls.sample_path, "rt", encoding="utf-8") as f:
             cls.sample = json.load(f)
         cls.imported = json.loads(run("import", cls.sample_path, "--db", cls.db, "--json").stdout)
         cls.csv_dir = os.path.join(cls.dir, "csv")

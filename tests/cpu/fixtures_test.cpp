@@ -119,9 +119,9 @@ TEST(Fixtures, BatchSweepPointsAreCompleteAndConsistent) {
 // recorded it and its run time, started_at to finished_at.
 TEST(Samples, TheReadmeQuotesEachSamplesCommitAndRunTime) {
   const std::string readme = test::read_file(test::source_dir() + "/samples/README.md");
-  for (const char* file : {"sample-run.json", "sample-run-h100.json"}) {
+  for (const char* file : {"sample-run.json.gz", "sample-run-h100.json.gz"}) {
     const auto doc = nlohmann::json::parse(
-        test::read_file(test::source_dir() + "/samples/" + std::string(file)));
+        test::read_export_text(test::source_dir() + "/samples/" + std::string(file)));
     const nlohmann::json& run = doc.at("runs").at(0);
     const std::string sha = run.at("git_sha");
     EXPECT_EQ(doc.at("exported_by").at("git_sha"), sha) << file;
@@ -146,10 +146,10 @@ TEST(Samples, TheReadmeQuotesEachSamplesCommitAndRunTime) {
 // drops the twins, so the sample's file (written before them) and a new export
 // read back to the same runs, and export -> import -> export is exact.
 TEST(Samples, ExportTimesNameTheirUnitAndImportReadsOldAndNew) {
-  std::ifstream in(test::source_dir() + "/samples/sample-run.json");
-  const nlohmann::json old = nlohmann::json::parse(in);
+  const nlohmann::json old = nlohmann::json::parse(
+      test::read_export_text(test::source_dir() + "/samples/sample-run.json.gz"));
   EXPECT_FALSE(old.contains("units")) << "the sample predates the twins";
-  const std::vector<RunRecord> runs = parse_export_document(old, "sample-run.json");
+  const std::vector<RunRecord> runs = parse_export_document(old, "sample-run.json.gz");
   const nlohmann::json doc = export_document(runs);
   EXPECT_TRUE(doc.at("units").at("time").is_string());
   const nlohmann::json& point = doc.at("runs").at(0).at("points").at(0);

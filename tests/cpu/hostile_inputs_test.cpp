@@ -143,7 +143,7 @@ Tally expect_all_refused(const std::vector<Hostile>& all, const std::string& dir
 // enough to copy into every hostile variant.
 json small_export() {
   static const json doc = [] {
-    json d = json::parse(read_file(source_dir() + "/samples/sample-run.json"));
+    json d = json::parse(read_export_text(source_dir() + "/samples/sample-run.json.gz"));
     json& points = d["runs"][0]["points"];
     points.erase(points.begin() + 4, points.end());
     return d;

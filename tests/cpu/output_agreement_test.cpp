@@ -38,7 +38,7 @@ struct Outputs {
 const Outputs& outputs() {
   static const Outputs out = [] {
     TempDir dir;
-    const std::string sample = test::source_dir() + "/samples/sample-run.json";
+    const std::string sample = test::source_dir() + "/samples/sample-run.json.gz";
     Outputs o;
     for (const char* format : {"json", "csv", "table"}) {
       const std::string file = dir.file(std::string("analysis.") + format);

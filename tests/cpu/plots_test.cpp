@@ -1,6 +1,6 @@
 // plots/: the SVG writer, ticks and legend placement, chart structure from fixed
 // model input, escaping of templated kernel names, and every chart of the real
-// H200 sample (samples/sample-run.json) checked as XML and rendered to PNG.
+// H200 sample (samples/sample-run.json.gz) checked as XML and rendered to PNG.
 //
 // TIMEROOF_PLOTS_OUT=DIR keeps the sample's SVG and PNG files in DIR to look at.
 #include <gtest/gtest.h>
@@ -828,7 +828,7 @@ TEST(TensorCores, ShareAndUtilisationOnAPercentAxis) {
 // ---- The real H200 sample ------------------------------------------------------------
 
 const RunRecord& sample() {
-  static const RunRecord record = test::load_run("samples/sample-run.json");
+  static const RunRecord record = test::load_run("samples/sample-run.json.gz");
   return record;
 }
 

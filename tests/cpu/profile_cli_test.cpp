@@ -221,7 +221,7 @@ TEST_F(ProfileCli, AnalyzeReportAndPerfettoReadTheStoredProfile) {
       run_tool({"export", "--db", db_, "--perfetto", trace, "--format", "csv"});
   EXPECT_EQ(with_format.exit_code, 1) << with_format.err;
   const std::string empty = dir_.file("empty.db");
-  ASSERT_EQ(run_tool({"import", "--db", empty, test::source_dir() + "/samples/sample-run.json"})
+  ASSERT_EQ(run_tool({"import", "--db", empty, test::source_dir() + "/samples/sample-run.json.gz"})
                 .exit_code,
             0);
   const auto no_trace = run_tool({"export", "--db", empty, "--perfetto", trace});

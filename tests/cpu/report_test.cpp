@@ -1,5 +1,5 @@
 // plots/report: the HTML and Markdown report of the real H200 sample
-// (samples/sample-run.json) and of a run whose names and reasons contain <, >, &,
+// (samples/sample-run.json.gz) and of a run whose names and reasons contain <, >, &,
 // | and backticks. index.html is checked as XML (xmllint) and as HTML (xmllint
 // --html: only the HTML4 parser's unknown-tag complaints about SVG and figure are
 // allowed), for external references, for every section, the findings and one
@@ -46,7 +46,7 @@ using test::TempDir;
 using test::ToolResult;
 
 const RunRecord& sample() {
-  static const RunRecord record = test::load_run("samples/sample-run.json");
+  static const RunRecord record = test::load_run("samples/sample-run.json.gz");
   return record;
 }
 

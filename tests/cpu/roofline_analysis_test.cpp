@@ -233,7 +233,7 @@ TEST(Analysis, TransferRoofsAllFourListedAndEachPointSaysWhichItUsed) {
 }
 
 TEST(Analysis, TheSampleIsAnalysedPointByPoint) {
-  const std::vector<RunRecord> records = test::load_runs("samples/sample-run.json");
+  const std::vector<RunRecord> records = test::load_runs("samples/sample-run.json.gz");
   ASSERT_EQ(records.size(), 1u);
   const RunAnalysis a = analyze(records[0]);
   ASSERT_EQ(a.points.size(), records[0].points.size());
@@ -282,7 +282,7 @@ TEST(Analysis, TheSampleIsAnalysedPointByPoint) {
 // once in analyze() and in the analysis document: the H100 sample's tensor_bf16
 // measures 100.26% of its theoretical; six roofs of each sample spread > 10%.
 TEST(Analysis, RoofsAbovePeakOrSpreadAreFlagged) {
-  const RunRecord h100 = test::load_run("samples/sample-run-h100.json");
+  const RunRecord h100 = test::load_run("samples/sample-run-h100.json.gz");
   const RunAnalysis a = analyze(h100);
   std::vector<std::string> above, spread;
   for (const RoofFinding& f : a.roof_findings)
@@ -296,7 +296,7 @@ TEST(Analysis, RoofsAbovePeakOrSpreadAreFlagged) {
   EXPECT_EQ(spread, (std::vector<std::string>{"launch_async", "launch_sync", "h2d_pinned",
                                               "h2d_pageable", "d2h_pageable", "cublaslt_tf32"}));
   // The H200's h2d_pageable: 60 repeats, 43% apart.
-  const RunAnalysis h200 = analyze(test::load_run("samples/sample-run.json"));
+  const RunAnalysis h200 = analyze(test::load_run("samples/sample-run.json.gz"));
   const auto pageable =
       std::find_if(h200.roof_findings.begin(), h200.roof_findings.end(),
                    [](const RoofFinding& f) { return f.ceiling == "h2d_pageable"; });

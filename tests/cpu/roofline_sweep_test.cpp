@@ -1,6 +1,6 @@
 // Fits over a sweep, chart geometry and findings (roofline/sweep_fit, charts_data,
 // findings): synthetic lines and points worked by hand, properties over every real
-// fixture point, and the real H200 sample run (samples/sample-run.json) and batch
+// fixture point, and the real H200 sample run (samples/sample-run.json.gz) and batch
 // sweep (tests/fixtures/conv2d-batch-h200.json) with their fits and findings
 // printed for the reviewer.
 #include <gtest/gtest.h>
@@ -883,7 +883,7 @@ TEST(ComplexityChart, MissingBandwidthOrBytesIsSaid) {
 // ---- Real fixtures (H200) ----------------------------------------------------
 
 const RunRecord& sample() {
-  static const RunRecord record = test::load_run("samples/sample-run.json");
+  static const RunRecord record = test::load_run("samples/sample-run.json.gz");
   return record;
 }
 
@@ -1057,7 +1057,7 @@ const std::vector<Finding>& sample_findings() {
 }
 
 const RunRecord& h100_sample() {
-  static const RunRecord record = test::load_run("samples/sample-run-h100.json");
+  static const RunRecord record = test::load_run("samples/sample-run-h100.json.gz");
   return record;
 }
 

@@ -1,7 +1,7 @@
 // The model's core (roofline/): machine roofs, time bounds, classic roofline,
 // decomposition and bottleneck classes. Synthetic points worked by hand, property
 // tests over every real fixture point, and the real H200 sample run
-// (samples/sample-run.json) checked against what a performance engineer would say.
+// (samples/sample-run.json.gz) checked against what a performance engineer would say.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -899,7 +899,7 @@ TEST(LowerBound, KernelsThatDoNotAddUpKeepTheOperatorBound) {
 // ---- Real fixtures (H200) ----------------------------------------------------
 
 const RunRecord& sample() {
-  static const RunRecord record = test::load_run("samples/sample-run.json");
+  static const RunRecord record = test::load_run("samples/sample-run.json.gz");
   return record;
 }
 
@@ -1022,7 +1022,7 @@ TEST(SampleRun, PropertiesHoldOverEveryRealPoint) {
 }
 
 const RunRecord& h100_sample() {
-  static const RunRecord record = test::load_run("samples/sample-run-h100.json");
+  static const RunRecord record = test::load_run("samples/sample-run-h100.json.gz");
   return record;
 }
 

@@ -17,10 +17,10 @@
 
 namespace timeroof::test {
 
-// The runs of the export at `relative` under the source tree ("samples/sample-run.json").
+// The runs of the export at `relative` under the source tree ("samples/sample-run.json.gz").
 inline std::vector<RunRecord> load_runs(const std::string& relative) {
   const std::string path = source_dir() + "/" + relative;
-  return parse_export_document(nlohmann::json::parse(read_file(path)), path);
+  return parse_export_document(nlohmann::json::parse(read_export_text(path)), path);
 }
 
 // Its one run (a test failure where it holds another number).

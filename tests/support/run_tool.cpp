@@ -1,5 +1,7 @@
 #include "tests/support/run_tool.hpp"
 
+#include "core/gzip.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -142,6 +144,11 @@ std::string read_file(const std::string& path) {
   std::ostringstream text;
   text << file.rdbuf();
   return text.str();
+}
+
+std::string read_export_text(const std::string& path) {
+  const std::string bytes = read_file(path);
+  return is_gzip(bytes) ? gzip_decompress(bytes, path, "a test fixture") : bytes;
 }
 
 void write_file(const std::string& path, const std::string& bytes) {

@@ -48,6 +48,8 @@ std::string tool_binary();
 std::string source_dir();
 
 std::string read_file(const std::string& path);
+// An export's JSON text, inflated where the file is gzip (the bundled samples are).
+std::string read_export_text(const std::string& path);
 void write_file(const std::string& path, const std::string& bytes);
 int count_lines(const std::string& text);
 // How often `needle` stands in `text`, not overlapping.
