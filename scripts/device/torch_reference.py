@@ -601,14 +601,16 @@ def ops_through_dispatch(torch, fn):
     return seen
 
 
-def profile_one_call(torch, fn):
-    """(kernels [(name, seconds)] in start order, memory operations, CPU op names)."""
+def profile_one_call(torch, fn, calls=1):
+    """(kernels [(name, seconds)] in start order, memory operations, CPU op names) of
+    `calls` calls in a row."""
     from torch.profiler import ProfilerActivity, profile
     torch.cuda.synchronize()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "Profiler clears events at the end of each cycle"
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            fn()
+            for _ in range(calls):
+                fn()
             torch.cuda.synchronize()
     device, cpu = [], set()
     for e in prof.events():
@@ -631,6 +633,188 @@ def profile_one_call(torch, fn):
     memory = [(n, d) for _, n, d in device if n.startswith(("Memcpy", "Memset", "memcpy", "memset"))]
     kernels = [(n, d) for _, n, d in device if not n.startswith(("Memcpy", "Memset", "memcpy", "memset"))]
     return kernels, memory, sorted(cpu)
+
+
+# --------------------------------------------------------------------------
+# Against timeroof's points, kernel by kernel (issue 18's *_torch_compare.py)
+#
+# Each script turns the points of `timeroof export` files into PyTorch calls on the
+# same shapes. PointComparison times each call as T_stream is timed (the Timer
+# above: warm-up, calls back to back with an event every timeroof's calls_per_sample
+# of the point, the +-1% stop rule), then profiles a few calls for the device kernels
+# PyTorch ran and compares them with the kernels timeroof traced for the point
+# (timing_compare's normalised names). The verdict counts only shapes where the
+# kernels are the same: elsewhere a ratio compares two implementations.
+
+COMPARE_TOLERANCE = 0.05  # issue 18: T_stream within 5% of PyTorch's time
+PROFILED_CALLS = 3  # calls profiled after the timing, for the kernel names
+HOST_BOUND_SHARE = 0.8  # PyTorch's kernels busy under this share of its time per call
+
+
+def timing_compare_module():
+    sys.path.insert(0, HERE)
+    sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
+    import timing_compare
+    return timing_compare
+
+
+def export_points(paths, wanted_op):
+    """The ok points with a T_stream of `timeroof export` files whose op
+    `wanted_op(op)` accepts, in file order (each with "_gpu", its run's GPU)."""
+    tc = timing_compare_module()
+    return [p for path in paths for p in tc.load_export(path)
+            if p.get("status") == "ok" and wanted_op(p.get("op", "")) and tc.median_s(p, "stream")]
+
+
+def point_precision(point):
+    return point.get("precision") or (point.get("params") or {}).get("precision", "")
+
+
+def calls_per_call(names, calls):
+    """One call's kernel names out of `calls` profiled calls in a row: the first
+    call's share when the names repeat call after call, else every name (a
+    set comparison is unaffected)."""
+    if calls > 1 and names and len(names) % calls == 0:
+        per = len(names) // calls
+        chunks = [names[i * per:(i + 1) * per] for i in range(calls)]
+        if all(c == chunks[0] for c in chunks):
+            return chunks[0]
+    return names
+
+
+def short_kernel_list(names, width=90):
+    """'name x2, other' in first-seen order, each normalised and cut to `width`."""
+    tc = timing_compare_module()
+    counts = {}
+    for n in tc.kernel_names(names):
+        counts[n] = counts.get(n, 0) + 1
+    return ", ".join(tc.short(n, width) + (f" x{c}" if c > 1 else "") for n, c in counts.items()) or "-"
+
+
+class PointComparison:
+    """Rows of timeroof T_stream / PyTorch time with the kernels each side ran, and
+    the verdict over the rows whose kernels are the same."""
+
+    def __init__(self, torch, title):
+        self.torch, self.title, self.rows = torch, title, []
+        self.timer = Timer(torch, StopRule())
+        self.tc = timing_compare_module()
+        self.gpus = set()
+        print(f"== {title}: PyTorch {torch.__version__} (cuDNN {torch.backends.cudnn.version()}) on "
+              f"{torch.cuda.get_device_name()}", flush=True)
+        print(f"{'shape':64s} {'timeroof us':>11s} {'torch us':>9s} {'ratio':>6s} {'k us ours/torch':>16s}"
+              "  same kernels", flush=True)
+
+    def torch_time(self, fn, calls_per_sample):
+        """(T_stream-like stats of fn, one call's kernel names, its kernels' busy seconds)."""
+        torch = self.torch
+        gc.collect()
+        gc.disable()
+        try:
+            self.timer.warm_up(fn)
+            if not calls_per_sample:
+                call, _ = self.timer.synchronized(fn)
+                calls_per_sample = launches_for(SAMPLE_SECONDS, call["median_s"])
+            stats = self.timer.sequence(fn, calls_per_sample)
+        finally:
+            gc.enable()
+        kernels, _, _ = profile_one_call(torch, fn, PROFILED_CALLS)
+        names = calls_per_call([n for n, _ in kernels], PROFILED_CALLS)
+        busy = sum(d for _, d in kernels) / PROFILED_CALLS
+        return stats, names, busy
+
+    def compare(self, label, point, candidates):
+        """Times each candidate (note, fn[, setting]) of PyTorch's call for `point` in
+        turn, until one runs timeroof's kernels; prints each; the row judged is that one,
+        else the first. `setting()`, a context manager, holds around a candidate's timing
+        and profile (a library choice, not paid per call). A candidate that raises is
+        printed with its one-line reason."""
+        ours = self.tc.median_s(point, "stream")
+        our_names = self.tc.point_kernel_names(point)
+        our_busy = (point.get("timing") or {}).get("kernel_time_s")
+        calls = (self.tc.time_stats(point, "stream") or {}).get("calls_per_sample")
+        self.gpus.add(point.get("_gpu", ""))
+        measured = []
+        for note, fn, *setting in candidates:
+            try:
+                with (setting[0]() if setting else contextlib.nullcontext()):
+                    stats, names, busy = self.torch_time(fn, calls)
+            except Exception as e:  # noqa: BLE001 - a refused call is a result of the row
+                print(f"{label:64s} PyTorch{(' (' + note + ')') if note else ''} failed: {one_line(e)}",
+                      flush=True)
+                with contextlib.suppress(Exception):
+                    self.torch.cuda.synchronize()
+                continue
+            kernels = self.tc.compare_kernels(our_names, names)
+            row = {"label": label, "note": note, "ours_s": ours, "torch_s": stats["median_s"],
+                   "ratio": ours / stats["median_s"] if stats["median_s"] else None,
+                   "same": kernels["same"], "our_kernels": our_names, "torch_kernels": names,
+                   "our_busy_s": our_busy, "torch_busy_s": busy, "torch_stats": stats}
+            row["host_bound"] = bool(stats["median_s"]) and busy < HOST_BOUND_SHARE * stats["median_s"]
+            measured.append(row)
+            self.print_row(row)
+            if kernels["same"]:
+                break
+        if not measured:
+            return None
+        judged = next((r for r in measured if r["same"]), measured[0])
+        self.rows.append(judged)
+        self.torch.cuda.empty_cache()
+        return judged
+
+    def skip(self, label, why):
+        print(f"{label:64s} skipped: {why}", flush=True)
+
+    def print_row(self, row):
+        label = row["label"] + (f" [{row['note']}]" if row["note"] else "")
+        busy = (f"{row['our_busy_s'] * 1e6:.1f}/" if row["our_busy_s"] else "-/") + f"{row['torch_busy_s'] * 1e6:.1f}"
+        same = {True: "yes", False: "no", None: "unknown"}[row["same"]]
+        print(f"{label:64s} {row['ours_s'] * 1e6:11.1f} {row['torch_s'] * 1e6:9.1f} {row['ratio']:6.3f} "
+              f"{busy:>16s}  {same}{' (PyTorch host-bound)' if row['host_bound'] else ''}", flush=True)
+        if row["same"] is not True:
+            print(f"    timeroof: {short_kernel_list(row['our_kernels'])}", flush=True)
+            print(f"    PyTorch:  {short_kernel_list(row['torch_kernels'])}", flush=True)
+
+    def summary(self):
+        """The verdict lines; returns the rows (for a JSON dump)."""
+        def within(rows):
+            return sum(1 for r in rows if r["ratio"] and abs(r["ratio"] - 1) <= COMPARE_TOLERANCE)
+
+        same = [r for r in self.rows if r["same"]]
+        gpu_bound = [r for r in same if not r["host_bound"]]
+        ratios = [r["ratio"] for r in same if r["ratio"]]
+        print(f"-- {self.title} on {', '.join(sorted(g for g in self.gpus if g)) or 'the GPU'}", flush=True)
+        print(f"verdict: T_stream within {COMPARE_TOLERANCE:.0%} of PyTorch's time on {within(same)} of "
+              f"{len(same)} shapes where the kernels are the same"
+              + (f" (ratio median {statistics.median(ratios):.3f}, {min(ratios):.3f} .. {max(ratios):.3f})"
+                 if ratios else ""), flush=True)
+        print(f"  of them with PyTorch not host-bound (its kernels busy >= {HOST_BOUND_SHARE:.0%} of its time): "
+              f"{within(gpu_bound)} of {len(gpu_bound)}", flush=True)
+        other = [r for r in self.rows if r["same"] is False]
+        print(f"  other kernels (not judged): {len(other)} of {len(self.rows)} shapes; within 5% anyway: "
+              f"{within(other)}", flush=True)
+        return self.rows
+
+
+def comparison_main(description, wanted_op, rows_for_points, argv=None):
+    """The scripts' shared main: EXPORT.json ... [--json OUT]; rows_for_points(torch,
+    comparison, points) fills the comparison. Exit 0 (a benchmark, not a test)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("exports", nargs="+", help="`timeroof export` JSON files")
+    parser.add_argument("--json", help="also write the rows here")
+    args = parser.parse_args(argv)
+    import torch
+    warnings.filterwarnings("ignore", category=UserWarning)
+    points = export_points(args.exports, wanted_op)
+    if not points:
+        print(f"{description}: no ok point with a T_stream in {', '.join(args.exports)}")
+        return 0
+    comparison = PointComparison(torch, description)
+    rows_for_points(torch, comparison, points)
+    rows = comparison.summary()
+    if args.json:
+        atomic_write(args.json, {"title": description, "gpus": sorted(comparison.gpus), "rows": rows})
+    return 0
 
 
 # --------------------------------------------------------------------------
@@ -730,10 +914,8 @@ def timeroof_hints(path):
     """Points of a timeroof export, for calls_per_sample and graph copies per point."""
     if not path:
         return []
-    sys.path.insert(0, HERE)
-    sys.dont_write_bytecode = True
     try:
-        import timing_compare as tc
+        tc = timing_compare_module()
         return tc.prepare_points(tc.load_export(path))
     except Exception as e:  # noqa: BLE001 - hints only
         log(f"--timeroof-export {path}: not used ({one_line(e)})")
@@ -745,7 +927,7 @@ def hints_for(points, case):
     the exactly matching timeroof point, or Nones."""
     if not points:
         return None, None, None, ""
-    import timing_compare as tc
+    tc = timing_compare_module()
     params = tc.normalize_params(case["op"], case["precision"], case["params"])
     for p in points:
         if p.get("status") != "ok" or p.get("op") != case["op"] or p.get("precision") != case["precision"]:
