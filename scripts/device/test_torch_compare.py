@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """CPU test of the kernel-identity comparison the *_torch_compare.py scripts share
 (torch_reference.py: export_points, calls_per_call, short_kernel_list,
-PointComparison; ctest: torch_compare_py). PyTorch is not needed: the timing and the
-profile are replaced by stated results, so the test checks the matching, the rows
+PointComparison; ctest: torch_compare_py). PyTorch is not needed: the timing, the
+profile and NVML are replaced by stated results, so the test checks the matching, the rows
 and the verdict against known answers. Standard library only."""
 import contextlib
 import io
@@ -22,12 +22,20 @@ OTHER = "void cutlass::Kernel2<cutlass_80_tensorop_h16816gemm_128x128_32x5_tn_al
 US = 1e-6
 
 
-def point(op, median_s, kernels, calls_per_sample=7, status="ok", **params):
+GRID, BLOCK = [132, 1, 1], [384, 1, 1]
+
+
+def point(op, median_s, kernels, calls_per_sample=7, status="ok", busy_share=0.95, clock_hz=1.98e9, **params):
     return {"op": op, "precision": "fp16", "status": status, "params": dict(params, precision="fp16"),
             "timing": {"stream": {"median_s": median_s, "calls_per_sample": calls_per_sample},
-                       "kernel_time_s": median_s and median_s * 0.95},
-            "kernels": [{"name": k, "grid": [1, 1, 1], "block": [1, 1, 1], "duration_s": 1e-6, "metrics": {}}
+                       "kernel_time_s": median_s and median_s * busy_share},
+            "details": {"timing": {"sm_clock_hz": {"call": clock_hz, "stream": clock_hz, "graph": clock_hz}}},
+            "kernels": [{"name": k, "grid": GRID, "block": BLOCK, "duration_s": 1e-6, "metrics": {}}
                         for k in kernels]}
+
+
+def launches(*names, grid=GRID):
+    return [(n, grid, BLOCK) for n in names]
 
 
 class FakeTorch:
@@ -55,8 +63,8 @@ class FakeTorch:
 
 
 class Stated(ref.PointComparison):
-    """PointComparison with each candidate's (seconds, kernel names) stated, and the
-    calls_per_sample it was asked to time with recorded."""
+    """PointComparison with each candidate's (seconds, launches, kernels' busy seconds,
+    SM clock) stated, and the calls_per_sample it was asked to time with recorded."""
 
     def __init__(self, results):
         self.results, self.asked = results, []
@@ -65,10 +73,11 @@ class Stated(ref.PointComparison):
 
     def torch_time(self, fn, calls_per_sample):
         self.asked.append(calls_per_sample)
-        seconds, names, busy = self.results[fn()]
+        seconds, stated_launches, busy, *clock = self.results[fn()]
         if isinstance(seconds, Exception):
             raise seconds
-        return {"median_s": seconds}, names, busy
+        return ({"median_s": seconds, "sm_clock_hz": clock[0] if clock else 1.98e9}, stated_launches, busy,
+                {"median_s": seconds})
 
 
 class Timer:  # the real Timer needs CUDA events
@@ -76,7 +85,12 @@ class Timer:  # the real Timer needs CUDA events
         pass
 
 
-ref.Timer = Timer
+class SmClock:  # the real one needs NVML
+    def __init__(self, torch):
+        pass
+
+
+ref.Timer, ref.SmClock = Timer, SmClock
 
 
 def run_rows(comparison, rows):
@@ -89,6 +103,11 @@ def run_rows(comparison, rows):
 
 
 class KernelLists(unittest.TestCase):
+    def test_launch_configs_compare_names_grids_and_blocks(self):
+        bare = OTHER[len("void "):OTHER.index("(")]  # as another demangler may print it
+        self.assertEqual(ref.launch_configs(launches(NVJET, OTHER)), ref.launch_configs(launches(bare, NVJET)))
+        self.assertNotEqual(ref.launch_configs(launches(NVJET)), ref.launch_configs(launches(NVJET, grid=[66, 2, 1])))
+
     def test_one_call_out_of_repeated_calls(self):
         self.assertEqual(ref.calls_per_call(["a", "b", "a", "b", "a", "b"], 3), ["a", "b"])
         self.assertEqual(ref.calls_per_call(["a"], 1), ["a"])
@@ -125,9 +144,9 @@ class ExportPoints(unittest.TestCase):
 
 class Verdict(unittest.TestCase):
     def test_counts_within_tolerance_only_where_the_kernels_are_the_same(self):
-        c = Stated({"same_close": (103 * US, [NVJET], 100 * US),    # ratio 100/103: within 5%
-                    "same_far": (80 * US, [NVJET], 78 * US),        # 1.25: same kernel, not within
-                    "other_close": (100 * US, [OTHER], 99 * US)})   # within, but other kernels
+        c = Stated({"same_close": (103 * US, launches(NVJET), 100 * US),   # ratio 100/103: within 5%
+                    "same_far": (80 * US, launches(NVJET), 78 * US),       # 1.25: same kernel, not within
+                    "other_close": (100 * US, launches(OTHER), 99 * US)})  # within, but other kernels
         rows, text = run_rows(c, [
             ("a", point("gemm", 100 * US, [NVJET], calls_per_sample=3), [("", lambda: "same_close")]),
             ("b", point("gemm", 100 * US, [NVJET]), [("", lambda: "same_far")]),
@@ -135,13 +154,13 @@ class Verdict(unittest.TestCase):
         self.assertEqual([r["same"] for r in rows], [True, True, False])
         self.assertAlmostEqual(rows[0]["ratio"], 100 / 103)
         self.assertEqual(c.asked, [3, 7, 7])  # timeroof's calls per sample of each point
-        self.assertIn("verdict: T_stream within 5% of PyTorch's time on 1 of 2 shapes where the kernels "
-                      "are the same", text)
+        self.assertIn("verdict: T_stream within 5% of PyTorch's time on 1 of 2 shapes where the same kernels run "
+                      "and neither side is host-bound", text)
         self.assertIn("other kernels (not judged): 1 of 3 shapes; within 5% anyway: 1", text)
         self.assertIn("    PyTorch:  cutlass::Kernel2<", text)  # the lists where they differ
 
     def test_a_later_candidate_with_the_same_kernels_is_the_row_judged(self):
-        c = Stated({"default": (50 * US, [OTHER], 49 * US), "lt": (101 * US, [NVJET], 100 * US)})
+        c = Stated({"default": (50 * US, launches(OTHER), 49 * US), "lt": (101 * US, launches(NVJET), 100 * US)})
         rows, text = run_rows(c, [("g", point("gemm", 100 * US, [NVJET]),
                                    [("", lambda: "default"), ("cuBLASLt", lambda: "lt")])])
         self.assertEqual(len(rows), 1)
@@ -150,19 +169,38 @@ class Verdict(unittest.TestCase):
         self.assertIn("on 1 of 1 shapes", text)
 
     def test_the_first_candidate_stands_when_none_matches_and_failures_are_printed(self):
-        c = Stated({"default": (50 * US, [OTHER], 10 * US), "broken": (RuntimeError("cuDNN refused\nmore"), [], 0)})
+        c = Stated({"default": (50 * US, launches(OTHER), 10 * US),
+                    "broken": (RuntimeError("cuDNN refused\nmore"), [], 0)})
         rows, text = run_rows(c, [("g", point("gemm", 100 * US, [NVJET]),
                                    [("", lambda: "default"), ("x", lambda: "broken")])])
-        self.assertEqual((rows[0]["note"], rows[0]["same"], rows[0]["host_bound"]), ("", False, True))
+        self.assertEqual((rows[0]["note"], rows[0]["same"], rows[0]["host_bound"]), ("", False, ["PyTorch"]))
         self.assertIn("PyTorch (x) failed: RuntimeError: cuDNN refused", text)
         self.assertIn("on 0 of 0 shapes", text)
 
-    def test_host_bound_rows_are_counted_apart(self):
-        c = Stated({"host": (100 * US, [NVJET], 20 * US)})
-        rows, text = run_rows(c, [("h", point("gemm", 100 * US, [NVJET]), [("", lambda: "host")])])
-        self.assertTrue(rows[0]["host_bound"])
-        self.assertIn("on 1 of 1 shapes", text)
-        self.assertIn("not host-bound (its kernels busy >= 80% of its time): 0 of 0", text)
+    def test_host_bound_rows_on_either_side_are_not_judged(self):
+        c = Stated({"host": (100 * US, launches(NVJET), 20 * US), "gpu": (100 * US, launches(NVJET), 99 * US)})
+        rows, text = run_rows(c, [("h", point("gemm", 100 * US, [NVJET]), [("", lambda: "host")]),
+                                  ("t", point("gemm", 100 * US, [NVJET], busy_share=0.5), [("", lambda: "gpu")])])
+        self.assertEqual([r["host_bound"] for r in rows], [["PyTorch"], ["timeroof"]])
+        self.assertIn("on 0 of 0 shapes", text)
+        self.assertIn("a side host-bound (its kernels busy < 80% of its time: the ratio compares per-call host "
+                      "costs; not judged): 2", text)
+
+    def test_cycles_per_call_judge_points_the_power_limit_slowed(self):
+        # 110 us at 1.5 GHz against 100 us at 1.65 GHz: 1.10 in time, 1.0 in cycles.
+        c = Stated({"capped": (100 * US, launches(NVJET), 99 * US, 1.65e9)})
+        rows, text = run_rows(c, [("p", point("gemm", 110 * US, [NVJET], clock_hz=1.5e9), [("", lambda: "capped")])])
+        self.assertAlmostEqual(rows[0]["cycle_ratio"], 1.0)
+        self.assertIn("on 0 of 1 shapes", text)
+        self.assertIn("the cycles per call): within 5% on 1 of 1", text)
+        self.assertIn("1500/1650  yes (cycles ratio 1.000)", text)
+
+    def test_other_grids_of_the_same_kernel_are_named(self):
+        c = Stated({"regrid": (100 * US, launches(NVJET, grid=[66, 2, 1]), 99 * US)})
+        rows, text = run_rows(c, [("r", point("gemm", 100 * US, [NVJET]), [("", lambda: "regrid")])])
+        self.assertEqual((rows[0]["same"], rows[0]["same_launches"]), (True, False))
+        self.assertIn("yes (other grid or block)", text)
+        self.assertIn("timeroof grids: [(132, 1, 1)], PyTorch: [(66, 2, 1)]", text)
 
 
 if __name__ == "__main__":

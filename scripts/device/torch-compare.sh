@@ -11,8 +11,9 @@
 #   memory     default pointwise, softmax and pool sweeps + memory_bound_torch_compare.py
 # Binary: $TIMEROOF, else .carry/timeroof (scripts/device/pack.sh), else the bundle
 # beside this script (a helper's hpack.sh carry: bundle.tar.xz unpacked into bin/).
-# What comes back ($OUT): summary.txt (every table, verdict and model summary), one log
-# per step, the comparisons' rows as JSON and each part's store exported (xz).
+# What comes back ($OUT, a few files: the device tool returns at most 8): summary.txt
+# (every table, verdict and model summary), logs.tgz (one log per step, the comparisons'
+# rows as JSON; rewritten after each part) and each part's store exported (xz).
 # TORCH_COMPARE_BUDGET_S (default 225): no step starts past it; each is cut at it.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +21,8 @@ root=$(git -C "$here" rev-parse --show-toplevel 2>/dev/null || pwd)
 cd "$root" || exit 2
 final=${OUT:-$root/device-out}
 work=$(mktemp -d)
-mkdir -p "$final"
+logs=$work/logs
+mkdir -p "$final" "$logs"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export TIMEROOF_MODELS=${TIMEROOF_MODELS:-$root/sweeps/models}  # the binary's own path is this machine's
 if [ -z "${TIMEROOF:-}" ]; then
@@ -34,7 +36,7 @@ budget=${TORCH_COMPARE_BUDGET_S:-225}
 summary=$final/summary.txt
 say() { echo "$*" | tee -a "$summary"; }
 
-# step NAME LIMIT_S CMD...: CMD's output into $final/NAME.log, cut at the budget.
+# step NAME LIMIT_S CMD...: CMD's output into $logs/NAME.log, cut at the budget.
 step() {
   local name=$1 limit=$2 left rc t0=$SECONDS
   shift 2
@@ -44,7 +46,7 @@ step() {
     return 1
   fi
   [ "$limit" -gt "$left" ] && limit=$left
-  timeout "$limit" "$@" > "$final/$name.log" 2>&1
+  timeout "$limit" "$@" > "$logs/$name.log" 2>&1
   rc=$?
   say "== $name: rc $rc, $((SECONDS - t0)) s$([ "$rc" -eq 124 ] && echo " (cut at $limit s)")"
   return $rc
@@ -60,8 +62,8 @@ compare() {
       "$TIMEROOF" sweep "$sweep" --no-counters --db "$work/$name.db"
   done
   step "$name-export" 30 "$TIMEROOF" export --db "$work/$name.db" --out "$work/$name.json" || return 1
-  step "$name-compare" 120 python3 "$here/$script" "$work/$name.json" --json "$final/$name-rows.json"
-  grep -v '^$' "$final/$name-compare.log" | tee -a "$summary"
+  step "$name-compare" 120 python3 "$here/$script" "$work/$name.json" --json "$logs/$name-rows.json"
+  grep -v '^$' "$logs/$name-compare.log" | tee -a "$summary"
   xz -T0 -6 -c "$work/$name.json" > "$final/$name-export.json.xz"
 }
 
@@ -70,7 +72,7 @@ models() {
   step ceilings-quick 60 "$TIMEROOF" ceilings --quick --db "$db" || return 1
   for model in bert_base_512 lstm_paper; do
     step "model-$model" 90 "$TIMEROOF" run --model "$model" --db "$db" --out "$work/report-$model"
-    grep -v '^$' "$final/model-$model.log" | tail -n 80 | tee -a "$summary"
+    grep -v "^$" "$logs/model-$model.log" | tee -a "$summary"
   done
   timeout 30 "$TIMEROOF" export --db "$db" --out "$work/models.json" &&
     xz -T0 -6 -c "$work/models.json" > "$final/models-export.json.xz"
@@ -94,5 +96,6 @@ for part in "${parts[@]}"; do
     memory) compare memory memory_bound_torch_compare.py pointwise softmax pool ;;
     *) say "unknown part '$part'; allowed: gemm attention models norms memory" ;;
   esac
+  tar czf "$final/logs.tgz" -C "$logs" .
 done
 say "== done in $SECONDS s"

@@ -83,6 +83,7 @@ which and why); 2 no usable PyTorch / CUDA / cuDNN at all.
 import argparse
 import contextlib
 import copy
+import ctypes
 import gc
 import inspect
 import json
@@ -333,8 +334,10 @@ class Timer:
         return (time_stats(samples, 1, converged, self.torch),
                 time_stats(issue, 1, interval_converged(issue, self.rule, self.torch), self.torch))
 
-    def sequence(self, launch, launches_per_sample, calls_per_launch=1):
-        """Back-to-back launches, an event every `launches_per_sample` of them."""
+    def sequence(self, launch, launches_per_sample, calls_per_launch=1, while_running=None):
+        """Back-to-back launches, an event every `launches_per_sample` of them;
+        `while_running()` is called after each chunk is issued, before waiting for it
+        (the GPU busy with the timed calls: where timeroof reads the SM clock)."""
         events = self.events
         per_sample = max(1, int(launches_per_sample))
         calls_per_sample = per_sample * calls_per_launch
@@ -348,6 +351,8 @@ class Timer:
                 for _ in range(per_sample):
                     launch()
                 events[j].record()
+            if while_running:
+                while_running()
             events[m].synchronize()
             for j in range(m):
                 samples.append(events[j].elapsed_time(events[j + 1]) * 1e-3 / calls_per_sample)
@@ -601,9 +606,8 @@ def ops_through_dispatch(torch, fn):
     return seen
 
 
-def profile_one_call(torch, fn, calls=1):
-    """(kernels [(name, seconds)] in start order, memory operations, CPU op names) of
-    `calls` calls in a row."""
+def profiled(torch, fn, calls=1):
+    """torch.profiler (CPU + CUDA activities) over `calls` calls in a row."""
     from torch.profiler import ProfilerActivity, profile
     torch.cuda.synchronize()
     with warnings.catch_warnings():
@@ -612,6 +616,31 @@ def profile_one_call(torch, fn, calls=1):
             for _ in range(calls):
                 fn()
             torch.cuda.synchronize()
+    return prof
+
+
+def profile_launches(torch, fn, calls=1):
+    """The device kernels of `calls` calls in a row, [(name, grid, block, seconds)] in
+    start order, from the profile's Chrome trace (the one place Kineto gives the grid
+    and block of each launch)."""
+    prof = profiled(torch, fn, calls)
+    fd, path = tempfile.mkstemp(prefix="torch-launches-", suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+    finally:
+        os.unlink(path)
+    events = sorted((e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel"),
+                    key=lambda e: e.get("ts", 0))
+    return [(e.get("name", ""), list(e.get("args", {}).get("grid", [])), list(e.get("args", {}).get("block", [])),
+             e.get("dur", 0) * 1e-6) for e in events]
+
+
+def profile_one_call(torch, fn):
+    """(kernels [(name, seconds)] in start order, memory operations, CPU op names)."""
+    prof = profiled(torch, fn)
     device, cpu = [], set()
     for e in prof.events():
         kind = str(getattr(e, "device_type", ""))
@@ -639,16 +668,50 @@ def profile_one_call(torch, fn, calls=1):
 # Against timeroof's points, kernel by kernel (issue 18's *_torch_compare.py)
 #
 # Each script turns the points of `timeroof export` files into PyTorch calls on the
-# same shapes. PointComparison times each call as T_stream is timed (the Timer
-# above: warm-up, calls back to back with an event every timeroof's calls_per_sample
-# of the point, the +-1% stop rule), then profiles a few calls for the device kernels
-# PyTorch ran and compares them with the kernels timeroof traced for the point
+# same shapes. PointComparison measures each call in timeroof's order (the Timer
+# above: warm-up, T_call's synchronized calls, then T_stream: calls back to back with
+# an event every timeroof's calls_per_sample of the point, the +-1% stop rule), reads
+# the SM clock through NVML while the stream's calls run (as timeroof does: a GEMM
+# under the power limit runs at 1.3-1.9 GHz, so two times of one kernel compare only
+# at one clock), then profiles a few calls for the device kernels PyTorch ran and
+# their grids, and compares them with the kernels timeroof traced for the point
 # (timing_compare's normalised names). The verdict counts only shapes where the
-# kernels are the same: elsewhere a ratio compares two implementations.
+# kernels are the same and neither side is host-bound: elsewhere a ratio compares two
+# implementations, or two hosts' per-call costs.
 
 COMPARE_TOLERANCE = 0.05  # issue 18: T_stream within 5% of PyTorch's time
 PROFILED_CALLS = 3  # calls profiled after the timing, for the kernel names
-HOST_BOUND_SHARE = 0.8  # PyTorch's kernels busy under this share of its time per call
+HOST_BOUND_SHARE = 0.8  # a side whose kernels are busy under this share of its time per call
+NVML_CLOCK_SM = 1
+
+
+class SmClock:
+    """The SM clock of CUDA device 0's GPU through NVML (libnvidia-ml.so.1 by ctypes:
+    no Python package needed); hz() is None where NVML is missing."""
+
+    def __init__(self, torch):
+        self.lib = self.handle = None
+        with contextlib.suppress(OSError, AttributeError):
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+            if lib.nvmlInit_v2() != 0:
+                return
+            handle = ctypes.c_void_p()
+            props = torch.cuda.get_device_properties(torch.cuda.current_device())
+            # NVML numbers GPUs its own way; the PCI address names the one CUDA uses.
+            address = "%08x:%02x:%02x.0" % (getattr(props, "pci_domain_id", 0), getattr(props, "pci_bus_id", 0),
+                                            getattr(props, "pci_device_id", 0))
+            if lib.nvmlDeviceGetHandleByPciBusId_v2(address.encode(), ctypes.byref(handle)) != 0 and \
+                    lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(0), ctypes.byref(handle)) != 0:
+                return
+            self.lib, self.handle = lib, handle
+
+    def hz(self):
+        if self.handle is None:
+            return None
+        mhz = ctypes.c_uint()
+        if self.lib.nvmlDeviceGetClockInfo(self.handle, NVML_CLOCK_SM, ctypes.byref(mhz)) != 0:
+            return None
+        return mhz.value * 1e6
 
 
 def timing_compare_module():
@@ -670,16 +733,16 @@ def point_precision(point):
     return point.get("precision") or (point.get("params") or {}).get("precision", "")
 
 
-def calls_per_call(names, calls):
-    """One call's kernel names out of `calls` profiled calls in a row: the first
-    call's share when the names repeat call after call, else every name (a
-    set comparison is unaffected)."""
-    if calls > 1 and names and len(names) % calls == 0:
-        per = len(names) // calls
-        chunks = [names[i * per:(i + 1) * per] for i in range(calls)]
+def calls_per_call(launches, calls):
+    """One call's launches out of `calls` profiled calls in a row: the first call's
+    share when the launches repeat call after call, else every launch (a set
+    comparison is unaffected)."""
+    if calls > 1 and launches and len(launches) % calls == 0:
+        per = len(launches) // calls
+        chunks = [launches[i * per:(i + 1) * per] for i in range(calls)]
         if all(c == chunks[0] for c in chunks):
             return chunks[0]
-    return names
+    return launches
 
 
 def short_kernel_list(names, width=90):
@@ -691,37 +754,51 @@ def short_kernel_list(names, width=90):
     return ", ".join(tc.short(n, width) + (f" x{c}" if c > 1 else "") for n, c in counts.items()) or "-"
 
 
+def launch_configs(launches):
+    """Sorted (normalised name, grid, block) of each launch, for an equality test."""
+    tc = timing_compare_module()
+    names = tc.kernel_names([name for name, _, _ in launches])
+    return sorted((n, tuple(grid), tuple(block)) for n, (_, grid, block) in zip(names, launches))
+
+
+def median_or_none(values):
+    values = [v for v in values if v]
+    return statistics.median(values) if values else None
+
+
 class PointComparison:
-    """Rows of timeroof T_stream / PyTorch time with the kernels each side ran, and
-    the verdict over the rows whose kernels are the same."""
+    """Rows of timeroof T_stream / PyTorch time with the kernels each side ran and
+    the clocks they ran at, and the verdict over the rows that compare one kernel."""
 
     def __init__(self, torch, title):
         self.torch, self.title, self.rows = torch, title, []
         self.timer = Timer(torch, StopRule())
+        self.clock = SmClock(torch)
         self.tc = timing_compare_module()
         self.gpus = set()
         print(f"== {title}: PyTorch {torch.__version__} (cuDNN {torch.backends.cudnn.version()}) on "
               f"{torch.cuda.get_device_name()}", flush=True)
-        print(f"{'shape':64s} {'timeroof us':>11s} {'torch us':>9s} {'ratio':>6s} {'k us ours/torch':>16s}"
-              "  same kernels", flush=True)
+        print(f"{'shape':60s} {'timeroof us':>11s} {'torch us':>9s} {'ratio':>6s} {'k us ours/torch':>16s} "
+              f"{'MHz ours/torch':>14s}  same kernels", flush=True)
 
     def torch_time(self, fn, calls_per_sample):
-        """(T_stream-like stats of fn, one call's kernel names, its kernels' busy seconds)."""
+        """(T_stream-like stats of fn with "sm_clock_hz", one call's launches
+        [(name, grid, block)], its kernels' busy seconds per call, T_call-like stats)."""
         torch = self.torch
+        clocks = []
         gc.collect()
         gc.disable()
         try:
             self.timer.warm_up(fn)
-            if not calls_per_sample:
-                call, _ = self.timer.synchronized(fn)
-                calls_per_sample = launches_for(SAMPLE_SECONDS, call["median_s"])
-            stats = self.timer.sequence(fn, calls_per_sample)
+            call, _ = self.timer.synchronized(fn)
+            per_sample = calls_per_sample or launches_for(SAMPLE_SECONDS, call["median_s"])
+            stats = self.timer.sequence(fn, per_sample, while_running=lambda: clocks.append(self.clock.hz()))
         finally:
             gc.enable()
-        kernels, _, _ = profile_one_call(torch, fn, PROFILED_CALLS)
-        names = calls_per_call([n for n, _ in kernels], PROFILED_CALLS)
-        busy = sum(d for _, d in kernels) / PROFILED_CALLS
-        return stats, names, busy
+        stats["sm_clock_hz"] = median_or_none(clocks)
+        launches = profile_launches(torch, fn, PROFILED_CALLS)
+        busy = sum(seconds for *_, seconds in launches) / PROFILED_CALLS
+        return stats, calls_per_call([(n, g, b) for n, g, b, _ in launches], PROFILED_CALLS), busy, call
 
     def compare(self, label, point, candidates):
         """Times each candidate (note, fn[, setting]) of PyTorch's call for `point` in
@@ -729,31 +806,29 @@ class PointComparison:
         else the first. `setting()`, a context manager, holds around a candidate's timing
         and profile (a library choice, not paid per call). A candidate that raises is
         printed with its one-line reason."""
-        ours = self.tc.median_s(point, "stream")
-        our_names = self.tc.point_kernel_names(point)
-        our_busy = (point.get("timing") or {}).get("kernel_time_s")
-        calls = (self.tc.time_stats(point, "stream") or {}).get("calls_per_sample")
+        tc = self.tc
+        ours = tc.median_s(point, "stream")
+        our_launches = [(k.get("name", ""), k.get("grid", []), k.get("block", []))
+                        for k in point.get("kernels", []) if isinstance(k, dict)]
+        our_clocks = ((point.get("details") or {}).get("timing") or {}).get("sm_clock_hz") or {}
+        calls = (tc.time_stats(point, "stream") or {}).get("calls_per_sample")
         self.gpus.add(point.get("_gpu", ""))
         measured = []
         for note, fn, *setting in candidates:
             try:
                 with (setting[0]() if setting else contextlib.nullcontext()):
-                    stats, names, busy = self.torch_time(fn, calls)
+                    stats, launches, busy, call = self.torch_time(fn, calls)
             except Exception as e:  # noqa: BLE001 - a refused call is a result of the row
-                print(f"{label:64s} PyTorch{(' (' + note + ')') if note else ''} failed: {one_line(e)}",
+                print(f"{label:60s} PyTorch{(' (' + note + ')') if note else ''} failed: {one_line(e)}",
                       flush=True)
                 with contextlib.suppress(Exception):
                     self.torch.cuda.synchronize()
                 continue
-            kernels = self.tc.compare_kernels(our_names, names)
-            row = {"label": label, "note": note, "ours_s": ours, "torch_s": stats["median_s"],
-                   "ratio": ours / stats["median_s"] if stats["median_s"] else None,
-                   "same": kernels["same"], "our_kernels": our_names, "torch_kernels": names,
-                   "our_busy_s": our_busy, "torch_busy_s": busy, "torch_stats": stats}
-            row["host_bound"] = bool(stats["median_s"]) and busy < HOST_BOUND_SHARE * stats["median_s"]
+            row = self.row(label, note, point, ours, our_launches, our_clocks.get("stream"),
+                           stats, launches, busy, call)
             measured.append(row)
             self.print_row(row)
-            if kernels["same"]:
+            if row["same"]:
                 break
         if not measured:
             return None
@@ -762,37 +837,72 @@ class PointComparison:
         self.torch.cuda.empty_cache()
         return judged
 
+    def row(self, label, note, point, ours, our_launches, our_clock, stats, launches, busy, call):
+        our_names, names = [n for n, _, _ in our_launches], [n for n, _, _ in launches]
+        theirs = stats["median_s"]
+        our_busy = (point.get("timing") or {}).get("kernel_time_s")
+        row = {"label": label, "note": note, "ours_s": ours, "torch_s": theirs,
+               "ratio": ours / theirs if theirs else None,
+               "same": self.tc.compare_kernels(our_names, names)["same"],
+               "same_launches": launch_configs(our_launches) == launch_configs(launches),
+               "our_kernels": our_names, "torch_kernels": names,
+               "our_launches": our_launches, "torch_launches": launches,
+               "our_busy_s": our_busy, "torch_busy_s": busy,
+               "our_clock_hz": our_clock, "torch_clock_hz": stats.get("sm_clock_hz"),
+               "torch_stream": stats, "torch_call": call}
+        row["host_bound"] = [side for side, busy_s, t in (("timeroof", our_busy, ours), ("PyTorch", busy, theirs))
+                             if busy_s and t and busy_s < HOST_BOUND_SHARE * t]
+        # Time x clock: the cycles per call, for points the power limit slowed unequally.
+        row["cycle_ratio"] = (row["ratio"] * our_clock / row["torch_clock_hz"]
+                              if row["ratio"] and our_clock and row["torch_clock_hz"] else None)
+        return row
+
     def skip(self, label, why):
-        print(f"{label:64s} skipped: {why}", flush=True)
+        print(f"{label:60s} skipped: {why}", flush=True)
 
     def print_row(self, row):
         label = row["label"] + (f" [{row['note']}]" if row["note"] else "")
-        busy = (f"{row['our_busy_s'] * 1e6:.1f}/" if row["our_busy_s"] else "-/") + f"{row['torch_busy_s'] * 1e6:.1f}"
+        us = lambda s: f"{s * 1e6:.1f}" if s else "-"  # noqa: E731
+        mhz = lambda hz: f"{hz / 1e6:.0f}" if hz else "-"  # noqa: E731
+        ratio = f"{row['ratio']:6.3f}" if row["ratio"] else f"{'-':>6s}"
         same = {True: "yes", False: "no", None: "unknown"}[row["same"]]
-        print(f"{label:64s} {row['ours_s'] * 1e6:11.1f} {row['torch_s'] * 1e6:9.1f} {row['ratio']:6.3f} "
-              f"{busy:>16s}  {same}{' (PyTorch host-bound)' if row['host_bound'] else ''}", flush=True)
+        if row["same"] and not row["same_launches"]:
+            same += " (other grid or block)"
+        notes = [f"{' and '.join(row['host_bound'])} host-bound"] if row["host_bound"] else []
+        if row["cycle_ratio"]:
+            notes.append(f"cycles ratio {row['cycle_ratio']:.3f}")
+        print(f"{label:60s} {row['ours_s'] * 1e6:11.1f} {row['torch_s'] * 1e6:9.1f} {ratio} "
+              f"{us(row['our_busy_s']) + '/' + us(row['torch_busy_s']):>16s} "
+              f"{mhz(row['our_clock_hz']) + '/' + mhz(row['torch_clock_hz']):>14s}  {same}"
+              + (f" ({'; '.join(notes)})" if notes else ""), flush=True)
         if row["same"] is not True:
             print(f"    timeroof: {short_kernel_list(row['our_kernels'])}", flush=True)
             print(f"    PyTorch:  {short_kernel_list(row['torch_kernels'])}", flush=True)
+        elif not row["same_launches"]:
+            print(f"    timeroof grids: {sorted(set(tuple(g) for _, g, _ in row['our_launches']))}, "
+                  f"PyTorch: {sorted(set(tuple(g) for _, g, _ in row['torch_launches']))}", flush=True)
 
     def summary(self):
         """The verdict lines; returns the rows (for a JSON dump)."""
-        def within(rows):
-            return sum(1 for r in rows if r["ratio"] and abs(r["ratio"] - 1) <= COMPARE_TOLERANCE)
+        def within(rows, key="ratio"):
+            return sum(1 for r in rows if r[key] and abs(r[key] - 1) <= COMPARE_TOLERANCE)
 
         same = [r for r in self.rows if r["same"]]
-        gpu_bound = [r for r in same if not r["host_bound"]]
-        ratios = [r["ratio"] for r in same if r["ratio"]]
+        judged = [r for r in same if not r["host_bound"]]
+        ratios = [r["ratio"] for r in judged if r["ratio"]]
+        clocked = [r for r in judged if r["cycle_ratio"]]
         print(f"-- {self.title} on {', '.join(sorted(g for g in self.gpus if g)) or 'the GPU'}", flush=True)
-        print(f"verdict: T_stream within {COMPARE_TOLERANCE:.0%} of PyTorch's time on {within(same)} of "
-              f"{len(same)} shapes where the kernels are the same"
+        print(f"verdict: T_stream within {COMPARE_TOLERANCE:.0%} of PyTorch's time on {within(judged)} of "
+              f"{len(judged)} shapes where the same kernels run and neither side is host-bound"
               + (f" (ratio median {statistics.median(ratios):.3f}, {min(ratios):.3f} .. {max(ratios):.3f})"
                  if ratios else ""), flush=True)
-        print(f"  of them with PyTorch not host-bound (its kernels busy >= {HOST_BOUND_SHARE:.0%} of its time): "
-              f"{within(gpu_bound)} of {len(gpu_bound)}", flush=True)
+        print(f"  at one clock (time x SM clock, the cycles per call): within {COMPARE_TOLERANCE:.0%} on "
+              f"{within(clocked, 'cycle_ratio')} of {len(clocked)}", flush=True)
+        print(f"  the same kernels, a side host-bound (its kernels busy < {HOST_BOUND_SHARE:.0%} of its time: "
+              f"the ratio compares per-call host costs; not judged): {len(same) - len(judged)}", flush=True)
         other = [r for r in self.rows if r["same"] is False]
-        print(f"  other kernels (not judged): {len(other)} of {len(self.rows)} shapes; within 5% anyway: "
-              f"{within(other)}", flush=True)
+        print(f"  other kernels (not judged): {len(other)} of {len(self.rows)} shapes; within "
+              f"{COMPARE_TOLERANCE:.0%} anyway: {within(other)}", flush=True)
         return self.rows
 
 
