@@ -186,14 +186,17 @@ class Verdict(unittest.TestCase):
         self.assertIn("a side host-bound (its kernels busy < 80% of its time: the ratio compares per-call host "
                       "costs; not judged): 2", text)
 
-    def test_cycles_per_call_judge_points_the_power_limit_slowed(self):
-        # 110 us at 1.5 GHz against 100 us at 1.65 GHz: 1.10 in time, 1.0 in cycles.
-        c = Stated({"capped": (100 * US, launches(NVJET), 99 * US, 1.65e9)})
-        rows, text = run_rows(c, [("p", point("gemm", 110 * US, [NVJET], clock_hz=1.5e9), [("", lambda: "capped")])])
-        self.assertAlmostEqual(rows[0]["cycle_ratio"], 1.0)
-        self.assertIn("on 0 of 1 shapes", text)
-        self.assertIn("the cycles per call): within 5% on 1 of 1", text)
-        self.assertIn("1500/1650  yes (cycles ratio 1.000)", text)
+    def test_rows_at_the_same_clock_are_counted_apart(self):
+        # 110 us at 1.5 GHz against 100 us at 1.98 GHz (the power limit), and 101 us
+        # against 100 us, both near 1.98 GHz (1965 MHz is within 2% of 1980).
+        c = Stated({"capped": (100 * US, launches(NVJET), 99 * US, 1.98e9),
+                    "equal": (100 * US, launches(NVJET), 99 * US, 1.965e9)})
+        rows, text = run_rows(c, [("p", point("gemm", 110 * US, [NVJET], clock_hz=1.5e9), [("", lambda: "capped")]),
+                                  ("e", point("gemm", 101 * US, [NVJET]), [("", lambda: "equal")])])
+        self.assertEqual([r["same_clock"] for r in rows], [False, True])
+        self.assertIn("on 1 of 2 shapes", text)
+        self.assertIn("of them at the same SM clock (NVML during the stream, within 2%): within 5% on 1 of 1", text)
+        self.assertIn("1500/1980  yes (other SM clocks)", text)
 
     def test_other_grids_of_the_same_kernel_are_named(self):
         c = Stated({"regrid": (100 * US, launches(NVJET, grid=[66, 2, 1]), 99 * US)})

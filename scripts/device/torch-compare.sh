@@ -15,6 +15,7 @@
 # (every table, verdict and model summary), logs.tgz (one log per step, the comparisons'
 # rows as JSON; rewritten after each part) and each part's store exported (xz).
 # TORCH_COMPARE_BUDGET_S (default 225): no step starts past it; each is cut at it.
+# TORCH_COMPARE_ARGS: more flags for the comparison scripts (e.g. --load-s 1).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(git -C "$here" rev-parse --show-toplevel 2>/dev/null || pwd)
@@ -62,7 +63,9 @@ compare() {
       "$TIMEROOF" sweep "$sweep" --no-counters --db "$work/$name.db"
   done
   step "$name-export" 30 "$TIMEROOF" export --db "$work/$name.db" --out "$work/$name.json" || return 1
-  step "$name-compare" 120 python3 "$here/$script" "$work/$name.json" --json "$logs/$name-rows.json"
+  # shellcheck disable=SC2086  # extra flags, word-split on purpose (e.g. --load-s 1)
+  step "$name-compare" 120 python3 "$here/$script" "$work/$name.json" --json "$logs/$name-rows.json" \
+    ${TORCH_COMPARE_ARGS:-}
   grep -v '^$' "$logs/$name-compare.log" | tee -a "$summary"
   xz -T0 -6 -c "$work/$name.json" > "$final/$name-export.json.xz"
 }
