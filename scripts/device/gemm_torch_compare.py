@@ -1,96 +1,104 @@
 #!/usr/bin/env python3
-"""timeroof's GEMM points against PyTorch on the same shapes (issue 18: T_stream
-within 5% of PyTorch's time where the same kernels run). Runs ON THE GPU MACHINE;
-PyTorch is a reference, never a dependency.
+"""timeroof's GEMM points against PyTorch on the same shapes, kernel by kernel
+(issue 18: T_stream within 5% of PyTorch's time where the same kernels run). Runs
+ON THE GPU MACHINE; PyTorch is a reference, never a dependency.
 
-    gemm_torch_compare.py EXPORT.json     (timeroof export of a `sweep gemm` run)
+    gemm_torch_compare.py EXPORT.json ... [--json OUT]   (`timeroof export` of gemm sweeps)
 
-For each ok point without an epilogue in fp32, tf32, fp16 or bf16: PyTorch's
-torch.matmul on the same m, n, k (and batch: torch.bmm), timed as timeroof's
-T_stream is (calls back to back on one stream between two CUDA events, per call,
-the median of 7 rounds of >= 20 ms). Both run cuBLAS, but PyTorch picks its own
-layout and algorithm (cublasLt heuristics behind at::mm), so a row is the same
-problem, not proven to be the same kernel: timeroof's algorithm is printed beside
-it. Below ~50 us a PyTorch call is host-bound (its per-op overhead is ~20 us),
-so the summary also gives the GPU-bound rows alone. Prints each ratio and a
-summary; exit 0 (a benchmark, not a test).
+For each ok gemm / gemm_batched point in fp32, tf32, fp16 or bf16, the same
+problem through torch.matmul, timed and compared by torch_reference.PointComparison
+(T_stream's way of timing, the kernels each side ran, the verdict).
+
+The same problem, the same cuBLAS call. timeroof's D (m x n) = op(A) op(B) is
+column-major, so in PyTorch's row-major memory D is an (n, m) tensor,
+D = op(B)^T op(A)^T; A stored transposed (trans_a t, timeroof's default) is a
+row-major (m, k) tensor, B not transposed a row-major (n, k) one. The default TN
+point is then torch.mm(B, A.t()) = F.linear(B, A), which PyTorch hands to cuBLAS as
+gemm(t, n, m, n, k): timeroof's call. bias (an m-vector: one per row of the
+column-major D) is the last dimension's bias of the (n, m) result: torch.addmm, with
+bias_relu / bias_gelu through torch._addmm_activation (cuBLASLt's bias epilogues,
+GELU in its tanh form as timeroof's); an epilogue without a bias, and an epilogue on
+a batched GEMM, have no PyTorch call and are skipped. tf32 sets
+torch.backends.cuda.matmul.allow_tf32, fp32 clears it.
+
+PyTorch's torch.mm goes through cublasGemmEx by default, whose own heuristic may
+pick another kernel than cuBLASLt's first heuristic result (timeroof's); where the
+kernels differ, the row is measured again with
+torch.backends.cuda.preferred_blas_library("cublaslt"), PyTorch's cuBLASLt path.
 """
-import json
-import statistics
+import contextlib
+import os
 import sys
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_reference as ref  # noqa: E402
 
-DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
-          "bf16": torch.bfloat16}
-
-
-def per_call_seconds(fn, min_round_s=0.02, rounds=7):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    calls = 1
-    while True:  # enough calls for one round to last min_round_s
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        if start.elapsed_time(end) * 1e-3 >= min_round_s or calls >= 1 << 16:
-            break
-        calls *= 2
-    times = []
-    for _ in range(rounds):
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3 / calls)
-    return statistics.median(times)
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 
 
-def main():
-    run = json.load(open(sys.argv[1]))["runs"][0]
-    ratios, gpu_bound = [], []
-    print(f"{'precision':9s} {'m x n x k':>20s} {'batch':>5s} {'timeroof us':>12s} "
-          f"{'torch us':>10s} {'ratio':>7s}  timeroof algorithm")
-    for p in run["points"]:
-        par = p["params"]
-        precision = par.get("precision")
-        if p["status"] != "ok" or precision not in DTYPES or par.get("epilogue", "none") != "none":
+def operands(torch, par, dtype):
+    """op(A) (m x k) and op(B) (k x n) as PyTorch views of timeroof's column-major storage."""
+    m, n, k, batch = par["m"], par["n"], par["k"], par.get("batch", 1)
+    rand = lambda *shape: torch.rand(batch, *shape, device="cuda", dtype=dtype) * 2 - 1  # noqa: E731
+    op_a = rand(m, k) if par.get("trans_a", "t") == "t" else rand(k, m).transpose(1, 2)
+    op_b = rand(n, k).transpose(1, 2) if par.get("trans_b", "n") == "n" else rand(k, n)
+    return op_a, op_b
+
+
+def gemm_call(torch, par, precision):
+    """(fn, "") for the point's GEMM in PyTorch, or (None, why not)."""
+    epilogue = par.get("epilogue", "none")
+    batch = par.get("batch", 1)
+    if epilogue in ("relu", "gelu"):
+        return None, f"epilogue {epilogue} without a bias: PyTorch has no such cuBLASLt call"
+    if epilogue != "none" and batch > 1:
+        return None, f"epilogue {epilogue} on a batched GEMM: PyTorch has no such call"
+    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    dtype = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
+             "bf16": torch.bfloat16}[precision]
+    op_a, op_b = operands(torch, par, dtype)
+    # D (n x m, row-major) = op(B)^T op(A)^T
+    left, right = op_b.transpose(1, 2), op_a.transpose(1, 2)
+    if batch > 1:
+        return (lambda: torch.bmm(left, right)), ""
+    left, right = left[0], right[0]
+    if epilogue == "none":
+        return (lambda: torch.mm(left, right)), ""
+    bias = torch.rand(par["m"], device="cuda", dtype=dtype) - 0.5
+    if epilogue == "bias":
+        return (lambda: torch.addmm(bias, left, right)), ""
+    gelu = epilogue == "bias_gelu"
+    return (lambda: torch._addmm_activation(bias, left, right, use_gelu=gelu)), ""
+
+
+@contextlib.contextmanager
+def blas_library(torch, library):
+    """PyTorch's preferred BLAS library set to `library` while the block runs."""
+    previous = torch.backends.cuda.preferred_blas_library()
+    torch.backends.cuda.preferred_blas_library(library)
+    try:
+        yield
+    finally:
+        torch.backends.cuda.preferred_blas_library(previous)
+
+
+def rows(torch, comparison, points):
+    for p in points:
+        par, precision = p["params"], ref.point_precision(p)
+        label = (f"{p['op']} {precision} {par['m']}x{par['n']}x{par['k']} b{par.get('batch', 1)} "
+                 f"{par.get('trans_a', 't')}{par.get('trans_b', 'n')} {par.get('epilogue', 'none')}")
+        if precision not in PRECISIONS:
+            comparison.skip(label, f"precision {precision}: compared in fp32, tf32, fp16, bf16 only")
             continue
-        stream = (p.get("timing") or {}).get("stream") or {}
-        if not stream.get("median_s"):
+        fn, why = gemm_call(torch, par, precision)
+        if fn is None:
+            comparison.skip(label, why)
             continue
-        m, n, k, batch = par["m"], par["n"], par["k"], par.get("batch", 1)
-        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
-        dtype = DTYPES[precision]
-        # timeroof's default layout: A transposed (k x m stored), B not (k x n stored).
-        a = torch.randn(batch, k, m, device="cuda", dtype=dtype).transpose(1, 2)
-        b = torch.randn(batch, k, n, device="cuda", dtype=dtype)
-        if batch == 1:
-            a2, b2 = a[0], b[0]
-            fn = lambda: torch.mm(a2, b2)
-        else:
-            fn = lambda: torch.bmm(a, b)
-        ours = stream["median_s"]
-        theirs = per_call_seconds(fn)
-        ratio = ours / theirs
-        ratios.append(ratio)
-        if min(ours, theirs) >= 50e-6:
-            gpu_bound.append(ratio)
-        print(f"{precision:9s} {f'{m} x {n} x {k}':>20s} {batch:5d} {ours * 1e6:12.1f} "
-              f"{theirs * 1e6:10.1f} {ratio:7.3f}  {p.get('algorithm', '')[:60]}")
-        del a, b
-    for label, values in (("all", ratios), ("both >= 50 us", gpu_bound)):
-        if values:
-            within = sum(abs(r - 1) <= 0.05 for r in values)
-            print(f"{label}: {len(values)} points, T_stream / PyTorch median "
-                  f"{statistics.median(values):.3f}, range {min(values):.3f} .. {max(values):.3f}; "
-                  f"within 5%: {within} of {len(values)}")
+        comparison.compare(label, p, [("", fn),
+                                      ("cuBLASLt", fn, lambda: blas_library(torch, "cublaslt"))])
+    torch.backends.cuda.matmul.allow_tf32 = False
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(ref.comparison_main("GEMM: timeroof (cuBLASLt) vs PyTorch torch.mm",
+                                 lambda op: op in ("gemm", "gemm_batched"), rows))

@@ -1,50 +1,71 @@
 #!/usr/bin/env python3
-"""PyTorch's time for a few pointwise, softmax and pooling shapes of timeroof's
-memory-bound families (issue 18), to set beside the families' T_stream (printed
-by gpu_memory_bound_test on the same machine). Runs ON THE GPU MACHINE; PyTorch
-is a reference, never a dependency. Timed as T_stream is: calls back to back on
-one stream between two CUDA events, per call, the median of 7 rounds of >= 20 ms.
-Prints each shape's time and its minimum bytes per second; exit 0 (a benchmark).
+"""timeroof's pointwise, softmax and pool points against PyTorch on the same
+shapes, kernel by kernel (issue 18). Runs ON THE GPU MACHINE; PyTorch is a
+reference, never a dependency.
+
+    memory_bound_torch_compare.py EXPORT.json ... [--json OUT]
+        (`timeroof export` of pointwise / softmax / pool sweeps)
+
+For each ok point: torch.add / mul, F.relu, F.gelu (tanh form, as timeroof's),
+F.silu, F.silu(a) * b (two kernels in PyTorch, one in timeroof), torch.softmax over
+the last dimension, F.max_pool2d / F.avg_pool2d (count_include_pad, channels_last:
+timeroof's NHWC) on the same shape and type. Timed and compared by
+torch_reference.PointComparison (T_stream's way of timing, the kernels each side
+ran, the verdict). timeroof runs its own kernels (or cuDNN's with implementation
+cudnn), PyTorch its own, so the kernels differ by design: the ratios say how near
+each side gets to the memory roof.
 """
 import os
 import sys
 
-import torch
-import torch.nn.functional as F
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gemm_torch_compare import per_call_seconds  # noqa: E402  (T_stream's way of timing)
+import torch_reference as ref  # noqa: E402
 
 
-def main():
-    bf16, fp16, fp32 = torch.bfloat16, torch.float16, torch.float32
-    rand = lambda *shape, dtype: torch.rand(*shape, device="cuda", dtype=dtype) * 2 - 1
-    a, b = rand(4096, 4096, dtype=bf16), rand(4096, 4096, dtype=bf16)
-    big_a, big_b = rand(16384, 4096, dtype=fp32), rand(16384, 4096, dtype=fp32)
-    up, gate = rand(4096, 11008, dtype=bf16), rand(4096, 11008, dtype=bf16)
-    scores = rand(1, 4096, 32000, dtype=bf16)
-    attn = rand(2048, 4096, dtype=bf16)
-    pool_x = rand(128, 64, 112, 112, dtype=fp16).to(memory_format=torch.channels_last)
-    gap_x = rand(128, 2048, 7, 7, dtype=fp16).to(memory_format=torch.channels_last)
-    cases = [
-        ("pointwise add bf16 4096x4096", lambda: torch.add(a, b), 3 * a.numel() * 2),
-        ("pointwise add fp32 16384x4096", lambda: torch.add(big_a, big_b), 3 * big_a.numel() * 4),
-        ("pointwise relu bf16 4096x4096", lambda: F.relu(a), 2 * a.numel() * 2),
-        ("pointwise gelu bf16 4096x4096", lambda: F.gelu(a, approximate="tanh"), 2 * a.numel() * 2),
-        ("pointwise silu bf16 4096x4096", lambda: F.silu(a), 2 * a.numel() * 2),
-        ("pointwise silu_mul bf16 4096x11008", lambda: F.silu(gate) * up, 3 * up.numel() * 2),
-        ("softmax bf16 1x4096x32000", lambda: torch.softmax(scores, -1), 2 * scores.numel() * 2),
-        ("softmax bf16 2048x4096", lambda: torch.softmax(attn, -1), 2 * attn.numel() * 2),
-        ("pool max 3x3/2 fp16 128x64x112x112",
-         lambda: F.max_pool2d(pool_x, 3, 2, 1), (pool_x.numel() + pool_x.numel() // 4) * 2),
-        ("pool avg 7x7 fp16 128x2048x7x7",
-         lambda: F.avg_pool2d(gap_x, 7), (gap_x.numel() + gap_x.numel() // 49) * 2),
-    ]
-    print(f"PyTorch {torch.__version__} on {torch.cuda.get_device_name()}")
-    for name, fn, min_bytes in cases:
-        seconds = per_call_seconds(fn)
-        print(f"torch {name:40s} {seconds * 1e6:9.2f} us  {min_bytes / seconds / 1e12:6.3f} TB/s of min bytes")
+def rand(torch, *shape, dtype):
+    return torch.rand(*shape, device="cuda", dtype=dtype) * 2 - 1
+
+
+def pointwise_call(torch, par, dtype):
+    F = torch.nn.functional
+    a, b = (rand(torch, par["batch"], par["elements"], dtype=dtype) for _ in range(2))
+    return {"add": lambda: torch.add(a, b), "mul": lambda: torch.mul(a, b), "relu": lambda: F.relu(a),
+            "gelu": lambda: F.gelu(a, approximate="tanh"), "silu": lambda: F.silu(a),
+            "silu_mul": lambda: F.silu(a) * b}[par["op"]]
+
+
+def softmax_call(torch, par, dtype):
+    x = rand(torch, par["batch"], par["rows"], par["columns"], dtype=dtype)
+    return lambda: torch.softmax(x, -1)
+
+
+def pool_call(torch, par, dtype):
+    F = torch.nn.functional
+    x = rand(torch, par["batch"], par["channels"], par["height"], par["width"], dtype=dtype)
+    x = x.contiguous(memory_format=torch.channels_last)
+    window, stride, pad = par["window"], par["stride"], par["pad"]
+    if par["mode"] == "max":
+        return lambda: F.max_pool2d(x, window, stride, pad)
+    return lambda: F.avg_pool2d(x, window, stride, pad, count_include_pad=True)
+
+
+def rows(torch, comparison, points):
+    dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    for p in points:
+        par, precision, op = p["params"], ref.point_precision(p), p["op"]
+        if op.startswith("pointwise"):
+            shape, call = f"{par['batch']}x{par['elements']}", pointwise_call
+        elif op == "softmax":
+            shape, call = f"{par['batch']}x{par['rows']}x{par['columns']}", softmax_call
+        else:
+            shape = (f"{par['batch']}x{par['channels']}x{par['height']}x{par['width']} "
+                     f"{par['window']}/{par['stride']}/{par['pad']}")
+            call = pool_call
+        label = f"{op} {precision} {shape} {par.get('implementation', 'own')}"
+        # No tensor requires grad: nothing for autograd to record (no no_grad per call).
+        comparison.compare(label, p, [("", call(torch, par, dtypes[precision]))])
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(ref.comparison_main("memory-bound: timeroof (own kernels) vs PyTorch",
+                                 lambda op: op.startswith(("pointwise", "softmax", "pool")), rows))

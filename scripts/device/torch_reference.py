@@ -83,6 +83,7 @@ which and why); 2 no usable PyTorch / CUDA / cuDNN at all.
 import argparse
 import contextlib
 import copy
+import ctypes
 import gc
 import inspect
 import json
@@ -333,8 +334,10 @@ class Timer:
         return (time_stats(samples, 1, converged, self.torch),
                 time_stats(issue, 1, interval_converged(issue, self.rule, self.torch), self.torch))
 
-    def sequence(self, launch, launches_per_sample, calls_per_launch=1):
-        """Back-to-back launches, an event every `launches_per_sample` of them."""
+    def sequence(self, launch, launches_per_sample, calls_per_launch=1, while_running=None):
+        """Back-to-back launches, an event every `launches_per_sample` of them;
+        `while_running()` is called after each chunk is issued, before waiting for it
+        (the GPU busy with the timed calls: where timeroof reads the SM clock)."""
         events = self.events
         per_sample = max(1, int(launches_per_sample))
         calls_per_sample = per_sample * calls_per_launch
@@ -348,6 +351,8 @@ class Timer:
                 for _ in range(per_sample):
                     launch()
                 events[j].record()
+            if while_running:
+                while_running()
             events[m].synchronize()
             for j in range(m):
                 samples.append(events[j].elapsed_time(events[j + 1]) * 1e-3 / calls_per_sample)
@@ -601,15 +606,41 @@ def ops_through_dispatch(torch, fn):
     return seen
 
 
-def profile_one_call(torch, fn):
-    """(kernels [(name, seconds)] in start order, memory operations, CPU op names)."""
+def profiled(torch, fn, calls=1):
+    """torch.profiler (CPU + CUDA activities) over `calls` calls in a row."""
     from torch.profiler import ProfilerActivity, profile
     torch.cuda.synchronize()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "Profiler clears events at the end of each cycle"
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            fn()
+            for _ in range(calls):
+                fn()
             torch.cuda.synchronize()
+    return prof
+
+
+def profile_launches(torch, fn, calls=1):
+    """The device kernels of `calls` calls in a row, [(name, grid, block, seconds)] in
+    start order, from the profile's Chrome trace (the one place Kineto gives the grid
+    and block of each launch)."""
+    prof = profiled(torch, fn, calls)
+    fd, path = tempfile.mkstemp(prefix="torch-launches-", suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+    finally:
+        os.unlink(path)
+    events = sorted((e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel"),
+                    key=lambda e: e.get("ts", 0))
+    return [(e.get("name", ""), list(e.get("args", {}).get("grid", [])), list(e.get("args", {}).get("block", [])),
+             e.get("dur", 0) * 1e-6) for e in events]
+
+
+def profile_one_call(torch, fn):
+    """(kernels [(name, seconds)] in start order, memory operations, CPU op names)."""
+    prof = profiled(torch, fn)
     device, cpu = [], set()
     for e in prof.events():
         kind = str(getattr(e, "device_type", ""))
@@ -631,6 +662,277 @@ def profile_one_call(torch, fn):
     memory = [(n, d) for _, n, d in device if n.startswith(("Memcpy", "Memset", "memcpy", "memset"))]
     kernels = [(n, d) for _, n, d in device if not n.startswith(("Memcpy", "Memset", "memcpy", "memset"))]
     return kernels, memory, sorted(cpu)
+
+
+# --------------------------------------------------------------------------
+# Against timeroof's points, kernel by kernel (issue 18's *_torch_compare.py)
+#
+# Each script turns the points of `timeroof export` files into PyTorch calls on the
+# same shapes. PointComparison measures each call in timeroof's order (the Timer
+# above: warm-up, T_call's synchronized calls, then T_stream: calls back to back with
+# an event every timeroof's calls_per_sample of the point, the +-1% stop rule), reads
+# the SM clock through NVML while the stream's calls run (as timeroof does: a GEMM
+# under the power limit runs at 1.3-1.98 GHz, so two times of one kernel compare only
+# at one clock), then profiles a few calls for the device kernels PyTorch ran and
+# their grids, and compares them with the kernels timeroof traced for the point
+# (timing_compare's normalised names). The verdict counts only shapes where the
+# kernels are the same and neither side is host-bound: elsewhere a ratio compares two
+# implementations, or two hosts' per-call costs.
+
+COMPARE_TOLERANCE = 0.05  # issue 18: T_stream within 5% of PyTorch's time
+PROFILED_CALLS = 3  # calls profiled after the timing, for the kernel names
+HOST_BOUND_SHARE = 0.8  # a side whose kernels are busy under this share of its time per call
+SAME_CLOCK = 0.02  # SM clocks this near count as the same
+NVML_CLOCK_SM = 1
+
+
+class SmClock:
+    """The SM clock of CUDA device 0's GPU through NVML (libnvidia-ml.so.1 by ctypes:
+    no Python package needed); hz() is None where NVML is missing."""
+
+    def __init__(self, torch):
+        self.lib = self.handle = None
+        with contextlib.suppress(OSError, AttributeError):
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+            if lib.nvmlInit_v2() != 0:
+                return
+            handle = ctypes.c_void_p()
+            props = torch.cuda.get_device_properties(torch.cuda.current_device())
+            # NVML numbers GPUs its own way; the PCI address names the one CUDA uses.
+            address = "%08x:%02x:%02x.0" % (getattr(props, "pci_domain_id", 0), getattr(props, "pci_bus_id", 0),
+                                            getattr(props, "pci_device_id", 0))
+            if lib.nvmlDeviceGetHandleByPciBusId_v2(address.encode(), ctypes.byref(handle)) != 0 and \
+                    lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(0), ctypes.byref(handle)) != 0:
+                return
+            self.lib, self.handle = lib, handle
+
+    def hz(self):
+        if self.handle is None:
+            return None
+        mhz = ctypes.c_uint()
+        if self.lib.nvmlDeviceGetClockInfo(self.handle, NVML_CLOCK_SM, ctypes.byref(mhz)) != 0:
+            return None
+        return mhz.value * 1e6
+
+
+def timing_compare_module():
+    sys.path.insert(0, HERE)
+    sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
+    import timing_compare
+    return timing_compare
+
+
+def export_points(paths, wanted_op):
+    """The ok points with a T_stream of `timeroof export` files whose op
+    `wanted_op(op)` accepts, in file order (each with "_gpu", its run's GPU)."""
+    tc = timing_compare_module()
+    return [p for path in paths for p in tc.load_export(path)
+            if p.get("status") == "ok" and wanted_op(p.get("op", "")) and tc.median_s(p, "stream")]
+
+
+def point_precision(point):
+    return point.get("precision") or (point.get("params") or {}).get("precision", "")
+
+
+def calls_per_call(launches, calls):
+    """One call's launches out of `calls` profiled calls in a row: the first call's
+    share when the launches repeat call after call, else every launch (a set
+    comparison is unaffected)."""
+    if calls > 1 and launches and len(launches) % calls == 0:
+        per = len(launches) // calls
+        chunks = [launches[i * per:(i + 1) * per] for i in range(calls)]
+        if all(c == chunks[0] for c in chunks):
+            return chunks[0]
+    return launches
+
+
+def short_kernel_list(names, width=90):
+    """'name x2, other' in first-seen order, each normalised and cut to `width`."""
+    tc = timing_compare_module()
+    counts = {}
+    for n in tc.kernel_names(names):
+        counts[n] = counts.get(n, 0) + 1
+    return ", ".join(tc.short(n, width) + (f" x{c}" if c > 1 else "") for n, c in counts.items()) or "-"
+
+
+def launch_configs(launches):
+    """Sorted (normalised name, grid, block) of each launch, for an equality test."""
+    tc = timing_compare_module()
+    names = tc.kernel_names([name for name, _, _ in launches])
+    return sorted((n, tuple(grid), tuple(block)) for n, (_, grid, block) in zip(names, launches))
+
+
+def median_or_none(values):
+    values = [v for v in values if v]
+    return statistics.median(values) if values else None
+
+
+class PointComparison:
+    """Rows of timeroof T_stream / PyTorch time with the kernels each side ran and
+    the clocks they ran at, and the verdict over the rows that compare one kernel."""
+
+    def __init__(self, torch, title, load_s=0.0):
+        self.torch, self.title, self.rows, self.load_s = torch, title, [], load_s
+        self.timer = Timer(torch, StopRule())
+        self.clock = SmClock(torch)
+        self.tc = timing_compare_module()
+        self.gpus = set()
+        print(f"== {title}: PyTorch {torch.__version__} (cuDNN {torch.backends.cudnn.version()}) on "
+              f"{torch.cuda.get_device_name()}", flush=True)
+        print(f"{'shape':60s} {'timeroof us':>11s} {'torch us':>9s} {'ratio':>6s} {'k us ours/torch':>16s} "
+              f"{'MHz ours/torch':>14s}  same kernels", flush=True)
+
+    def torch_time(self, fn, calls_per_sample):
+        """(T_stream-like stats of fn with "sm_clock_hz", one call's launches
+        [(name, grid, block)], its kernels' busy seconds per call, T_call-like stats)."""
+        torch = self.torch
+        clocks = []
+        gc.collect()
+        gc.disable()
+        try:
+            self.timer.warm_up(fn)
+            started = time.perf_counter()
+            while time.perf_counter() - started < self.load_s:  # the power state of a sustained load
+                fn()
+            call, _ = self.timer.synchronized(fn)
+            per_sample = calls_per_sample or launches_for(SAMPLE_SECONDS, call["median_s"])
+            stats = self.timer.sequence(fn, per_sample, while_running=lambda: clocks.append(self.clock.hz()))
+        finally:
+            gc.enable()
+        stats["sm_clock_hz"] = median_or_none(clocks)
+        launches = profile_launches(torch, fn, PROFILED_CALLS)
+        busy = sum(seconds for *_, seconds in launches) / PROFILED_CALLS
+        return stats, calls_per_call([(n, g, b) for n, g, b, _ in launches], PROFILED_CALLS), busy, call
+
+    def compare(self, label, point, candidates):
+        """Times each candidate (note, fn[, setting]) of PyTorch's call for `point` in
+        turn, until one runs timeroof's kernels; prints each; the row judged is that one,
+        else the first. `setting()`, a context manager, holds around a candidate's timing
+        and profile (a library choice, not paid per call). A candidate that raises is
+        printed with its one-line reason."""
+        tc = self.tc
+        ours = tc.median_s(point, "stream")
+        our_launches = [(k.get("name", ""), k.get("grid", []), k.get("block", []))
+                        for k in point.get("kernels", []) if isinstance(k, dict)]
+        our_clocks = ((point.get("details") or {}).get("timing") or {}).get("sm_clock_hz") or {}
+        calls = (tc.time_stats(point, "stream") or {}).get("calls_per_sample")
+        self.gpus.add(point.get("_gpu", ""))
+        measured = []
+        for note, fn, *setting in candidates:
+            try:
+                with (setting[0]() if setting else contextlib.nullcontext()):
+                    stats, launches, busy, call = self.torch_time(fn, calls)
+            except Exception as e:  # noqa: BLE001 - a refused call is a result of the row
+                print(f"{label:60s} PyTorch{(' (' + note + ')') if note else ''} failed: {one_line(e)}",
+                      flush=True)
+                with contextlib.suppress(Exception):
+                    self.torch.cuda.synchronize()
+                continue
+            row = self.row(label, note, point, ours, our_launches, our_clocks.get("stream"),
+                           stats, launches, busy, call)
+            measured.append(row)
+            self.print_row(row)
+            if row["same"]:
+                break
+        if not measured:
+            return None
+        judged = next((r for r in measured if r["same"]), measured[0])
+        self.rows.append(judged)
+        self.torch.cuda.empty_cache()
+        return judged
+
+    def row(self, label, note, point, ours, our_launches, our_clock, stats, launches, busy, call):
+        our_names, names = [n for n, _, _ in our_launches], [n for n, _, _ in launches]
+        theirs = stats["median_s"]
+        our_busy = (point.get("timing") or {}).get("kernel_time_s")
+        row = {"label": label, "note": note, "ours_s": ours, "torch_s": theirs,
+               "ratio": ours / theirs if theirs else None,
+               "same": self.tc.compare_kernels(our_names, names)["same"],
+               "same_launches": launch_configs(our_launches) == launch_configs(launches),
+               "our_kernels": our_names, "torch_kernels": names,
+               "our_launches": our_launches, "torch_launches": launches,
+               "our_busy_s": our_busy, "torch_busy_s": busy,
+               "our_clock_hz": our_clock, "torch_clock_hz": stats.get("sm_clock_hz"),
+               "torch_stream": stats, "torch_call": call}
+        row["host_bound"] = [side for side, busy_s, t in (("timeroof", our_busy, ours), ("PyTorch", busy, theirs))
+                             if busy_s and t and busy_s < HOST_BOUND_SHARE * t]
+        # Under the power limit a Tensor-Core GEMM's clock moves by 30% with the load
+        # before it; NVML's readings are instants, so they sort rows, they scale nothing.
+        row["same_clock"] = bool(our_clock and row["torch_clock_hz"]) and \
+            abs(our_clock / row["torch_clock_hz"] - 1) <= SAME_CLOCK
+        return row
+
+    def skip(self, label, why):
+        print(f"{label:60s} skipped: {why}", flush=True)
+
+    def print_row(self, row):
+        label = row["label"] + (f" [{row['note']}]" if row["note"] else "")
+        us = lambda s: f"{s * 1e6:.1f}" if s else "-"  # noqa: E731
+        mhz = lambda hz: f"{hz / 1e6:.0f}" if hz else "-"  # noqa: E731
+        ratio = f"{row['ratio']:6.3f}" if row["ratio"] else f"{'-':>6s}"
+        same = {True: "yes", False: "no", None: "unknown"}[row["same"]]
+        if row["same"] and not row["same_launches"]:
+            same += " (other grid or block)"
+        notes = [f"{' and '.join(row['host_bound'])} host-bound"] if row["host_bound"] else []
+        if row["our_clock_hz"] and row["torch_clock_hz"] and not row["same_clock"]:
+            notes.append("other SM clocks")
+        print(f"{label:60s} {row['ours_s'] * 1e6:11.1f} {row['torch_s'] * 1e6:9.1f} {ratio} "
+              f"{us(row['our_busy_s']) + '/' + us(row['torch_busy_s']):>16s} "
+              f"{mhz(row['our_clock_hz']) + '/' + mhz(row['torch_clock_hz']):>14s}  {same}"
+              + (f" ({'; '.join(notes)})" if notes else ""), flush=True)
+        if row["same"] is not True:
+            print(f"    timeroof: {short_kernel_list(row['our_kernels'])}", flush=True)
+            print(f"    PyTorch:  {short_kernel_list(row['torch_kernels'])}", flush=True)
+        elif not row["same_launches"]:
+            print(f"    timeroof grids: {sorted(set(tuple(g) for _, g, _ in row['our_launches']))}, "
+                  f"PyTorch: {sorted(set(tuple(g) for _, g, _ in row['torch_launches']))}", flush=True)
+
+    def summary(self):
+        """The verdict lines; returns the rows (for a JSON dump)."""
+        def within(rows, key="ratio"):
+            return sum(1 for r in rows if r[key] and abs(r[key] - 1) <= COMPARE_TOLERANCE)
+
+        same = [r for r in self.rows if r["same"]]
+        judged = [r for r in same if not r["host_bound"]]
+        ratios = [r["ratio"] for r in judged if r["ratio"]]
+        clocked = [r for r in judged if r["same_clock"]]
+        print(f"-- {self.title} on {', '.join(sorted(g for g in self.gpus if g)) or 'the GPU'}", flush=True)
+        print(f"verdict: T_stream within {COMPARE_TOLERANCE:.0%} of PyTorch's time on {within(judged)} of "
+              f"{len(judged)} shapes where the same kernels run and neither side is host-bound"
+              + (f" (ratio median {statistics.median(ratios):.3f}, {min(ratios):.3f} .. {max(ratios):.3f})"
+                 if ratios else ""), flush=True)
+        print(f"  of them at the same SM clock (NVML during the stream, within {SAME_CLOCK:.0%}): within "
+              f"{COMPARE_TOLERANCE:.0%} on {within(clocked)} of {len(clocked)}", flush=True)
+        print(f"  the same kernels, a side host-bound (its kernels busy < {HOST_BOUND_SHARE:.0%} of its time: "
+              f"the ratio compares per-call host costs; not judged): {len(same) - len(judged)}", flush=True)
+        other = [r for r in self.rows if r["same"] is False]
+        print(f"  other kernels (not judged): {len(other)} of {len(self.rows)} shapes; within "
+              f"{COMPARE_TOLERANCE:.0%} anyway: {within(other)}", flush=True)
+        return self.rows
+
+
+def comparison_main(description, wanted_op, rows_for_points, argv=None):
+    """The scripts' shared main: EXPORT.json ... [--json OUT]; rows_for_points(torch,
+    comparison, points) fills the comparison. Exit 0 (a benchmark, not a test)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("exports", nargs="+", help="`timeroof export` JSON files")
+    parser.add_argument("--json", help="also write the rows here")
+    parser.add_argument("--load-s", type=float, default=0.0,
+                        help="seconds of back-to-back calls before each shape's timing (default 0): "
+                             "the power limit's clock after a sustained load, as a sweep's points see it")
+    args = parser.parse_args(argv)
+    import torch
+    warnings.filterwarnings("ignore", category=UserWarning)
+    points = export_points(args.exports, wanted_op)
+    if not points:
+        print(f"{description}: no ok point with a T_stream in {', '.join(args.exports)}")
+        return 0
+    comparison = PointComparison(torch, description, args.load_s)
+    rows_for_points(torch, comparison, points)
+    rows = comparison.summary()
+    if args.json:
+        atomic_write(args.json, {"title": description, "gpus": sorted(comparison.gpus), "rows": rows})
+    return 0
 
 
 # --------------------------------------------------------------------------
@@ -730,10 +1032,8 @@ def timeroof_hints(path):
     """Points of a timeroof export, for calls_per_sample and graph copies per point."""
     if not path:
         return []
-    sys.path.insert(0, HERE)
-    sys.dont_write_bytecode = True
     try:
-        import timing_compare as tc
+        tc = timing_compare_module()
         return tc.prepare_points(tc.load_export(path))
     except Exception as e:  # noqa: BLE001 - hints only
         log(f"--timeroof-export {path}: not used ({one_line(e)})")
@@ -745,7 +1045,7 @@ def hints_for(points, case):
     the exactly matching timeroof point, or Nones."""
     if not points:
         return None, None, None, ""
-    import timing_compare as tc
+    tc = timing_compare_module()
     params = tc.normalize_params(case["op"], case["precision"], case["params"])
     for p in points:
         if p.get("status") != "ok" or p.get("op") != case["op"] or p.get("precision") != case["precision"]:
