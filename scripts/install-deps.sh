@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config git libeigen3-dev nlohmann-json3-dev libcli11-dev
-          libsqlite3-dev libtomlplusplus-dev)
+          libsqlite3-dev libtomlplusplus-dev zlib1g-dev)
 if [ "${1:-}" = --tests ]; then
   packages+=(libgtest-dev libgmock-dev python3
              libxml2-utils librsvg2-bin chromium  # chart and report tests: xmllint, rsvg-convert, headless chromium
