@@ -1,9 +1,11 @@
 #include "measure/graph_replay.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <string>
 
+#include "core/elapsed.hpp"
 #include "gpu/check.hpp"
 #include "gpu/handles.hpp"
 #include "measure/sequence_timing.hpp"
@@ -61,7 +63,7 @@ void launch(const GraphExec& exec, cudaStream_t stream) {
 
 // GPU seconds per replay, over a few replays launched back to back.
 double pilot_seconds(const GraphExec& exec, cudaStream_t stream) {
-  constexpr int kWarm = 2, kTimed = 8;
+  constexpr int kWarm = 2, kTimed = kPilotReplays - kWarm;
   for (int i = 0; i < kWarm; ++i) launch(exec, stream);
   TR_CUDA_CHECK(cudaStreamSynchronize(stream));
   const Event start, stop;
@@ -74,6 +76,13 @@ double pilot_seconds(const GraphExec& exec, cudaStream_t stream) {
 
 }  // namespace
 
+bool larger_graph_pilot_fits(double per_replay_s, int copies, int larger_copies,
+                             const GraphReplayOptions& options) {
+  if (copies < 1 || !(per_replay_s >= 0)) return false;
+  const double pilot_s = kPilotReplays * larger_copies * (per_replay_s / copies);
+  return pilot_s <= options.max_pilot_seconds;
+}
+
 struct GraphReplaySampler::Prepared {
   const CallUnderTest& call;
   GraphReplay replay;  // copies, nodes, unavailable
@@ -85,15 +94,19 @@ struct GraphReplaySampler::Prepared {
 GraphReplaySampler::GraphReplaySampler(const CallUnderTest& call, cudaStream_t stream,
                                        const GraphReplayOptions& options,
                                        std::function<void()> while_busy)
-    : prepared_(std::make_unique<Prepared>(Prepared{call, {}, capture(call, stream, 1)})) {
+    : prepared_(std::make_unique<Prepared>(Prepared{call, {}, {}})) {
+  const auto start = std::chrono::steady_clock::now();
   Prepared& p = *prepared_;
+  p.captured = capture(call, stream, 1);
   if (!p.captured.failure.empty()) {
     p.replay.unavailable = p.captured.failure;
+    p.replay.setup_s = seconds_since(start);
     return;
   }
   p.replay.copies = 1;
   p.replay.nodes_per_call = p.captured.nodes;
   double per_replay = pilot_seconds(p.captured.exec, stream);
+  p.replay.pilots.push_back({1, per_replay, seconds_since(start)});
   if (!call.prelude) {
     // More copies per graph (x8 at a time) while they lower the pilot's time per
     // call by 2% or more: what remains is the device's floor, not the host's
@@ -107,9 +120,12 @@ GraphReplaySampler::GraphReplaySampler(const CallUnderTest& call, cudaStream_t s
     const int cap = std::min(options.max_copies, node_cap);
     while (p.replay.copies < cap) {
       const int copies = std::min(cap, p.replay.copies * 8);
+      if (!larger_graph_pilot_fits(per_replay, p.replay.copies, copies, options)) break;
+      const auto tried = std::chrono::steady_clock::now();
       Captured larger = capture(call, stream, copies);
       if (!larger.failure.empty()) break;  // keep the smaller graph
       const double larger_per_replay = pilot_seconds(larger.exec, stream);
+      p.replay.pilots.push_back({copies, larger_per_replay / copies, seconds_since(tried)});
       if (larger_per_replay / copies > (1 - options.min_gain) * per_replay / p.replay.copies) break;
       p.captured = std::move(larger);
       p.replay.copies = copies;
@@ -124,6 +140,7 @@ GraphReplaySampler::GraphReplaySampler(const CallUnderTest& call, cudaStream_t s
   const GraphExec& exec = p.captured.exec;
   p.sequence.emplace([&exec](cudaStream_t s) { launch(exec, s); }, call.prelude, stream, sequence,
                      std::move(while_busy));
+  p.replay.setup_s = seconds_since(start);
 }
 
 GraphReplaySampler::~GraphReplaySampler() = default;

@@ -70,15 +70,18 @@ ThreeTimes time_three_interleaved(const CallUnderTest& call, cudaStream_t stream
   times.synchronized = synchronized.times(c.samples, c.converged, c.rule);
   times.synchronized.call.sm_clock_hz = median_reading(call_clocks);
   times.call_rounds = c.rounds;
+  times.call_seconds = c.spent_s;
   times.stream.stats = time_stats(b.samples, back_to_back.calls_per_sample(), b.converged);
   times.stream.method = back_to_back_method(call, sequence);
   times.stream.sm_clock_hz = median_reading(stream_clocks);
   times.stream_rounds = b.rounds;
+  times.stream_seconds = b.spent_s;
   if (graph_sampled) {
     const Sampler& g = samplers[2];
     times.graph = graph->result(g.samples, g.converged);
     times.graph.time->sm_clock_hz = median_reading(graph_clocks);
     times.graph_rounds = g.rounds;
+    times.graph_seconds = g.spent_s;
   } else if (graph) {
     times.graph = graph->result({}, false);
   } else {

@@ -36,6 +36,9 @@ struct ThreeTimes {
   MeasuredTime stream;             // T_stream
   GraphReplay graph;               // T_graph, or why there is none
   int call_rounds = 0, stream_rounds = 0, graph_rounds = 0;
+  // Wall seconds of each pass's own rounds (T_call's first round included);
+  // the graph's capture and pilots are graph.setup_s.
+  double call_seconds = 0, stream_seconds = 0, graph_seconds = 0;
 };
 
 // `read_sm_clock`, if set, is read once per round of each pass while the GPU

@@ -7,17 +7,18 @@
 
 namespace timeroof {
 
-int warm_up(const CallUnderTest& call, cudaStream_t stream, const WarmupPolicy& policy) {
+WarmupResult warm_up(const CallUnderTest& call, cudaStream_t stream, const WarmupPolicy& policy) {
   const auto start = std::chrono::steady_clock::now();
-  int calls = 0;
-  while (calls < policy.min_calls || seconds_since(start) < policy.min_seconds) {
+  WarmupResult result;
+  while (result.calls < policy.min_calls || seconds_since(start) < policy.min_seconds) {
     if (call.prelude) call.prelude(stream);
     call.enqueue(stream);
     // Synchronized: the GPU's time, not the host's enqueue rate, paces the warm-up.
     TR_CUDA_CHECK(cudaStreamSynchronize(stream));
-    ++calls;
+    if (++result.calls == 1) result.first_call_s = seconds_since(start);
   }
-  return calls;
+  result.seconds = seconds_since(start);
+  return result;
 }
 
 }  // namespace timeroof

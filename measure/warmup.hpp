@@ -14,7 +14,16 @@ struct WarmupPolicy {
   double min_seconds = 0.02;
 };
 
-// Returns the number of calls made. Throws on any CUDA error of the calls.
-int warm_up(const CallUnderTest& call, cudaStream_t stream, const WarmupPolicy& policy = {});
+struct WarmupResult {
+  int calls = 0;
+  // The first call alone, synchronized: lazy module loading (CUDA_MODULE_LOADING=LAZY,
+  // CUDA 12.2's default) and a library's first-use setup land here.
+  double first_call_s = 0;
+  double seconds = 0;  // all of it
+};
+
+// Throws on any CUDA error of the calls.
+WarmupResult warm_up(const CallUnderTest& call, cudaStream_t stream,
+                     const WarmupPolicy& policy = {});
 
 }  // namespace timeroof

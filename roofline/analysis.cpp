@@ -363,11 +363,12 @@ RunAnalysis analyze(const RunRecord& record, const FindingsOptions& options) {
   const PointModel point_model = [&](std::size_t i) {
     return std::make_pair(a.points[i].bounds, a.points[i].classification);
   };
-  std::vector<Series> series = group_series(record.points, point_model, options.series);
+  GroupedSeries grouped = group_series_and_lone(record.points, point_model, options.series);
+  std::vector<Series>& series = grouped.series;
   std::vector<SeriesFit> fits;
   for (const Series& s : series) fits.push_back(fit_series(s, options.fit));
   a.findings = series_findings(record.points, series, fits, a.roofs, options);
-  merge_findings(a.findings, lone_point_findings(record.points, point_model, a.roofs, options));
+  merge_findings(a.findings, lone_point_findings(record.points, grouped.lone, a.roofs, options));
   a.roof_findings = roof_findings(record.run.machine, options);
   for (std::size_t i = 0; i < series.size(); ++i)
     a.series.push_back({std::move(series[i]), std::move(fits[i])});

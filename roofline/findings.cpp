@@ -829,14 +829,9 @@ std::vector<Finding> series_findings(const std::vector<Point>& points,
   return out;
 }
 
-std::vector<Finding> lone_point_findings(const std::vector<Point>& points, const PointModel& model,
-                                         const MachineRoofs& roofs,
+std::vector<Finding> lone_point_findings(const std::vector<Point>& points,
+                                         const std::vector<Series>& lone, const MachineRoofs& roofs,
                                          const FindingsOptions& options) {
-  SeriesOptions single = options.series;
-  single.min_points = 1;
-  std::vector<Series> lone;
-  for (Series& s : group_series(points, model, single))
-    if (s.points.size() < options.series.min_points) lone.push_back(std::move(s));
   // One finding per operator, precision and label: the point explaining most, and how
   // many more lone points show the same (a default sweep has dozens of lone points).
   std::vector<Finding> out;
@@ -955,9 +950,9 @@ std::vector<Finding> findings(const std::vector<Point>& points, const MachineRoo
     Classification c = classify(b, options.series.thresholds);
     return std::make_pair(std::move(b), std::move(c));
   };
-  std::vector<Finding> out =
-      series_findings(points, group_series(points, model, options.series), roofs, options);
-  merge_findings(out, lone_point_findings(points, model, roofs, options));
+  const GroupedSeries grouped = group_series_and_lone(points, model, options.series);
+  std::vector<Finding> out = series_findings(points, grouped.series, roofs, options);
+  merge_findings(out, lone_point_findings(points, grouped.lone, roofs, options));
   return out;
 }
 

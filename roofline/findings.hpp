@@ -236,13 +236,13 @@ std::vector<Finding> series_findings(const std::vector<Point>& points,
 
 // The anomaly findings ("redundant_work", "tile_padding", "helper_kernels") of the
 // points that belong to no series of options.series.min_points or more (a GEMM of
-// its own shape, varying m, n and k together): each is a series of one point, whose
-// findings name it by all its parameters ("batch=1 k=4096 m=4096 n=11008 ..."). One
-// finding per series name and label: the lone point explaining most, with how many
-// more show the same and their seconds added (points and explained_s summed, share
-// their mean).
-std::vector<Finding> lone_point_findings(const std::vector<Point>& points, const PointModel& model,
-                                         const MachineRoofs& roofs,
+// its own shape, varying m, n and k together): `lone`, group_series_and_lone's
+// smaller groups. A lone point's findings name it by all its parameters ("batch=1
+// k=4096 m=4096 n=11008 ..."). One finding per series name and label: the lone
+// point explaining most, with how many more show the same and their seconds added
+// (points and explained_s summed, share their mean).
+std::vector<Finding> lone_point_findings(const std::vector<Point>& points,
+                                         const std::vector<Series>& lone, const MachineRoofs& roofs,
                                          const FindingsOptions& options = {});
 // Series findings and lone-point findings as one list, most seconds explained first.
 void merge_findings(std::vector<Finding>& into, std::vector<Finding> more);

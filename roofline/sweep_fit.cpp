@@ -84,6 +84,11 @@ std::vector<Series> group_series(const std::vector<Point>& points, const Machine
 
 std::vector<Series> group_series(const std::vector<Point>& points, const PointModel& model,
                                  const SeriesOptions& options) {
+  return group_series_and_lone(points, model, options).series;
+}
+
+GroupedSeries group_series_and_lone(const std::vector<Point>& points, const PointModel& model,
+                                    const SeriesOptions& options) {
   using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
   std::map<Key, Series> groups;
   std::vector<Key> order;  // first appearance, so the result follows the run
@@ -111,13 +116,12 @@ std::vector<Series> group_series(const std::vector<Point>& points, const PointMo
     std::tie(sp.bounds, sp.classification) = model(i);
     g->second.points.push_back(std::move(sp));
   }
-  std::vector<Series> out;
+  GroupedSeries out;
   for (const Key& key : order) {
     Series& s = groups.at(key);
-    if (s.points.size() < options.min_points) continue;
     std::stable_sort(s.points.begin(), s.points.end(),
                      [](const SeriesPoint& l, const SeriesPoint& r) { return l.x < r.x; });
-    out.push_back(std::move(s));
+    (s.points.size() < options.min_points ? out.lone : out.series).push_back(std::move(s));
   }
   return out;
 }

@@ -109,6 +109,16 @@ std::vector<Series> group_series(const std::vector<Point>& points, const Machine
 using PointModel = std::function<std::pair<PointBounds, Classification>(std::size_t index)>;
 std::vector<Series> group_series(const std::vector<Point>& points, const PointModel& model,
                                  const SeriesOptions& options = {});
+// The same grouping with every group kept, split by size: `series` holds those of
+// options.min_points or more points (what group_series returns), `lone` the
+// smaller ones (lone_point_findings), each in the run's order. One grouping
+// serves both, so no point's model is read twice.
+struct GroupedSeries {
+  std::vector<Series> series;
+  std::vector<Series> lone;
+};
+GroupedSeries group_series_and_lone(const std::vector<Point>& points, const PointModel& model,
+                                    const SeriesOptions& options = {});
 
 struct FitOptions {
   double huber_k = 1.345;

@@ -50,14 +50,11 @@ class StepClock {
  public:
   explicit StepClock(Point& point) : point_(point) {}
   // Ends the current step as `name` and starts the next.
-  void lap(const char* name) {
-    point_.details["runner_seconds"][name] = seconds_since(start_);
-    start_ = std::chrono::steady_clock::now();
-  }
+  void lap(const char* name) { point_.details["runner_seconds"][name] = clock_.lap(); }
 
  private:
   Point& point_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  LapClock clock_;
 };
 
 // The point's params with the algorithm a selection ("heuristic", "exhaustive")

@@ -43,7 +43,14 @@
 // profiles run() alone (copies are not kernels); step 3 is unchanged.
 // A point that fails ends with its status and the library's reason; the sweep
 // goes on. details["runner_seconds"] holds the wall time of each step (prepare,
-// check, timing, trace, and counters: the point's share of its batch).
+// check, timing, trace, and counters: the point's share of its batch), and
+// details["timing"]["phase_seconds"] the phases of the first timing window in the
+// process that ran it: host_probes (pinning, the host probes, NVML's clock reader
+// on first use), warm_up (warm_up_first_call: lazy module loading lands there),
+// graph_setup (T_graph's captures and pilots, listed in details["timing"]["graph"]
+// ["pilots"]), call, stream, graph (each pass's own rounds), passes_other and
+// total; in the timing worker also build, prepare, host_buffers and teardown.
+// details["timing"]["worker_wall_s"] is the worker's round trip seen from here.
 #pragma once
 
 #include <atomic>

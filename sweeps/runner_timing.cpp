@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -56,7 +57,27 @@ nlohmann::json window_record(const Timing& timing, const nlohmann::json& timing_
           {"issue", stats(timing.issue)},
           {"stream", stats(timing.stream)},
           {"steal_s", timing_details.value("steal_s", nlohmann::json(nullptr))},
+          {"seconds", timing_details.value("phase_seconds", nlohmann::json::object())
+                          .value("total", nlohmann::json(nullptr))},
           {"host_probe_s", timing_details.value("host_probe_s", nlohmann::json(nullptr))}};
+}
+
+// details["timing"]["phase_seconds"] of a timing pass (runner.hpp says what each
+// phase holds); the window's build, prepare, host_buffers and teardown are added
+// where the pass ran in a window of its own (time_here).
+nlohmann::json pass_phases(double host_probes_s, double warm_up_s, double first_call_s,
+                           double passes_s, const ThreeTimes& three) {
+  const double sampled =
+      three.graph.setup_s + three.call_seconds + three.stream_seconds + three.graph_seconds;
+  return {{"host_probes", host_probes_s},
+          {"warm_up", warm_up_s},
+          {"warm_up_first_call", first_call_s},
+          {"graph_setup", three.graph.setup_s},
+          {"call", three.call_seconds},
+          {"stream", three.stream_seconds},
+          {"graph", three.graph_seconds},
+          {"passes_other", std::max(0.0, passes_s - sampled)},
+          {"total", host_probes_s + warm_up_s + passes_s}};
 }
 
 }  // namespace
@@ -139,19 +160,24 @@ void SweepRunner::State::timing_pass(Operator& op, const Transfers& transfers, P
     }
     rules.with_graph = false;
   }
+  LapClock clock;
   const PinnedThread pinned;
   const HostProbe probe_before = probe_host();
   const int core = pinned.core().value_or(-1);
   const std::optional<double> steal_before = steal_seconds(core);
-  warm_up(under_test, s, options.warmup);
   const ClockReader& reader = clocks();
+  double host_probes_s = clock.lap();
+  const WarmupResult warm = warm_up(under_test, s, options.warmup);
+  const double warm_up_s = clock.lap();
   const ThreeTimes three =
       time_three_interleaved(under_test, s, rules, [&reader] { return reader.read().sm_hz; });
+  const double passes_s = clock.lap();
   const SynchronizedTimes& synchronized = three.synchronized;
   const MeasuredTime& back_to_back = three.stream;
   const GraphReplay& graph = three.graph;
   const HostProbe probe_after = probe_host();
   const std::optional<double> steal_after = steal_seconds(core);
+  host_probes_s += clock.lap();
 
   Timing& t = point.timing;
   t.call = synchronized.call.stats;
@@ -159,8 +185,13 @@ void SweepRunner::State::timing_pass(Operator& op, const Transfers& transfers, P
   t.stream = back_to_back.stats;
   if (graph.time) t.graph = graph.time->stats;
   t.graph_unavailable = graph.unavailable;
+  nlohmann::json pilots = nlohmann::json::array();
+  for (const GraphPilot& pilot : graph.pilots)
+    pilots.push_back(
+        {{"copies", pilot.copies}, {"per_call_s", pilot.per_call_s}, {"seconds", pilot.seconds}});
   nlohmann::json graph_details = {{"copies_per_graph", graph.copies},
-                                  {"nodes_per_call", graph.nodes_per_call}};
+                                  {"nodes_per_call", graph.nodes_per_call},
+                                  {"pilots", pilots}};
   if (graph.time)
     graph_details["method"] = graph.time->method;
   else
@@ -203,7 +234,9 @@ void SweepRunner::State::timing_pass(Operator& op, const Transfers& transfers, P
                       ? nlohmann::json(std::max(0.0, *steal_after - *steal_before))
                       : nlohmann::json(nullptr)},
       {"l2", flusher ? "cold" : "warm"},
-      {"after_cupti", cupti_attached}};
+      {"after_cupti", cupti_attached},
+      {"warm_up_calls", warm.calls},
+      {"phase_seconds", pass_phases(host_probes_s, warm_up_s, warm.first_call_s, passes_s, three)}};
   if (!pinned.core()) point.details["timing"]["pin_failure"] = pinned.failure();
 }
 
@@ -213,9 +246,11 @@ bool SweepRunner::State::time_in_worker(const OperatorFamily& family, const nloh
   why_here = options.timing_worker.empty() ? "" : worker_failure;
   if (options.timing_worker.empty() || !worker_failure.empty()) return false;
   try {
+    const auto asked = std::chrono::steady_clock::now();
     if (!worker) worker = std::make_unique<TimingWorker>(options.timing_worker, gpu.index);
     const nlohmann::json reply =
         worker->time(family.name, with_algorithm_pinned(params, algorithm), options, window);
+    const double worker_wall_s = seconds_since(asked);
     const std::string chosen = reply.value("algorithm", std::string());
     if (reply.at("status") == "ok" && chosen == algorithm) {
       const Timing times = reply.at("timing").get<Timing>();
@@ -226,6 +261,9 @@ bool SweepRunner::State::time_in_worker(const OperatorFamily& family, const nloh
       timed.timing.graph_unavailable = times.graph_unavailable;
       timed.details["timing"] = reply.at("details");
       timed.details["timing"]["process"] = "timing worker";
+      // From the request to the reply, the worker's start included on first use:
+      // beside phase_seconds.total, what the process boundary costs.
+      timed.details["timing"]["worker_wall_s"] = worker_wall_s;
       return true;
     }
     why_here = reply.at("status") != "ok"
@@ -254,7 +292,10 @@ void SweepRunner::State::timing_step(const OperatorFamily& family, const nlohman
 
 Point SweepRunner::State::time_here(const OperatorFamily& family, const nlohmann::json& params,
                                     TimingWindow window) {
+  const auto started = std::chrono::steady_clock::now();
+  LapClock clock;
   std::unique_ptr<Operator> op = make_operator(family, params, libraries);
+  nlohmann::json window_phases = {{"build", clock.lap()}};
   Point point = describe(*op);
   point.params = params;
   const std::string no_transfer = transfer_unavailable(op->problem(), options.transfer);
@@ -265,12 +306,22 @@ Point SweepRunner::State::time_here(const OperatorFamily& family, const nlohmann
   }
   const Outcome timed = guarded([&] {
     op->prepare(stream.get());
+    window_phases["prepare"] = clock.lap();
     point.algorithm = op->algorithm();
     const Transfers transfers = transfers_for(*op);
+    window_phases["host_buffers"] = clock.lap();
     timing_pass(*op, transfers, point, window);
+    clock.lap();  // the pass records its own phases
   });
+  op.reset();  // and the host buffers above: the device and host memory given back
+  window_phases["teardown"] = clock.lap();
   point.status = timed.status;
   point.reason = timed.reason;
+  if (point.details.contains("timing")) {
+    nlohmann::json& phases = point.details["timing"]["phase_seconds"];
+    phases.update(window_phases);
+    phases["total"] = seconds_since(started);
+  }
   return point;
 }
 

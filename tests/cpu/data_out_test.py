@@ -191,6 +191,42 @@ class DataOut(unittest.TestCase):
         del point["timing"]
         self.assertTrue(schema_errors(document, schema))
 
+    def test_export_schema_holds_where_a_point_spent_its_time(self):
+        # #21: the timing window's phases, the worker's round trip and the graph
+        # pilots (written by sweeps/runner_timing.cpp), as an H100 stored them for
+        # the fp32 8192^3 GEMM before the pilot limit.
+        exported = run("export", "--db", self.db).stdout
+        schema = load_schema("export.schema.json")
+
+        def with_phases(spoil=None):
+            document = json.loads(exported)
+            details = document["runs"][0]["points"][0]["details"]
+            timing = details["timing"]
+            timing["phase_seconds"] = {
+                "host_probes": 0.006, "warm_up": 0.063, "warm_up_first_call": 0.021,
+                "graph_setup": 16.049, "call": 0.666, "stream": 0.395, "graph": 3.165,
+                "passes_other": 0.004, "build": 0.0, "prepare": 0.022, "host_buffers": 0.0,
+                "teardown": 0.001, "total": 20.370}
+            timing["worker_wall_s"] = 20.371
+            timing["warm_up_calls"] = 3
+            timing["graph"]["pilots"] = [
+                {"copies": 1, "per_call_s": 0.023948, "seconds": 0.24},
+                {"copies": 8, "per_call_s": 0.021875, "seconds": 1.75},
+                {"copies": 64, "per_call_s": 0.021980, "seconds": 14.06}]
+            if spoil:
+                spoil(details)
+            return document
+
+        self.assertEqual(schema_errors(with_phases(), schema), [])
+        spoilers = [
+            lambda d: d["timing"]["phase_seconds"].update(graph_setup="16 s"),
+            lambda d: d["timing"].update(worker_wall_s=None),
+            lambda d: d["timing"]["graph"]["pilots"][2].pop("seconds"),
+            lambda d: d.update(runner_seconds={"timing": "slow"}),
+        ]
+        for spoil in spoilers:
+            self.assertTrue(schema_errors(with_phases(spoil), schema))
+
     def profile_store(self):
         """A store with a profile run whose trace has kernel counters
         (tests/fixtures/profile-counters.jsonl) and a ceilings run of its GPU: the

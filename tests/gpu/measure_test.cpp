@@ -63,6 +63,31 @@ TEST(Measure, ThreeTimesAgreeOnALongKernel) {
   EXPECT_GE(back.stats.calls_per_sample, 1);
 }
 
+// A 20 ms call: no graph of more copies is tried (its pilot would cost 1.6 s for
+// nothing a replay's launch could hide), so the graph's setup is one capture and
+// one pilot of 10 replays, and the three times still agree.
+TEST(Measure, ALongCallTriesNoLargerGraph) {
+  TR_REQUIRE_GPU();
+  const Stream stream;
+  const CallUnderTest call = spin_call(20'000'000);
+  warm_up(call, stream.get());
+  const StopRule rule{.min_samples = 10, .max_samples = 100, .budget_s = 0.1};
+  const ThreeTimes three = time_three_interleaved(call, stream.get(), {rule, rule, rule}, nullptr);
+  const GraphReplay& graph = three.graph;
+  ASSERT_TRUE(graph.time) << graph.unavailable;
+  std::printf("spin 20 ms: graph setup %.3f s (%zu pilot(s)), passes %.3f / %.3f / %.3f s\n",
+              graph.setup_s, graph.pilots.size(), three.call_seconds, three.stream_seconds,
+              three.graph_seconds);
+  EXPECT_EQ(graph.copies, 1);
+  ASSERT_EQ(graph.pilots.size(), 1u);
+  EXPECT_NEAR(graph.pilots[0].per_call_s, 20e-3, 1e-3);
+  EXPECT_LT(graph.setup_s, (kPilotReplays + 2) * 20e-3 + 0.05);
+  EXPECT_NEAR(graph.time->stats.median_s / three.stream.stats.median_s, 1, 0.01);
+  // Each pass's own seconds are its samples' time (10 or more calls of 20 ms).
+  EXPECT_GE(three.call_seconds, 10 * 20e-3);
+  EXPECT_GE(three.graph_seconds, 10 * 20e-3);
+}
+
 // 40 empty launches per call: the host's issue time is far above the GPU's
 // time, so back-to-back calls run at the host's rate and a graph removes it.
 TEST(Measure, HostBoundCallRunsAtTheIssueRateAndAGraphRemovesIt) {
@@ -109,6 +134,7 @@ TEST(Measure, ShortCallsGetMoreCopiesPerGraphWhileTheyLowerTheTime) {
   std::printf("one empty kernel: T_stream %.2f us, T_graph %.2f us with %d copies per graph\n",
               back.stats.median_s * 1e6, graph.time->stats.median_s * 1e6, graph.copies);
   EXPECT_GE(graph.copies, 8);
+  EXPECT_GE(graph.pilots.size(), 2u);  // a short call's larger graphs fit the pilot limit
   EXPECT_LT(graph.time->stats.median_s, back.stats.median_s);
   EXPECT_LT(graph.time->stats.median_s, 2e-6);
   EXPECT_EQ(graph.time->stats.calls_per_sample % graph.copies, 0);

@@ -78,6 +78,17 @@ TEST(SweepRunner, MeasuresAPointCompletely) {
     ASSERT_TRUE(p.details["runner_seconds"].contains(step)) << step << p.details;
     EXPECT_GT(p.details["runner_seconds"][step].get<double>(), 0) << step;
   }
+  // And inside the timing step, in the process that timed it (runner.hpp).
+  const nlohmann::json& phases = p.details["timing"]["phase_seconds"];
+  double parts = 0;
+  for (const char* phase :
+       {"host_probes", "warm_up", "graph_setup", "call", "stream", "graph", "passes_other"}) {
+    ASSERT_TRUE(phases.contains(phase)) << phase << phases;
+    parts += phases[phase].get<double>();
+  }
+  EXPECT_GT(phases["call"].get<double>(), 0) << phases;
+  EXPECT_LE(phases["warm_up_first_call"].get<double>(), phases["warm_up"].get<double>());
+  EXPECT_NEAR(parts, phases["total"].get<double>(), 1e-3) << phases;
   std::printf(
       "conv fp16 n16: T_call %.1f us, T_stream %.1f us, T_graph %.1f us, issue %.1f us, %.1f us "
       "kernels, %lld launch(es), %s, %d passes\n",
@@ -306,6 +317,14 @@ TEST(SweepRunner, TimesEveryPointInAWorkerCuptiNeverAttachedTo) {
     EXPECT_TRUE(p.counters.count("tensor_fp16_flops")) << "and the counters";
     // The worker's device time agrees with this process's kernel time.
     EXPECT_GE(*p.timing.graph_s(), *p.timing.kernel_time_s * 0.9);
+    // The worker's window, phase by phase, fits in the round trip this process saw,
+    // which fits in the runner's timing step.
+    const nlohmann::json& phases = timing["phase_seconds"];
+    for (const char* phase : {"build", "prepare", "host_buffers", "teardown"})
+      EXPECT_TRUE(phases.contains(phase)) << phase << phases;
+    EXPECT_LE(phases["total"].get<double>(), timing["worker_wall_s"].get<double>()) << timing;
+    EXPECT_LE(timing["worker_wall_s"].get<double>(),
+              p.details["runner_seconds"]["timing"].get<double>());
     std::printf("worker: batch %lld T_call %.1f us, T_stream %.1f us, T_graph %.1f us, T_k %.1f\n",
                 static_cast<long long>(p.params["batch"].get<int>()), *p.timing.call_s() * 1e6,
                 *p.timing.stream_s() * 1e6, *p.timing.graph_s() * 1e6,
