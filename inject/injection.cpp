@@ -15,6 +15,9 @@
 //    "timeroof profile: ..." and tracing stops; nothing throws out of here.
 //  - A forked child gets its own journal (the pid is checked at each write).
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -37,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/api_tracing.hpp"
 #include "core/kernel_selection.hpp"
 #include "gpu/check_cupti.hpp"
 #include "inject/kernel_counters.hpp"
@@ -117,6 +121,8 @@ class Journal {
   pid_t pid_ = 0;
 };
 
+// Every kind this library may enable (stop() disables them all); the API kinds
+// and SYNCHRONIZATION as --api says (enable_api_tracing).
 constexpr CUpti_ActivityKind kTracedKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                                CUPTI_ACTIVITY_KIND_MEMCPY,
                                                CUPTI_ACTIVITY_KIND_MEMSET,
@@ -125,6 +131,69 @@ constexpr CUpti_ActivityKind kTracedKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KE
                                                CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
                                                CUPTI_ACTIVITY_KIND_MARKER,
                                                CUPTI_ACTIVITY_KIND_MARKER_DATA};
+constexpr CUpti_ActivityKind kAlwaysTracedKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA};
+
+// cuptiActivityEnableRuntimeApi / cuptiActivityEnableDriverApi of the CUPTI this
+// process traces with, looked up by name: the program may have loaded an older
+// CUPTI by the same soname (PyTorch's), and a missing symbol must not stop the
+// library from loading.
+using EnableApiCall = CUptiResult(CUPTIAPI*)(CUpti_CallbackId, uint8_t);
+EnableApiCall cupti_function(const char* name) {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) == 0 || !info.dli_fname)
+    return nullptr;
+  void* cupti = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (cupti == nullptr) return nullptr;
+  void* symbol = dlsym(cupti, name);
+  dlclose(cupti);  // NOLOAD took a reference to a library that stays loaded
+  return reinterpret_cast<EnableApiCall>(symbol);
+}
+
+// Enables the activity records of the calls of `domain` that `tracing` traces:
+// the whole kind, or one callback id at a time by CUPTI's names for them.
+void enable_api_domain(ApiTracing tracing, ApiDomain domain) {
+  const bool runtime = domain == ApiDomain::runtime;
+  const CUpti_ActivityKind kind =
+      runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
+  if (tracing == ApiTracing::none) return;
+  if (tracing == ApiTracing::all || (runtime && tracing == ApiTracing::runtime) ||
+      (!runtime && tracing == ApiTracing::driver)) {
+    TR_CUPTI_CHECK(cuptiActivityEnable(kind));
+    return;
+  }
+  const EnableApiCall enable =
+      cupti_function(runtime ? "cuptiActivityEnableRuntimeApi" : "cuptiActivityEnableDriverApi");
+  if (enable == nullptr) {
+    report(std::string("this CUPTI cannot trace single ") + to_string(domain) +
+           " API calls; every one is traced (--api " + to_string(tracing) + " asked for fewer)");
+    TR_CUPTI_CHECK(cuptiActivityEnable(kind));
+    return;
+  }
+  const CUpti_CallbackDomain callbacks =
+      runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+  const CUpti_CallbackId size = runtime
+                                    ? static_cast<CUpti_CallbackId>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                                    : static_cast<CUpti_CallbackId>(CUPTI_DRIVER_TRACE_CBID_SIZE);
+  for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
+    const char* name = nullptr;
+    // An id this CUPTI does not know has no name: skipped.
+    if (cuptiGetCallbackName(callbacks, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    if (traces_api_call(tracing, domain, name)) TR_CUPTI_CHECK(enable(cbid, 1));
+  }
+}
+
+// The choice `timeroof profile --api` passed; a value it could not have written
+// traces every call (nothing is lost) and says so.
+ApiTracing api_tracing_from_environment() {
+  const char* value = std::getenv(kApiVariable);
+  if (value == nullptr) return kDefaultApiTracing;
+  if (const auto tracing = find_api_tracing(value)) return *tracing;
+  report(std::string(kApiVariable) + "='" + value + "' is none of " + api_tracing_choices() +
+         "; every API call is traced");
+  return ApiTracing::all;
+}
 
 // The process-wide tracing state: CUPTI's buffer callbacks are plain C
 // functions, so they reach it through tracer(). Never destroyed: CUPTI's own
@@ -133,9 +202,14 @@ class Tracer {
  public:
   explicit Tracer(std::string directory) : journal_(std::move(directory)) {}
 
-  void start() {
+  void start(ApiTracing api) {
     TR_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
-    for (CUpti_ActivityKind kind : kTracedKinds) {
+    // The whole kind first: enabling it later would override the per-call choice.
+    enable_api_domain(api, ApiDomain::runtime);
+    enable_api_domain(api, ApiDomain::driver);
+    if (traces_synchronization(api))
+      TR_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
+    for (CUpti_ActivityKind kind : kAlwaysTracedKinds) {
       if (kind != CUPTI_ACTIVITY_KIND_MARKER_DATA) {
         TR_CUPTI_CHECK(cuptiActivityEnable(kind));
       } else if (const CUptiResult status = cuptiActivityEnable(kind); status != CUPTI_SUCCESS) {
@@ -349,7 +423,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   }
   try {
     auto* tracer = new Tracer(directory);
-    tracer->start();
+    tracer->start(api_tracing_from_environment());
     g_tracer = tracer;
     std::atexit(finish_at_exit);
     start_counters(*tracer);

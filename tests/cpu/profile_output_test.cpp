@@ -243,7 +243,7 @@ TEST(ProfileConsole, TablesOfTheFixture) {
                                                          << line << "\nin:\n"
                                                          << text;
   EXPECT_NE(
-      cli::profile_text(std::vector<TraceEvent>{}, json::object(), 0).find("none in the trace"),
+      cli::profile_text(std::vector<TraceEvent>{}, json::object(), 0).find("None in the trace."),
       std::string::npos);
 }
 
