@@ -11,6 +11,10 @@
 //    buffers that are full or flushed, so a thread flushes every 100 ms (a
 //    non-forced flush returns the buffers whose records are all complete);
 //    exit() and a return from main flush the rest (atexit, forced flush).
+//  - CUPTI's buffer callback only queues a buffer; a writer thread converts and
+//    writes it, so the flush that delivers it never waits on the conversion.
+//  - Only the API calls `--api` names are traced (TIMEROOF_PROFILE_API): each is
+//    a record, and a framework makes many per kernel.
 //  - Never crash the host program: every failure is one stderr line
 //    "timeroof profile: ..." and tracing stops; nothing throws out of here.
 //  - A forked child gets its own journal (the pid is checked at each write).
@@ -29,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <map>
 #include <memory>
@@ -203,6 +208,8 @@ class Tracer {
   explicit Tracer(std::string directory) : journal_(std::move(directory)) {}
 
   void start(ApiTracing api) {
+    started_by_ = getpid();
+    writer_ = std::thread([this] { write_queued(); });
     TR_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
     // The whole kind first: enabling it later would override the per-call choice.
     enable_api_domain(api, ApiDomain::runtime);
@@ -220,7 +227,6 @@ class Tracer {
     }
     TR_CUPTI_CHECK(cuptiActivityFlushPeriod(kFlushPeriodMs));
     flusher_ = std::thread([this] { flush_periodically(); });
-    started_by_ = getpid();
   }
 
   // At exit: the flusher ends, every buffer is delivered, open ranges are written.
@@ -237,6 +243,7 @@ class Tracer {
     if (stopped_.load()) return;
     try {
       TR_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+      finish_writing();
       std::uint64_t now = 0;
       TR_CUPTI_CHECK(cuptiGetTimestamp(&now));
       std::lock_guard<std::mutex> lock(mutex_);
@@ -272,8 +279,37 @@ class Tracer {
       cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // a failure only delays records
   }
 
+  // Takes a completed buffer from CUPTI: queued for the writer thread, which
+  // frees it. CUPTI calls this inside a flush (its own, the flusher thread's, or
+  // one the program's thread triggers when a buffer fills), and converting a
+  // buffer takes milliseconds (JSON, demangling): the flush never waits on that.
+  // A forked child, without the writer thread, writes it here.
+  void hand_over(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                 size_t valid_size) noexcept {
+    if (buffer == nullptr) return;
+    std::size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
+      dropped_ += dropped;
+    if (getpid() == started_by_) {
+      try {
+        {
+          std::lock_guard<std::mutex> lock(queue_mutex_);
+          if (!writer_done_) {
+            queue_.push_back({buffer, valid_size});
+            buffer = nullptr;
+          }
+        }
+        queue_changed_.notify_all();
+      } catch (const std::exception&) {  // no memory for the queue: written here
+      }
+    }
+    if (buffer == nullptr) return;
+    consume(buffer, valid_size);
+    std::free(buffer);
+  }
+
   // Converts and writes one completed buffer; the caller frees it.
-  void consume(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t valid_size) noexcept {
+  void consume(uint8_t* buffer, size_t valid_size) noexcept {
     if (stopped_.load() || buffer == nullptr) return;
     try {
       std::vector<TraceEvent> events;
@@ -284,9 +320,6 @@ class Tracer {
       converter_.end_of_buffer(events);
       for (TraceEvent& e : events)
         if (e.kind == TraceKind::kernel && e.start_ns == 0 && e.end_ns == 0) time_replayed(e);
-      std::size_t dropped = 0;
-      if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
-        dropped_ += dropped;
       write_events(events);
     } catch (const std::exception& e) {
       stop(e.what());
@@ -318,6 +351,33 @@ class Tracer {
     replayed_spans_.erase(span);
   }
 
+  // The writer thread: writes the queued buffers in order until finish_writing().
+  void write_queued() noexcept {
+    std::unique_lock<std::mutex> lock(queue_mutex_);
+    for (;;) {
+      queue_changed_.wait(lock, [this] { return writer_done_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      const CompletedBuffer next = queue_.front();
+      queue_.pop_front();
+      lock.unlock();
+      consume(next.data, next.valid_size);
+      std::free(next.data);
+      lock.lock();
+    }
+  }
+
+  // Every queued buffer written, the writer thread ended; later buffers are
+  // written by hand_over itself.
+  void finish_writing() noexcept {
+    if (getpid() != started_by_) return;  // a forked child has no writer (nor its lock's state)
+    {
+      std::lock_guard<std::mutex> lock(queue_mutex_);
+      writer_done_ = true;
+    }
+    queue_changed_.notify_all();
+    if (writer_.joinable() && writer_.get_id() != std::this_thread::get_id()) writer_.join();
+  }
+
   void flush_periodically() noexcept {
     std::unique_lock<std::mutex> lock(flusher_mutex_);
     while (!finishing_) {
@@ -336,13 +396,24 @@ class Tracer {
     for (CUpti_ActivityKind kind : kTracedKinds) cuptiActivityDisable(kind);
   }
 
-  std::mutex mutex_;  // converter_, journal_, dropped_, replayed_spans_
+  std::mutex mutex_;  // converter_, journal_, replayed_spans_
   TraceRecordConverter converter_;
   // Measured launches' [start, end] by correlation id, until their kernel record comes.
   std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> replayed_spans_;
   Journal journal_;
-  std::size_t dropped_ = 0;
+  std::atomic<std::size_t> dropped_{0};
   std::atomic<bool> stopped_{false};
+
+  // Completed buffers waiting for the writer thread, in CUPTI's order.
+  struct CompletedBuffer {
+    uint8_t* data = nullptr;
+    size_t valid_size = 0;
+  };
+  std::thread writer_;
+  std::mutex queue_mutex_;
+  std::condition_variable queue_changed_;
+  std::deque<CompletedBuffer> queue_;
+  bool writer_done_ = false;
 
   std::thread flusher_;
   std::mutex flusher_mutex_;
@@ -363,8 +434,10 @@ void CUPTIAPI Tracer::buffer_requested(uint8_t** buffer, size_t* size, size_t* m
 
 void CUPTIAPI Tracer::buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
                                        size_t /*size*/, size_t valid_size) {
-  if (g_tracer) g_tracer->consume(context, stream_id, buffer, valid_size);
-  std::free(buffer);
+  if (g_tracer)
+    g_tracer->hand_over(context, stream_id, buffer, valid_size);
+  else
+    std::free(buffer);
 }
 
 const char* environment_value(const char* name) {

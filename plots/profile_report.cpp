@@ -380,9 +380,8 @@ std::string profile_summary(const ProfileAnalysis& a) {
                     share_text(a.gpu_busy_ns, a.span_ns()) + " of the span): kernels " +
                     time_text(a.kernel_ns) + ", copies " + time_text(a.copy_ns) + ".";
   const roofline::RangeWork& u = a.unattributed;
-  if (!a.api_traced())
-    out += " " + api_coverage(a.api_tracing);
-  else if (u.kernels + u.copies > 0)
+  if (a.api_tracing != ApiTracing::all) out += " " + api_coverage(a.api_tracing);
+  if (a.api_traced() && u.kernels + u.copies > 0)
     out += " Unattributed (no launching call in the trace): kernels " + std::to_string(u.kernels) +
            ", copies " + std::to_string(u.copies) + ", " + time_text(u.kernel_ns + u.copy_ns) +
            " of GPU time.";

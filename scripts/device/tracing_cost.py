@@ -28,7 +28,7 @@ UNTRACED = "untraced"
 
 def run_once(args, choice, db):
     workload = [sys.executable, args.workload, "--model", "both", "--iterations",
-                str(args.iterations), "--warmup", str(args.warmup)]
+                str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
     if choice == UNTRACED:
         command = workload
     else:
@@ -73,6 +73,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--timeroof", required=True)
     parser.add_argument("--workload", default="examples/pytorch/profile_models.py")
+    parser.add_argument("--workload-args", default="",
+                        help="more arguments for the workload, e.g. --no-module-ranges")
     parser.add_argument("--choices", default="launches,none,all,runtime,driver")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=20)
@@ -111,7 +113,8 @@ def main():
             round_s = time.monotonic() - round_start
 
     models = sorted({m for (_, m) in per_run})
-    print("\n== iteration time (median over rounds of each run's median), ratio traced/untraced")
+    print("\n== iteration time (median over rounds of each run's median), ratio traced/untraced"
+          + (f"; workload {args.workload_args}" if args.workload_args else ""))
     for model in models:
         base = statistics.median(per_run[(UNTRACED, model)])
         spread = per_run[(UNTRACED, model)]

@@ -84,10 +84,10 @@ TEST(ProfileGpu, TracesTheExampleExactly) {
   TempDir dir;
   const std::string db = dir.file("p.db");
   constexpr int kIterations = 3;
-  const auto result =
-      run_tool({"profile", "--db", db, "--name", "nvtx_layers", "--no-counters", "--",
-                example_binary(), "--iterations", std::to_string(kIterations), "--work", "40000"},
-               {}, kLimitSeconds);
+  const auto result = run_tool(
+      {"profile", "--db", db, "--name", "nvtx_layers", "--no-counters", "--api", "all", "--",
+       example_binary(), "--iterations", std::to_string(kIterations), "--work", "40000"},
+      {}, kLimitSeconds);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const nlohmann::json summary = program_summary(result.out);
   const RunRecord run = only_run(db);
