@@ -501,8 +501,8 @@ void register_profile(CLI::App& app, CommonOptions& options, Action& action) {
       "            these calls only.\n"
       "  runtime   every runtime call too (cudaGetDevice, cudaStreamIsCapturing, ...)\n"
       "  driver    every driver call too (those a runtime call makes included)\n"
-      "  all       every runtime and driver call: a host-bound PyTorch iteration ran up to\n"
-      "            ~2x slower\n"
+      "  all       every runtime and driver call (a PyTorch ResNet-50 iteration: ~5,000\n"
+      "            records against launches' ~900; costs in docs/design.md)\n"
       "  none      no API call: cheapest, but GPU work is tied to no thread or range, no\n"
       "            API time, no kernel counters (they are tied to kernels by their launch)\n"
       "TIMEROOF_INJECT_LIBRARY overrides where the injection library is found.");
