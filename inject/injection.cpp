@@ -127,7 +127,7 @@ class Journal {
 };
 
 // Every kind this library may enable (stop() disables them all); the API kinds
-// and SYNCHRONIZATION as --api says (enable_api_tracing).
+// and SYNCHRONIZATION as --api says (enable_api_domain, traces_synchronization).
 constexpr CUpti_ActivityKind kTracedKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                                CUPTI_ACTIVITY_KIND_MEMCPY,
                                                CUPTI_ACTIVITY_KIND_MEMSET,

@@ -191,11 +191,7 @@ TEST(ProfileAnalysis, IterationBreakdown) {
 // process counts as the only process's, so every range's idle time and the
 // iteration breakdown equal the hand-computed truth of the full trace.
 TEST(ProfileAnalysis, WithoutApiCallsIdleTimeHoldsAndNothingIsAttributed) {
-  std::vector<TraceEvent> events;
-  for (const TraceEvent& e : fixture())
-    if (e.kind != TraceKind::runtime_api && e.kind != TraceKind::driver_api &&
-        e.kind != TraceKind::sync)
-      events.push_back(e);
+  const std::vector<TraceEvent> events = test::without_api_records(fixture());
   ProfileOptions options;
   options.api = ApiTracing::none;
   const ProfileAnalysis a = analyze_profile(events, options);

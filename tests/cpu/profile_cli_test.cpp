@@ -33,6 +33,17 @@ class ProfileCli : public ::testing::Test {
     all.insert(all.end(), args.begin(), args.end());
     return run_tool(all, {{"TIMEROOF_INJECT_LIBRARY", stand_in_}}, kLimitSeconds);
   }
+  // Each (arguments, message) a one-line usage error naming the message, before any run.
+  void expect_usage_errors(
+      const std::vector<std::pair<std::vector<std::string>, std::string>>& cases) {
+    for (const auto& [args, message] : cases) {
+      const auto result = profile(args);
+      EXPECT_EQ(result.exit_code, 1) << result.err;
+      EXPECT_EQ(test::count_lines(result.err), 1) << result.err;
+      EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+    }
+    EXPECT_FALSE(std::filesystem::exists(db_));
+  }
   RunRecord only_run() {
     ResultsStore store = ResultsStore::open(db_, ResultsStore::Access::read_only);
     std::vector<RunRecord> runs = store.load_all();
@@ -81,13 +92,7 @@ TEST_F(ProfileCli, BadCounterSelectionIsAUsageErrorBeforeAnyRun) {
       {{"--no-counters", "--metrics", "dram__bytes_read.sum", "--", "true"}, "--no-counters"},
       {{"--no-counters", "--every", "--", "true"}, "--every"},
   };
-  for (const auto& [args, message] : cases) {
-    const auto result = profile(args);
-    EXPECT_EQ(result.exit_code, 1) << result.err;
-    EXPECT_EQ(count_lines(result.err), 1) << result.err;
-    EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
-  }
-  EXPECT_FALSE(std::filesystem::exists(db_));
+  expect_usage_errors(cases);
 }
 
 // The selection reaches the program through the environment and the run's spec.
@@ -127,13 +132,7 @@ TEST_F(ProfileCli, BadApiChoiceIsAUsageErrorBeforeAnyRun) {
       // Counters are tied to their kernels through the launch calls.
       {{"--api", "none", "--", "true"}, "--api none leaves kernel counters nothing"},
   };
-  for (const auto& [args, message] : cases) {
-    const auto result = profile(args);
-    EXPECT_EQ(result.exit_code, 1) << result.err;
-    EXPECT_EQ(count_lines(result.err), 1) << result.err;
-    EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
-  }
-  EXPECT_FALSE(std::filesystem::exists(db_));
+  expect_usage_errors(cases);
 }
 
 // The choice reaches the injection library through the environment and is kept

@@ -250,11 +250,7 @@ TEST(ProfileConsole, TablesOfTheFixture) {
 // A trace made with `profile --api none`: the printers say the API calls and the
 // ranges' GPU work were not traced, never that they were zero.
 TEST(ProfileConsole, WithoutApiCallsSaysNotTraced) {
-  std::vector<TraceEvent> events;
-  for (const TraceEvent& e : fixture())
-    if (e.kind != TraceKind::runtime_api && e.kind != TraceKind::driver_api &&
-        e.kind != TraceKind::sync)
-      events.push_back(e);
+  const std::vector<TraceEvent> events = test::without_api_records(fixture());
   roofline::ProfileOptions options;
   options.api = ApiTracing::none;
   const roofline::ProfileAnalysis a = roofline::analyze_profile(events, options);
