@@ -57,10 +57,6 @@ const char* to_string(CopyDirection direction) {
   return "other";
 }
 
-const char* to_string(ApiDomain domain) {
-  return domain == ApiDomain::runtime ? "runtime" : "driver";
-}
-
 const char* to_string(SyncType type) {
   switch (type) {
     case SyncType::unknown:

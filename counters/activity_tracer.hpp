@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "core/api_tracing.hpp"
 #include "core/results.hpp"
 
 namespace timeroof {
@@ -48,8 +49,6 @@ enum class MemoryKind {
 };
 
 enum class CopyDirection { h2d, d2h, d2d, other };
-
-enum class ApiDomain { runtime, driver };
 
 enum class SyncType {
   unknown,
@@ -318,7 +317,6 @@ std::string demangle(const char* symbol);
 
 const char* to_string(MemoryKind kind);
 const char* to_string(CopyDirection direction);
-const char* to_string(ApiDomain domain);
 const char* to_string(SyncType type);
 
 }  // namespace timeroof

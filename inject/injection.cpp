@@ -11,10 +11,17 @@
 //    buffers that are full or flushed, so a thread flushes every 100 ms (a
 //    non-forced flush returns the buffers whose records are all complete);
 //    exit() and a return from main flush the rest (atexit, forced flush).
+//  - CUPTI's buffer callback only queues a buffer; a writer thread converts and
+//    writes it, so the flush that delivers it never waits on the conversion.
+//  - Only the API calls `--api` names are traced (TIMEROOF_PROFILE_API): each is
+//    a record, and a framework makes many per kernel.
 //  - Never crash the host program: every failure is one stderr line
 //    "timeroof profile: ..." and tracing stops; nothing throws out of here.
 //  - A forked child gets its own journal (the pid is checked at each write).
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -26,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <map>
 #include <memory>
@@ -37,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/api_tracing.hpp"
 #include "core/kernel_selection.hpp"
 #include "gpu/check_cupti.hpp"
 #include "inject/kernel_counters.hpp"
@@ -117,6 +126,8 @@ class Journal {
   pid_t pid_ = 0;
 };
 
+// Every kind this library may enable (stop() disables them all); the API kinds
+// and SYNCHRONIZATION as --api says (enable_api_domain, traces_synchronization).
 constexpr CUpti_ActivityKind kTracedKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                                CUPTI_ACTIVITY_KIND_MEMCPY,
                                                CUPTI_ACTIVITY_KIND_MEMSET,
@@ -125,6 +136,69 @@ constexpr CUpti_ActivityKind kTracedKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KE
                                                CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
                                                CUPTI_ACTIVITY_KIND_MARKER,
                                                CUPTI_ACTIVITY_KIND_MARKER_DATA};
+constexpr CUpti_ActivityKind kAlwaysTracedKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA};
+
+// cuptiActivityEnableRuntimeApi / cuptiActivityEnableDriverApi of the CUPTI this
+// process traces with, looked up by name: the program may have loaded an older
+// CUPTI by the same soname (PyTorch's), and a missing symbol must not stop the
+// library from loading.
+using EnableApiCall = CUptiResult(CUPTIAPI*)(CUpti_CallbackId, uint8_t);
+EnableApiCall cupti_function(const char* name) {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) == 0 || !info.dli_fname)
+    return nullptr;
+  void* cupti = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (cupti == nullptr) return nullptr;
+  void* symbol = dlsym(cupti, name);
+  dlclose(cupti);  // NOLOAD took a reference to a library that stays loaded
+  return reinterpret_cast<EnableApiCall>(symbol);
+}
+
+// Enables the activity records of the calls of `domain` that `tracing` traces:
+// the whole kind, or one callback id at a time by CUPTI's names for them.
+void enable_api_domain(ApiTracing tracing, ApiDomain domain) {
+  const bool runtime = domain == ApiDomain::runtime;
+  const CUpti_ActivityKind kind =
+      runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
+  if (tracing == ApiTracing::none) return;
+  if (tracing == ApiTracing::all || (runtime && tracing == ApiTracing::runtime) ||
+      (!runtime && tracing == ApiTracing::driver)) {
+    TR_CUPTI_CHECK(cuptiActivityEnable(kind));
+    return;
+  }
+  const EnableApiCall enable =
+      cupti_function(runtime ? "cuptiActivityEnableRuntimeApi" : "cuptiActivityEnableDriverApi");
+  if (enable == nullptr) {
+    report(std::string("this CUPTI cannot trace single ") + to_string(domain) +
+           " API calls; every one is traced (--api " + to_string(tracing) + " asked for fewer)");
+    TR_CUPTI_CHECK(cuptiActivityEnable(kind));
+    return;
+  }
+  const CUpti_CallbackDomain callbacks =
+      runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+  const CUpti_CallbackId size = runtime
+                                    ? static_cast<CUpti_CallbackId>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                                    : static_cast<CUpti_CallbackId>(CUPTI_DRIVER_TRACE_CBID_SIZE);
+  for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
+    const char* name = nullptr;
+    // An id this CUPTI does not know has no name: skipped.
+    if (cuptiGetCallbackName(callbacks, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    if (traces_api_call(tracing, domain, name)) TR_CUPTI_CHECK(enable(cbid, 1));
+  }
+}
+
+// The choice `timeroof profile --api` passed; a value it could not have written
+// traces every call (nothing is lost) and says so.
+ApiTracing api_tracing_from_environment() {
+  const char* value = std::getenv(kApiVariable);
+  if (value == nullptr) return kDefaultApiTracing;
+  if (const auto tracing = find_api_tracing(value)) return *tracing;
+  report(std::string(kApiVariable) + "='" + value + "' is none of " + api_tracing_choices() +
+         "; every API call is traced");
+  return ApiTracing::all;
+}
 
 // The process-wide tracing state: CUPTI's buffer callbacks are plain C
 // functions, so they reach it through tracer(). Never destroyed: CUPTI's own
@@ -133,9 +207,16 @@ class Tracer {
  public:
   explicit Tracer(std::string directory) : journal_(std::move(directory)) {}
 
-  void start() {
+  void start(ApiTracing api) {
+    started_by_ = getpid();
+    writer_ = std::thread([this] { write_queued(); });
     TR_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
-    for (CUpti_ActivityKind kind : kTracedKinds) {
+    // The whole kind first: enabling it later would override the per-call choice.
+    enable_api_domain(api, ApiDomain::runtime);
+    enable_api_domain(api, ApiDomain::driver);
+    if (traces_synchronization(api))
+      TR_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
+    for (CUpti_ActivityKind kind : kAlwaysTracedKinds) {
       if (kind != CUPTI_ACTIVITY_KIND_MARKER_DATA) {
         TR_CUPTI_CHECK(cuptiActivityEnable(kind));
       } else if (const CUptiResult status = cuptiActivityEnable(kind); status != CUPTI_SUCCESS) {
@@ -146,7 +227,6 @@ class Tracer {
     }
     TR_CUPTI_CHECK(cuptiActivityFlushPeriod(kFlushPeriodMs));
     flusher_ = std::thread([this] { flush_periodically(); });
-    started_by_ = getpid();
   }
 
   // At exit: the flusher ends, every buffer is delivered, open ranges are written.
@@ -163,6 +243,7 @@ class Tracer {
     if (stopped_.load()) return;
     try {
       TR_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+      finish_writing();
       std::uint64_t now = 0;
       TR_CUPTI_CHECK(cuptiGetTimestamp(&now));
       std::lock_guard<std::mutex> lock(mutex_);
@@ -198,8 +279,37 @@ class Tracer {
       cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // a failure only delays records
   }
 
+  // Takes a completed buffer from CUPTI: queued for the writer thread, which
+  // frees it. CUPTI calls this inside a flush (its own, the flusher thread's, or
+  // one the program's thread triggers when a buffer fills), and converting a
+  // buffer takes milliseconds (JSON, demangling): the flush never waits on that.
+  // A forked child, without the writer thread, writes it here.
+  void hand_over(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                 size_t valid_size) noexcept {
+    if (buffer == nullptr) return;
+    std::size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
+      dropped_ += dropped;
+    if (getpid() == started_by_) {
+      try {
+        {
+          std::lock_guard<std::mutex> lock(queue_mutex_);
+          if (!writer_done_) {
+            queue_.push_back({buffer, valid_size});
+            buffer = nullptr;
+          }
+        }
+        queue_changed_.notify_all();
+      } catch (const std::exception&) {  // no memory for the queue: written here
+      }
+    }
+    if (buffer == nullptr) return;
+    consume(buffer, valid_size);
+    std::free(buffer);
+  }
+
   // Converts and writes one completed buffer; the caller frees it.
-  void consume(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t valid_size) noexcept {
+  void consume(uint8_t* buffer, size_t valid_size) noexcept {
     if (stopped_.load() || buffer == nullptr) return;
     try {
       std::vector<TraceEvent> events;
@@ -210,9 +320,6 @@ class Tracer {
       converter_.end_of_buffer(events);
       for (TraceEvent& e : events)
         if (e.kind == TraceKind::kernel && e.start_ns == 0 && e.end_ns == 0) time_replayed(e);
-      std::size_t dropped = 0;
-      if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
-        dropped_ += dropped;
       write_events(events);
     } catch (const std::exception& e) {
       stop(e.what());
@@ -244,6 +351,33 @@ class Tracer {
     replayed_spans_.erase(span);
   }
 
+  // The writer thread: writes the queued buffers in order until finish_writing().
+  void write_queued() noexcept {
+    std::unique_lock<std::mutex> lock(queue_mutex_);
+    for (;;) {
+      queue_changed_.wait(lock, [this] { return writer_done_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      const CompletedBuffer next = queue_.front();
+      queue_.pop_front();
+      lock.unlock();
+      consume(next.data, next.valid_size);
+      std::free(next.data);
+      lock.lock();
+    }
+  }
+
+  // Every queued buffer written, the writer thread ended; later buffers are
+  // written by hand_over itself.
+  void finish_writing() noexcept {
+    if (getpid() != started_by_) return;  // a forked child has no writer (nor its lock's state)
+    {
+      std::lock_guard<std::mutex> lock(queue_mutex_);
+      writer_done_ = true;
+    }
+    queue_changed_.notify_all();
+    if (writer_.joinable() && writer_.get_id() != std::this_thread::get_id()) writer_.join();
+  }
+
   void flush_periodically() noexcept {
     std::unique_lock<std::mutex> lock(flusher_mutex_);
     while (!finishing_) {
@@ -262,13 +396,24 @@ class Tracer {
     for (CUpti_ActivityKind kind : kTracedKinds) cuptiActivityDisable(kind);
   }
 
-  std::mutex mutex_;  // converter_, journal_, dropped_, replayed_spans_
+  std::mutex mutex_;  // converter_, journal_, replayed_spans_
   TraceRecordConverter converter_;
   // Measured launches' [start, end] by correlation id, until their kernel record comes.
   std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> replayed_spans_;
   Journal journal_;
-  std::size_t dropped_ = 0;
+  std::atomic<std::size_t> dropped_{0};
   std::atomic<bool> stopped_{false};
+
+  // Completed buffers waiting for the writer thread, in CUPTI's order.
+  struct CompletedBuffer {
+    uint8_t* data = nullptr;
+    size_t valid_size = 0;
+  };
+  std::thread writer_;
+  std::mutex queue_mutex_;
+  std::condition_variable queue_changed_;
+  std::deque<CompletedBuffer> queue_;
+  bool writer_done_ = false;
 
   std::thread flusher_;
   std::mutex flusher_mutex_;
@@ -289,8 +434,10 @@ void CUPTIAPI Tracer::buffer_requested(uint8_t** buffer, size_t* size, size_t* m
 
 void CUPTIAPI Tracer::buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
                                        size_t /*size*/, size_t valid_size) {
-  if (g_tracer) g_tracer->consume(context, stream_id, buffer, valid_size);
-  std::free(buffer);
+  if (g_tracer)
+    g_tracer->hand_over(context, stream_id, buffer, valid_size);
+  else
+    std::free(buffer);
 }
 
 const char* environment_value(const char* name) {
@@ -349,7 +496,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   }
   try {
     auto* tracer = new Tracer(directory);
-    tracer->start();
+    tracer->start(api_tracing_from_environment());
     g_tracer = tracer;
     std::atexit(finish_at_exit);
     start_counters(*tracer);

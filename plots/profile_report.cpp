@@ -146,6 +146,29 @@ ProfileTable copies_table(const ProfileAnalysis& a) {
   return t;
 }
 
+constexpr const char* kNotTraced = "not traced";
+
+// Which API calls the trace holds (profile --api), as a sentence; empty for all.
+std::string api_coverage(ApiTracing api) {
+  switch (api) {
+    case ApiTracing::none:
+      return "Host API calls were not traced (profile --api none): kernels and copies are "
+             "tied to no thread or range, and API time is not known.";
+    case ApiTracing::launches:
+      return "Only the API calls that launch, copy, set memory or synchronize were traced "
+             "(profile --api launches): API time counts those calls alone.";
+    case ApiTracing::runtime:
+      return "Every runtime call was traced, of the driver's only launches, copies and "
+             "synchronizations (profile --api runtime).";
+    case ApiTracing::driver:
+      return "Every driver call was traced, of the runtime's only launches, copies and "
+             "synchronizations (profile --api driver).";
+    case ApiTracing::all:
+      return "";
+  }
+  return "";
+}
+
 ProfileTable api_table(const ProfileAnalysis& a) {
   ProfileTable t{"api",
                  "API calls by host time",
@@ -153,6 +176,8 @@ ProfileTable api_table(const ProfileAnalysis& a) {
                  {"Function", "Kind", "Calls", "Host time"},
                  {},
                  {false, false, true, true}};
+  if (a.api_tracing != ApiTracing::all) t.caption += " " + api_coverage(a.api_tracing);
+  if (!a.api_traced()) t.when_empty = api_coverage(a.api_tracing);
   for (const roofline::ApiSummary& s : a.api)
     t.rows.push_back({s.name, to_string(s.kind), count_text(s.count), time_text(s.total_ns)});
   return t;
@@ -167,22 +192,24 @@ std::string range_notes(const RangeNode& n) {
 }
 
 void add_range_rows(ProfileTable& t, const RangeNode& n, const std::string& prefix,
-                    const std::string& indent, bool model) {
+                    const std::string& indent, bool model, bool api_traced) {
+  // Without API calls no GPU work is tied to a range: "not traced", never 0.
+  auto traced = [api_traced](std::string text) { return api_traced ? text : kNotTraced; };
   t.rows.push_back({prefix + n.name, count_text(n.calls), time_text(n.wall_ns),
-                    format_number(n.share_of_top, hint::share), count_text(n.work.kernels),
-                    time_text(n.work.kernel_ns), count_text(n.work.copies),
-                    time_text(n.work.copy_ns), time_text(n.work.api_ns),
+                    format_number(n.share_of_top, hint::share), traced(count_text(n.work.kernels)),
+                    traced(time_text(n.work.kernel_ns)), traced(count_text(n.work.copies)),
+                    traced(time_text(n.work.copy_ns)), traced(time_text(n.work.api_ns)),
                     time_text(n.work.gpu_idle_ns), range_notes(n)});
   if (model) {
     const std::vector<std::string> cells = model_cells(n.model);
     t.rows.back().insert(t.rows.back().end(), cells.begin(), cells.end());
   }
   for (const RangeNode& child : n.children)
-    add_range_rows(t, child, prefix + indent, indent, model);
+    add_range_rows(t, child, prefix + indent, indent, model, api_traced);
 }
 
 ProfileTable ranges_table(const roofline::ThreadRanges& thread, const std::string& indent,
-                          bool model) {
+                          bool model, ApiTracing api) {
   const std::string who = "process " + std::to_string(thread.process_id) + ", thread " +
                           std::to_string(thread.thread_id);
   ProfileTable t{
@@ -196,7 +223,9 @@ ProfileTable ranges_table(const roofline::ThreadRanges& thread, const std::strin
        "API time", "GPU idle", "Notes"},
       {},
       {false, true, true, true, true, true, true, true, true, true, false}};
-  for (const RangeNode& root : thread.roots) add_range_rows(t, root, "", indent, model);
+  for (const RangeNode& root : thread.roots)
+    add_range_rows(t, root, "", indent, model, api != ApiTracing::none);
+  if (api != ApiTracing::all) t.caption += " " + api_coverage(api);
   if (model) add_model_columns(t);
   return t;
 }
@@ -351,7 +380,8 @@ std::string profile_summary(const ProfileAnalysis& a) {
                     share_text(a.gpu_busy_ns, a.span_ns()) + " of the span): kernels " +
                     time_text(a.kernel_ns) + ", copies " + time_text(a.copy_ns) + ".";
   const roofline::RangeWork& u = a.unattributed;
-  if (u.kernels + u.copies > 0)
+  if (a.api_tracing != ApiTracing::all) out += " " + api_coverage(a.api_tracing);
+  if (a.api_traced() && u.kernels + u.copies > 0)
     out += " Unattributed (no launching call in the trace): kernels " + std::to_string(u.kernels) +
            ", copies " + std::to_string(u.copies) + ", " + time_text(u.kernel_ns + u.copy_ns) +
            " of GPU time.";
@@ -389,7 +419,7 @@ std::vector<ProfileTable> profile_tables(const ProfileAnalysis& a, const std::st
   out.push_back(copies_table(a));
   out.push_back(api_table(a));
   for (const roofline::ThreadRanges& thread : a.threads)
-    out.push_back(ranges_table(thread, indent, with_model(a)));
+    out.push_back(ranges_table(thread, indent, with_model(a), a.api_tracing));
   if (a.iterations) out.push_back(iterations_table(*a.iterations, with_model(a)));
   if (with_model(a)) out.push_back(findings_table(a));
   return out;
@@ -402,7 +432,7 @@ void detail::profile_section(std::vector<Block>& doc, const ProfileAnalysis& ana
   for (ProfileTable& t : profile_tables(analysis, "· ")) {
     doc.push_back(heading(3, t.title, anchor + "-" + t.id));
     if (t.rows.empty()) {
-      doc.push_back(paragraph("None in the trace."));
+      doc.push_back(paragraph(t.when_empty));
       continue;
     }
     std::vector<std::size_t> nowrap;

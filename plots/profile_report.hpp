@@ -36,6 +36,8 @@ struct ProfileTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
   std::vector<bool> numeric;  // per column: right-aligned, never wrapped
+  // What an empty table says: nothing of its kind happened, or it was not traced.
+  std::string when_empty = "None in the trace.";
 };
 
 // How many kernels the top-kernels table lists; the rest are counted in its caption.

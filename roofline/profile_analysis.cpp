@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -87,18 +88,30 @@ struct TraceIndex {
   std::map<std::uint32_t, IntervalIndex> kernel_time;  // per process: kernels
   std::map<std::uint32_t, IntervalIndex> replay_time;  // per process: kernel_counters spans
 
-  explicit TraceIndex(const std::vector<TraceEvent>& events) : launcher(launching_calls(events)) {
+  // `api_traced` false (`--api none`): GPU work has no launching call, so no
+  // process; it counts as every process's (those of the host records).
+  TraceIndex(const std::vector<TraceEvent>& events, bool api_traced)
+      : launcher(launching_calls(events)) {
+    std::set<std::uint32_t> processes;
     for (const TraceEvent& e : events) {
       if (is_api(e.kind)) api_time[{e.process_id, e.thread_id}].add(e.start_ns, e.end_ns);
       if (e.kind == TraceKind::kernel_counters) replay_time[e.process_id].add(e.start_ns, e.end_ns);
+      if (!on_gpu(e.kind)) processes.insert(e.process_id);
     }
+    auto add_gpu_time = [&](std::uint32_t process, const TraceEvent& e) {
+      gpu_time[process].add(e.start_ns, e.end_ns);
+      if (e.kind == TraceKind::kernel) kernel_time[process].add(e.start_ns, e.end_ns);
+    };
     for (std::size_t i = 0; i < events.size(); ++i) {
-      if (!launcher[i]) continue;
       const TraceEvent& e = events[i];
+      if (!launcher[i]) {
+        if (!api_traced && on_gpu(e.kind))
+          for (std::uint32_t process : processes) add_gpu_time(process, e);
+        continue;
+      }
       const TraceEvent& call = events[*launcher[i]];
       launches[{call.process_id, call.thread_id}].emplace_back(call.start_ns, i);
-      gpu_time[call.process_id].add(e.start_ns, e.end_ns);
-      if (e.kind == TraceKind::kernel) kernel_time[call.process_id].add(e.start_ns, e.end_ns);
+      add_gpu_time(call.process_id, e);
     }
     for (auto& [key, list] : launches) std::sort(list.begin(), list.end());
     for (auto& [key, index] : api_time) index.finish();
@@ -634,6 +647,11 @@ void attach_profile_roofs(RunRecord& profile, const std::vector<Run>& candidates
 
 ProfileOptions profile_options(const RunRecord& record) {
   ProfileOptions options;
+  const nlohmann::json& spec = record.run.spec;
+  if (spec.contains("profile") && spec["profile"].is_object() && spec["profile"].contains("api") &&
+      spec["profile"]["api"].is_string())
+    options.api =
+        find_api_tracing(spec["profile"]["api"].get<std::string>()).value_or(kStoredRunsApiTracing);
   if (record.run.machine.ceilings.empty()) return options;
   options.roofs = machine_roofs(record.run.machine);
   const auto named = record.run.spec.find("roofs_from");
@@ -706,6 +724,7 @@ ProfileAnalysis analyze_profile(const std::vector<TraceEvent>& events,
                                 const ProfileOptions& options) {
   ProfileAnalysis a;
   a.records = events.size();
+  a.api_tracing = options.api;
   std::tie(a.origin_ns, a.end_ns) = trace_bounds(events);
 
   std::map<std::uint32_t, std::vector<NsInterval>> per_device;
@@ -714,7 +733,7 @@ ProfileAnalysis analyze_profile(const std::vector<TraceEvent>& events,
   for (auto& [device, intervals] : per_device)
     a.gpu_busy_ns +=
         union_length(std::move(intervals), 0, std::numeric_limits<std::uint64_t>::max());
-  const TraceIndex index(events);
+  const TraceIndex index(events, options.api != ApiTracing::none);
   const ModelBuilder models(events, index, options);
   a.roofs = options.roofs;
   a.roofs_from = options.roofs_from;

@@ -12,7 +12,10 @@
 // belongs to the range in which its *launching API call* started (the runtime or
 // driver call with the kernel's correlation id, on the range's thread), not to
 // the range its GPU time overlaps. A kernel or copy with correlation id 0, or
-// with no such call in the trace, is counted as unattributed.
+// with no such call in the trace, is counted as unattributed. A trace made
+// with `--api none` has no such calls: its GPU work is tied to no thread or
+// range and, having no process either, counts as every process's when GPU idle
+// time is measured (exact for one process); API time is not traced, not zero.
 //
 // How ranges nest: on one (process, thread), a range inside another's span is
 // its child (push/pop ranges always nest). A start/end range that overlaps
@@ -44,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "core/api_tracing.hpp"
 #include "core/results.hpp"
 #include "core/trace_events.hpp"
 #include "roofline/bounds.hpp"
@@ -238,6 +242,8 @@ struct ProfileOptions {
   // W, Q and intensities only, no bounds or class.
   std::optional<MachineRoofs> roofs;
   std::string roofs_from;  // the run they come from, as printers name it
+  // Which API calls the trace holds (`profile --api`, spec.profile.api).
+  ApiTracing api = kStoredRunsApiTracing;
 };
 
 // The index into `runs` of the run whose ceilings a profile of `profile`'s GPU is
@@ -252,7 +258,8 @@ std::optional<std::size_t> profile_roofs_run(const Run& profile, const std::vect
 // memory, for the printers; without a match `profile` is left as it is.
 void attach_profile_roofs(RunRecord& profile, const std::vector<Run>& candidates);
 // The options a stored profile run is analysed with: its machine's roofs where it
-// carries ceilings, named by spec["roofs_from"].
+// carries ceilings, named by spec["roofs_from"]; the API calls it traced
+// (spec.profile.api; a run stored before --api traced all).
 ProfileOptions profile_options(const RunRecord& record);
 
 // Why a profile has no roofs and the fix, one line.
@@ -262,6 +269,10 @@ inline constexpr const char* kNoProfileRoofs =
 
 struct ProfileAnalysis {
   std::size_t records = 0;
+  ApiTracing api_tracing = kStoredRunsApiTracing;  // as ProfileOptions gave it
+  // Whether host API calls were traced: without, GPU work is tied to no range,
+  // and API time is "not traced" rather than zero.
+  bool api_traced() const { return api_tracing != ApiTracing::none; }
   std::uint64_t origin_ns = 0;  // the first record's start
   std::uint64_t end_ns = 0;     // the last end of a record (unclosed ranges aside)
   std::uint64_t span_ns() const { return end_ns - origin_ns; }

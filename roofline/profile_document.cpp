@@ -37,16 +37,16 @@ json model_json(const std::optional<KernelModel>& m) {
                                                 {"notes", m->bounds.notes}});
 }
 
-json range_json(const RangeNode& n) {
+json range_json(const RangeNode& n, ApiTracing api) {
   json children = json::array();
-  for (const RangeNode& c : n.children) children.push_back(range_json(c));
-  return quantities_json(range_quantities(n), {{"name", n.name},
-                                               {"path", n.path},
-                                               {"domain", n.domain},
-                                               {"not_nested", n.not_nested},
-                                               {"unclosed", n.unclosed},
-                                               {"model", model_json(n.model)},
-                                               {"children", children}});
+  for (const RangeNode& c : n.children) children.push_back(range_json(c, api));
+  return quantities_json(range_quantities(n, api), {{"name", n.name},
+                                                    {"path", n.path},
+                                                    {"domain", n.domain},
+                                                    {"not_nested", n.not_nested},
+                                                    {"unclosed", n.unclosed},
+                                                    {"model", model_json(n.model)},
+                                                    {"children", children}});
 }
 
 json iterations_json(const ProfileAnalysis& a) {
@@ -106,15 +106,17 @@ NamedQuantities kernel_quantities(const KernelSummary& k) {
           {"max_s", seconds(k.max_ns)},       {"share_of_busy", k.share_of_busy}};
 }
 
-NamedQuantities range_quantities(const RangeNode& n) {
+NamedQuantities range_quantities(const RangeNode& n, ApiTracing api) {
+  const bool traced = api != ApiTracing::none;
+  auto if_traced = [traced](double v) { return traced ? std::optional<double>(v) : std::nullopt; };
   return {{"calls", count(n.calls)},
           {"wall_s", seconds(n.wall_ns)},
           {"share_of_top", n.share_of_top},
-          {"kernels", count(n.work.kernels)},
-          {"traced_kernel_s", seconds(n.work.kernel_ns)},
-          {"copies", count(n.work.copies)},
-          {"copy_s", seconds(n.work.copy_ns)},
-          {"api_s", seconds(n.work.api_ns)},
+          {"kernels", if_traced(count(n.work.kernels))},
+          {"traced_kernel_s", if_traced(seconds(n.work.kernel_ns))},
+          {"copies", if_traced(count(n.work.copies))},
+          {"copy_s", if_traced(seconds(n.work.copy_ns))},
+          {"api_s", if_traced(seconds(n.work.api_ns))},
           {"gpu_idle_s", seconds(n.work.gpu_idle_ns)}};
 }
 
@@ -139,7 +141,7 @@ json profile_analysis_json(const RunRecord& record, const ProfileAnalysis& a) {
                    {"total_s", seconds(s.total_ns)}});
   for (const ThreadRanges& t : a.threads) {
     json roots = json::array();
-    for (const RangeNode& n : t.roots) roots.push_back(range_json(n));
+    for (const RangeNode& n : t.roots) roots.push_back(range_json(n, a.api_tracing));
     threads.push_back(
         {{"process_id", t.process_id}, {"thread_id", t.thread_id}, {"ranges", roots}});
   }
@@ -161,6 +163,7 @@ json profile_analysis_json(const RunRecord& record, const ProfileAnalysis& a) {
           {"roofs", a.roofs ? roofs_json(*a.roofs) : json(nullptr)},
           {"summary",
            {{"records", a.records},
+            {"api_traced", to_string(a.api_tracing)},
             {"span_s", seconds(a.span_ns())},
             {"gpu_busy_s", seconds(a.gpu_busy_ns)},
             {"kernel_s", seconds(a.kernel_ns)},

@@ -30,8 +30,9 @@ NamedQuantities model_quantities(const KernelModel& model);
 // A kernel name's traced numbers: calls, total_s, median_s, min_s, max_s, share_of_busy.
 NamedQuantities kernel_quantities(const KernelSummary& kernel);
 // A range node's: calls, wall_s, share_of_top, kernels, traced_kernel_s, copies,
-// copy_s, api_s, gpu_idle_s.
-NamedQuantities range_quantities(const RangeNode& node);
+// copy_s, api_s, gpu_idle_s. Where `api` traced no API call (--api none), the
+// GPU work and API time of a range are not known: none, not zero.
+NamedQuantities range_quantities(const RangeNode& node, ApiTracing api);
 
 // {"format": "timeroof-profile-analysis", "schema_version", "analysed_by",
 // "runs": [{"run", "roofs_from", "roofs_note", "roofs", "summary", "counters",

@@ -71,7 +71,8 @@ def run(name, args):
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3) if args.train else None
     if not args.train:
         model.eval()
-    handles = [] if args.emit_nvtx else nvtx_per_module(model, args.leaves_only)
+    per_module = not args.emit_nvtx and not args.no_module_ranges
+    handles = nvtx_per_module(model, args.leaves_only) if per_module else []
     nvtx = torch.autograd.profiler.emit_nvtx() if args.emit_nvtx else contextlib.nullcontext()
     times_ms = []
     with nvtx, torch.set_grad_enabled(args.train):
@@ -111,6 +112,8 @@ def main():
     parser.add_argument("--channels-last", action="store_true", help="NHWC activations (ResNet)")
     parser.add_argument("--leaves-only", action="store_true", help="ranges on leaf modules only")
     parser.add_argument("--emit-nvtx", action="store_true", help="aten operator ranges instead")
+    parser.add_argument("--no-module-ranges", action="store_true",
+                        help="only the iteration's range, none per module")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("profile_models.py: no CUDA GPU visible to PyTorch", file=sys.stderr)

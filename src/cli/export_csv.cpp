@@ -347,7 +347,7 @@ CsvTable profile_table(const std::vector<RunRecord>& records,
       s.thread_id = t.thread_id;
       const auto walk = [&](const auto& self, const roofline::RangeNode& n) -> void {
         s.name = n.path;
-        add(s, roofline::range_quantities(n), n.model);
+        add(s, roofline::range_quantities(n, a.api_tracing), n.model);
         for (const roofline::RangeNode& c : n.children) self(self, c);
       };
       for (const roofline::RangeNode& root : t.roots) walk(walk, root);

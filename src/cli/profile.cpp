@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/api_tracing.hpp"
 #include "core/error.hpp"
 #include "core/kernel_selection.hpp"
 #include "core/vocabulary.hpp"
@@ -304,7 +305,8 @@ struct ProfileArguments {
   bool separator_given = false;
   KernelSelectionOptions counters;
   bool no_counters = false;
-  std::string metrics;  // --metrics as given
+  std::string metrics;                              // --metrics as given
+  std::string api = to_string(kDefaultApiTracing);  // --api as given
 };
 
 // What the counters were asked to measure, as the run's spec keeps it.
@@ -322,6 +324,11 @@ ExitCode run_profile(const CommonOptions& options, const ProfileArguments& args)
   counters.enabled = !args.no_counters;
   if (!args.metrics.empty()) counters.metrics = parse_metric_list(args.metrics, "--metrics");
   if (const auto problem = selection_problem(counters)) throw usage_error(*problem);
+  const ApiTracing api = parse_api_tracing(args.api);
+  if (api == ApiTracing::none && counters.enabled)
+    throw usage_error(
+        "--api none leaves kernel counters nothing to tie them to their kernels (the launch "
+        "calls are not traced); give --api launches (the default) or --no-counters");
   const std::string program = find_program(args.command.front());
   const std::string inject_library = find_inject_library();
 
@@ -335,6 +342,7 @@ ExitCode run_profile(const CommonOptions& options, const ProfileArguments& args)
   if (const std::string cupti = cupti_library_path(); !cupti.empty())
     ours["NVTX_INJECTION64_PATH"] = cupti;
   for (const auto& [name, value] : selection_environment(counters)) ours[name] = value;
+  ours[kApiVariable] = to_string(api);
   nlohmann::json environment = nlohmann::json::object();
   for (const char* name : kRecordedEnvironment)
     if (const char* value = std::getenv(name)) environment[name] = value;
@@ -346,7 +354,8 @@ ExitCode run_profile(const CommonOptions& options, const ProfileArguments& args)
                             {"environment", environment},
                             {"journal_format", kJournalFormat},
                             {"gpus", devices_json(gpus)},
-                            {"counters", counters_json(counters)}};
+                            {"counters", counters_json(counters)},
+                            {"api", to_string(api)}};
   if (!args.name.empty()) profile["name"] = args.name;
   if (available.count == 0) profile["no_gpu"] = available.why_none;
   run.spec = {{"profile", profile}};
@@ -445,6 +454,11 @@ void register_profile(CLI::App& app, CommonOptions& options, Action& action) {
       "profile", "Trace any CUDA program (kernels, copies, API calls, NVTX ranges) into the store");
   add_db(*command, options);
   command->add_option("--name", args->name, "a name for the run, kept in its spec");
+  command
+      ->add_option("--api", args->api,
+                   "which CUDA API calls to trace: none, launches, runtime, driver or all "
+                   "(below)")
+      ->capture_default_str();
   CLI::Option* no_counters = command->add_flag("--no-counters", args->no_counters,
                                                "trace only: measure no kernel's hardware counters");
   // Each selection option contradicts --no-counters: a one-line error, not a silent drop.
@@ -469,15 +483,28 @@ void register_profile(CLI::App& app, CommonOptions& options, Action& action) {
       "  timeroof profile -- ./my_app --iterations 10\n"
       "  timeroof profile --db traces.db --name resnet50 -- python3 train.py\n\n"
       "Runs the program with libtimeroof_inject.so (CUDA_INJECTION64_PATH) and stores every\n"
-      "kernel, memcpy, memset, CUDA runtime and driver call, synchronization and NVTX range\n"
-      "as it runs, so a program that crashes or is killed keeps what was recorded. Its\n"
+      "kernel, memcpy, memset and NVTX range, and the CUDA API calls --api names, as it\n"
+      "runs, so a program that crashes or is killed keeps what was recorded. Its\n"
       "output and exit code pass through: timeroof profile exits with the program's code\n"
       "(128 + the signal if one ended it); the run is complete on exit 0, else failed.\n\n"
       "Kernel counters: CUPTI replays each measured launch once per counter pass (the\n"
       "launch is serialized and takes longer; nothing else of the program changes). By\n"
       "default the first launch of each kernel configuration (name, grid, block) is\n"
       "measured, up to --count launches; --kernels, --nvtx and --skip narrow that, --every\n"
-      "measures repeats too. Kernels inside CUDA graphs are traced, not measured.\n"
+      "measures repeats too. Kernels inside CUDA graphs are traced, not measured.\n\n"
+      "API calls (--api): each traced call is a record and costs host time; a framework\n"
+      "makes many per kernel (PyTorch ~13 runtime calls, each with driver calls under it).\n"
+      "  launches  (default) the runtime and driver calls that launch kernels and graphs,\n"
+      "            copy, set memory or wait for the GPU (synchronize), and synchronization\n"
+      "            records: all the analysis needs (GPU work tied to its thread and NVTX\n"
+      "            range, host gaps, the Perfetto host track). A range's API time counts\n"
+      "            these calls only.\n"
+      "  runtime   every runtime call too (cudaGetDevice, cudaStreamIsCapturing, ...)\n"
+      "  driver    every driver call too (those a runtime call makes included)\n"
+      "  all       every runtime and driver call (a PyTorch ResNet-50 iteration: ~5,000\n"
+      "            records against launches' ~900; costs in docs/design.md)\n"
+      "  none      no API call: cheapest, but GPU work is tied to no thread or range, no\n"
+      "            API time, no kernel counters (they are tied to kernels by their launch)\n"
       "TIMEROOF_INJECT_LIBRARY overrides where the injection library is found.");
   when_chosen(*command, action, [&options, args, command] {
     // `--` reaches CLI11's list of what it did not take; without it the

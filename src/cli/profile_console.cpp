@@ -15,7 +15,7 @@ std::string profile_text(const roofline::ProfileAnalysis& analysis,
   for (const plots::ProfileTable& t : plots::profile_tables(analysis, "  ")) {
     out += "\n" + t.title + "\n";
     if (t.rows.empty()) {
-      out += "  none in the trace\n";
+      out += "  " + t.when_empty + "\n";
       continue;
     }
     std::vector<std::vector<std::string>> cells = {t.header};

@@ -185,6 +185,47 @@ TEST(ProfileAnalysis, IterationBreakdown) {
   EXPECT_FALSE(analyze_profile(fixture(), {"nothing"}).iterations);
 }
 
+// `profile --api none`: the fixture without its API and synchronization records.
+// No GPU work can be tied to a thread or range (all of it unattributed, range work
+// and API time "not traced"), but GPU idle time still holds: the work of no known
+// process counts as the only process's, so every range's idle time and the
+// iteration breakdown equal the hand-computed truth of the full trace.
+TEST(ProfileAnalysis, WithoutApiCallsIdleTimeHoldsAndNothingIsAttributed) {
+  const std::vector<TraceEvent> events = test::without_api_records(fixture());
+  ProfileOptions options;
+  options.api = ApiTracing::none;
+  const ProfileAnalysis a = analyze_profile(events, options);
+  EXPECT_FALSE(a.api_traced());
+  EXPECT_TRUE(a.api.empty());
+  EXPECT_EQ(a.gpu_busy_ns, 283 * kUs);
+  EXPECT_EQ(a.unattributed.kernels, 10u);
+  EXPECT_EQ(a.unattributed.kernel_ns, (210 + 30 + 8) * kUs);
+  EXPECT_EQ(a.unattributed.copies, 4u);
+
+  ASSERT_EQ(a.threads.size(), 1u);
+  const RangeNode& step = a.threads[0].roots[0];
+  EXPECT_EQ(step.work.kernels, 0u);
+  EXPECT_EQ(step.work.api_ns, 0u);
+  EXPECT_EQ(step.work.gpu_idle_ns, 225 * kUs);
+  EXPECT_EQ(child(step, "forward").work.gpu_idle_ns, 75 * kUs);
+  EXPECT_EQ(child(child(step, "forward"), "layer0").work.gpu_idle_ns, 24 * kUs);
+  EXPECT_EQ(child(child(step, "forward"), "layer1").work.gpu_idle_ns, 30 * kUs);
+  ASSERT_TRUE(a.iterations);
+  ASSERT_EQ(a.iterations->iterations.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Iteration& it = a.iterations->iterations[i];
+    EXPECT_EQ(it.kernel_ns, 75 * kUs);
+    EXPECT_EQ(it.copy_ns, 10 * kUs);
+    EXPECT_EQ(it.idle_ns, (65 + 10 * i) * kUs);
+  }
+
+  // Read as a trace of every call (a stored run before --api), the same records
+  // would make the whole iteration host-only: why the run keeps its choice.
+  const ProfileAnalysis as_all = analyze_profile(events);
+  EXPECT_TRUE(as_all.api_traced());
+  EXPECT_EQ(as_all.iterations->iterations[0].idle_ns, 150 * kUs);
+}
+
 TEST(ProfileAnalysis, LaunchingCalls) {
   const std::vector<std::optional<std::size_t>> launcher = launching_calls(fixture());
   std::size_t attributed = 0;

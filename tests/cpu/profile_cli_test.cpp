@@ -4,6 +4,7 @@
 // does (no GPU needed). tests/gpu/profile_test.cpp traces a real CUDA program.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,17 @@ class ProfileCli : public ::testing::Test {
     std::vector<std::string> all = {"profile", "--db", db_};
     all.insert(all.end(), args.begin(), args.end());
     return run_tool(all, {{"TIMEROOF_INJECT_LIBRARY", stand_in_}}, kLimitSeconds);
+  }
+  // Each (arguments, message) a one-line usage error naming the message, before any run.
+  void expect_usage_errors(
+      const std::vector<std::pair<std::vector<std::string>, std::string>>& cases) {
+    for (const auto& [args, message] : cases) {
+      const auto result = profile(args);
+      EXPECT_EQ(result.exit_code, 1) << result.err;
+      EXPECT_EQ(test::count_lines(result.err), 1) << result.err;
+      EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+    }
+    EXPECT_FALSE(std::filesystem::exists(db_));
   }
   RunRecord only_run() {
     ResultsStore store = ResultsStore::open(db_, ResultsStore::Access::read_only);
@@ -80,13 +92,7 @@ TEST_F(ProfileCli, BadCounterSelectionIsAUsageErrorBeforeAnyRun) {
       {{"--no-counters", "--metrics", "dram__bytes_read.sum", "--", "true"}, "--no-counters"},
       {{"--no-counters", "--every", "--", "true"}, "--every"},
   };
-  for (const auto& [args, message] : cases) {
-    const auto result = profile(args);
-    EXPECT_EQ(result.exit_code, 1) << result.err;
-    EXPECT_EQ(count_lines(result.err), 1) << result.err;
-    EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
-  }
-  EXPECT_FALSE(std::filesystem::exists(db_));
+  expect_usage_errors(cases);
 }
 
 // The selection reaches the program through the environment and the run's spec.
@@ -116,6 +122,66 @@ TEST_F(ProfileCli, NoCountersTurnsThemOff) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, "0\n");
   EXPECT_EQ(only_run().run.spec["profile"]["counters"], (nlohmann::json{{"enabled", false}}));
+}
+
+TEST_F(ProfileCli, BadApiChoiceIsAUsageErrorBeforeAnyRun) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--api", "everything", "--", "true"},
+       "--api: unknown value 'everything'; allowed: none, launches, runtime, driver, all"},
+      {{"--api", "", "--", "true"}, "--api: unknown value ''"},
+      // Counters are tied to their kernels through the launch calls.
+      {{"--api", "none", "--", "true"}, "--api none leaves kernel counters nothing"},
+  };
+  expect_usage_errors(cases);
+}
+
+// The choice reaches the injection library through the environment and is kept
+// in the run's spec, for the analysis; launches by default.
+TEST_F(ProfileCli, ApiChoiceIsPassedAndRecorded) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{}, "launches"},
+      {{"--api", "none", "--no-counters"}, "none"},
+      {{"--api", "runtime"}, "runtime"},
+      {{"--api", "driver"}, "driver"},
+      {{"--api", "all"}, "all"},
+  };
+  for (const auto& [options, api] : cases) {
+    std::filesystem::remove(db_);
+    std::vector<std::string> args = options;
+    for (const char* a : {"--", "sh", "-c", "echo $TIMEROOF_PROFILE_API"}) args.push_back(a);
+    const auto result = profile(args);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out, api + "\n");
+    const RunRecord run = only_run();
+    EXPECT_EQ(run.run.spec["profile"]["api"], api);
+    EXPECT_EQ(run.run.spec["profile"]["environment"]["TIMEROOF_PROFILE_API"], api);
+  }
+}
+
+// A profile stored with --api none reads "not traced" in every output, JSON null.
+TEST_F(ProfileCli, AnalyzeAProfileWithoutApiCallsSaysNotTraced) {
+  const std::string fixture = test::source_dir() + "/tests/fixtures/profile-synthetic.jsonl";
+  const std::string script =
+      "grep -v -e '^#' -e '\"kind\":\"runtime_api\"' -e "
+      "'\"kind\":\"driver_api\"' -e '\"kind\":\"sync\"' '" +
+      fixture + "' > \"$TIMEROOF_PROFILE_DIR/journal-$$.jsonl\"";
+  ASSERT_EQ(profile({"--api", "none", "--no-counters", "--", "sh", "-c", script}).exit_code, 0);
+  const auto text = run_tool({"analyze", "--db", db_});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Host API calls were not traced (profile --api none)"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("not traced    225 us"), std::string::npos) << text.out;
+  const auto json_out = run_tool({"analyze", "--db", db_, "--format", "json"});
+  ASSERT_EQ(json_out.exit_code, 0) << json_out.err;
+  const nlohmann::json doc = nlohmann::json::parse(json_out.out);
+  const nlohmann::json& run =
+      doc.contains("profiles") ? doc["profiles"]["runs"][0] : doc["runs"][0];
+  EXPECT_EQ(run["summary"]["api_traced"], "none");
+  EXPECT_TRUE(run["api"].empty());
+  const nlohmann::json& step = run["threads"][0]["ranges"][0];
+  EXPECT_TRUE(step["api_s"].is_null());
+  EXPECT_TRUE(step["kernels"].is_null());
+  EXPECT_DOUBLE_EQ(step["gpu_idle_s"].get<double>(), 225e-6);
 }
 
 TEST_F(ProfileCli, HelpHasAnExample) {

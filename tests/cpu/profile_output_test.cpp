@@ -243,8 +243,39 @@ TEST(ProfileConsole, TablesOfTheFixture) {
                                                          << line << "\nin:\n"
                                                          << text;
   EXPECT_NE(
-      cli::profile_text(std::vector<TraceEvent>{}, json::object(), 0).find("none in the trace"),
+      cli::profile_text(std::vector<TraceEvent>{}, json::object(), 0).find("None in the trace."),
       std::string::npos);
+}
+
+// A trace made with `profile --api none`: the printers say the API calls and the
+// ranges' GPU work were not traced, never that they were zero.
+TEST(ProfileConsole, WithoutApiCallsSaysNotTraced) {
+  const std::vector<TraceEvent> events = test::without_api_records(fixture());
+  roofline::ProfileOptions options;
+  options.api = ApiTracing::none;
+  const roofline::ProfileAnalysis a = roofline::analyze_profile(events, options);
+  const std::string text = cli::profile_text(a, kProvenance, 0);
+  EXPECT_NE(text.find("Host API calls were not traced (profile --api none)"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("Unattributed (no launching call"), std::string::npos) << text;
+  EXPECT_EQ(text.find("None in the trace."), std::string::npos) << text;  // the API table
+  // step: 3 calls, 480 us, 100%, then kernels, kernel time, copies, copy time and
+  // API time not traced; GPU idle 225 us as with every call traced.
+  EXPECT_NE(text.find("  step            3  480 us   100%  not traced   not traced  not traced  "
+                      "not traced  not traced    225 us"),
+            std::string::npos)
+      << text;
+  const ProfileReport report = render_profile_report(events, kProvenance, options);
+  EXPECT_NE(report.markdown.find("Host API calls were not traced"), std::string::npos);
+  EXPECT_NE(report.markdown.find("| step | 3 | 480 us | 100% | not traced |"), std::string::npos)
+      << report.markdown;
+
+  // --api launches: the numbers as they are, with what they cover said.
+  options.api = ApiTracing::launches;
+  const std::string launches =
+      cli::profile_text(roofline::analyze_profile(fixture(), options), kProvenance, 0);
+  EXPECT_NE(launches.find("API time counts those calls alone"), std::string::npos) << launches;
+  EXPECT_EQ(launches.find("not traced"), std::string::npos) << launches;
 }
 
 TEST(ProfileReport, HtmlAndMarkdown) {

@@ -17,12 +17,15 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/api_tracing.hpp"
 #include "core/trace_events.hpp"
 #include "src/store/results_store.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
@@ -81,10 +84,10 @@ TEST(ProfileGpu, TracesTheExampleExactly) {
   TempDir dir;
   const std::string db = dir.file("p.db");
   constexpr int kIterations = 3;
-  const auto result =
-      run_tool({"profile", "--db", db, "--name", "nvtx_layers", "--no-counters", "--",
-                example_binary(), "--iterations", std::to_string(kIterations), "--work", "40000"},
-               {}, kLimitSeconds);
+  const auto result = run_tool(
+      {"profile", "--db", db, "--name", "nvtx_layers", "--no-counters", "--api", "all", "--",
+       example_binary(), "--iterations", std::to_string(kIterations), "--work", "40000"},
+      {}, kLimitSeconds);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const nlohmann::json summary = program_summary(result.out);
   const RunRecord run = only_run(db);
@@ -327,6 +330,72 @@ TEST(ProfileGpu, FailingProgramIsFailedWithItsExitCodeAndKeepsItsTrace) {
   // exit() runs the library's atexit flush: everything is there.
   EXPECT_EQ(of_kind(run.trace, TraceKind::kernel).size(), 8U);
   EXPECT_EQ(of_kind(run.trace, TraceKind::nvtx_range, "step").size(), 2U);
+}
+
+// API calls of a run by (kind, name), those `keep` says yes to.
+std::map<std::pair<TraceKind, std::string>, int> api_calls(const std::vector<TraceEvent>& trace,
+                                                           bool (*keep)(std::string_view)) {
+  std::map<std::pair<TraceKind, std::string>, int> calls;
+  for (const TraceEvent& e : trace)
+    if ((e.kind == TraceKind::runtime_api || e.kind == TraceKind::driver_api) && keep(e.name))
+      ++calls[{e.kind, e.name}];
+  return calls;
+}
+
+std::string describe(const std::map<std::pair<TraceKind, std::string>, int>& calls) {
+  std::string text;
+  for (const auto& [key, n] : calls)
+    text += std::string(to_string(key.first)) + " " + key.second + " x" + std::to_string(n) + "\n";
+  return text;
+}
+
+// --api: `launches` records exactly the runtime calls of `all` that launch, copy,
+// set or wait (the same rule, applied by CUPTI per callback id), every kernel and
+// copy still has its launching call; `none` records no API or synchronization
+// record, and the GPU work and ranges are all there either way.
+TEST(ProfileGpu, ApiChoiceTracesExactlyItsCalls) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  constexpr int kIterations = 3;
+  std::map<std::string, RunRecord> runs;
+  for (const std::string api : {"all", "launches", "none"}) {
+    runs[api] = profile_example(dir, api, {"--no-counters", "--api", api}, kIterations);
+    EXPECT_EQ(runs[api].run.spec["profile"]["api"], api);
+    EXPECT_EQ(of_kind(runs[api].trace, TraceKind::kernel).size(), 4U * kIterations) << api;
+    EXPECT_EQ(of_kind(runs[api].trace, TraceKind::memcpy).size(), 2U) << api;
+    EXPECT_EQ(of_kind(runs[api].trace, TraceKind::nvtx_range, "step").size(),
+              static_cast<std::size_t>(kIterations))
+        << api;
+  }
+  const auto any = [](std::string_view) { return true; };
+  const auto all = api_calls(runs["all"].trace, any);
+  const auto launches = api_calls(runs["launches"].trace, any);
+  std::printf("--api all: %zu records, launches: %zu, none: %zu\n", runs["all"].trace.size(),
+              runs["launches"].trace.size(), runs["none"].trace.size());
+  // The rule selects something, not everything.
+  EXPECT_NE(api_calls(runs["all"].trace, &is_launch_or_wait_call), all);
+  EXPECT_FALSE(launches.empty());
+  for (const auto& [key, n] : launches)
+    EXPECT_TRUE(is_launch_or_wait_call(key.second)) << key.second << " traced under launches";
+  auto runtime_only = [](std::map<std::pair<TraceKind, std::string>, int> calls) {
+    std::erase_if(calls, [](const auto& c) { return c.first.first != TraceKind::runtime_api; });
+    return calls;
+  };
+  EXPECT_EQ(runtime_only(launches),
+            runtime_only(api_calls(runs["all"].trace, &is_launch_or_wait_call)))
+      << "launches:\n"
+      << describe(launches) << "all, filtered:\n"
+      << describe(api_calls(runs["all"].trace, &is_launch_or_wait_call));
+  // Every kernel and copy keeps its launching call.
+  std::set<std::uint32_t> calls;
+  for (const TraceEvent& e : runs["launches"].trace)
+    if (e.kind == TraceKind::runtime_api || e.kind == TraceKind::driver_api)
+      calls.insert(e.correlation_id);
+  for (const TraceEvent& e : runs["launches"].trace)
+    if (on_gpu(e.kind)) EXPECT_TRUE(calls.count(e.correlation_id)) << e.name;
+  EXPECT_FALSE(of_kind(runs["launches"].trace, TraceKind::sync).empty());
+  for (TraceKind kind : {TraceKind::runtime_api, TraceKind::driver_api, TraceKind::sync})
+    EXPECT_TRUE(of_kind(runs["none"].trace, kind).empty()) << to_string(kind);
 }
 
 // The pids whose parent is `parent` (from /proc).

@@ -39,6 +39,17 @@ inline std::vector<TraceEvent> load_trace(const std::string& relative) {
   return out;
 }
 
+// `events` as `profile --api none` records them: without API and
+// synchronization records.
+inline std::vector<TraceEvent> without_api_records(const std::vector<TraceEvent>& events) {
+  std::vector<TraceEvent> out;
+  for (const TraceEvent& e : events)
+    if (e.kind != TraceKind::runtime_api && e.kind != TraceKind::driver_api &&
+        e.kind != TraceKind::sync)
+      out.push_back(e);
+  return out;
+}
+
 // One record for a test's own trace: a host record on (process, thread), a GPU
 // record on device 0, stream 0 (no process or thread, as CUPTI gives them).
 inline TraceEvent trace_event(TraceKind kind, const std::string& name, std::uint64_t start,

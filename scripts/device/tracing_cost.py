@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""What tracing alone costs a PyTorch iteration (issue 17: under 10%), per `timeroof
+profile --api` choice: examples/pytorch/profile_models.py (a transformer encoder block,
+host-bound, and a ResNet-50, batch 16, fp16, an NVTX range per module) runs untraced and
+traced with each choice (--no-counters), in interleaved rounds (each round in another
+order, so drift spreads over all choices). Each run's iteration time is the median of
+the script's own CUDA-event times; per choice the median over rounds, and the ratio
+traced / untraced. For traced runs also the store's size and the records per iteration
+by kind (those starting inside the "<model> iteration" NVTX ranges).
+
+    tracing_cost.py --timeroof .carry/timeroof --workload examples/pytorch/profile_models.py
+
+A ratio benchmark, not a test: it prints, and exits 0 when every run worked.
+"""
+import argparse
+import os
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+LINE = re.compile(r"^(\w+) \w+ batch \d+: iteration times \(CUDA events, ms\): (.*)$")
+UNTRACED = "untraced"
+
+
+def run_once(args, choice, db):
+    workload = [sys.executable, args.workload, "--model", "both", "--iterations",
+                str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
+    if choice == UNTRACED:
+        command = workload
+    else:
+        command = [args.timeroof, "profile", "--db", db, "--no-counters", "--api", choice,
+                   "--name", f"tracing-cost-{choice}", "--"] + workload
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=args.run_timeout_s)
+    seconds = time.monotonic() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"{choice}: exit {done.returncode}\n{done.stdout[-2000:]}\n"
+                           f"{done.stderr[-2000:]}")
+    medians = {}
+    for line in done.stdout.splitlines():
+        match = LINE.match(line.strip())
+        if match:
+            times = [float(t) for t in match.group(2).split(",")]
+            medians[match.group(1)] = statistics.median(times)
+    if len(medians) != 2:
+        raise RuntimeError(f"{choice}: no iteration times in\n{done.stdout[-2000:]}")
+    return medians, seconds, done.stderr
+
+
+def records_per_iteration(db, model):
+    """Records starting inside the model's measured iterations, by kind, per iteration."""
+    con = sqlite3.connect(db)
+    try:
+        spans = con.execute(
+            "SELECT start_ns, end_ns FROM trace_events WHERE kind = 'nvtx_range' AND name = ?",
+            (f"{model} iteration",)).fetchall()
+        counts = {}
+        for start, end in spans:
+            for kind, n in con.execute(
+                    "SELECT kind, COUNT(*) FROM trace_events WHERE start_ns >= ? AND start_ns < ? "
+                    "GROUP BY kind", (start, end)):
+                counts[kind] = counts.get(kind, 0) + n
+        return {k: v / len(spans) for k, v in counts.items()} if spans else {}
+    finally:
+        con.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--timeroof", required=True)
+    parser.add_argument("--workload", default="examples/pytorch/profile_models.py")
+    parser.add_argument("--workload-args", default="",
+                        help="more arguments for the workload, e.g. --no-module-ranges")
+    parser.add_argument("--choices", default="launches,none,all,runtime,driver")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--budget-s", type=float, default=600,
+                        help="start no round that may not end within this (at least 1 round)")
+    parser.add_argument("--run-timeout-s", type=float, default=90)
+    args = parser.parse_args()
+    choices = [UNTRACED] + args.choices.split(",")
+    started = time.monotonic()
+    per_run = {}  # (choice, model) -> [median ms per run]
+    sizes, records, stderr_lines = {}, {}, {}
+    round_s = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.rounds):
+            if r > 0 and time.monotonic() - started + round_s > args.budget_s:
+                print(f"stopping after {r} rounds: the next would pass --budget-s {args.budget_s}")
+                break
+            round_start = time.monotonic()
+            order = choices[r % len(choices):] + choices[:r % len(choices)]
+            for choice in order:
+                db = os.path.join(tmp, f"{choice}-{r}.db")
+                medians, seconds, err = run_once(args, choice, db)
+                for model, ms in medians.items():
+                    per_run.setdefault((choice, model), []).append(ms)
+                if choice != UNTRACED:
+                    sizes.setdefault(choice, []).append(os.path.getsize(db))
+                    if choice not in records:
+                        records[choice] = {m: records_per_iteration(db, m) for m in medians}
+                        stderr_lines[choice] = [l for l in err.splitlines()
+                                                if l.startswith("timeroof")]
+                    os.remove(db)
+                print(f"round {r + 1} {choice:9s} {seconds:5.1f} s: " +
+                      ", ".join(f"{m} {ms:.3f} ms" for m, ms in sorted(medians.items())),
+                      flush=True)
+            round_s = time.monotonic() - round_start
+
+    models = sorted({m for (_, m) in per_run})
+    print("\n== iteration time (median over rounds of each run's median), ratio traced/untraced"
+          + (f"; workload {args.workload_args}" if args.workload_args else ""))
+    for model in models:
+        base = statistics.median(per_run[(UNTRACED, model)])
+        spread = per_run[(UNTRACED, model)]
+        print(f"{model}: untraced {base:.3f} ms (runs {min(spread):.3f}-{max(spread):.3f})")
+        for choice in choices[1:]:
+            runs = per_run[(choice, model)]
+            traced = statistics.median(runs)
+            verdict = "ok" if traced / base < 1.10 else "OVER 10%"
+            print(f"  --api {choice:9s} {traced:.3f} ms (runs {min(runs):.3f}-{max(runs):.3f})"
+                  f"  ratio {traced / base:.3f}  {verdict}")
+    print("\n== store size per traced run (whole program: setup, warm-up, iterations)")
+    for choice in choices[1:]:
+        size = statistics.median(sizes[choice])
+        print(f"  --api {choice:9s} {size / 1e6:7.2f} MB")
+    print("\n== records per iteration, by kind (records starting inside the iteration range)")
+    for choice in choices[1:]:
+        for model in models:
+            kinds = records[choice].get(model, {})
+            total = sum(kinds.values())
+            detail = ", ".join(f"{k} {v:.0f}" for k, v in sorted(kinds.items()))
+            print(f"  --api {choice:9s} {model}: {total:.0f} ({detail})")
+    for choice in choices[1:]:
+        for line in stderr_lines[choice]:
+            print(f"  [{choice}] {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
