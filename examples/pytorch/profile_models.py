@@ -74,8 +74,12 @@ def run(name, args):
     per_module = not args.emit_nvtx and not args.no_module_ranges
     handles = nvtx_per_module(model, args.leaves_only) if per_module else []
     nvtx = torch.autograd.profiler.emit_nvtx() if args.emit_nvtx else contextlib.nullcontext()
+    # PyTorch's own CUPTI tracer (Kineto) over the same iterations: the reference
+    # for what tracing kernels alone costs (scripts/device/tracing_cost.py).
+    kineto = (torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
+              if args.torch_profiler else contextlib.nullcontext())
     times_ms = []
-    with nvtx, torch.set_grad_enabled(args.train):
+    with kineto, nvtx, torch.set_grad_enabled(args.train):
         for i in range(args.warmup + args.iterations):
             measured = i >= args.warmup
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -114,6 +118,9 @@ def main():
     parser.add_argument("--emit-nvtx", action="store_true", help="aten operator ranges instead")
     parser.add_argument("--no-module-ranges", action="store_true",
                         help="only the iteration's range, none per module")
+    parser.add_argument("--torch-profiler", action="store_true",
+                        help="trace the run with torch.profiler (CUDA activities only), "
+                             "as a reference tracer")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("profile_models.py: no CUDA GPU visible to PyTorch", file=sys.stderr)

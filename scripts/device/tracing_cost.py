@@ -24,6 +24,9 @@ import time
 
 LINE = re.compile(r"^(\w+) \w+ batch \d+: iteration times \(CUDA events, ms\): (.*)$")
 UNTRACED = "untraced"
+# Not a timeroof choice: the workload under torch.profiler (Kineto, CUPTI's activity
+# API with CUDA activities), the cost of another CUPTI tracer on the same iterations.
+KINETO = "kineto"
 
 
 def run_once(args, choice, db):
@@ -31,6 +34,8 @@ def run_once(args, choice, db):
                 str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
     if choice == UNTRACED:
         command = workload
+    elif choice == KINETO:
+        command = workload + ["--torch-profiler"]
     else:
         command = [args.timeroof, "profile", "--db", db, "--no-counters", "--api", choice,
                    "--name", f"tracing-cost-{choice}", "--"] + workload
@@ -75,7 +80,8 @@ def main():
     parser.add_argument("--workload", default="examples/pytorch/profile_models.py")
     parser.add_argument("--workload-args", default="",
                         help="more arguments for the workload, e.g. --no-module-ranges")
-    parser.add_argument("--choices", default="launches,none,all,runtime,driver")
+    parser.add_argument("--choices", default="launches,none,all,runtime,driver",
+                        help=f"timeroof --api choices, and {KINETO!r} for torch.profiler")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
@@ -100,7 +106,7 @@ def main():
                 medians, seconds, err = run_once(args, choice, db)
                 for model, ms in medians.items():
                     per_run.setdefault((choice, model), []).append(ms)
-                if choice != UNTRACED:
+                if choice not in (UNTRACED, KINETO):
                     sizes.setdefault(choice, []).append(os.path.getsize(db))
                     if choice not in records:
                         records[choice] = {m: records_per_iteration(db, m) for m in medians}
@@ -123,20 +129,22 @@ def main():
             runs = per_run[(choice, model)]
             traced = statistics.median(runs)
             verdict = "ok" if traced / base < 1.10 else "OVER 10%"
-            print(f"  --api {choice:9s} {traced:.3f} ms (runs {min(runs):.3f}-{max(runs):.3f})"
+            label = "torch.profiler" if choice == KINETO else f"--api {choice}"
+            print(f"  {label:15s} {traced:.3f} ms (runs {min(runs):.3f}-{max(runs):.3f})"
                   f"  ratio {traced / base:.3f}  {verdict}")
+    stored = [c for c in choices[1:] if c != KINETO]
     print("\n== store size per traced run (whole program: setup, warm-up, iterations)")
-    for choice in choices[1:]:
+    for choice in stored:
         size = statistics.median(sizes[choice])
         print(f"  --api {choice:9s} {size / 1e6:7.2f} MB")
     print("\n== records per iteration, by kind (records starting inside the iteration range)")
-    for choice in choices[1:]:
+    for choice in stored:
         for model in models:
             kinds = records[choice].get(model, {})
             total = sum(kinds.values())
             detail = ", ".join(f"{k} {v:.0f}" for k, v in sorted(kinds.items()))
             print(f"  --api {choice:9s} {model}: {total:.0f} ({detail})")
-    for choice in choices[1:]:
+    for choice in stored:
         for line in stderr_lines[choice]:
             print(f"  [{choice}] {line}")
     return 0
