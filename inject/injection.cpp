@@ -200,6 +200,14 @@ ApiTracing api_tracing_from_environment() {
   return ApiTracing::all;
 }
 
+// A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_SYNC=0 leaves
+// CUPTI's synchronization records off under any --api, to measure what they cost.
+// Not a user option: the analysis then misses which waits the host made.
+bool synchronization_disabled_by_environment() {
+  const char* value = std::getenv("TIMEROOF_PROFILE_SYNC");
+  return value != nullptr && std::string_view(value) == "0";
+}
+
 // The process-wide tracing state: CUPTI's buffer callbacks are plain C
 // functions, so they reach it through tracer(). Never destroyed: CUPTI's own
 // thread may deliver a buffer while static destructors run.
@@ -214,7 +222,7 @@ class Tracer {
     // The whole kind first: enabling it later would override the per-call choice.
     enable_api_domain(api, ApiDomain::runtime);
     enable_api_domain(api, ApiDomain::driver);
-    if (traces_synchronization(api))
+    if (traces_synchronization(api) && !synchronization_disabled_by_environment())
       TR_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
     for (CUpti_ActivityKind kind : kAlwaysTracedKinds) {
       if (kind != CUPTI_ACTIVITY_KIND_MARKER_DATA) {

@@ -27,20 +27,28 @@ UNTRACED = "untraced"
 # Not a timeroof choice: the workload under torch.profiler (Kineto, CUPTI's activity
 # API with CUDA activities), the cost of another CUPTI tracer on the same iterations.
 KINETO = "kineto"
+# A timeroof choice with this suffix ("launches-nosync") runs without CUPTI's
+# synchronization records (TIMEROOF_PROFILE_SYNC=0): what those records cost.
+NO_SYNC = "-nosync"
 
 
 def run_once(args, choice, db):
-    workload = [sys.executable, args.workload, "--model", "both", "--iterations",
+    workload = [sys.executable, args.workload, "--model", args.model, "--iterations",
                 str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
     if choice == UNTRACED:
         command = workload
     elif choice == KINETO:
         command = workload + ["--torch-profiler"]
     else:
-        command = [args.timeroof, "profile", "--db", db, "--no-counters", "--api", choice,
+        api = choice.removesuffix(NO_SYNC)
+        command = [args.timeroof, "profile", "--db", db, "--no-counters", "--api", api,
                    "--name", f"tracing-cost-{choice}", "--"] + workload
+    env = dict(os.environ)
+    if choice.endswith(NO_SYNC):  # the injection library's diagnostic: no sync records
+        env["TIMEROOF_PROFILE_SYNC"] = "0"
     started = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=args.run_timeout_s)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=args.run_timeout_s,
+                          env=env)
     seconds = time.monotonic() - started
     if done.returncode != 0:
         raise RuntimeError(f"{choice}: exit {done.returncode}\n{done.stdout[-2000:]}\n"
@@ -51,7 +59,7 @@ def run_once(args, choice, db):
         if match:
             times = [float(t) for t in match.group(2).split(",")]
             medians[match.group(1)] = statistics.median(times)
-    if len(medians) != 2:
+    if len(medians) != (2 if args.model == "both" else 1):
         raise RuntimeError(f"{choice}: no iteration times in\n{done.stdout[-2000:]}")
     return medians, seconds, done.stderr
 
@@ -78,10 +86,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--timeroof", required=True)
     parser.add_argument("--workload", default="examples/pytorch/profile_models.py")
+    parser.add_argument("--model", default="both", help="the workload's --model")
     parser.add_argument("--workload-args", default="",
                         help="more arguments for the workload, e.g. --no-module-ranges")
     parser.add_argument("--choices", default="launches,none,all,runtime,driver",
-                        help=f"timeroof --api choices, and {KINETO!r} for torch.profiler")
+                        help=f"timeroof --api choices (a {NO_SYNC!r} suffix: without sync "
+                             f"records), and {KINETO!r} for torch.profiler")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
