@@ -132,4 +132,9 @@ std::string gzip_decompress(std::string_view bytes, const std::string& source,
   return out;
 }
 
+std::string inflate_if_gzip(std::string bytes, const std::string& source, const std::string& fix,
+                            std::size_t max_bytes) {
+  return is_gzip(bytes) ? gzip_decompress(bytes, source, fix, max_bytes) : bytes;
+}
+
 }  // namespace timeroof

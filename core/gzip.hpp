@@ -26,4 +26,9 @@ std::string gzip_compress(std::string_view text);
 std::string gzip_decompress(std::string_view bytes, const std::string& source,
                             const std::string& fix, std::size_t max_bytes = kMaxInflatedBytes);
 
+// What every export reader does with a file's bytes: inflated when they are gzip
+// (by the magic, whatever the name), else returned as they are.
+std::string inflate_if_gzip(std::string bytes, const std::string& source, const std::string& fix,
+                            std::size_t max_bytes = kMaxInflatedBytes);
+
 }  // namespace timeroof

@@ -16,9 +16,7 @@ void export_json(std::string_view data) {
     // the fuzzer's memory limit is far below the tool's inflation cap.
     constexpr std::size_t kFuzzInflateLimit = std::size_t{64} << 20;
     const std::string text =
-        is_gzip(data)
-            ? gzip_decompress(data, "fuzz.json.gz", "pass an export file", kFuzzInflateLimit)
-            : std::string(data);
+        inflate_if_gzip(std::string(data), "fuzz.json", "pass an export file", kFuzzInflateLimit);
     const nlohmann::json doc = parse_untrusted_json(text, "fuzz.json", "pass an export file");
     const std::string first = export_document(parse_export_document(doc, "fuzz.json")).dump();
     const nlohmann::json again = parse_untrusted_json(first, "re-export", "internal");

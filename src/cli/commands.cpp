@@ -87,8 +87,8 @@ std::vector<RunRecord> read_export_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw usage_error("cannot read " + path + "; check the path");
   const std::string fix = "pass a file written by `timeroof export`";
-  std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-  if (is_gzip(text)) text = gzip_decompress(text, path, fix);
+  const std::string text = inflate_if_gzip(
+      {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()}, path, fix);
   return parse_export_document(parse_untrusted_json(text, path, fix), path);
 }
 

@@ -147,8 +147,7 @@ std::string read_file(const std::string& path) {
 }
 
 std::string read_export_text(const std::string& path) {
-  const std::string bytes = read_file(path);
-  return is_gzip(bytes) ? gzip_decompress(bytes, path, "a test fixture") : bytes;
+  return inflate_if_gzip(read_file(path), path, "a test fixture");
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
