@@ -19,17 +19,17 @@
 #include "sweeps/attention_reference.hpp"
 #include "sweeps/family.hpp"
 #include "sweeps/spec.hpp"
+#include "tests/support/family_checks.hpp"
 #include "tests/support/usage_errors.hpp"
 
 namespace timeroof {
 namespace {
 
 using nlohmann::json;
-using test::usage_message;
 namespace ref = attention_reference;
 
 std::string problem_error(const json& point) {
-  return usage_message([&] { (void)find_family("attention").problem(point); });
+  return test::problem_error("attention", point);
 }
 
 AttentionSpec shape(std::int64_t batch, std::int64_t heads, std::int64_t kv_heads,
@@ -50,14 +50,9 @@ AttentionSpec shape(std::int64_t batch, std::int64_t heads, std::int64_t kv_head
 
 TEST(AttentionFamily, AxesFollowTheContractAndTheDefaultSweepIsValid) {
   const OperatorFamily& family = find_family("attention");
-  std::vector<std::string> keys;
-  for (const ParamAxis& axis : family.axes) {
-    keys.push_back(axis.key);
-    EXPECT_FALSE(axis.help.empty()) << axis.key;
-    EXPECT_EQ(axis.help.find('\n'), std::string::npos) << axis.key;
-  }
-  EXPECT_EQ(keys, (std::vector<std::string>{"batch", "heads", "kv_heads", "seq_q", "seq_kv",
-                                            "head_dim", "mask", "direction", "precision"}));
+  EXPECT_EQ(test::checked_axis_keys(family),
+            (std::vector<std::string>{"batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim",
+                                      "mask", "direction", "precision"}));
   const std::vector<json> points = family.default_points();
   EXPECT_EQ(points.size(), 14u);
   std::set<std::string> distinct, masks, directions, precisions;

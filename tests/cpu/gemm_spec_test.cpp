@@ -18,6 +18,7 @@
 #include "sweeps/family.hpp"
 #include "sweeps/gemm_problem.hpp"
 #include "sweeps/spec.hpp"
+#include "tests/support/family_checks.hpp"
 #include "tests/support/gemm_shape.hpp"
 #include "tests/support/usage_errors.hpp"
 
@@ -30,19 +31,14 @@ using test::usage_message;
 using test::gemm_shape;
 
 std::string problem_error(const json& point) {
-  return usage_message([&] { (void)find_family("gemm").problem(point); });
+  return test::problem_error("gemm", point);
 }
 
 TEST(GemmFamily, AxesHaveHelpAndTheDefaultSweepIsBoundedAndValid) {
   const OperatorFamily& family = find_family("gemm");
-  std::vector<std::string> keys;
-  for (const ParamAxis& axis : family.axes) {
-    keys.push_back(axis.key);
-    EXPECT_FALSE(axis.help.empty()) << axis.key;
-    EXPECT_EQ(axis.help.find('\n'), std::string::npos) << axis.key;
-  }
-  EXPECT_EQ(keys, (std::vector<std::string>{"m", "n", "k", "batch", "trans_a", "trans_b",
-                                            "precision", "epilogue", "algo"}));
+  EXPECT_EQ(test::checked_axis_keys(family),
+            (std::vector<std::string>{"m", "n", "k", "batch", "trans_a", "trans_b", "precision",
+                                      "epilogue", "algo"}));
   const std::vector<json> points = family.default_points();
   EXPECT_EQ(points.size(), 45u);
   std::set<std::string> distinct, precisions, epilogues;

@@ -15,26 +15,16 @@
 #include "sweeps/pool_problem.hpp"
 #include "sweeps/softmax_problem.hpp"
 #include "sweeps/spec.hpp"
+#include "tests/support/family_checks.hpp"
 #include "tests/support/usage_errors.hpp"
 
 namespace timeroof {
 namespace {
 
 using nlohmann::json;
-using test::usage_message;
 
-std::string problem_error(const char* family, const json& point) {
-  return usage_message([&] { (void)find_family(family).problem(point); });
-}
-
-std::vector<std::string> keys_of(const OperatorFamily& family) {
-  std::vector<std::string> keys;
-  for (const ParamAxis& axis : family.axes) {
-    keys.push_back(axis.key);
-    EXPECT_FALSE(axis.help.empty()) << family.name << " " << axis.key;
-  }
-  return keys;
-}
+using test::checked_axis_keys;
+using test::problem_error;
 
 void expect_valid_defaults(const char* name, std::size_t count) {
   const OperatorFamily& family = find_family(name);
@@ -49,11 +39,11 @@ void expect_valid_defaults(const char* name, std::size_t count) {
 }
 
 TEST(MemoryBoundFamilies, AxesFollowTheContractAndDefaultsAreValid) {
-  EXPECT_EQ(keys_of(find_family("pointwise")),
+  EXPECT_EQ(checked_axis_keys(find_family("pointwise")),
             (std::vector<std::string>{"op", "batch", "elements", "precision", "implementation"}));
-  EXPECT_EQ(keys_of(find_family("softmax")),
+  EXPECT_EQ(checked_axis_keys(find_family("softmax")),
             (std::vector<std::string>{"batch", "rows", "columns", "precision", "implementation"}));
-  EXPECT_EQ(keys_of(find_family("pool")),
+  EXPECT_EQ(checked_axis_keys(find_family("pool")),
             (std::vector<std::string>{"batch", "channels", "height", "width", "window", "stride",
                                       "pad", "mode", "precision", "implementation"}));
   expect_valid_defaults("pointwise", 11);

@@ -18,6 +18,7 @@
 #include "roofline/analysis.hpp"
 #include "roofline/model_analysis.hpp"
 #include "sweeps/model_table.hpp"
+#include "tests/support/fixtures.hpp"
 #include "tests/support/run_tool.hpp"
 #include "tests/support/usage_errors.hpp"
 
@@ -134,8 +135,8 @@ TEST(ModelTable, ReadsLayersCountsAndDefaults) {
   EXPECT_EQ(table.batches, (std::vector<std::int64_t>{1, 4}));
   ASSERT_EQ(table.layers.size(), 5u);
   EXPECT_EQ(table.layers[1].count, 6);
-  EXPECT_EQ(table.layers[0].params["precision"], "fp16");   // from [defaults]
-  EXPECT_EQ(table.layers[1].params["precision"], "fp32");   // its own
+  EXPECT_EQ(table.layers[0].params["precision"], "fp16");      // from [defaults]
+  EXPECT_EQ(table.layers[1].params["precision"], "fp32");      // its own
   EXPECT_FALSE(table.layers[2].params.contains("direction"));  // gemm has no direction
   EXPECT_EQ(table.constants.back(), (std::pair<std::string, std::int64_t>{"tokens", 64}));
 }
@@ -394,13 +395,7 @@ TEST(ModelTable, EveryBundledTableMatchesTheContract) {
 
 // --- the model analysis, worked by hand -----------------------------------
 
-Ceiling ceiling(const std::string& name, CeilingKind kind, double measured) {
-  Ceiling c;
-  c.name = name;
-  c.kind = kind;
-  c.measured = measured;
-  return c;
-}
+using test::ceiling;
 
 // A point of `sweep`/`seq` at T_stream = `stream_s`, T_graph = 0.9 x that, with
 // FP32 work `flops` and DRAM bytes `bytes` from its counters.

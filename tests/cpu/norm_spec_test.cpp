@@ -15,27 +15,16 @@
 #include "sweeps/family.hpp"
 #include "sweeps/norm_problem.hpp"
 #include "sweeps/spec.hpp"
+#include "tests/support/family_checks.hpp"
 #include "tests/support/usage_errors.hpp"
 
 namespace timeroof {
 namespace {
 
 using nlohmann::json;
-using test::usage_message;
 
-std::string problem_error(const char* family, const json& point) {
-  return usage_message([&] { (void)find_family(family).problem(point); });
-}
-
-std::vector<std::string> axis_keys(const OperatorFamily& family) {
-  std::vector<std::string> keys;
-  for (const ParamAxis& axis : family.axes) {
-    keys.push_back(axis.key);
-    EXPECT_FALSE(axis.help.empty()) << axis.key;
-    EXPECT_EQ(axis.help.find('\n'), std::string::npos) << axis.key;
-  }
-  return keys;
-}
+using test::checked_axis_keys;
+using test::problem_error;
 
 // Every default point is valid and distinct; returns the ops the sweep covers.
 std::set<std::string> check_default_points(const OperatorFamily& family, std::size_t expected) {
@@ -56,7 +45,7 @@ std::set<std::string> check_default_points(const OperatorFamily& family, std::si
 
 TEST(NormFamilies, AxesFollowTheContractAndTheDefaultSweepsAreValid) {
   const OperatorFamily& layernorm = find_family("layernorm");
-  EXPECT_EQ(axis_keys(layernorm),
+  EXPECT_EQ(checked_axis_keys(layernorm),
             (std::vector<std::string>{"batch", "seq", "hidden", "kind", "phase", "direction",
                                       "precision", "algorithm"}));
   EXPECT_EQ(
@@ -64,7 +53,7 @@ TEST(NormFamilies, AxesFollowTheContractAndTheDefaultSweepsAreValid) {
       (std::set<std::string>{"layernorm_fwd_inference", "layernorm_fwd_training", "layernorm_bwd",
                              "rmsnorm_fwd_inference", "rmsnorm_fwd_training", "rmsnorm_bwd"}));
   const OperatorFamily& batchnorm = find_family("batchnorm");
-  EXPECT_EQ(axis_keys(batchnorm),
+  EXPECT_EQ(checked_axis_keys(batchnorm),
             (std::vector<std::string>{"batch", "channels", "height", "width", "phase", "direction",
                                       "precision", "algorithm"}));
   EXPECT_EQ(check_default_points(batchnorm, 10),

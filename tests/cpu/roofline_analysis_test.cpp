@@ -17,13 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-Ceiling ceiling(const std::string& name, CeilingKind kind, double measured) {
-  Ceiling c;
-  c.name = name;
-  c.kind = kind;
-  c.measured = measured;
-  return c;
-}
+using test::ceiling;
 
 // P_fp32 = 50 TFLOP/s, B_dram = 4 TB/s, B_l2 = 10 TB/s, B_l1 = 30 TB/s, L = 2 us.
 RunRecord synthetic_run() {

@@ -24,16 +24,7 @@ namespace {
 
 // ---- Synthetic machine -------------------------------------------------------
 
-Ceiling ceiling(const std::string& name, CeilingKind kind, double measured,
-                std::optional<double> theoretical = std::nullopt) {
-  Ceiling c;
-  c.name = name;
-  c.kind = kind;
-  c.measured = measured;
-  c.theoretical = theoretical;
-  if (theoretical) c.theoretical_source = "peak_sustained x clock";
-  return c;
-}
+using test::ceiling;
 
 // Round numbers: P_fp32 = 50 TFLOP/s, P_half = 100, P_tensor_fp16 = 800 (wgmma
 // beats mma.sync 600 and cuBLASLt 700), B_dram = 4 TB/s (hbm_read beats hbm_copy

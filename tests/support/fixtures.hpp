@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -63,6 +64,19 @@ inline TraceEvent trace_event(TraceKind kind, const std::string& name, std::uint
           .correlation_id = correlation,
           .process_id = host ? process : 0,
           .thread_id = host ? thread : 0};
+}
+
+// A roof as a ceilings run stores it: measured, and where given the theoretical
+// value with its source.
+inline Ceiling ceiling(const std::string& name, CeilingKind kind, double measured,
+                       std::optional<double> theoretical = std::nullopt) {
+  Ceiling c;
+  c.name = name;
+  c.kind = kind;
+  c.measured = measured;
+  c.theoretical = theoretical;
+  if (theoretical) c.theoretical_source = "peak_sustained x clock";
+  return c;
 }
 
 // The roofs the profile tests judge tests/fixtures/profile-counters.jsonl on, as a
