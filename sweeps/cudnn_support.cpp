@@ -10,15 +10,19 @@
 
 namespace timeroof {
 
-cudnnDataType_t cudnn_data_type(Precision precision) {
-  switch (precision) {
-    case Precision::fp16:
+cudnnDataType_t cudnn_data_type(DataType type) {
+  switch (type) {
+    case DataType::fp16:
       return CUDNN_DATA_HALF;
-    case Precision::bf16:
+    case DataType::bf16:
       return CUDNN_DATA_BFLOAT16;
     default:
-      return CUDNN_DATA_FLOAT;  // fp32 and tf32 store fp32
+      return CUDNN_DATA_FLOAT;
   }
+}
+
+cudnnDataType_t cudnn_data_type(Precision precision) {
+  return cudnn_data_type(storage_type(precision));
 }
 
 cudnnMathType_t requested_math(Precision precision, MathMode mode) {

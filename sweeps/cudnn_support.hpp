@@ -11,7 +11,9 @@
 
 namespace timeroof {
 
-cudnnDataType_t cudnn_data_type(Precision precision);  // tf32 stores fp32
+// fp16 and bf16 as themselves, every other type as fp32 (tf32 stores fp32).
+cudnnDataType_t cudnn_data_type(DataType type);
+cudnnDataType_t cudnn_data_type(Precision precision);
 // fma_only -> CUDNN_FMA_MATH (no TF32); tf32 -> CUDNN_DEFAULT_MATH ("TF32 permitted
 // on A100 and later"); fp16/bf16 -> CUDNN_TENSOR_OP_MATH.
 cudnnMathType_t requested_math(Precision precision, MathMode mode);

@@ -49,17 +49,6 @@ namespace {
 constexpr std::int64_t kUidEpsilon = 100;
 constexpr std::int64_t kUidMomentum = 101;
 
-cudnnDataType_t cudnn_type(DataType type) {
-  switch (type) {
-    case DataType::fp16:
-      return CUDNN_DATA_HALF;
-    case DataType::bf16:
-      return CUDNN_DATA_BFLOAT16;
-    default:
-      return CUDNN_DATA_FLOAT;
-  }
-}
-
 bool is_data_role(const std::string& role) {
   return role == "x" || role == "y" || role == "dy" || role == "dx";
 }
@@ -179,7 +168,7 @@ class NormGraph final : public NormCall {
       const NormTensor& t = tensors[i];
       cg::TensorSpec spec;
       spec.uid = static_cast<std::int64_t>(i) + 1;
-      spec.data_type = cudnn_type(t.type);
+      spec.data_type = cudnn_data_type(t.type);
       const bool data = is_data_role(t.role);
       const bool stats = !data && layout.mode != CUDNN_BATCH_NORM &&
                          (t.role == "mean" || t.role == "inv_variance");
@@ -371,7 +360,7 @@ class LegacyBatchnormInference final : public NormCall {
         mean_(buffers.at("running_mean").get()),
         variance_(buffers.at("running_variance").get()) {
     TR_CUDNN_CHECK(cudnnSetTensor4dDescriptor(
-        data_.get(), CUDNN_TENSOR_NHWC, cudnn_type(shape.data_type), static_cast<int>(shape.n),
+        data_.get(), CUDNN_TENSOR_NHWC, cudnn_data_type(shape.data_type), static_cast<int>(shape.n),
         static_cast<int>(shape.c), static_cast<int>(shape.h), static_cast<int>(shape.w)));
     TR_CUDNN_CHECK(cudnnSetTensor4dDescriptor(parameters_.get(), CUDNN_TENSOR_NCHW,
                                               CUDNN_DATA_FLOAT, 1, static_cast<int>(shape.c), 1,
