@@ -223,14 +223,16 @@ void expect_readable(const std::string& db) {
 
 // 32 conv2d points with counters: two full counter batches of 16 (the runner's
 // counter_batch), seq i and i + 16 the same shape but for the filters. fp32 at
-// batch 256 and up: GPU-bound (T_call ~1-2 ms on an H100, the issue time ~1% of
-// it), so each point takes one timing window and is written as soon
-// as its batch's counters are in; a host-bound point would wait for its
-// revisits (window_spacing_s later) and hold back the points after it.
+// batch 512 and up: GPU-bound (T_call ~2-4 ms on an H100, the issue time well under
+// the 2% that makes a point host-bound), so each point takes one timing window and is
+// written as soon as its batch's counters are in; a host-bound point would wait for
+// its revisits (window_spacing_s later) and hold back the points after it. At batch
+// 256 an H200's faster calls made some points host-bound: no point was written
+// before the last collection.
 constexpr int kCounterSweepPoints = 32;
 constexpr int kCounterBatches = 2;
 std::vector<std::string> counter_sweep_args(const std::string& db) {
-  return {"sweep", "conv2d",      "--batch", "256..271", "--filters",
+  return {"sweep", "conv2d",      "--batch", "512..527", "--filters",
           "64,32", "--precision", "fp32",    "--db",     db};
 }
 
