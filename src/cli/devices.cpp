@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <optional>
 
@@ -84,8 +85,8 @@ std::string own_executable() {
   return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
 }
 
-WorkerProcess::WorkerProcess(const std::string& executable, int device, const nlohmann::json& job,
-                             bool keep_input)
+WorkerProcess::WorkerProcess(const std::string& executable, int device,
+                             const std::optional<nlohmann::json>& job, bool keep_input)
     : device_(device) {
   int input[2], output[2];
   if (pipe2(input, O_CLOEXEC) != 0) throw worker_error(device, std::strerror(errno));
@@ -114,7 +115,7 @@ WorkerProcess::WorkerProcess(const std::string& executable, int device, const nl
     throw worker_error(device, "cannot start " + executable + ": " + std::strerror(spawned));
   }
   input_ = input[1];
-  send(job);  // a worker that died at once: wait() reports it
+  if (job) send(*job);  // a worker that died at once: wait() reports it
   if (!keep_input) close_input();
 }
 
@@ -199,19 +200,15 @@ void WorkerProcess::interrupt() {
 
 namespace {
 
-// run_workers and converse_with_workers: starts one worker per device, passes
-// every line to `on_line` as it comes and sends its reply.
-std::vector<int> drive_workers(
-    const std::string& executable, const std::vector<int>& devices,
-    const std::vector<nlohmann::json>& jobs, bool keep_input,
-    const std::function<WorkerReply(int, const nlohmann::json&)>& on_line,
-    const std::function<bool()>& stop) {
-  if (executable.empty())
-    throw environment_error("cannot start the GPU workers: /proc/self/exe is not readable");
-  std::vector<std::unique_ptr<WorkerProcess>> workers;
-  for (std::size_t i = 0; i < devices.size(); ++i)
-    workers.push_back(std::make_unique<WorkerProcess>(executable, devices[i], jobs[i], keep_input));
-  std::vector<bool> open(workers.size(), true);
+// The loop of run_workers and WorkerPool::converse: passes every
+// line of `workers` to `on_line` as it comes and sends its reply, until each
+// worker's output has closed or, with `until_done`, it has sent {"done"}. Once
+// `stop` is set, every worker is interrupted and its input closed. Returns
+// which workers sent {"done"}.
+std::vector<bool> drive(const std::vector<WorkerProcess*>& workers, bool until_done,
+                        const std::function<WorkerReply(int, const nlohmann::json&)>& on_line,
+                        const std::function<bool()>& stop) {
+  std::vector<bool> open(workers.size(), true), done(workers.size(), false);
   bool stopping = false;
   while (true) {
     std::vector<pollfd> fds;
@@ -224,7 +221,7 @@ std::vector<int> drive_workers(
     if (fds.empty()) break;
     if (!stopping && stop && stop()) {
       stopping = true;
-      for (auto& w : workers) {
+      for (WorkerProcess* w : workers) {
         w->interrupt();
         w->close_input();  // a worker waiting for more work reads end of input
       }
@@ -238,13 +235,13 @@ std::vector<int> drive_workers(
       open[i] = workers[i]->read_available([&](const nlohmann::json& line) {
         const WorkerReply reply = on_line(static_cast<int>(i), line);
         if (reply.line && !stopping) workers[i]->send(*reply.line);
-        if (reply.end_input || stopping) workers[i]->close_input();
+        if (stopping) workers[i]->close_input();
+        if (until_done && line.contains("done")) done[i] = true;
       });
+      if (done[i]) open[i] = false;  // the job is over; the worker waits for the next
     }
   }
-  std::vector<int> codes;
-  for (auto& w : workers) codes.push_back(w->wait());
-  return codes;
+  return done;
 }
 
 }  // namespace
@@ -253,21 +250,63 @@ std::vector<int> run_workers(const std::string& executable, const std::vector<in
                              const std::vector<nlohmann::json>& jobs,
                              const std::function<void(int, const nlohmann::json&)>& on_line,
                              const std::function<bool()>& stop) {
-  return drive_workers(
-      executable, devices, jobs, false,
+  if (executable.empty())
+    throw environment_error("cannot start the GPU workers: /proc/self/exe is not readable");
+  std::vector<std::unique_ptr<WorkerProcess>> workers;
+  std::vector<WorkerProcess*> driven;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    workers.push_back(std::make_unique<WorkerProcess>(executable, devices[i], jobs[i]));
+    driven.push_back(workers.back().get());
+  }
+  drive(
+      driven, false,
       [&](int worker, const nlohmann::json& line) {
         on_line(worker, line);
         return WorkerReply{};
       },
       stop);
+  std::vector<int> codes;
+  for (auto& w : workers) codes.push_back(w->wait());
+  return codes;
 }
 
-std::vector<int> converse_with_workers(
-    const std::string& executable, const std::vector<int>& devices,
+WorkerPool::WorkerPool(const std::string& executable, const std::vector<int>& devices)
+    : executable_(executable), devices_(devices), gone_(devices.size(), false) {
+  if (executable.empty())
+    throw environment_error("cannot start the GPU workers: /proc/self/exe is not readable");
+  for (int device : devices)
+    workers_.push_back(std::make_unique<WorkerProcess>(executable, device, std::nullopt, true));
+}
+
+WorkerPool::~WorkerPool() {
+  for (auto& w : workers_) w->close_input();   // each idle worker reads end of input and exits
+  if (std::uncaught_exceptions() > 0) return;  // unwinding: ~WorkerProcess kills the rest
+  for (auto& w : workers_) w->wait();
+}
+
+std::vector<int> WorkerPool::converse(
     const std::vector<nlohmann::json>& jobs,
     const std::function<WorkerReply(int, const nlohmann::json&)>& on_line,
     const std::function<bool()>& stop) {
-  return drive_workers(executable, devices, jobs, true, on_line, stop);
+  std::vector<WorkerProcess*> driven;
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    if (gone_[i]) {
+      workers_[i] = std::make_unique<WorkerProcess>(executable_, devices_[i], std::nullopt, true);
+      gone_[i] = false;
+    }
+    workers_[i]->send(jobs[i]);  // one that died at once: its output ends, drive() sees it
+    driven.push_back(workers_[i].get());
+  }
+  const std::vector<bool> done = drive(driven, true, on_line, stop);
+  std::vector<int> codes(workers_.size(), 0);
+  const bool stopped = stop && stop();
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    if (done[i] && !stopped) continue;
+    workers_[i]->close_input();  // stopped or gone: no more jobs for this process
+    codes[i] = workers_[i]->wait();
+    gone_[i] = true;
+  }
+  return codes;
 }
 
 }  // namespace timeroof::cli

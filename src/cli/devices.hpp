@@ -15,11 +15,15 @@
 //    "seqs", "more"}
 //       -> {"point": Point} per point as soon as it is measured. With "more",
 //          the worker then asks {"more": true} and reads the parent's answer
-//          on its stdin, {"seqs": [...]} to measure next, until end of input.
-//          Last {"done": {"measured", "not_ok", "interrupted", "seconds"}}.
+//          on its stdin, {"seqs": [...]} to measure next, until {"end": true}
+//          or end of input. Last {"done": {"measured", "not_ok", "interrupted",
+//          "seconds"}}.
 //   {"kind": "interconnect", "devices": [...], "quick"}
 //       -> {"machine": Machine} holding only the interconnect roofs (P2P copy
 //          bandwidth and latency per pair, NCCL all-reduce where installed).
+// A worker reads jobs until its input ends, so one worker per GPU can measure
+// every sweep of a `run` in turn (WorkerPool): its CUDA context, libraries and
+// counter probe are set up once, not once per sweep.
 // Ctrl-C reaches the workers (the terminal signals the whole process group;
 // the parent forwards it too): each finishes its current point, sends it and
 // exits 3, as one GPU does.
@@ -28,6 +32,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,7 +55,8 @@ std::vector<int> parse_devices(const std::string& text, int gpu_count, bool coun
 // unless `keep_input` (a worker that asks for more).
 class WorkerProcess {
  public:
-  WorkerProcess(const std::string& executable, int device, const nlohmann::json& job,
+  // No job (nullopt): the worker waits for one on its input (keep_input).
+  WorkerProcess(const std::string& executable, int device, const std::optional<nlohmann::json>& job,
                 bool keep_input = false);
   ~WorkerProcess();  // kills a worker still running (an exception unwinding) and reaps it
   WorkerProcess(const WorkerProcess&) = delete;
@@ -90,20 +96,38 @@ std::vector<int> run_workers(const std::string& executable, const std::vector<in
                              const std::function<void(int, const nlohmann::json&)>& on_line,
                              const std::function<bool()>& stop);
 
-// What the parent answers a worker's line with, in converse_with_workers.
+// What the parent answers a worker's line with, in WorkerPool::converse.
 struct WorkerReply {
   std::optional<nlohmann::json> line;  // sent to the worker's stdin
-  bool end_input = false;              // then its input is closed
 };
 
-// As run_workers, for jobs whose workers ask for more: their stdin stays open,
-// and each line can be answered. Once `stop` is set, every worker is
-// interrupted and its input closed.
-std::vector<int> converse_with_workers(
-    const std::string& executable, const std::vector<int>& devices,
-    const std::vector<nlohmann::json>& jobs,
-    const std::function<WorkerReply(int, const nlohmann::json&)>& on_line,
-    const std::function<bool()>& stop);
+// One worker per device kept for several jobs in turn (the sweeps of one
+// `run --devices`). A job ends with the worker's {"done": ...} line; the worker
+// then waits for the next. The workers' input ends when the pool goes.
+class WorkerPool {
+ public:
+  WorkerPool(const std::string& executable, const std::vector<int>& devices);
+  ~WorkerPool();  // ends the workers' input and waits for them (kills them while unwinding)
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  const std::vector<int>& devices() const noexcept { return devices_; }
+  // As run_workers, on these workers, for jobs whose workers ask for more: each
+  // gets its job and every line it sends can be answered, until each has sent
+  // {"done"} or gone. Once `stop` is set, every worker is interrupted and its
+  // input closed. Returns per worker 0 when it finished the job,
+  // else its exit code. A worker that has gone (it died, or `stop` ended it) is
+  // started afresh for the next job, as a job without a pool would be.
+  std::vector<int> converse(const std::vector<nlohmann::json>& jobs,
+                            const std::function<WorkerReply(int, const nlohmann::json&)>& on_line,
+                            const std::function<bool()>& stop);
+
+ private:
+  std::string executable_;
+  std::vector<int> devices_;
+  std::vector<std::unique_ptr<WorkerProcess>> workers_;
+  std::vector<bool> gone_;
+};
 
 // This program's own path ("" where /proc/self/exe cannot be read).
 std::string own_executable();

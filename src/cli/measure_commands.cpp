@@ -203,10 +203,14 @@ ExitCode measure_and_store_on_devices(const CommonOptions& options, const Ceilin
       store.set_machine_measurements(runs.front().id, node);
     }
 
+    // One worker per GPU for every sweep: each sets up its GPU once, not per sweep.
+    std::optional<WorkerPool> workers;
+    if (!sweeps.empty()) workers.emplace(own_executable(), devices);
     for (const std::string& family : sweeps) {
       SweepRequest request;
       request.spec = default_spec(family);
       request.devices = devices;
+      request.workers = &*workers;
       partial =
           measure_sweep(request, store, runs.front(), isatty(STDERR_FILENO)) == ExitCode::partial ||
           partial;

@@ -25,6 +25,8 @@ namespace timeroof::cli {
 
 // A sweep to measure: its spec, read and validated once from the command line
 // (sweep_command.cpp) or the family's default sweep, and how to measure it.
+class WorkerPool;  // src/cli/devices.hpp
+
 struct SweepRequest {
   SweepSpec spec;
   bool dry_run = false;
@@ -38,6 +40,9 @@ struct SweepRequest {
   // --devices: one worker process per GPU (src/cli/devices.hpp); empty: this
   // process measures on CommonOptions::device.
   std::vector<int> devices;
+  // The workers of `devices` when they serve several sweeps (`run --devices`);
+  // null: this sweep starts its own.
+  WorkerPool* workers = nullptr;
   // --dry-run with --metrics on a known chip: the passes they add to the catalog's
   // (the most over the spec's precisions), for the time estimate.
   int extra_counter_passes = 0;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "core/ceiling_names.hpp"
@@ -158,23 +159,29 @@ int stored_in_share(const SweepRequest& request, const std::set<int>& stored) {
       std::count_if(stored.begin(), stored.end(), [&](int seq) { return in_share(request, seq); }));
 }
 
-// The share of a sweep's expected time kept back from the first split over
-// GPUs and handed out to whichever GPU finishes first. On two H100s a static
-// split left one GPU 3 s (15%) behind the other in a 20 s sweep.
-constexpr double kReserveFraction = 0.2;
+// The share of a sweep's expected time kept back from a first split over GPUs
+// and handed out in shrinking chunks to whichever GPU asks first: all of it.
+// Chunks cost no counter collections (a worker keeps the points waiting for
+// counters between chunks), while a static split rests on the time model: with
+// 20% kept back, two H100s ended the default LSTM sweep 77 and 72 s in (5 s
+// idle), the model's error between the shares more than the reserve.
+constexpr double kReserveFraction = 1.0;
 
-// --devices: the points not stored yet, split over one worker per GPU by
-// longest expected time first (the dry run's model with this run's roofs),
-// all but a reserve of the shortest points, which go in shrinking chunks to the
-// GPUs that finish first; this process writes what the workers send
-// (src/cli/devices.hpp).
+// --devices: the points not stored yet, handed to one worker per GPU longest
+// expected time first (the dry run's model with this run's roofs), in shrinking
+// chunks to the GPUs that ask first; this process writes what the workers send
+// (src/cli/devices.hpp). The workers are request.workers where they serve
+// several sweeps, else started for this one.
 ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& spec,
                                   ResultsStore& store, Run& run, bool show_progress) {
   const std::set<int> stored = store.finished_point_seqs(run.id, spec.name);
   const std::vector<int> todo = seqs_to_measure(request, spec, stored);
   DryRunRoofs roofs = roofs_from(&run.machine);
   if (!request.counters) roofs.counter_passes = 0;
-  const std::vector<int>& devices = request.devices;
+  std::optional<WorkerPool> own_workers;
+  WorkerPool& pool =
+      request.workers ? *request.workers : own_workers.emplace(own_executable(), request.devices);
+  const std::vector<int>& devices = pool.devices();
   const auto workers = static_cast<int>(devices.size());
   const std::vector<double> expected = expected_seconds(spec, todo, roofs);
   WorkSchedule schedule = schedule_with_reserve(expected, workers, kReserveFraction);
@@ -205,8 +212,8 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
   std::vector<int> measured(devices.size(), 0);
   std::vector<double> seconds(devices.size(), 0);
   std::vector<bool> interrupted(devices.size(), false);
-  const std::vector<int> codes = converse_with_workers(
-      own_executable(), devices, jobs,
+  const std::vector<int> codes = pool.converse(
+      jobs,
       [&](int w, const nlohmann::json& line) -> WorkerReply {
         const auto worker = static_cast<std::size_t>(w);
         if (line.contains("gpu") && worker == 0) {  // the run's GPU, inspected by its worker
@@ -219,7 +226,7 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
         }
         if (line.contains("more")) {  // the first to finish gets the next reserve chunk
           const std::vector<int> chunk = next_reserve_chunk(schedule.reserve, expected, workers);
-          if (chunk.empty()) return {.end_input = true};
+          if (chunk.empty()) return {.line = nlohmann::json{{"end", true}}};
           return {.line = nlohmann::json{{"seqs", give(worker, chunk)}}};
         }
         if (line.contains("done")) {
@@ -321,14 +328,13 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
 namespace {
 
 // The "sweep" job of a device worker: measures the seqs it was given on its GPU
-// and sends each point to the parent as it is done.
-ExitCode serve_sweep_job(int device, const nlohmann::json& job) {
+// (`gpu`, inspected once per worker) and sends each point to the parent as it
+// is done.
+ExitCode serve_sweep_job(const GpuInfo& gpu, const nlohmann::json& job) {
   const SweepSpec spec = spec_from_json(job.at("spec"));
   const bool counters = job.at("counters").get<bool>();
   std::vector<int> seqs = job.at("seqs").get<std::vector<int>>();
   const bool asks_for_more = job.value("more", false);
-  select_gpu(device);
-  const GpuInfo gpu = inspect_gpu(device);  // with the counter probe: counters or not
   std::cout << nlohmann::json{{"gpu", gpu}}.dump() << std::endl;
   SweepRunner runner(gpu, runner_options(spec, counters));
   const OperatorFamily& family = find_family(spec.family);
@@ -351,15 +357,16 @@ ExitCode serve_sweep_job(int device, const nlohmann::json& job) {
   const auto between_chunks =
       asks_for_more ? SweepRunner::LastBatch::keep : SweepRunner::LastBatch::write;
   for (;;) {
-    if (!seqs.empty())  // a first share may be empty: then it only takes reserve chunks
+    if (!seqs.empty())  // a first share may be empty: then it only takes chunks
       measure(all_seqs_but(spec, seqs), between_chunks);
     if (!asks_for_more || interrupted || g_stop_requested) break;
     std::cout << nlohmann::json{{"more", true}}.dump() << std::endl;
-    std::string line;  // the parent's answer: more seqs, or end of input
+    std::string line;  // the parent's answer: more seqs, the job's end, or end of input
     if (!std::getline(std::cin, line)) break;
-    seqs = parse_untrusted_json(line, "device-worker's next seqs", "internal")
-               .at("seqs")
-               .get<std::vector<int>>();
+    const nlohmann::json answer =
+        parse_untrusted_json(line, "device-worker's next seqs", "internal");
+    if (!answer.contains("seqs")) break;  // {"end": true}
+    seqs = answer.at("seqs").get<std::vector<int>>();
   }
   measure(all_seqs_but(spec, {}), SweepRunner::LastBatch::write);  // what the last chunk kept
   interrupted = interrupted || g_stop_requested;
@@ -373,15 +380,15 @@ ExitCode serve_sweep_job(int device, const nlohmann::json& job) {
   return interrupted ? ExitCode::partial : ExitCode::ok;
 }
 
-}  // namespace
-
-ExitCode serve_device_worker(int device) {
-  std::string line;
-  if (!std::getline(std::cin, line))
-    throw usage_error("device-worker: no job on stdin (it is started by --devices)");
-  const nlohmann::json job = parse_untrusted_json(line, "device-worker's job", "internal");
+ExitCode serve_device_job(int device, const nlohmann::json& job, std::optional<GpuInfo>& gpu) {
   const std::string kind = job.value("kind", std::string());
-  if (kind == "sweep") return serve_sweep_job(device, job);
+  if (kind == "sweep") {
+    if (!gpu) {
+      select_gpu(device);
+      gpu = inspect_gpu(device);  // with the counter probe: counters or not
+    }
+    return serve_sweep_job(*gpu, job);
+  }
   if (kind == "ceilings") {
     Machine machine;
     machine.gpu = query_gpu(device);  // counters probed after the roofs, as in one process
@@ -402,6 +409,25 @@ ExitCode serve_device_worker(int device) {
     return ExitCode::ok;
   }
   throw usage_error("device-worker: unknown job kind '" + kind + "'");
+}
+
+}  // namespace
+
+// Jobs until the input ends: one for `run_workers`, a sweep after another for a
+// WorkerPool (the GPU selected and inspected once).
+ExitCode serve_device_worker(int device) {
+  std::optional<GpuInfo> gpu;
+  ExitCode code = ExitCode::ok;
+  bool any = false;
+  std::string line;
+  while (!g_stop_requested && std::getline(std::cin, line)) {
+    any = true;
+    code = serve_device_job(device, parse_untrusted_json(line, "device-worker's job", "internal"),
+                            gpu);
+  }
+  if (!any && !g_stop_requested)
+    throw usage_error("device-worker: no job on stdin (it is started by --devices)");
+  return code;
 }
 
 ExitCode serve_timing_worker(int device) {

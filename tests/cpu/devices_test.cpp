@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -93,20 +95,24 @@ TEST(RunWorkers, StopInterruptsEveryWorkerWhichThenFinishesAndExitsThree) {
   EXPECT_EQ(stopped, 2) << "each worker's last line arrives after the interrupt";
 }
 
-// A stand-in worker that asks for more after its job and after every answer,
-// echoing each answer, until its input ends. It ignores SIGINT, so only the end
-// of its input can end it.
-class AskingWorker {
+// A stand-in for a pooled worker: jobs until its input ends, each answered with
+// its pid and the job, then {"more"} until the parent answers {"end"}, then
+// {"done"}. A job naming "fail" makes it exit 2 without {"done"}. It ignores
+// SIGINT, so only the end of its input ends a job the parent stops.
+class PooledWorker {
  public:
-  AskingWorker() : path_(dir_.file("asking.sh")) {
+  PooledWorker() : path_(dir_.file("pooled.sh")) {
     std::ofstream(path_) << "#!/bin/sh\n"
                             "trap '' INT\n"
-                            "read job\n"
-                            "echo \"{\\\"job\\\": $job}\"\n"
-                            "while echo '{\"more\": true}' && read next; do\n"
-                            "  echo \"{\\\"got\\\": $next}\"\n"
-                            "done\n"
-                            "echo '{\"done\": true}'\n";
+                            "while read job; do\n"
+                            "  echo \"{\\\"pid\\\": $$, \\\"job\\\": $job}\"\n"
+                            "  case \"$job\" in *fail*) exit 2;; esac\n"
+                            "  while echo '{\"more\": true}' && read next; do\n"
+                            "    case \"$next\" in *end*) break;; esac\n"
+                            "    echo \"{\\\"got\\\": $next}\"\n"
+                            "  done\n"
+                            "  echo '{\"done\": true}'\n"
+                            "done\n";
     chmod(path_.c_str(), 0755);
   }
   const std::string& path() const { return path_; }
@@ -116,43 +122,87 @@ class AskingWorker {
   std::string path_;
 };
 
-TEST(ConverseWithWorkers, EachAnswerReachesItsWorkerAndEndingTheInputEndsIt) {
-  const AskingWorker worker;
+// What one job of a pool saw: each worker's pid, the items it got, its "done"s.
+struct PoolJob {
+  std::map<int, int> pid;
   std::map<int, std::vector<int>> got;
   std::map<int, int> done;
-  int handed = 0;  // five items in all, to whoever asks first
-  const std::vector<int> codes = converse_with_workers(
-      worker.path(), {0, 1}, {{{"n", 0}}, {{"n", 1}}},
+  std::vector<int> codes;
+};
+
+// One job per worker of `pool`, handing out `items` items to whoever asks first.
+PoolJob pool_job(WorkerPool& pool, const std::vector<nlohmann::json>& jobs, int items,
+                 const std::function<bool()>& stop = nullptr) {
+  PoolJob seen;
+  int handed = 0;
+  seen.codes = pool.converse(
+      jobs,
       [&](int w, const nlohmann::json& line) -> WorkerReply {
-        if (line.contains("got")) got[w].push_back(line["got"]["item"].get<int>());
-        if (line.contains("done")) ++done[w];
+        if (line.contains("pid")) seen.pid[w] = line["pid"].get<int>();
+        if (line.contains("got")) seen.got[w].push_back(line["got"]["item"].get<int>());
+        if (line.contains("done")) ++seen.done[w];
         if (!line.contains("more")) return {};
-        if (handed == 5) return {.end_input = true};
+        if (handed == items) return {.line = nlohmann::json{{"end", true}}};
         return {.line = nlohmann::json{{"item", handed++}}};
       },
-      nullptr);
-  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
-  std::vector<int> all = got[0];
-  all.insert(all.end(), got[1].begin(), got[1].end());
-  std::sort(all.begin(), all.end());
-  EXPECT_EQ(all, (std::vector<int>{0, 1, 2, 3, 4})) << "every answer arrives once";
-  EXPECT_EQ(done[0], 1);
-  EXPECT_EQ(done[1], 1);
+      stop);
+  return seen;
 }
 
-TEST(ConverseWithWorkers, StopEndsTheInputOfAWorkerWaitingForAnAnswer) {
-  const AskingWorker worker;
+TEST(WorkerPool, OneProcessPerDeviceServesEveryJobInTurn) {
+  const PooledWorker worker;
+  WorkerPool pool(worker.path(), {0, 1});
+  const PoolJob first = pool_job(pool, {{{"n", 0}}, {{"n", 1}}}, 4);
+  const PoolJob second = pool_job(pool, {{{"n", 2}}, {{"n", 3}}}, 3);
+  EXPECT_EQ(first.codes, (std::vector<int>{0, 0}));
+  EXPECT_EQ(second.codes, (std::vector<int>{0, 0}));
+  for (int w : {0, 1}) {
+    EXPECT_EQ(first.done.at(w), 1);
+    EXPECT_EQ(second.done.at(w), 1);
+    EXPECT_EQ(first.pid.at(w), second.pid.at(w)) << "worker " << w << " was started again";
+  }
+  EXPECT_NE(first.pid.at(0), first.pid.at(1));
+  for (const PoolJob* job : {&first, &second}) {
+    std::vector<int> all = job->got.count(0) ? job->got.at(0) : std::vector<int>{};
+    if (job->got.count(1)) all.insert(all.end(), job->got.at(1).begin(), job->got.at(1).end());
+    std::sort(all.begin(), all.end());
+    std::vector<int> expected(job == &first ? 4 : 3);
+    std::iota(expected.begin(), expected.end(), 0);
+    EXPECT_EQ(all, expected) << "every item once, in each job";
+  }
+}
+
+TEST(WorkerPool, AWorkerThatDiesGivesItsExitCodeAndTheNextJobStartsItAfresh) {
+  const PooledWorker worker;
+  WorkerPool pool(worker.path(), {0, 1});
+  const PoolJob failing = pool_job(pool, {{{"n", 0}}, {{"n", 1}, {"fail", true}}}, 2);
+  EXPECT_EQ(failing.codes, (std::vector<int>{0, 2}));
+  EXPECT_EQ(failing.got.at(0), (std::vector<int>{0, 1})) << "the living worker took every item";
+  const PoolJob next = pool_job(pool, {{{"n", 2}}, {{"n", 3}}}, 2);
+  EXPECT_EQ(next.codes, (std::vector<int>{0, 0}));
+  EXPECT_EQ(next.pid.at(0), failing.pid.at(0));
+  EXPECT_NE(next.pid.at(1), failing.pid.at(1));
+  EXPECT_EQ(next.done.at(1), 1);
+}
+
+TEST(WorkerPool, StopEndsTheJobOfEveryWorkerAndTheNextJobStartsThemAfresh) {
+  const PooledWorker worker;
+  WorkerPool pool(worker.path(), {0, 1});
   const auto started = std::chrono::steady_clock::now();
-  int done = 0;
-  const std::vector<int> codes = converse_with_workers(
-      worker.path(), {0}, {{{"n", 0}}},
+  int asked = 0;
+  // Never answered: only the stop can end the workers' wait for more.
+  const std::vector<int> codes = pool.converse(
+      {{{"n", 0}}, {{"n", 1}}},
       [&](int, const nlohmann::json& line) -> WorkerReply {
-        done += line.contains("done");
-        return {};  // never answers: only the stop can end the worker's wait
+        asked += line.contains("more");
+        return {};
       },
       [&] { return std::chrono::steady_clock::now() - started > std::chrono::milliseconds(200); });
-  EXPECT_EQ(done, 1);
-  EXPECT_EQ(codes, (std::vector<int>{0}));
+  EXPECT_EQ(codes, (std::vector<int>{0, 0})) << "each read the end of its input and exited";
+  EXPECT_EQ(asked, 2);
+  const PoolJob next = pool_job(pool, {{{"n", 2}}, {{"n", 3}}}, 1);
+  EXPECT_EQ(next.codes, (std::vector<int>{0, 0}));
+  EXPECT_EQ(next.done.at(0) + next.done.at(1), 2);
 }
 
 TEST(RunWorkers, AMissingExecutableIsAnEnvironmentError) {
