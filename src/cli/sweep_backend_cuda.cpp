@@ -161,8 +161,8 @@ int stored_in_share(const SweepRequest& request, const std::set<int>& stored) {
 
 // The share of a sweep's expected time kept back from a first split over GPUs
 // and handed out in shrinking chunks to whichever GPU asks first: all of it.
-// Chunks cost no counter collections (a worker keeps the points waiting for
-// counters between chunks), while a static split rests on the time model: with
+// A chunk's end does not end a counter batch (a worker keeps the points waiting
+// for counters between chunks), while a static split rests on the time model: with
 // 20% kept back, two H100s ended the default LSTM sweep 77 and 72 s in (5 s
 // idle), the model's error between the shares more than the reserve.
 constexpr double kReserveFraction = 1.0;
