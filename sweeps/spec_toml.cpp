@@ -122,6 +122,16 @@ bool tomlpp_unreachable(char32_t c) {
   return c != 0xA0 && c != 0x3000 && c != 0xFEFF && child != 5 && child != 7;
 }
 
+// What toml++ 3.3 skips as whitespace after a line-ending backslash: ASCII
+// whitespace and its non-ASCII horizontal and vertical whitespace (U+FEFF among
+// them), so the character it then asks about may follow non-ASCII whitespace.
+bool tomlpp_whitespace(char32_t c) {
+  if (c == ' ' || c == '\t' || (c >= '\n' && c <= '\r')) return true;
+  return c == 0xA0 || c == 0x85 || c == 0x1680 || c == 0x180E || (c >= 0x2000 && c <= 0x200B) ||
+         (c >= 0x2028 && c <= 0x2029) || c == 0x202F || (c >= 0x205F && c <= 0x2060) ||
+         c == 0x3000 || c == 0xFEFF;
+}
+
 void refuse_tomlpp_unreachable(std::string_view text, const std::string& path) {
   enum class In { code, comment, basic, literal, multi_basic, multi_literal } in = In::code;
   std::size_t line = 1, column = 1;
@@ -176,8 +186,8 @@ void refuse_tomlpp_unreachable(std::string_view text, const std::string& path) {
       case In::multi_basic:
         if (c == '\\') {  // an escape, or a line-ending backslash and the whitespace after it
           std::size_t next = i + 1;
-          while (next < text.size() && std::strchr(" \t\r\n", text[next]) != nullptr && text[next])
-            ++next;
+          while (next < text.size() && tomlpp_whitespace(code_point(next)))
+            next += decode_utf8(text.substr(next)).length;
           if (next < text.size() && tomlpp_unreachable(code_point(next)))
             throw refuse(code_point(next), "after a backslash in a multi-line string");
           if (next == i + 1 && next < text.size()) length += decode_utf8(text.substr(next)).length;
