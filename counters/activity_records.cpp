@@ -200,8 +200,8 @@ DecodedActivity ActivityDecoder::decode(const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* r = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       KernelActivity k;
-      const ChosenKernelName chosen = choose_kernel_name(
-          r->name, launches_ ? launches_->take(r->correlationId) : std::nullopt);
+      const ChosenKernelName chosen =
+          choose_kernel_name(r->name, launches_ ? launches_->take(r->correlationId) : std::nullopt);
       k.name = demangled(chosen.raw.c_str());
       k.named_at_launch = chosen.from_launch;
       if (chosen.renamed) k.cupti_name = demangled(r->name);

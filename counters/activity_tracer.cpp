@@ -182,6 +182,11 @@ void CUPTIAPI on_launch_callback(void* namer, CUpti_CallbackDomain domain, CUpti
 }  // namespace
 
 void ActivityTracer::State::name_launches() {
+  if (!options.name_kernels_at_launch) {
+    collector.trace.launch_naming_problem =
+        "kernel records keep CUPTI's names: naming at launch was turned off";
+    return;
+  }
   try {
     subscriber.emplace(&on_launch_callback, &namer);
     LaunchNamer::enable_on(*subscriber);
@@ -383,7 +388,6 @@ bool is_synchronization_api(const std::string& name) {
     if (base == n) return true;
   return false;
 }
-
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());

@@ -170,7 +170,7 @@ struct Trace {
   std::uint64_t kernels_named_at_launch = 0;
   std::uint64_t kernels_renamed = 0;
   std::string launch_naming_problem;
-  bool latency_timestamps = false;    // queued_ns / submitted_ns were requested from CUPTI
+  bool latency_timestamps = false;  // queued_ns / submitted_ns were requested from CUPTI
 };
 
 class ActivityTracer {
@@ -181,6 +181,9 @@ class ActivityTracer {
     // set once per process and left on; it costs nothing while kernels are not traced).
     bool latency_timestamps = true;
     bool synchronization = true;  // CUPTI_ACTIVITY_KIND_SYNCHRONIZATION records
+    // Name each kernel record at its launch (launch_names.hpp); off, every record
+    // keeps CUPTI's name (Trace::launch_naming_problem says so).
+    bool name_kernels_at_launch = true;
   };
 
   ActivityTracer();
@@ -193,9 +196,10 @@ class ActivityTracer {
   ActivityTracer& operator=(ActivityTracer&& other) noexcept;
 
   // Enables kernel (concurrent), memcpy, memset, synchronization, runtime and
-  // driver API records. Throws timeroof::Error if any tracer in this process is
-  // already tracing, GpuError if CUPTI refuses (e.g. another CUPTI client such as
-  // Nsight Systems holds the activity API); on failure nothing stays enabled.
+  // driver API records, and subscribes to the kernel launches to name them
+  // (CUPTI's one callback subscriber of the process, until stop()). Throws timeroof::Error if any
+  // tracer in this process is already tracing, GpuError if CUPTI refuses (e.g. another CUPTI client
+  // such as Nsight Systems holds the activity API); on failure nothing stays enabled.
   void start();
   // Marks the host start of one operator call (see summarize_calls).
   void mark_call();

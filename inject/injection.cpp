@@ -51,8 +51,8 @@
 
 #include "core/api_tracing.hpp"
 #include "core/kernel_selection.hpp"
-#include "gpu/check_cupti.hpp"
 #include "counters/launch_namer.hpp"
+#include "gpu/check_cupti.hpp"
 #include "inject/kernel_counters.hpp"
 #include "inject/trace_records.hpp"
 
