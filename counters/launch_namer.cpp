@@ -29,9 +29,10 @@ constexpr CUpti_CallbackId kKernelLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
 };
 
-// The driver's name queries, from the libcuda this process already runs on (a
-// launch callback comes from inside it): no runtime call inside a driver
-// callback, and the injection library must not start a CUDA runtime of its own.
+// The driver's name queries, from libcuda itself (loaded here if no CUDA call
+// loaded it yet; loading does not initialise CUDA): no runtime call inside a
+// driver callback, and the injection library must not start a CUDA runtime of
+// its own. Kept open for the process's life.
 struct NameQueries {
   CUresult (*function_name)(const char**, CUfunction) = nullptr;
   CUresult (*kernel_name)(const char**, CUkernel) = nullptr;
@@ -39,16 +40,17 @@ struct NameQueries {
 
 NameQueries load_name_queries() {
   NameQueries queries;
-  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (driver == nullptr) return queries;
   queries.function_name =
       reinterpret_cast<CUresult (*)(const char**, CUfunction)>(dlsym(driver, "cuFuncGetName"));
   queries.kernel_name =
       reinterpret_cast<CUresult (*)(const char**, CUkernel)>(dlsym(driver, "cuKernelGetName"));
-  dlclose(driver);  // NOLOAD took a reference to a library that stays loaded
   return queries;
 }
 
+// Resolved by enable_on, before any callback: dlopen inside a launch callback
+// could wait on the loader lock while holding the driver's.
 const NameQueries& name_queries() {
   static const NameQueries queries = load_name_queries();
   return queries;
@@ -62,11 +64,6 @@ CUfunction launched_function(CUpti_CallbackId cbid, const void* params) {
       cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz)
     return static_cast<const cuLaunchKernelEx_params*>(params)->f;
   return static_cast<const cuLaunchKernel_params*>(params)->f;
-}
-
-bool is_kernel_launch(CUpti_CallbackId cbid) {
-  return std::find(std::begin(kKernelLaunchCallbacks), std::end(kKernelLaunchCallbacks), cbid) !=
-         std::end(kKernelLaunchCallbacks);
 }
 
 }  // namespace
@@ -98,14 +95,23 @@ std::span<const CUpti_CallbackId> kernel_launch_callbacks() {
   return kKernelLaunchCallbacks;
 }
 
+bool is_kernel_launch_callback(CUpti_CallbackId cbid) {
+  return std::find(std::begin(kKernelLaunchCallbacks), std::end(kKernelLaunchCallbacks), cbid) !=
+         std::end(kKernelLaunchCallbacks);
+}
+
 void LaunchNamer::enable_on(CuptiSubscriber& subscriber) {
+  if (name_queries().function_name == nullptr)
+    throw GpuError("CUDA driver", 0,
+                   "the NVIDIA driver has no cuFuncGetName (CUDA 12.3 and later have it), so "
+                   "kernels cannot be named at their launch");
   for (CUpti_CallbackId cbid : kKernelLaunchCallbacks)
     subscriber.enable(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
 }
 
 void LaunchNamer::on_driver_callback(CUpti_CallbackId cbid,
                                      const CUpti_CallbackData& call) noexcept {
-  if (!is_kernel_launch(cbid)) return;
+  if (!is_kernel_launch_callback(cbid)) return;
   if (call.callbackSite == CUPTI_API_EXIT) {
     const auto* result = static_cast<const CUresult*>(call.functionReturnValue);
     if (result && *result != CUDA_SUCCESS) names_.forget(call.correlationId);

@@ -40,6 +40,7 @@ class CuptiSubscriber {
 // per-thread-stream forms). Graph launches are not among them: their kernels keep
 // CUPTI's names.
 std::span<const CUpti_CallbackId> kernel_launch_callbacks();
+bool is_kernel_launch_callback(CUpti_CallbackId cbid);
 
 class LaunchNamer {
  public:
@@ -48,7 +49,8 @@ class LaunchNamer {
   LaunchNamer& operator=(const LaunchNamer&) = delete;
 
   // Enables kernel_launch_callbacks() on `subscriber`, whose callback passes
-  // their callback data to on_driver_callback.
+  // their callback data to on_driver_callback. Throws GpuError where the driver
+  // cannot name a function (no libcuda, or one older than CUDA 12.3).
   static void enable_on(CuptiSubscriber& subscriber);
 
   // A driver-API callback: at a launch's entry names it, at its exit forgets a

@@ -127,7 +127,9 @@ class KernelCounters::Impl {
       }
       if (t_in_session || stopped_.load(std::memory_order_relaxed)) return;
       if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-        if (is_launch(cbid)) begin_measurement(cbid, *static_cast<const CUpti_CallbackData*>(data));
+        // The shared subscriber may bring driver callbacks others enabled.
+        if (is_kernel_launch_callback(cbid))
+          begin_measurement(cbid, *static_cast<const CUpti_CallbackData*>(data));
       } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
         on_nvtx(cbid, *static_cast<const CUpti_NvtxData*>(data));
       } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -143,13 +145,6 @@ class KernelCounters::Impl {
   }
 
  private:
-  // The shared subscriber may deliver driver callbacks other users enabled.
-  static bool is_launch(CUpti_CallbackId cbid) {
-    for (CUpti_CallbackId launch : kernel_launch_callbacks())
-      if (cbid == launch) return true;
-    return false;
-  }
-
   struct ContextCounters {
     std::unique_ptr<ProfilerSession> session;
     CollectionPlan plan;
