@@ -112,6 +112,12 @@ TEST(ActivityTracerGpu, RecordsAKnownSequence) {
   EXPECT_EQ(trace.dropped_records, 0u);
   EXPECT_EQ(trace.untimed_records, 0u);
   EXPECT_LT(trace.start_ns, trace.stop_ns);
+  std::printf(
+      "launch names (runtime launches): %llu of %zu records named at launch, %llu "
+      "corrected%s%s\n",
+      static_cast<unsigned long long>(trace.kernels_named_at_launch), trace.kernels.size(),
+      static_cast<unsigned long long>(trace.kernels_renamed),
+      trace.launch_naming_problem.empty() ? "" : "; ", trace.launch_naming_problem.c_str());
   EXPECT_EQ(trace.launch_naming_problem, "");
   EXPECT_EQ(trace.kernels_named_at_launch, 3u);
   EXPECT_EQ(trace.kernels_renamed, 0u);
