@@ -171,12 +171,15 @@ bool is_api_kind(CUpti_ActivityKind kind) {
 
 namespace {
 
-// The tracer's callback subscriber: every callback it enabled is a launch's.
+// The tracer's callback subscriber: every callback it enabled is the namer's
+// (launches, and the unloads that empty its name cache).
 void CUPTIAPI on_launch_callback(void* namer, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void* data) {
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
     static_cast<LaunchNamer*>(namer)->on_driver_callback(
         cbid, *static_cast<const CUpti_CallbackData*>(data));
+  else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
+    static_cast<LaunchNamer*>(namer)->on_resource_callback(cbid);
 }
 
 }  // namespace
@@ -189,7 +192,7 @@ void ActivityTracer::State::name_launches() {
   }
   try {
     subscriber.emplace(&on_launch_callback, &namer);
-    LaunchNamer::enable_on(*subscriber);
+    namer.enable_on(*subscriber);
   } catch (const std::exception& e) {
     subscriber.reset();
     collector.trace.launch_naming_problem =
@@ -203,6 +206,7 @@ Trace ActivityTracer::State::finish(bool quiet) {
   //    more launches to name.
   for (CUpti_ActivityKind kind : enabled)
     if (is_api_kind(kind)) keep_going(first, [&] { TR_CUPTI_CHECK(cuptiActivityDisable(kind)); });
+  const NameCacheCounts name_cache = subscriber ? namer.cache_counts() : NameCacheCounts{};
   keep_going(first, [&] { subscriber.reset(); });
   // 2. Every kernel, copy and memset launched since start() completes and is timed.
   keep_going(first, [] { TR_CUDA_CHECK(cudaDeviceSynchronize()); });
@@ -231,6 +235,7 @@ Trace ActivityTracer::State::finish(bool quiet) {
   launch_names.clear();  // launches whose kernel record never came
   tracing = false;
   trace.dropped_records += dropped;
+  trace.launch_name_cache = name_cache;
   trace.stop_ns = stop_ns;
   sort_by_start(trace.kernels);
   sort_by_start(trace.memcpys);

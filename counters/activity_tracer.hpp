@@ -33,6 +33,7 @@
 
 #include "core/api_tracing.hpp"
 #include "core/results.hpp"
+#include "counters/launch_names.hpp"
 
 namespace timeroof {
 
@@ -170,6 +171,9 @@ struct Trace {
   std::uint64_t kernels_named_at_launch = 0;
   std::uint64_t kernels_renamed = 0;
   std::string launch_naming_problem;
+  // How the traced launches were named: from the name cache, by asking the
+  // driver, and how often unloads emptied the cache (launch_names.hpp).
+  NameCacheCounts launch_name_cache;
   bool latency_timestamps = false;  // queued_ns / submitted_ns were requested from CUPTI
 };
 

@@ -29,30 +29,43 @@ constexpr CUpti_CallbackId kKernelLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
 };
 
-// The driver's name queries, from libcuda itself (loaded here if no CUDA call
-// loaded it yet; loading does not initialise CUDA): no runtime call inside a
-// driver callback, and the injection library must not start a CUDA runtime of
-// its own. Kept open for the process's life.
-struct NameQueries {
-  CUresult (*function_name)(const char**, CUfunction) = nullptr;
-  CUresult (*kernel_name)(const char**, CUkernel) = nullptr;
+// Calls that may free CUfunction or CUkernel handles, whose addresses a later
+// load may reuse for another kernel.
+constexpr CUpti_CallbackId kCodeUnloadCallbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuModuleUnload,
+    CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGreenCtxDestroy,
 };
 
-NameQueries load_name_queries() {
-  NameQueries queries;
+// The same seen from the resource domain, which also sees unloads no driver
+// call of the program made (the runtime's, at a context's end).
+constexpr CUpti_CallbackId kCodeUnloadResources[] = {
+    CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+};
+
+template <std::size_t N>
+bool contains(const CUpti_CallbackId (&ids)[N], CUpti_CallbackId cbid) {
+  return std::find(std::begin(ids), std::end(ids), cbid) != std::end(ids);
+}
+
+// From libcuda itself: no runtime call inside a driver callback, and the
+// injection library must not start a CUDA runtime of its own. Kept open for the
+// process's life.
+KernelNameQueries load_name_queries() {
+  KernelNameQueries queries;
   void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (driver == nullptr) return queries;
   queries.function_name =
       reinterpret_cast<CUresult (*)(const char**, CUfunction)>(dlsym(driver, "cuFuncGetName"));
   queries.kernel_name =
       reinterpret_cast<CUresult (*)(const char**, CUkernel)>(dlsym(driver, "cuKernelGetName"));
-  return queries;
-}
-
-// Resolved by enable_on, before any callback: dlopen inside a launch callback
-// could wait on the loader lock while holding the driver's.
-const NameQueries& name_queries() {
-  static const NameQueries queries = load_name_queries();
   return queries;
 }
 
@@ -96,21 +109,55 @@ std::span<const CUpti_CallbackId> kernel_launch_callbacks() {
 }
 
 bool is_kernel_launch_callback(CUpti_CallbackId cbid) {
-  return std::find(std::begin(kKernelLaunchCallbacks), std::end(kKernelLaunchCallbacks), cbid) !=
-         std::end(kKernelLaunchCallbacks);
+  return contains(kKernelLaunchCallbacks, cbid);
+}
+
+bool is_code_unload_callback(CUpti_CallbackId cbid) {
+  return contains(kCodeUnloadCallbacks, cbid);
+}
+
+// Looked up when a namer is made, before any callback: dlopen inside a launch
+// callback could wait on the loader lock while holding the driver's.
+const KernelNameQueries& driver_name_queries() {
+  static const KernelNameQueries queries = load_name_queries();
+  return queries;
 }
 
 void LaunchNamer::enable_on(CuptiSubscriber& subscriber) {
-  if (name_queries().function_name == nullptr)
+  if (queries_.function_name == nullptr)
     throw GpuError("CUDA driver", 0,
                    "the NVIDIA driver has no cuFuncGetName (CUDA 12.3 and later have it), so "
                    "kernels cannot be named at their launch");
+  cache_.reset();
+  // The unloads first: a name cached from now on is cleared by the next one.
+  for (CUpti_CallbackId cbid : kCodeUnloadResources)
+    subscriber.enable(CUPTI_CB_DOMAIN_RESOURCE, cbid);
+  for (CUpti_CallbackId cbid : kCodeUnloadCallbacks)
+    subscriber.enable(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   for (CUpti_CallbackId cbid : kKernelLaunchCallbacks)
     subscriber.enable(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
 }
 
+const char* LaunchNamer::query_name(CUfunction function) const noexcept {
+  const char* name = nullptr;
+  // A CUkernel cast to CUfunction is a valid launch handle too (a library's
+  // kernel): what cuFuncGetName does not name, cuKernelGetName may.
+  if (queries_.function_name && queries_.function_name(&name, function) != CUDA_SUCCESS)
+    name = nullptr;
+  if (!name && queries_.kernel_name &&
+      queries_.kernel_name(&name, reinterpret_cast<CUkernel>(function)) != CUDA_SUCCESS)
+    name = nullptr;
+  return name;
+}
+
 void LaunchNamer::on_driver_callback(CUpti_CallbackId cbid,
                                      const CUpti_CallbackData& call) noexcept {
+  if (is_code_unload_callback(cbid)) {
+    // On entry: no other thread may hit a name of a handle this call frees.
+    // On exit: nothing cached while it ran outlives it.
+    cache_.clear();
+    return;
+  }
   if (!is_kernel_launch_callback(cbid)) return;
   if (call.callbackSite == CUPTI_API_EXIT) {
     const auto* result = static_cast<const CUresult*>(call.functionReturnValue);
@@ -118,20 +165,22 @@ void LaunchNamer::on_driver_callback(CUpti_CallbackId cbid,
     return;
   }
   const CUfunction function = launched_function(cbid, call.functionParams);
-  const NameQueries& queries = name_queries();
-  const char* name = nullptr;
-  // A CUkernel cast to CUfunction is a valid launch handle too (a library's
-  // kernel): what cuFuncGetName does not name, cuKernelGetName may.
-  if (function && queries.function_name && queries.function_name(&name, function) != CUDA_SUCCESS)
-    name = nullptr;
-  if (!name && function && queries.kernel_name &&
-      queries.kernel_name(&name, reinterpret_cast<CUkernel>(function)) != CUDA_SUCCESS)
-    name = nullptr;
-  if (name == nullptr || *name == '\0') return;  // CUPTI's name stays
+  if (function == nullptr) return;
   try {
-    names_.record(call.correlationId, name);
+    KernelNameCache::Lookup cached = cache_.find(function);
+    LaunchNames::Name name = std::move(cached.name);
+    if (!name) {
+      const char* queried = query_name(function);
+      if (queried == nullptr || *queried == '\0') return;  // CUPTI's name stays
+      name = cache_.insert(function, queried, cached.generation);
+    }
+    names_.record(call.correlationId, std::move(name));
   } catch (...) {  // no memory for the copy: CUPTI's name stays
   }
+}
+
+void LaunchNamer::on_resource_callback(CUpti_CallbackId cbid) noexcept {
+  if (contains(kCodeUnloadResources, cbid)) cache_.clear();
 }
 
 }  // namespace timeroof

@@ -1,8 +1,12 @@
 // Names each kernel at its launch (launch_names.hpp says why): a CUPTI
 // driver-API callback on the launch calls reads the launched handle's name from
 // the driver (cuFuncGetName; cuKernelGetName for a CUkernel handle) while the
-// handle is live, and keeps it by the launch's correlation id. The cost per
-// launch: two driver queries, one string copy, one map insert under a mutex.
+// handle is live, and keeps it by the launch's correlation id. The driver is
+// asked once per handle: names are cached by handle (KernelNameCache,
+// launch_names.hpp), and the cache is emptied at every module or library
+// unload and context destruction, the only ways a handle's address can come to
+// name another kernel. The cost per launch: a shared-lock hash lookup and a map
+// insert under a mutex; the first launch of a handle adds the driver's queries.
 //
 // CUPTI allows one callback subscriber per process, so the subscriber is its own
 // type that its owner shares: the activity tracer subscribes for the namer alone,
@@ -42,24 +46,57 @@ class CuptiSubscriber {
 std::span<const CUpti_CallbackId> kernel_launch_callbacks();
 bool is_kernel_launch_callback(CUpti_CallbackId cbid);
 
+// The driver calls that may free launch handles (module and library unloads,
+// context destruction): the name cache is emptied on their entry and exit.
+bool is_code_unload_callback(CUpti_CallbackId cbid);
+
+// The driver's name queries; null where the driver lacks one.
+struct KernelNameQueries {
+  CUresult (*function_name)(const char**, CUfunction) = nullptr;  // cuFuncGetName
+  CUresult (*kernel_name)(const char**, CUkernel) = nullptr;      // cuKernelGetName
+};
+
+// libcuda's own, looked up once (loading libcuda if no CUDA call did yet;
+// loading does not initialise CUDA).
+const KernelNameQueries& driver_name_queries();
+
 class LaunchNamer {
  public:
-  explicit LaunchNamer(LaunchNames& names) : names_(names) {}
+  // `queries`: the driver's; a test passes its own.
+  explicit LaunchNamer(LaunchNames& names, const KernelNameQueries& queries = driver_name_queries())
+      : names_(names), queries_(queries) {}
   LaunchNamer(const LaunchNamer&) = delete;
   LaunchNamer& operator=(const LaunchNamer&) = delete;
 
-  // Enables kernel_launch_callbacks() on `subscriber`, whose callback passes
-  // their callback data to on_driver_callback. Throws GpuError where the driver
-  // cannot name a function (no libcuda, or one older than CUDA 12.3).
-  static void enable_on(CuptiSubscriber& subscriber);
+  // Enables kernel_launch_callbacks(), the code unload calls and the resource
+  // callbacks of module unloads and context destruction on `subscriber`, whose
+  // callback passes them to on_driver_callback and on_resource_callback.
+  // Empties the name cache and zeroes its counts: unloads before now went
+  // unseen. Throws GpuError where the driver cannot name a function (no
+  // libcuda, or one older than CUDA 12.3).
+  void enable_on(CuptiSubscriber& subscriber);
 
-  // A driver-API callback: at a launch's entry names it, at its exit forgets a
-  // launch that failed; other calls are ignored. Never throws: a launch the
+  // A driver-API callback: at a launch's entry names it (from the cache, else
+  // the driver), at its exit forgets a launch that failed; a code unload
+  // empties the cache; other calls are ignored. Never throws: a launch the
   // driver cannot name keeps CUPTI's name.
   void on_driver_callback(CUpti_CallbackId cbid, const CUpti_CallbackData& call) noexcept;
+  // A resource callback: a module unloading or a context being destroyed
+  // empties the cache (also where the unload is the runtime's own, with no
+  // driver call of the program's to see); others are ignored.
+  void on_resource_callback(CUpti_CallbackId cbid) noexcept;
+
+  // Launches named from the cache, by asking the driver, and cache clears,
+  // since enable_on.
+  NameCacheCounts cache_counts() const { return cache_.counts(); }
 
  private:
+  // The driver's name for a launched handle, or nullptr.
+  const char* query_name(CUfunction function) const noexcept;
+
   LaunchNames& names_;
+  KernelNameQueries queries_;
+  KernelNameCache cache_;
 };
 
 }  // namespace timeroof

@@ -458,6 +458,8 @@ void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_Cal
   // The name first: a measured launch is replayed inside the counters' callback.
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
     callbacks->namer.on_driver_callback(cbid, *static_cast<const CUpti_CallbackData*>(data));
+  else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
+    callbacks->namer.on_resource_callback(cbid);
   if (KernelCounters* counters = callbacks->counters.load(std::memory_order_acquire))
     counters->on_callback(domain, cbid, data);
 }
@@ -467,7 +469,7 @@ void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_Cal
 void name_launches(LaunchCallbacks& callbacks, Tracer& tracer) noexcept {
   try {
     callbacks.subscriber.emplace(&on_callback, &callbacks);
-    LaunchNamer::enable_on(*callbacks.subscriber);
+    callbacks.namer.enable_on(*callbacks.subscriber);
     tracer.name_kernels_from(&callbacks.names);
   } catch (const std::exception& e) {
     callbacks.subscriber.reset();

@@ -47,7 +47,7 @@ run_test() {
   rc=$?
   [ "$rc" -eq 124 ] && echo "TIMED OUT after $limit s" >> "$logs/$name.log"
   echo "== $name: rc=$rc in $((SECONDS - t0)) s"
-  grep -E '^\[ +(FAILED|SKIPPED) +\] .* \([0-9]+ ms\)$|^\[  PASSED  \]|module reloads|launch names|corrected:|host cost per|API records|Failure$|Expected|Which is|actual|TIMED OUT' \
+  grep -E '^\[ +(FAILED|SKIPPED) +\] .* \([0-9]+ ms\)$|^\[  PASSED  \]|module reloads|launch names|launch name cache|corrected:|host cost per|API records|Failure$|Expected|Which is|actual|TIMED OUT' \
     "$logs/$name.log" | head -60
   # On the GPU machine every test must run: a skip is a failure here.
   if grep -qE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$logs/$name.log"; then

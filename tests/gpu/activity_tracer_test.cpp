@@ -69,6 +69,15 @@ void print_api_counts(const Trace& trace) {
   }
 }
 
+void print_name_cache(const Trace& trace) {
+  std::printf(
+      "  launch name cache: %llu launches named from the cache, %llu asked the driver, "
+      "%llu clears by unloads\n",
+      static_cast<unsigned long long>(trace.launch_name_cache.hits),
+      static_cast<unsigned long long>(trace.launch_name_cache.queries),
+      static_cast<unsigned long long>(trace.launch_name_cache.clears));
+}
+
 void print_summary(const char* label, const TraceSummary& s) {
   std::printf(
       "%s (per call over %d calls): launches %.2f, kernel %.2f us (busy %.2f us), "
@@ -118,9 +127,13 @@ TEST(ActivityTracerGpu, RecordsAKnownSequence) {
       static_cast<unsigned long long>(trace.kernels_named_at_launch), trace.kernels.size(),
       static_cast<unsigned long long>(trace.kernels_renamed),
       trace.launch_naming_problem.empty() ? "" : "; ", trace.launch_naming_problem.c_str());
+  print_name_cache(trace);
   EXPECT_EQ(trace.launch_naming_problem, "");
   EXPECT_EQ(trace.kernels_named_at_launch, 3u);
   EXPECT_EQ(trace.kernels_renamed, 0u);
+  // One kernel launched three times: the driver is asked once.
+  EXPECT_EQ(trace.launch_name_cache.queries, 1u);
+  EXPECT_EQ(trace.launch_name_cache.hits, 2u);
 
   // Kernels: exact count, shapes, order, one stream.
   ASSERT_EQ(trace.kernels.size(), 3u);
@@ -603,8 +616,10 @@ void launch_store(const ModuleDriver& driver, CUfunction function, int** out, un
 // such a kernel's record after another's (docs/design.md, "Kernel names can be
 // stale"). Here each round loads a new kernel (alternately a module's CUfunction and
 // a library's CUkernel, launched with cuLaunchKernel and cuLaunchKernelEx), runs
-// it, and unloads it, so the driver may hand the next round the same handle:
-// every record must carry the name the driver gave the launched handle.
+// it twice, and unloads it, so the driver may hand the next round the same
+// handle: every record must carry the name the driver gave the launched handle.
+// The namer's name cache serves each round's second launch, and each unload
+// empties it, so each round's first launch asks the driver.
 TEST(ActivityTracerGpu, NamesKernelsAtLaunchAcrossModuleReloads) {
   TR_REQUIRE_GPU();
   constexpr int kRounds = 24;
@@ -629,9 +644,10 @@ TEST(ActivityTracerGpu, NamesKernelsAtLaunchAcrossModuleReloads) {
     launched[static_cast<std::size_t>(round)] = code.launched_name();
     handles[static_cast<std::size_t>(round)] = code.handle();
     int* slot = out.get() + round;
-    launch_store(driver, code.handle(), &slot, static_cast<unsigned>(round % 5 + 1), round % 4 >= 2,
-                 stream.get());
-    stream.synchronize();  // the kernel ran before its code is unloaded
+    for (int launch = 0; launch < 2; ++launch)
+      launch_store(driver, code.handle(), &slot, static_cast<unsigned>(round % 5 + 1),
+                   round % 4 >= 2, stream.get());
+    stream.synchronize();  // the kernels ran before their code is unloaded
   }
   const Trace trace = tracer.stop();
 
@@ -652,32 +668,40 @@ TEST(ActivityTracerGpu, NamesKernelsAtLaunchAcrossModuleReloads) {
       std::printf("  corrected: CUPTI said %s, launched %s\n", k.cupti_name->c_str(),
                   k.name.c_str());
   print_api_counts(trace);
+  print_name_cache(trace);
 
+  constexpr std::uint64_t kLaunches = 2 * kRounds;
   EXPECT_EQ(trace.dropped_records, 0u);
   EXPECT_EQ(trace.launch_naming_problem, "");
-  ASSERT_EQ(trace.kernels.size(), static_cast<std::size_t>(kRounds));
-  EXPECT_EQ(trace.kernels_named_at_launch, static_cast<std::uint64_t>(kRounds));
-  for (int round = 0; round < kRounds; ++round) {
-    const std::size_t i = static_cast<std::size_t>(round);
-    const KernelActivity& k = trace.kernels[i];  // rounds ran one after another
-    SCOPED_TRACE("round " + std::to_string(round));
-    EXPECT_EQ(stored[i], round) << "round " << round << "'s kernel ran";
-    EXPECT_EQ(launched[i], "tr_round_kernel_" + std::to_string(round));
-    EXPECT_EQ(k.name, launched[i]);
+  ASSERT_EQ(trace.kernels.size(), static_cast<std::size_t>(kLaunches));
+  EXPECT_EQ(trace.kernels_named_at_launch, kLaunches);
+  EXPECT_EQ(trace.launch_name_cache.queries, static_cast<std::uint64_t>(kRounds))
+      << "each round's first launch asks the driver: the unload before it emptied the cache";
+  EXPECT_EQ(trace.launch_name_cache.hits, static_cast<std::uint64_t>(kRounds))
+      << "each round's second launch is named from the cache";
+  EXPECT_GE(trace.launch_name_cache.clears, static_cast<std::uint64_t>(kRounds))
+      << "every unload empties the cache";
+  const std::vector<KernelRecord> records = kernel_records(trace);
+  for (std::size_t i = 0; i < trace.kernels.size(); ++i) {
+    const int round = static_cast<int>(i / 2);  // rounds ran one after another
+    const std::size_t r = static_cast<std::size_t>(round);
+    const KernelActivity& k = trace.kernels[i];
+    SCOPED_TRACE("round " + std::to_string(round) + ", launch " + std::to_string(i % 2));
+    EXPECT_EQ(stored[r], round) << "round " << round << "'s kernel ran";
+    EXPECT_EQ(launched[r], "tr_round_kernel_" + std::to_string(round));
+    EXPECT_EQ(k.name, launched[r]);
+    EXPECT_EQ(records[i].name, launched[r]);
     EXPECT_TRUE(k.named_at_launch);
     EXPECT_EQ(k.grid, (std::array<int, 3>{round % 5 + 1, 1, 1}));
     if (k.cupti_name) {
       EXPECT_NE(*k.cupti_name, k.name);
     }
   }
-  const std::vector<KernelRecord> records = kernel_records(trace);
-  for (int round = 0; round < kRounds; ++round)
-    EXPECT_EQ(records[static_cast<std::size_t>(round)].name,
-              "tr_round_kernel_" + std::to_string(round));
 }
 
-// Naming each launch costs two driver queries, a string copy and a map insert:
-// the host time per traced launch with it, against the same tracer without it.
+// Naming a launch costs a cache lookup and a map insert (the driver is asked at
+// a handle's first launch only): the host time per traced launch with it,
+// against the same tracer without it.
 TEST(ActivityTracerGpu, NamingAtLaunchCostsLittle) {
   TR_REQUIRE_GPU();
   Stream stream;
@@ -713,7 +737,10 @@ TEST(ActivityTracerGpu, NamingAtLaunchCostsLittle) {
       named_summary.api_ns * 1e-3, unnamed_summary.api_ns * 1e-3,
       named_summary.tracer_api_ns * 1e-3, unnamed_summary.tracer_api_ns * 1e-3);
   print_api_counts(named_trace);
+  print_name_cache(named_trace);
   EXPECT_EQ(named_trace.kernels_named_at_launch, static_cast<std::uint64_t>(kLaunches));
+  EXPECT_EQ(named_trace.launch_name_cache.queries, 1u) << "one kernel: the driver is asked once";
+  EXPECT_EQ(named_trace.launch_name_cache.hits, static_cast<std::uint64_t>(kLaunches - 1));
   EXPECT_EQ(unnamed_trace.kernels_named_at_launch, 0u);
   EXPECT_NE(unnamed_trace.launch_naming_problem.find("turned off"), std::string::npos);
   for (std::size_t i = 0; i < named_trace.kernels.size(); ++i)
