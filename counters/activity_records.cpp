@@ -200,7 +200,11 @@ DecodedActivity ActivityDecoder::decode(const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* r = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       KernelActivity k;
-      k.name = demangled(r->name);
+      const ChosenKernelName chosen =
+          choose_kernel_name(r->name, launches_ ? launches_->take(r->correlationId) : std::nullopt);
+      k.name = demangled(chosen.raw.c_str());
+      k.named_at_launch = chosen.from_launch;
+      if (chosen.renamed) k.cupti_name = demangled(r->name);
       k.grid = {r->gridX, r->gridY, r->gridZ};
       k.block = {r->blockX, r->blockY, r->blockZ};
       k.registers = r->registersPerThread;

@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "counters/activity_tracer.hpp"
+#include "counters/launch_names.hpp"
 
 namespace timeroof {
 
@@ -25,12 +26,16 @@ using DecodedActivity = std::variant<std::monostate, KernelActivity, MemcpyActiv
 // repeats a few names many times, and demangling is the costly part.
 class ActivityDecoder {
  public:
+  // Kernel records take the name launched under their correlation id from
+  // `launches` (taken out of it) where there is one; nullptr: CUPTI's names.
+  void name_kernels_from(LaunchNames* launches) noexcept { launches_ = launches; }
   DecodedActivity decode(const CUpti_Activity* record);
   // cuptiGetCallbackName, runtime names without their version suffix.
   const std::string& api_name(ApiDomain domain, std::uint32_t cbid);
   const std::string& demangled(const char* raw_name);
 
  private:
+  LaunchNames* launches_ = nullptr;
   std::unordered_map<std::string, std::string> demangled_;          // raw kernel name -> demangled
   std::map<std::pair<int, std::uint32_t>, std::string> api_names_;  // (domain, cbid) -> name
 };

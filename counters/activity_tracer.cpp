@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/intervals.hpp"
 #include "counters/activity_records.hpp"
+#include "counters/launch_namer.hpp"
 #include "gpu/check.hpp"
 #include "gpu/check_cupti.hpp"
 
@@ -57,6 +58,8 @@ void decode(const CUpti_Activity* record, Collector& c) {
   DecodedActivity decoded = c.decoder.decode(record);
   if (auto* k = std::get_if<KernelActivity>(&decoded)) {
     count_untimed(*k);
+    if (k->named_at_launch) ++t.kernels_named_at_launch;
+    if (k->cupti_name) ++t.kernels_renamed;
     t.kernels.push_back(std::move(*k));
   } else if (auto* m = std::get_if<MemcpyActivity>(&decoded)) {
     count_untimed(*m);
@@ -133,6 +136,14 @@ struct ActivityTracer::State {
   Collector collector;
   bool tracing = false;
   std::vector<CUpti_ActivityKind> enabled;  // in the order they were enabled
+  // Kernel names read at each launch (launch_namer.hpp), while tracing.
+  LaunchNames launch_names;
+  LaunchNamer namer{launch_names};
+  std::optional<CuptiSubscriber> subscriber;
+
+  // Subscribes the namer to the launches; where CUPTI refuses (another
+  // subscriber), tracing goes on with CUPTI's names and the trace says why.
+  void name_launches();
 
   // Turns everything off and hands back the records; runs every step even after
   // a failure, then rethrows the first failure (quiet: prints it to stderr).
@@ -158,11 +169,45 @@ bool is_api_kind(CUpti_ActivityKind kind) {
 
 }  // namespace
 
+namespace {
+
+// The tracer's callback subscriber: every callback it enabled is the namer's
+// (launches, and the unloads that empty its name cache).
+void CUPTIAPI on_launch_callback(void* namer, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+    static_cast<LaunchNamer*>(namer)->on_driver_callback(
+        cbid, *static_cast<const CUpti_CallbackData*>(data));
+  else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
+    static_cast<LaunchNamer*>(namer)->on_resource_callback(cbid);
+}
+
+}  // namespace
+
+void ActivityTracer::State::name_launches() {
+  if (!options.name_kernels_at_launch) {
+    collector.trace.launch_naming_problem =
+        "kernel records keep CUPTI's names: naming at launch was turned off";
+    return;
+  }
+  try {
+    subscriber.emplace(&on_launch_callback, &namer);
+    namer.enable_on(*subscriber);
+  } catch (const std::exception& e) {
+    subscriber.reset();
+    collector.trace.launch_naming_problem =
+        std::string("kernel records keep CUPTI's names (not read at launch): ") + e.what();
+  }
+}
+
 Trace ActivityTracer::State::finish(bool quiet) {
   std::exception_ptr first;
-  // 1. Host-side records off first, so our own synchronize is not recorded.
+  // 1. Host-side records off first, so our own synchronize is not recorded; no
+  //    more launches to name.
   for (CUpti_ActivityKind kind : enabled)
     if (is_api_kind(kind)) keep_going(first, [&] { TR_CUPTI_CHECK(cuptiActivityDisable(kind)); });
+  const NameCacheCounts name_cache = subscriber ? namer.cache_counts() : NameCacheCounts{};
+  keep_going(first, [&] { subscriber.reset(); });
   // 2. Every kernel, copy and memset launched since start() completes and is timed.
   keep_going(first, [] { TR_CUDA_CHECK(cudaDeviceSynchronize()); });
   // 3. Deliver every buffer, 4. turn the device-side kinds off, 5. deliver stragglers.
@@ -184,10 +229,13 @@ Trace ActivityTracer::State::finish(bool quiet) {
     std::lock_guard<std::mutex> lock(g_mutex);
     trace = std::move(collector.trace);
     collector.trace = Trace{};
+    collector.decoder.name_kernels_from(nullptr);
     if (g_active == &collector) g_active = nullptr;
   }
+  launch_names.clear();  // launches whose kernel record never came
   tracing = false;
   trace.dropped_records += dropped;
+  trace.launch_name_cache = name_cache;
   trace.stop_ns = stop_ns;
   sort_by_start(trace.kernels);
   sort_by_start(trace.memcpys);
@@ -271,10 +319,12 @@ void ActivityTracer::start() {
     g_buffer_bytes.store(state_->options.buffer_bytes);
     state_->collector.trace = Trace{};
     state_->collector.trace.latency_timestamps = g_latency_timestamps;
+    state_->collector.decoder.name_kernels_from(&state_->launch_names);
     g_active = &state_->collector;
   }
   state_->tracing = true;
   try {
+    state_->name_launches();  // before any kind is on: every traced launch is named
     state_->collector.trace.start_ns = timestamp_now();
     std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                              CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -308,6 +358,13 @@ Trace ActivityTracer::stop() {
 // ---------------------------------------------------------------------------
 // Summary
 
+// Seen on H200 (CUDA 13): CUPTI's as one top-level cuKernelGetName per traced
+// launch, enclosed by no runtime call.
+bool is_tracer_api(const ApiActivity& a) {
+  return a.domain == ApiDomain::driver &&
+         (a.name == "cuKernelGetName" || a.name == "cuFuncGetName");
+}
+
 namespace {
 
 using Interval = NsInterval;
@@ -337,14 +394,6 @@ bool is_synchronization_api(const std::string& name) {
   return false;
 }
 
-// Driver calls CUPTI itself makes while tracing, to name each kernel record:
-// seen on H200 (CUDA 13) as one top-level cuKernelGetName per traced launch,
-// enclosed by no runtime call. An untraced timing pass does not make them.
-bool is_tracer_api(const ApiActivity& a) {
-  return a.domain == ApiDomain::driver &&
-         (a.name == "cuKernelGetName" || a.name == "cuFuncGetName");
-}
-
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
@@ -368,6 +417,9 @@ struct TopLevelCall {
   std::uint64_t start_ns = 0;
   double ns = 0;  // its own duration plus what calls nested in it run past its end
   ApiBucket bucket = ApiBucket::api;
+  // Tracer calls nested in it (the launch namer's name queries inside a launch):
+  // part of `ns`, but tracing overhead, so counted in tracer_api_ns instead.
+  double nested_tracer_ns = 0;
 };
 
 struct ApiTimeline {
@@ -391,6 +443,9 @@ ApiTimeline api_timeline(const Trace& trace) {
     std::uint64_t open_end = 0;
     for (const ApiActivity* a : records) {
       if (open && a->start_ns < open_end) {  // nested in (or overlapping) the open call
+        if (is_tracer_api(*a) && a->end_ns <= open_end)
+          timeline.top_level.back().nested_tracer_ns +=
+              static_cast<double>(duration(a->start_ns, a->end_ns));
         if (a->end_ns > open_end) {
           timeline.top_level.back().ns += static_cast<double>(a->end_ns - open_end);
           open_end = a->end_ns;
@@ -457,13 +512,15 @@ TraceSummary summarize_calls(const Trace& trace, int calls) {
   double api_calls = 0;
   for (const TopLevelCall& c : timeline.top_level) {
     TraceSummary& times = per_call[call_at(trace, c.start_ns)];
+    const double nested_tracer_ns = c.bucket == ApiBucket::tracer ? 0.0 : c.nested_tracer_ns;
+    times.tracer_api_ns += nested_tracer_ns;
     switch (c.bucket) {
       case ApiBucket::api:
-        times.api_ns += c.ns;
+        times.api_ns += c.ns - nested_tracer_ns;
         api_calls += 1;
         break;
       case ApiBucket::sync:
-        times.sync_ns += c.ns;
+        times.sync_ns += c.ns - nested_tracer_ns;
         break;
       case ApiBucket::tracer:
         times.tracer_api_ns += c.ns;

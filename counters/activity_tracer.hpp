@@ -33,6 +33,7 @@
 
 #include "core/api_tracing.hpp"
 #include "core/results.hpp"
+#include "counters/launch_names.hpp"
 
 namespace timeroof {
 
@@ -64,6 +65,12 @@ enum class SyncType {
 // One kernel execution (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).
 struct KernelActivity {
   std::string name;  // demangled, templates intact; the raw name if it does not demangle
+  // `name` is the launched function's, read at its launch (launch_names.hpp); false
+  // where no launch callback named it (graph launches, launch naming off): CUPTI's.
+  bool named_at_launch = false;
+  // CUPTI's own name for the record (demangled) where it differed from the
+  // launch's: a stale name the launch's corrected.
+  std::optional<std::string> cupti_name;
   std::array<int, 3> grid{1, 1, 1};
   std::array<int, 3> block{1, 1, 1};
   // Registers per thread as allocated (CUPTI's registersPerThread): the compiled
@@ -157,7 +164,17 @@ struct Trace {
   std::uint64_t dropped_records = 0;
   std::uint64_t untimed_records = 0;  // kept, but with start = end = 0
   std::uint64_t other_records = 0;    // of kinds this tracer does not decode
-  bool latency_timestamps = false;    // queued_ns / submitted_ns were requested from CUPTI
+  // Kernel names (launch_names.hpp): records named at their launch, and of those
+  // the ones whose CUPTI name differed (KernelActivity::cupti_name). Empty
+  // launch_naming_problem: kernels were named at launch; else why not (e.g.
+  // another CUPTI subscriber in the process) and every record keeps CUPTI's name.
+  std::uint64_t kernels_named_at_launch = 0;
+  std::uint64_t kernels_renamed = 0;
+  std::string launch_naming_problem;
+  // How the traced launches were named: from the name cache, by asking the
+  // driver, and how often unloads emptied the cache (launch_names.hpp).
+  NameCacheCounts launch_name_cache;
+  bool latency_timestamps = false;  // queued_ns / submitted_ns were requested from CUPTI
 };
 
 class ActivityTracer {
@@ -168,6 +185,9 @@ class ActivityTracer {
     // set once per process and left on; it costs nothing while kernels are not traced).
     bool latency_timestamps = true;
     bool synchronization = true;  // CUPTI_ACTIVITY_KIND_SYNCHRONIZATION records
+    // Name each kernel record at its launch (launch_names.hpp); off, every record
+    // keeps CUPTI's name (Trace::launch_naming_problem says so).
+    bool name_kernels_at_launch = true;
   };
 
   ActivityTracer();
@@ -180,9 +200,10 @@ class ActivityTracer {
   ActivityTracer& operator=(ActivityTracer&& other) noexcept;
 
   // Enables kernel (concurrent), memcpy, memset, synchronization, runtime and
-  // driver API records. Throws timeroof::Error if any tracer in this process is
-  // already tracing, GpuError if CUPTI refuses (e.g. another CUPTI client such as
-  // Nsight Systems holds the activity API); on failure nothing stays enabled.
+  // driver API records, and subscribes to the kernel launches to name them
+  // (CUPTI's one callback subscriber of the process, until stop()). Throws timeroof::Error if any
+  // tracer in this process is already tracing, GpuError if CUPTI refuses (e.g. another CUPTI client
+  // such as Nsight Systems holds the activity API); on failure nothing stays enabled.
   void start();
   // Marks the host start of one operator call (see summarize_calls).
   void mark_call();
@@ -240,7 +261,9 @@ class ActivityTracer {
 //    CUPTI itself makes to name kernel records (cuKernelGetName, cuFuncGetName;
 //    on H200 one per traced launch, outside the runtime call) are tracing
 //    overhead an untraced run does not have: summed in tracer_api_ns, not in
-//    api_ns. api_calls: the top-level calls counted in api_ns.
+//    api_ns. So are those calls nested in another (the launch namer's, inside
+//    each launch: launch_names.hpp): their time leaves the enclosing call's.
+//    api_calls: the top-level calls counted in api_ns.
 //  - launch_latency_ns: median over kernels of (kernel start - start of the
 //    top-level API call that launched it: the call with the kernel's correlation
 //    id, or the call enclosing it on its thread, so a cuLaunchKernel nested in
@@ -288,6 +311,11 @@ struct TraceSummary {
 };
 
 TraceSummary summarize_calls(const Trace& trace, int calls);
+
+// Driver calls made by tracing itself to name kernels (cuKernelGetName,
+// cuFuncGetName): CUPTI's for its records, the launch namer's at each launch.
+// An untraced run does not make them.
+bool is_tracer_api(const ApiActivity& a);
 
 // One KernelRecord per kernel of the trace, in start order: name, grid, block,
 // duration (end - start) in seconds; metrics empty.

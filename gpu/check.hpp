@@ -61,3 +61,11 @@ std::string driver_message(CUresult status);
       ::timeroof::check_detail::warn("CUDA runtime", tr_status_, cudaGetErrorString(tr_status_), \
                                      #call, __FILE__, __LINE__);                                 \
   } while (0)
+#define TR_CU_WARN(call)                                                                           \
+  do {                                                                                             \
+    const CUresult tr_status_ = (call);                                                            \
+    if (tr_status_ != CUDA_SUCCESS)                                                                \
+      ::timeroof::check_detail::warn("CUDA driver", tr_status_,                                    \
+                                     ::timeroof::check_detail::driver_message(tr_status_).c_str(), \
+                                     #call, __FILE__, __LINE__);                                   \
+  } while (0)

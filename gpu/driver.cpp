@@ -9,8 +9,18 @@
 namespace timeroof {
 
 namespace {
-template <typename Fn>
-void resolve(const char* symbol, Fn& function) {
+DriverApi load() {
+  TR_CUDA_CHECK(cudaFree(nullptr));  // initialises the driver and the primary context
+  DriverApi api;
+  resolve_driver_function("cuCtxGetCurrent", api.cuCtxGetCurrent);
+  resolve_driver_function("cuGetErrorString", api.cuGetErrorString);
+  resolve_driver_function("cuGetErrorName", api.cuGetErrorName);
+  resolve_driver_function("cuDeviceGetAttribute", api.cuDeviceGetAttribute);
+  return api;
+}
+}  // namespace
+
+void* driver_function(const char* symbol) {
   void* address = nullptr;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
   TR_CUDA_CHECK(cudaGetDriverEntryPointByVersion(symbol, &address, CUDART_VERSION,
@@ -22,19 +32,8 @@ void resolve(const char* symbol, Fn& function) {
                        std::to_string(CUDART_VERSION / 1000) + "." +
                        std::to_string(CUDART_VERSION % 1000 / 10));
   }
-  function = reinterpret_cast<Fn>(address);
+  return address;
 }
-
-DriverApi load() {
-  TR_CUDA_CHECK(cudaFree(nullptr));  // initialises the driver and the primary context
-  DriverApi api;
-  resolve("cuCtxGetCurrent", api.cuCtxGetCurrent);
-  resolve("cuGetErrorString", api.cuGetErrorString);
-  resolve("cuGetErrorName", api.cuGetErrorName);
-  resolve("cuDeviceGetAttribute", api.cuDeviceGetAttribute);
-  return api;
-}
-}  // namespace
 
 const DriverApi& driver_api() {
   static const DriverApi api = load();

@@ -18,6 +18,14 @@ struct DriverApi {
 // Throws GpuError when the driver is not present.
 const DriverApi& driver_api();
 
+// The driver function `symbol` as of this runtime's CUDA version (initialising
+// the runtime if needed). Throws GpuError naming it when the driver lacks it.
+void* driver_function(const char* symbol);
+template <typename Fn>
+void resolve_driver_function(const char* symbol, Fn& function) {
+  function = reinterpret_cast<Fn>(driver_function(symbol));
+}
+
 // The primary context of the current device, creating it if needed.
 CUcontext current_context();
 

@@ -18,6 +18,9 @@
 //  - Never crash the host program: every failure is one stderr line
 //    "timeroof profile: ..." and tracing stops; nothing throws out of here.
 //  - A forked child gets its own journal (the pid is checked at each write).
+//  - Kernel records are named at their launch (counters/launch_namer.hpp): CUPTI's
+//    own name can be another kernel's where a module was unloaded. The one CUPTI
+//    callback subscriber a process may have serves the namer and the counters.
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
@@ -38,6 +41,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -47,6 +51,7 @@
 
 #include "core/api_tracing.hpp"
 #include "core/kernel_selection.hpp"
+#include "counters/launch_namer.hpp"
 #include "gpu/check_cupti.hpp"
 #include "inject/kernel_counters.hpp"
 #include "inject/trace_records.hpp"
@@ -235,6 +240,12 @@ class Tracer {
     }
     TR_CUPTI_CHECK(cuptiActivityFlushPeriod(kFlushPeriodMs));
     flusher_ = std::thread([this] { flush_periodically(); });
+  }
+
+  // Kernel records take the names read at their launch from `launches`.
+  void name_kernels_from(LaunchNames* launches) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    converter_.name_kernels_from(launches);
   }
 
   // At exit: the flusher ends, every buffer is delivered, open ranges are written.
@@ -430,8 +441,41 @@ class Tracer {
   pid_t started_by_ = 0;
 };
 
-Tracer* g_tracer = nullptr;            // set once by InitializeInjection, never freed
-KernelCounters* g_counters = nullptr;  // likewise, when counters were asked for
+Tracer* g_tracer = nullptr;  // set once by InitializeInjection, never freed
+
+// The process's one CUPTI callback subscriber: every launch is named for the
+// trace, and measured where counters were asked for. Never freed, like the tracer.
+struct LaunchCallbacks {
+  LaunchNames names;
+  LaunchNamer namer{names};
+  std::atomic<KernelCounters*> counters{nullptr};
+  std::optional<CuptiSubscriber> subscriber;
+};
+
+void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                          const void* data) {
+  auto* callbacks = static_cast<LaunchCallbacks*>(userdata);
+  // The name first: a measured launch is replayed inside the counters' callback.
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+    callbacks->namer.on_driver_callback(cbid, *static_cast<const CUpti_CallbackData*>(data));
+  else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
+    callbacks->namer.on_resource_callback(cbid);
+  if (KernelCounters* counters = callbacks->counters.load(std::memory_order_acquire))
+    counters->on_callback(domain, cbid, data);
+}
+
+// Subscribes the namer before any kind is traced; where CUPTI refuses (another
+// subscriber in the program), kernels keep CUPTI's names.
+void name_launches(LaunchCallbacks& callbacks, Tracer& tracer) noexcept {
+  try {
+    callbacks.subscriber.emplace(&on_callback, &callbacks);
+    callbacks.namer.enable_on(*callbacks.subscriber);
+    tracer.name_kernels_from(&callbacks.names);
+  } catch (const std::exception& e) {
+    callbacks.subscriber.reset();
+    report(std::string(e.what()) + "; kernel records keep CUPTI's names (not read at launch)");
+  }
+}
 
 void CUPTIAPI Tracer::buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   // Declining (nullptr) makes CUPTI drop records, which it counts.
@@ -454,15 +498,17 @@ const char* environment_value(const char* name) {
 
 // The per-kernel counters the selection in the environment asks for; a failure
 // leaves the trace running without them.
-void start_counters(Tracer& tracer) noexcept {
+void start_counters(Tracer& tracer, LaunchCallbacks& callbacks) noexcept {
   try {
     const KernelSelectionOptions options = selection_from_environment(&environment_value);
     if (!options.enabled) return;
     if (const auto problem = selection_problem(options)) throw Error(ExitCode::usage, *problem);
+    if (!callbacks.subscriber)
+      throw Error(ExitCode::environment, "CUPTI gave this library no callback subscriber");
     auto counters = std::make_unique<KernelCounters>(
         options, [&tracer](const TraceEvent& e) { tracer.write(e); });
-    counters->start();
-    g_counters = counters.release();
+    counters->start(*callbacks.subscriber);
+    callbacks.counters.store(counters.release(), std::memory_order_release);
   } catch (const std::exception& e) {
     report(std::string(e.what()) + "; the program is traced without kernel counters");
   }
@@ -502,16 +548,20 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         "program through `timeroof profile -- CMD`");
     return 0;
   }
+  LaunchCallbacks* callbacks = nullptr;  // never freed: CUPTI may call it until exit
   try {
+    callbacks = new LaunchCallbacks;
     auto* tracer = new Tracer(directory);
+    name_launches(*callbacks, *tracer);
     tracer->start(api_tracing_from_environment());
     g_tracer = tracer;
     std::atexit(finish_at_exit);
-    start_counters(*tracer);
+    start_counters(*tracer, *callbacks);
     point_nvtx_at_this_cupti();
     return 1;
   } catch (const std::exception& e) {
     report(std::string(e.what()) + "; the program runs untraced");
+    if (callbacks) callbacks->subscriber.reset();
     for (CUpti_ActivityKind kind : kTracedKinds) cuptiActivityDisable(kind);
     return 0;
   }

@@ -41,15 +41,6 @@ namespace timeroof::inject {
 
 namespace {
 
-constexpr CUpti_CallbackId kLaunchCallbacks[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-};
-
 constexpr CUpti_CallbackId kNvtxCallbacks[] = {
     CUPTI_CBID_NVTX_nvtxRangePushA,        CUPTI_CBID_NVTX_nvtxRangePushEx,
     CUPTI_CBID_NVTX_nvtxDomainRangePushEx, CUPTI_CBID_NVTX_nvtxRangePop,
@@ -115,15 +106,42 @@ class KernelCounters::Impl {
   Impl(const KernelSelectionOptions& options, Writer write)
       : extra_metrics_(options.metrics), selector_(options), write_(std::move(write)) {}
 
-  void start() {
-    TR_CUPTI_CHECK(cuptiSubscribe(&subscriber_, &Impl::on_callback, this));
-    for (CUpti_CallbackId cbid : kLaunchCallbacks)
-      TR_CUPTI_CHECK(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
-    TR_CUPTI_CHECK(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
-                                       CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
+  void start(CuptiSubscriber& subscriber) {
+    for (CUpti_CallbackId cbid : kernel_launch_callbacks())
+      subscriber.enable(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    subscriber.enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (selector_.wants_nvtx())
-      for (CUpti_CallbackId cbid : kNvtxCallbacks)
-        TR_CUPTI_CHECK(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, cbid));
+      for (CUpti_CallbackId cbid : kNvtxCallbacks) subscriber.enable(CUPTI_CB_DOMAIN_NVTX, cbid);
+  }
+
+  void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept {
+    try {
+      if (t_measured_launch) {
+        // Only the exit of the launch being measured; it ends the measurement
+        // even after the counters stopped, so the lock and the profiler are freed.
+        const auto* call = static_cast<const CUpti_CallbackData*>(data);
+        if (domain == CUPTI_CB_DOMAIN_DRIVER_API && call->callbackSite == CUPTI_API_EXIT &&
+            call->correlationId == *t_measured_launch)
+          end_measurement();
+        return;
+      }
+      if (t_in_session || stopped_.load(std::memory_order_relaxed)) return;
+      if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        // The shared subscriber may bring driver callbacks others enabled.
+        if (is_kernel_launch_callback(cbid))
+          begin_measurement(cbid, *static_cast<const CUpti_CallbackData*>(data));
+      } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
+        on_nvtx(cbid, *static_cast<const CUpti_NvtxData*>(data));
+      } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        if (cbid != CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) return;
+        std::lock_guard<std::mutex> lock(mutex_);
+        contexts_.erase(static_cast<const CUpti_ResourceData*>(data)->context);
+      }
+    } catch (const std::exception& e) {
+      stop(e.what());
+    } catch (...) {  // nothing may leave a CUPTI callback
+      stop("an unknown exception");
+    }
   }
 
  private:
@@ -142,35 +160,6 @@ class KernelCounters::Impl {
     std::uint32_t correlation_id = 0;
     ProfilerPhaseSeconds phases_before;  // the session's totals when it began
   };
-
-  static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                   const void* data) {
-    auto* impl = static_cast<Impl*>(self);
-    try {
-      if (t_measured_launch) {
-        // Only the exit of the launch being measured; it ends the measurement
-        // even after the counters stopped, so the lock and the profiler are freed.
-        const auto* call = static_cast<const CUpti_CallbackData*>(data);
-        if (domain == CUPTI_CB_DOMAIN_DRIVER_API && call->callbackSite == CUPTI_API_EXIT &&
-            call->correlationId == *t_measured_launch)
-          impl->end_measurement();
-        return;
-      }
-      if (t_in_session || impl->stopped_.load(std::memory_order_relaxed)) return;
-      if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-        impl->begin_measurement(cbid, *static_cast<const CUpti_CallbackData*>(data));
-      } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
-        impl->on_nvtx(cbid, *static_cast<const CUpti_NvtxData*>(data));
-      } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-        std::lock_guard<std::mutex> lock(impl->mutex_);
-        impl->contexts_.erase(static_cast<const CUpti_ResourceData*>(data)->context);
-      }
-    } catch (const std::exception& e) {
-      impl->stop(e.what());
-    } catch (...) {  // nothing may leave a CUPTI callback
-      impl->stop("an unknown exception");
-    }
-  }
 
   // Enter callback of any launch: measures it when the selector picks it.
   void begin_measurement(CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
@@ -361,7 +350,6 @@ class KernelCounters::Impl {
   std::vector<std::string> extra_metrics_;  // the user's --metrics, in every plan
   KernelSelector selector_;
   Writer write_;
-  CUpti_SubscriberHandle subscriber_ = nullptr;
   std::atomic<bool> stopped_{false};
   std::atomic<bool> exhausted_{false};  // no later launch can be selected
   std::atomic<bool> reported_{false};
@@ -388,8 +376,13 @@ KernelCounters::KernelCounters(const KernelSelectionOptions& options, Writer wri
 
 KernelCounters::~KernelCounters() = default;
 
-void KernelCounters::start() {
-  impl_->start();
+void KernelCounters::start(CuptiSubscriber& subscriber) {
+  impl_->start(subscriber);
+}
+
+void KernelCounters::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void* data) noexcept {
+  impl_->on_callback(domain, cbid, data);
 }
 
 }  // namespace timeroof::inject

@@ -18,11 +18,14 @@
 //    counters stop; the trace goes on.
 #pragma once
 
+#include <cupti_callbacks.h>
+
 #include <functional>
 #include <memory>
 
 #include "core/kernel_selection.hpp"
 #include "core/trace_events.hpp"
+#include "counters/launch_namer.hpp"
 
 namespace timeroof::inject {
 
@@ -35,9 +38,11 @@ class KernelCounters {
   KernelCounters(const KernelCounters&) = delete;
   KernelCounters& operator=(const KernelCounters&) = delete;
 
-  // Subscribes to the launch callbacks (and NVTX's, for --nvtx). Throws
-  // timeroof::Error when CUPTI refuses (e.g. another subscriber).
-  void start();
+  // Enables the launch callbacks (and NVTX's, for --nvtx) on the process's one
+  // subscriber (shared with the launch namer), whose callback passes every
+  // callback to on_callback. Throws GpuError when CUPTI refuses.
+  void start(CuptiSubscriber& subscriber);
+  void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept;
 
   class Impl;
 

@@ -25,6 +25,7 @@ TraceEvent kernel_event(const KernelActivity& k) {
                {"registers", k.registers},
                {"static_shared_bytes", k.static_shared_bytes},
                {"dynamic_shared_bytes", k.dynamic_shared_bytes}};
+  if (k.cupti_name) e.details["cupti_name"] = *k.cupti_name;  // the stale name corrected
   return e;
 }
 

@@ -1,6 +1,7 @@
 // CUPTI activity records as TraceEvents (core/trace_events.hpp): the decoded
 // kernel, copy, memset, API and synchronization records (counters/activity_records.hpp)
-// one to one, and NVTX markers paired into one record per range. Part of the
+// one to one (a kernel named at its launch where CUPTI's name differed keeps
+// CUPTI's in details.cupti_name), and NVTX markers paired into one record per range. Part of the
 // injection library of `timeroof profile`.
 #pragma once
 
@@ -22,6 +23,8 @@ namespace timeroof::inject {
 // end; color and category come in a marker-data record with the same id.
 class TraceRecordConverter {
  public:
+  // Kernel records take the names read at their launch (ActivityDecoder::name_kernels_from).
+  void name_kernels_from(LaunchNames* launches) noexcept { decoder_.name_kernels_from(launches); }
   // Appends what `record` completes to `out`: nothing for a range's start
   // marker or a kind this does not trace.
   void convert(const CUpti_Activity* record, std::vector<TraceEvent>& out);

@@ -17,12 +17,16 @@ TracedCalls trace_calls(const CallUnderTest& call, cudaStream_t stream, int call
   traced.timing = summary.timing();
   traced.kernels = median_call_kernels(trace, calls);
   std::map<std::string, double> per_call;
-  for (const ApiActivity& api : trace.api_calls) per_call[api.name] += 1.0 / calls;
+  for (const ApiActivity& api : trace.api_calls)
+    if (!is_tracer_api(api)) per_call[api.name] += 1.0 / calls;
   traced.details = {{"calls", calls},
                     {"dropped_records", trace.dropped_records},
+                    {"kernels_renamed", trace.kernels_renamed},
                     // the union of the call's kernel intervals: T_k minus their overlap
                     {"kernel_busy_s", summary.kernel_busy_ns * 1e-9},
                     {"api_calls_per_call", per_call}};
+  if (!trace.launch_naming_problem.empty())
+    traced.details["kernel_naming"] = trace.launch_naming_problem;
   if (summary.launch_latency_ns)
     traced.details["launch_latency_s"] = *summary.launch_latency_ns * 1e-9;
   return traced;

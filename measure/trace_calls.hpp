@@ -23,9 +23,13 @@ struct TracedCalls {
   // times (TraceSummary::timing()); the times of the timing strategies stay empty.
   Timing timing;
   std::vector<KernelRecord> kernels;  // one call's kernels, median durations
-  // {"calls", "dropped_records", "kernel_busy_s", "launch_latency_s", "api_calls_per_call":
-  //  {name: count}}: every CUDA runtime and driver API one call makes (so a
-  //  per-call allocation or synchronization inside a library shows by name).
+  // {"calls", "dropped_records", "kernels_renamed", "kernel_busy_s", "launch_latency_s",
+  //  "api_calls_per_call": {name: count}}: every CUDA runtime and driver API one
+  //  call makes (so a per-call allocation or synchronization inside a library
+  //  shows by name), less tracing's own (is_tracer_api). kernels_renamed: kernel
+  //  records of the traced calls whose CUPTI name was not the launched kernel's
+  //  (Trace::kernels_renamed); "kernel_naming", only where kernels could not be
+  //  named at launch, says why.
   nlohmann::json details;
 };
 

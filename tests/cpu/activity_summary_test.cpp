@@ -126,6 +126,26 @@ TEST(ActivitySummary, NestedDriverCallsCountOnce) {
   EXPECT_EQ(*timing.launches, 3);
 }
 
+TEST(ActivitySummary, NameQueriesInsideALaunchAreTracerTime) {
+  Trace t;
+  t.api_calls = {
+      // cudaLaunchKernel [0,50], cuLaunchKernel [10,40] inside it, and inside that
+      // the launch namer's queries: cuFuncGetName [12,14], cuKernelGetName [15,18].
+      api("cudaLaunchKernel", runtime, 0, 50, 1),
+      api("cuLaunchKernel", driver, 10, 40, 1),
+      api("cuFuncGetName", driver, 12, 14, 2),
+      api("cuKernelGetName", driver, 15, 18, 3),
+      // A program's own cuFuncGetName at top level [60,64]: tracer time as well.
+      api("cuFuncGetName", driver, 60, 64, 4),
+  };
+  t.kernels = {kernel(45, 55, 1)};
+  const TraceSummary s = summarize_calls(t, 1);
+  EXPECT_EQ(s.api_ns, 50 - 2 - 3);  // the launch less the 5 ns of queries inside it
+  EXPECT_EQ(s.api_calls, 1);
+  EXPECT_EQ(s.tracer_api_ns, 2 + 3 + 4);
+  EXPECT_EQ(*s.launch_latency_ns, 45);  // from the launch's start, queries or not
+}
+
 TEST(ActivitySummary, MultipleCallsSeparatedByMarks) {
   Trace t;
   t.call_marks_ns = {0, 1000};

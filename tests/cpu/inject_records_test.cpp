@@ -73,6 +73,35 @@ TEST(InjectRecords, KernelAndCopyBecomeTraceEvents) {
   EXPECT_EQ(out[1].name, "DtoH");
   EXPECT_EQ(out[1].bytes, 4096U);
   EXPECT_EQ(out[1].details["dst_kind"], "pinned");
+  EXPECT_FALSE(out[0].details.contains("cupti_name")) << "no launch names given";
+}
+
+TEST(InjectRecords, KernelsTakeTheirLaunchNames) {
+  LaunchNames launches;
+  launches.record(5, "_Z8launchedPf");
+  launches.record(6, "_Z5scalePfi");
+  TraceRecordConverter converter;
+  converter.name_kernels_from(&launches);
+  CUpti_ActivityKernel10 k;
+  std::memset(&k, 0, sizeof k);
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.name = "_Z5scalePfi";  // CUPTI's stale name for launch 5
+  k.correlationId = 5;
+  k.start = 10;
+  k.end = 20;
+  std::vector<TraceEvent> out;
+  converter.convert(as_record(&k), out);
+  k.correlationId = 6;  // the same name at its own launch
+  converter.convert(as_record(&k), out);
+  k.correlationId = 7;  // no launch name (a graph launch)
+  converter.convert(as_record(&k), out);
+  ASSERT_EQ(out.size(), 3U);
+  EXPECT_EQ(out[0].name, "launched(float*)");
+  EXPECT_EQ(out[0].details["cupti_name"], "scale(float*, int)");
+  EXPECT_EQ(out[1].name, "scale(float*, int)");
+  EXPECT_FALSE(out[1].details.contains("cupti_name"));
+  EXPECT_EQ(out[2].name, "scale(float*, int)");
+  EXPECT_FALSE(out[2].details.contains("cupti_name"));
 }
 
 TEST(InjectRecords, NvtxStartAndEndPairAcrossBuffers) {

@@ -1,7 +1,10 @@
 // GPU tier, activity tracer: a known sequence of kernels, copies and a memset
 // comes back record for record (shapes, bytes, pinned flags, correlated API
 // calls, ordering); the per-call summary is consistent with wall time; stop()
-// really turns tracing off; a second tracer is refused.
+// really turns tracing off; a second tracer is refused; kernel records carry the
+// launched function's name also where modules are unloaded and others loaded
+// (#17/#18), at a bounded cost per launch.
+#include <cuda.h>
 #include <cupti_activity.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +20,7 @@
 #include "counters/probe_kernel.hpp"
 #include "gpu/check.hpp"
 #include "gpu/check_cupti.hpp"
+#include "gpu/driver.hpp"
 #include "gpu/handles.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
@@ -65,6 +69,15 @@ void print_api_counts(const Trace& trace) {
   }
 }
 
+void print_name_cache(const Trace& trace) {
+  std::printf(
+      "  launch name cache: %llu launches named from the cache, %llu asked the driver, "
+      "%llu clears by unloads\n",
+      static_cast<unsigned long long>(trace.launch_name_cache.hits),
+      static_cast<unsigned long long>(trace.launch_name_cache.queries),
+      static_cast<unsigned long long>(trace.launch_name_cache.clears));
+}
+
 void print_summary(const char* label, const TraceSummary& s) {
   std::printf(
       "%s (per call over %d calls): launches %.2f, kernel %.2f us (busy %.2f us), "
@@ -108,6 +121,19 @@ TEST(ActivityTracerGpu, RecordsAKnownSequence) {
   EXPECT_EQ(trace.dropped_records, 0u);
   EXPECT_EQ(trace.untimed_records, 0u);
   EXPECT_LT(trace.start_ns, trace.stop_ns);
+  std::printf(
+      "launch names (runtime launches): %llu of %zu records named at launch, %llu "
+      "corrected%s%s\n",
+      static_cast<unsigned long long>(trace.kernels_named_at_launch), trace.kernels.size(),
+      static_cast<unsigned long long>(trace.kernels_renamed),
+      trace.launch_naming_problem.empty() ? "" : "; ", trace.launch_naming_problem.c_str());
+  print_name_cache(trace);
+  EXPECT_EQ(trace.launch_naming_problem, "");
+  EXPECT_EQ(trace.kernels_named_at_launch, 3u);
+  EXPECT_EQ(trace.kernels_renamed, 0u);
+  // One kernel launched three times: the driver is asked once.
+  EXPECT_EQ(trace.launch_name_cache.queries, 1u);
+  EXPECT_EQ(trace.launch_name_cache.hits, 2u);
 
   // Kernels: exact count, shapes, order, one stream.
   ASSERT_EQ(trace.kernels.size(), 3u);
@@ -116,6 +142,8 @@ TEST(ActivityTracerGpu, RecordsAKnownSequence) {
     SCOPED_TRACE("kernel " + std::to_string(i) + ": " + k.name);
     EXPECT_NE(k.name.find("ffma_probe_kernel(float*, int, float, float)"), std::string::npos);
     EXPECT_EQ(k.name.rfind("_Z", 0), std::string::npos) << "demangled";
+    EXPECT_TRUE(k.named_at_launch) << "a runtime launch is named at its launch";
+    EXPECT_FALSE(k.cupti_name.has_value()) << *k.cupti_name;
     EXPECT_EQ(k.grid, (std::array<int, 3>{kProbes[i].blocks, 1, 1}));
     EXPECT_EQ(k.block, (std::array<int, 3>{kProbes[i].threads, 1, 1}));
     EXPECT_GT(k.registers, 0);
@@ -487,6 +515,239 @@ TEST(ActivityTracerGpu, SecondTracerIsAnError) {
   launch_ffma_probe(tiny, out.get(), stream.get());
   stream.synchronize();
   EXPECT_EQ(b.stop().kernels.size(), 1u);
+}
+
+// The driver calls of the module tests, resolved at run time: the test links
+// no libcuda, so it starts (and skips) where there is no driver.
+struct ModuleDriver {
+  decltype(&cuModuleLoadData) module_load = nullptr;
+  decltype(&cuModuleGetFunction) module_function = nullptr;
+  decltype(&cuModuleUnload) module_unload = nullptr;
+  decltype(&cuLibraryLoadData) library_load = nullptr;
+  decltype(&cuLibraryGetKernel) library_kernel = nullptr;
+  decltype(&cuLibraryUnload) library_unload = nullptr;
+  decltype(&cuLaunchKernel) launch = nullptr;
+  decltype(&cuLaunchKernelEx) launch_ex = nullptr;
+  decltype(&cuFuncGetName) function_name = nullptr;
+  decltype(&cuKernelGetName) kernel_name = nullptr;
+
+  ModuleDriver() {
+    resolve_driver_function("cuModuleLoadData", module_load);
+    resolve_driver_function("cuModuleGetFunction", module_function);
+    resolve_driver_function("cuModuleUnload", module_unload);
+    resolve_driver_function("cuLibraryLoadData", library_load);
+    resolve_driver_function("cuLibraryGetKernel", library_kernel);
+    resolve_driver_function("cuLibraryUnload", library_unload);
+    resolve_driver_function("cuLaunchKernel", launch);
+    resolve_driver_function("cuLaunchKernelEx", launch_ex);
+    resolve_driver_function("cuFuncGetName", function_name);
+    resolve_driver_function("cuKernelGetName", kernel_name);
+  }
+};
+
+// A module or library loaded from PTX, unloaded with its owner (as cuDNN unloads
+// a runtime-compiled kernel's module with its execution plan).
+class LoadedCode {
+ public:
+  LoadedCode(const ModuleDriver& driver, const std::string& ptx, const std::string& entry,
+             bool as_library)
+      : driver_(&driver) {
+    if (as_library) {
+      TR_CU_CHECK(
+          driver.library_load(&library_, ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+      TR_CU_CHECK(driver.library_kernel(&kernel_, library_, entry.c_str()));
+      TR_CU_CHECK(driver.kernel_name(&launched_name_, kernel_));
+    } else {
+      TR_CU_CHECK(driver.module_load(&module_, ptx.c_str()));
+      CUfunction function = nullptr;
+      TR_CU_CHECK(driver.module_function(&function, module_, entry.c_str()));
+      kernel_ = reinterpret_cast<CUkernel>(function);
+      TR_CU_CHECK(driver.function_name(&launched_name_, function));
+    }
+  }
+  ~LoadedCode() {
+    if (module_) TR_CU_WARN(driver_->module_unload(module_));
+    if (library_) TR_CU_WARN(driver_->library_unload(library_));
+  }
+  LoadedCode(const LoadedCode&) = delete;
+  LoadedCode& operator=(const LoadedCode&) = delete;
+
+  // The launch handle: a CUfunction, or a library's CUkernel cast to one.
+  CUfunction handle() const { return reinterpret_cast<CUfunction>(kernel_); }
+  // What the driver names the handle before its launch: the truth a record must carry.
+  std::string launched_name() const { return launched_name_ ? launched_name_ : ""; }
+
+ private:
+  const ModuleDriver* driver_;
+  CUmodule module_ = nullptr;
+  CUlibrary library_ = nullptr;
+  CUkernel kernel_ = nullptr;
+  const char* launched_name_ = nullptr;
+};
+
+// A kernel `entry`(int* out) that stores `value` to *out: which kernel ran shows
+// in memory, whatever any record says.
+std::string store_kernel_ptx(const std::string& entry, int value) {
+  return ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry " + entry +
+         "(.param .u64 out)\n{\n  .reg .b64 %rd<3>;\n  .reg .b32 %r<2>;\n"
+         "  ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd2, %rd1;\n"
+         "  mov.u32 %r1, " +
+         std::to_string(value) + ";\n  st.global.u32 [%rd2], %r1;\n  ret;\n}\n";
+}
+
+void launch_store(const ModuleDriver& driver, CUfunction function, int** out, unsigned grid,
+                  bool launch_ex, cudaStream_t stream) {
+  void* args[] = {out};
+  const auto cu_stream = reinterpret_cast<CUstream>(stream);
+  if (!launch_ex) {
+    TR_CU_CHECK(driver.launch(function, grid, 1, 1, 32, 1, 1, 0, cu_stream, args, nullptr));
+    return;
+  }
+  CUlaunchConfig config{};
+  config.gridDimX = grid;
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = 32;
+  config.blockDimY = config.blockDimZ = 1;
+  config.hStream = cu_stream;
+  TR_CU_CHECK(driver.launch_ex(&config, function, args, nullptr));
+}
+
+// cuDNN's runtime-compiled kernels are unloaded with their plans; CUPTI once named
+// such a kernel's record after another's (docs/design.md, "Kernel names can be
+// stale"). Here each round loads a new kernel (alternately a module's CUfunction and
+// a library's CUkernel, launched with cuLaunchKernel and cuLaunchKernelEx), runs
+// it twice, and unloads it, so the driver may hand the next round the same
+// handle: every record must carry the name the driver gave the launched handle.
+// The namer's name cache serves each round's second launch, and each unload
+// empties it, so each round's first launch asks the driver.
+TEST(ActivityTracerGpu, NamesKernelsAtLaunchAcrossModuleReloads) {
+  TR_REQUIRE_GPU();
+  constexpr int kRounds = 24;
+  const ModuleDriver driver;
+  Stream stream;
+  DeviceBuffer<int> out(kRounds);
+  TR_CUDA_CHECK(cudaMemsetAsync(out.get(), 0xff, out.bytes(), stream.get()));
+  {  // The first PTX compile and library load stay outside the trace.
+    const LoadedCode warm(driver, store_kernel_ptx("tr_warm_kernel", 0), "tr_warm_kernel", true);
+    int* slot = out.get();
+    launch_store(driver, warm.handle(), &slot, 1, false, stream.get());
+    stream.synchronize();
+  }
+
+  std::vector<std::string> launched(kRounds);
+  std::vector<CUfunction> handles(kRounds);
+  ActivityTracer tracer;
+  tracer.start();
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string entry = "tr_round_kernel_" + std::to_string(round);
+    const LoadedCode code(driver, store_kernel_ptx(entry, round), entry, round % 2 == 1);
+    launched[static_cast<std::size_t>(round)] = code.launched_name();
+    handles[static_cast<std::size_t>(round)] = code.handle();
+    int* slot = out.get() + round;
+    for (int launch = 0; launch < 2; ++launch)
+      launch_store(driver, code.handle(), &slot, static_cast<unsigned>(round % 5 + 1),
+                   round % 4 >= 2, stream.get());
+    stream.synchronize();  // the kernels ran before their code is unloaded
+  }
+  const Trace trace = tracer.stop();
+
+  std::vector<int> stored(kRounds);
+  TR_CUDA_CHECK(cudaMemcpy(stored.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
+  int reused = 0;
+  for (int round = 1; round < kRounds; ++round)
+    reused +=
+        handles[static_cast<std::size_t>(round)] == handles[static_cast<std::size_t>(round - 1)];
+  std::printf(
+      "module reloads: %d rounds, %d handles equal to the previous round's, %llu records named "
+      "at launch, %llu CUPTI names corrected%s%s\n",
+      kRounds, reused, static_cast<unsigned long long>(trace.kernels_named_at_launch),
+      static_cast<unsigned long long>(trace.kernels_renamed),
+      trace.launch_naming_problem.empty() ? "" : "; ", trace.launch_naming_problem.c_str());
+  for (const KernelActivity& k : trace.kernels)
+    if (k.cupti_name)
+      std::printf("  corrected: CUPTI said %s, launched %s\n", k.cupti_name->c_str(),
+                  k.name.c_str());
+  print_api_counts(trace);
+  print_name_cache(trace);
+
+  constexpr std::uint64_t kLaunches = 2 * kRounds;
+  EXPECT_EQ(trace.dropped_records, 0u);
+  EXPECT_EQ(trace.launch_naming_problem, "");
+  ASSERT_EQ(trace.kernels.size(), static_cast<std::size_t>(kLaunches));
+  EXPECT_EQ(trace.kernels_named_at_launch, kLaunches);
+  EXPECT_EQ(trace.launch_name_cache.queries, static_cast<std::uint64_t>(kRounds))
+      << "each round's first launch asks the driver: the unload before it emptied the cache";
+  EXPECT_EQ(trace.launch_name_cache.hits, static_cast<std::uint64_t>(kRounds))
+      << "each round's second launch is named from the cache";
+  EXPECT_GE(trace.launch_name_cache.clears, static_cast<std::uint64_t>(kRounds))
+      << "every unload empties the cache";
+  const std::vector<KernelRecord> records = kernel_records(trace);
+  for (std::size_t i = 0; i < trace.kernels.size(); ++i) {
+    const int round = static_cast<int>(i / 2);  // rounds ran one after another
+    const std::size_t r = static_cast<std::size_t>(round);
+    const KernelActivity& k = trace.kernels[i];
+    SCOPED_TRACE("round " + std::to_string(round) + ", launch " + std::to_string(i % 2));
+    EXPECT_EQ(stored[r], round) << "round " << round << "'s kernel ran";
+    EXPECT_EQ(launched[r], "tr_round_kernel_" + std::to_string(round));
+    EXPECT_EQ(k.name, launched[r]);
+    EXPECT_EQ(records[i].name, launched[r]);
+    EXPECT_TRUE(k.named_at_launch);
+    EXPECT_EQ(k.grid, (std::array<int, 3>{round % 5 + 1, 1, 1}));
+    if (k.cupti_name) {
+      EXPECT_NE(*k.cupti_name, k.name);
+    }
+  }
+}
+
+// Naming a launch costs a cache lookup and a map insert (the driver is asked at
+// a handle's first launch only): the host time per traced launch with it,
+// against the same tracer without it.
+TEST(ActivityTracerGpu, NamingAtLaunchCostsLittle) {
+  TR_REQUIRE_GPU();
+  Stream stream;
+  const FfmaProbe tiny{1, 32, 1};
+  DeviceBuffer<float> out(32);
+  launch_ffma_probe(tiny, out.get(), stream.get());
+  stream.synchronize();
+  constexpr int kLaunches = 500;
+  ActivityTracer::Options unnamed_options;
+  unnamed_options.name_kernels_at_launch = false;
+  std::vector<double> named_s, unnamed_s;
+  Trace named_trace, unnamed_trace;
+  for (int rep = 0; rep < 5; ++rep) {  // interleaved, so drift hits both alike
+    ActivityTracer named;
+    named.start();
+    named_s.push_back(launch_cost_s(tiny, out.get(), stream.get(), kLaunches));
+    named_trace = named.stop();
+    ActivityTracer unnamed(unnamed_options);
+    unnamed.start();
+    unnamed_s.push_back(launch_cost_s(tiny, out.get(), stream.get(), kLaunches));
+    unnamed_trace = unnamed.stop();
+  }
+  std::sort(named_s.begin(), named_s.end());
+  std::sort(unnamed_s.begin(), unnamed_s.end());
+  const double named_median = named_s[2];
+  const double unnamed_median = unnamed_s[2];
+  const TraceSummary named_summary = summarize_calls(named_trace, kLaunches);
+  const TraceSummary unnamed_summary = summarize_calls(unnamed_trace, kLaunches);
+  std::printf(
+      "host cost per traced launch (median of 5 x %d): named at launch %.3f us, CUPTI's names "
+      "%.3f us (+%.3f us); per launch API %.3f vs %.3f us, tracer API %.3f vs %.3f us\n",
+      kLaunches, named_median * 1e6, unnamed_median * 1e6, (named_median - unnamed_median) * 1e6,
+      named_summary.api_ns * 1e-3, unnamed_summary.api_ns * 1e-3,
+      named_summary.tracer_api_ns * 1e-3, unnamed_summary.tracer_api_ns * 1e-3);
+  print_api_counts(named_trace);
+  print_name_cache(named_trace);
+  EXPECT_EQ(named_trace.kernels_named_at_launch, static_cast<std::uint64_t>(kLaunches));
+  EXPECT_EQ(named_trace.launch_name_cache.queries, 1u) << "one kernel: the driver is asked once";
+  EXPECT_EQ(named_trace.launch_name_cache.hits, static_cast<std::uint64_t>(kLaunches - 1));
+  EXPECT_EQ(unnamed_trace.kernels_named_at_launch, 0u);
+  EXPECT_NE(unnamed_trace.launch_naming_problem.find("turned off"), std::string::npos);
+  for (std::size_t i = 0; i < named_trace.kernels.size(); ++i)
+    EXPECT_EQ(named_trace.kernels[i].name, unnamed_trace.kernels[i].name);
+  // Generous: a launch costs a few microseconds traced; a regression to tens of
+  // microseconds (a lock held across a slow call) would show here.
+  EXPECT_LT(named_median - unnamed_median, 2e-6);
 }
 
 }  // namespace
