@@ -46,6 +46,9 @@ struct SweepRequest {
   // --dry-run with --metrics on a known chip: the passes they add to the catalog's
   // (the most over the spec's precisions), for the time estimate.
   int extra_counter_passes = 0;
+  // --dry-run --chip: the CUPTI chip that counts those passes; empty: the chip of
+  // the store's newest run.
+  std::string chip;
 };
 
 // The dry run's time model with this machine's measured roofs where it has some

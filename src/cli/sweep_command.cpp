@@ -66,6 +66,13 @@ void add_sweep_options(CLI::App& command, CommonOptions& options, SweepArguments
   command.add_option("--resume", args.resume, "continue this run (id or uuid prefix)")
       ->excludes(dry_run)  // a dry run measures nothing, so resumes nothing
       ->check(non_empty("--resume 3"));
+  command
+      .add_option("--chip", args.request.chip,
+                  "--dry-run with --metrics: the CUPTI chip (e.g. GH100) whose counter plan "
+                  "counts the replay passes they add, offline; default: the store's newest "
+                  "run's chip")
+      ->needs(dry_run)
+      ->check(non_empty("--chip GH100"));
   command.add_flag("--no-counters", args.no_counters,
                    "timing and trace only, no hardware counters");
   CLI::Option* shard = command.add_option(
@@ -264,6 +271,18 @@ ExitCode run_sweep_command(const CommonOptions& options, SweepArguments& args,
 
 namespace {
 
+// --chip: a chip this CUPTI knows (the list it gives), or a usage error naming them;
+// a build without CUPTI says so.
+void check_chip(const std::string& chip) {
+  const std::vector<std::string> chips = supported_chips();
+  if (chips.empty())
+    throw environment_error("--chip " + chip +
+                            ": this build has no CUPTI to count passes with; use a CUDA build");
+  if (std::find(chips.begin(), chips.end(), chip) == chips.end())
+    throw usage_error("--chip " + chip + ": no chip of that name in this CUPTI (" + join(chips) +
+                      "); `timeroof info` names this GPU's");
+}
+
 // --metrics: each name checked against CUPTI's list for `chip` (empty: every chip
 // this CUPTI knows), offline, so a typo is refused before any GPU work.
 void check_extra_metrics(const SweepSpec& spec, const std::string& chip) {
@@ -287,8 +306,7 @@ nlohmann::json extra_metrics_plan(const SweepSpec& spec, const std::string& chip
   nlohmann::json plan = {{"names", spec.metrics}, {"chip", chip}};
   if (chip.empty()) {
     plan["why_no_passes"] =
-        "no chip known (no run in the store); count them with `timeroof metrics --chip CHIP "
-        "--passes NAME,...`";
+        "no chip known (no run in the store); pass --chip CHIP (e.g. GH100) to count them";
     return plan;
   }
   const OperatorFamily& family = find_family(spec.family);
@@ -337,13 +355,14 @@ ExitCode run_sweep(const CommonOptions& given, const SweepRequest& given_request
                 << " point(s), split longest-expected-first by the default time model\n";
     // The time estimate uses the roofs of the newest run in the store, if any.
     std::optional<Machine> measured;
-    std::error_code error;  // exists, not opened: opening a FIFO would block
-    std::string chip;       // --metrics' passes: the newest run's chip
+    std::error_code error;            // exists, not opened: opening a FIFO would block
+    std::string chip = request.chip;  // --metrics' passes: --chip, else the newest run's chip
+    if (!chip.empty()) check_chip(chip);
     if (std::filesystem::exists(options.db, error)) {
       ResultsStore store = ResultsStore::open(options.db, ResultsStore::Access::read_only);
       for (const Run& run : store.list_runs()) {
         if (!run.machine.ceilings.empty()) measured = run.machine;
-        if (!run.machine.gpu.chip.empty()) chip = run.machine.gpu.chip;
+        if (!run.machine.gpu.chip.empty() && request.chip.empty()) chip = run.machine.gpu.chip;
       }
     }
     std::optional<nlohmann::json> extra;

@@ -906,6 +906,65 @@ TEST(Cli, SweepMetricsAreCheckedBeforeAnyGpuWork) {
             nlohmann::json({"dram__bytes_read.sum", "sm__cycles_elapsed.avg"}));
 }
 
+// --chip counts --metrics' passes in a dry run without a stored run (offline, as
+// `metrics --chip`), and beats the store's chip; an unknown chip names the known ones.
+TEST(Cli, DryRunChipCountsTheExtraPassesWithoutAStoredRun) {
+  const TempDir dir;
+  const std::string none = dir.file("none.db");
+  const std::vector<std::string> dry = {"sweep",
+                                        "conv2d",
+                                        "--batch",
+                                        "16",
+                                        "--dry-run",
+                                        "--metrics",
+                                        "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                                        "--db",
+                                        none};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = dry;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_tool(args, kNoGpu);
+  };
+  const ToolResult unknown = with({"--chip", "GH100"});
+  if (!TIMEROOF_BUILT_WITH_CUDA) {
+    expect_one_line_error(unknown, 2, "no CUPTI");
+    return;
+  }
+  const ToolResult without = with({"--json"});
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_NE(nlohmann::json::parse(without.out)
+                .at("extra_metrics")
+                .at("why_no_passes")
+                .get<std::string>()
+                .find("--chip"),
+            std::string::npos);
+  for (const std::string chip : {"GH100", "GA100"}) {
+    const ToolResult json = with({"--chip", chip, "--json"});
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    const nlohmann::json plan = nlohmann::json::parse(json.out).at("extra_metrics");
+    EXPECT_EQ(plan.at("chip"), chip);
+    const nlohmann::json& passes = plan.at("passes").at(0);
+    EXPECT_GT(passes.at("with_metrics").get<int>(), passes.at("catalog").get<int>()) << plan;
+  }
+  const ToolResult text = with({"--chip", "GH100"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("counter passes on GH100"), std::string::npos) << text.out;
+  // --chip over the store's chip (an H100 run: GH100).
+  const std::string db = dir.file("h100.db");
+  ASSERT_EQ(
+      run_tool({"import", "--db", db, source_dir() + "/samples/sample-run-h100.json.gz"}).exit_code,
+      0);
+  std::vector<std::string> args = dry;
+  args.back() = db;
+  args.insert(args.end(), {"--chip", "GA100", "--json"});
+  const ToolResult over = run_tool(args, kNoGpu);
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  EXPECT_EQ(nlohmann::json::parse(over.out).at("extra_metrics").at("chip"), "GA100");
+  expect_one_line_error(with({"--chip", "GH999"}), 1, "GH100");
+  expect_one_line_error(run_tool({"sweep", "conv2d", "--chip", "GH100", "--db", none}, kNoGpu), 1,
+                        "--dry-run");
+}
+
 // A point that stored extra metrics (built by hand here; tests/gpu/cli_metrics_test
 // measures one) shows them in export's JSON and kernel_counters.csv and in analyze's JSON.
 TEST(Cli, StoredExtraMetricsReachExportAndAnalyze) {
