@@ -17,6 +17,7 @@
 #include "src/cli/devices.hpp"
 #include "src/cli/gpu_backend.hpp"
 #include "src/cli/sweep_backend.hpp"
+#include "src/cli/sweep_time.hpp"
 #include "src/store/results_store.hpp"
 #include "sweeps/runner.hpp"
 #include "sweeps/spec.hpp"
@@ -50,12 +51,23 @@ class StopOnInterrupt {
 class StoreSink final : public PointSink {
  public:
   StoreSink(ResultsStore& store, std::int64_t run_id) : store_(store), run_id_(run_id) {}
-  void write(Point& point) override { store_.add_point(run_id_, point); }
+  void write(Point& point) override {
+    store_.add_point(run_id_, point);
+    time.add(point);
+  }
+  SweepTime time;  // of the points written
 
  private:
   ResultsStore& store_;
   std::int64_t run_id_;
 };
+
+// The line after a sweep's summary: where its measuring time went.
+void report_sweep_time(const std::string& sweep, const SweepTime& time, double worker_s) {
+  const std::string text = sweep_time_text(time, worker_s);
+  if (!text.empty())
+    std::fprintf(stderr, "timeroof: %s: time by step: %s\n", sweep.c_str(), text.c_str());
+}
 
 std::string duration_text(double seconds) {
   char text[32];
@@ -209,6 +221,7 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
   const StopOnInterrupt stop_on_interrupt;
   const auto started = std::chrono::steady_clock::now();
   int done = 0, not_ok = 0, duplicates = 0, without_counters = 0;
+  SweepTime time;  // of the points stored, summed over the workers
   std::vector<int> measured(devices.size(), 0);
   std::vector<double> seconds(devices.size(), 0);
   std::vector<bool> interrupted(devices.size(), false);
@@ -243,6 +256,7 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
           return {};
         }
         store.add_point(run.id, point);
+        time.add(point);
         ++measured[worker];
         ++done;
         if (point.status != PointStatus::ok) ++not_ok;
@@ -277,6 +291,7 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
                spec.name.c_str(), done, devices.size(), per_gpu.c_str(), not_ok,
                stored_in_share(request, stored), duration_text(seconds_since(started)).c_str(),
                g_stop_requested ? "; interrupted: resume with --resume" : "");
+  report_sweep_time(spec.name, time, std::accumulate(seconds.begin(), seconds.end(), 0.0));
   if (duplicates)
     std::fprintf(stderr, "timeroof: %s: %d point(s) sent twice or out of share were dropped\n",
                  spec.name.c_str(), duplicates);
@@ -321,6 +336,7 @@ ExitCode measure_sweep(const SweepRequest& request, ResultsStore& store, Run& ru
                spec.name.c_str(), outcome.measured, outcome.not_ok,
                stored_in_share(request, stored), duration_text(outcome.seconds).c_str(),
                outcome.interrupted ? "; interrupted: resume with --resume" : "");
+  report_sweep_time(spec.name, sink.time, outcome.seconds);
   report_points_without_counters(spec.name, outcome.without_counters);
   return outcome.interrupted || outcome.without_counters > 0 ? ExitCode::partial : ExitCode::ok;
 }
