@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include "core/format.hpp"
 
 namespace timeroof::cli {
 
@@ -14,9 +15,7 @@ double step(const nlohmann::json& steps, const char* name) {
 }
 
 std::string seconds_text(const char* label, double seconds) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%s %.1f s", label, seconds);
-  return text;
+  return std::string(label) + " " + format_time(seconds);  // the console's one time format
 }
 
 }  // namespace

@@ -20,8 +20,8 @@ struct SweepTime {
   double steps_s() const { return timing_s + counters_s + trace_s + check_s + prepare_s; }
 };
 
-// "timing 44.9 s, counters 32.4 s (10 collections), trace 1.0 s, checks 2.6 s,
-// set-up 0.6 s, other 62.3 s" where `worker_s` is the time the measuring took
+// "timing 45 s, counters 32 s (10 collections), trace 1.0 s, checks 2.6 s,
+// set-up 600 ms, other 62 s" (format_time) where `worker_s` is the time the measuring took
 // (summed over workers); other = what no step accounts for (later timing
 // windows, waits). "" when no point was measured.
 std::string sweep_time_text(const SweepTime& time, double worker_s);

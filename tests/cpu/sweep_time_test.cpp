@@ -31,8 +31,8 @@ TEST(SweepTime, StepsAddUpAndCollectionsCountOncePerBatch) {
   EXPECT_NEAR(time.prepare_s, 0.8, 1e-12);
   EXPECT_NEAR(time.collections, 2.0, 1e-12);
   EXPECT_EQ(sweep_time_text(time, 10.0),
-            "timing 5.0 s, counters 1.3 s (2 collections), trace 0.4 s, checks 0.2 s, set-up "
-            "0.8 s, other 2.3 s");
+            "timing 5.0 s, counters 1.3 s (2 collections), trace 400 ms, checks 200 ms, set-up "
+            "800 ms, other 2.3 s");
 }
 
 TEST(SweepTime, PointsWithoutDetailsCountButAddNoTime) {
@@ -49,7 +49,7 @@ TEST(SweepTime, PointsWithoutDetailsCountButAddNoTime) {
   // Steps summing past the worker time (clock granularity) leave no negative rest.
   time.add(point_with(3.0, 0.0, 1));
   EXPECT_NE(sweep_time_text(time, 1.0).find("(1 collection)"), std::string::npos);
-  EXPECT_NE(sweep_time_text(time, 1.0).find("other 0.0 s"), std::string::npos);
+  EXPECT_NE(sweep_time_text(time, 1.0).find("other 0.0 us"), std::string::npos);
 }
 
 }  // namespace
