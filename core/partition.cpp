@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <numeric>
 #include <stdexcept>
 
@@ -15,7 +14,8 @@ double cost_of(const std::vector<double>& costs, int i) {
   return std::isfinite(c) && c > 0 ? c : 0.0;
 }
 
-// Item indices, longest expected first; equal costs keep their input order.
+}  // namespace
+
 std::vector<int> longest_first(const std::vector<double>& costs) {
   std::vector<int> order(costs.size());
   std::iota(order.begin(), order.end(), 0);
@@ -23,8 +23,6 @@ std::vector<int> longest_first(const std::vector<double>& costs) {
                    [&](int a, int b) { return cost_of(costs, a) > cost_of(costs, b); });
   return order;
 }
-
-}  // namespace
 
 std::vector<std::vector<int>> partition_longest_first(const std::vector<double>& costs,
                                                       int workers) {
@@ -44,52 +42,19 @@ std::vector<std::vector<int>> partition_longest_first(const std::vector<double>&
   return bins;
 }
 
-WorkSchedule schedule_with_reserve(const std::vector<double>& costs, int workers,
-                                   double reserve_fraction) {
-  if (workers < 1) throw std::invalid_argument("schedule_with_reserve: workers < 1");
-  const std::vector<int> order = longest_first(costs);
-  double total = 0;
-  for (int i : order) total += cost_of(costs, i);
-  // The shortest items, from the end of the order, up to the reserve's time.
-  std::size_t first_reserved = order.size();
-  double reserved = 0;
-  while (first_reserved > 0 &&
-         reserved + cost_of(costs, order[first_reserved - 1]) <= reserve_fraction * total) {
-    --first_reserved;
-    reserved += cost_of(costs, order[first_reserved]);
-  }
-  // Reserved items cost 0 in the partition and are then taken out of its bins.
-  std::vector<double> shared_costs(costs.size(), 0.0);
-  std::vector<bool> is_shared(costs.size(), false);
-  for (std::size_t k = 0; k < first_reserved; ++k) {
-    const auto i = static_cast<std::size_t>(order[k]);
-    shared_costs[i] = cost_of(costs, order[k]);
-    is_shared[i] = true;
-  }
-  WorkSchedule schedule;
-  for (const std::vector<int>& bin : partition_longest_first(shared_costs, workers)) {
-    std::vector<int> share;
-    std::copy_if(bin.begin(), bin.end(), std::back_inserter(share),
-                 [&](int i) { return is_shared[static_cast<std::size_t>(i)]; });
-    schedule.shares.push_back(std::move(share));
-  }
-  schedule.reserve.assign(order.begin() + static_cast<long>(first_reserved), order.end());
-  return schedule;
-}
-
-std::vector<int> next_reserve_chunk(std::vector<int>& reserve, const std::vector<double>& costs,
-                                    int workers) {
+std::vector<int> next_guided_chunk(std::vector<int>& queue, const std::vector<double>& costs,
+                                   int workers) {
   double remaining = 0;
-  for (int i : reserve) remaining += cost_of(costs, i);
+  for (int i : queue) remaining += cost_of(costs, i);
   const double target = remaining / (2.0 * std::max(1, workers));
   std::vector<int> chunk;
   double taken = 0;
   std::size_t n = 0;
-  while (n < reserve.size() && (n == 0 || taken < target)) {
-    taken += cost_of(costs, reserve[n]);
-    chunk.push_back(reserve[n++]);
+  while (n < queue.size() && (n == 0 || taken < target)) {
+    taken += cost_of(costs, queue[n]);
+    chunk.push_back(queue[n++]);
   }
-  reserve.erase(reserve.begin(), reserve.begin() + static_cast<long>(n));
+  queue.erase(queue.begin(), queue.begin() + static_cast<long>(n));
   std::sort(chunk.begin(), chunk.end());
   return chunk;
 }

@@ -15,25 +15,17 @@ namespace timeroof {
 std::vector<std::vector<int>> partition_longest_first(const std::vector<double>& costs,
                                                       int workers);
 
-// For workers that can ask for more (the GPUs of one node): each worker's first
-// share is an LPT partition of all but the shortest items; those, about
-// `reserve_fraction` of the expected time, are a reserve handed out in chunks
-// to whichever worker finishes first. The reserve absorbs what the time model
-// got wrong (a host-bound point moves +-25% between runs; one GPU may be
-// slower), while each share stays one long run whose counters are collected in
-// full batches (a CUPTI collection costs ~0.2 s whatever it holds).
-struct WorkSchedule {
-  std::vector<std::vector<int>> shares;  // per worker, ascending index order
-  std::vector<int> reserve;              // longest expected first
-};
-WorkSchedule schedule_with_reserve(const std::vector<double>& costs, int workers,
-                                   double reserve_fraction);
+// Item indices, longest expected first; equal costs keep their input order (a
+// negative or NaN cost counts as 0).
+std::vector<int> longest_first(const std::vector<double>& costs);
 
-// Takes the next chunk off the front of `reserve` (guided self-scheduling):
-// items until their expected time reaches the reserve's remaining time / (2 x
-// workers), at least one. The chunk is in ascending index order; empty once
-// the reserve is.
-std::vector<int> next_reserve_chunk(std::vector<int>& reserve, const std::vector<double>& costs,
-                                    int workers);
+// For workers that ask for more (the GPUs of one node, guided self-scheduling):
+// takes the next chunk off the front of `queue` (longest_first order), items
+// until their expected time reaches the queue's remaining time / (2 x workers),
+// at least one. The chunk is in ascending index order; empty once the queue is.
+// Every item goes this way: a static split rests on the time model, whose error
+// between two GPUs' shares was more than a 20% reserve could absorb (issue 21).
+std::vector<int> next_guided_chunk(std::vector<int>& queue, const std::vector<double>& costs,
+                                   int workers);
 
 }  // namespace timeroof

@@ -171,19 +171,13 @@ int stored_in_share(const SweepRequest& request, const std::set<int>& stored) {
       std::count_if(stored.begin(), stored.end(), [&](int seq) { return in_share(request, seq); }));
 }
 
-// The share of a sweep's expected time kept back from a first split over GPUs
-// and handed out in shrinking chunks to whichever GPU asks first: all of it.
-// A chunk's end does not end a counter batch (a worker keeps the points waiting
-// for counters between chunks), while a static split rests on the time model: with
-// 20% kept back, two H100s ended the default LSTM sweep 77 and 72 s in (5 s
-// idle), the model's error between the shares more than the reserve.
-constexpr double kReserveFraction = 1.0;
-
 // --devices: the points not stored yet, handed to one worker per GPU longest
 // expected time first (the dry run's model with this run's roofs), in shrinking
-// chunks to the GPUs that ask first; this process writes what the workers send
-// (src/cli/devices.hpp). The workers are request.workers where they serve
-// several sweeps, else started for this one.
+// chunks to the GPUs that ask first (next_guided_chunk); this process writes what
+// the workers send (src/cli/devices.hpp). A chunk's end does not end a counter
+// batch: a worker keeps the points waiting for counters between chunks. The
+// workers are request.workers where they serve several sweeps, else started for
+// this one.
 ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& spec,
                                   ResultsStore& store, Run& run, bool show_progress) {
   const std::set<int> stored = store.finished_point_seqs(run.id, spec.name);
@@ -196,7 +190,7 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
   const std::vector<int>& devices = pool.devices();
   const auto workers = static_cast<int>(devices.size());
   const std::vector<double> expected = expected_seconds(spec, todo, roofs);
-  WorkSchedule schedule = schedule_with_reserve(expected, workers, kReserveFraction);
+  std::vector<int> queue = longest_first(expected);  // indices into todo
   std::vector<nlohmann::json> jobs;
   // Each worker's points: given to it and not yet back.
   std::vector<std::set<int>> assigned(devices.size());
@@ -214,7 +208,7 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
     jobs.push_back({{"kind", "sweep"},
                     {"spec", to_json(spec)},  // read once, here: the workers do not parse it again
                     {"counters", request.counters},
-                    {"seqs", give(w, schedule.shares[w])},
+                    {"seqs", nlohmann::json::array()},  // it asks for its first chunk
                     {"more", true}});
   }
 
@@ -237,8 +231,8 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
           }
           return {};
         }
-        if (line.contains("more")) {  // the first to finish gets the next reserve chunk
-          const std::vector<int> chunk = next_reserve_chunk(schedule.reserve, expected, workers);
+        if (line.contains("more")) {  // the first to ask gets the next chunk
+          const std::vector<int> chunk = next_guided_chunk(queue, expected, workers);
           if (chunk.empty()) return {.line = nlohmann::json{{"end", true}}};
           return {.line = nlohmann::json{{"seqs", give(worker, chunk)}}};
         }
@@ -284,7 +278,7 @@ ExitCode measure_sweep_on_devices(const SweepRequest& request, const SweepSpec& 
                    spec.name.c_str(), devices[w], codes[w], measured[w], given[w]);
     partial = partial || failed || interrupted[w] || !assigned[w].empty();
   }
-  partial = partial || !schedule.reserve.empty();  // no worker was left to take them
+  partial = partial || !queue.empty();  // no worker was left to take them
   std::fprintf(stderr,
                "timeroof: %s: %d point(s) measured on %zu GPUs (%s), %d not ok, %d already "
                "stored (%s)%s\n",

@@ -73,48 +73,35 @@ TEST(PartitionLongestFirst, UnknownCostsCountAsZeroAndZeroWorkersIsRefused) {
   EXPECT_THROW(partition_longest_first({1}, 0), std::invalid_argument);
 }
 
-TEST(ScheduleWithReserve, SharesAndReserveHoldEveryItemOnceAndTheReserveIsTheShortest) {
+TEST(LongestFirst, EveryItemOnceLongestFirstAndEqualCostsInInputOrder) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> seconds(0.05, 2.0);
   std::vector<double> costs(150);
   for (double& c : costs) c = seconds(rng);
-  const double total = std::accumulate(costs.begin(), costs.end(), 0.0);
-  for (int workers : {1, 2, 3, 8}) {
-    const WorkSchedule schedule = schedule_with_reserve(costs, workers, 0.2);
-    ASSERT_EQ(schedule.shares.size(), static_cast<std::size_t>(workers));
-    std::vector<int> seen(costs.size(), 0);
-    double longest_shared = 0, shortest_shared = 1e9;
-    for (const auto& share : schedule.shares) {
-      EXPECT_TRUE(std::is_sorted(share.begin(), share.end()));
-      for (int i : share) {
-        ++seen[static_cast<std::size_t>(i)];
-        shortest_shared = std::min(shortest_shared, costs[static_cast<std::size_t>(i)]);
-        longest_shared = std::max(longest_shared, costs[static_cast<std::size_t>(i)]);
-      }
-    }
-    double reserved = 0;
-    for (int i : schedule.reserve) {
-      ++seen[static_cast<std::size_t>(i)];
-      reserved += costs[static_cast<std::size_t>(i)];
-      EXPECT_LE(costs[static_cast<std::size_t>(i)], shortest_shared) << "the shortest are kept";
-    }
-    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
-    EXPECT_LE(reserved, 0.2 * total);
-    EXPECT_GT(reserved, 0.2 * total - 2.0) << "within one item of the fraction";
-    EXPECT_TRUE(std::is_sorted(schedule.reserve.begin(), schedule.reserve.end(), [&](int a, int b) {
-      return costs[static_cast<std::size_t>(a)] > costs[static_cast<std::size_t>(b)];
-    })) << "longest first";
-  }
+  costs[3] = costs[9] = 1.0;  // a tie: 3 before 9
+  costs[20] = NAN;            // counts as 0: last
+  const std::vector<int> order = longest_first(costs);
+  std::vector<int> seen(costs.size(), 0);
+  for (int i : order) ++seen[static_cast<std::size_t>(i)];
+  EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+  auto cost = [&](int i) {
+    const double c = costs[static_cast<std::size_t>(i)];
+    return std::isnan(c) ? 0.0 : c;
+  };
+  EXPECT_TRUE(std::is_sorted(order.begin(), order.end(), [&](int a, int b) {
+    return cost(a) > cost(b);
+  })) << "longest first";
+  EXPECT_LT(std::find(order.begin(), order.end(), 3), std::find(order.begin(), order.end(), 9));
+  EXPECT_EQ(order.back(), 20);
 }
 
-TEST(ScheduleWithReserve, ChunksShrinkAsTheReserveEmptiesAndCoverItOnce) {
-  const std::vector<double> costs(40, 1.0);
-  WorkSchedule schedule = schedule_with_reserve(costs, 2, 0.5);
-  EXPECT_EQ(schedule.reserve.size(), 20u);
+TEST(NextGuidedChunk, ChunksShrinkAsTheQueueEmptiesAndCoverItOnce) {
+  const std::vector<double> costs(20, 1.0);
+  std::vector<int> queue = longest_first(costs);
   std::vector<std::size_t> sizes;
   std::vector<int> handed;
-  while (!schedule.reserve.empty()) {
-    const std::vector<int> chunk = next_reserve_chunk(schedule.reserve, costs, 2);
+  while (!queue.empty()) {
+    const std::vector<int> chunk = next_guided_chunk(queue, costs, 2);
     ASSERT_FALSE(chunk.empty());
     EXPECT_TRUE(std::is_sorted(chunk.begin(), chunk.end()));
     sizes.push_back(chunk.size());
@@ -127,7 +114,7 @@ TEST(ScheduleWithReserve, ChunksShrinkAsTheReserveEmptiesAndCoverItOnce) {
   std::sort(handed.begin(), handed.end());
   EXPECT_TRUE(std::adjacent_find(handed.begin(), handed.end()) == handed.end());
   EXPECT_EQ(handed.size(), 20u);
-  EXPECT_TRUE(next_reserve_chunk(schedule.reserve, costs, 2).empty());
+  EXPECT_TRUE(next_guided_chunk(queue, costs, 2).empty());
 }
 
 }  // namespace
