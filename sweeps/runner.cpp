@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/elapsed.hpp"
@@ -219,19 +222,21 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
     ++status.done;
     status.elapsed_s = seconds_since(started);
   };
-  // Points wait, in order, for one counter collection per batch (`pending`,
-  // with their operators), then for their host-side windows (`windowing`, the
+  // Points wait for one counter collection per batch (`pending`, with their
+  // operators): a batch is the points of one metric plan (plan_key), collected
+  // once counter_batch of them wait, so points of several plans in turn (a
+  // GEMM sweep's precisions, a --devices chunk) do not cut each other's
+  // batches. Then they wait for their host-side windows (`windowing`, the
   // revisits taken once a point's latest window is window_spacing_s old); then
   // they are written. What waits when the sweep stops is collected and written
   // first (revisits not yet taken are skipped), so Ctrl-C loses nothing; a
-  // crash loses at most a batch and the points still waiting for windows.
+  // crash loses the points waiting for counters or for windows.
   std::vector<PendingPoint> pending = std::move(state_->kept);  // from the last call
   std::vector<PendingPoint> windowing = std::move(state_->kept_windowing);
-  std::size_t waiting = state_->kept_waiting;    // pending points that still need counters
-  std::string waiting_plan = state_->kept_plan;  // their plan_key
+  std::map<std::string, std::size_t> waiting = std::move(state_->kept_waiting);  // per plan_key
   state_->kept.clear();
   state_->kept_windowing.clear();
-  state_->kept_waiting = 0;
+  state_->kept_waiting.clear();
   auto announce = [&](const std::string& step) {
     if (!progress) return;
     status.current = step;
@@ -246,16 +251,27 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
     }
     windowing.erase(windowing.begin(), windowing.begin() + static_cast<std::ptrdiff_t>(written));
   };
-  auto finish_pending = [&] {
+  // Collects the counters of the pending points `chosen` picks and moves them on
+  // to their windows.
+  auto collect = [&](const std::function<bool(const PendingPoint&)>& chosen) {
+    std::vector<PendingPoint> batch, rest;
+    for (PendingPoint& p : pending) (chosen(p) ? batch : rest).push_back(std::move(p));
+    pending = std::move(rest);
     // A collection takes ~0.2 s per pass whatever it holds: the progress line
     // says so, not the label of the last point timed.
-    if (waiting > 0 && state_->options.counters && state_->counters_unavailable.empty())
-      announce("hardware counters of " + std::to_string(waiting) + " point(s)");
-    state_->collect_counters(pending);
-    for (PendingPoint& p : pending) windowing.push_back(std::move(p));
-    pending.clear();
-    waiting = 0;
+    if (!batch.empty() && state_->options.counters && state_->counters_unavailable.empty())
+      announce("hardware counters of " + std::to_string(batch.size()) + " point(s)");
+    state_->collect_counters(batch);
+    for (PendingPoint& p : batch) windowing.push_back(std::move(p));
     write_ready();
+  };
+  auto finish_all = [&] {
+    collect([](const PendingPoint&) { return true; });
+    waiting.clear();
+  };
+  auto finish_plan = [&](const std::string& key) {
+    collect([&](const PendingPoint& p) { return p.op && State::plan_key(*p.op) == key; });
+    waiting.erase(key);
   };
   auto due_windows = [&] {
     const double spacing = state_->options.window_spacing_s;
@@ -273,34 +289,31 @@ SweepOutcome SweepRunner::run(const SweepPlan& plan, const std::set<int>& finish
       break;
     }
     // The next point must not run short of memory because of the waiting ones.
-    if (waiting > 0 && state_->memory_is_tight()) finish_pending();
+    if (!waiting.empty() && state_->memory_is_tight()) finish_all();
     status.current = point_label(*plan.family, seq, plan.points[seq]);
     if (progress) progress(status);
     PendingPoint measured =
         state_->measure_until_counters(*plan.family, plan.points[seq], plan.name, seq);
-    if (measured.point.status == PointStatus::out_of_memory && waiting > 0) {
-      finish_pending();  // the waiting points' memory was in the way: once more without it
+    if (measured.point.status == PointStatus::out_of_memory && !waiting.empty()) {
+      finish_all();  // the waiting points' memory was in the way: once more without it
       measured = state_->measure_until_counters(*plan.family, plan.points[seq], plan.name, seq);
     }
-    if (measured.op) {
-      if (waiting > 0 && State::plan_key(*measured.op) != waiting_plan)
-        finish_pending();  // a batch shares one metric set
-      waiting_plan = State::plan_key(*measured.op);
-      ++waiting;
+    if (!measured.op) {
+      windowing.push_back(std::move(measured));  // nothing to collect
+    } else {
+      const std::string key = State::plan_key(*measured.op);
+      pending.push_back(std::move(measured));
+      if (++waiting[key] >= static_cast<std::size_t>(std::max(1, state_->options.counter_batch)))
+        finish_plan(key);
     }
-    pending.push_back(std::move(measured));
-    // On to the windows now if nothing waits for counters (or the batch is full).
-    if (waiting == 0 || static_cast<int>(waiting) >= std::max(1, state_->options.counter_batch))
-      finish_pending();
     due_windows();
   }
   if (last_batch == LastBatch::keep && !outcome.interrupted && !stop.load()) {
     state_->kept = std::move(pending);
     state_->kept_windowing = std::move(windowing);
-    state_->kept_waiting = waiting;
-    state_->kept_plan = waiting_plan;
+    state_->kept_waiting = std::move(waiting);
   } else {
-    finish_pending();
+    finish_all();
     state_->remaining_windows(windowing, *plan.family, stop, announce);
     write_ready();
   }

@@ -106,10 +106,10 @@ struct SweepRunner::State {
   std::string counters_unavailable;
   double counter_wait_s = 0;                    // how long it waited, in all
   std::map<std::string, CollectionPlan> plans;  // by precision/math
-  // Points a run() with LastBatch::keep left waiting for their counters.
+  // Points a run() with LastBatch::keep left waiting for their counters, and
+  // how many of them wait under each plan_key.
   std::vector<PendingPoint> kept;
-  std::size_t kept_waiting = 0;
-  std::string kept_plan;
+  std::map<std::string, std::size_t> kept_waiting;
   std::vector<PendingPoint> kept_windowing;  // and those waiting for their windows
 
   // Operators with the same key are profiled with the same metrics.

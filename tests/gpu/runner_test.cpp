@@ -197,6 +197,43 @@ std::string kernel_names(const Point& point) {
 // A sweep collects the counters of consecutive points in one collection, a
 // batch ending where the metric set changes (fp16 -> fp32); each call finds L2
 // as its timed calls did: warm (a call of its own just before) or cold (a flush).
+// Points of two metric plans in turn (fp16 Tensor-Core and fp32 FMA convs, as a
+// GEMM sweep's precisions or a --devices chunk give): each plan's points share a
+// collection, instead of every change of plan ending the batch (4 collections
+// of one point each before).
+TEST(SweepRunner, PlansInTurnKeepEachPlansBatchTogether) {
+  TR_REQUIRE_GPU();
+  const OperatorFamily family = conv2d_family();
+  auto fp32 = [](int batch) {
+    nlohmann::json point = paper_point(batch);
+    point["precision"] = "fp32";
+    point["math"] = "fma_only";
+    return point;
+  };
+  const SweepPlan plan{
+      "plans in turn", &family, {paper_point(4), fp32(4), paper_point(8), fp32(8)}};
+  RunnerOptions options;
+  options.counter_batch = 2;
+  SweepRunner runner(inspect_gpu(0), options);
+  CollectingSink sink;
+  const std::atomic<bool> stop = false;
+  const SweepOutcome outcome = runner.run(plan, {}, sink, stop);
+  EXPECT_EQ(outcome.not_ok, 0);
+  ASSERT_EQ(sink.points.size(), 4u);
+  std::vector<int> order;
+  for (const Point& p : sink.points) {
+    ASSERT_EQ(p.status, PointStatus::ok) << p.reason;
+    order.push_back(p.seq);
+    EXPECT_EQ(p.details["counters"]["batch_size"].get<int>(), 2) << p.details["counters"];
+    if (p.seq % 2 == 0)
+      EXPECT_DOUBLE_EQ(p.counters.at("tensor_fp16_flops"), p.flops);
+    else
+      EXPECT_GT(p.counters.at("fp32_flops"), 0.99 * p.flops);
+  }
+  // The fp16 pair is collected (and written) once its second point is timed.
+  EXPECT_EQ(order, (std::vector<int>{0, 2, 1, 3}));
+}
+
 TEST(SweepRunner, BatchedCountersGiveEachPointItsOwnCounters) {
   TR_REQUIRE_GPU();
   const OperatorFamily family = conv2d_family();
