@@ -382,11 +382,13 @@ TEST(GpuConv2d, ExhaustiveIsNoSlowerThanHeuristic) {
     legacy.prepare(stream.get());
     const double h = seconds_per_call(heuristic, stream);
     const double e = seconds_per_call(exhaustive, stream);
-    std::printf("%s: heuristic %s %.2f us, exhaustive %s %.2f us (%d plans, search %.0f ms)\n",
-                to_string(direction), heuristic.algorithm().c_str(), h * 1e6,
-                exhaustive.algorithm().c_str(), e * 1e6,
-                exhaustive.details()["plans_timed"].get<int>(),
-                exhaustive.details()["search_duration_ms"].get<double>());
+    std::printf(
+        "%s: heuristic %s %.2f us, exhaustive %s %.2f us (%d plans, %d finalists, search %.0f "
+        "ms)\n",
+        to_string(direction), heuristic.algorithm().c_str(), h * 1e6,
+        exhaustive.algorithm().c_str(), e * 1e6, exhaustive.details()["plans_timed"].get<int>(),
+        exhaustive.details()["finalists_timed"].get<int>(),
+        exhaustive.details()["search_duration_ms"].get<double>());
     const double legacy_call = seconds_per_call(legacy, stream);
     std::printf(
         "  back to back: graph %.2f us, legacy %s %.2f us; host per run(): graph "
