@@ -134,6 +134,12 @@ bool needs_ansi_c_quoting(const Utf8Char& c) {
 
 }  // namespace
 
+std::string join_list(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
 std::string shell_join(const std::vector<std::string>& args) {
   std::string line;
   for (const std::string& arg : args) {

@@ -115,6 +115,9 @@ std::string format_binary_bytes(double bytes);  // "50.0 MiB"
 // UTF-8 text without controls, as the store and its JSON export need.
 std::string shell_join(const std::vector<std::string>& args);
 
+// "a, b, c": a list for a message (the choices of an error, a summary line).
+std::string join_list(const std::vector<std::string>& items);
+
 // An operator parameter's value as text: strings unquoted, numbers as JSON
 // writes them ("fp16", 1024, 0.5).
 std::string param_value_text(const nlohmann::json& value);

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/statistics.hpp"
+#include "core/finalists.hpp"
 #include "gpu/check.hpp"
 #include "gpu/handles.hpp"
 #include "sweeps/conv2d.hpp"
@@ -35,17 +35,9 @@ constexpr std::int64_t kUidX = 1;
 constexpr std::int64_t kUidW = 2;
 constexpr std::int64_t kUidY = 3;
 
-// Each plan of an exhaustive search runs for about this long per timed round
-// (three rounds, the fastest counts), after one warm-up call.
-constexpr double kSearchRoundSeconds = 5e-4;
-constexpr int kSearchRounds = 3;
-// The plans within this margin of the fastest (at most kFinalists of them) are
-// timed again in interleaved rounds and the lowest median wins: the minimum of
-// 44 short, noisy timings favours a lucky plan (an H100 search once kept a
-// bwd_filter plan 10% slower than the heuristic's, which it had also timed).
-constexpr double kFinalistMargin = 1.05;
-constexpr std::size_t kFinalists = 3;
-constexpr int kFinalRounds = 7;
+// Each plan of an exhaustive search: three rounds of about 0.5 ms, the fastest
+// counts; then the finalists (core/finalists.hpp) in interleaved rounds.
+constexpr cg::SearchTiming kSearchTiming{.round_seconds = 5e-4, .rounds = 3, .max_calls = 100};
 // A NOT_SUPPORTED message lists at most this many of the configurations tried.
 constexpr std::size_t kListedReasons = 8;
 
@@ -284,7 +276,8 @@ class GraphPath final : public Conv2dPath {
 
   // Every listed configuration the math mode allows that finalizes into a plan
   // with a workspace within half the free memory, timed on the operator's own
-  // buffers; the fastest is kept with its workspace and variant pack.
+  // buffers; the finalists are timed again and the fastest is kept with its
+  // workspace and variant pack.
   void pick_exhaustive() {
     const auto started = std::chrono::steady_clock::now();
     TR_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -296,22 +289,22 @@ class GraphPath final : public Conv2dPath {
       std::unique_ptr<cg::ExecutionPlan> plan;
       DeviceBuffer<std::byte> workspace;
       std::unique_ptr<cg::VariantPack> pack;
-      double seconds = 0;
       const Listed* listed = nullptr;
     };
-    // The fastest plans so far, fastest first, each within kFinalistMargin of
-    // the first; their workspaces count against the budget of the next ones.
-    std::vector<Timed> finalists;
-    std::size_t held_bytes = 0;
+    Finalists<Timed> finalists;
     for (const Listed& listed : listed_) {
       if (const std::string why = exclusion(listed.info); !why.empty()) {
         note(listed.info.name() + ": " + why);
         continue;
       }
+      // The finalists' workspaces are held: they count against the budget.
+      std::size_t left = budget;
+      for (const auto& held : finalists.entries())
+        left -= std::min(left, held.candidate.workspace.bytes());
       Timed timed;
       timed.listed = &listed;
+      double seconds = 0;
       bool over_budget = false;
-      const std::size_t left = budget > held_bytes ? budget - held_bytes : 0;
       const Outcome outcome = guarded([&] {
         timed.plan = std::make_unique<cg::ExecutionPlan>(listed.config);
         const auto bytes = static_cast<std::size_t>(timed.plan->workspace_bytes());
@@ -321,7 +314,8 @@ class GraphPath final : public Conv2dPath {
         }
         timed.workspace = DeviceBuffer<std::byte>(bytes);
         timed.pack = std::make_unique<cg::VariantPack>(bindings(output()), timed.workspace.get());
-        timed.seconds = time_plan(*timed.plan, *timed.pack);
+        seconds =
+            cg::seconds_per_execute(handle_, stream_, *timed.plan, *timed.pack, kSearchTiming);
       });
       if (outcome.status != PointStatus::ok) {
         (void)cudaGetLastError();  // a failed launch leaves a non-sticky error behind
@@ -334,61 +328,22 @@ class GraphPath final : public Conv2dPath {
         continue;
       }
       ++plans_timed_;
-      finalists.push_back(std::move(timed));
-      std::stable_sort(finalists.begin(), finalists.end(),
-                       [](const Timed& a, const Timed& b) { return a.seconds < b.seconds; });
-      const double cut = finalists.front().seconds * kFinalistMargin;
-      while (finalists.size() > kFinalists || finalists.back().seconds > cut) finalists.pop_back();
-      held_bytes = 0;
-      for (const Timed& kept : finalists) held_bytes += kept.workspace.bytes();
+      finalists.admit(seconds, std::move(timed));
     }
     if (finalists.empty()) throw_none("exhaustive search");
-    finalists_timed_ = finalists.size() > 1 ? static_cast<int>(finalists.size()) : 0;
-    if (finalists.size() > 1) {
-      // Interleaved, so a drift of the clocks touches every finalist alike.
-      std::vector<std::vector<double>> rounds(finalists.size());
-      for (int round = 0; round < kFinalRounds; ++round)
-        for (std::size_t i = 0; i < finalists.size(); ++i)
-          rounds[i].push_back(time_plan(*finalists[i].plan, *finalists[i].pack));
-      for (std::size_t i = 0; i < finalists.size(); ++i)
-        finalists[i].seconds = median_of(rounds[i]);
-      std::stable_sort(finalists.begin(), finalists.end(),
-                       [](const Timed& a, const Timed& b) { return a.seconds < b.seconds; });
-    }
-    Timed& best = finalists.front();
-    plan_ = std::move(best.plan);
-    workspace_ = std::move(best.workspace);
-    pack_ = std::move(best.pack);
-    heuristic_mode_ = cg::to_string(best.listed->mode);
-    heuristic_rank_ = best.listed->rank;
+    finalists_timed_ = static_cast<int>(finalists.decide([&](const Timed& timed) {
+      return cg::seconds_per_execute(handle_, stream_, *timed.plan, *timed.pack, kSearchTiming);
+    }));
+    auto& best = finalists.entries().front();
+    plan_ = std::move(best.candidate.plan);
+    workspace_ = std::move(best.candidate.workspace);
+    pack_ = std::move(best.candidate.pack);
+    heuristic_mode_ = cg::to_string(best.candidate.listed->mode);
+    heuristic_rank_ = best.candidate.listed->rank;
     search_time_ms_ = best.seconds * 1e3;
     search_duration_ms_ =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
             .count();
-  }
-
-  // Seconds per call of a plan: one warm-up call, then the fastest of a few
-  // rounds of back-to-back calls between CUDA events on the prepare stream.
-  double time_plan(const cg::ExecutionPlan& plan, const cg::VariantPack& pack) const {
-    cg::execute(handle_, plan, pack);
-    TR_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    const Event start;
-    const Event stop;
-    start.record(stream_);
-    cg::execute(handle_, plan, pack);
-    stop.record(stream_);
-    stop.synchronize();
-    double best = stop.seconds_since(start);
-    const int calls =
-        static_cast<int>(std::clamp(kSearchRoundSeconds / std::max(best, 1e-7), 1.0, 100.0));
-    for (int round = 0; round < kSearchRounds; ++round) {
-      start.record(stream_);
-      for (int call = 0; call < calls; ++call) cg::execute(handle_, plan, pack);
-      stop.record(stream_);
-      stop.synchronize();
-      best = std::min(best, stop.seconds_since(start) / calls);
-    }
-    return best;
   }
 
   // An engine by plan name. Named knobs: the lists' configuration with exactly

@@ -450,6 +450,25 @@ void execute(cudnnHandle_t handle, const ExecutionPlan& plan, const VariantPack&
       [&] { return "cudnnBackendExecute(" + plan.name() + ")"; }, where);
 }
 
+double seconds_per_execute(cudnnHandle_t handle, cudaStream_t stream, const ExecutionPlan& plan,
+                           const VariantPack& pack, const SearchTiming& timing) {
+  execute(handle, plan, pack);  // warm-up
+  const Event start;
+  const Event stop;
+  auto round = [&](int calls) {
+    start.record(stream);
+    for (int call = 0; call < calls; ++call) execute(handle, plan, pack);
+    stop.record(stream);
+    stop.synchronize();
+    return stop.seconds_since(start) / calls;
+  };
+  double best = round(1);
+  const int calls = static_cast<int>(std::clamp(timing.round_seconds / std::max(best, 1e-7), 1.0,
+                                                static_cast<double>(timing.max_calls)));
+  for (int i = 0; i < timing.rounds; ++i) best = std::min(best, round(calls));
+  return best;
+}
+
 // ---------------------------------------------------------------------------
 // Plan names
 

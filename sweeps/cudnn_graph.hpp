@@ -306,6 +306,19 @@ class VariantPack {
 void execute(cudnnHandle_t handle, const ExecutionPlan& plan, const VariantPack& pack,
              Where where = Where::current());
 
+// How a search times one plan: a warm-up call, one call alone, then `rounds`
+// rounds of back-to-back calls, about round_seconds each (1 .. max_calls calls).
+struct SearchTiming {
+  double round_seconds = 5e-4;
+  int rounds = 3;
+  int max_calls = 100;
+};
+
+// Seconds per call of `plan` on `stream` (the handle's), between CUDA events:
+// the fastest of the single call and the rounds (SearchTiming). Synchronizes.
+double seconds_per_execute(cudnnHandle_t handle, cudaStream_t stream, const ExecutionPlan& plan,
+                           const VariantPack& pack, const SearchTiming& timing);
+
 // Plan names: "eng<N>" and the configuration's knobs in knob-type order as
 // " <knob>=<value>", e.g. "eng28 tile_size=3 edge=1"; knob names are cuDNN's
 // CUDNN_KNOB_TYPE_<NAME> in lower case, "k<T>" for a type this build does not

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/finalists.hpp"
 #include "gpu/check.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/device_fill.hpp"
@@ -130,10 +131,10 @@ struct Listed {
   int rank = 0;
 };
 
-// Each candidate plan runs for about this long per timed round (three rounds,
-// the fastest counts) when the point asks for the fastest configuration.
-constexpr double kSearchRoundSeconds = 2e-4;
-constexpr int kSearchRounds = 3;
+// Each candidate plan, when the point asks for the fastest configuration: three
+// rounds of about 0.2 ms, the fastest counts; then the finalists
+// (core/finalists.hpp) in interleaved rounds.
+constexpr cg::SearchTiming kSearchTiming{.round_seconds = 2e-4, .rounds = 3, .max_calls = 1000};
 
 }  // namespace
 
@@ -249,46 +250,61 @@ class NormGraph final : public NormCall {
   }
 
   // The first configuration that finalizes (heuristic), or the fastest of all
-  // that do, each timed on the point's own buffers. None: NOT_SUPPORTED with
-  // what each said.
+  // that do, each timed on the point's own buffers, the finalists again. None:
+  // NOT_SUPPORTED with what each said.
   void choose(const std::vector<Listed>& listed, NormSelection selection) {
-    double best_s = 0;
+    struct Candidate {
+      ChosenPlan plan;
+      DeviceBuffer<std::byte> workspace;
+      std::unique_ptr<cg::VariantPack> pack;
+    };
+    Finalists<Candidate> finalists;
     nlohmann::json timed = nlohmann::json::array();
     std::vector<std::string> seen;
-    for (const Listed& candidate : listed) {
-      ChosenPlan plan{nullptr, candidate.heuristic_mode, candidate.rank};
-      const Outcome built =
-          guarded([&] { plan.plan = std::make_shared<const cg::ExecutionPlan>(candidate.config); });
+    for (const Listed& listed_plan : listed) {
+      Candidate candidate{{nullptr, listed_plan.heuristic_mode, listed_plan.rank}, {}, nullptr};
+      const Outcome built = guarded([&] {
+        candidate.plan.plan = std::make_shared<const cg::ExecutionPlan>(listed_plan.config);
+      });
       if (built.status != PointStatus::ok) {
-        if (candidate.rank < 4)
-          add_reason(candidate.heuristic_mode + " #" + std::to_string(candidate.rank) + ": " +
+        if (listed_plan.rank < 4)
+          add_reason(listed_plan.heuristic_mode + " #" + std::to_string(listed_plan.rank) + ": " +
                      built.reason);
         continue;
       }
-      const std::string name = plan.plan->name();
+      const std::string name = candidate.plan.plan->name();
       if (std::ranges::find(seen, name) != seen.end()) continue;
       seen.push_back(name);
-      DeviceBuffer<std::byte> workspace(static_cast<std::size_t>(plan.plan->workspace_bytes()));
-      auto pack = std::make_unique<cg::VariantPack>(pointers_, workspace.get());
+      candidate.workspace =
+          DeviceBuffer<std::byte>(static_cast<std::size_t>(candidate.plan.plan->workspace_bytes()));
+      candidate.pack = std::make_unique<cg::VariantPack>(pointers_, candidate.workspace.get());
       if (selection == NormSelection::heuristic) {
-        adopt(std::move(plan), std::move(workspace), std::move(pack));
+        adopt(std::move(candidate.plan), std::move(candidate.workspace), std::move(candidate.pack));
         return;
       }
       double seconds = 0;
-      const Outcome ran = guarded([&] { seconds = time_plan(*plan.plan, *pack); });
+      const Outcome ran =
+          guarded([&] { seconds = time_plan(*candidate.plan.plan, *candidate.pack); });
       if (ran.status != PointStatus::ok) {
         (void)cudaGetLastError();
         timed.push_back({{"plan", name}, {"error", ran.reason}});
         continue;
       }
       timed.push_back({{"plan", name}, {"seconds", seconds}});
-      if (!chosen_.plan || seconds < best_s) {
-        best_s = seconds;
-        adopt(std::move(plan), std::move(workspace), std::move(pack));
-      }
+      finalists.admit(seconds, std::move(candidate));
     }
-    if (chosen_.plan) {
+    if (!finalists.empty()) {
+      const std::size_t again = finalists.decide([&](const Candidate& candidate) {
+        return time_plan(*candidate.plan.plan, *candidate.pack);
+      });
+      nlohmann::json final_times = nlohmann::json::array();
+      for (const auto& entry : finalists.entries())
+        final_times.push_back(
+            {{"plan", entry.candidate.plan.plan->name()}, {"median_seconds", entry.seconds}});
+      auto& best = finalists.entries().front().candidate;
+      adopt(std::move(best.plan), std::move(best.workspace), std::move(best.pack));
       searched_ = {{"selection", "fastest"}, {"timed", timed}};
+      if (again > 0) searched_["finalists"] = final_times;
       return;
     }
     throw GpuError(
@@ -306,22 +322,8 @@ class NormGraph final : public NormCall {
     pack_ = std::move(pack);
   }
 
-  // Seconds per call: the fastest of kSearchRounds rounds of back-to-back calls.
   double time_plan(const cg::ExecutionPlan& plan, const cg::VariantPack& pack) const {
-    cg::execute(handle_, plan, pack);  // warm-up
-    const Event start, stop;
-    auto round = [&](int calls) {
-      start.record(stream_);
-      for (int i = 0; i < calls; ++i) cg::execute(handle_, plan, pack);
-      stop.record(stream_);
-      stop.synchronize();
-      return stop.seconds_since(start) / calls;
-    };
-    const double once = round(1);
-    const int calls = static_cast<int>(std::clamp(kSearchRoundSeconds / once, 1.0, 1000.0));
-    double best = round(calls);
-    for (int i = 1; i < kSearchRounds; ++i) best = std::min(best, round(calls));
-    return best;
+    return cg::seconds_per_execute(handle_, stream_, plan, pack, kSearchTiming);
   }
 
   void add_reason(const std::string& reason) {

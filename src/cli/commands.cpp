@@ -175,9 +175,8 @@ ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::
   if (chip.empty()) {
     const GpuAvailability gpus = find_gpus();
     if (gpus.count == 0) {
-      std::string chips;
-      for (const std::string& c : supported_chips()) chips += (chips.empty() ? "" : ", ") + c;
-      throw usage_error("no GPU here to take the chip from; pass --chip NAME (" + chips + ")");
+      throw usage_error("no GPU here to take the chip from; pass --chip NAME (" +
+                        join_list(supported_chips()) + ")");
     }
     chip = inspect_gpu(options.device).chip;
   }

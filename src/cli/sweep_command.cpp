@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/vocabulary.hpp"
 #include "src/cli/command_options.hpp"
 #include "src/cli/commands.hpp"
@@ -88,12 +89,6 @@ void add_sweep_options(CLI::App& command, CommonOptions& options, SweepArguments
   command.allow_extras();  // a sweep file's flags and unknown flags: refused with the reason
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
-  return text;
-}
-
 std::string value_text(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
@@ -102,14 +97,14 @@ std::string value_text(const nlohmann::json& value) {
 std::string axis_help(const ParamAxis& axis) {
   std::string text = axis.help + "; ";
   if (axis.kind == ParamAxis::Kind::text)
-    text += "values: " + join(axis.allowed);
+    text += "values: " + join_list(axis.allowed);
   else
-    text += "integers" + (axis.allowed.empty() ? "" : " or " + join(axis.allowed));
+    text += "integers" + (axis.allowed.empty() ? "" : " or " + join_list(axis.allowed));
   text += "; default: " + value_text(axis.defaults.at(0));
   if (axis.defaults.size() > 1) {
     std::vector<std::string> visited;
     for (const nlohmann::json& value : axis.defaults) visited.push_back(value_text(value));
-    text += " (the default sweep: " + join(visited) + ")";
+    text += " (the default sweep: " + join_list(visited) + ")";
   }
   return text;
 }
@@ -279,8 +274,8 @@ void check_chip(const std::string& chip) {
     throw environment_error("--chip " + chip +
                             ": this build has no CUPTI to count passes with; use a CUDA build");
   if (std::find(chips.begin(), chips.end(), chip) == chips.end())
-    throw usage_error("--chip " + chip + ": no chip of that name in this CUPTI (" + join(chips) +
-                      "); `timeroof info` names this GPU's");
+    throw usage_error("--chip " + chip + ": no chip of that name in this CUPTI (" +
+                      join_list(chips) + "); `timeroof info` names this GPU's");
 }
 
 // --metrics: each name checked against CUPTI's list for `chip` (empty: every chip
