@@ -91,7 +91,8 @@ void Graph::reduction(cudnnReduceTensorOp_t reduce, const cg::Descriptor& x,
   operations_.push_back(&keep(std::move(op)));
 }
 
-void Graph::matmul(const cg::Descriptor& a, const cg::Descriptor& b, const cg::Descriptor& c) {
+void Graph::matmul(const cg::Descriptor& a, const cg::Descriptor& b, const cg::Descriptor& c,
+                   MatmulOverrides overrides) {
   cg::Descriptor descriptor(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
   descriptor.set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_DATA_FLOAT).finalize();
   const cg::Descriptor& kept = keep(std::move(descriptor));
@@ -99,8 +100,11 @@ void Graph::matmul(const cg::Descriptor& a, const cg::Descriptor& b, const cg::D
   op.set(CUDNN_ATTR_OPERATION_MATMUL_ADESC, a)
       .set(CUDNN_ATTR_OPERATION_MATMUL_BDESC, b)
       .set(CUDNN_ATTR_OPERATION_MATMUL_CDESC, c)
-      .set(CUDNN_ATTR_OPERATION_MATMUL_DESC, kept)
-      .finalize();
+      .set(CUDNN_ATTR_OPERATION_MATMUL_DESC, kept);
+  if (overrides.m) op.set(CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, *overrides.m);
+  if (overrides.n) op.set(CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, *overrides.n);
+  if (overrides.k) op.set(CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, *overrides.k);
+  op.finalize();
   operations_.push_back(&keep(std::move(op)));
 }
 
@@ -124,9 +128,12 @@ using Dims = std::vector<std::int64_t>;
 struct Shapes : AttentionShape {
   cudnnDataType_t io;
 
-  explicit Shapes(const AttentionSpec& spec)
-      : AttentionShape(spec),
-        io(spec.precision == Precision::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF) {}
+  explicit Shapes(const AttentionSpec& spec) : AttentionShape(spec), io(io_type(spec)) {}
+
+  static cudnnDataType_t io_type(const AttentionSpec& spec) {
+    if (spec.precision == Precision::fp8) return CUDNN_DATA_FP8_E4M3;
+    return spec.precision == Precision::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
+  }
 
   // A BSHD tensor seen as [B, heads, rows, D].
   cg::TensorSpec bshd(std::int64_t uid, std::int64_t heads, std::int64_t rows) const {
@@ -149,11 +156,54 @@ struct Shapes : AttentionShape {
   cg::TensorSpec row_buffer(std::int64_t uid) const {
     return {.uid = uid, .data_type = CUDNN_DATA_FLOAT, .dims = rows(), .strides = row_strides()};
   }
+  // One int32 per batch item: the actual sequence lengths of the padding mask.
+  cg::TensorSpec lengths(std::int64_t uid) const {
+    return {
+        .uid = uid, .data_type = CUDNN_DATA_INT32, .dims = {b, 1, 1, 1}, .strides = {1, 1, 1, 1}};
+  }
 };
 
-// S (already scaled) with the causal mask applied, or S itself without one.
-const cg::Descriptor& masked(Graph& g, const Shapes& s, const AttentionSpec& spec,
+// A per-tensor fp32 scale or amax in device memory: [1, 1, 1, 1].
+cg::TensorSpec unit_tensor(std::int64_t uid) {
+  return {.uid = uid, .data_type = CUDNN_DATA_FLOAT, .dims = {1, 1, 1, 1}, .strides = {1, 1, 1, 1}};
+}
+
+// The actual lengths of a padded graph (both null without the padding mask).
+struct Lengths {
+  const cg::Descriptor* q = nullptr;
+  const cg::Descriptor* kv = nullptr;
+};
+
+// The fp8 forward's scale inputs (null: not fp8).
+struct Fp8Scales {
+  const cg::Descriptor *descale_q, *descale_k, *descale_v, *descale_s, *scale_s, *scale_o;
+};
+
+// S with the padding mask applied: rows >= seq_len_q and columns >= seq_len_kv
+// set to -inf (cudnn-frontend's padding_mask score modifier).
+const cg::Descriptor& padded(Graph& g, const Shapes& s, const Lengths& lengths,
                              const cg::Descriptor& scores) {
+  const cg::Descriptor& row = g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, scores, nullptr, nullptr, row, CUDNN_DATA_INT32, 2);
+  const cg::Descriptor& col = g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, scores, nullptr, nullptr, col, CUDNN_DATA_INT32, 3);
+  const cg::Descriptor& row_in = g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_BOOLEAN);
+  g.pointwise(CUDNN_POINTWISE_CMP_LT, row, lengths.q, nullptr, row_in, CUDNN_DATA_BOOLEAN);
+  const cg::Descriptor& col_in = g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_BOOLEAN);
+  g.pointwise(CUDNN_POINTWISE_CMP_LT, col, lengths.kv, nullptr, col_in, CUDNN_DATA_BOOLEAN);
+  const cg::Descriptor& keep = g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_BOOLEAN);
+  g.pointwise(CUDNN_POINTWISE_LOGICAL_AND, row_in, &col_in, nullptr, keep, CUDNN_DATA_BOOLEAN);
+  const cg::Descriptor& out = g.intermediate(s.scores(), s.score_strides());
+  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, scores,
+              &g.scalar(-std::numeric_limits<float>::infinity()), &keep, out);
+  return out;
+}
+
+// S (already scaled) with the causal mask applied, or S itself without one;
+// with `lengths`, the bottom-right shift reads the actual lengths' tensors as
+// cudnn-frontend's sliding_window_mask does with a padding mask.
+const cg::Descriptor& masked(Graph& g, const Shapes& s, const AttentionSpec& spec,
+                             const Lengths& lengths, const cg::Descriptor& scores) {
   if (spec.mask == AttentionMask::none) return scores;
   const cg::Descriptor* row = &g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_INT32);
   g.pointwise(CUDNN_POINTWISE_GEN_INDEX, scores, nullptr, nullptr, *row, CUDNN_DATA_FLOAT, 2);
@@ -162,11 +212,13 @@ const cg::Descriptor& masked(Graph& g, const Shapes& s, const AttentionSpec& spe
   if (s.sq != s.skv) {
     // Bottom right: row + seq_kv - seq_q, two int32 steps as cudnn-frontend builds them.
     const cg::Descriptor& plus_kv = g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_INT32);
-    g.pointwise(CUDNN_POINTWISE_ADD, *row, &g.scalar(static_cast<std::int32_t>(s.skv)), nullptr,
-                plus_kv, CUDNN_DATA_INT32, 3);
+    const cg::Descriptor* kv_length =
+        lengths.kv ? lengths.kv : &g.scalar(static_cast<std::int32_t>(s.skv));
+    g.pointwise(CUDNN_POINTWISE_ADD, *row, kv_length, nullptr, plus_kv, CUDNN_DATA_INT32, 3);
     const cg::Descriptor& minus_q = g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_INT32);
-    g.pointwise(CUDNN_POINTWISE_SUB, plus_kv, &g.scalar(static_cast<std::int32_t>(s.sq)), nullptr,
-                minus_q, CUDNN_DATA_INT32, 3);
+    const cg::Descriptor* q_length =
+        lengths.q ? lengths.q : &g.scalar(static_cast<std::int32_t>(s.sq));
+    g.pointwise(CUDNN_POINTWISE_SUB, plus_kv, q_length, nullptr, minus_q, CUDNN_DATA_INT32, 3);
     row = &minus_q;
   }
   const cg::Descriptor& keep = g.intermediate(s.scores(), s.score_strides(), CUDNN_DATA_BOOLEAN);
@@ -177,15 +229,29 @@ const cg::Descriptor& masked(Graph& g, const Shapes& s, const AttentionSpec& spe
   return out;
 }
 
-// Q K^T x scale, masked.
+// y = x o factor, a fresh intermediate shaped as x (dims, strides, type).
+const cg::Descriptor& times(Graph& g, const cg::Descriptor& x, const cg::Descriptor& factor,
+                            const Dims& dims, const Dims& strides,
+                            cudnnDataType_t type = CUDNN_DATA_FLOAT) {
+  const cg::Descriptor& y = g.intermediate(dims, strides, type);
+  g.pointwise(CUDNN_POINTWISE_MUL, x, &factor, nullptr, y);
+  return y;
+}
+
+// Q K^T x scale [x descale_q x descale_k], [padding-masked,] masked.
 const cg::Descriptor& scaled_scores(Graph& g, const Shapes& s, const AttentionSpec& spec,
-                                    const cg::Descriptor& q, const cg::Descriptor& k_transposed) {
+                                    const cg::Descriptor& q, const cg::Descriptor& k_transposed,
+                                    const Fp8Scales* fp8, const Lengths& lengths) {
   const cg::Descriptor& product = g.intermediate(s.scores(), s.score_strides());
-  g.matmul(q, k_transposed, product);
-  const cg::Descriptor& scaled = g.intermediate(s.scores(), s.score_strides());
+  g.matmul(q, k_transposed, product, {.m = lengths.q, .n = lengths.kv});
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.d));
-  g.pointwise(CUDNN_POINTWISE_MUL, product, &g.scalar(scale), nullptr, scaled);
-  return masked(g, s, spec, scaled);
+  const cg::Descriptor* scores = &times(g, product, g.scalar(scale), s.scores(), s.score_strides());
+  if (fp8) {
+    scores = &times(g, *scores, *fp8->descale_q, s.scores(), s.score_strides());
+    scores = &times(g, *scores, *fp8->descale_k, s.scores(), s.score_strides());
+  }
+  if (lengths.q) scores = &padded(g, s, lengths, *scores);
+  return masked(g, s, spec, lengths, *scores);
 }
 
 }  // namespace
@@ -199,7 +265,13 @@ std::unique_ptr<Graph> make_forward(cudnnHandle_t handle, const AttentionSpec& s
   const cg::Descriptor& k = g.tensor(s.bshd_transposed(kK, s.hk, s.skv));
   const cg::Descriptor& v = g.tensor(s.bshd(kV, s.hk, s.skv));
   const cg::Descriptor& o = g.tensor(s.bshd(kO, s.h, s.sq));
-  const cg::Descriptor& scores = scaled_scores(g, s, spec, q, k);
+  const bool fp8 = spec.precision == Precision::fp8;
+  Fp8Scales scales{};
+  if (fp8)
+    scales = {&g.tensor(unit_tensor(kDescaleQ)), &g.tensor(unit_tensor(kDescaleK)),
+              &g.tensor(unit_tensor(kDescaleV)), &g.tensor(unit_tensor(kDescaleS)),
+              &g.tensor(unit_tensor(kScaleS)),   &g.tensor(unit_tensor(kScaleO))};
+  const cg::Descriptor& scores = scaled_scores(g, s, spec, q, k, fp8 ? &scales : nullptr, {});
 
   // Softmax with its statistics (cudnn-frontend's softmax node).
   const cg::Descriptor& row_max = g.intermediate(s.rows(), s.row_strides());
@@ -217,10 +289,27 @@ std::unique_ptr<Graph> make_forward(cudnnHandle_t handle, const AttentionSpec& s
   g.pointwise(
       CUDNN_POINTWISE_ADD, row_max, &log_sum, nullptr,
       with_stats ? g.tensor(s.row_buffer(kStats)) : g.intermediate(s.rows(), s.row_strides()));
-  // P in the I/O type: the second product's A operand.
-  const cg::Descriptor& p = g.intermediate(s.scores(), s.score_strides(), s.io);
+  // P in the I/O type: the second product's A operand (fp8: fp32 first, for amax_S
+  // and the scale into e4m3).
+  const cg::Descriptor& p =
+      g.intermediate(s.scores(), s.score_strides(), fp8 ? CUDNN_DATA_FLOAT : s.io);
   g.pointwise(CUDNN_POINTWISE_DIV, exponent, &row_sum, nullptr, p);
-  g.matmul(p, v, o);
+  if (!fp8) {
+    g.matmul(p, v, o);
+    g.finish(handle);
+    return graph;
+  }
+  g.reduction(CUDNN_REDUCE_TENSOR_AMAX, p, g.tensor(unit_tensor(kAmaxS)));
+  const cg::Descriptor& p_fp8 = times(g, p, *scales.scale_s, s.scores(), s.score_strides(), s.io);
+  // O' = P V in fp32, descaled (cudnn-frontend's matmul_fp8), its amax, then scaled into O.
+  const Dims out_dims = {s.b, s.h, s.sq, s.d};
+  const Dims out_strides = {s.h * s.sq * s.d, s.sq * s.d, s.d, 1};
+  const cg::Descriptor& product = g.intermediate(out_dims, out_strides);
+  g.matmul(p_fp8, v, product);
+  const cg::Descriptor& descaled_s = times(g, product, *scales.descale_s, out_dims, out_strides);
+  const cg::Descriptor& descaled = times(g, descaled_s, *scales.descale_v, out_dims, out_strides);
+  g.pointwise(CUDNN_POINTWISE_MUL, descaled, scales.scale_o, nullptr, o);
+  g.reduction(CUDNN_REDUCE_TENSOR_AMAX, descaled, g.tensor(unit_tensor(kAmaxO)));
   g.finish(handle);
   return graph;
 }
@@ -239,6 +328,14 @@ std::unique_ptr<Graph> make_backward(cudnnHandle_t handle, const AttentionSpec& 
   const cg::Descriptor& d_q = g.tensor(s.bshd(kDQ, s.h, s.sq));
   const cg::Descriptor& d_k = g.tensor(s.bshd(kDK, s.hk, s.skv));
   const cg::Descriptor& d_v = g.tensor(s.bshd(kDV, s.hk, s.skv));
+  Lengths lengths;
+  if (attention_needs_padding_mask(spec))
+    lengths = {&g.tensor(s.lengths(kSeqLenQ)), &g.tensor(s.lengths(kSeqLenKv))};
+  // The products' actual sizes: rows of queries (M of dO V^T, dS K), of keys
+  // (M of P^T dO, dS^T Q), and the reductions over them.
+  const MatmulOverrides queries_by_keys{.m = lengths.q, .n = lengths.kv};
+  const MatmulOverrides keys_over_queries{.m = lengths.kv, .k = lengths.q};
+  const MatmulOverrides queries_over_keys{.m = lengths.q, .k = lengths.kv};
 
   // Delta = rowsum(dO o O), into the fp32 buffer the engine expects.
   const cg::Descriptor& d_o_o =
@@ -250,7 +347,7 @@ std::unique_ptr<Graph> make_backward(cudnnHandle_t handle, const AttentionSpec& 
   g.pointwise(CUDNN_POINTWISE_MUL, delta_sum, &g.scalar(1.0f), nullptr, delta);
 
   // P recomputed from the statistics.
-  const cg::Descriptor& scores = scaled_scores(g, s, spec, q, k);
+  const cg::Descriptor& scores = scaled_scores(g, s, spec, q, k, nullptr, lengths);
   const cg::Descriptor& shifted = g.intermediate(s.scores(), s.score_strides());
   g.pointwise(CUDNN_POINTWISE_SUB, scores, &stats, nullptr, shifted);
   const cg::Descriptor& p = g.intermediate(s.scores(), s.score_strides());
@@ -263,12 +360,12 @@ std::unique_ptr<Graph> make_backward(cudnnHandle_t handle, const AttentionSpec& 
   auto key_gradient = [&](const cg::Descriptor& transposed, const cg::Descriptor& operand,
                           const cg::Descriptor& gradient) {
     if (s.h == s.hk) {
-      g.matmul(transposed, operand, gradient);
+      g.matmul(transposed, operand, gradient, keys_over_queries);
       return;
     }
     const cg::Descriptor& full =
         g.intermediate({s.b, s.h, s.skv, s.d}, {s.h * s.skv * s.d, s.skv * s.d, s.d, 1}, s.io);
-    g.matmul(transposed, operand, full);
+    g.matmul(transposed, operand, full, keys_over_queries);
     g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, gradient);
   };
 
@@ -279,7 +376,7 @@ std::unique_ptr<Graph> make_backward(cudnnHandle_t handle, const AttentionSpec& 
 
   // dS = P o (dO V^T - Delta) x scale.
   const cg::Descriptor& d_p = g.intermediate(s.scores(), s.score_strides());
-  g.matmul(d_o, v, d_p);
+  g.matmul(d_o, v, d_p, queries_by_keys);
   const cg::Descriptor& centred = g.intermediate(s.scores(), s.score_strides());
   g.pointwise(CUDNN_POINTWISE_SUB, d_p, &delta, nullptr, centred);
   const cg::Descriptor& weighted = g.intermediate(s.scores(), s.score_strides());
@@ -304,7 +401,7 @@ std::unique_ptr<Graph> make_backward(cudnnHandle_t handle, const AttentionSpec& 
                                                 .data_type = CUDNN_DATA_FLOAT,
                                                 .dims = {s.b, s.h, s.sq, s.d},
                                                 .strides = {s.h * s.sq * s.d, s.sq * s.d, s.d, 1}});
-  g.matmul(d_s, k_rows, accumulator);
+  g.matmul(d_s, k_rows, accumulator, queries_over_keys);
   g.pointwise(CUDNN_POINTWISE_IDENTITY, accumulator, nullptr, nullptr, d_q);
   g.finish(handle);
   return graph;
