@@ -165,6 +165,12 @@ void require_fp8_attention(const AttentionSpec& spec) {
         ": cuDNN has the bottom-right causal mask in fp8 on Blackwell only; this "
         "GPU is " +
         gpu + "; allowed here: seq_q = seq_kv, mask = none, or fp16 / bf16");
+  if (major < 10 && spec.direction == AttentionDirection::bwd &&
+      spec.head_dim != kAttentionFp8HopperBwdHeadDim)
+    throw usage_error("attention: precision = fp8 with direction = bwd and head_dim = " +
+                      std::to_string(spec.head_dim) + ": cuDNN's fp8 backward on this GPU (" + gpu +
+                      ") takes head_dim = " + std::to_string(kAttentionFp8HopperBwdHeadDim) +
+                      " only; allowed here: head_dim = 128, or fp16 / bf16");
 }
 
 // Floats between the fp8 graph's scale and amax tensors in their buffer: each
@@ -174,6 +180,44 @@ constexpr std::size_t kFp8Stride = 4;
 constexpr float kFp8ScaleValues[] = {
     1.0f, 1.0f, 1.0f, 1.0f / kAttentionFp8Scale, kAttentionFp8Scale, kAttentionFp8Scale};
 constexpr std::size_t kFp8Amaxes = 2;  // amax_S, amax_O after the scales
+
+// The fp8 backward's scalars, kFp8Stride floats apart in their buffer: the
+// inputs' descales (Q, K, V, dO as drawn: 1; O as the fp8 forward scaled it:
+// 1/256), P's scale and descale as the forward's, then the four that depend on
+// the gradients' magnitudes (dS's scale and descale, dQ's, dK's and dV's
+// scales, set by calibrate_fp8_backward), then the four amax outputs.
+enum Fp8BackwardSlot : std::size_t {
+  kSlotDescaleQ,
+  kSlotDescaleK,
+  kSlotDescaleV,
+  kSlotDescaleO,
+  kSlotDescaleDO,
+  kSlotDescaleS,
+  kSlotScaleS,
+  kSlotDescaleDP,
+  kSlotScaleDP,
+  kSlotScaleDQ,
+  kSlotScaleDK,
+  kSlotScaleDV,
+  kSlotAmaxDP,
+  kSlotAmaxDQ,
+  kSlotAmaxDK,
+  kSlotAmaxDV,
+  kFp8BackwardSlots
+};
+constexpr ag::Uid kFp8BackwardUids[kFp8BackwardSlots] = {
+    ag::kDescaleQ, ag::kDescaleK,  ag::kDescaleV, ag::kDescaleO, ag::kDescaleDO, ag::kDescaleS,
+    ag::kScaleS,   ag::kDescaleDP, ag::kScaleDP,  ag::kScaleDQ,  ag::kScaleDK,   ag::kScaleDV,
+    ag::kAmaxDP,   ag::kAmaxDQ,    ag::kAmaxDK,   ag::kAmaxDV};
+
+// Delayed scaling, as training recipes do from an amax history: the power of two
+// that puts a tensor whose largest magnitude is `amax` into (128, 256] in e4m3
+// (max 448: no overflow, small values kept out of the subnormals); 1 while amax
+// is not a finite positive number.
+float power_of_two_scale(float amax) {
+  if (!(amax > 0) || !std::isfinite(amax)) return 1.0f;
+  return std::ldexp(1.0f, static_cast<int>(std::floor(std::log2(kAttentionFp8Scale / amax))));
+}
 
 }  // namespace
 
@@ -187,6 +231,10 @@ class AttentionState {
   // fp8: the six scales then amax_S and amax_O, kFp8Stride floats apart.
   DeviceBuffer<float> fp8_scalars;
   float amax_s = 0, amax_o = 0;  // fp8: as prepare()'s execute left them
+  // fp8 bwd: its scalars (Fp8BackwardSlot) on the device and their host copy.
+  DeviceBuffer<float> fp8_backward_scalars;
+  std::vector<float> fp8_backward_values;
+  float fp8_backward(Fp8BackwardSlot slot) const { return fp8_backward_values[slot * kFp8Stride]; }
   // bwd with the padding mask: seq_q per batch item, then (16-byte aligned) seq_kv.
   DeviceBuffer<std::int32_t> seq_lengths;
   std::size_t seq_kv_offset = 0;
@@ -205,6 +253,87 @@ class AttentionState {
     cg::execute(handle(), *exe.plan, *exe.pack);
   }
 };
+
+namespace {
+
+// The fp8 forward's scalars into `tensors` (allocated once per state).
+void bind_fp8_forward_scalars(AttentionState& st, std::vector<cg::TensorPointer>& tensors,
+                              cudaStream_t stream) {
+  constexpr std::size_t scales = std::size(kFp8ScaleValues);
+  std::vector<float> values((scales + kFp8Amaxes) * kFp8Stride, 0.0f);
+  for (std::size_t i = 0; i < scales; ++i) values[i * kFp8Stride] = kFp8ScaleValues[i];
+  st.fp8_scalars = DeviceBuffer<float>(values.size());
+  TR_CUDA_CHECK(cudaMemcpyAsync(st.fp8_scalars.get(), values.data(), st.fp8_scalars.bytes(),
+                                cudaMemcpyHostToDevice, stream));
+  for (std::size_t i = 0; i < scales; ++i)
+    tensors.push_back({ag::kFp8ScaleUids[i], st.fp8_scalars.get() + i * kFp8Stride});
+  tensors.push_back({ag::kAmaxS, st.fp8_scalars.get() + scales * kFp8Stride});
+  tensors.push_back({ag::kAmaxO, st.fp8_scalars.get() + (scales + 1) * kFp8Stride});
+}
+
+// The fp8 forward's amax outputs as its last execute left them.
+void read_fp8_forward_amax(AttentionState& st, cudaStream_t stream) {
+  const std::size_t amax = std::size(kFp8ScaleValues) * kFp8Stride;
+  TR_CUDA_CHECK(cudaMemcpyAsync(&st.amax_s, st.fp8_scalars.get() + amax, sizeof(float),
+                                cudaMemcpyDeviceToHost, stream));
+  TR_CUDA_CHECK(cudaMemcpyAsync(&st.amax_o, st.fp8_scalars.get() + amax + kFp8Stride, sizeof(float),
+                                cudaMemcpyDeviceToHost, stream));
+}
+
+// The fp8 backward's scalars into `tensors`, the gradient scales at 1 until
+// calibrate_fp8_backward sets them.
+void bind_fp8_backward_scalars(AttentionState& st, std::vector<cg::TensorPointer>& tensors,
+                               cudaStream_t stream) {
+  std::vector<float>& values = st.fp8_backward_values;
+  values.assign(kFp8BackwardSlots * kFp8Stride, 0.0f);
+  for (std::size_t slot = 0; slot < kSlotAmaxDP; ++slot) values[slot * kFp8Stride] = 1.0f;
+  values[kSlotDescaleO * kFp8Stride] = 1.0f / kAttentionFp8Scale;
+  values[kSlotDescaleS * kFp8Stride] = 1.0f / kAttentionFp8Scale;
+  values[kSlotScaleS * kFp8Stride] = kAttentionFp8Scale;
+  st.fp8_backward_scalars = DeviceBuffer<float>(values.size());
+  TR_CUDA_CHECK(cudaMemcpyAsync(st.fp8_backward_scalars.get(), values.data(),
+                                st.fp8_backward_scalars.bytes(), cudaMemcpyHostToDevice, stream));
+  for (std::size_t slot = 0; slot < kFp8BackwardSlots; ++slot)
+    tensors.push_back({kFp8BackwardUids[slot], st.fp8_backward_scalars.get() + slot * kFp8Stride});
+}
+
+// Copies the amax outputs into the host copy (synchronizes `stream`).
+void read_fp8_backward_amax(AttentionState& st, cudaStream_t stream) {
+  const std::size_t first = kSlotAmaxDP * kFp8Stride;
+  TR_CUDA_CHECK(cudaMemcpyAsync(st.fp8_backward_values.data() + first,
+                                st.fp8_backward_scalars.get() + first,
+                                (kFp8BackwardSlots - kSlotAmaxDP) * kFp8Stride * sizeof(float),
+                                cudaMemcpyDeviceToHost, stream));
+  TR_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+// Two calibration calls: the first (every gradient scale 1) measures dS's amax,
+// which is taken before its scale and so is right at once; the second, with dS
+// scaled, measures dQ's, dK's and dV's. The scales stay fixed afterwards, so
+// every timed call does the same work.
+void calibrate_fp8_backward(AttentionState& st, cudaStream_t stream) {
+  std::vector<float>& values = st.fp8_backward_values;
+  auto upload = [&] {
+    TR_CUDA_CHECK(cudaMemcpyAsync(st.fp8_backward_scalars.get(), values.data(),
+                                  kSlotAmaxDP * kFp8Stride * sizeof(float), cudaMemcpyHostToDevice,
+                                  stream));
+  };
+  st.execute(stream);
+  read_fp8_backward_amax(st, stream);
+  const float scale_d_p = power_of_two_scale(st.fp8_backward(kSlotAmaxDP));
+  values[kSlotScaleDP * kFp8Stride] = scale_d_p;
+  values[kSlotDescaleDP * kFp8Stride] = 1.0f / scale_d_p;
+  upload();
+  st.execute(stream);
+  read_fp8_backward_amax(st, stream);
+  for (const auto& [scale, amax] :
+       {std::pair{kSlotScaleDQ, kSlotAmaxDQ}, std::pair{kSlotScaleDK, kSlotAmaxDK},
+        std::pair{kSlotScaleDV, kSlotAmaxDV}})
+    values[scale * kFp8Stride] = power_of_two_scale(st.fp8_backward(amax));
+  upload();
+}
+
+}  // namespace
 
 Attention::Attention(AttentionSpec spec, std::shared_ptr<LibraryHandles> libraries)
     : problem_(std::move(spec)), libraries_(std::move(libraries)) {}
@@ -227,7 +356,22 @@ nlohmann::json Attention::details() const {
                   {"graph_operations", exe.graph->operation_count()},
                   {"scale", 1.0 / std::sqrt(static_cast<double>(spec().head_dim))}});
   if (spec().direction == AttentionDirection::bwd) details["forward_plan"] = state_->forward_plan;
-  if (spec().precision == Precision::fp8)
+  if (spec().precision == Precision::fp8 && spec().direction == AttentionDirection::bwd) {
+    const AttentionState& st = *state_;
+    details["fp8"] = {{"storage", "e4m3"},
+                      {"forward_amax_s", st.amax_s},
+                      {"forward_amax_o", st.amax_o},
+                      {"descale_o", st.fp8_backward(kSlotDescaleO)},
+                      {"scale_s", st.fp8_backward(kSlotScaleS)},
+                      {"scale_dp", st.fp8_backward(kSlotScaleDP)},
+                      {"scale_dq", st.fp8_backward(kSlotScaleDQ)},
+                      {"scale_dk", st.fp8_backward(kSlotScaleDK)},
+                      {"scale_dv", st.fp8_backward(kSlotScaleDV)},
+                      {"amax_dp", st.fp8_backward(kSlotAmaxDP)},
+                      {"amax_dq", st.fp8_backward(kSlotAmaxDQ)},
+                      {"amax_dk", st.fp8_backward(kSlotAmaxDK)},
+                      {"amax_dv", st.fp8_backward(kSlotAmaxDV)}};
+  } else if (spec().precision == Precision::fp8) {
     details["fp8"] = {{"storage", "e4m3"},
                       {"descale_q", kFp8ScaleValues[0]},
                       {"descale_k", kFp8ScaleValues[1]},
@@ -237,6 +381,7 @@ nlohmann::json Attention::details() const {
                       {"scale_o", kFp8ScaleValues[5]},
                       {"amax_s", state_->amax_s},
                       {"amax_o", state_->amax_o}};
+  }
   if (attention_needs_padding_mask(spec())) {
     // The engines work in whole 128-key tiles: the keys past seq_kv in the last
     // tile are masked work the Tensor-Core counters show above the analytic count.
@@ -310,12 +455,15 @@ void Attention::prepare(cudaStream_t stream) {
     Executable forward;
     forward.graph = ag::make_forward(st.handle(), s, /*with_stats=*/true);
     choose_plan(forward);
-    bind(forward, {{ag::kQ, st.q.get()},
-                   {ag::kK, st.k.get()},
-                   {ag::kV, st.v.get()},
-                   {ag::kO, st.o.get()},
-                   {ag::kStats, st.stats.get()}});
+    std::vector<cg::TensorPointer> forward_tensors = {{ag::kQ, st.q.get()},
+                                                      {ag::kK, st.k.get()},
+                                                      {ag::kV, st.v.get()},
+                                                      {ag::kO, st.o.get()},
+                                                      {ag::kStats, st.stats.get()}};
+    if (fp8) bind_fp8_forward_scalars(st, forward_tensors, stream);
+    bind(forward, std::move(forward_tensors));
     cg::execute(st.handle(), *forward.plan, *forward.pack);
+    if (fp8) read_fp8_forward_amax(st, stream);
     TR_CUDA_CHECK(cudaStreamSynchronize(stream));
     st.forward_plan = forward.plan->name();
 
@@ -323,19 +471,19 @@ void Attention::prepare(cudaStream_t stream) {
     filled(st.d_q, q_count);
     filled(st.d_k, kv_count);
     filled(st.d_v, kv_count);
-    st.softmax_sum = DeviceBuffer<float>(row_count);
-    st.d_q_accum = DeviceBuffer<float>(q_count);
-    std::vector<cg::TensorPointer> tensors = {{ag::kQ, st.q.get()},
-                                              {ag::kK, st.k.get()},
-                                              {ag::kV, st.v.get()},
-                                              {ag::kO, st.o.get()},
-                                              {ag::kDO, st.d_o.get()},
-                                              {ag::kStats, st.stats.get()},
-                                              {ag::kDQ, st.d_q.get()},
-                                              {ag::kDK, st.d_k.get()},
-                                              {ag::kDV, st.d_v.get()},
-                                              {ag::kSoftmaxSum, st.softmax_sum.get()},
-                                              {ag::kDQAccum, st.d_q_accum.get()}};
+    std::vector<cg::TensorPointer> tensors = {
+        {ag::kQ, st.q.get()},    {ag::kK, st.k.get()},    {ag::kV, st.v.get()},
+        {ag::kO, st.o.get()},    {ag::kDO, st.d_o.get()}, {ag::kStats, st.stats.get()},
+        {ag::kDQ, st.d_q.get()}, {ag::kDK, st.d_k.get()}, {ag::kDV, st.d_v.get()}};
+    if (fp8) {
+      bind_fp8_backward_scalars(st, tensors, stream);
+    } else {
+      // The 16-bit graph's Delta and dQ accumulator live in memory it binds.
+      st.softmax_sum = DeviceBuffer<float>(row_count);
+      st.d_q_accum = DeviceBuffer<float>(q_count);
+      tensors.push_back({ag::kSoftmaxSum, st.softmax_sum.get()});
+      tensors.push_back({ag::kDQAccum, st.d_q_accum.get()});
+    }
     if (attention_needs_padding_mask(s)) {
       // Every batch item at the full lengths: the mask only tells the engines
       // where the last key tile ends.
@@ -354,21 +502,11 @@ void Attention::prepare(cudaStream_t stream) {
     st.exe.graph = ag::make_backward(st.handle(), s);
     choose_plan(st.exe);
     bind(st.exe, std::move(tensors));
+    if (fp8) calibrate_fp8_backward(st, stream);
   } else {
     std::vector<cg::TensorPointer> tensors = {
         {ag::kQ, st.q.get()}, {ag::kK, st.k.get()}, {ag::kV, st.v.get()}, {ag::kO, st.o.get()}};
-    if (fp8) {
-      constexpr std::size_t scales = std::size(kFp8ScaleValues);
-      std::vector<float> values((scales + kFp8Amaxes) * kFp8Stride, 0.0f);
-      for (std::size_t i = 0; i < scales; ++i) values[i * kFp8Stride] = kFp8ScaleValues[i];
-      st.fp8_scalars = DeviceBuffer<float>(values.size());
-      TR_CUDA_CHECK(cudaMemcpyAsync(st.fp8_scalars.get(), values.data(), st.fp8_scalars.bytes(),
-                                    cudaMemcpyHostToDevice, stream));
-      for (std::size_t i = 0; i < scales; ++i)
-        tensors.push_back({ag::kFp8ScaleUids[i], st.fp8_scalars.get() + i * kFp8Stride});
-      tensors.push_back({ag::kAmaxS, st.fp8_scalars.get() + scales * kFp8Stride});
-      tensors.push_back({ag::kAmaxO, st.fp8_scalars.get() + (scales + 1) * kFp8Stride});
-    }
+    if (fp8) bind_fp8_forward_scalars(st, tensors, stream);
     st.exe.graph = ag::make_forward(st.handle(), s, /*with_stats=*/false);
     choose_plan(st.exe);
     bind(st.exe, std::move(tensors));
@@ -377,13 +515,8 @@ void Attention::prepare(cudaStream_t stream) {
   // One call now: an execution failure surfaces here, and lazily loaded kernels
   // exist before run() is timed or captured into a CUDA graph.
   st.execute(stream);
-  if (fp8) {
-    const std::size_t amax = std::size(kFp8ScaleValues) * kFp8Stride;
-    TR_CUDA_CHECK(cudaMemcpyAsync(&st.amax_s, st.fp8_scalars.get() + amax, sizeof(float),
-                                  cudaMemcpyDeviceToHost, stream));
-    TR_CUDA_CHECK(cudaMemcpyAsync(&st.amax_o, st.fp8_scalars.get() + amax + kFp8Stride,
-                                  sizeof(float), cudaMemcpyDeviceToHost, stream));
-  }
+  if (fp8 && bwd) read_fp8_backward_amax(st, stream);
+  if (fp8 && !bwd) read_fp8_forward_amax(st, stream);
   TR_CUDA_CHECK(cudaStreamSynchronize(stream));
   state_ = std::move(state);
 }
@@ -430,10 +563,13 @@ CheckResult Attention::check() {
       per_tensor = " (fp8 e4m3: amax_S " + std::to_string(st.amax_s) + ", amax_O " +
                    std::to_string(st.amax_o) + ")";
   } else {
+    // fp8: dO as drawn; the gradients by 1 / their calibrated scales.
+    const bool fp8 = s.precision == Precision::fp8;
+    auto descale = [&](Fp8BackwardSlot scale) { return fp8 ? 1.0 / st.fp8_backward(scale) : 1.0; };
     const HostTensor d_o(st.d_o.get(), q_count, st.type, st.stream);
-    const HostTensor d_q(st.d_q.get(), q_count, st.type, st.stream);
-    const HostTensor d_k(st.d_k.get(), kv_count, st.type, st.stream);
-    const HostTensor d_v(st.d_v.get(), kv_count, st.type, st.stream);
+    const HostTensor d_q(st.d_q.get(), q_count, st.type, st.stream, descale(kSlotScaleDQ));
+    const HostTensor d_k(st.d_k.get(), kv_count, st.type, st.stream, descale(kSlotScaleDK));
+    const HostTensor d_v(st.d_v.get(), kv_count, st.type, st.stream, descale(kSlotScaleDV));
     const HostFloats stats(st.stats.get(), static_cast<std::size_t>(attention_stats_elements(s)),
                            st.stream);
     TR_CUDA_CHECK(cudaStreamSynchronize(st.stream));

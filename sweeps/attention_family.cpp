@@ -4,7 +4,7 @@
 // Keys (a missing key takes its baseline, the first of the axis' defaults):
 // batch, heads, kv_heads (0 = heads), seq_q, seq_kv (0 = seq_q), head_dim,
 // mask (none | causal), direction (fwd | bwd), precision (fp16 | bf16 | fp8;
-// fp8: e4m3 with per-tensor scales, fwd only).
+// fp8: e4m3 with per-tensor scales, Hopper+; bwd at head_dim 128 on Hopper).
 //
 // Default sweep (16 points), in run order:
 //   BERT-base attention (H 12, D 64), B 8 and 32 x S 128 and 512, fp16, fwd    4
@@ -59,7 +59,7 @@ std::vector<ParamAxis> attention_axes() {
                 names(kAllAttentionDirections), json::array({"fwd"})),
       text_axis("precision",
                 "Q, K, V, O (and gradients) stored in fp16 or bf16, or fp8 (e4m3 with per-tensor "
-                "scales, fwd, Hopper+); fp32 softmax",
+                "scales, Hopper+; bwd at D 128 on Hopper); fp32 softmax",
                 names(kAttentionPrecisions), json::array({"fp16", "bf16"})),
   };
 }
@@ -132,7 +132,7 @@ OperatorFamily attention_family() {
   family.name = "attention";
   family.help =
       "scaled dot-product attention through cuDNN's graph API (fused flash attention): fwd and "
-      "bwd, causal mask, GQA, fp16/bf16 (fp8 fwd), BSHD; default: BERT-base and LLaMA prefill, "
+      "bwd, causal mask, GQA, fp16/bf16/fp8, BSHD; default: BERT-base and LLaMA prefill, "
       "decode and GQA (16 points)";
   family.axes = axes();
   family.default_points = default_points;

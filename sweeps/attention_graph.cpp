@@ -174,10 +174,50 @@ struct Lengths {
   const cg::Descriptor* kv = nullptr;
 };
 
-// The fp8 forward's scale inputs (null: not fp8).
-struct Fp8Scales {
-  const cg::Descriptor *descale_q, *descale_k, *descale_v, *descale_s, *scale_s, *scale_o;
+// y = x o factor, a fresh intermediate shaped as x (dims, strides, type).
+const cg::Descriptor& times(Graph& g, const cg::Descriptor& x, const cg::Descriptor& factor,
+                            const Dims& dims, const Dims& strides,
+                            cudnnDataType_t type = CUDNN_DATA_FLOAT) {
+  const cg::Descriptor& y = g.intermediate(dims, strides, type);
+  g.pointwise(CUDNN_POINTWISE_MUL, x, &factor, nullptr, y);
+  return y;
+}
+
+// The fp8 descales of Q and K that S = Q K^T needs.
+struct ScoreDescales {
+  const cg::Descriptor* q;
+  const cg::Descriptor* k;
 };
+
+// cudnn-frontend's matmul_fp8 on [B, heads, rows, D] operands: c = (a b, summed
+// over each head group where c has fewer heads than a) x descale_a x descale_b
+// x scale_c into c's type; amax = max |c before scale_c|.
+struct Fp8Product {
+  const cg::Descriptor& descale_a;
+  const cg::Descriptor& descale_b;
+  const cg::Descriptor& scale_c;
+  const cg::Descriptor& amax;
+};
+void fp8_product(Graph& g, const Shapes& s, const cg::Descriptor& a, const cg::Descriptor& b,
+                 std::int64_t a_heads, std::int64_t rows, const cg::Descriptor& c,
+                 std::int64_t c_heads, const Fp8Product& f, MatmulOverrides overrides = {}) {
+  auto shape = [&](std::int64_t heads) {
+    return std::pair<Dims, Dims>{{s.b, heads, rows, s.d}, {heads * rows * s.d, rows * s.d, s.d, 1}};
+  };
+  const auto [full_dims, full_strides] = shape(a_heads);
+  const cg::Descriptor& product = g.intermediate(full_dims, full_strides);
+  g.matmul(a, b, product, overrides);
+  const auto [dims, strides] = shape(c_heads);
+  const cg::Descriptor* sum = &product;
+  if (c_heads != a_heads) {
+    sum = &g.intermediate(dims, strides);
+    g.reduction(CUDNN_REDUCE_TENSOR_ADD, product, *sum);
+  }
+  const cg::Descriptor& descaled_a = times(g, *sum, f.descale_a, dims, strides);
+  const cg::Descriptor& descaled = times(g, descaled_a, f.descale_b, dims, strides);
+  g.pointwise(CUDNN_POINTWISE_MUL, descaled, &f.scale_c, nullptr, c);
+  g.reduction(CUDNN_REDUCE_TENSOR_AMAX, descaled, f.amax);
+}
 
 // S with the padding mask applied: rows >= seq_len_q and columns >= seq_len_kv
 // set to -inf (cudnn-frontend's padding_mask score modifier).
@@ -229,26 +269,17 @@ const cg::Descriptor& masked(Graph& g, const Shapes& s, const AttentionSpec& spe
   return out;
 }
 
-// y = x o factor, a fresh intermediate shaped as x (dims, strides, type).
-const cg::Descriptor& times(Graph& g, const cg::Descriptor& x, const cg::Descriptor& factor,
-                            const Dims& dims, const Dims& strides,
-                            cudnnDataType_t type = CUDNN_DATA_FLOAT) {
-  const cg::Descriptor& y = g.intermediate(dims, strides, type);
-  g.pointwise(CUDNN_POINTWISE_MUL, x, &factor, nullptr, y);
-  return y;
-}
-
 // Q K^T x scale [x descale_q x descale_k], [padding-masked,] masked.
 const cg::Descriptor& scaled_scores(Graph& g, const Shapes& s, const AttentionSpec& spec,
                                     const cg::Descriptor& q, const cg::Descriptor& k_transposed,
-                                    const Fp8Scales* fp8, const Lengths& lengths) {
+                                    const ScoreDescales* fp8, const Lengths& lengths) {
   const cg::Descriptor& product = g.intermediate(s.scores(), s.score_strides());
   g.matmul(q, k_transposed, product, {.m = lengths.q, .n = lengths.kv});
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.d));
   const cg::Descriptor* scores = &times(g, product, g.scalar(scale), s.scores(), s.score_strides());
   if (fp8) {
-    scores = &times(g, *scores, *fp8->descale_q, s.scores(), s.score_strides());
-    scores = &times(g, *scores, *fp8->descale_k, s.scores(), s.score_strides());
+    scores = &times(g, *scores, *fp8->q, s.scores(), s.score_strides());
+    scores = &times(g, *scores, *fp8->k, s.scores(), s.score_strides());
   }
   if (lengths.q) scores = &padded(g, s, lengths, *scores);
   return masked(g, s, spec, lengths, *scores);
@@ -266,12 +297,9 @@ std::unique_ptr<Graph> make_forward(cudnnHandle_t handle, const AttentionSpec& s
   const cg::Descriptor& v = g.tensor(s.bshd(kV, s.hk, s.skv));
   const cg::Descriptor& o = g.tensor(s.bshd(kO, s.h, s.sq));
   const bool fp8 = spec.precision == Precision::fp8;
-  Fp8Scales scales{};
-  if (fp8)
-    scales = {&g.tensor(unit_tensor(kDescaleQ)), &g.tensor(unit_tensor(kDescaleK)),
-              &g.tensor(unit_tensor(kDescaleV)), &g.tensor(unit_tensor(kDescaleS)),
-              &g.tensor(unit_tensor(kScaleS)),   &g.tensor(unit_tensor(kScaleO))};
-  const cg::Descriptor& scores = scaled_scores(g, s, spec, q, k, fp8 ? &scales : nullptr, {});
+  ScoreDescales descales{};
+  if (fp8) descales = {&g.tensor(unit_tensor(kDescaleQ)), &g.tensor(unit_tensor(kDescaleK))};
+  const cg::Descriptor& scores = scaled_scores(g, s, spec, q, k, fp8 ? &descales : nullptr, {});
 
   // Softmax with its statistics (cudnn-frontend's softmax node).
   const cg::Descriptor& row_max = g.intermediate(s.rows(), s.row_strides());
@@ -300,21 +328,118 @@ std::unique_ptr<Graph> make_forward(cudnnHandle_t handle, const AttentionSpec& s
     return graph;
   }
   g.reduction(CUDNN_REDUCE_TENSOR_AMAX, p, g.tensor(unit_tensor(kAmaxS)));
-  const cg::Descriptor& p_fp8 = times(g, p, *scales.scale_s, s.scores(), s.score_strides(), s.io);
-  // O' = P V in fp32, descaled (cudnn-frontend's matmul_fp8), its amax, then scaled into O.
-  const Dims out_dims = {s.b, s.h, s.sq, s.d};
-  const Dims out_strides = {s.h * s.sq * s.d, s.sq * s.d, s.d, 1};
-  const cg::Descriptor& product = g.intermediate(out_dims, out_strides);
-  g.matmul(p_fp8, v, product);
-  const cg::Descriptor& descaled_s = times(g, product, *scales.descale_s, out_dims, out_strides);
-  const cg::Descriptor& descaled = times(g, descaled_s, *scales.descale_v, out_dims, out_strides);
-  g.pointwise(CUDNN_POINTWISE_MUL, descaled, scales.scale_o, nullptr, o);
-  g.reduction(CUDNN_REDUCE_TENSOR_AMAX, descaled, g.tensor(unit_tensor(kAmaxO)));
+  const cg::Descriptor& p_fp8 =
+      times(g, p, g.tensor(unit_tensor(kScaleS)), s.scores(), s.score_strides(), s.io);
+  const cg::Descriptor& descale_s = g.tensor(unit_tensor(kDescaleS));
+  const cg::Descriptor& descale_v = g.tensor(unit_tensor(kDescaleV));
+  const cg::Descriptor& scale_o = g.tensor(unit_tensor(kScaleO));
+  fp8_product(g, s, p_fp8, v, s.h, s.sq, o, s.h,
+              {descale_s, descale_v, scale_o, g.tensor(unit_tensor(kAmaxO))});
   g.finish(handle);
   return graph;
 }
 
+namespace {
+
+// The fp8 backward (cudnn-frontend's sdpa_fp8_backward, per-tensor scales): Q, K,
+// V, O, dO and the gradients in e4m3; Delta = sum dO o O x descale_dO x
+// descale_O (virtual); S = Q K^T x scale x descale_q x descale_k, masked,
+// P = exp(S - stats) (fp32); dV = P x scale_S (e4m3), transposed, times dO
+// (matmul_fp8: descale_S, descale_dO, scale_dV, amax_dV); dS = (dO V^T x
+// descale_dO x descale_V - Delta) o P x scale, amax_dP, x scale_dP into e4m3;
+// dQ = dS K (descale_dP, descale_K, scale_dQ, amax_dQ); dK = dS^T Q (descale_dP,
+// descale_Q, scale_dK, amax_dK).
+std::unique_ptr<Graph> make_backward_fp8(cudnnHandle_t handle, const AttentionSpec& spec) {
+  auto graph = std::make_unique<Graph>();
+  Graph& g = *graph;
+  const Shapes s(spec);
+  const cg::Descriptor& q = g.tensor(s.bshd(kQ, s.h, s.sq));
+  const cg::TensorSpec k_transposed = s.bshd_transposed(kK, s.hk, s.skv);
+  const cg::Descriptor& k = g.tensor(k_transposed);
+  const cg::Descriptor& v = g.tensor(s.bshd_transposed(kV, s.hk, s.skv));
+  const cg::Descriptor& o = g.tensor(s.bshd(kO, s.h, s.sq));
+  const cg::Descriptor& d_o = g.tensor(s.bshd(kDO, s.h, s.sq));
+  const cg::Descriptor& stats = g.tensor(s.row_buffer(kStats));
+  const cg::Descriptor& d_q = g.tensor(s.bshd(kDQ, s.h, s.sq));
+  const cg::Descriptor& d_k = g.tensor(s.bshd(kDK, s.hk, s.skv));
+  const cg::Descriptor& d_v = g.tensor(s.bshd(kDV, s.hk, s.skv));
+  auto unit = [&](Uid uid) -> const cg::Descriptor& { return g.tensor(unit_tensor(uid)); };
+  const cg::Descriptor& descale_q = unit(kDescaleQ);
+  const cg::Descriptor& descale_k = unit(kDescaleK);
+  const cg::Descriptor& descale_v = unit(kDescaleV);
+  const cg::Descriptor& descale_o = unit(kDescaleO);
+  const cg::Descriptor& descale_d_o = unit(kDescaleDO);
+  const cg::Descriptor& descale_s = unit(kDescaleS);
+  const cg::Descriptor& descale_d_p = unit(kDescaleDP);
+  const cg::Descriptor& scale_s = unit(kScaleS);
+  const cg::Descriptor& scale_d_p = unit(kScaleDP);
+  Lengths lengths;
+  if (attention_needs_padding_mask(spec))
+    lengths = {&g.tensor(s.lengths(kSeqLenQ)), &g.tensor(s.lengths(kSeqLenKv))};
+
+  // Delta = rowsum(dO o O), descaled (virtual: no buffer in the fp8 graph); the
+  // product laid out as dO (cudnn-frontend lets it inherit dO's strides here).
+  const cg::TensorSpec d_o_layout = s.bshd(kDO, s.h, s.sq);
+  const cg::Descriptor& d_o_o = g.intermediate(d_o_layout.dims, d_o_layout.strides);
+  g.pointwise(CUDNN_POINTWISE_MUL, d_o, &o, nullptr, d_o_o);
+  const cg::Descriptor& delta_sum = g.intermediate(s.rows(), s.row_strides());
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, d_o_o, delta_sum);
+  const cg::Descriptor& delta_d_o = times(g, delta_sum, descale_d_o, s.rows(), s.row_strides());
+  const cg::Descriptor& delta = times(g, delta_d_o, descale_o, s.rows(), s.row_strides());
+
+  // P recomputed from the statistics, then x scale_S into e4m3 and transposed: dV.
+  const ScoreDescales descales{&descale_q, &descale_k};
+  const cg::Descriptor& scores = scaled_scores(g, s, spec, q, k, &descales, lengths);
+  const cg::Descriptor& shifted = g.intermediate(s.scores(), s.score_strides());
+  g.pointwise(CUDNN_POINTWISE_SUB, scores, &stats, nullptr, shifted);
+  const cg::Descriptor& p = g.intermediate(s.scores(), s.score_strides());
+  g.pointwise(CUDNN_POINTWISE_EXP, shifted, nullptr, nullptr, p);
+  const cg::Descriptor& p_fp8 = times(g, p, scale_s, s.scores(), s.score_strides(), s.io);
+  const Dims transposed_scores = {s.b, s.h, s.skv, s.sq};
+  const Dims transposed_strides = {s.h * s.sq * s.skv, s.sq * s.skv, 1, s.skv};
+  const cg::Descriptor& p_t = g.intermediate(transposed_scores, transposed_strides, s.io);
+  g.reshape(p_fp8, p_t);
+  const MatmulOverrides keys_over_queries{.m = lengths.kv, .k = lengths.q};
+  fp8_product(g, s, p_t, d_o, s.h, s.skv, d_v, s.hk,
+              {descale_s, descale_d_o, unit(kScaleDV), unit(kAmaxDV)}, keys_over_queries);
+
+  // dS = P o (dO V^T x descale_dO x descale_V - Delta) x scale, its amax, into e4m3.
+  const cg::Descriptor& d_p = g.intermediate(s.scores(), s.score_strides());
+  g.matmul(d_o, v, d_p, {.m = lengths.q, .n = lengths.kv});
+  const cg::Descriptor& d_p_d_o = times(g, d_p, descale_d_o, s.scores(), s.score_strides());
+  const cg::Descriptor& d_p_v = times(g, d_p_d_o, descale_v, s.scores(), s.score_strides());
+  const cg::Descriptor& centred = g.intermediate(s.scores(), s.score_strides());
+  g.pointwise(CUDNN_POINTWISE_SUB, d_p_v, &delta, nullptr, centred);
+  const cg::Descriptor& weighted = times(g, centred, p, s.scores(), s.score_strides());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.d));
+  const cg::Descriptor& d_s = times(g, weighted, g.scalar(scale), s.scores(), s.score_strides());
+  g.reduction(CUDNN_REDUCE_TENSOR_AMAX, d_s, unit(kAmaxDP));
+  const cg::Descriptor& d_s_fp8 = times(g, d_s, scale_d_p, s.scores(), s.score_strides(), s.io);
+
+  // dQ = dS K.
+  const cg::Descriptor& k_rows = g.intermediate(
+      {k_transposed.dims[0], k_transposed.dims[1], k_transposed.dims[3], k_transposed.dims[2]},
+      {k_transposed.strides[0], k_transposed.strides[1], k_transposed.strides[3],
+       k_transposed.strides[2]},
+      s.io);
+  g.reshape(k, k_rows);
+  fp8_product(g, s, d_s_fp8, k_rows, s.h, s.sq, d_q, s.h,
+              {descale_d_p, descale_k, unit(kScaleDQ), unit(kAmaxDQ)},
+              {.m = lengths.q, .k = lengths.kv});
+
+  // dK = dS^T Q.
+  const cg::Descriptor& d_s_t = g.intermediate(transposed_scores, transposed_strides, s.io);
+  g.reshape(d_s_fp8, d_s_t);
+  fp8_product(g, s, d_s_t, q, s.h, s.skv, d_k, s.hk,
+              {descale_d_p, descale_q, unit(kScaleDK), unit(kAmaxDK)}, keys_over_queries);
+  g.finish(handle);
+  return graph;
+}
+
+}  // namespace
+
 std::unique_ptr<Graph> make_backward(cudnnHandle_t handle, const AttentionSpec& spec) {
+  if (spec.precision == Precision::fp8) return make_backward_fp8(handle, spec);
   auto graph = std::make_unique<Graph>();
   Graph& g = *graph;
   const Shapes s(spec);

@@ -17,6 +17,9 @@
 //           amax_S = max |P| (reduction AMAX), P x scale_S into e4m3,
 //           O' = P V (matmul, fp32) x descale_S x descale_V, amax_O = max |O'|,
 //           O = O' x scale_O (into e4m3)
+// fp8 bwd   (cudnn-frontend's sdpa_fp8_backward; make_backward_fp8 in the .cpp
+//           says it node by node) every matmul's fp8 operands descaled after it,
+//           dV, dQ, dK scaled into e4m3 with their amax, dS x scale_dP in e4m3
 // backward  Delta = sum_d dO o O (MUL, reduction ADD; x 1 into an fp32 buffer)
 //           S = Q K^T x scale [padding mask: rows < seq_len_q and columns <
 //           seq_len_kv kept (GEN_INDEX, CMP_LT, LOGICAL_AND, BINARY_SELECT -inf),
@@ -65,9 +68,20 @@ enum Uid : std::int64_t {
   kScaleO,
   kAmaxS,  // fp8 outputs: fp32 [1, 1, 1, 1] max |P|, max |O| before scale_O
   kAmaxO,
+  kDescaleO,  // fp8 bwd: fp32 [1, 1, 1, 1] each
+  kDescaleDO,
+  kDescaleDP,
+  kScaleDP,
+  kScaleDQ,
+  kScaleDK,
+  kScaleDV,
+  kAmaxDP,  // fp8 bwd outputs: max |dS|, and of dQ, dK, dV before their scales
+  kAmaxDQ,
+  kAmaxDK,
+  kAmaxDV,
 };
 
-// The fp8 graph's scale and descale inputs, in uid order kDescaleQ .. kScaleO.
+// The fp8 forward's scale and descale inputs, in uid order kDescaleQ .. kScaleO.
 inline constexpr Uid kFp8ScaleUids[] = {kDescaleQ, kDescaleK, kDescaleV,
                                         kDescaleS, kScaleS,   kScaleO};
 

@@ -56,13 +56,9 @@ void validate(const AttentionSpec& spec) {
                       "of heads, or 0 for kv_heads = heads");
   const bool bwd = spec.direction == AttentionDirection::bwd;
   const bool fp8 = spec.precision == Precision::fp8;
-  if (fp8 && bwd)
-    throw usage_error(
-        "attention: direction = bwd with precision = fp8 is not built here (cuDNN's fp8 "
-        "backward needs e5m2 gradients and ten more scale and amax tensors); allowed: fp8 "
-        "with direction = fwd, or bwd in fp16 or bf16");
-  const std::int64_t max_dim =
-      fp8 ? kAttentionFp8MaxHeadDim : (bwd ? kAttentionMaxHeadDimBwd : kAttentionMaxHeadDimFwd);
+  const std::int64_t max_dim = bwd   ? kAttentionMaxHeadDimBwd
+                               : fp8 ? kAttentionFp8MaxHeadDim
+                                     : kAttentionMaxHeadDimFwd;
   const std::int64_t dim_multiple = fp8 ? kAttentionFp8HeadDimMultiple : kAttentionHeadDimMultiple;
   if (spec.head_dim % dim_multiple != 0 || spec.head_dim > max_dim)
     throw usage_error("attention: head_dim = " + text(spec.head_dim) +

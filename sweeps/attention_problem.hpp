@@ -30,7 +30,7 @@ inline constexpr AttentionDirection kAllAttentionDirections[] = {AttentionDirect
                                                                  AttentionDirection::bwd};
 // The precisions the family takes (Q, K, V, O and the gradients stored so;
 // accumulation and softmax in fp32). fp8 is e4m3 with per-tensor scales
-// (kAttentionFp8Scale), forward only.
+// (kAttentionFp8Scale; the backward's gradient scales calibrated from amax).
 inline constexpr Precision kAttentionPrecisions[] = {Precision::fp16, Precision::bf16,
                                                      Precision::fp8};
 
@@ -46,11 +46,12 @@ inline constexpr std::int64_t kAttentionMaxHeadDimBwd = 128;
 // multiple of this (cudnn-frontend adds one as a workaround up to 9.15): the
 // backward graph then carries it, with the actual lengths as seq_len tensors.
 inline constexpr std::int64_t kAttentionBwdSeqKvMultiple = 128;
-// cuDNN's fp8 attention (Hopper, per-tensor scales): head dimensions a multiple
-// of 16, at most 256; forward only here (the fp8 backward's e5m2 gradients and
-// ten more scale / amax tensors are not built).
+// cuDNN's fp8 attention (per-tensor scales): head dimensions a multiple of 16,
+// at most 256 forward and 128 backward; on Hopper the backward takes 128 only
+// (checked in prepare(), where the chip is known).
 inline constexpr std::int64_t kAttentionFp8HeadDimMultiple = 16;
 inline constexpr std::int64_t kAttentionFp8MaxHeadDim = 256;
+inline constexpr std::int64_t kAttentionFp8HopperBwdHeadDim = 128;
 // The fp8 quantisation scales of P (the softmax output) and O: both lie in
 // [-1, 1] (P a probability, O a convex combination of V's rows, V in [-1, 1)),
 // so x 256 maps them into e4m3's normal range (max 448) without overflow and

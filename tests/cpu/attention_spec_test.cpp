@@ -157,9 +157,8 @@ TEST(AttentionSpec, BadPointsAreOneLineErrorsNamingTheFix) {
   m = problem_error({{"precision", "fp32"}});
   EXPECT_MENTIONS(m, "precision");
   EXPECT_MENTIONS(m, "fp16, bf16, fp8");
-  m = problem_error({{"precision", "fp8"}, {"direction", "bwd"}});
-  EXPECT_MENTIONS(m, "direction = bwd with precision = fp8");
-  EXPECT_MENTIONS(m, "allowed: fp8 with direction = fwd");
+  m = problem_error({{"precision", "fp8"}, {"direction", "bwd"}, {"head_dim", 256}});
+  EXPECT_MENTIONS(m, "fused bwd attention in fp8; allowed: a multiple of 16 up to 128");
   m = problem_error({{"precision", "fp8"}, {"head_dim", 72}});
   EXPECT_MENTIONS(m, "head_dim = 72");
   EXPECT_MENTIONS(m, "in fp8; allowed: a multiple of 16 up to 256");
@@ -205,6 +204,12 @@ TEST(AttentionSpec, Fp8StoresOneByteElementsAndKeepsTheFlops) {
       {{"precision", "fp8"}, {"head_dim", 256}, {"seq_q", 2048}, {"mask", "causal"}});
   EXPECT_EQ(parsed.precision, Precision::fp8);
   EXPECT_NO_THROW(validate(parsed));
+  // The backward in fp8 at D 128, bytes one per element beside the fp32 statistics.
+  AttentionSpec backward = shape(1, 2, 1, 3, 5, 128, AttentionMask::none, AttentionDirection::bwd);
+  backward.precision = Precision::fp8;
+  EXPECT_NO_THROW(validate(backward));
+  EXPECT_EQ(attention_min_bytes(backward), 4 * 768.0 + 4 * 640.0 + 2 * 3 * 4.0);
+  EXPECT_EQ(attention_flops(backward), 10.0 * 2 * 128 * 15);
 }
 
 TEST(AttentionSpec, BackwardTakesAnyKeyLengthWithThePaddingMask) {

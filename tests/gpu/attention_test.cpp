@@ -179,6 +179,18 @@ TEST(GpuAttention, Fp8IsRefusedWhereCudnnCannotRunIt) {
             std::string::npos)
       << outcome.reason;
   EXPECT_EQ(outcome.reason.find('\n'), std::string::npos) << outcome.reason;
+  if (gpu.cc_major < 9) return;
+  // Hopper's fp8 backward takes D 128 only.
+  Attention backward(spec_of({{"batch", 1},
+                              {"heads", 4},
+                              {"seq_q", 256},
+                              {"head_dim", 64},
+                              {"direction", "bwd"},
+                              {"precision", "fp8"}}),
+                     shared_handles());
+  const Outcome refused = guarded([&] { backward.prepare(stream.get()); });
+  EXPECT_EQ(refused.status, PointStatus::unsupported) << refused.reason;
+  EXPECT_NE(refused.reason.find("head_dim = 128 only"), std::string::npos) << refused.reason;
 }
 
 TEST(GpuAttention, BackwardWithAnyKeyLengthRunsThePaddingMask) {
@@ -387,6 +399,55 @@ TEST(GpuAttention, TheCliSweepsIntoTheStore) {
     EXPECT_EQ(p.precision, "bf16");
     EXPECT_EQ(p.details["check"]["status"], "passed") << p.details["check"];
     EXPECT_EQ(p.algorithm.rfind("eng", 0), 0u) << p.algorithm;
+  }
+}
+
+// Last in the file (a crash here loses no other result; the device check runs it
+// apart): the fp8 backward (all e4m3, cudnn-frontend's sample configuration) at
+// Hopper's one head dimension, against the reference on the dequantised inputs,
+// its calibrated scales and amax, and its counted Tensor-Core fp8 FLOPs.
+TEST(GpuAttention, Fp8BackwardMatchesTheReferenceAndCountsItsFlops) {
+  TR_REQUIRE_GPU();
+  if (inspect_gpu(0).cc_major < 9) GTEST_SKIP() << "fp8 attention needs sm_90+";
+  const Stream stream;
+  for (const nlohmann::json& point :
+       {nlohmann::json{{"batch", 2}, {"heads", 4}, {"seq_q", 512}, {"mask", "none"}},
+        nlohmann::json{{"batch", 2}, {"heads", 4}, {"seq_q", 512}, {"mask", "causal"}},
+        nlohmann::json{
+            {"batch", 1}, {"heads", 8}, {"kv_heads", 2}, {"seq_q", 256}, {"mask", "causal"}}}) {
+    nlohmann::json full = point;
+    full.update({{"head_dim", 128}, {"direction", "bwd"}, {"precision", "fp8"}});
+    const auto op = prepare_and_check(full, stream);
+    if (!op) continue;
+    const nlohmann::json fp8 = op->details()["fp8"];
+    std::printf("FP8BWD %s %s\n", full.dump().c_str(), fp8.dump().c_str());
+    // Each calibrated scale puts its tensor's amax into (128, 256].
+    for (const auto& [scale, amax] :
+         {std::pair{"scale_dp", "amax_dp"}, std::pair{"scale_dq", "amax_dq"},
+          std::pair{"scale_dk", "amax_dk"}, std::pair{"scale_dv", "amax_dv"}}) {
+      const double scaled = fp8[scale].get<double>() * fp8[amax].get<double>();
+      EXPECT_GT(scaled, 128.0 * (1 - 1e-6)) << scale << " " << fp8;
+      EXPECT_LE(scaled, 256.0 * (1 + 1e-6)) << scale << " " << fp8;
+    }
+  }
+  SweepRunner runner(inspect_gpu(0), RunnerOptions{});
+  const OperatorFamily family = attention_family();
+  for (const auto& [mask, upper] :
+       {std::pair{"none", 1.0}, std::pair{"causal", tiled_causal_ratio(1024, true)}}) {
+    const nlohmann::json point = {{"batch", 1},        {"heads", 32},  {"seq_q", 1024},
+                                  {"head_dim", 128},   {"mask", mask}, {"direction", "bwd"},
+                                  {"precision", "fp8"}};
+    const Point p = runner.measure_point(family, point, "test", 0);
+    ASSERT_EQ(p.status, PointStatus::ok) << point.dump() << ": " << p.reason;
+    EXPECT_EQ(p.details["check"]["status"], "passed") << p.details["check"];
+    ASSERT_TRUE(p.counters.count("tensor_fp8_flops")) << nlohmann::json(p.counters).dump();
+    const double ratio = p.counters.at("tensor_fp8_flops") / attention_flops(spec_of(point));
+    std::printf(
+        "RATIO %-100s %s: fp8 counted / analytic x%.4f (expected x1 .. x%.4f), T_stream "
+        "%.1f us\n",
+        point.dump().c_str(), p.algorithm.c_str(), ratio, upper, *p.timing.stream_s() * 1e6);
+    EXPECT_GE(ratio, 1 - 1e-3) << point.dump();
+    EXPECT_LE(ratio, upper * (1 + 1e-3)) << point.dump();
   }
 }
 
