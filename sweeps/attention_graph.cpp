@@ -341,6 +341,38 @@ std::unique_ptr<Graph> make_forward(cudnnHandle_t handle, const AttentionSpec& s
 
 namespace {
 
+// The tensors both backward graphs bind (and the padding mask's lengths).
+struct BackwardTensors {
+  cg::TensorSpec k_transposed;
+  const cg::Descriptor *q, *k, *v, *o, *d_o, *stats, *d_q, *d_k, *d_v;
+  Lengths lengths;
+
+  BackwardTensors(Graph& g, const Shapes& s, const AttentionSpec& spec)
+      : k_transposed(s.bshd_transposed(kK, s.hk, s.skv)),
+        q(&g.tensor(s.bshd(kQ, s.h, s.sq))),
+        k(&g.tensor(k_transposed)),
+        v(&g.tensor(s.bshd_transposed(kV, s.hk, s.skv))),
+        o(&g.tensor(s.bshd(kO, s.h, s.sq))),
+        d_o(&g.tensor(s.bshd(kDO, s.h, s.sq))),
+        stats(&g.tensor(s.row_buffer(kStats))),
+        d_q(&g.tensor(s.bshd(kDQ, s.h, s.sq))),
+        d_k(&g.tensor(s.bshd(kDK, s.hk, s.skv))),
+        d_v(&g.tensor(s.bshd(kDV, s.hk, s.skv))) {
+    if (attention_needs_padding_mask(spec))
+      lengths = {&g.tensor(s.lengths(kSeqLenQ)), &g.tensor(s.lengths(kSeqLenKv))};
+  }
+  // K back in [B, kv_heads, seq_kv, D] (a reshape of its transposed view): dS K's B.
+  const cg::Descriptor& key_rows(Graph& g, const Shapes& s) const {
+    const cg::Descriptor& rows = g.intermediate(
+        {k_transposed.dims[0], k_transposed.dims[1], k_transposed.dims[3], k_transposed.dims[2]},
+        {k_transposed.strides[0], k_transposed.strides[1], k_transposed.strides[3],
+         k_transposed.strides[2]},
+        s.io);
+    g.reshape(*k, rows);
+    return rows;
+  }
+};
+
 // The fp8 backward (cudnn-frontend's sdpa_fp8_backward, per-tensor scales): Q, K,
 // V, O, dO and the gradients in e4m3; Delta = sum dO o O x descale_dO x
 // descale_O (virtual); S = Q K^T x scale x descale_q x descale_k, masked,
@@ -349,20 +381,11 @@ namespace {
 // descale_dO x descale_V - Delta) o P x scale, amax_dP, x scale_dP into e4m3;
 // dQ = dS K (descale_dP, descale_K, scale_dQ, amax_dQ); dK = dS^T Q (descale_dP,
 // descale_Q, scale_dK, amax_dK).
-std::unique_ptr<Graph> make_backward_fp8(cudnnHandle_t handle, const AttentionSpec& spec) {
-  auto graph = std::make_unique<Graph>();
-  Graph& g = *graph;
-  const Shapes s(spec);
-  const cg::Descriptor& q = g.tensor(s.bshd(kQ, s.h, s.sq));
-  const cg::TensorSpec k_transposed = s.bshd_transposed(kK, s.hk, s.skv);
-  const cg::Descriptor& k = g.tensor(k_transposed);
-  const cg::Descriptor& v = g.tensor(s.bshd_transposed(kV, s.hk, s.skv));
-  const cg::Descriptor& o = g.tensor(s.bshd(kO, s.h, s.sq));
-  const cg::Descriptor& d_o = g.tensor(s.bshd(kDO, s.h, s.sq));
-  const cg::Descriptor& stats = g.tensor(s.row_buffer(kStats));
-  const cg::Descriptor& d_q = g.tensor(s.bshd(kDQ, s.h, s.sq));
-  const cg::Descriptor& d_k = g.tensor(s.bshd(kDK, s.hk, s.skv));
-  const cg::Descriptor& d_v = g.tensor(s.bshd(kDV, s.hk, s.skv));
+void add_backward_fp8(Graph& g, const Shapes& s, const AttentionSpec& spec,
+                      const BackwardTensors& t) {
+  const cg::Descriptor &q = *t.q, &k = *t.k, &v = *t.v, &o = *t.o, &d_o = *t.d_o;
+  const cg::Descriptor &stats = *t.stats, &d_q = *t.d_q, &d_k = *t.d_k, &d_v = *t.d_v;
+  const Lengths& lengths = t.lengths;
   auto unit = [&](Uid uid) -> const cg::Descriptor& { return g.tensor(unit_tensor(uid)); };
   const cg::Descriptor& descale_q = unit(kDescaleQ);
   const cg::Descriptor& descale_k = unit(kDescaleK);
@@ -373,9 +396,6 @@ std::unique_ptr<Graph> make_backward_fp8(cudnnHandle_t handle, const AttentionSp
   const cg::Descriptor& descale_d_p = unit(kDescaleDP);
   const cg::Descriptor& scale_s = unit(kScaleS);
   const cg::Descriptor& scale_d_p = unit(kScaleDP);
-  Lengths lengths;
-  if (attention_needs_padding_mask(spec))
-    lengths = {&g.tensor(s.lengths(kSeqLenQ)), &g.tensor(s.lengths(kSeqLenKv))};
 
   // Delta = rowsum(dO o O), descaled (virtual: no buffer in the fp8 graph); the
   // product laid out as dO (cudnn-frontend lets it inherit dO's strides here).
@@ -417,12 +437,7 @@ std::unique_ptr<Graph> make_backward_fp8(cudnnHandle_t handle, const AttentionSp
   const cg::Descriptor& d_s_fp8 = times(g, d_s, scale_d_p, s.scores(), s.score_strides(), s.io);
 
   // dQ = dS K.
-  const cg::Descriptor& k_rows = g.intermediate(
-      {k_transposed.dims[0], k_transposed.dims[1], k_transposed.dims[3], k_transposed.dims[2]},
-      {k_transposed.strides[0], k_transposed.strides[1], k_transposed.strides[3],
-       k_transposed.strides[2]},
-      s.io);
-  g.reshape(k, k_rows);
+  const cg::Descriptor& k_rows = t.key_rows(g, s);
   fp8_product(g, s, d_s_fp8, k_rows, s.h, s.sq, d_q, s.h,
               {descale_d_p, descale_k, unit(kScaleDQ), unit(kAmaxDQ)},
               {.m = lengths.q, .k = lengths.kv});
@@ -432,30 +447,23 @@ std::unique_ptr<Graph> make_backward_fp8(cudnnHandle_t handle, const AttentionSp
   g.reshape(d_s_fp8, d_s_t);
   fp8_product(g, s, d_s_t, q, s.h, s.skv, d_k, s.hk,
               {descale_d_p, descale_q, unit(kScaleDK), unit(kAmaxDK)}, keys_over_queries);
-  g.finish(handle);
-  return graph;
 }
 
 }  // namespace
 
 std::unique_ptr<Graph> make_backward(cudnnHandle_t handle, const AttentionSpec& spec) {
-  if (spec.precision == Precision::fp8) return make_backward_fp8(handle, spec);
   auto graph = std::make_unique<Graph>();
   Graph& g = *graph;
   const Shapes s(spec);
-  const cg::Descriptor& q = g.tensor(s.bshd(kQ, s.h, s.sq));
-  const cg::TensorSpec k_transposed = s.bshd_transposed(kK, s.hk, s.skv);
-  const cg::Descriptor& k = g.tensor(k_transposed);
-  const cg::Descriptor& v = g.tensor(s.bshd_transposed(kV, s.hk, s.skv));
-  const cg::Descriptor& o = g.tensor(s.bshd(kO, s.h, s.sq));
-  const cg::Descriptor& d_o = g.tensor(s.bshd(kDO, s.h, s.sq));
-  const cg::Descriptor& stats = g.tensor(s.row_buffer(kStats));
-  const cg::Descriptor& d_q = g.tensor(s.bshd(kDQ, s.h, s.sq));
-  const cg::Descriptor& d_k = g.tensor(s.bshd(kDK, s.hk, s.skv));
-  const cg::Descriptor& d_v = g.tensor(s.bshd(kDV, s.hk, s.skv));
-  Lengths lengths;
-  if (attention_needs_padding_mask(spec))
-    lengths = {&g.tensor(s.lengths(kSeqLenQ)), &g.tensor(s.lengths(kSeqLenKv))};
+  const BackwardTensors t(g, s, spec);
+  if (spec.precision == Precision::fp8) {
+    add_backward_fp8(g, s, spec, t);
+    g.finish(handle);
+    return graph;
+  }
+  const cg::Descriptor &q = *t.q, &k = *t.k, &v = *t.v, &o = *t.o, &d_o = *t.d_o;
+  const cg::Descriptor &stats = *t.stats, &d_q = *t.d_q, &d_k = *t.d_k, &d_v = *t.d_v;
+  const Lengths& lengths = t.lengths;
   // The products' actual sizes: rows of queries (M of dO V^T, dS K), of keys
   // (M of P^T dO, dS^T Q), and the reductions over them.
   const MatmulOverrides queries_by_keys{.m = lengths.q, .n = lengths.kv};
@@ -516,12 +524,7 @@ std::unique_ptr<Graph> make_backward(cudnnHandle_t handle, const AttentionSpec& 
   key_gradient(d_s_t, q, d_k);
 
   // dQ = dS K through the fp32 accumulator.
-  const cg::Descriptor& k_rows = g.intermediate(
-      {k_transposed.dims[0], k_transposed.dims[1], k_transposed.dims[3], k_transposed.dims[2]},
-      {k_transposed.strides[0], k_transposed.strides[1], k_transposed.strides[3],
-       k_transposed.strides[2]},
-      s.io);
-  g.reshape(k, k_rows);
+  const cg::Descriptor& k_rows = t.key_rows(g, s);
   const cg::Descriptor& accumulator = g.tensor({.uid = kDQAccum,
                                                 .data_type = CUDNN_DATA_FLOAT,
                                                 .dims = {s.b, s.h, s.sq, s.d},

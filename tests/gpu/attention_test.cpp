@@ -56,6 +56,12 @@ std::unique_ptr<Attention> prepare_and_check(const nlohmann::json& point, const 
   return op;
 }
 
+// GQA (H 8 over 2 K/V heads), D 128, causal over `seq` tokens, forward.
+nlohmann::json gqa_causal(std::int64_t seq, const char* precision) {
+  return {{"batch", 1},      {"heads", 8},       {"kv_heads", 2},         {"seq_q", seq},
+          {"head_dim", 128}, {"mask", "causal"}, {"precision", precision}};
+}
+
 TEST(GpuAttention, ForwardAndBackwardMatchTheReference) {
   TR_REQUIRE_GPU();
   const Stream stream;
@@ -73,14 +79,7 @@ TEST(GpuAttention, ForwardAndBackwardMatchTheReference) {
                           stream);
       }
   // GQA, D 128, bottom-right causal (seq_q < seq_kv), a decode step.
-  prepare_and_check({{"batch", 1},
-                     {"heads", 8},
-                     {"kv_heads", 2},
-                     {"seq_q", 384},
-                     {"head_dim", 128},
-                     {"mask", "causal"},
-                     {"precision", "bf16"}},
-                    stream);
+  prepare_and_check(gqa_causal(384, "bf16"), stream);
   prepare_and_check({{"batch", 1},
                      {"heads", 8},
                      {"kv_heads", 2},
@@ -149,48 +148,41 @@ TEST(GpuAttention, Fp8ForwardMatchesTheReferenceOnTheDequantisedInputs) {
       EXPECT_EQ(fp8["scale_o"], kAttentionFp8Scale);
     }
   // GQA, seq_q = seq_kv causal (the top-left and bottom-right masks coincide).
-  prepare_and_check({{"batch", 1},
-                     {"heads", 8},
-                     {"kv_heads", 2},
-                     {"seq_q", 384},
-                     {"head_dim", 128},
-                     {"mask", "causal"},
-                     {"precision", "fp8"}},
-                    stream);
+  prepare_and_check(gqa_causal(384, "fp8"), stream);
+}
+
+// prepare()'s refusal of `point`: a one-line usage error (unsupported) naming `why`.
+void expect_refused(const nlohmann::json& point, const std::string& why, const Stream& stream) {
+  Attention op(spec_of(point), shared_handles());
+  const Outcome outcome = guarded([&] { op.prepare(stream.get()); });
+  EXPECT_EQ(outcome.status, PointStatus::unsupported) << point.dump() << ": " << outcome.reason;
+  EXPECT_NE(outcome.reason.find(why), std::string::npos) << outcome.reason;
+  EXPECT_EQ(outcome.reason.find('\n'), std::string::npos) << outcome.reason;
 }
 
 TEST(GpuAttention, Fp8IsRefusedWhereCudnnCannotRunIt) {
   TR_REQUIRE_GPU();
   const GpuInfo gpu = inspect_gpu(0);
   const Stream stream;
-  // Hopper: no bottom-right causal mask in fp8 (seq_q < seq_kv); below sm_90 no fp8 at all.
+  // Hopper: no bottom-right causal mask in fp8 (seq_q < seq_kv), the backward at
+  // D 128 only; below sm_90 no fp8 at all.
   if (gpu.cc_major >= 10) GTEST_SKIP() << "Blackwell runs these points";
-  Attention op(spec_of({{"batch", 1},
-                        {"heads", 4},
-                        {"seq_q", 128},
-                        {"seq_kv", 512},
-                        {"head_dim", 64},
-                        {"mask", "causal"},
-                        {"precision", "fp8"}}),
-               shared_handles());
-  const Outcome outcome = guarded([&] { op.prepare(stream.get()); });
-  EXPECT_EQ(outcome.status, PointStatus::unsupported) << outcome.reason;
-  EXPECT_NE(outcome.reason.find(gpu.cc_major < 9 ? "compute capability 9.0+" : "Blackwell only"),
-            std::string::npos)
-      << outcome.reason;
-  EXPECT_EQ(outcome.reason.find('\n'), std::string::npos) << outcome.reason;
+  expect_refused({{"batch", 1},
+                  {"heads", 4},
+                  {"seq_q", 128},
+                  {"seq_kv", 512},
+                  {"head_dim", 64},
+                  {"mask", "causal"},
+                  {"precision", "fp8"}},
+                 gpu.cc_major < 9 ? "compute capability 9.0+" : "Blackwell only", stream);
   if (gpu.cc_major < 9) return;
-  // Hopper's fp8 backward takes D 128 only.
-  Attention backward(spec_of({{"batch", 1},
-                              {"heads", 4},
-                              {"seq_q", 256},
-                              {"head_dim", 64},
-                              {"direction", "bwd"},
-                              {"precision", "fp8"}}),
-                     shared_handles());
-  const Outcome refused = guarded([&] { backward.prepare(stream.get()); });
-  EXPECT_EQ(refused.status, PointStatus::unsupported) << refused.reason;
-  EXPECT_NE(refused.reason.find("head_dim = 128 only"), std::string::npos) << refused.reason;
+  expect_refused({{"batch", 1},
+                  {"heads", 4},
+                  {"seq_q", 256},
+                  {"head_dim", 64},
+                  {"direction", "bwd"},
+                  {"precision", "fp8"}},
+                 "head_dim = 128 only", stream);
 }
 
 TEST(GpuAttention, BackwardWithAnyKeyLengthRunsThePaddingMask) {
@@ -272,33 +264,57 @@ double tiled_causal_ratio(std::int64_t seq, bool bwd) {
   return counted / (s * (s + 1) / 2);
 }
 
+// A LLaMA-7B attention point (B 1, H 32, D 128) of `seq` tokens.
+nlohmann::json llama(std::int64_t seq, const char* mask, const char* direction,
+                     const char* precision) {
+  return {{"batch", 1},
+          {"heads", 32},
+          {"seq_q", seq},
+          {"head_dim", 128},
+          {"mask", mask},
+          {"direction", direction},
+          {"precision", precision}};
+}
+
+// Measures `point` through the sweep runner: ok, its check passed, all three
+// times, and the counted Tensor-Core FLOPs of its precision over the analytic
+// count in [low, high] (0.1% slack).
+void expect_counted_ratio(SweepRunner& runner, const nlohmann::json& point, double low,
+                          double high) {
+  const Point p = runner.measure_point(attention_family(), point, "test", 0);
+  const std::string name = point.dump();
+  ASSERT_EQ(p.status, PointStatus::ok) << name << ": " << p.reason;
+  EXPECT_EQ(p.details["check"]["status"], "passed") << name << p.details["check"];
+  ASSERT_TRUE(p.timing.stream && p.timing.graph) << name << p.details["timing"];
+  EXPECT_TRUE(p.timing.graph_unavailable.empty()) << name << ": " << p.timing.graph_unavailable;
+  const AttentionSpec spec = spec_of(point);
+  const char* counter = spec.precision == Precision::bf16  ? "tensor_bf16_flops"
+                        : spec.precision == Precision::fp8 ? "tensor_fp8_flops"
+                                                           : "tensor_fp16_flops";
+  ASSERT_TRUE(p.counters.count(counter)) << name << nlohmann::json(p.counters).dump();
+  const double ratio = p.counters.at(counter) / attention_flops(spec);
+  std::printf(
+      "RATIO %-100s %s: counted %.6g, analytic %.6g (x%.4f, expected x%.4f .. x%.4f), T_stream "
+      "%.1f us, T_graph %.1f us, kernels %zu\n",
+      name.c_str(), p.algorithm.c_str(), p.counters.at(counter), attention_flops(spec), ratio, low,
+      high, *p.timing.stream_s() * 1e6, *p.timing.graph_s() * 1e6, p.kernels.size());
+  EXPECT_GE(ratio, low * (1 - 1e-3)) << name;
+  EXPECT_LE(ratio, high * (1 + 1e-3)) << name;
+}
+
 TEST(GpuAttention, TheRunnerCountsTensorFlopsAndTakesAllThreeTimes) {
   TR_REQUIRE_GPU();
   SweepRunner runner(inspect_gpu(0), RunnerOptions{});
-  const OperatorFamily family = attention_family();
   struct Case {
     nlohmann::json point;
     double ratio;      // counted / analytic, to 0.1%
-    double upper = 0;  // > 0: counted / analytic anywhere in [ratio, upper] (0.1% slack)
+    double upper = 0;  // > 0: counted / analytic anywhere in [ratio, upper]
   };
   const std::vector<Case> cases = {
       {{{"batch", 8}, {"heads", 12}, {"seq_q", 512}, {"head_dim", 64}, {"precision", "fp16"}}, 1.0},
-      {{{"batch", 1}, {"heads", 32}, {"seq_q", 2048}, {"head_dim", 128}, {"precision", "bf16"}},
-       1.0},
-      {{{"batch", 1},
-        {"heads", 32},
-        {"seq_q", 2048},
-        {"head_dim", 128},
-        {"mask", "causal"},
-        {"precision", "bf16"}},
-       tiled_causal_ratio(2048, false)},
-      {{{"batch", 1},
-        {"heads", 32},
-        {"seq_q", 4096},
-        {"head_dim", 128},
-        {"mask", "causal"},
-        {"precision", "bf16"}},
-       tiled_causal_ratio(4096, false)},
+      {llama(2048, "none", "fwd", "bf16"), 1.0},
+      {llama(2048, "causal", "fwd", "bf16"), tiled_causal_ratio(2048, false)},
+      {llama(4096, "causal", "fwd", "bf16"), tiled_causal_ratio(4096, false)},
       {{{"batch", 8},
         {"heads", 12},
         {"seq_q", 512},
@@ -306,22 +322,8 @@ TEST(GpuAttention, TheRunnerCountsTensorFlopsAndTakesAllThreeTimes) {
         {"direction", "bwd"},
         {"precision", "fp16"}},
        1.0},
-      {{{"batch", 1},
-        {"heads", 32},
-        {"seq_q", 1024},
-        {"head_dim", 128},
-        {"mask", "causal"},
-        {"direction", "bwd"},
-        {"precision", "bf16"}},
-       tiled_causal_ratio(1024, true)},
-      {{{"batch", 1},
-        {"heads", 32},
-        {"seq_q", 2048},
-        {"head_dim", 128},
-        {"mask", "causal"},
-        {"direction", "bwd"},
-        {"precision", "bf16"}},
-       tiled_causal_ratio(2048, true)},
+      {llama(1024, "causal", "bwd", "bf16"), tiled_causal_ratio(1024, true)},
+      {llama(2048, "causal", "bwd", "bf16"), tiled_causal_ratio(2048, true)},
       {{{"batch", 8},
         {"heads", 32},
         {"seq_q", 1},
@@ -331,54 +333,14 @@ TEST(GpuAttention, TheRunnerCountsTensorFlopsAndTakesAllThreeTimes) {
         {"precision", "bf16"}},
        64.0},
       // fp8: exact without a mask; causal no worse than the 16-bit engines' diagonal tiles.
-      {{{"batch", 1}, {"heads", 32}, {"seq_q", 2048}, {"head_dim", 128}, {"precision", "fp8"}},
-       1.0},
-      {{{"batch", 1},
-        {"heads", 32},
-        {"seq_q", 2048},
-        {"head_dim", 128},
-        {"mask", "causal"},
-        {"precision", "fp8"}},
-       1.0,
-       tiled_causal_ratio(2048, false)},
+      {llama(2048, "none", "fwd", "fp8"), 1.0},
+      {llama(2048, "causal", "fwd", "fp8"), 1.0, tiled_causal_ratio(2048, false)},
       // The padding mask: the analytic count on the real lengths, the engines'
       // work on whole 128-row tiles at most (1024 x 1024 for 1000 x 1000).
-      {{{"batch", 1},
-        {"heads", 16},
-        {"seq_q", 1000},
-        {"head_dim", 128},
-        {"direction", "bwd"},
-        {"precision", "bf16"}},
-       1.0,
-       1024.0 * 1024.0 / (1000.0 * 1000.0)},
+      {llama(1000, "none", "bwd", "bf16"), 1.0, 1024.0 * 1024.0 / (1000.0 * 1000.0)},
   };
-  for (const Case& c : cases) {
-    const Point p = runner.measure_point(family, c.point, "test", 0);
-    const std::string name = c.point.dump();
-    ASSERT_EQ(p.status, PointStatus::ok) << name << ": " << p.reason;
-    EXPECT_EQ(p.details["check"]["status"], "passed") << name << p.details["check"];
-    ASSERT_TRUE(p.timing.stream && p.timing.graph) << name << p.details["timing"];
-    EXPECT_TRUE(p.timing.graph_unavailable.empty()) << name << ": " << p.timing.graph_unavailable;
-    const AttentionSpec spec = spec_of(c.point);
-    const char* counter = spec.precision == Precision::bf16  ? "tensor_bf16_flops"
-                          : spec.precision == Precision::fp8 ? "tensor_fp8_flops"
-                                                             : "tensor_fp16_flops";
-    ASSERT_TRUE(p.counters.count(counter)) << name << nlohmann::json(p.counters).dump();
-    const double counted = p.counters.at(counter);
-    const double analytic = attention_flops(spec);
-    std::printf(
-        "RATIO %-100s %s: counted %.6g, analytic %.6g (x%.4f, expected x%.4f%s), T_stream %.1f "
-        "us, T_graph %.1f us, kernels %zu\n",
-        name.c_str(), p.algorithm.c_str(), counted, analytic, counted / analytic, c.ratio,
-        c.upper > 0 ? (" .. x" + std::to_string(c.upper)).c_str() : "", *p.timing.stream_s() * 1e6,
-        *p.timing.graph_s() * 1e6, p.kernels.size());
-    if (c.upper > 0) {
-      EXPECT_GE(counted / analytic, c.ratio * (1 - 1e-3)) << name;
-      EXPECT_LE(counted / analytic, c.upper * (1 + 1e-3)) << name;
-    } else {
-      EXPECT_NEAR(counted / analytic, c.ratio, c.ratio * 1e-3) << name;
-    }
-  }
+  for (const Case& c : cases)
+    expect_counted_ratio(runner, c.point, c.ratio, c.upper > 0 ? c.upper : c.ratio);
 }
 
 TEST(GpuAttention, TheCliSweepsIntoTheStore) {
@@ -431,24 +393,9 @@ TEST(GpuAttention, Fp8BackwardMatchesTheReferenceAndCountsItsFlops) {
     }
   }
   SweepRunner runner(inspect_gpu(0), RunnerOptions{});
-  const OperatorFamily family = attention_family();
-  for (const auto& [mask, upper] :
-       {std::pair{"none", 1.0}, std::pair{"causal", tiled_causal_ratio(1024, true)}}) {
-    const nlohmann::json point = {{"batch", 1},        {"heads", 32},  {"seq_q", 1024},
-                                  {"head_dim", 128},   {"mask", mask}, {"direction", "bwd"},
-                                  {"precision", "fp8"}};
-    const Point p = runner.measure_point(family, point, "test", 0);
-    ASSERT_EQ(p.status, PointStatus::ok) << point.dump() << ": " << p.reason;
-    EXPECT_EQ(p.details["check"]["status"], "passed") << p.details["check"];
-    ASSERT_TRUE(p.counters.count("tensor_fp8_flops")) << nlohmann::json(p.counters).dump();
-    const double ratio = p.counters.at("tensor_fp8_flops") / attention_flops(spec_of(point));
-    std::printf(
-        "RATIO %-100s %s: fp8 counted / analytic x%.4f (expected x1 .. x%.4f), T_stream "
-        "%.1f us\n",
-        point.dump().c_str(), p.algorithm.c_str(), ratio, upper, *p.timing.stream_s() * 1e6);
-    EXPECT_GE(ratio, 1 - 1e-3) << point.dump();
-    EXPECT_LE(ratio, upper * (1 + 1e-3)) << point.dump();
-  }
+  expect_counted_ratio(runner, llama(1024, "none", "bwd", "fp8"), 1.0, 1.0);
+  expect_counted_ratio(runner, llama(1024, "causal", "bwd", "fp8"), 1.0,
+                       tiled_causal_ratio(1024, true));
 }
 
 }  // namespace
