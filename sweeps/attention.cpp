@@ -555,10 +555,23 @@ CheckResult Attention::check() {
       for (std::int64_t head : evenly_spaced(g.h, 2))
         for (std::int64_t row : query_rows)
           out.add(o, g, false, batch, row, head, ref::output_row(g, q, k, v, batch, head, row).o);
+    // And the row of the largest |O| anywhere: each O is a convex mix of V's
+    // rows, so a wrong row (a mask or tile edge the sampled rows miss) tends to
+    // stand out there.
+    std::size_t largest = 0;
+    for (std::size_t i = 1; i < q_count; ++i)
+      if (std::abs(o(i)) > std::abs(o(largest))) largest = i;
+    const auto position = static_cast<std::int64_t>(largest / static_cast<std::size_t>(g.d));
+    const std::int64_t head = position % g.h, row = position / g.h % g.sq,
+                       batch = position / g.h / g.sq;
+    out.add(o, g, false, batch, row, head, ref::output_row(g, q, k, v, batch, head, row).o);
     result.relative_error = relative_error(out.library, out.reference);
     result.elements = out.library.size();
     result.method = "host reference (double), O of " + std::to_string(query_rows.size()) +
-                    " query rows x first/last head x first/last batch";
+                    " query rows x first/last head x first/last batch and the row of the largest "
+                    "|O| (batch " +
+                    std::to_string(batch) + ", head " + std::to_string(head) + ", row " +
+                    std::to_string(row) + ")";
     if (s.precision == Precision::fp8)
       per_tensor = " (fp8 e4m3: amax_S " + std::to_string(st.amax_s) + ", amax_O " +
                    std::to_string(st.amax_o) + ")";
