@@ -5,7 +5,9 @@
 // cuDNN accepts into an execution plan, and binds buffers and workspace into a
 // variant pack once; run() is one cudnnBackendExecute, capturable into a CUDA
 // graph. The backward's inputs O and the statistics come from a forward graph
-// with statistics run once in prepare().
+// with statistics run once in prepare(). fp8 (forward): Q, K, V, O in e4m3 with
+// per-tensor scales (kAttentionFp8Scale); a backward with seq_kv not a multiple
+// of 128 carries a padding mask at the full lengths (cuDNN 9.14 needs one).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -28,6 +30,15 @@ namespace timeroof {
 // of the first and last head.
 inline constexpr std::int64_t kAttentionCheckedRows = 8;
 
+// fp8's check tolerance (normwise, max |O - O_ref| / max |O_ref|). The reference
+// reads the same e4m3 Q, K, V the engine does, so what differs is the engine's
+// two roundings to e4m3 (3 mantissa bits, each at most 2^-4 relative): P before
+// P V, and O itself. O's rounding alone can reach 2^-4 of the largest output;
+// P's adds a few per cent of a row's output (the rounding errors of many
+// probabilities average out in P V). 2^-3 bounds both aligned; a wrong scale,
+// mask or layout errs by far more (a factor-2 scale: 100%).
+inline constexpr double kAttentionFp8Tolerance = 0.125;
+
 class AttentionState;
 
 class Attention final : public Operator {
@@ -40,8 +51,11 @@ class Attention final : public Operator {
   std::string algorithm() const override;
   // "workspace_bytes", "engine" (global index), "knobs", "heuristic" (the mode
   // that listed the plan) and "rank" in it, "configs_tried", "numerical_notes",
-  // "behavior_notes", "layout" (bshd), "graph_operations", "scale", and for bwd
-  // "forward_plan" (the plan that made O and the statistics).
+  // "behavior_notes", "layout" (bshd), "graph_operations", "scale", for bwd
+  // "forward_plan" (the plan that made O and the statistics), for fp8 "fp8" (the
+  // scales and descales, amax_s and amax_o of prepare()'s call), and with the
+  // padding mask "padding_mask" (the lengths, the 128-key tile and the masked
+  // keys of the last tile: work the counters show beyond the analytic FLOPs).
   nlohmann::json details() const override;
   std::vector<DeviceTensor> inputs() const override;
   std::vector<DeviceTensor> outputs() const override;
@@ -50,7 +64,8 @@ class Attention final : public Operator {
   void run(cudaStream_t stream) override;
   // Sampled rows (kAttentionCheckedRows) against the host reference in double
   // (sweeps/attention_reference.hpp): O for fwd; dQ, dK and dV for bwd, each
-  // judged normwise (relative_tolerance of fp16 / bf16) and the largest reported.
+  // judged normwise (relative_tolerance of fp16 / bf16, kAttentionFp8Tolerance
+  // for fp8, whose O the reference reads dequantised) and the largest reported.
   CheckResult check() override;
 
   const AttentionSpec& spec() const noexcept { return problem_.spec(); }

@@ -11,8 +11,21 @@
 //           softmax: M = max_j S (reduction MAX), E = exp(S - M), L = sum_j E
 //           (reduction ADD), [stats = M + log L], P = E / L (in the I/O type)
 //           O = P V (matmul)
+// fp8       (forward, cudnn-frontend's sdpa_fp8 with per-tensor scales) Q, K, V,
+//           O in e4m3: S = Q K^T x scale x descale_q x descale_k (MULs by fp32
+//           [1,1,1,1] tensors), masked, softmax as above with P in fp32,
+//           amax_S = max |P| (reduction AMAX), P x scale_S into e4m3,
+//           O' = P V (matmul, fp32) x descale_S x descale_V, amax_O = max |O'|,
+//           O = O' x scale_O (into e4m3)
+// fp8 bwd   (cudnn-frontend's sdpa_fp8_backward; make_backward_fp8 in the .cpp
+//           says it node by node) every matmul's fp8 operands descaled after it,
+//           dV, dQ, dK scaled into e4m3 with their amax, dS x scale_dP in e4m3
 // backward  Delta = sum_d dO o O (MUL, reduction ADD; x 1 into an fp32 buffer)
-//           S = Q K^T x scale [causal as above], P = exp(S - stats)
+//           S = Q K^T x scale [padding mask: rows < seq_len_q and columns <
+//           seq_len_kv kept (GEN_INDEX, CMP_LT, LOGICAL_AND, BINARY_SELECT -inf),
+//           the lengths int32 [B,1,1,1] tensors, also the matmuls' M/N/K
+//           overrides; then causal as above, bottom right by the length tensors],
+//           P = exp(S - stats)
 //           dV = P^T dO (reshape + matmul; GQA: a reduction over the head group)
 //           dP = dO V^T, dS = P o (dP - Delta) x scale
 //           dK = dS^T Q (as dV), dQ = dS K (into an fp32 accumulator, then IDENTITY)
@@ -45,6 +58,39 @@ enum Uid : std::int64_t {
   kDV,          // bwd
   kSoftmaxSum,  // bwd: fp32 [B, H, seq_q, 1] Delta, a buffer the engine writes
   kDQAccum,     // bwd: fp32 [B, H, seq_q, D], the engine's dQ accumulator
+  kSeqLenQ,     // bwd with the padding mask: int32 [B, 1, 1, 1] actual seq_q
+  kSeqLenKv,    // bwd with the padding mask: int32 [B, 1, 1, 1] actual seq_kv
+  kDescaleQ,    // fp8: fp32 [1, 1, 1, 1] each
+  kDescaleK,
+  kDescaleV,
+  kDescaleS,
+  kScaleS,
+  kScaleO,
+  kAmaxS,  // fp8 outputs: fp32 [1, 1, 1, 1] max |P|, max |O| before scale_O
+  kAmaxO,
+  kDescaleO,  // fp8 bwd: fp32 [1, 1, 1, 1] each
+  kDescaleDO,
+  kDescaleDP,
+  kScaleDP,
+  kScaleDQ,
+  kScaleDK,
+  kScaleDV,
+  kAmaxDP,  // fp8 bwd outputs: max |dS|, and of dQ, dK, dV before their scales
+  kAmaxDQ,
+  kAmaxDK,
+  kAmaxDV,
+};
+
+// The fp8 forward's scale and descale inputs, in uid order kDescaleQ .. kScaleO.
+inline constexpr Uid kFp8ScaleUids[] = {kDescaleQ, kDescaleK, kDescaleV,
+                                        kDescaleS, kScaleS,   kScaleO};
+
+// A matmul's actual sizes per batch item (int32 [B, 1, 1, 1] tensors; null: the
+// dims' own), as a padding mask needs them.
+struct MatmulOverrides {
+  const cudnn_graph::Descriptor* m = nullptr;
+  const cudnn_graph::Descriptor* n = nullptr;
+  const cudnn_graph::Descriptor* k = nullptr;
 };
 
 // An operation graph with every descriptor it refers to and the host values of
@@ -74,8 +120,9 @@ class Graph {
                  std::int64_t axis = -1);
   void reduction(cudnnReduceTensorOp_t op, const cudnn_graph::Descriptor& x,
                  const cudnn_graph::Descriptor& y);
+  // c = a b; the overrides give the actual M, N or K per batch item.
   void matmul(const cudnn_graph::Descriptor& a, const cudnn_graph::Descriptor& b,
-              const cudnn_graph::Descriptor& c);
+              const cudnn_graph::Descriptor& c, MatmulOverrides overrides = {});
   void reshape(const cudnn_graph::Descriptor& x, const cudnn_graph::Descriptor& y);
   void finish(cudnnHandle_t handle);
 

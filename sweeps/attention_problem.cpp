@@ -44,34 +44,32 @@ void validate(const AttentionSpec& spec) {
                         " is out of range; allowed: 0 (the same as " +
                         (std::string(key) == "kv_heads" ? "heads" : "seq_q") + ") .. " +
                         text(INT_MAX));
-  if (spec.precision != Precision::fp16 && spec.precision != Precision::bf16)
+  if (spec.precision != Precision::fp16 && spec.precision != Precision::bf16 &&
+      spec.precision != Precision::fp8)
     throw usage_error(std::string("attention: precision = ") + to_string(spec.precision) +
-                      " is not supported by cuDNN's fused attention here; allowed: fp16, bf16");
+                      " is not supported by cuDNN's fused attention here; allowed: fp16, bf16, "
+                      "fp8");
   if (spec.heads % spec.key_heads() != 0)
     throw usage_error("attention: kv_heads = " + text(spec.kv_heads) +
                       " does not divide heads = " + text(spec.heads) +
                       " (each K/V head serves heads / kv_heads query heads); allowed: a divisor "
                       "of heads, or 0 for kv_heads = heads");
   const bool bwd = spec.direction == AttentionDirection::bwd;
-  const std::int64_t max_dim = bwd ? kAttentionMaxHeadDimBwd : kAttentionMaxHeadDimFwd;
-  if (spec.head_dim % kAttentionHeadDimMultiple != 0 || spec.head_dim > max_dim)
+  const bool fp8 = spec.precision == Precision::fp8;
+  const std::int64_t max_dim = bwd   ? kAttentionMaxHeadDimBwd
+                               : fp8 ? kAttentionFp8MaxHeadDim
+                                     : kAttentionMaxHeadDimFwd;
+  const std::int64_t dim_multiple = fp8 ? kAttentionFp8HeadDimMultiple : kAttentionHeadDimMultiple;
+  if (spec.head_dim % dim_multiple != 0 || spec.head_dim > max_dim)
     throw usage_error("attention: head_dim = " + text(spec.head_dim) +
                       " is not supported by cuDNN's fused " + to_string(spec.direction) +
-                      " attention; allowed: a multiple of " + text(kAttentionHeadDimMultiple) +
-                      " up to " + text(max_dim));
+                      " attention in " + to_string(spec.precision) + "; allowed: a multiple of " +
+                      text(dim_multiple) + " up to " + text(max_dim));
   if (spec.mask == AttentionMask::causal && spec.seq_q > spec.key_length())
     throw usage_error("attention: mask = causal with seq_q = " + text(spec.seq_q) +
                       " > seq_kv = " + text(spec.key_length()) +
                       ": the bottom-right causal mask would leave the first query rows without "
                       "a key; allowed: seq_q <= seq_kv, or mask = none");
-  if (bwd && spec.key_length() % kAttentionBwdSeqKvMultiple != 0)
-    throw usage_error(
-        "attention: direction = bwd with seq_kv = " + text(spec.key_length()) +
-        ": cuDNN 9.14's backward engines need a padding mask unless seq_kv is a "
-        "multiple of " +
-        text(kAttentionBwdSeqKvMultiple) + "; allowed: seq_kv = " +
-        text((spec.key_length() / kAttentionBwdSeqKvMultiple + 1) * kAttentionBwdSeqKvMultiple) +
-        " or another multiple");
   const std::size_t bytes = element_bytes(attention_data_type(spec));
   (void)tensor_bytes("attention", "Q",
                      {{"batch", spec.batch},
@@ -88,7 +86,13 @@ void validate(const AttentionSpec& spec) {
 }
 
 DataType attention_data_type(const AttentionSpec& spec) {
+  if (spec.precision == Precision::fp8) return DataType::fp8_e4m3;
   return spec.precision == Precision::bf16 ? DataType::bf16 : DataType::fp16;
+}
+
+bool attention_needs_padding_mask(const AttentionSpec& spec) {
+  return spec.direction == AttentionDirection::bwd &&
+         spec.key_length() % kAttentionBwdSeqKvMultiple != 0;
 }
 
 double attention_score_pairs(const AttentionSpec& spec) {

@@ -29,8 +29,10 @@ inline constexpr AttentionMask kAllAttentionMasks[] = {AttentionMask::none, Atte
 inline constexpr AttentionDirection kAllAttentionDirections[] = {AttentionDirection::fwd,
                                                                  AttentionDirection::bwd};
 // The precisions the family takes (Q, K, V, O and the gradients stored so;
-// accumulation and softmax in fp32).
-inline constexpr Precision kAttentionPrecisions[] = {Precision::fp16, Precision::bf16};
+// accumulation and softmax in fp32). fp8 is e4m3 with per-tensor scales
+// (kAttentionFp8Scale; the backward's gradient scales calibrated from amax).
+inline constexpr Precision kAttentionPrecisions[] = {Precision::fp16, Precision::bf16,
+                                                     Precision::fp8};
 
 const char* to_string(AttentionMask mask);
 const char* to_string(AttentionDirection direction);
@@ -40,10 +42,23 @@ const char* to_string(AttentionDirection direction);
 inline constexpr std::int64_t kAttentionHeadDimMultiple = 8;
 inline constexpr std::int64_t kAttentionMaxHeadDimFwd = 256;
 inline constexpr std::int64_t kAttentionMaxHeadDimBwd = 128;
-// The backward graph here has no padding mask; cuDNN 9.14's backward engines
-// need one when seq_kv is not a multiple of this (cudnn-frontend adds it as a
-// workaround up to 9.15), so the family asks for whole multiples.
+// cuDNN 9.14's backward engines need a padding mask when seq_kv is not a
+// multiple of this (cudnn-frontend adds one as a workaround up to 9.15): the
+// backward graph then carries it, with the actual lengths as seq_len tensors.
 inline constexpr std::int64_t kAttentionBwdSeqKvMultiple = 128;
+// cuDNN's fp8 attention (per-tensor scales): head dimensions a multiple of 16,
+// at most 256 forward and 128 backward; on Hopper the backward takes 128 only
+// (checked in prepare(), where the chip is known).
+inline constexpr std::int64_t kAttentionFp8HeadDimMultiple = 16;
+inline constexpr std::int64_t kAttentionFp8MaxHeadDim = 256;
+inline constexpr std::int64_t kAttentionFp8HopperBwdHeadDim = 128;
+// The fp8 quantisation scales of P (the softmax output) and O: both lie in
+// [-1, 1] (P a probability, O a convex combination of V's rows, V in [-1, 1)),
+// so x 256 maps them into e4m3's normal range (max 448) without overflow and
+// keeps small probabilities and outputs (down to 2^-6 / 256) out of the
+// subnormals; a power of two, so scale and descale (1/256) are exact in fp32.
+// Q, K and V are stored as drawn (in [-1, 1)): descale 1.
+inline constexpr float kAttentionFp8Scale = 256.0f;
 
 struct AttentionSpec {
   std::int64_t batch = 1;
@@ -76,7 +91,11 @@ struct AttentionShape {
 
 // Throws a usage error before any GPU work: which field, its value, the fix.
 void validate(const AttentionSpec& spec);
-DataType attention_data_type(const AttentionSpec& spec);  // fp16 or bf16
+DataType attention_data_type(const AttentionSpec& spec);  // fp16, bf16 or fp8_e4m3
+
+// True for a backward whose seq_kv is not a multiple of kAttentionBwdSeqKvMultiple:
+// its graph carries the padding mask (actual lengths seq_q, seq_kv per batch item).
+bool attention_needs_padding_mask(const AttentionSpec& spec);
 
 // The (query row, key column) pairs whose score counts, per (batch, head):
 // seq_q x seq_kv without a mask; with the causal mask aligned to the bottom

@@ -54,7 +54,7 @@ TEST(AttentionFamily, AxesFollowTheContractAndTheDefaultSweepIsValid) {
             (std::vector<std::string>{"batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim",
                                       "mask", "direction", "precision"}));
   const std::vector<json> points = family.default_points();
-  EXPECT_EQ(points.size(), 14u);
+  EXPECT_EQ(points.size(), 16u);
   std::set<std::string> distinct, masks, directions, precisions;
   bool gqa = false, decode = false;
   for (const json& point : points) {
@@ -69,7 +69,7 @@ TEST(AttentionFamily, AxesFollowTheContractAndTheDefaultSweepIsValid) {
   EXPECT_EQ(distinct.size(), points.size());
   EXPECT_EQ(masks, (std::set<std::string>{"none", "causal"}));
   EXPECT_EQ(directions, (std::set<std::string>{"fwd", "bwd"}));
-  EXPECT_EQ(precisions, (std::set<std::string>{"fp16", "bf16"}));
+  EXPECT_EQ(precisions, (std::set<std::string>{"fp16", "bf16", "fp8"}));
   EXPECT_TRUE(gqa);
   EXPECT_TRUE(decode);
   EXPECT_NO_THROW((void)default_spec("attention"));
@@ -154,12 +154,16 @@ TEST(AttentionSpec, BadPointsAreOneLineErrorsNamingTheFix) {
   EXPECT_MENTIONS(m, "up to 128");
   m = problem_error({{"mask", "causal"}, {"seq_q", 512}, {"seq_kv", 128}});
   EXPECT_MENTIONS(m, "seq_q <= seq_kv");
-  m = problem_error({{"direction", "bwd"}, {"seq_q", 200}});
-  EXPECT_MENTIONS(m, "multiple of 128");
-  EXPECT_MENTIONS(m, "seq_kv = 256");
   m = problem_error({{"precision", "fp32"}});
   EXPECT_MENTIONS(m, "precision");
-  EXPECT_MENTIONS(m, "fp16, bf16");
+  EXPECT_MENTIONS(m, "fp16, bf16, fp8");
+  m = problem_error({{"precision", "fp8"}, {"direction", "bwd"}, {"head_dim", 256}});
+  EXPECT_MENTIONS(m, "fused bwd attention in fp8; allowed: a multiple of 16 up to 128");
+  m = problem_error({{"precision", "fp8"}, {"head_dim", 72}});
+  EXPECT_MENTIONS(m, "head_dim = 72");
+  EXPECT_MENTIONS(m, "in fp8; allowed: a multiple of 16 up to 256");
+  m = problem_error({{"precision", "fp8"}, {"head_dim", 272}});
+  EXPECT_MENTIONS(m, "up to 256");
   m = problem_error({{"mask", "sliding"}});
   EXPECT_MENTIONS(m, "causal");
   m = problem_error({{"seq", 4}});
@@ -174,6 +178,60 @@ TEST(AttentionSpec, BadPointsAreOneLineErrorsNamingTheFix) {
   for (const std::string& message :
        {problem_error({{"head_dim", 60}}), problem_error({{"heads", 12}, {"kv_heads", 5}})})
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+TEST(AttentionSpec, Fp8StoresOneByteElementsAndKeepsTheFlops) {
+  // B 1, H 2, kv_heads 1, seq_q 3, seq_kv 5, D 16, fp8: Q and O 96 elements, K and V 80,
+  // one byte each.
+  AttentionSpec fp8 = shape(1, 2, 1, 3, 5, 16);
+  fp8.precision = Precision::fp8;
+  EXPECT_EQ(attention_data_type(fp8), DataType::fp8_e4m3);
+  EXPECT_EQ(attention_min_bytes(fp8), 2 * 96.0 + 2 * 80.0);
+  AttentionSpec fp16 = fp8;
+  fp16.precision = Precision::fp16;
+  EXPECT_EQ(attention_min_bytes(fp16), 2 * attention_min_bytes(fp8));
+  EXPECT_EQ(attention_flops(fp8), attention_flops(fp16));
+  EXPECT_EQ(attention_flops(fp8), 4.0 * 1 * 2 * 16 * 15);
+  const AttentionProblem problem(fp8);
+  EXPECT_EQ(problem.precision(), Precision::fp8);
+  EXPECT_EQ(problem.math_mode(), MathMode::tensor);
+  ASSERT_EQ(problem.inputs().size(), 3u);
+  EXPECT_EQ(problem.inputs()[0].bytes, 96u);
+  EXPECT_EQ(problem.inputs()[1].bytes, 80u);
+  EXPECT_EQ(problem.outputs()[0].bytes, 96u);
+  // The family parses it; the largest fp8 head dimension is accepted.
+  const AttentionSpec parsed = attention_spec_from_params(
+      {{"precision", "fp8"}, {"head_dim", 256}, {"seq_q", 2048}, {"mask", "causal"}});
+  EXPECT_EQ(parsed.precision, Precision::fp8);
+  EXPECT_NO_THROW(validate(parsed));
+  // The backward in fp8 at D 128, bytes one per element beside the fp32 statistics.
+  AttentionSpec backward = shape(1, 2, 1, 3, 5, 128, AttentionMask::none, AttentionDirection::bwd);
+  backward.precision = Precision::fp8;
+  EXPECT_NO_THROW(validate(backward));
+  EXPECT_EQ(attention_min_bytes(backward), 4 * 768.0 + 4 * 640.0 + 2 * 3 * 4.0);
+  EXPECT_EQ(attention_flops(backward), 10.0 * 2 * 128 * 15);
+}
+
+TEST(AttentionSpec, BackwardTakesAnyKeyLengthWithThePaddingMask) {
+  // seq_kv not a multiple of 128: accepted, with the padding mask; a multiple, or
+  // any forward, without.
+  for (std::int64_t keys : {77, 200, 1000}) {
+    const AttentionSpec spec =
+        shape(2, 4, 0, 64, keys, 64, AttentionMask::causal, AttentionDirection::bwd);
+    EXPECT_NO_THROW(validate(spec)) << keys;
+    EXPECT_TRUE(attention_needs_padding_mask(spec)) << keys;
+    // FLOPs and bytes on the real lengths.
+    EXPECT_EQ(attention_flops(spec), 10.0 * 2 * 4 * 64 * attention_score_pairs(spec));
+    EXPECT_EQ(attention_min_bytes(spec),
+              4 * (2 * 64 * 4 * 64) * 2.0 + 4 * (2.0 * keys * 4 * 64) * 2 + 2 * 4 * 64 * 4.0);
+  }
+  EXPECT_NO_THROW(validate(shape(1, 2, 0, 77, 0, 64, AttentionMask::none,
+                                 AttentionDirection::bwd)));  // seq_kv = seq_q = 77
+  EXPECT_TRUE(attention_needs_padding_mask(
+      shape(1, 2, 0, 77, 0, 64, AttentionMask::none, AttentionDirection::bwd)));
+  EXPECT_FALSE(attention_needs_padding_mask(
+      shape(1, 2, 0, 77, 256, 64, AttentionMask::none, AttentionDirection::bwd)));
+  EXPECT_FALSE(attention_needs_padding_mask(shape(1, 2, 0, 77, 1000, 64)));
 }
 
 TEST(AttentionSweeps, FlagsBuildTheirPoints) {
