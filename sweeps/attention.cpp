@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -530,10 +532,15 @@ CheckResult Attention::check() {
   if (!state_) throw std::logic_error("attention: check() before a successful prepare()");
   const AttentionState& st = *state_;
   const AttentionSpec& s = spec();
-  run(st.stream);
   const ref::Geometry g(s);
   const auto q_count = static_cast<std::size_t>(attention_q_elements(s));
   const auto kv_count = static_cast<std::size_t>(attention_kv_elements(s));
+  const bool fwd = s.direction == AttentionDirection::fwd;
+  // O starts as NaN (0xFF bytes: NaN in fp16, bf16 and e4m3), so an output the
+  // call does not write is seen (bwd reads O: it keeps the forward's).
+  if (fwd)
+    TR_CUDA_CHECK(cudaMemsetAsync(st.o.get(), 0xFF, q_count * element_bytes(st.type), st.stream));
+  run(st.stream);
   // fp8: Q, K, V dequantised by their descales (1), O by 1 / scale_O: the
   // reference sees the values the engine was given.
   const HostTensor q(st.q.get(), q_count, st.type, st.stream, kFp8ScaleValues[0]);
@@ -558,9 +565,22 @@ CheckResult Attention::check() {
     // And the row of the largest |O| anywhere: each O is a convex mix of V's
     // rows, so a wrong row (a mask or tile edge the sampled rows miss) tends to
     // stand out there.
-    std::size_t largest = 0;
-    for (std::size_t i = 1; i < q_count; ++i)
-      if (std::abs(o(i)) > std::abs(o(largest))) largest = i;
+    // Every O is a convex mix of V's rows: |O| <= max |V| up to the rounding the
+    // tolerance allows. Counted over the whole output: elements not written
+    // (still NaN) and rows beyond that bound.
+    double largest_v = 0;
+    for (std::size_t i = 0; i < kv_count; ++i) largest_v = std::max(largest_v, std::abs(v(i)));
+    std::size_t largest = 0, unwritten = 0;
+    std::set<std::size_t> rows_beyond;
+    for (std::size_t i = 0; i < q_count; ++i) {
+      const double value = std::abs(o(i));
+      if (std::isnan(value)) {
+        ++unwritten;
+        continue;
+      }
+      if (value > largest_v * (1 + result.tolerance)) rows_beyond.insert(i / g.d);
+      if (value > std::abs(o(largest)) || std::isnan(o(largest))) largest = i;
+    }
     const auto position = static_cast<std::int64_t>(largest / static_cast<std::size_t>(g.d));
     const std::int64_t head = position % g.h, row = position / g.h % g.sq,
                        batch = position / g.h / g.sq;
@@ -572,6 +592,15 @@ CheckResult Attention::check() {
                     "|O| (batch " +
                     std::to_string(batch) + ", head " + std::to_string(head) + ", row " +
                     std::to_string(row) + ")";
+    if (unwritten > 0 || !rows_beyond.empty()) {
+      result.relative_error = std::numeric_limits<double>::infinity();
+      result.method +=
+          "; of all " + std::to_string(q_count / static_cast<std::size_t>(g.d)) + " rows of O, " +
+          std::to_string(rows_beyond.size()) + " beyond max |V| = " + std::to_string(largest_v) +
+          " (first: " + (rows_beyond.empty() ? "-" : std::to_string(*rows_beyond.begin())) +
+          " as (batch x seq_q + row) x heads + head) and " + std::to_string(unwritten) +
+          " elements not written";
+    }
     if (s.precision == Precision::fp8)
       per_tensor = " (fp8 e4m3: amax_S " + std::to_string(st.amax_s) + ", amax_O " +
                    std::to_string(st.amax_o) + ")";

@@ -6,13 +6,12 @@
 // mask (none | causal), direction (fwd | bwd), precision (fp16 | bf16 | fp8;
 // fp8: e4m3 with per-tensor scales, Hopper+; bwd at head_dim 128 on Hopper).
 //
-// Default sweep (16 points), in run order:
+// Default sweep (14 points), in run order:
 //   BERT-base attention (H 12, D 64), B 8 and 32 x S 128 and 512, fp16, fwd    4
 //   the same at B 32, S 512 in bf16                                            1
 //   LLaMA-7B prefill (H 32, D 128, B 1), causal, S 1024, 2048, 4096, bf16      3
 //   LLaMA decode step: seq_q 1 over a KV cache of 4096, B 8, causal, bf16     1
 //   GQA (LLaMA-3-8B: H 32, kv_heads 8, D 128), B 1, S 2048, causal, bf16       1
-//   fp8: BERT B 32 S 512; LLaMA prefill S 2048 causal                          2
 //   bwd: BERT B 8 S 512 fp16; LLaMA S 1024 and 2048 causal bf16;
 //        GQA S 1024 causal bf16                                                4
 // Each call takes microseconds to a few milliseconds on an H100.
@@ -93,8 +92,9 @@ std::vector<json> default_points() {
     points.push_back(point_of({1, 32, 0, seq, 0, 128}, "causal", "fwd", "bf16"));
   points.push_back(point_of({8, 32, 0, 1, 4096, 128}, "causal", "fwd", "bf16"));
   points.push_back(point_of({1, 32, 8, 2048, 0, 128}, "causal", "fwd", "bf16"));
-  points.push_back(point_of({32, 12, 0, 512, 0, 64}, "none", "fwd", "fp8"));
-  points.push_back(point_of({1, 32, 0, 2048, 0, 128}, "causal", "fwd", "fp8"));
+  // No fp8 point: on an H100 (cuDNN 9.14) the fp8 forward wrote wrong rows in
+  // 6 of 16 points measured with counters, at random, and in none of 10
+  // without (design.md, "fp8 attention"); its check fails those points.
   points.push_back(point_of({8, 12, 0, 512, 0, 64}, "none", "bwd", "fp16"));
   for (std::int64_t seq : {1024, 2048})
     points.push_back(point_of({1, 32, 0, seq, 0, 128}, "causal", "bwd", "bf16"));

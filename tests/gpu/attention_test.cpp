@@ -346,16 +346,28 @@ TEST(GpuAttention, TheRunnerCountsTensorFlopsAndTakesAllThreeTimes) {
         {"mask", "causal"},
         {"precision", "bf16"}},
        64.0},
-      // fp8: exact without a mask; causal on the fp8 engine's 64 x 256 tiles.
-      {llama(2048, "none", "fwd", "fp8"), 1.0},
-      {llama(2048, "causal", "fwd", "fp8"), tiled_causal_ratio(2048, false, 256)},
-      {llama(4096, "causal", "fwd", "fp8"), tiled_causal_ratio(4096, false, 256)},
       // The padding mask: the analytic count on the real lengths, the engines'
       // work on whole 128-row tiles at most (1024 x 1024 for 1000 x 1000).
       {llama(1000, "none", "bwd", "bf16"), 1.0, 1024.0 * 1024.0 / (1000.0 * 1000.0)},
   };
   for (const Case& c : cases)
     expect_counted_ratio(runner, c.point, c.ratio, c.upper > 0 ? c.upper : c.ratio);
+}
+
+// fp8 forward through the runner (with counters): exact without a mask; causal
+// on the fp8 engine's 64 x 256 tiles. Apart from the test above: on an H100
+// (cuDNN 9.14) these points' checks failed at random (wrong rows of O in 6 of 16
+// points with counters, none of 10 without; design.md), an open defect this
+// test reports until it is explained.
+TEST(GpuAttention, Fp8ForwardUnderTheRunnerCountsItsFlopsAndChecks) {
+  TR_REQUIRE_GPU();
+  if (inspect_gpu(0).cc_major < 9) GTEST_SKIP() << "fp8 attention needs sm_90+";
+  SweepRunner runner(inspect_gpu(0), RunnerOptions{});
+  expect_counted_ratio(runner, llama(2048, "none", "fwd", "fp8"), 1.0, 1.0);
+  for (std::int64_t seq : {2048, 4096}) {
+    const double tiled = tiled_causal_ratio(seq, false, 256);
+    expect_counted_ratio(runner, llama(seq, "causal", "fwd", "fp8"), tiled, tiled);
+  }
 }
 
 TEST(GpuAttention, TheCliSweepsIntoTheStore) {
