@@ -555,22 +555,22 @@ CheckResult Attention::check() {
   result.tolerance =
       s.precision == Precision::fp8 ? kAttentionFp8Tolerance : relative_tolerance(s.precision);
   std::string per_tensor;
-  if (s.direction == AttentionDirection::fwd) {
+  if (fwd) {
     TR_CUDA_CHECK(cudaStreamSynchronize(st.stream));
     Compared out;
     for (std::int64_t batch : batches)
       for (std::int64_t head : evenly_spaced(g.h, 2))
         for (std::int64_t row : query_rows)
           out.add(o, g, false, batch, row, head, ref::output_row(g, q, k, v, batch, head, row).o);
-    // And the row of the largest |O| anywhere: each O is a convex mix of V's
-    // rows, so a wrong row (a mask or tile edge the sampled rows miss) tends to
-    // stand out there.
     // Every O is a convex mix of V's rows: |O| <= max |V| up to the rounding the
-    // tolerance allows. Counted over the whole output: elements not written
-    // (still NaN) and rows beyond that bound.
+    // tolerance allows. Over the whole output: the elements not written (still
+    // NaN), the rows beyond that bound, and the row of the largest |O|, checked
+    // against the reference too: a wrong row (a mask or tile edge the sampled
+    // rows miss) tends to stand out there.
     double largest_v = 0;
     for (std::size_t i = 0; i < kv_count; ++i) largest_v = std::max(largest_v, std::abs(v(i)));
     std::size_t largest = 0, unwritten = 0;
+    double largest_o = -1;
     std::set<std::size_t> rows_beyond;
     for (std::size_t i = 0; i < q_count; ++i) {
       const double value = std::abs(o(i));
@@ -579,7 +579,7 @@ CheckResult Attention::check() {
         continue;
       }
       if (value > largest_v * (1 + result.tolerance)) rows_beyond.insert(i / g.d);
-      if (value > std::abs(o(largest)) || std::isnan(o(largest))) largest = i;
+      if (value > largest_o) largest_o = value, largest = i;
     }
     const auto position = static_cast<std::int64_t>(largest / static_cast<std::size_t>(g.d));
     const std::int64_t head = position % g.h, row = position / g.h % g.sq,

@@ -297,14 +297,13 @@ class NormGraph final : public NormCall {
       const std::size_t again = finalists.decide([&](const Candidate& candidate) {
         return time_plan(*candidate.plan.plan, *candidate.pack);
       });
-      nlohmann::json final_times = nlohmann::json::array();
-      for (const auto& entry : finalists.entries())
-        final_times.push_back(
-            {{"plan", entry.candidate.plan.plan->name()}, {"median_seconds", entry.seconds}});
+      searched_ = {{"selection", "fastest"}, {"timed", timed}};
+      if (again > 0)
+        for (const auto& entry : finalists.entries())
+          searched_["finalists"].push_back(
+              {{"plan", entry.candidate.plan.plan->name()}, {"median_seconds", entry.seconds}});
       auto& best = finalists.entries().front().candidate;
       adopt(std::move(best.plan), std::move(best.workspace), std::move(best.pack));
-      searched_ = {{"selection", "fastest"}, {"timed", timed}};
-      if (again > 0) searched_["finalists"] = final_times;
       return;
     }
     throw GpuError(
