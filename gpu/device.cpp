@@ -16,6 +16,11 @@
 
 namespace timeroof {
 
+std::string cudnn_version_text(std::size_t version) {
+  return std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
+         std::to_string(version % 100);
+}
+
 namespace {
 std::string cuda_version_text(int version) {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
@@ -41,8 +46,7 @@ SoftwareVersions software_versions(const Nvml& nvml) {
   v.cuda_runtime = cuda_version_text(runtime);
   v.driver = nvml.driver_version();
   const std::size_t cudnn = cudnnGetVersion();  // major*10000 + minor*100 + patch (cuDNN 9)
-  v.cudnn = std::to_string(cudnn / 10000) + "." + std::to_string(cudnn % 10000 / 100) + "." +
-            std::to_string(cudnn % 100);
+  v.cudnn = cudnn_version_text(cudnn);
   int major = 0, minor = 0, patch = 0;
   TR_CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &major));
   TR_CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &minor));

@@ -1,6 +1,7 @@
 // What the machine has: GPUs, their properties, clocks and library versions.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,9 @@ struct GpuCount {
 };
 
 // Never throws: a machine without driver or GPU yields count 0 and the reason.
+// "9.14.0" for cudnnGetVersion()'s 91400 (major * 10000 + minor * 100 + patch, cuDNN 9).
+std::string cudnn_version_text(std::size_t version);
+
 GpuCount count_gpus();
 
 // Throws a usage error when `index` is out of range, naming the valid range.

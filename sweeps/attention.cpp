@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "gpu/check.hpp"
 #include "gpu/check_cudnn.hpp"
+#include "gpu/device.hpp"
 #include "gpu/handles.hpp"
 #include "kernels/device_fill.hpp"
 #include "sweeps/attention_graph.hpp"
@@ -142,6 +143,35 @@ struct Compared {
   }
 };
 
+// One pass over a whole output (filled with NaN before the call): the elements
+// the call left NaN, the rows (of g.d elements) with an |element| above `bound`
+// (0: none judged), and where the largest |element| is, as (batch, row, head).
+struct WholeOutput {
+  std::size_t unwritten = 0;
+  std::set<std::size_t> rows_beyond;
+  std::int64_t batch = 0, row = 0, head = 0;  // of the largest |element|
+};
+WholeOutput scan_whole_output(const HostTensor& out, std::size_t count, const ref::Geometry& g,
+                              std::int64_t rows, std::int64_t heads, double bound) {
+  WholeOutput scan;
+  std::size_t largest = 0;
+  double largest_value = -1;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double value = std::abs(out(i));
+    if (std::isnan(value)) {
+      ++scan.unwritten;
+      continue;
+    }
+    if (bound > 0 && value > bound) scan.rows_beyond.insert(i / static_cast<std::size_t>(g.d));
+    if (value > largest_value) largest_value = value, largest = i;
+  }
+  const auto position = static_cast<std::int64_t>(largest / static_cast<std::size_t>(g.d));
+  scan.head = position % heads;
+  scan.row = position / heads % rows;
+  scan.batch = position / heads / rows;
+  return scan;
+}
+
 // fp8 attention needs Hopper or later and cuDNN 9.1+ (not 9.10.0); on Hopper
 // cuDNN has no bottom-right causal mask for fp8 (cudnn-frontend's support
 // surface: Blackwell only). One-line refusals naming the GPU or the version.
@@ -159,7 +189,7 @@ void require_fp8_attention(const AttentionSpec& spec) {
   const std::size_t version = cudnnGetVersion();
   if (version < 90100 || version == 91000)
     throw usage_error("attention: precision = fp8 needs cuDNN 9.1+ (not 9.10.0); this is cuDNN " +
-                      std::to_string(version) + "; allowed here: fp16, bf16");
+                      cudnn_version_text(version) + "; allowed here: fp16, bf16");
   if (major < 10 && spec.mask == AttentionMask::causal && spec.seq_q != spec.key_length())
     throw usage_error(
         "attention: precision = fp8 with mask = causal and seq_q = " + std::to_string(spec.seq_q) +
@@ -173,6 +203,15 @@ void require_fp8_attention(const AttentionSpec& spec) {
                       std::to_string(spec.head_dim) + ": cuDNN's fp8 backward on this GPU (" + gpu +
                       ") takes head_dim = " + std::to_string(kAttentionFp8HopperBwdHeadDim) +
                       " only; allowed here: head_dim = 128, or fp16 / bf16");
+  // Last: the shape refusals above hold on any cuDNN.
+  if (major == 9 && version < kAttentionFp8HopperMinCudnn)
+    throw usage_error(
+        "attention: precision = fp8 on compute capability 9.x needs cuDNN " +
+        cudnn_version_text(kAttentionFp8HopperMinCudnn) + "+; this is cuDNN " +
+        cudnn_version_text(version) +
+        ", whose fp8 flash forward writes wrong rows at random (seen with 9.14); fix: put "
+        "a newer cuDNN's lib directory (e.g. pip's nvidia-cudnn-cu13) first on "
+        "LD_LIBRARY_PATH, or use fp16 / bf16");
 }
 
 // Floats between the fp8 graph's scale and amax tensors in their buffer: each
@@ -536,10 +575,19 @@ CheckResult Attention::check() {
   const auto q_count = static_cast<std::size_t>(attention_q_elements(s));
   const auto kv_count = static_cast<std::size_t>(attention_kv_elements(s));
   const bool fwd = s.direction == AttentionDirection::fwd;
-  // O starts as NaN (0xFF bytes: NaN in fp16, bf16 and e4m3), so an output the
-  // call does not write is seen (bwd reads O: it keeps the forward's).
-  if (fwd)
-    TR_CUDA_CHECK(cudaMemsetAsync(st.o.get(), 0xFF, q_count * element_bytes(st.type), st.stream));
+  // The outputs start as NaN (0xFF bytes: NaN in fp16, bf16 and e4m3), so an
+  // element the call does not write is seen: O forward; dQ, dK, dV backward (which
+  // reads O: it keeps the forward's).
+  const auto fill_nan = [&](const DeviceBuffer<std::byte>& buffer) {
+    TR_CUDA_CHECK(cudaMemsetAsync(buffer.get(), 0xFF, buffer.bytes(), st.stream));
+  };
+  if (fwd) {
+    fill_nan(st.o);
+  } else {
+    fill_nan(st.d_q);
+    fill_nan(st.d_k);
+    fill_nan(st.d_v);
+  }
   run(st.stream);
   // fp8: Q, K, V dequantised by their descales (1), O by 1 / scale_O: the
   // reference sees the values the engine was given.
@@ -569,21 +617,9 @@ CheckResult Attention::check() {
     // rows miss) tends to stand out there.
     double largest_v = 0;
     for (std::size_t i = 0; i < kv_count; ++i) largest_v = std::max(largest_v, std::abs(v(i)));
-    std::size_t largest = 0, unwritten = 0;
-    double largest_o = -1;
-    std::set<std::size_t> rows_beyond;
-    for (std::size_t i = 0; i < q_count; ++i) {
-      const double value = std::abs(o(i));
-      if (std::isnan(value)) {
-        ++unwritten;
-        continue;
-      }
-      if (value > largest_v * (1 + result.tolerance)) rows_beyond.insert(i / g.d);
-      if (value > largest_o) largest_o = value, largest = i;
-    }
-    const auto position = static_cast<std::int64_t>(largest / static_cast<std::size_t>(g.d));
-    const std::int64_t head = position % g.h, row = position / g.h % g.sq,
-                       batch = position / g.h / g.sq;
+    const WholeOutput whole =
+        scan_whole_output(o, q_count, g, g.sq, g.h, largest_v * (1 + result.tolerance));
+    const std::int64_t batch = whole.batch, row = whole.row, head = whole.head;
     out.add(o, g, false, batch, row, head, ref::output_row(g, q, k, v, batch, head, row).o);
     result.relative_error = relative_error(out.library, out.reference);
     result.elements = out.library.size();
@@ -592,13 +628,14 @@ CheckResult Attention::check() {
                     "|O| (batch " +
                     std::to_string(batch) + ", head " + std::to_string(head) + ", row " +
                     std::to_string(row) + ")";
-    if (unwritten > 0 || !rows_beyond.empty()) {
+    if (whole.unwritten > 0 || !whole.rows_beyond.empty()) {
       result.relative_error = std::numeric_limits<double>::infinity();
       result.method +=
           "; of all " + std::to_string(q_count / static_cast<std::size_t>(g.d)) + " rows of O, " +
-          std::to_string(rows_beyond.size()) + " beyond max |V| = " + std::to_string(largest_v) +
-          " (first: " + (rows_beyond.empty() ? "-" : std::to_string(*rows_beyond.begin())) +
-          " as (batch x seq_q + row) x heads + head) and " + std::to_string(unwritten) +
+          std::to_string(whole.rows_beyond.size()) +
+          " beyond max |V| = " + std::to_string(largest_v) + " (first: " +
+          (whole.rows_beyond.empty() ? "-" : std::to_string(*whole.rows_beyond.begin())) +
+          " as (batch x seq_q + row) x heads + head) and " + std::to_string(whole.unwritten) +
           " elements not written";
     }
     if (s.precision == Precision::fp8)
@@ -629,6 +666,17 @@ CheckResult Attention::check() {
           dv.add(d_v, g, true, batch, row, kv_head, expected.d_v);
         }
     }
+    // Over each whole gradient: the elements not written, and the row of its
+    // largest |element| checked against the reference too.
+    const WholeOutput whole_dq = scan_whole_output(d_q, q_count, g, g.sq, g.h, 0);
+    const WholeOutput whole_dk = scan_whole_output(d_k, kv_count, g, g.skv, g.hk, 0);
+    const WholeOutput whole_dv = scan_whole_output(d_v, kv_count, g, g.skv, g.hk, 0);
+    dq.add(d_q, g, false, whole_dq.batch, whole_dq.row, whole_dq.head,
+           ref::d_q_row(g, in, whole_dq.batch, whole_dq.head, whole_dq.row));
+    dk.add(d_k, g, true, whole_dk.batch, whole_dk.row, whole_dk.head,
+           ref::key_rows(g, in, whole_dk.batch, whole_dk.head, whole_dk.row).d_k);
+    dv.add(d_v, g, true, whole_dv.batch, whole_dv.row, whole_dv.head,
+           ref::key_rows(g, in, whole_dv.batch, whole_dv.head, whole_dv.row).d_v);
     const double errors[] = {relative_error(dq.library, dq.reference),
                              relative_error(dk.library, dk.reference),
                              relative_error(dv.library, dv.reference)};
@@ -638,8 +686,15 @@ CheckResult Attention::check() {
     result.elements = dq.library.size() + dk.library.size() + dv.library.size();
     result.method = "host reference (double), dQ of " + std::to_string(query_rows.size()) +
                     " query rows, dK and dV of " + std::to_string(key_rows.size()) +
-                    " key rows x first/last head x first/last batch, from the inputs' O and "
-                    "statistics";
+                    " key rows x first/last head x first/last batch and the row of each one's "
+                    "largest |element|, from the inputs' O and statistics";
+    const std::size_t unwritten = whole_dq.unwritten + whole_dk.unwritten + whole_dv.unwritten;
+    if (unwritten > 0) {
+      result.relative_error = std::numeric_limits<double>::infinity();
+      result.method += "; elements not written: dQ " + std::to_string(whole_dq.unwritten) +
+                       ", dK " + std::to_string(whole_dk.unwritten) + ", dV " +
+                       std::to_string(whole_dv.unwritten);
+    }
     per_tensor = " (dQ " + std::to_string(errors[0]) + ", dK " + std::to_string(errors[1]) +
                  ", dV " + std::to_string(errors[2]) + ")";
   }

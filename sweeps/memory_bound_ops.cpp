@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "gpu/check.hpp"
+#include "gpu/device.hpp"
 #include "kernels/device_fill.hpp"
 #include "sweeps/cudnn_graph.hpp"
 #include "sweeps/cudnn_handles.hpp"
@@ -500,7 +501,7 @@ CudnnCall Pool::make_cudnn_call(cudnnHandle_t handle) {
   // ends the process's context); fp16 and fp32 pass their checks.
   if (s.precision == Precision::bf16 && cudnnGetVersion() <= 91400)
     throw GpuError("cuDNN", CUDNN_STATUS_NOT_SUPPORTED,
-                   "CUDNN_STATUS_NOT_SUPPORTED: cuDNN " + std::to_string(cudnnGetVersion()) +
+                   "CUDNN_STATUS_NOT_SUPPORTED: cuDNN " + cudnn_version_text(cudnnGetVersion()) +
                        "'s resample engine faults (illegal address) on bf16 pooling; refused "
                        "before it runs (fp16 and fp32 run)");
   const cudnnDataType_t type = cudnn_data_type(s.precision);
