@@ -1,14 +1,20 @@
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <numeric>
 #include <optional>
 #include <utility>
 
 #include "core/ceiling_names.hpp"
+#include "core/cpu_list.hpp"
 #include "core/elapsed.hpp"
 #include "core/format.hpp"
 #include "core/json_io.hpp"
@@ -423,9 +429,52 @@ ExitCode serve_device_job(int device, const nlohmann::json& job, std::optional<G
 
 }  // namespace
 
+namespace {
+
+// Keeps this worker to the CPUs local to its GPU (the local_cpulist sysfs gives
+// for its PCI device) where they are fewer than it may use, so two workers'
+// host work (launches, CUPTI's decoding, timing loops) neither crosses a socket
+// nor shares cores. TIMEROOF_WORKER_CPUS=all leaves it on every CPU. Returns
+// what it did, for one line on stderr.
+std::string keep_worker_near_gpu(int device) {
+  const char* choice = std::getenv("TIMEROOF_WORKER_CPUS");
+  const std::string wanted = choice ? choice : "local";
+  if (wanted == "all") return "on every allowed CPU (TIMEROOF_WORKER_CPUS=all)";
+  if (wanted != "local")
+    throw usage_error("TIMEROOF_WORKER_CPUS=" + wanted + ": use local (the default) or all");
+  std::string bus = pci_bus_id(device);
+  std::transform(bus.begin(), bus.end(), bus.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string path = "/sys/bus/pci/devices/" + bus + "/local_cpulist";
+  std::ifstream file(path);
+  std::string text;
+  if (!std::getline(file, text)) return "on every allowed CPU (" + path + " unreadable)";
+  std::vector<int> local;
+  try {
+    local = parse_cpu_list(text);
+  } catch (const Error& e) {
+    return std::string("on every allowed CPU (") + path + ": " + e.what() + ")";
+  }
+  const std::vector<int> allowed = allowed_cpus();
+  std::vector<int> near;
+  std::set_intersection(allowed.begin(), allowed.end(), local.begin(), local.end(),
+                        std::back_inserter(near));
+  if (near.empty() || near.size() == allowed.size())
+    return "on CPUs " + format_cpu_list(allowed) + " (the GPU's local CPUs are " +
+           format_cpu_list(local) + ")";
+  const std::string failure = keep_to_cpus(near);
+  if (!failure.empty()) return "on every allowed CPU (" + failure + ")";
+  return "on CPUs " + format_cpu_list(near) + ", local to the GPU (of " + format_cpu_list(allowed) +
+         ")";
+}
+
+}  // namespace
+
 // Jobs until the input ends: one for `run_workers`, a sweep after another for a
 // WorkerPool (the GPU selected and inspected once).
 ExitCode serve_device_worker(int device) {
+  std::fprintf(stderr, "timeroof: GPU %d's worker %s\n", device,
+               keep_worker_near_gpu(device).c_str());
   std::optional<GpuInfo> gpu;
   ExitCode code = ExitCode::ok;
   bool any = false;

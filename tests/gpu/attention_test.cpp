@@ -298,7 +298,7 @@ TEST(GpuAttention, RunCapturesIntoACudaGraphAndReplaysBitwise) {
 //   bwd (sdpa_sm90_flash_bprop ..._64x64x128, 16-bit and fp8 alike): cuDNN
 //        9.14's engine (eng2) pairs = 8192 (n^2 + 2n - 1), a fit exact at S = 1024
 //        and 2048 (64-query steps from one step before each 128-key tile's
-//        diagonal); cuDNN 9.19's (eng2 16-bit, eng6 fp8) the forward's count on
+//        diagonal); cuDNN 9.19's (eng6, 16-bit and fp8) the forward's count on
 //        128-key tiles (x1.1239 at S 1024, x1.0620 at 2048; H100), untested in
 //        between;
 //   decode: one query row fills a 64-row tile (..._sm80_flash_fprop_..._64x64x128): x64.
