@@ -172,9 +172,10 @@ WholeOutput scan_whole_output(const HostTensor& out, std::size_t count, const re
   return scan;
 }
 
-// fp8 attention needs Hopper or later and cuDNN 9.1+ (not 9.10.0); on Hopper
-// cuDNN has no bottom-right causal mask for fp8 (cudnn-frontend's support
-// surface: Blackwell only). One-line refusals naming the GPU or the version.
+// fp8 attention needs Hopper or later and cuDNN 9.1+ (not 9.10.0), on Hopper
+// kAttentionFp8HopperMinCudnn+; there cuDNN has no bottom-right causal mask for
+// fp8 (cudnn-frontend's support surface: Blackwell only). One-line refusals
+// naming the GPU or the version.
 void require_fp8_attention(const AttentionSpec& spec) {
   int device = 0, major = 0, minor = 0;
   TR_CUDA_CHECK(cudaGetDevice(&device));
