@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -142,35 +141,6 @@ struct Compared {
     }
   }
 };
-
-// One pass over a whole output (filled with NaN before the call): the elements
-// the call left NaN, the rows (of g.d elements) with an |element| above `bound`
-// (0: none judged), and where the largest |element| is, as (batch, row, head).
-struct WholeOutput {
-  std::size_t unwritten = 0;
-  std::set<std::size_t> rows_beyond;
-  std::int64_t batch = 0, row = 0, head = 0;  // of the largest |element|
-};
-WholeOutput scan_whole_output(const HostTensor& out, std::size_t count, const ref::Geometry& g,
-                              std::int64_t rows, std::int64_t heads, double bound) {
-  WholeOutput scan;
-  std::size_t largest = 0;
-  double largest_value = -1;
-  for (std::size_t i = 0; i < count; ++i) {
-    const double value = std::abs(out(i));
-    if (std::isnan(value)) {
-      ++scan.unwritten;
-      continue;
-    }
-    if (bound > 0 && value > bound) scan.rows_beyond.insert(i / static_cast<std::size_t>(g.d));
-    if (value > largest_value) largest_value = value, largest = i;
-  }
-  const auto position = static_cast<std::int64_t>(largest / static_cast<std::size_t>(g.d));
-  scan.head = position % heads;
-  scan.row = position / heads % rows;
-  scan.batch = position / heads / rows;
-  return scan;
-}
 
 // fp8 attention needs Hopper or later and cuDNN 9.1+ (not 9.10.0), on Hopper
 // kAttentionFp8HopperMinCudnn+; there cuDNN has no bottom-right causal mask for
@@ -618,8 +588,8 @@ CheckResult Attention::check() {
     // rows miss) tends to stand out there.
     double largest_v = 0;
     for (std::size_t i = 0; i < kv_count; ++i) largest_v = std::max(largest_v, std::abs(v(i)));
-    const WholeOutput whole =
-        scan_whole_output(o, q_count, g, g.sq, g.h, largest_v * (1 + result.tolerance));
+    const ref::WholeOutput whole =
+        ref::scan_whole_output(o, q_count, g, g.sq, g.h, largest_v * (1 + result.tolerance));
     const std::int64_t batch = whole.batch, row = whole.row, head = whole.head;
     out.add(o, g, false, batch, row, head, ref::output_row(g, q, k, v, batch, head, row).o);
     result.relative_error = relative_error(out.library, out.reference);
@@ -669,9 +639,9 @@ CheckResult Attention::check() {
     }
     // Over each whole gradient: the elements not written, and the row of its
     // largest |element| checked against the reference too.
-    const WholeOutput whole_dq = scan_whole_output(d_q, q_count, g, g.sq, g.h, 0);
-    const WholeOutput whole_dk = scan_whole_output(d_k, kv_count, g, g.skv, g.hk, 0);
-    const WholeOutput whole_dv = scan_whole_output(d_v, kv_count, g, g.skv, g.hk, 0);
+    const ref::WholeOutput whole_dq = ref::scan_whole_output(d_q, q_count, g, g.sq, g.h, 0);
+    const ref::WholeOutput whole_dk = ref::scan_whole_output(d_k, kv_count, g, g.skv, g.hk, 0);
+    const ref::WholeOutput whole_dv = ref::scan_whole_output(d_v, kv_count, g, g.skv, g.hk, 0);
     dq.add(d_q, g, false, whole_dq.batch, whole_dq.row, whole_dq.head,
            ref::d_q_row(g, in, whole_dq.batch, whole_dq.head, whole_dq.row));
     dk.add(d_k, g, true, whole_dk.batch, whole_dk.row, whole_dk.head,

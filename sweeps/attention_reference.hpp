@@ -3,14 +3,16 @@
 // dK / dV (backward). Independent of cuDNN: plain loops over the stored
 // operands, read through accessors `double t(std::size_t index)` of the BSHD
 // tensors (element (b, s, h, d) at ((b S + s) H + h) D + d) and of the fp32
-// statistics ([B, H, seq_q]: (b H + h) seq_q + i). Host only: the CPU tier
-// tests it on hand-worked cases.
+// statistics ([B, H, seq_q]: (b H + h) seq_q + i); and the scan of a whole
+// output the check makes beside them. Host only: the CPU tier tests it on
+// hand-worked cases.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include "sweeps/attention_problem.hpp"
@@ -157,6 +159,38 @@ KeyRows key_rows(const Geometry& g, const BackwardInputs<Tensor, Stats>& in, std
       }
     }
   return out;
+}
+
+// One pass over a whole BSHD output of `rows` rows x `heads` heads a batch item
+// (query-shaped: seq_q, H; key-shaped: seq_kv, KV heads), filled with NaN before
+// the call: the elements the call left NaN, the rows (of g.d elements, as
+// (batch x rows + row) x heads + head) with an |element| above `bound` (0: none
+// judged), and where the largest |element| is.
+struct WholeOutput {
+  std::size_t unwritten = 0;
+  std::set<std::size_t> rows_beyond;
+  std::int64_t batch = 0, row = 0, head = 0;  // of the largest |element|
+};
+template <class Tensor>
+WholeOutput scan_whole_output(const Tensor& out, std::size_t count, const Geometry& g,
+                              std::int64_t rows, std::int64_t heads, double bound) {
+  WholeOutput scan;
+  std::size_t largest = 0;
+  double largest_value = -1;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double value = std::abs(out(i));
+    if (std::isnan(value)) {
+      ++scan.unwritten;
+      continue;
+    }
+    if (bound > 0 && value > bound) scan.rows_beyond.insert(i / static_cast<std::size_t>(g.d));
+    if (value > largest_value) largest_value = value, largest = i;
+  }
+  const auto position = static_cast<std::int64_t>(largest / static_cast<std::size_t>(g.d));
+  scan.head = position % heads;
+  scan.row = position / heads % rows;
+  scan.batch = position / heads / rows;
+  return scan;
 }
 
 }  // namespace timeroof::attention_reference

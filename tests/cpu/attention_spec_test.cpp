@@ -8,8 +8,10 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -332,6 +334,35 @@ TEST(AttentionReference, BackwardRowsMatchCentralDifferencesOfTheForward) {
             << "dV head " << kv_head << " row " << j;
       }
     }
+}
+
+TEST(AttentionReference, TheWholeOutputScanCountsNaNsAndFindsTheLargestElement) {
+  // Key-shaped (GQA: 2 K/V heads of 4), 2 batch items x 5 keys x 2 heads x D 4.
+  const AttentionSpec spec = shape(2, 4, 2, 3, 5, 4, AttentionMask::none);
+  const ref::Geometry g(spec);
+  const std::size_t count = 2 * 5 * 2 * 4;
+  Values out = pattern(count, 0.41, 0.3);  // |sin| < 1 everywhere
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  out.data[g.kv_index(0, 0, 0, 0)] = nan;
+  out.data[g.kv_index(1, 4, 1, 3)] = nan;
+  out.data[g.kv_index(1, 3, 0, 2)] = -7.5;  // the largest |element|
+  out.data[g.kv_index(0, 2, 1, 1)] = 3.0;   // beyond the bound too
+  const ref::WholeOutput scan = ref::scan_whole_output(out, count, g, g.skv, g.hk, 2.0);
+  EXPECT_EQ(scan.unwritten, 2u);
+  EXPECT_EQ(scan.batch, 1);
+  EXPECT_EQ(scan.row, 3);
+  EXPECT_EQ(scan.head, 0);
+  // Rows as (batch x rows + row) x heads + head.
+  EXPECT_EQ(scan.rows_beyond, (std::set<std::size_t>{(0 * 5 + 2) * 2 + 1, (1 * 5 + 3) * 2 + 0}));
+  // Bound 0 judges no row; query-shaped decoding (H 4 over seq_q 3) of the same
+  // buffer's first 2 x 3 x 4 x 4 elements.
+  const std::size_t q_count = 2 * 3 * 4 * 4;
+  Values q_out = pattern(q_count, 0.41, 0.3);
+  q_out.data[g.q_index(1, 2, 3, 1)] = 9.0;
+  const ref::WholeOutput q_scan = ref::scan_whole_output(q_out, q_count, g, g.sq, g.h, 0);
+  EXPECT_TRUE(q_scan.rows_beyond.empty());
+  EXPECT_EQ(q_scan.unwritten, 0u);
+  EXPECT_EQ(std::tuple(q_scan.batch, q_scan.row, q_scan.head), std::tuple(1, 2, 3));
 }
 
 }  // namespace
