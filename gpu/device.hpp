@@ -18,10 +18,10 @@ struct GpuCount {
   std::string why_none;  // when count == 0: the runtime's reason, in one line
 };
 
-// Never throws: a machine without driver or GPU yields count 0 and the reason.
 // "9.14.0" for cudnnGetVersion()'s 91400 (major * 10000 + minor * 100 + patch, cuDNN 9).
 std::string cudnn_version_text(std::size_t version);
 
+// Never throws: a machine without driver or GPU yields count 0 and the reason.
 GpuCount count_gpus();
 
 // Throws a usage error when `index` is out of range, naming the valid range.

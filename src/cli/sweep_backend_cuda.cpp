@@ -427,10 +427,6 @@ ExitCode serve_device_job(int device, const nlohmann::json& job, std::optional<G
   throw usage_error("device-worker: unknown job kind '" + kind + "'");
 }
 
-}  // namespace
-
-namespace {
-
 // Keeps this worker to the CPUs local to its GPU (the local_cpulist sysfs gives
 // for its PCI device) where they are fewer than it may use, so two workers'
 // host work (launches, CUPTI's decoding, timing loops) neither crosses a socket
