@@ -596,6 +596,8 @@ TraceSummary summarize_calls(const Trace& trace, int calls) {
     per_call[key.first].gap_ns += static_cast<double>(length - std::min(busy, length));
   }
 
+  if (marked)
+    for (const TraceSummary& times : per_call) s.kernel_ns_per_call.push_back(times.kernel_ns);
   const double n = calls;
   for (double TraceSummary::*field : kPerCallTimes) {
     if (!marked) {

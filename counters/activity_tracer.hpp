@@ -242,8 +242,10 @@ class ActivityTracer {
 //    launch_latency_ns is the median over all kernels of the trace, not per
 //    call. Medians of different fields come from different calls and need not
 //    add up (kernel_ns + h2d_ns + d2h_ns may exceed the median call's sum).
+//    kernel_ns_per_call keeps each call's kernel_ns in call order, so T_k can be
+//    given with the interval the calls span.
 //  - Without marks, every figure is the trace's sum divided by `calls`, and the
-//    whole trace is one span for gap_ns (see there).
+//    whole trace is one span for gap_ns (see there); kernel_ns_per_call is empty.
 // Definitions (per call):
 //  - launches: kernel records.
 //  - kernel_ns: the sum of (end - start) over kernels; concurrent kernels each
@@ -287,6 +289,7 @@ struct TraceSummary {
   double launches = 0;
   double kernel_ns = 0;
   double kernel_busy_ns = 0;
+  std::vector<double> kernel_ns_per_call;  // with marks only
   double api_ns = 0;
   double api_calls = 0;
   double sync_ns = 0;

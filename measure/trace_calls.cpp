@@ -25,6 +25,10 @@ TracedCalls trace_calls(const CallUnderTest& call, cudaStream_t stream, int call
                     // the union of the call's kernel intervals: T_k minus their overlap
                     {"kernel_busy_s", summary.kernel_busy_ns * 1e-9},
                     {"api_calls_per_call", per_call}};
+  // Each call's summed kernel time: T_k (their median) with the interval they span.
+  std::vector<double> kernel_s_per_call;
+  for (const double ns : summary.kernel_ns_per_call) kernel_s_per_call.push_back(ns * 1e-9);
+  if (!kernel_s_per_call.empty()) traced.details["kernel_time_per_call_s"] = kernel_s_per_call;
   if (!trace.launch_naming_problem.empty())
     traced.details["kernel_naming"] = trace.launch_naming_problem;
   if (summary.launch_latency_ns)

@@ -24,6 +24,7 @@ struct TracedCalls {
   Timing timing;
   std::vector<KernelRecord> kernels;  // one call's kernels, median durations
   // {"calls", "dropped_records", "kernels_renamed", "kernel_busy_s", "launch_latency_s",
+  //  "kernel_time_per_call_s": [each call's summed kernel time, in call order],
   //  "api_calls_per_call": {name: count}}: every CUDA runtime and driver API one
   //  call makes (so a per-call allocation or synchronization inside a library
   //  shows by name), less tracing's own (is_tracer_api). kernels_renamed: kernel

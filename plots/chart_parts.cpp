@@ -72,6 +72,14 @@ void sample_markers(Svg& svg, const Axes& axes, const PointSample& sample, const
     const auto& ai = sample.intensity[static_cast<std::size_t>(l)];
     if (!ai || !positive(*ai) || !std::isfinite(*ai)) continue;
     const double x = axes.px(*ai), y = axes.py(*sample.achieved);
+    if (sample.achieved_low && sample.achieved_high && positive(*sample.achieved_low)) {
+      // The achieved rate's interval over the traced calls, capped; under the marker.
+      const double top = axes.py(*sample.achieved_high), bottom = axes.py(*sample.achieved_low);
+      const Style bar{color, "none", 1, "", opacity};
+      svg.line(x, top, x, bottom, bar);
+      svg.line(x - 3, top, x + 3, top, bar);
+      svg.line(x - 3, bottom, x + 3, bottom, bar);
+    }
     svg.marker(level_marker(l), x, y, 7, Style{"#ffffff", color, 0.6, "", opacity});
     occupied.push_back({x, y});
   }

@@ -61,6 +61,8 @@ PointSample point_sample(const Point& point, const roofline::PointAnalysis& anal
     if (ai && positive(*ai)) s.intensity[static_cast<std::size_t>(l)] = ai;
   }
   s.achieved = bounds.achieved;
+  s.achieved_low = bounds.achieved_low;
+  s.achieved_high = bounds.achieved_high;
   s.time_s = bounds.time_s;
   s.time_name = roofline::to_string(bounds.time_source);
   s.bound = analysis.classification.label();
@@ -95,6 +97,9 @@ std::string tooltip(const PointSample& s) {
   t += "\ntime " + format_si(s.time_s, "s");
   if (s.time_s) t += " (" + s.time_name + ")";
   t += "\nachieved " + format_si(s.achieved, "FLOP/s");
+  if (s.achieved_low && s.achieved_high)
+    t += " (traced calls " + format_si(*s.achieved_low, "FLOP/s") + " to " +
+         format_si(*s.achieved_high, "FLOP/s") + ")";
   for (Level l : kAllLevels) {
     const auto& ai = s.intensity[static_cast<std::size_t>(l)];
     if (ai) t += std::string("\nAI ") + display_name(l) + " " + format_si(*ai, "FLOP/B");
@@ -518,6 +523,8 @@ namespace {
 // in runs of consecutive points that have it: a point without the value (L1
 // left out for TMA loads, a call that could not be graphed) breaks it instead
 // of being bridged by a segment that claims a value there.
+constexpr const char* kMedianBand = "95% interval of the median";
+
 struct TimeLine {
   std::string name;
   std::string color;
@@ -528,6 +535,7 @@ struct TimeLine {
   std::vector<Interval> band;
   std::vector<std::size_t> xy_breaks, band_breaks;  // indices that start a new run
   bool xy_open = false, band_open = false;          // the previous point has one
+  std::string band_name = kMedianBand;              // what the band is, where it is not that
 };
 
 // The lines of the chart, each with its points in runs; lines without a point
@@ -558,6 +566,7 @@ std::vector<TimeLine> time_lines(const std::vector<roofline::SeriesPoint>& point
       {"launch N x L", color(Bound::launch), "2 3", false, false, {}, {}},
       {xfer_name, color(Bound::transfer), "2 3", false, false, {}, {}},
   };
+  lines[3].band_name = "fastest to slowest traced call";
   for (const roofline::SeriesPoint& p : points) {
     const roofline::PointBounds& b = p.bounds;
     // Appends `value` to `to`, starting a new run after a point without one.
@@ -586,6 +595,13 @@ std::vector<TimeLine> time_lines(const std::vector<roofline::SeriesPoint>& point
     add_time(1, b.call);
     add_time(2, b.graph);
     add(3, b.kernel_s);
+    {  // T_k's band: the fastest to the slowest traced call
+      Line& l = lines[3];
+      const bool interval = b.kernel_s && positive(*b.kernel_s) && b.kernel_low_s &&
+                            b.kernel_high_s && positive(*b.kernel_low_s);
+      append(l.band, l.band_breaks, l.band_open, interval,
+             interval ? Interval{p.x, *b.kernel_low_s, *b.kernel_high_s} : Interval{p.x, 0, 0});
+    }
     add(4, b.t_cuda);
     add(5, b.t_tensor);
     add(6, b.level(Level::dram).time_s);
@@ -639,7 +655,14 @@ std::string time_vs_parameter_chart(const roofline::Series& series, const std::s
   std::vector<LegendEntry> legend;
   for (const Line& l : lines)
     legend.push_back({l.name, l.color, true, l.dash, l.markers, Marker::circle, l.filled});
-  if (bands) legend.push_back(median_band_entry());
+  if (bands) {
+    LegendEntry entry = median_band_entry();
+    const auto kernel_band = std::find_if(lines.begin(), lines.end(), [](const Line& l) {
+      return l.band_name != kMedianBand && !l.band.empty();
+    });
+    if (kernel_band != lines.end()) entry.label += "; T_k's: " + kernel_band->band_name;
+    legend.push_back(entry);
+  }
   LegendOutsideChart frame = legend_outside_chart(
       580, legend, title,
       "lines are the time bounds of the model; where the measured time hugs a bound, "
@@ -661,7 +684,7 @@ std::string time_vs_parameter_chart(const roofline::Series& series, const std::s
   // Bands first, under every line: low edge left to right, high edge back.
   for (const Line& l : lines) {
     if (l.band.empty()) continue;
-    svg.begin_group(l.name + ": 95% interval of the median", "band");
+    svg.begin_group(l.name + ": " + l.band_name, "band");
     for (const auto& [first, last] : runs(l.band.size(), l.band_breaks))
       svg.polygon(band_outline(axes, l.band, first, last), Style{"none", l.color, 1, "", 0.18});
     svg.end_group();

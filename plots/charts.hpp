@@ -60,6 +60,7 @@ struct PointSample {
   std::string precision_class;  // the class with the most work, e.g. "tensor_fp16"
   std::array<std::optional<double>, kLevelCount> intensity;  // AI_l, FLOP/B
   std::optional<double> achieved;                            // W / T_k, FLOP/s
+  std::optional<double> achieved_low, achieved_high;         // over the traced calls
   std::optional<double> time_s;                              // T
   std::string time_name;             // which time T is: "T_stream", "T_call"
   std::string bound;                 // classification label

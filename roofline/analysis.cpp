@@ -175,6 +175,8 @@ json point_json(const Point& p, const PointAnalysis& a) {
   j["time_s"] = num(b.time_s);
   j["time_source"] = to_string(b.time_source);
   j["kernel_s"] = num(b.kernel_s);
+  j["kernel_low_s"] = num(b.kernel_low_s);
+  j["kernel_high_s"] = num(b.kernel_high_s);
   j["kernel_busy_s"] = num(b.kernel_busy_s);
   j["launches"] = b.launches ? json(*b.launches) : json(nullptr);
   j["transfer_measured_s"] = num(b.transfer_measured_s);
@@ -193,6 +195,8 @@ json point_json(const Point& p, const PointAnalysis& a) {
   j["limiting_roof"] = b.limiting_roof;
   j["peak_effective"] = num(b.peak_effective);
   j["achieved"] = num(b.achieved);
+  j["achieved_low"] = num(b.achieved_low);
+  j["achieved_high"] = num(b.achieved_high);
   j["attainable"] = num(b.attainable);
   j["efficiency"] = num(b.efficiency);
   j["tensor_share"] = num(b.tensor_share);

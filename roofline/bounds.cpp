@@ -85,6 +85,24 @@ std::optional<double> kernel_busy(const Point& point) {
   return positive(it->get<double>());
 }
 
+// The fastest and slowest traced call's summed kernel time, where the trace
+// kept two or more and they hold T_k (else nullopt: runs recorded before the
+// trace kept them, or T_k taken from elsewhere).
+std::optional<std::pair<double, double>> kernel_interval(const Point& point, double kernel_s) {
+  const nlohmann::json& d = point.details;
+  if (!d.is_object() || !d.contains("trace") || !d.at("trace").is_object()) return std::nullopt;
+  const auto it = d.at("trace").find("kernel_time_per_call_s");
+  if (it == d.at("trace").end() || !it->is_array() || it->size() < 2) return std::nullopt;
+  double low = std::numeric_limits<double>::infinity(), high = 0;
+  for (const nlohmann::json& v : *it) {
+    if (!v.is_number() || !positive(v.get<double>())) return std::nullopt;
+    low = std::min(low, v.get<double>());
+    high = std::max(high, v.get<double>());
+  }
+  if (kernel_s < low || kernel_s > high) return std::nullopt;
+  return std::make_pair(low, high);
+}
+
 }  // namespace
 
 std::string format_time_stats(const std::optional<TimeStats>& stats) {
@@ -347,6 +365,12 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
     b.time_source = TimeSource::call;
   }
   b.kernel_s = positive(t.kernel_time_s);
+  if (b.kernel_s) {
+    if (const auto interval = kernel_interval(point, *b.kernel_s)) {
+      b.kernel_low_s = interval->first;
+      b.kernel_high_s = interval->second;
+    }
+  }
   if (!b.kernel_s && !point.kernels.empty()) {
     double sum = 0;
     for (const KernelRecord& k : point.kernels) sum += k.duration_s;
@@ -398,7 +422,13 @@ PointBounds point_bounds(const Point& point, const MachineRoofs& roofs,
       }
     }
   }
-  if (b.kernel_s && b.total_work > 0) b.achieved = b.total_work / *b.kernel_s;
+  if (b.kernel_s && b.total_work > 0) {
+    b.achieved = b.total_work / *b.kernel_s;
+    if (b.kernel_low_s) {
+      b.achieved_low = b.total_work / *b.kernel_high_s;
+      b.achieved_high = b.total_work / *b.kernel_low_s;
+    }
+  }
   // T_kernel_roof / T_k, which is achieved / attainable whenever W > 0; defined
   // for byte-only points (copies) too.
   if (b.kernel_s && b.t_kernel_roof > 0) b.efficiency = b.t_kernel_roof / *b.kernel_s;

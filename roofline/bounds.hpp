@@ -26,6 +26,11 @@
 //   it is timed under profiler replay and can be far off (an H200 conv2d with
 //   batch 1 through the legacy convolution API: 214.6 us profiled, 4.9 us
 //   traced; the current H200 sample's: 0.85-1.66x the traced times).
+// - T_k's interval: the fastest and slowest of the traced calls' summed kernel
+//   times (details["trace"]["kernel_time_per_call_s"], where the trace pass kept
+//   them and T_k is their median); n calls hold the median between them with
+//   probability 1 - 2^(1-n), 94% for the runner's 5. The achieved rate's interval is
+//   W over its ends.
 // - Kernel busy time: details["trace"]["kernel_busy_s"], the union of the call's
 //   kernel intervals in the trace pass, where the trace recorded it; below T_k
 //   when kernels overlap on several streams (classify.hpp uses it).
@@ -198,7 +203,9 @@ struct PointBounds {
   std::string graph_unavailable;  // why T_graph is absent, as the runner said
   std::optional<double> time_s;   // T: T_stream, else T_call
   TimeSource time_source = TimeSource::none;
-  std::optional<double> kernel_s;             // T_k
+  std::optional<double> kernel_s;      // T_k
+  std::optional<double> kernel_low_s;  // T_k's interval over the traced calls (above)
+  std::optional<double> kernel_high_s;
   std::optional<double> kernel_busy_s;        // union of the kernel intervals, where traced
   std::optional<std::int64_t> launches;       // N
   std::optional<double> transfer_measured_s;  // h2d_time_s + d2h_time_s, if timed
@@ -219,6 +226,8 @@ struct PointBounds {
   // Classic roofline.
   std::optional<double> peak_effective;      // P_eff
   std::optional<double> achieved;            // W / T_k
+  std::optional<double> achieved_low;        // W / kernel_high_s
+  std::optional<double> achieved_high;       // W / kernel_low_s
   std::optional<double> attainable;          // min over levels
   std::string limiting_roof;                 // "compute", "l1", "l2", "dram" or "" (no work)
   std::optional<double> efficiency;          // T_kernel_roof / T_k (= achieved / attainable)

@@ -114,7 +114,9 @@ std::vector<GlossaryEntry> glossary() {
        "inference loop pays per call."},
       {"T_graph", "The call replayed from a CUDA graph: the device's floor without the host."},
       {"Issue", "The host's time to issue one call (the CPU side of T_call)."},
-      {"T_k", "Kernel time: the call's kernels summed, from the trace."},
+      {"T_k",
+       "Kernel time: the call's kernels summed, from the trace; the median of its calls, "
+       "with the fastest and slowest as its interval (and the achieved rate's)."},
       {"W",
        "Work of the call in FLOP (operations for int8), per precision class; from the "
        "counters, else from the operator's analytic count."},

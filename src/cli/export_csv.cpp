@@ -124,6 +124,8 @@ void model_columns(Row& row, const Point& p, const PointAnalysis& pa) {
   row.stats("issue", b ? b->issue : std::nullopt);
   txt("graph_unavailable", [](const PointBounds& x) { return x.graph_unavailable; });
   num("kernel_s", [](const PointBounds& x) { return x.kernel_s; });
+  num("kernel_low_s", [](const PointBounds& x) { return x.kernel_low_s; });
+  num("kernel_high_s", [](const PointBounds& x) { return x.kernel_high_s; });
   num("kernel_busy_s", [](const PointBounds& x) { return x.kernel_busy_s; });
   row.integer("launches", b ? b->launches : std::nullopt);
   num("transfer_measured_s", [](const PointBounds& x) { return x.transfer_measured_s; });
@@ -153,6 +155,8 @@ void model_columns(Row& row, const Point& p, const PointAnalysis& pa) {
   }
   num("peak_effective_flop_per_s", [](const PointBounds& x) { return x.peak_effective; });
   num("achieved_flop_per_s", [](const PointBounds& x) { return x.achieved; });
+  num("achieved_low_flop_per_s", [](const PointBounds& x) { return x.achieved_low; });
+  num("achieved_high_flop_per_s", [](const PointBounds& x) { return x.achieved_high; });
   num("attainable_flop_per_s", [](const PointBounds& x) { return x.attainable; });
 
   num("t_roof_s", [](const PointBounds& x) { return x.t_roof; });

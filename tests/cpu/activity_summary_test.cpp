@@ -165,7 +165,8 @@ TEST(ActivitySummary, MultipleCallsSeparatedByMarks) {
   const TraceSummary s = summarize_calls(t, 2);
   EXPECT_EQ(s.launches, 2);
   EXPECT_EQ(s.kernel_ns, (100 + 50 + 50 + 100) / 2.0);  // 150
-  EXPECT_EQ(s.api_ns, 4 * 10 / 2.0);                    // 20
+  EXPECT_EQ(s.kernel_ns_per_call, (std::vector<double>{150, 150}));
+  EXPECT_EQ(s.api_ns, 4 * 10 / 2.0);  // 20
   EXPECT_EQ(s.api_calls, 2);
   EXPECT_EQ(s.sync_ns, (260 + 460) / 2.0);  // 360
   // Call 1: span [100,300] - busy 150 = 50; call 2: [1100,1500] - 150 = 250.
@@ -186,6 +187,12 @@ TEST(ActivitySummary, MultipleCallsSeparatedByMarks) {
   Trace unmarked = t;
   unmarked.call_marks_ns.clear();
   EXPECT_EQ(summarize_calls(unmarked, 2).gap_ns, (50 + 800 + 250) / 2.0);
+  EXPECT_TRUE(summarize_calls(unmarked, 2).kernel_ns_per_call.empty()) << "no calls to tell apart";
+
+  // Each call's kernel time in call order: T_k is their median.
+  t.kernels.back().end_ns = 1700;  // call 2's second kernel 300 ns
+  EXPECT_EQ(summarize_calls(t, 2).kernel_ns_per_call, (std::vector<double>{150, 350}));
+  EXPECT_EQ(summarize_calls(t, 2).kernel_ns, 250);
 }
 
 TEST(ActivitySummary, KernelOfACallStartingAfterTheNextMarkStaysInItsCall) {

@@ -312,6 +312,26 @@ TEST(ClassicRoofline, RoofsLabelledWithValuesAxesAndOneGroupPerSample) {
     EXPECT_NE(tip->find(part), std::string::npos) << part << " in " << *tip;
 }
 
+// The achieved rate's interval over the traced calls: a capped bar through each
+// of the sample's markers, and the range in its tooltip; none without one.
+TEST(ClassicRoofline, AchievedRateIntervalIsACappedBarThroughEachMarker) {
+  const auto roofs = roofline::machine_roofs(synthetic_machine());
+  PointSample with = sample_at("conv fp32", "fp32", 2, 5e12);
+  with.achieved_low = 4e12;
+  with.achieved_high = 6e12;
+  const std::string plain =
+      classic_roofline_chart(roofs, {sample_at("conv fp32", "fp32", 2, 5e12)});
+  const std::string svg = classic_roofline_chart(roofs, {with});
+  const XmlCheck x = check_xml(svg);
+  ASSERT_TRUE(x.ok) << x.error;
+  // Three lines (bar and two caps) per marker: L1, L2 and HBM.
+  EXPECT_EQ(count_occurrences(svg, "<line ") - count_occurrences(plain, "<line "), 3u * 3u);
+  EXPECT_TRUE(std::any_of(x.titles.begin(), x.titles.end(), [](const std::string& t) {
+    return t.find("achieved 5.00 TFLOP/s (traced calls 4.00 TFLOP/s to 6.00 TFLOP/s)") !=
+           std::string::npos;
+  }));
+}
+
 TEST(ClassicRoofline, TemplatedKernelNameRoundTripsThroughTheXmlParser) {
   const auto roofs = roofline::machine_roofs(synthetic_machine());
   const std::string name = "void f<a, b>(T&) && g";
@@ -464,6 +484,22 @@ TEST(TimeVsParameter, ThreeMeasuredTimesWithTheirIntervalBands) {
   EXPECT_EQ(old.find("T_stream"), std::string::npos);
   EXPECT_NE(old.find(">T_call: one synchronized call<"), std::string::npos);
   EXPECT_EQ(old.find("shaded: 95% interval"), std::string::npos);
+}
+
+// T_k's band spans the fastest to the slowest traced call, and the legend says so.
+TEST(TimeVsParameter, KernelTimeBandSpansTheTracedCalls) {
+  roofline::Series series = timed_series(8, {{"fp32_flops", 1e9}, {"dram_read_bytes", 2e6}});
+  for (roofline::SeriesPoint& p : series.points) {
+    p.bounds.kernel_low_s = *p.bounds.kernel_s * 0.9;
+    p.bounds.kernel_high_s = *p.bounds.kernel_s * 1.2;
+  }
+  const std::string svg = time_vs_parameter_chart(series);
+  const XmlCheck x = check_xml(svg);
+  ASSERT_TRUE(x.ok) << x.error;
+  EXPECT_EQ(count_occurrences(svg, "class=\"band\""), 4u);
+  EXPECT_NE(svg.find("kernel time T_k: fastest to slowest traced call"), std::string::npos);
+  EXPECT_TRUE(
+      x.has_text("shaded: 95% interval of the median; T_k's: fastest to slowest traced call"));
 }
 
 // A point without a value breaks its line and band instead of being bridged: on

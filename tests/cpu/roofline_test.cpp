@@ -168,6 +168,34 @@ TEST(Synthetic, PureHbmBoundPoint) {
   EXPECT_NEAR(c.parts.host_overhead_s, 0.01e-3, 1e-15);
 }
 
+// T_k's interval: the fastest and slowest traced call, where the trace kept each
+// call's kernel time; the achieved rate's interval is W over its ends.
+TEST(Synthetic, KernelTimeAndAchievedRateCarryTheTracedCallsInterval) {
+  const MachineRoofs r = machine_roofs(synthetic_machine());
+  Point p = point(1.26e-3, 1.25e-3, 1, {{"fp32_flops", 1e9}, {"dram_read_bytes", 4e9}});
+  p.details["trace"] = {{"kernel_time_per_call_s", {1.3e-3, 1.25e-3, 1.2e-3, 1.25e-3, 1.4e-3}}};
+  const PointBounds b = point_bounds(p, r);
+  ASSERT_TRUE(b.kernel_low_s && b.kernel_high_s && b.achieved_low && b.achieved_high);
+  EXPECT_DOUBLE_EQ(*b.kernel_low_s, 1.2e-3);
+  EXPECT_DOUBLE_EQ(*b.kernel_high_s, 1.4e-3);
+  EXPECT_NEAR(*b.achieved, 8e11, 8e11 * kRel);
+  EXPECT_NEAR(*b.achieved_low, 1e9 / 1.4e-3, 1e3);
+  EXPECT_NEAR(*b.achieved_high, 1e9 / 1.2e-3, 1e3);
+
+  // No interval from one call, a value that is not a positive number, or calls
+  // that do not hold T_k (it came from elsewhere).
+  for (const nlohmann::json& calls :
+       {nlohmann::json::array({1.25e-3}), nlohmann::json::array({1.2e-3, "1.3e-3"}),
+        nlohmann::json::array({1.2e-3, 0.0}), nlohmann::json::array({1.3e-3, 1.4e-3}),
+        nlohmann::json("1.2e-3")}) {
+    p.details["trace"]["kernel_time_per_call_s"] = calls;
+    const PointBounds none = point_bounds(p, r);
+    EXPECT_FALSE(none.kernel_low_s || none.kernel_high_s || none.achieved_low || none.achieved_high)
+        << calls.dump();
+    EXPECT_NEAR(*none.achieved, 8e11, 8e11 * kRel) << calls.dump();
+  }
+}
+
 // 8 TFLOP on Tensor Cores at 800 TFLOP/s = 10 ms plus 0.1 TFLOP half on CUDA cores
 // at 100 TFLOP/s = 1 ms: T_compute = 11 ms against kernels of 12 ms.
 TEST(Synthetic, TensorCoreBoundPoint) {

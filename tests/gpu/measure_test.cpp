@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "core/pinned_thread.hpp"
 #include "gpu/check.hpp"
@@ -50,6 +52,15 @@ TEST(Measure, ThreeTimesAgreeOnALongKernel) {
       sync.call.stats.median_s * 1e6, back.stats.median_s * 1e6, graph.time->stats.median_s * 1e6,
       graph.copies, kernel * 1e6, sync.issue.stats.median_s * 1e6);
   EXPECT_NEAR(kernel, 200e-6, 10e-6);
+  // Each traced call's kernel time is kept, T_k their median: the interval the
+  // model gives T_k and the achieved rate.
+  const nlohmann::json& per_call = traced.details.at("kernel_time_per_call_s");
+  ASSERT_EQ(per_call.size(), 5u);
+  std::vector<double> calls = per_call.get<std::vector<double>>();
+  std::sort(calls.begin(), calls.end());
+  EXPECT_DOUBLE_EQ(calls[2], kernel);
+  EXPECT_NEAR(calls.front(), 200e-6, 10e-6);
+  EXPECT_NEAR(calls.back(), 200e-6, 10e-6);
   EXPECT_NEAR(graph.time->stats.median_s / kernel, 1, 0.03);
   EXPECT_NEAR(back.stats.median_s / kernel, 1, 0.03);
   EXPECT_GE(sync.call.stats.median_s, back.stats.median_s * 0.99);
