@@ -357,20 +357,20 @@ ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& m
   return decode(data);
 }
 
-// A launch under measurement: its enablement and the images CUPTI writes into.
+// Launches under measurement: their enablement and the images CUPTI writes into.
 struct ProfilerSession::LaunchWindow {
   Collection collection;  // first: enabled before prepare, disabled last
   CounterData data;
-  std::chrono::steady_clock::time_point started{};  // the launch's replay begins
 };
 
-void ProfilerSession::begin_launch(const ConfigImage& config) {
+void ProfilerSession::begin_launch(const ConfigImage& config, std::size_t max_launches) {
   if (launch_) throw usage_error("begin_launch: the previous launch was not ended");
   if (config.chip != chip_)
     throw usage_error("begin_launch: a configuration for " + config.chip + " on a " + chip_);
+  if (max_launches < 1) throw usage_error("begin_launch: no launch to measure");
   // One range per kernel; the spare one shows kernels of other threads.
-  launch_.reset(
-      new LaunchWindow{Collection(*this), prepare(config, 2, CUPTI_AutoRange, CUPTI_KernelReplay)});
+  launch_.reset(new LaunchWindow{
+      Collection(*this), prepare(config, max_launches + 1, CUPTI_AutoRange, CUPTI_KernelReplay)});
   CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
   start.pRangeProfilerObject = profiler_;
   try {
@@ -380,13 +380,11 @@ void ProfilerSession::begin_launch(const ConfigImage& config) {
     launch_.reset();
     throw;
   }
-  launch_->started = std::chrono::steady_clock::now();
 }
 
 ProfileResult ProfilerSession::end_launch() {
   if (!launch_) throw usage_error("end_launch: no launch is being measured");
   const std::unique_ptr<LaunchWindow> window = std::move(launch_);
-  phases_.replay += seconds_since(window->started);
   CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
   stop.pRangeProfilerObject = profiler_;
   {

@@ -275,26 +275,30 @@ class Tracer {
     }
   }
 
-  // Writes one record that does not come from CUPTI's buffers: a measured
-  // launch's counters, from the launch's exit callback. CUPTI never times a
+  // Writes records that do not come from CUPTI's buffers: measured launches'
+  // counters, when their window of the range profiler ends. CUPTI never times a
   // kernel it replays for counters (its record keeps zero timestamps), and a
   // buffer holding such a record counts as incomplete: the periodic flush held
   // it, and everything after it, until exit (a kill -9 lost the whole trace, seen
-  // on an H100). So the buffers are flushed by force here, before the launch
-  // returns, while the GPU is idle (the replay serialized the launch and the
-  // work before it), and the kernel record takes the launch call's span (consume()).
-  void write(const TraceEvent& event) noexcept {
+  // on an H100). So every span is noted first, then the buffers are flushed by
+  // force, while the GPU is idle (the replays serialized the launches and the
+  // work before them), and each kernel record takes its launch call's span (consume()).
+  void write(const std::vector<TraceEvent>& events) noexcept {
     if (stopped_.load()) return;
+    bool measured = false;
     try {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (event.kind == TraceKind::kernel_counters)
+      for (const TraceEvent& event : events) {
+        if (event.kind != TraceKind::kernel_counters) continue;
         replayed_spans_[event.correlation_id] = {event.start_ns, event.end_ns};
-      write_events({event});
+        measured = true;
+      }
+      write_events(events);
     } catch (const std::exception& e) {
       stop(e.what());
       return;
     }
-    if (event.kind == TraceKind::kernel_counters)
+    if (measured)
       cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // a failure only delays records
   }
 
@@ -506,7 +510,7 @@ void start_counters(Tracer& tracer, LaunchCallbacks& callbacks) noexcept {
     if (!callbacks.subscriber)
       throw Error(ExitCode::environment, "CUPTI gave this library no callback subscriber");
     auto counters = std::make_unique<KernelCounters>(
-        options, [&tracer](const TraceEvent& e) { tracer.write(e); });
+        options, [&tracer](const std::vector<TraceEvent>& events) { tracer.write(events); });
     counters->start(*callbacks.subscriber);
     callbacks.counters.store(counters.release(), std::memory_order_release);
   } catch (const std::exception& e) {
@@ -514,7 +518,13 @@ void start_counters(Tracer& tracer, LaunchCallbacks& callbacks) noexcept {
   }
 }
 
+LaunchCallbacks* g_callbacks = nullptr;  // set once by InitializeInjection, never freed
+
 void finish_at_exit() {
+  // The counters' last window first: its records go into the trace.
+  if (g_callbacks)
+    if (KernelCounters* counters = g_callbacks->counters.load(std::memory_order_acquire))
+      counters->finish();
   if (g_tracer) g_tracer->finish();
 }
 
@@ -555,6 +565,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     name_launches(*callbacks, *tracer);
     tracer->start(api_tracing_from_environment());
     g_tracer = tracer;
+    g_callbacks = callbacks;
     std::atexit(finish_at_exit);
     start_counters(*tracer, *callbacks);
     point_nvtx_at_this_cupti();

@@ -17,7 +17,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -27,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -90,6 +93,68 @@ const char* text_or_empty(const char* text) {
   return text ? text : "";
 }
 
+// Driver calls that end a window of measured launches first (see Window), by
+// name: those that put work on the GPU other than a launch, or change its memory.
+// A copy or memset may run kernels of the driver's own (a range more than
+// launches: a PyTorch ResNet-50 window was skipped so), and an allocation or free
+// under a started profiler was followed by a heap corruption in the program (an
+// H100). Queries, waits and event records leave it open: subscribing to every
+// driver call instead made CUPTI's own calls 30% slower and PyTorch makes some
+// other call between any two launches.
+constexpr std::string_view kEndWindowPrefixes[] = {"cuMemcpy",
+                                                   "cuMemset",
+                                                   "cuMemAlloc",
+                                                   "cuMemFree",
+                                                   "cuMemCreate",
+                                                   "cuMemMap",
+                                                   "cuMemUnmap",
+                                                   "cuMemRelease",
+                                                   "cuMemAddress",
+                                                   "cuMemSetAccess",
+                                                   "cuMemHost",
+                                                   "cuMemPrefetch",
+                                                   "cuMemAdvise",
+                                                   "cuMemDiscard",
+                                                   "cuMemPool",
+                                                   "cuMemBatch",
+                                                   "cuMemExport",
+                                                   "cuMemImport",
+                                                   "cuIpc",
+                                                   "cuMulticast",
+                                                   "cuArray",
+                                                   "cuMipmappedArray",
+                                                   "cuGraphLaunch",
+                                                   "cuGraphUpload",
+                                                   "cuStreamBeginCapture",
+                                                   "cuStreamEndCapture",
+                                                   "cuStreamBatchMemOp",
+                                                   "cuStreamWriteValue",
+                                                   "cuStreamWaitValue",
+                                                   "cuLaunchHostFunc",
+                                                   "cuLaunchGrid",
+                                                   "cuLaunchCooperativeKernelMultiDevice",
+                                                   "cuModuleLoad",
+                                                   "cuModuleUnload",
+                                                   "cuLibraryLoad",
+                                                   "cuLibraryUnload"};
+
+// The driver callbacks whose names kEndWindowPrefixes names.
+std::vector<CUpti_CallbackId> window_ending_callbacks() {
+  std::vector<CUpti_CallbackId> out;
+  for (std::uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
+      continue;
+    const std::string_view text(name);
+    for (std::string_view prefix : kEndWindowPrefixes)
+      if (text.starts_with(prefix)) {
+        out.push_back(cbid);
+        break;
+      }
+  }
+  return out;
+}
+
 // The correlation id of the launch this thread is measuring, between its enter
 // and exit callbacks: any other callback of this thread then comes from inside
 // the measurement (CUPTI's replay, the session's own calls) and is ignored.
@@ -108,6 +173,9 @@ class KernelCounters::Impl {
 
   void start(CuptiSubscriber& subscriber) {
     for (CUpti_CallbackId cbid : kernel_launch_callbacks())
+      subscriber.enable(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    window_ending_ = window_ending_callbacks();
+    for (CUpti_CallbackId cbid : window_ending_)
       subscriber.enable(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
     subscriber.enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (selector_.wants_nvtx())
@@ -128,18 +196,39 @@ class KernelCounters::Impl {
       if (t_in_session || stopped_.load(std::memory_order_relaxed)) return;
       if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         // The shared subscriber may bring driver callbacks others enabled.
-        if (is_kernel_launch_callback(cbid))
+        if (is_kernel_launch_callback(cbid)) {
           begin_measurement(cbid, *static_cast<const CUpti_CallbackData*>(data));
+        } else if (window_open_.load(std::memory_order_acquire) &&
+                   static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER &&
+                   std::find(window_ending_.begin(), window_ending_.end(), cbid) !=
+                       window_ending_.end()) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (window_) end_window();
+        }
       } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
         on_nvtx(cbid, *static_cast<const CUpti_NvtxData*>(data));
       } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
         if (cbid != CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) return;
+        const CUcontext context = static_cast<const CUpti_ResourceData*>(data)->context;
         std::lock_guard<std::mutex> lock(mutex_);
-        contexts_.erase(static_cast<const CUpti_ResourceData*>(data)->context);
+        if (window_ && window_->context == context) end_window();
+        contexts_.erase(context);
       }
     } catch (const std::exception& e) {
       stop(e.what());
     } catch (...) {  // nothing may leave a CUPTI callback
+      stop("an unknown exception");
+    }
+  }
+
+  // At exit: the open window's launches are recorded.
+  void finish() noexcept {
+    try {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (window_ && !t_measured_launch) end_window();
+    } catch (const std::exception& e) {
+      stop(e.what());
+    } catch (...) {
       stop("an unknown exception");
     }
   }
@@ -151,15 +240,32 @@ class KernelCounters::Impl {
     std::uint32_t device = 0;
   };
 
-  // The launch between its enter and exit callbacks.
+  // A measured launch, from its enter to its exit callback.
   struct Measured {
     std::string name;
     LaunchShape shape;
-    ContextCounters* counters = nullptr;
     std::uint64_t start_ns = 0;
+    std::uint64_t end_ns = 0;
     std::uint32_t correlation_id = 0;
-    ProfilerPhaseSeconds phases_before;  // the session's totals when it began
+    std::chrono::steady_clock::time_point entered{};
+    double replay_s = 0;  // enter to exit: the launch with CUPTI's passes
   };
+
+  // Selected launches in a row of one thread on one context share one window
+  // of the range profiler (ProfilerSession::begin_launch): Start and Stop cost
+  // more than a short kernel's passes. The window ends before any launch that
+  // does not join it (not selected, another thread or context) and any driver
+  // call kEndWindowPrefixes names, when it is full, when nothing more can be
+  // selected, when its context goes, and at exit; its records are written then.
+  struct Window {
+    ContextCounters* counters = nullptr;
+    CUcontext context = nullptr;
+    std::thread::id thread;
+    std::uint32_t cupti_thread = 0;      // the thread as the trace names it
+    ProfilerPhaseSeconds phases_before;  // the session's totals when it began
+    std::vector<Measured> launches;
+  };
+  static constexpr std::size_t kWindowLaunches = 64;
 
   // Enter callback of any launch: measures it when the selector picks it.
   void begin_measurement(CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
@@ -169,14 +275,25 @@ class KernelCounters::Impl {
     const LaunchShape shape = shape_of(cbid, call.functionParams);
     const bool selected = selector_.select(name, shape, open_ranges());
     if (selector_.exhausted()) exhausted_ = true;
+    if (window_ && !(selected && window_->context == call.context &&
+                     window_->thread == std::this_thread::get_id()))
+      end_window();
     if (!selected) return;
     try {
-      ContextCounters& counters = counters_for(call.context);
-      const std::uint64_t start_ns = timestamp();
-      const ProfilerPhaseSeconds before = counters.session->phase_seconds();
-      const SessionCalls session_calls;
-      counters.session->begin_launch(counters.plan.config);
-      measured_ = Measured{name, shape, &counters, start_ns, call.correlationId, before};
+      if (!window_) {
+        ContextCounters& counters = counters_for(call.context);
+        const ProfilerPhaseSeconds before = counters.session->phase_seconds();
+        const SessionCalls session_calls;
+        counters.session->begin_launch(counters.plan.config, kWindowLaunches);
+        window_ = Window{.counters = &counters,
+                         .context = call.context,
+                         .thread = std::this_thread::get_id(),
+                         .cupti_thread = cupti_thread_id(),
+                         .phases_before = before};
+        window_open_ = true;
+      }
+      window_->launches.push_back(Measured{name, shape, timestamp(), 0, call.correlationId,
+                                           std::chrono::steady_clock::now()});
     } catch (...) {
       selector_.measurement_failed(name, shape);
       throw;
@@ -189,20 +306,37 @@ class KernelCounters::Impl {
   void end_measurement() {
     t_measured_launch.reset();
     const std::unique_lock<std::mutex> lock = std::move(held_);
-    if (!measured_) return;
-    const Measured launch = std::move(*measured_);
-    measured_.reset();
+    if (!window_ || window_->launches.empty()) return;
+    Measured& launch = window_->launches.back();
+    launch.end_ns = timestamp();
+    launch.replay_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - launch.entered).count();
+    if (window_->launches.size() >= kWindowLaunches || exhausted_.load() || stopped_.load())
+      end_window();
+  }
+
+  // Ends the open window (mutex_ held): Stop, decode, one record per launch.
+  // CUPTI's calls name the window's profiler object, so any thread may end it.
+  void end_window() {
+    Window window = std::move(*window_);
+    window_.reset();
+    window_open_ = false;
     const SessionCalls session_calls;
-    ProfileResult result = launch.counters->session->end_launch();
+    ProfileResult result = window.counters->session->end_launch();
     if (stopped_.load()) return;
-    if (result.ranges.size() != 1) {
-      selector_.measurement_failed(launch.name, launch.shape);
+    if (result.ranges.size() != window.launches.size()) {
+      for (const Measured& launch : window.launches)
+        selector_.measurement_failed(launch.name, launch.shape);
       exhausted_ = selector_.exhausted();
-      report_once("a measured launch of " + launch.name + " gave " +
-                  std::to_string(result.ranges.size()) + " counter ranges instead of 1; skipped");
+      report_once(std::to_string(window.launches.size()) + " measured launch(es) from " +
+                  window.launches.front().name + " gave " + std::to_string(result.ranges.size()) +
+                  " counter ranges; skipped");
       return;
     }
-    write_(record(launch, result, timestamp()));
+    std::vector<TraceEvent> records;
+    for (std::size_t i = 0; i < window.launches.size(); ++i)
+      records.push_back(record(window, i, result));
+    write_(records);
   }
 
   // Marks this thread as inside the session's own CUPTI calls for its scope.
@@ -213,20 +347,24 @@ class KernelCounters::Impl {
     SessionCalls& operator=(const SessionCalls&) = delete;
   };
 
-  TraceEvent record(const Measured& launch, const ProfileResult& result, std::uint64_t end_ns) {
+  // The record of the window's launch `index` (range `index` of its result).
+  TraceEvent record(const Window& window, std::size_t index, const ProfileResult& result) {
+    const Measured& launch = window.launches.at(index);
     std::map<std::string, double> values;
     for (std::size_t i = 0; i < result.metrics.size(); ++i)
-      values[result.metrics[i]] = result.ranges.front().values.at(i);
-    const CollectionPlan& plan = launch.counters->plan;
-    const ProfilerPhaseSeconds& after = launch.counters->session->phase_seconds();
-    const ProfilerPhaseSeconds& before = launch.phases_before;
-    // Where this measurement's host time went (what the counters cost the program).
-    const nlohmann::json cost = {{"enable", after.enable - before.enable},
-                                 {"configure", after.configure - before.configure},
-                                 {"start_stop", after.start_stop - before.start_stop},
-                                 {"replay", after.replay - before.replay},
-                                 {"decode", after.decode - before.decode},
-                                 {"disable", after.disable - before.disable}};
+      values[result.metrics[i]] = result.ranges.at(index).values.at(i);
+    const CollectionPlan& plan = window.counters->plan;
+    const ProfilerPhaseSeconds& after = window.counters->session->phase_seconds();
+    const ProfilerPhaseSeconds& before = window.phases_before;
+    // Where this measurement's host time went (what the counters cost the
+    // program): its own replay, and its share of the window's other phases.
+    const double share = 1.0 / static_cast<double>(window.launches.size());
+    const nlohmann::json cost = {{"enable", (after.enable - before.enable) * share},
+                                 {"configure", (after.configure - before.configure) * share},
+                                 {"start_stop", (after.start_stop - before.start_stop) * share},
+                                 {"replay", launch.replay_s},
+                                 {"decode", (after.decode - before.decode) * share},
+                                 {"disable", (after.disable - before.disable) * share}};
     nlohmann::json quantities = nlohmann::json::object();
     for (const auto& [quantity, value] : evaluate(plan, values))
       quantities[to_string(quantity)] = value;
@@ -237,17 +375,18 @@ class KernelCounters::Impl {
     e.kind = TraceKind::kernel_counters;
     e.name = launch.name;
     e.start_ns = launch.start_ns;
-    e.end_ns = end_ns;
-    e.device = launch.counters->device;
+    e.end_ns = launch.end_ns;
+    e.device = window.counters->device;
     e.correlation_id = launch.correlation_id;
     e.process_id = static_cast<std::uint32_t>(getpid());
-    e.thread_id = cupti_thread_id();
+    e.thread_id = window.cupti_thread;
     e.details = {{"chip", plan.chip},
                  {"passes", plan.passes()},
                  {"grid", launch.shape.grid},
                  {"block", launch.shape.block},
                  {"quantities", std::move(quantities)},
-                 {"cost_s", cost}};
+                 {"cost_s", cost},
+                 {"window_launches", window.launches.size()}};
     if (!plan.extra.empty()) e.details["metrics"] = std::move(extra);
     return e;
   }
@@ -341,10 +480,16 @@ class KernelCounters::Impl {
   }
 
   // The counters stop for good (the trace goes on). A launch being measured is
-  // ended by its own exit callback, which still runs.
+  // ended by its own exit callback, which still runs; an open window is ended
+  // here, unrecorded, so no later kernel is replayed.
   void stop(const std::string& why) noexcept {
     if (stopped_.exchange(true)) return;
     std::fprintf(stderr, "timeroof profile: kernel counters stop: %s\n", why.c_str());
+    try {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (window_ && !t_measured_launch) end_window();
+    } catch (...) {  // stopping already: nothing more to say
+    }
   }
 
   std::vector<std::string> extra_metrics_;  // the user's --metrics, in every plan
@@ -354,9 +499,11 @@ class KernelCounters::Impl {
   std::atomic<bool> exhausted_{false};  // no later launch can be selected
   std::atomic<bool> reported_{false};
 
-  std::mutex mutex_;  // selector_, contexts_, measured_
+  std::mutex mutex_;  // selector_, contexts_, window_
   std::unique_lock<std::mutex> held_;
-  std::optional<Measured> measured_;
+  std::optional<Window> window_;
+  std::atomic<bool> window_open_{false};  // window_ is set: the unlocked check per driver call
+  std::vector<CUpti_CallbackId> window_ending_;  // set by start(), read-only after
   std::map<CUcontext, ContextCounters> contexts_;
   // Mangled -> demangled kernel names (string_view lookups: no allocation per launch).
   struct NameHash {
@@ -383,6 +530,10 @@ void KernelCounters::start(CuptiSubscriber& subscriber) {
 void KernelCounters::on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void* data) noexcept {
   impl_->on_callback(domain, cbid, data);
+}
+
+void KernelCounters::finish() noexcept {
+  impl_->finish();
 }
 
 }  // namespace timeroof::inject

@@ -12,6 +12,10 @@
 //    duration, which the analysis does not use for measured launches).
 //  - One measured launch at a time per process: a mutex is held from the enter
 //    to the exit callback, so no other thread's kernel lands in the range.
+//  - Selected launches in a row share one window of the range profiler (its
+//    Start and Stop cost ~145 ms, more than a short kernel's passes); the window
+//    ends before any launch that does not join it, so unselected kernels run
+//    unprofiled. A kill loses the records of the window still open.
 //  - Every quantity of core/quantities.hpp (no sparse work), since a program's
 //    kernels come with no precision; the user's --metrics join the same passes.
 //  - Failures never reach the program: the first one is one stderr line and the
@@ -22,6 +26,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "core/kernel_selection.hpp"
 #include "core/trace_events.hpp"
@@ -31,7 +36,9 @@ namespace timeroof::inject {
 
 class KernelCounters {
  public:
-  using Writer = std::function<void(const TraceEvent&)>;  // appends one journal record
+  // Appends records to the journal: a window's launches at once, so that each
+  // replayed kernel's span is known before CUPTI's buffers holding it are flushed.
+  using Writer = std::function<void(const std::vector<TraceEvent>&)>;
 
   KernelCounters(const KernelSelectionOptions& options, Writer write);
   ~KernelCounters();
@@ -43,6 +50,8 @@ class KernelCounters {
   // callback to on_callback. Throws GpuError when CUPTI refuses.
   void start(CuptiSubscriber& subscriber);
   void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept;
+  // At exit: records the launches of a window still open (see the .cpp's Window).
+  void finish() noexcept;
 
   class Impl;
 

@@ -224,6 +224,8 @@ TEST(ProfileGpu, CountersMeasureTheFirstLaunchOfEachKernelWithExactCounts) {
     EXPECT_EQ(c.details["block"], (nlohmann::json{256, 1, 1}));
     EXPECT_FALSE(c.details["chip"].get<std::string>().empty());
     EXPECT_GE(c.details["passes"].get<int>(), 1);
+    // Launches 0 and 1 come in a row: one window of the range profiler.
+    EXPECT_EQ(c.details["window_launches"], 2) << c.name;
     const nlohmann::json& q = c.details["quantities"];
     std::printf("%s: %s\n", c.name.c_str(), q.dump().c_str());
     EXPECT_EQ(q["fp32_flops"].get<double>(), flops) << c.name;
@@ -261,7 +263,11 @@ TEST(ProfileGpu, CounterSelectionFlagsPickExactlyTheirLaunches) {
     // add_layer is launch 1, 3, 5, ... in launch order; the first is skipped.
     EXPECT_EQ(m.kernel_of[0], 3);
     EXPECT_EQ(m.kernel_of[1], 5);
-    for (const TraceEvent& c : m.counters) EXPECT_EQ(c.name.substr(0, 10), "add_layer(");
+    for (const TraceEvent& c : m.counters) {
+      EXPECT_EQ(c.name.substr(0, 10), "add_layer(");
+      // scale_layer (launch 4, not selected) ends the first window before it runs.
+      EXPECT_EQ(c.details["window_launches"], 1);
+    }
   }
   {
     const RunRecord run = profile_example(dir, "nvtx", {"--nvtx", "^layer1$", "--every"});
@@ -270,6 +276,7 @@ TEST(ProfileGpu, CounterSelectionFlagsPickExactlyTheirLaunches) {
     for (std::size_t i = 0; i < m.counters.size(); ++i) {
       ASSERT_GE(m.kernel_of[i], 0);
       EXPECT_GE(m.kernel_of[i] % 4, 2) << "launch " << m.kernel_of[i] << " is in layer0";
+      EXPECT_EQ(m.counters[i].details["window_launches"], 2);  // layer1's two, in a row
     }
     EXPECT_EQ(run.run.spec["profile"]["counters"]["nvtx"], "^layer1$");
   }
