@@ -170,7 +170,7 @@ void register_workers(CLI::App& app, Action& action) {
 }
 
 ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::string& filter,
-                     const std::vector<std::string>& passes_for) {
+                     const std::vector<std::string>& passes_for, bool profile_plan) {
   if (!built_with_cuda()) throw environment_error(find_gpus().why_none);
   if (chip.empty()) {
     const GpuAvailability gpus = find_gpus();
@@ -179,6 +179,19 @@ ExitCode run_metrics(const CommonOptions& options, std::string chip, const std::
                         join_list(supported_chips()) + ")");
     }
     chip = inspect_gpu(options.device).chip;
+  }
+  if (profile_plan) {
+    // One name a line on stdout (for ncu: `paste -sd,`), the count on stderr.
+    const ProfileMetricPlan plan = profile_metric_plan(chip);
+    if (options.json) {
+      print_json({{"chip", chip}, {"metrics", plan.metrics}, {"passes", plan.passes}});
+    } else {
+      for (const std::string& name : plan.metrics) std::cout << name << '\n';
+      std::cerr << "timeroof profile collects " << plan.metrics.size()
+                << " metric(s) per measured kernel on " << chip << " in " << plan.passes
+                << " replay pass(es)\n";
+    }
+    return ExitCode::ok;
   }
   if (!passes_for.empty()) {
     const std::size_t passes = count_passes(chip, passes_for);
@@ -227,6 +240,7 @@ void register_metrics(CLI::App& app, CommonOptions& options, Action& action) {
     std::string chip;
     std::string filter;
     std::vector<std::string> passes_for;
+    bool profile_plan = false;
   };
   auto args = std::make_shared<Arguments>();
   CLI::App* command = app.add_subcommand(
@@ -238,15 +252,21 @@ void register_metrics(CLI::App& app, CommonOptions& options, Action& action) {
   command->add_option("--chip", args->chip,
                       "CUPTI chip name, e.g. GH100 (default: this GPU's chip)");
   command->add_option("--filter", args->filter, "only names containing this text");
+  CLI::Option* passes = command
+                            ->add_option("--passes", args->passes_for,
+                                         "count passes for these metrics (comma-separated)")
+                            ->delimiter(',');
   command
-      ->add_option("--passes", args->passes_for, "count passes for these metrics (comma-separated)")
-      ->delimiter(',');
+      ->add_flag("--profile-plan", args->profile_plan,
+                 "the metrics `timeroof profile` collects per measured kernel, and their passes")
+      ->excludes(passes);
   command->footer(
       "Examples:\n  timeroof metrics --chip GH100 --filter dram__bytes\n"
       "  timeroof metrics --chip GA100 --passes dram__bytes_read.sum,lts__t_bytes.sum\n"
-      "  timeroof metrics --filter tensor_op_hgmma --json");
+      "  timeroof metrics --filter tensor_op_hgmma --json\n"
+      "  ncu --metrics $(timeroof metrics --chip GH100 --profile-plan | paste -sd,) ./app");
   when_chosen(*command, action, [&options, args] {
-    return run_metrics(options, args->chip, args->filter, args->passes_for);
+    return run_metrics(options, args->chip, args->filter, args->passes_for, args->profile_plan);
   });
 }
 

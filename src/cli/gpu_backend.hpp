@@ -63,6 +63,15 @@ std::vector<std::string> unknown_metric_names(const std::string& chip,
 // math on `chip`, with `extra` metrics added (empty: the catalog's alone).
 std::size_t plan_passes(const std::string& chip, Precision precision, MathMode math,
                         const std::vector<std::string>& extra);
+// The raw metrics `timeroof profile` collects for each measured kernel on `chip`
+// (the injection library's plan: every quantity of core/quantities.hpp but sparse
+// work and the DRAM clock), sorted, and the replay passes they need; offline. On
+// a GPU whose counters lack some, the library's plan leaves those out.
+struct ProfileMetricPlan {
+  std::vector<std::string> metrics;
+  std::size_t passes = 0;
+};
+ProfileMetricPlan profile_metric_plan(const std::string& chip);
 
 // Names --only accepts; empty in the analysis-only build.
 std::vector<std::string> known_ceiling_names();

@@ -77,6 +77,11 @@ std::size_t plan_passes(const std::string& chip, Precision precision, MathMode m
   return plan_collection(chip, quantities_for(needs), {}, extra).passes();
 }
 
+ProfileMetricPlan profile_metric_plan(const std::string& chip) {
+  const CollectionPlan plan = plan_collection(chip, quantities_for_any_kernel());
+  return {plan.metrics, plan.passes()};
+}
+
 std::vector<std::string> known_ceiling_names() {
   std::vector<std::string> names = timeroof::known_ceiling_names();
   for (const std::string& name : interconnect_ceiling_names()) names.push_back(name);

@@ -40,6 +40,9 @@ std::vector<std::string> unknown_metric_names(const std::string&, const std::vec
 std::size_t plan_passes(const std::string&, Precision, MathMode, const std::vector<std::string>&) {
   throw environment_error(kWhy);
 }
+ProfileMetricPlan profile_metric_plan(const std::string&) {
+  throw environment_error(kWhy);
+}
 std::vector<std::string> known_ceiling_names() {
   return {};
 }

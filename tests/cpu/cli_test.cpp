@@ -163,6 +163,30 @@ TEST(Cli, MetricsWorkOfflineWithAChipName) {
   expect_one_line_error(
       run_tool({"metrics", "--chip", "GH100", "--passes", "dram__bytes_raed.sum"}), 1,
       "'dram__bytes_raed.sum'");
+  // What `timeroof profile` collects per kernel: ncu can be given the same list.
+  const ToolResult plan =
+      run_tool({"metrics", "--chip", "GH100", "--profile-plan", "--json"}, kNoGpu);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const nlohmann::json planned = nlohmann::json::parse(plan.out);
+  const auto names = planned["metrics"].get<std::vector<std::string>>();
+  for (const char* name : {"dram__bytes_read.sum", "lts__t_sectors_srcunit_tex.sum",
+                           "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+                           "gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second"})
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  EXPECT_EQ(std::find(names.begin(), names.end(), "dram__cycles_elapsed.avg.per_second"),
+            names.end());  // the DRAM clock is left out
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_GE(planned["passes"].get<int>(), 2);
+  const ToolResult plan_text = run_tool({"metrics", "--chip", "GH100", "--profile-plan"}, kNoGpu);
+  ASSERT_EQ(plan_text.exit_code, 0) << plan_text.err;
+  EXPECT_EQ(std::count(plan_text.out.begin(), plan_text.out.end(), '\n'),
+            static_cast<std::ptrdiff_t>(names.size()));
+  EXPECT_NE(plan_text.err.find(std::to_string(names.size()) + " metric(s) per measured kernel"),
+            std::string::npos)
+      << plan_text.err;
+  expect_one_line_error(run_tool({"metrics", "--chip", "GH100", "--profile-plan", "--passes",
+                                  "dram__bytes_read.sum"}),
+                        1, "--passes");
   expect_one_line_error(run_tool({"metrics", "--chip", "GX1"}), 1, "GH100");
   expect_one_line_error(run_tool({"metrics"}, kNoGpu), 1, "pass --chip");
 }
