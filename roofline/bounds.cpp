@@ -75,26 +75,30 @@ std::optional<TimeStats> measured(const std::optional<TimeStats>& stats) {
   return std::nullopt;
 }
 
+// details["trace"][key], what the trace pass recorded; nullptr where it is absent.
+const nlohmann::json* trace_detail(const Point& point, const char* key) {
+  const nlohmann::json& d = point.details;
+  if (!d.is_object() || !d.contains("trace") || !d.at("trace").is_object()) return nullptr;
+  const nlohmann::json& trace = d.at("trace");
+  const auto it = trace.find(key);
+  return it == trace.end() ? nullptr : &*it;
+}
+
 // details["trace"]["kernel_busy_s"] where the trace pass recorded it.
 std::optional<double> kernel_busy(const Point& point) {
-  const nlohmann::json& d = point.details;
-  if (!d.is_object() || !d.contains("trace") || !d.at("trace").is_object()) return std::nullopt;
-  const nlohmann::json& trace = d.at("trace");
-  const auto it = trace.find("kernel_busy_s");
-  if (it == trace.end() || !it->is_number()) return std::nullopt;
-  return positive(it->get<double>());
+  const nlohmann::json* busy = trace_detail(point, "kernel_busy_s");
+  if (!busy || !busy->is_number()) return std::nullopt;
+  return positive(busy->get<double>());
 }
 
 // The fastest and slowest traced call's summed kernel time, where the trace
 // kept two or more and they hold T_k (else nullopt: runs recorded before the
 // trace kept them, or T_k taken from elsewhere).
 std::optional<std::pair<double, double>> kernel_interval(const Point& point, double kernel_s) {
-  const nlohmann::json& d = point.details;
-  if (!d.is_object() || !d.contains("trace") || !d.at("trace").is_object()) return std::nullopt;
-  const auto it = d.at("trace").find("kernel_time_per_call_s");
-  if (it == d.at("trace").end() || !it->is_array() || it->size() < 2) return std::nullopt;
+  const nlohmann::json* calls = trace_detail(point, "kernel_time_per_call_s");
+  if (!calls || !calls->is_array() || calls->size() < 2) return std::nullopt;
   double low = std::numeric_limits<double>::infinity(), high = 0;
-  for (const nlohmann::json& v : *it) {
+  for (const nlohmann::json& v : *calls) {
     if (!v.is_number() || !positive(v.get<double>())) return std::nullopt;
     low = std::min(low, v.get<double>());
     high = std::max(high, v.get<double>());
