@@ -158,7 +158,7 @@ class ProfilerSession {
   // replay of a short kernel ~60 ms: launches in a row share one window. The
   // configuration is built once by the caller (CollectionPlan::config): building
   // one costs more than measuring a short kernel.
-  void begin_launch(const ConfigImage& config, std::size_t max_launches = 1);
+  void begin_launch(const ConfigImage& config, std::size_t max_launches);
   ProfileResult end_launch();
   bool measuring_launch() const noexcept { return launch_ != nullptr; }
 

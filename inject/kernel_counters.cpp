@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -224,8 +223,7 @@ class KernelCounters::Impl {
   // At exit: the open window's launches are recorded.
   void finish() noexcept {
     try {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (window_ && !t_measured_launch) end_window();
+      end_open_window();
     } catch (const std::exception& e) {
       stop(e.what());
     } catch (...) {
@@ -247,8 +245,6 @@ class KernelCounters::Impl {
     std::uint64_t start_ns = 0;
     std::uint64_t end_ns = 0;
     std::uint32_t correlation_id = 0;
-    std::chrono::steady_clock::time_point entered{};
-    double replay_s = 0;  // enter to exit: the launch with CUPTI's passes
   };
 
   // Selected launches in a row of one thread on one context share one window
@@ -292,8 +288,7 @@ class KernelCounters::Impl {
                          .phases_before = before};
         window_open_ = true;
       }
-      window_->launches.push_back(Measured{name, shape, timestamp(), 0, call.correlationId,
-                                           std::chrono::steady_clock::now()});
+      window_->launches.push_back(Measured{name, shape, timestamp(), 0, call.correlationId});
     } catch (...) {
       selector_.measurement_failed(name, shape);
       throw;
@@ -309,10 +304,15 @@ class KernelCounters::Impl {
     if (!window_ || window_->launches.empty()) return;
     Measured& launch = window_->launches.back();
     launch.end_ns = timestamp();
-    launch.replay_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - launch.entered).count();
     if (window_->launches.size() >= kWindowLaunches || exhausted_.load() || stopped_.load())
       end_window();
+  }
+
+  // Ends the open window unless this thread is inside a measured launch (its
+  // exit callback ends it then): at exit and when the counters stop.
+  void end_open_window() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (window_ && !t_measured_launch) end_window();
   }
 
   // Ends the open window (mutex_ held): Stop, decode, one record per launch.
@@ -359,12 +359,14 @@ class KernelCounters::Impl {
     // Where this measurement's host time went (what the counters cost the
     // program): its own replay, and its share of the window's other phases.
     const double share = 1.0 / static_cast<double>(window.launches.size());
-    const nlohmann::json cost = {{"enable", (after.enable - before.enable) * share},
-                                 {"configure", (after.configure - before.configure) * share},
-                                 {"start_stop", (after.start_stop - before.start_stop) * share},
-                                 {"replay", launch.replay_s},
-                                 {"decode", (after.decode - before.decode) * share},
-                                 {"disable", (after.disable - before.disable) * share}};
+    const nlohmann::json cost = {
+        {"enable", (after.enable - before.enable) * share},
+        {"configure", (after.configure - before.configure) * share},
+        {"start_stop", (after.start_stop - before.start_stop) * share},
+        // enter to exit: the launch with CUPTI's passes
+        {"replay", static_cast<double>(launch.end_ns - launch.start_ns) * 1e-9},
+        {"decode", (after.decode - before.decode) * share},
+        {"disable", (after.disable - before.disable) * share}};
     nlohmann::json quantities = nlohmann::json::object();
     for (const auto& [quantity, value] : evaluate(plan, values))
       quantities[to_string(quantity)] = value;
@@ -486,8 +488,7 @@ class KernelCounters::Impl {
     if (stopped_.exchange(true)) return;
     std::fprintf(stderr, "timeroof profile: kernel counters stop: %s\n", why.c_str());
     try {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (window_ && !t_measured_launch) end_window();
+      end_open_window();
     } catch (...) {  // stopping already: nothing more to say
     }
   }
