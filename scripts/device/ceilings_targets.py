@@ -105,13 +105,17 @@ def main():
         s = c.get("sustained")
         if not p.get("watts") and not s:
             continue
-        per = (p["watts"] / c["measured"]) if p.get("watts") and c["measured"] > 0 else float("nan")
-        line = f"  {name:<22} {p.get('watts') or float('nan'):6.0f} W  {per:9.3e} J/unit  " \
+        # No burst figure where the timed launches end before NVML's energy counter
+        # steps three times (the HBM roofs): the sustained load's stands for it.
+        watts = f"{p['watts']:6.0f} W" if p.get("watts") else "     - W"
+        per = f"{p['watts'] / c['measured']:9.3e}" if p.get("watts") and c["measured"] > 0 else "        -"
+        line = f"  {name:<22} {watts}  {per} J/unit  " \
                f"[{','.join(p.get('clock_limits') or []) or 'none'}]"
         if s:
             sp = s.get("power") or {}
+            sustained_watts = f"{sp['watts']:.0f}" if sp.get("watts") else "-"
             line += (f"  sustained {s['measured'] / c['measured']:6.1%} over {s['seconds']:.1f} s at "
-                     f"{(s.get('sm_clock_hz') or 0) / 1e9:.3f} GHz, {sp.get('watts') or float('nan'):.0f} W "
+                     f"{(s.get('sm_clock_hz') or 0) / 1e9:.3f} GHz, {sustained_watts} W "
                      f"[{','.join(sp.get('clock_limits') or []) or 'none'}]")
         print(line)
     print("library references run-to-run, raw and at the roof's clock (issue 15 item 6):")
