@@ -104,6 +104,20 @@ const std::vector<OperatorFamily>& operator_families() {
   return families;
 }
 
+nlohmann::json with_algorithm_pinned(const OperatorFamily& family, const nlohmann::json& params,
+                                     const std::string& algorithm) {
+  const std::string selection = params.value("algorithm", std::string());
+  if (selection != "heuristic" && selection != "exhaustive") return params;
+  nlohmann::json pinned = params;
+  pinned["algorithm"] = algorithm;
+  try {
+    (void)family.problem(pinned);
+  } catch (const Error&) {  // not a value of the family's algorithm axis
+    return params;
+  }
+  return pinned;
+}
+
 const OperatorFamily& find_family(const std::string& name) {
   std::string known;
   for (const OperatorFamily& family : operator_families()) {

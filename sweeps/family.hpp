@@ -65,6 +65,16 @@ struct OperatorFamily {
   std::function<std::unique_ptr<Problem>(const nlohmann::json& point)> problem;
 };
 
+// The point's params with the algorithm a selection ("heuristic", "exhaustive")
+// chose written in, so another process (the timing worker) or a later window
+// runs the same plan. Unchanged where the family cannot name that algorithm in
+// its params (the norms' algorithm is a selection only, heuristic or fastest):
+// there the other process selects again and its choice is compared with this
+// one. Pinning "eng1" into a norm point made every norm point fail in the worker
+// and be timed in the runner, after CUPTI attached (the H200 sample of 506d72d).
+nlohmann::json with_algorithm_pinned(const OperatorFamily& family, const nlohmann::json& params,
+                                     const std::string& algorithm);
+
 // Every family this build has, in a fixed order; find_family throws a usage
 // error listing them when `name` is unknown.
 const std::vector<OperatorFamily>& operator_families();

@@ -60,8 +60,6 @@ class StepClock {
   LapClock clock_;
 };
 
-// The point's params with the algorithm a selection ("heuristic", "exhaustive")
-// chose written in, so another process or a later window runs the same plan.
 }  // namespace
 
 bool SweepRunner::State::memory_is_tight() const {

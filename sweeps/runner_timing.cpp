@@ -34,15 +34,6 @@ nlohmann::json optional_json(const std::optional<T>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
-// The point's params with the algorithm a selection ("heuristic", "exhaustive")
-// chose written in, so another process or a later window runs the same plan.
-nlohmann::json with_algorithm_pinned(const nlohmann::json& params, const std::string& algorithm) {
-  nlohmann::json pinned = params;
-  const std::string selection = pinned.value("algorithm", std::string());
-  if (selection == "heuristic" || selection == "exhaustive") pinned["algorithm"] = algorithm;
-  return pinned;
-}
-
 // A window's record in details["timing"]["windows"]: when it began (seconds on
 // the runner's clock), where it ran, its host-side times and the host speed and
 // steal beside them.
@@ -248,8 +239,8 @@ bool SweepRunner::State::time_in_worker(const OperatorFamily& family, const nloh
   try {
     const auto asked = std::chrono::steady_clock::now();
     if (!worker) worker = std::make_unique<TimingWorker>(options.timing_worker, gpu.index);
-    const nlohmann::json reply =
-        worker->time(family.name, with_algorithm_pinned(params, algorithm), options, window);
+    const nlohmann::json reply = worker->time(
+        family.name, with_algorithm_pinned(family, params, algorithm), options, window);
     const double worker_wall_s = seconds_since(asked);
     const std::string chosen = reply.value("algorithm", std::string());
     if (reply.at("status") == "ok" && chosen == algorithm) {
@@ -345,7 +336,7 @@ void SweepRunner::State::revisit(const OperatorFamily& family, PendingPoint& pen
   try {
     if (!time_in_worker(family, point.params, point.algorithm, TimingWindow::revisit, timed,
                         why_here)) {
-      timed = time_here(family, with_algorithm_pinned(point.params, point.algorithm),
+      timed = time_here(family, with_algorithm_pinned(family, point.params, point.algorithm),
                         TimingWindow::revisit);
       if (timed.status != PointStatus::ok) {
         pending.windows_end = "a revisit failed: " + timed.reason;

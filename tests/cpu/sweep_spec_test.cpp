@@ -88,6 +88,37 @@ std::string toml_error(const std::string& text) {
   return message;
 }
 
+// The algorithm a selection chose goes to the timing worker and later windows in
+// the point's params where the family can name it (conv2d's graph engines), and
+// the selection stays where it cannot (the norms: heuristic or fastest only), so
+// the pinned params are always a valid point of their family.
+TEST(Families, PinningTheChosenAlgorithmKeepsEveryDefaultPointValid) {
+  const std::string engine = "eng22 tile_size=8 tilek=1 stages=4 specfilt=2";
+  int conv2d_pinned = 0, norm_kept = 0;
+  for (const OperatorFamily& family : operator_families()) {
+    for (const nlohmann::json& point : family.default_points()) {
+      for (const std::string& chosen :
+           {engine, std::string("eng1"),
+            std::string("cudnnBatchNormalizationForwardInference CUDNN_BATCHNORM_SPATIAL")}) {
+        const nlohmann::json pinned = with_algorithm_pinned(family, point, chosen);
+        EXPECT_NO_THROW((void)family.problem(pinned)) << family.name << " " << pinned.dump();
+      }
+      const nlohmann::json pinned = with_algorithm_pinned(family, point, engine);
+      if (family.name == "conv2d" && point.value("algorithm", "") == "heuristic" &&
+          point.value("cudnn_api", "") == "graph") {
+        EXPECT_EQ(pinned["algorithm"], engine) << point.dump();
+        ++conv2d_pinned;
+      }
+      if (family.name == "layernorm" || family.name == "batchnorm") {
+        EXPECT_EQ(pinned, point);
+        ++norm_kept;
+      }
+    }
+  }
+  EXPECT_GT(conv2d_pinned, 0);
+  EXPECT_GT(norm_kept, 0);
+}
+
 TEST(SweepValues, RangesAndLists) {
   EXPECT_EQ(values("batch", "1..1024:x2"), ints({1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}));
   EXPECT_EQ(values("batch", "16..128:+16"), ints({16, 32, 48, 64, 80, 96, 112, 128}));
