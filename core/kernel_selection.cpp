@@ -55,6 +55,7 @@ KernelSelectionOptions selection_from_environment(const char* (*get)(const char*
   if (const char* v = get(kCountVariable)) options.count = parse_count(kCountVariable, v);
   if (const char* v = get(kEveryVariable)) options.every = parse_flag(kEveryVariable, v);
   if (const char* v = get(kMetricsVariable)) options.metrics = split_commas(v);
+  if (const char* v = get(kIterationRangeVariable)) options.iteration_range = v;
   return options;
 }
 
@@ -68,12 +69,15 @@ std::vector<std::pair<std::string, std::string>> selection_environment(
           {kSkipVariable, std::to_string(options.skip)},
           {kCountVariable, std::to_string(options.count)},
           {kEveryVariable, options.every ? "1" : "0"},
-          {kMetricsVariable, metrics}};
+          {kMetricsVariable, metrics},
+          {kIterationRangeVariable, options.iteration_range}};
 }
 
 std::optional<std::string> selection_problem(const KernelSelectionOptions& options) {
-  const std::pair<const char*, const std::string*> patterns[] = {{"--kernels", &options.kernels},
-                                                                 {"--nvtx", &options.nvtx}};
+  const std::pair<const char*, const std::string*> patterns[] = {
+      {"--kernels", &options.kernels},
+      {"--nvtx", &options.nvtx},
+      {"--iteration-range", &options.iteration_range}};
   for (const auto& [option, pattern] : patterns) {
     try {
       compile(*pattern);
@@ -84,6 +88,15 @@ std::optional<std::string> selection_problem(const KernelSelectionOptions& optio
   }
   if (options.enabled && options.count == 0)
     return std::string("--count 0 measures nothing; give at least 1, or --no-counters");
+  if (!options.iteration_range.empty() &&
+      (!options.kernels.empty() || !options.nvtx.empty() || options.every))
+    return std::string(
+        "--iteration-range measures every kernel of one instance of its range; it excludes "
+        "--kernels, --nvtx and --every (give one or the other)");
+  if (!options.iteration_range.empty() && options.skip == 0)
+    return std::string(
+        "--iteration-range needs --skip 1 or more: the counters go to the launches of the "
+        "traced instance just before the passes (e.g. --skip 1 after a warm-up)");
   return std::nullopt;
 }
 

@@ -28,6 +28,8 @@ inline constexpr const char* kCountVariable = "TIMEROOF_PROFILE_COUNT";
 inline constexpr const char* kEveryVariable = "TIMEROOF_PROFILE_EVERY";  // "1": every launch
 inline constexpr const char* kMetricsVariable =
     "TIMEROOF_PROFILE_METRICS";  // extra, comma-separated
+inline constexpr const char* kIterationRangeVariable =
+    "TIMEROOF_PROFILE_ITERATION_RANGE";  // ECMAScript regex
 
 // At most this many launches are measured unless --count says otherwise.
 inline constexpr std::uint64_t kDefaultMeasuredLaunches = 500;
@@ -40,6 +42,13 @@ struct KernelSelectionOptions {
   std::uint64_t count = kDefaultMeasuredLaunches;
   bool every = false;                // every matching launch, not only each configuration's first
   std::vector<std::string> metrics;  // the user's extra CUPTI metrics
+  // Iteration replay (--iteration-range): every kernel of one instance of the
+  // NVTX range matching this regex is measured, CUPTI's counter passes taken over
+  // the next instances instead of replaying each kernel (no kernel runs twice, no
+  // memory is saved or restored). --skip counts instances, at least 1: the
+  // counters go to the launches of the last skipped (traced) instance. Excludes
+  // kernels, nvtx and every. Empty: kernel replay of the selection above.
+  std::string iteration_range;
 };
 
 // The options from the environment (`get` returns a variable's value or

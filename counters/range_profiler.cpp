@@ -361,6 +361,7 @@ ProfileResult ProfilerSession::profile_kernels(const std::vector<std::string>& m
 struct ProfilerSession::LaunchWindow {
   Collection collection;  // first: enabled before prepare, disabled last
   CounterData data;
+  bool started = false;  // begin_passes' collection: between start_pass and stop_pass
 };
 
 void ProfilerSession::begin_launch(const ConfigImage& config, std::size_t max_launches) {
@@ -392,6 +393,53 @@ ProfileResult ProfilerSession::end_launch() {
     TR_COLLECT_CHECK(cuptiRangeProfilerStop(&stop));
   }
   return decode(window->data);
+}
+
+void ProfilerSession::begin_passes(const ConfigImage& config, std::size_t max_ranges) {
+  if (launch_) throw usage_error("begin_passes: a collection is already open");
+  if (config.chip != chip_)
+    throw usage_error("begin_passes: a configuration for " + config.chip + " on a " + chip_);
+  // One spare range shows a pass with more kernels than max_ranges (CUPTI drops
+  // the rest silently in auto range).
+  launch_.reset(new LaunchWindow{
+      Collection(*this), prepare(config, max_ranges + 1, CUPTI_AutoRange, CUPTI_UserReplay)});
+}
+
+void ProfilerSession::start_pass() {
+  if (!launch_ || launch_->started)
+    throw usage_error("start_pass: no collection, or a pass is open");
+  CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+  start.pRangeProfilerObject = profiler_;
+  const PhaseTimer timer(phases_.start_stop);
+  TR_COLLECT_CHECK(cuptiRangeProfilerStart(&start));
+  launch_->started = true;
+}
+
+bool ProfilerSession::stop_pass() {
+  if (!launch_ || !launch_->started) throw usage_error("stop_pass: no pass is open");
+  CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+  stop.pRangeProfilerObject = profiler_;
+  launch_->started = false;
+  const PhaseTimer timer(phases_.start_stop);
+  TR_COLLECT_CHECK(cuptiRangeProfilerStop(&stop));
+  return stop.isAllPassSubmitted != 0;
+}
+
+ProfileResult ProfilerSession::end_passes() {
+  if (!launch_ || launch_->started)
+    throw usage_error("end_passes: no collection, or a pass is open");
+  const std::unique_ptr<LaunchWindow> window = std::move(launch_);
+  return decode(window->data);
+}
+
+void ProfilerSession::abandon_passes() noexcept {
+  if (!launch_) return;
+  if (launch_->started) {
+    CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+    stop.pRangeProfilerObject = profiler_;
+    TR_CUPTI_WARN(cuptiRangeProfilerStop(&stop));
+  }
+  launch_.reset();
 }
 
 bool ProfilerSession::run_between_start_and_stop(const std::function<void()>& body) {

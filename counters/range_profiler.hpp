@@ -162,6 +162,21 @@ class ProfilerSession {
   ProfileResult end_launch();
   bool measuring_launch() const noexcept { return launch_ != nullptr; }
 
+  // Auto range + user replay over passes the caller does not run itself: an
+  // injected program's repeated iterations, one pass each (every kernel launched
+  // on the context between start_pass and stop_pass is a range, in launch order).
+  // Nothing is replayed and no memory saved or restored, so the passes must launch
+  // the same kernels in the same order: the caller checks. begin_passes once
+  // (up to max_ranges kernels a pass), then start_pass and stop_pass around each
+  // iteration, its kernels completed before stop_pass, until stop_pass returns
+  // true (CUPTI has every pass); end_passes then decodes. abandon_passes tears
+  // down a collection that will not finish.
+  void begin_passes(const ConfigImage& config, std::size_t max_ranges);
+  void start_pass();
+  bool stop_pass();
+  ProfileResult end_passes();
+  void abandon_passes() noexcept;
+
   // User range + user replay: each UserRange is one range; all of them run once
   // per pass, in order, until CUPTI has every pass it needs.
   ProfileResult profile_ranges(const std::vector<std::string>& metrics,

@@ -11,6 +11,7 @@
 #include <cupti_driver_cbid.h>
 #include <cupti_nvtx_cbid.h>
 #include <cupti_profiler_target.h>
+#include <dlfcn.h>
 #include <generated_cuda_meta.h>
 #include <generated_nvtx_meta.h>
 #include <pthread.h>
@@ -26,6 +27,8 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <regex>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -91,6 +94,51 @@ std::uint64_t timestamp() {
 const char* text_or_empty(const char* text) {
   return text ? text : "";
 }
+
+// The driver calls iteration replay makes, from the libcuda the program has
+// loaded (this library links no driver; its static runtime must not start a
+// second runtime in the program).
+struct ContextCalls {
+  CUresult (*get_current)(CUcontext*) = nullptr;
+  CUresult (*push_current)(CUcontext) = nullptr;
+  CUresult (*pop_current)(CUcontext*) = nullptr;
+  CUresult (*synchronize)() = nullptr;
+
+  static const ContextCalls& get() {
+    static const ContextCalls calls = [] {
+      ContextCalls c;
+      void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+      if (!cuda) return c;
+      c.get_current = reinterpret_cast<decltype(c.get_current)>(dlsym(cuda, "cuCtxGetCurrent"));
+      c.push_current =
+          reinterpret_cast<decltype(c.push_current)>(dlsym(cuda, "cuCtxPushCurrent_v2"));
+      c.pop_current = reinterpret_cast<decltype(c.pop_current)>(dlsym(cuda, "cuCtxPopCurrent_v2"));
+      c.synchronize = reinterpret_cast<decltype(c.synchronize)>(dlsym(cuda, "cuCtxSynchronize"));
+      return c;
+    }();
+    return calls;
+  }
+  bool complete() const { return get_current && push_current && pop_current && synchronize; }
+
+  // The calling thread's current context; null where it has none.
+  CUcontext current() const {
+    CUcontext context = nullptr;
+    if (!get_current || get_current(&context) != CUDA_SUCCESS) return nullptr;
+    return context;
+  }
+  // Waits for the context's work, from any thread.
+  void synchronize_context(CUcontext context) const {
+    const bool current_already = current() == context;
+    if (!current_already && push_current(context) != CUDA_SUCCESS)
+      throw std::runtime_error("cuCtxPushCurrent failed before the end of a counter pass");
+    const CUresult status = synchronize();
+    CUcontext popped = nullptr;
+    if (!current_already) pop_current(&popped);
+    if (status != CUDA_SUCCESS)
+      throw std::runtime_error("cuCtxSynchronize failed at the end of a counter pass (CUresult " +
+                               std::to_string(static_cast<int>(status)) + ")");
+  }
+};
 
 // Driver calls that end a window of measured launches first (see Window), by
 // name: those that put work on the GPU other than a launch, or change its memory.
@@ -168,16 +216,27 @@ thread_local std::vector<std::string> t_pushed_ranges;
 class KernelCounters::Impl {
  public:
   Impl(const KernelSelectionOptions& options, Writer write)
-      : extra_metrics_(options.metrics), selector_(options), write_(std::move(write)) {}
+      : extra_metrics_(options.metrics),
+        selector_(options),
+        write_(std::move(write)),
+        skip_instances_(options.skip) {
+    if (!options.iteration_range.empty())
+      iteration_range_.emplace(options.iteration_range, std::regex::ECMAScript);
+  }
 
   void start(CuptiSubscriber& subscriber) {
     for (CUpti_CallbackId cbid : kernel_launch_callbacks())
       subscriber.enable(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-    window_ending_ = window_ending_callbacks();
-    for (CUpti_CallbackId cbid : window_ending_)
-      subscriber.enable(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    if (!iteration_range_) {  // iteration replay has no windows to end
+      window_ending_ = window_ending_callbacks();
+      for (CUpti_CallbackId cbid : window_ending_)
+        subscriber.enable(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    } else if (!ContextCalls::get().complete()) {
+      throw std::runtime_error(
+          "--iteration-range: the program's libcuda.so.1 lacks the context calls it needs");
+    }
     subscriber.enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-    if (selector_.wants_nvtx())
+    if (selector_.wants_nvtx() || iteration_range_)
       for (CUpti_CallbackId cbid : kNvtxCallbacks) subscriber.enable(CUPTI_CB_DOMAIN_NVTX, cbid);
   }
 
@@ -195,7 +254,10 @@ class KernelCounters::Impl {
       if (t_in_session || stopped_.load(std::memory_order_relaxed)) return;
       if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         // The shared subscriber may bring driver callbacks others enabled.
-        if (is_kernel_launch_callback(cbid)) {
+        if (iteration_range_) {
+          if (is_kernel_launch_callback(cbid))
+            note_pass_launch(cbid, *static_cast<const CUpti_CallbackData*>(data));
+        } else if (is_kernel_launch_callback(cbid)) {
           begin_measurement(cbid, *static_cast<const CUpti_CallbackData*>(data));
         } else if (window_open_.load(std::memory_order_acquire) &&
                    static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER &&
@@ -211,6 +273,8 @@ class KernelCounters::Impl {
         const CUcontext context = static_cast<const CUpti_ResourceData*>(data)->context;
         std::lock_guard<std::mutex> lock(mutex_);
         if (window_ && window_->context == context) end_window();
+        if (iterations_ && iterations_->context == context)
+          abandon_iterations(too_few_passes("the program destroyed its CUDA context"));
         contexts_.erase(context);
       }
     } catch (const std::exception& e) {
@@ -263,6 +327,30 @@ class KernelCounters::Impl {
   };
   static constexpr std::size_t kWindowLaunches = 64;
 
+  // --iteration-range: CUPTI's counter passes are the range's consecutive
+  // instances (ProfilerSession::begin_passes); each launch of a pass is a range.
+  // The passes' kernels are not traced (their times are the profiler's); the
+  // counters go to the launches of the traced instance just before them, which
+  // must launch the same kernels.
+  struct IterationPasses {
+    CUcontext context = nullptr;
+    std::uint32_t cupti_thread = 0;
+    ContextCounters* counters = nullptr;  // from the first pass on
+    ProfilerPhaseSeconds phases_before;
+    // The open instance: a pushed range by its thread and depth, a started one
+    // by id; `profiling` when it is a pass, else a traced instance (--skip).
+    bool open = false;
+    bool profiling = false;
+    std::thread::id thread;
+    std::size_t depth = 0;
+    std::optional<nvtxRangeId_t> id;
+    std::vector<Measured> current;    // the open instance's launches, in order
+    std::vector<Measured> reference;  // the last traced instance's
+    std::size_t passes = 0;           // passes begun
+  };
+  // Kernels an instance may launch: the counter data image holds one range each.
+  static constexpr std::size_t kIterationKernels = 4096;
+
   // Enter callback of any launch: measures it when the selector picks it.
   void begin_measurement(CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
     if (call.callbackSite != CUPTI_API_ENTER || exhausted_.load(std::memory_order_relaxed)) return;
@@ -313,6 +401,14 @@ class KernelCounters::Impl {
   void end_open_window() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (window_ && !t_measured_launch) end_window();
+    if (iterations_) {
+      abandon_iterations(too_few_passes("the program ended"));
+    } else if (iteration_range_ && !iterations_done_.load()) {
+      report_once("--iteration-range: the program opened " + std::to_string(instances_seen_) +
+                  " instance(s) of the range on a thread with a CUDA context, --skip passes "
+                  "over " +
+                  std::to_string(skip_instances_) + "; no counters");
+    }
   }
 
   // Ends the open window (mutex_ held): Stop, decode, one record per launch.
@@ -333,9 +429,16 @@ class KernelCounters::Impl {
                   " counter ranges; skipped");
       return;
     }
+    const RecordSource source{*window.counters, window.cupti_thread, window.phases_before,
+                              window.launches.size()};
     std::vector<TraceEvent> records;
-    for (std::size_t i = 0; i < window.launches.size(); ++i)
-      records.push_back(record(window, i, result));
+    for (std::size_t i = 0; i < window.launches.size(); ++i) {
+      const Measured& launch = window.launches[i];
+      // enter to exit: the launch with CUPTI's passes
+      const double replay_s = static_cast<double>(launch.end_ns - launch.start_ns) * 1e-9;
+      records.push_back(record(source, launch, result, i, replay_s));
+      records.back().details["window_launches"] = window.launches.size();
+    }
     write_(records);
   }
 
@@ -347,26 +450,33 @@ class KernelCounters::Impl {
     SessionCalls& operator=(const SessionCalls&) = delete;
   };
 
-  // The record of the window's launch `index` (range `index` of its result).
-  TraceEvent record(const Window& window, std::size_t index, const ProfileResult& result) {
-    const Measured& launch = window.launches.at(index);
+  // The collection a record comes from: whose launches, and how many records
+  // share its phases.
+  struct RecordSource {
+    const ContextCounters& counters;
+    std::uint32_t cupti_thread = 0;      // the thread as the trace names it
+    ProfilerPhaseSeconds phases_before;  // the session's totals when it began
+    std::size_t sharing = 1;
+  };
+
+  // The record of `launch`, whose counters are range `range` of the result.
+  TraceEvent record(const RecordSource& source, const Measured& launch, const ProfileResult& result,
+                    std::size_t range, double replay_s) {
     std::map<std::string, double> values;
     for (std::size_t i = 0; i < result.metrics.size(); ++i)
-      values[result.metrics[i]] = result.ranges.at(index).values.at(i);
-    const CollectionPlan& plan = window.counters->plan;
-    const ProfilerPhaseSeconds& after = window.counters->session->phase_seconds();
-    const ProfilerPhaseSeconds& before = window.phases_before;
+      values[result.metrics[i]] = result.ranges.at(range).values.at(i);
+    const CollectionPlan& plan = source.counters.plan;
+    const ProfilerPhaseSeconds& after = source.counters.session->phase_seconds();
+    const ProfilerPhaseSeconds& before = source.phases_before;
     // Where this measurement's host time went (what the counters cost the
-    // program): its own replay, and its share of the window's other phases.
-    const double share = 1.0 / static_cast<double>(window.launches.size());
-    const nlohmann::json cost = {
-        {"enable", (after.enable - before.enable) * share},
-        {"configure", (after.configure - before.configure) * share},
-        {"start_stop", (after.start_stop - before.start_stop) * share},
-        // enter to exit: the launch with CUPTI's passes
-        {"replay", static_cast<double>(launch.end_ns - launch.start_ns) * 1e-9},
-        {"decode", (after.decode - before.decode) * share},
-        {"disable", (after.disable - before.disable) * share}};
+    // program): its own replay, and its share of the collection's other phases.
+    const double share = 1.0 / static_cast<double>(source.sharing);
+    const nlohmann::json cost = {{"enable", (after.enable - before.enable) * share},
+                                 {"configure", (after.configure - before.configure) * share},
+                                 {"start_stop", (after.start_stop - before.start_stop) * share},
+                                 {"replay", replay_s},
+                                 {"decode", (after.decode - before.decode) * share},
+                                 {"disable", (after.disable - before.disable) * share}};
     nlohmann::json quantities = nlohmann::json::object();
     for (const auto& [quantity, value] : evaluate(plan, values))
       quantities[to_string(quantity)] = value;
@@ -378,17 +488,16 @@ class KernelCounters::Impl {
     e.name = launch.name;
     e.start_ns = launch.start_ns;
     e.end_ns = launch.end_ns;
-    e.device = window.counters->device;
+    e.device = source.counters.device;
     e.correlation_id = launch.correlation_id;
     e.process_id = static_cast<std::uint32_t>(getpid());
-    e.thread_id = window.cupti_thread;
+    e.thread_id = source.cupti_thread;
     e.details = {{"chip", plan.chip},
                  {"passes", plan.passes()},
                  {"grid", launch.shape.grid},
                  {"block", launch.shape.block},
                  {"quantities", std::move(quantities)},
-                 {"cost_s", cost},
-                 {"window_launches", window.launches.size()}};
+                 {"cost_s", cost}};
     if (!plan.extra.empty()) e.details["metrics"] = std::move(extra);
     return e;
   }
@@ -420,20 +529,19 @@ class KernelCounters::Impl {
     const void* p = call.functionParams;
     switch (cbid) {
       case CUPTI_CBID_NVTX_nvtxRangePushA:
-        t_pushed_ranges.emplace_back(
-            text_or_empty(static_cast<const nvtxRangePushA_params*>(p)->message));
+        pushed(text_or_empty(static_cast<const nvtxRangePushA_params*>(p)->message));
         break;
       case CUPTI_CBID_NVTX_nvtxRangePushEx:
-        t_pushed_ranges.push_back(
-            message_of(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib));
+        pushed(message_of(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib));
         break;
       case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
-        t_pushed_ranges.push_back(
-            message_of(static_cast<const nvtxDomainRangePushEx_params*>(p)->core.eventAttrib));
+        pushed(message_of(static_cast<const nvtxDomainRangePushEx_params*>(p)->core.eventAttrib));
         break;
       case CUPTI_CBID_NVTX_nvtxRangePop:
       case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-        if (!t_pushed_ranges.empty()) t_pushed_ranges.pop_back();
+        if (t_pushed_ranges.empty()) break;
+        iteration_range_closing(t_pushed_ranges.size(), std::nullopt);
+        t_pushed_ranges.pop_back();
         break;
       case CUPTI_CBID_NVTX_nvtxRangeStartA:
         start_range(call, text_or_empty(static_cast<const nvtxRangeStartA_params*>(p)->message));
@@ -457,16 +565,188 @@ class KernelCounters::Impl {
     }
   }
 
+  void pushed(std::string message) {
+    t_pushed_ranges.push_back(std::move(message));
+    iteration_range_opened(t_pushed_ranges.back(), t_pushed_ranges.size(), std::nullopt);
+  }
+
   void start_range(const CUpti_NvtxData& call, std::string message) {
     if (!call.functionReturnValue) return;
     const nvtxRangeId_t id = *static_cast<const nvtxRangeId_t*>(call.functionReturnValue);
+    iteration_range_opened(message, 0, id);
     std::lock_guard<std::mutex> lock(ranges_mutex_);
     started_ranges_[id] = std::move(message);
   }
 
   void end_range(nvtxRangeId_t id) {
+    iteration_range_closing(0, id);
     std::lock_guard<std::mutex> lock(ranges_mutex_);
     started_ranges_.erase(id);
+  }
+
+  // An NVTX range opened: when it is an instance of --iteration-range and none
+  // is open (a nested instance belongs to the outer one), it is traced while
+  // --skip lasts, then it is a counter pass. depth: the thread's push/pop depth
+  // with the range open, for a pushed range; id: a started one's.
+  void iteration_range_opened(const std::string& message, std::size_t depth,
+                              std::optional<nvtxRangeId_t> id) {
+    if (!iteration_range_ || iterations_done_.load() || stopped_.load()) return;
+    if (!std::regex_search(message, *iteration_range_)) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (iterations_done_.load() || (iterations_ && iterations_->open)) return;
+    const CUcontext context = ContextCalls::get().current();
+    if (!context) return;  // no CUDA work on this thread yet: not an iteration of it
+    if (!iterations_) {
+      iterations_ = IterationPasses{.context = context, .cupti_thread = cupti_thread_id()};
+    } else if (context != iterations_->context) {
+      abandon_iterations(
+          "an instance of the range ran on another CUDA context than the first; "
+          "no counters (the instances must run on one context)");
+      return;
+    }
+    IterationPasses& it = *iterations_;
+    const bool profiling = ++instances_seen_ > skip_instances_;
+    if (profiling && it.passes == 0) {
+      if (it.reference.empty()) {
+        abandon_iterations(
+            "the traced instance before the passes launched no kernel on its "
+            "context; no counters (--skip past the instances without kernels)");
+        return;
+      }
+      const SessionCalls session_calls;
+      ContextCalls::get().synchronize_context(context);  // the reference's records complete
+      it.counters = &counters_for(context);
+      it.phases_before = it.counters->session->phase_seconds();
+      it.counters->session->begin_passes(it.counters->plan.config, kIterationKernels);
+      pause_kernel_trace(true);
+    }
+    if (profiling) {
+      const SessionCalls session_calls;
+      it.counters->session->start_pass();
+      ++it.passes;
+    }
+    it.open = true;
+    it.profiling = profiling;
+    it.thread = std::this_thread::get_id();
+    it.depth = depth;
+    it.id = id;
+    it.current.clear();
+    pass_open_ = true;
+  }
+
+  // An NVTX range is closing (before its pop or end): the open instance ends
+  // when it is that range; a pass's kernels complete first.
+  void iteration_range_closing(std::size_t depth, std::optional<nvtxRangeId_t> id) {
+    if (!pass_open_.load(std::memory_order_acquire)) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!iterations_ || !iterations_->open) return;
+    IterationPasses& it = *iterations_;
+    const bool ends =
+        id ? it.id == id : !it.id && it.thread == std::this_thread::get_id() && it.depth == depth;
+    if (!ends) return;
+    it.open = false;
+    pass_open_ = false;
+    if (!it.profiling) {
+      it.reference = std::move(it.current);
+      return;
+    }
+    const SessionCalls session_calls;
+    ContextCalls::get().synchronize_context(it.context);
+    const auto same_kernel = [](const Measured& a, const Measured& b) {
+      return a.name == b.name && a.shape == b.shape;
+    };
+    if (!std::equal(it.reference.begin(), it.reference.end(), it.current.begin(), it.current.end(),
+                    same_kernel)) {
+      abandon_iterations("counter pass " + std::to_string(it.passes) + " (instance " +
+                         std::to_string(instances_seen_) +
+                         " of the range) launched other kernels than the traced instance "
+                         "before the passes (" +
+                         std::to_string(it.current.size()) + " against " +
+                         std::to_string(it.reference.size()) +
+                         "); no counters: the instances must launch the same kernels in order "
+                         "(--skip more warm-up instances, or measure with kernel replay)");
+      return;
+    }
+    if (it.counters->session->stop_pass()) finish_iterations();
+  }
+
+  // A launch on the context of the open instance: one of its ranges, in order.
+  void note_pass_launch(CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
+    if (!pass_open_.load(std::memory_order_acquire)) return;
+    if (call.callbackSite != CUPTI_API_ENTER) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!iterations_ || !iterations_->open || call.context != iterations_->context) return;
+    // A zero span: the launch was not replayed (analysis: no replay time in its range).
+    const std::uint64_t now = timestamp();
+    iterations_->current.push_back(Measured{demangled(text_or_empty(call.symbolName)),
+                                            shape_of(cbid, call.functionParams), now, now,
+                                            call.correlationId});
+  }
+
+  // CUPTI has every pass, each launching the reference's kernels (mutex_ held):
+  // decode, one record per launch of the traced reference instance.
+  void finish_iterations() {
+    IterationPasses it = std::move(*iterations_);
+    iterations_.reset();
+    iterations_done_ = true;
+    pause_kernel_trace(false);
+    const SessionCalls session_calls;
+    const ProfileResult result = it.counters->session->end_passes();
+    if (result.ranges.size() != it.reference.size()) {
+      report_once("--iteration-range: an instance launched " + std::to_string(it.reference.size()) +
+                  " kernels on its context, the counters saw " +
+                  std::to_string(result.ranges.size()) +
+                  (it.reference.size() > kIterationKernels
+                       ? " (at most " + std::to_string(kIterationKernels) + " a pass)"
+                       : std::string(" (another thread launched on the context)")) +
+                  "; no counters");
+      return;
+    }
+    const RecordSource source{*it.counters, it.cupti_thread, it.phases_before, it.reference.size()};
+    std::vector<TraceEvent> records;
+    for (std::size_t i = 0; i < it.reference.size(); ++i) {
+      // Nothing is replayed: the counters come from the passes' own launches.
+      records.push_back(record(source, it.reference[i], result, i, 0.0));
+      nlohmann::json& details = records.back().details;
+      details["window_launches"] = it.reference.size();
+      details["iteration_passes"] = it.passes;
+    }
+    write_(records);
+  }
+
+  // Iteration replay cannot finish (mutex_ held): the collection is torn down,
+  // the kernel trace resumed, and `why` said.
+  void abandon_iterations(const std::string& why) {
+    IterationPasses it = std::move(*iterations_);
+    iterations_.reset();
+    iterations_done_ = true;
+    pass_open_ = false;
+    if (it.counters) {
+      const SessionCalls session_calls;
+      it.counters->session->abandon_passes();
+      pause_kernel_trace(false);
+    }
+    report_once("--iteration-range: " + why);
+  }
+  // Why iteration replay ended before CUPTI had every pass.
+  std::string too_few_passes(const std::string& why) const {
+    const IterationPasses& it = *iterations_;
+    const std::string needed =
+        it.counters ? std::to_string(it.counters->plan.passes()) : std::string("the");
+    return why + " after " + std::to_string(instances_seen_) + " instance(s) of the range, " +
+           std::to_string(it.passes) + " of them counter passes of " + needed +
+           " CUPTI needs (--skip " + std::to_string(skip_instances_) +
+           " traced first); no counters: run more iterations";
+  }
+
+  // The passes' kernels are not traced: CUPTI's kernel activity during user
+  // replay gave zero SASS counts, added a kernel of its own after each range and
+  // timed the last pass's kernels ~50x too long (nvtx_layers, H200).
+  void pause_kernel_trace(bool paused) {
+    if (paused)
+      TR_CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    else
+      TR_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
   }
 
   std::vector<std::string> open_ranges() {
@@ -496,6 +776,8 @@ class KernelCounters::Impl {
   std::vector<std::string> extra_metrics_;  // the user's --metrics, in every plan
   KernelSelector selector_;
   Writer write_;
+  std::uint64_t skip_instances_ = 0;  // --iteration-range: instances passed over
+  std::optional<std::regex> iteration_range_;
   std::atomic<bool> stopped_{false};
   std::atomic<bool> exhausted_{false};  // no later launch can be selected
   std::atomic<bool> reported_{false};
@@ -505,6 +787,10 @@ class KernelCounters::Impl {
   std::optional<Window> window_;
   std::atomic<bool> window_open_{false};  // window_ is set: the unlocked check per driver call
   std::vector<CUpti_CallbackId> window_ending_;  // set by start(), read-only after
+  std::optional<IterationPasses> iterations_;
+  std::uint64_t instances_seen_ = 0;
+  std::atomic<bool> iterations_done_{false};
+  std::atomic<bool> pass_open_{false};  // iterations_->open: the unlocked check per launch
   std::map<CUcontext, ContextCounters> contexts_;
   // Mangled -> demangled kernel names (string_view lookups: no allocation per launch).
   struct NameHash {

@@ -13,6 +13,11 @@
 # 3. profile_counters_compare.py: launch by launch, names and metrics.
 # 4. The wall time of the program untraced, traced without counters, and traced
 #    with the default selection (the first launch of each configuration).
+# PROFILE_MODE=iteration instead measures every kernel of one iteration with
+# iteration replay (--iteration-range '<model> iteration' --skip 1: the counters of
+# iteration 1's launches, taken in iterations 2..) against ncu's application replay
+# of the same launches (the program rerun per pass, nothing restored: the same cache
+# context; --launch-skip passes over iteration 0's kernels), and the wall times.
 set -uo pipefail
 source "$(dirname "$0")/setup.sh"  # the repository root, $final (what comes back), $out (scratch)
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
@@ -34,6 +39,27 @@ wall() {  # seconds a command takes, its output to $1
   [ $rc -eq 0 ] || { echo "failed ($rc): $*"; tail -5 "$file"; status=1; }
   printf '%d.%03d' $(((t1 - t0) / 1000000000)) $(((t1 - t0) / 1000000 % 1000))
 }
+
+if [ "${PROFILE_MODE:-}" = iteration ]; then
+  program=(python3 examples/pytorch/profile_models.py --model "$model" --iterations 6 --warmup 1)
+  iteration=(--iteration-range "$model iteration" --skip 1 --metrics "$metrics")
+  ours_s=$(wall "$work/ours.txt" .carry/timeroof profile --db "$work/ours.db" "${iteration[@]}" -- "${program[@]}")
+  .carry/timeroof export --db "$work/ours.db" --out "$work/ours.json" > /dev/null || status=1
+  wall "$work/again.txt" .carry/timeroof profile --db "$work/again.db" "${iteration[@]}" -- "${program[@]}" > /dev/null
+  .carry/timeroof export --db "$work/again.db" --out "$work/again.json" > /dev/null || status=1
+  kernels=$(python3 -c "import json; r=json.load(open('$work/ours.json'))['runs'][0]; print(sum(e['kind']=='kernel_counters' for e in r['trace']))")
+  ncu_s=$(wall "$work/ncu-app.csv" "$ncu" --target-processes all --replay-mode application --nvtx \
+    --nvtx-include "$model iteration/" --launch-skip "$kernels" -c "$kernels" --cache-control none \
+    --clock-control none --metrics "$metrics" --csv --page raw --print-units base "${program[@]}")
+  plain_s=$(wall "$work/plain.txt" "${program[@]}")
+  echo "== $model: every kernel of iteration 1 ($kernels), iteration replay ${ours_s} s," \
+    "ncu --replay-mode application ${ncu_s} s, untraced ${plain_s} s"
+  python3 scripts/device/profile_counters_compare.py "$work/ours.json" "$work/ncu-app.csv" \
+    --again "$work/again.json" | grep -v ' ok$' || status=1
+  tail -2 "$work/ours.txt"
+  tar czf "$final/profile-vs-ncu-$model-iteration.tgz" -C "$work" ours.json again.json ncu-app.csv ours.txt plain.txt
+  exit $status
+fi
 
 ours_s=$(wall "$work/ours.txt" .carry/timeroof profile --db "$work/ours.db" --every --count "$launches" \
   --metrics "$metrics" -- "${program[@]}")

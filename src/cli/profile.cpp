@@ -312,8 +312,11 @@ struct ProfileArguments {
 // What the counters were asked to measure, as the run's spec keeps it.
 nlohmann::json counters_json(const KernelSelectionOptions& c) {
   if (!c.enabled) return {{"enabled", false}};
-  return {{"enabled", true},  {"kernels", c.kernels}, {"nvtx", c.nvtx},      {"skip", c.skip},
-          {"count", c.count}, {"every", c.every},     {"metrics", c.metrics}};
+  nlohmann::json asked = {{"enabled", true},     {"kernels", c.kernels}, {"nvtx", c.nvtx},
+                          {"skip", c.skip},      {"count", c.count},     {"every", c.every},
+                          {"metrics", c.metrics}};
+  if (!c.iteration_range.empty()) asked["iteration_range"] = c.iteration_range;
+  return asked;
 }
 
 ExitCode run_profile(const CommonOptions& options, const ProfileArguments& args) {
@@ -467,8 +470,10 @@ void register_profile(CLI::App& app, CommonOptions& options, Action& action) {
                           "measure only kernels whose demangled name matches this regex"),
       command->add_option("--nvtx", args->counters.nvtx,
                           "measure only kernels launched inside an NVTX range matching this regex"),
-      command->add_option("--skip", args->counters.skip,
-                          "pass over this many matching launches before measuring (warm-up)"),
+      command->add_option(
+          "--skip", args->counters.skip,
+          "pass over this many matching launches (with --iteration-range: instances of "
+          "the range) before measuring (warm-up)"),
       command->add_option("--count", args->counters.count, "measure at most this many launches")
           ->capture_default_str(),
       command->add_flag("--every", args->counters.every,
@@ -477,6 +482,14 @@ void register_profile(CLI::App& app, CommonOptions& options, Action& action) {
       command->add_option("--metrics", args->metrics,
                           "extra CUPTI metrics to collect per measured kernel (comma-separated)")};
   for (CLI::Option* option : selection) no_counters->excludes(option);
+  CLI::Option* iteration_range = command->add_option(
+      "--iteration-range", args->counters.iteration_range,
+      "measure every kernel of one instance of the NVTX range matching this regex (a loop's "
+      "iteration), the counter passes taken over its next instances: no kernel replay "
+      "(below)");
+  no_counters->excludes(iteration_range);
+  for (const char* option : {"--kernels", "--nvtx", "--count", "--every"})
+    iteration_range->excludes(option);
   command->add_option("command", args->command, "the program and its arguments, after --");
   command->footer(
       "Examples:\n"
@@ -492,6 +505,14 @@ void register_profile(CLI::App& app, CommonOptions& options, Action& action) {
       "default the first launch of each kernel configuration (name, grid, block) is\n"
       "measured, up to --count launches; --kernels, --nvtx and --skip narrow that, --every\n"
       "measures repeats too. Kernels inside CUDA graphs are traced, not measured.\n\n"
+      "Iteration replay (--iteration-range REGEX): every kernel launched inside one instance\n"
+      "of the range (e.g. a training step) is measured, each of CUPTI's counter passes on\n"
+      "the next instance (--skip N passes over N first), so nothing runs twice and no memory\n"
+      "is saved or restored: far cheaper than kernel replay. The instances must launch the\n"
+      "same kernels in the same order (checked; a mismatch gives no counters) and run on\n"
+      "one CUDA context; each launch of the last traced instance gets its kernel's counts,\n"
+      "the loop's own, with the caches each kernel's predecessor left (compare DRAM\n"
+      "bytes with ncu --replay-mode application, not with kernel replay).\n\n"
       "API calls (--api): each traced call is a record and costs host time; a framework\n"
       "makes many per kernel (PyTorch ~13 runtime calls, each with driver calls under it).\n"
       "  launches  (default) the runtime and driver calls that launch kernels and graphs,\n"

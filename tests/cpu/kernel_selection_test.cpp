@@ -109,6 +109,7 @@ TEST(KernelSelection, EnvironmentRoundTrips) {
   o.count = 34;
   o.every = true;
   o.metrics = {"sm__cycles_elapsed.avg", "dram__bytes_read.sum"};
+  o.iteration_range = "^step$";
   g_environment.clear();
   for (const auto& [name, value] : selection_environment(o)) g_environment[name] = value;
   const KernelSelectionOptions back = selection_from_environment(&from_map);
@@ -119,12 +120,14 @@ TEST(KernelSelection, EnvironmentRoundTrips) {
   EXPECT_EQ(back.count, o.count);
   EXPECT_EQ(back.every, o.every);
   EXPECT_EQ(back.metrics, o.metrics);
+  EXPECT_EQ(back.iteration_range, o.iteration_range);
 
   g_environment.clear();  // nothing set: the defaults
   const KernelSelectionOptions defaults = selection_from_environment(&from_map);
   EXPECT_TRUE(defaults.enabled);
   EXPECT_EQ(defaults.count, kDefaultMeasuredLaunches);
   EXPECT_FALSE(defaults.every);
+  EXPECT_TRUE(defaults.iteration_range.empty());
 }
 
 TEST(KernelSelection, MalformedEnvironmentNamesTheVariable) {
@@ -158,6 +161,33 @@ TEST(KernelSelection, ProblemsNameTheOptionAndTheFix) {
   EXPECT_NE(selection_problem(o)->find("--no-counters"), std::string::npos);
   o.enabled = false;  // nothing measured anyway
   EXPECT_FALSE(selection_problem(o).has_value());
+}
+
+// Iteration replay measures every kernel of an instance: a narrower kernel
+// selection contradicts it; its regex is checked like the others.
+TEST(KernelSelection, IterationRangeExcludesTheLaunchSelection) {
+  KernelSelectionOptions o;
+  o.iteration_range = "^step$";
+  o.skip = 2;
+  EXPECT_FALSE(selection_problem(o).has_value());
+  o.iteration_range = "(step";
+  ASSERT_TRUE(selection_problem(o).has_value());
+  EXPECT_NE(selection_problem(o)->find("--iteration-range '(step'"), std::string::npos);
+  o.iteration_range = "^step$";
+  o.skip = 0;  // no traced instance for the counters to go to
+  ASSERT_TRUE(selection_problem(o).has_value());
+  EXPECT_NE(selection_problem(o)->find("--skip 1 or more"), std::string::npos);
+  o.skip = 1;
+  for (int option = 0; option < 3; ++option) {
+    KernelSelectionOptions both = o;
+    if (option == 0) both.kernels = "gemm";
+    if (option == 1) both.nvtx = "layer";
+    if (option == 2) both.every = true;
+    ASSERT_TRUE(selection_problem(both).has_value()) << option;
+    EXPECT_NE(selection_problem(both)->find("excludes --kernels, --nvtx and --every"),
+              std::string::npos)
+        << *selection_problem(both);
+  }
 }
 
 }  // namespace

@@ -91,8 +91,28 @@ TEST_F(ProfileCli, BadCounterSelectionIsAUsageErrorBeforeAnyRun) {
       {{"--metrics", "dram bytes", "--", "true"}, "--metrics"},
       {{"--no-counters", "--metrics", "dram__bytes_read.sum", "--", "true"}, "--no-counters"},
       {{"--no-counters", "--every", "--", "true"}, "--every"},
+      {{"--iteration-range", "(step", "--", "true"},
+       "--iteration-range '(step' is not a regular expression"},
+      {{"--iteration-range", "step", "--every", "--", "true"}, "--every"},
+      {{"--iteration-range", "step", "--kernels", "gemm", "--", "true"}, "--kernels"},
+      {{"--iteration-range", "step", "--count", "3", "--", "true"}, "--count"},
+      {{"--no-counters", "--iteration-range", "step", "--", "true"}, "--no-counters"},
+      {{"--iteration-range", "step", "--", "true"}, "--iteration-range needs --skip 1 or more"},
   };
   expect_usage_errors(cases);
+}
+
+// Iteration replay reaches the program through the environment, with --skip
+// counting instances, and the run's spec keeps it.
+TEST_F(ProfileCli, IterationRangeIsPassedAndRecorded) {
+  const auto result =
+      profile({"--iteration-range", "^step$", "--skip", "2", "--", "sh", "-c",
+               "echo \"$TIMEROOF_PROFILE_ITERATION_RANGE|$TIMEROOF_PROFILE_SKIP\""});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "^step$|2\n");
+  const nlohmann::json counters = only_run().run.spec["profile"]["counters"];
+  EXPECT_EQ(counters["iteration_range"], "^step$");
+  EXPECT_EQ(counters["skip"], 2);
 }
 
 // The selection reaches the program through the environment and the run's spec.

@@ -282,6 +282,73 @@ TEST(ProfileGpu, CounterSelectionFlagsPickExactlyTheirLaunches) {
   }
 }
 
+// --iteration-range: every kernel of one step gets counters, CUPTI's passes taken
+// over the next steps (untraced: their times are the profiler's); the counters go
+// to the launches of the traced step before them, exact as with kernel replay.
+TEST(ProfileGpu, IterationReplayGivesTheTracedStepTheCountersOfTheNextSteps) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  const RunRecord run =
+      profile_example(dir, "iterations", {"--iteration-range", "^step$", "--skip", "1"}, 8);
+  EXPECT_EQ(run.run.spec["profile"]["counters"]["iteration_range"], "^step$");
+  const MeasuredKernels m = measured_kernels(run.trace);
+  ASSERT_EQ(m.counters.size(), 4U);  // the four launches of step 0
+  const std::size_t passes = m.counters.front().details["iteration_passes"].get<std::size_t>();
+  std::printf("iteration replay: %zu passes (the plan's %d), %zu kernels traced\n", passes,
+              m.counters.front().details["passes"].get<int>(), m.kernels.size());
+  ASSERT_GE(passes, 1U);
+  ASSERT_LE(passes, 7U);                          // steps 1..7 after --skip 1
+  EXPECT_EQ(m.kernels.size(), 32U - 4 * passes);  // the passes' steps are not traced
+  for (const TraceEvent& kernel : m.kernels) {    // nor CUPTI's own kernels
+    EXPECT_EQ(kernel.name.find("WaitNs"), std::string::npos);
+    EXPECT_GT(kernel.duration_ns(), 0U);
+    EXPECT_FALSE(kernel.details.contains("replayed")) << kernel.name;
+  }
+  constexpr double kElements = 1 << 20;
+  const double flops = 2.0 * kElements * 4000;
+  for (std::size_t i = 0; i < m.counters.size(); ++i) {
+    const TraceEvent& c = m.counters[i];
+    ASSERT_EQ(m.kernel_of[i], static_cast<int>(i)) << c.name;  // step 0, in order
+    EXPECT_EQ(c.details["window_launches"], 4);
+    EXPECT_EQ(c.details["cost_s"]["replay"], 0.0);
+    const nlohmann::json& q = c.details["quantities"];
+    std::printf("%s: %s\n", c.name.c_str(), q.dump().c_str());
+    EXPECT_EQ(q["fp32_flops"].get<double>(), flops) << c.name;
+    const double requested = (i % 2 == 0 ? 8 : 12) * kElements;  // scale, add, scale, add
+    EXPECT_EQ(q["l1_bytes"].get<double>(), requested) << c.name;
+    EXPECT_EQ(q["l2_bytes"].get<double>(), requested) << c.name;
+  }
+}
+
+// Iteration replay gives no counters, with one line saying why, where an
+// instance differs from the traced one or too few run; the trace stays whole.
+TEST(ProfileGpu, IterationReplayRefusesInstancesThatDifferOrAreTooFew) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  const std::string db = dir.file("refused.db");
+  const auto profile = [&](const std::string& range, int iterations) {
+    return run_tool(
+        {"profile", "--db", db, "--iteration-range", range, "--skip", "1", "--", example_binary(),
+         "--iterations", std::to_string(iterations), "--work", "4000"},
+        {}, kLimitSeconds);
+  };
+  // The traced "upload" launches no kernel.
+  auto result = profile("^(upload|step)$", 6);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("launched no kernel"), std::string::npos) << result.err;
+  // Two steps: one traced, one pass, fewer than the counter passes need.
+  result = profile("^step$", 2);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("run more iterations"), std::string::npos) << result.err;
+  ResultsStore store = ResultsStore::open(db, ResultsStore::Access::read_only);
+  const std::vector<RunRecord> runs = store.load_all();
+  ASSERT_EQ(runs.size(), 2U);
+  for (const RunRecord& run : runs) {
+    EXPECT_TRUE(of_kind(run.trace, TraceKind::kernel_counters).empty());
+    EXPECT_FALSE(of_kind(run.trace, TraceKind::kernel).empty());
+  }
+}
+
 // The whole chain on a GPU: ceilings and a profile in one store, then `analyze
 // --format json` gives each measured kernel its roofline model on those roofs.
 TEST(ProfileGpu, AnalysisGivesEachKernelItsRooflineOnTheStoredCeilings) {
