@@ -137,7 +137,8 @@ TEST(CompareRuns, PointsOnOneSideOnlyAndDifferentParametersAreListed) {
 }
 
 TEST(CompareRuns, H100AgainstH200NamesTheGpusAndExplainsWhereTheH200Wins) {
-  const Comparison c = compare_runs(sample("sample-run-h100.json.gz"), sample("sample-run.json.gz"));
+  const Comparison c =
+      compare_runs(sample("sample-run-h100.json.gz"), sample("sample-run.json.gz"));
   ASSERT_FALSE(c.provenance.empty());
   EXPECT_EQ(c.provenance[0].field, "gpu");
   EXPECT_EQ(c.provenance[0].base, "NVIDIA H100 80GB HBM3");
@@ -169,7 +170,8 @@ TEST(CompareRuns, H100AgainstH200NamesTheGpusAndExplainsWhereTheH200Wins) {
 }
 
 TEST(CompareRuns, FindingsSayOverWhichBatchRangeAVerdictHolds) {
-  const Comparison c = compare_runs(sample("sample-run-h100.json.gz"), sample("sample-run.json.gz"));
+  const Comparison c =
+      compare_runs(sample("sample-run-h100.json.gz"), sample("sample-run.json.gz"));
   // Both 14 series of the default sweeps, 1..1024 on each.
   EXPECT_EQ(c.series.size(), 14u);
   for (const ComparedSeries& s : c.series) {
