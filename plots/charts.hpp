@@ -39,6 +39,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -123,11 +124,15 @@ std::string time_complexity_panels(const roofline::ComplexityChart& chart,
                                    const std::vector<ComplexityMark>& marks,
                                    const std::vector<ComplexityPanel>& panels,
                                    const std::string& title = "Time-based roofline");
-// The chart of the points of a sweep on one compute roof (SweepAnalysis::per_roof),
-// its time axes on that roof's P, a panel per operator and precision.
-std::string time_complexity_chart(const RunRecord& record, const roofline::RunAnalysis& analysis,
-                                  const roofline::RoofComplexity& roof,
-                                  const std::string& title = "Time-based roofline");
+// The charts of the points of a sweep on one compute roof (SweepAnalysis::per_roof),
+// their time axes on that roof's P, a panel per operator and precision: one
+// chart of up to kPanelsPerFigure panels, or several on the same axes (their
+// titles end ", operators 5-6 of 6"), each of which fits an A4 page.
+inline constexpr std::size_t kPanelsPerFigure = 4;
+std::vector<std::string> time_complexity_charts(const RunRecord& record,
+                                                const roofline::RunAnalysis& analysis,
+                                                const roofline::RoofComplexity& roof,
+                                                const std::string& title = "Time-based roofline");
 // The colour of a bottleneck class label ("memory_bound(l2)" -> the L2 colour).
 const char* bound_color(const std::string& bound_label);
 

@@ -225,17 +225,21 @@ void findings_section(std::vector<Block>& doc, const roofline::RunAnalysis& anal
       "Ranked by the time each finding explains, most first: per call, summed over its points "
       "(a 50 ms finding before a 1 ms one, whatever their shares); after it the share of its "
       "series' time (each point's share of its own call, averaged over the series), and a link "
-      "to the charts of its series."));
+      "to the charts of its series (of its sweep, for a point outside any series)."));
   const std::vector<std::string> anchors = series_anchors(analysis, anchor);
   std::vector<std::string> items, links;
   for (const roofline::Finding& f : analysis.findings) {
     items.push_back(roofline::format_time(f.explained_s) + " — " + f.text + " (" +
                     format_number(f.share, hint::share) + " of the series' time)");
+    // Its series' charts; a point outside any series is drawn in its sweep's charts.
     std::string link;
-    for (std::size_t i = 0; i < analysis.series.size(); ++i)
+    for (std::size_t i = 0; i < analysis.series.size() && link.empty(); ++i)
       if (analysis.series[i].series.sweep == f.sweep &&
           analysis.series[i].series.name() == f.series)
         link = anchors[i];
+    for (std::size_t k = 0; k < analysis.sweeps.size() && link.empty(); ++k)
+      if (analysis.sweeps[k].name == f.sweep)
+        link = sweep_anchor(anchor, k + 1, analysis.sweeps[k].name);
     links.push_back(link);
   }
   doc.push_back(list(std::move(items), true));
@@ -363,13 +367,20 @@ void complexity_section(std::vector<Block>& doc, const RunRecord& r,
     const std::string roof_name = to_string(roof.roof);
     const std::string title = "Time-based roofline: " + sweep + ", points on the " + roof_name +
                               " roof (" + format_si(data.peak, "FLOP/s") + ")";
-    doc.push_back(chart(time_complexity_chart(r, analysis, roof, title),
-                        prefix + "-complexity-" + file_name_part(roof_name) + ".svg",
-                        "Time-based roofline (complexity chart) of the " + std::to_string(drawn) +
-                            " points of " + sweep + " whose work is mostly " + roof_name +
-                            ", with HBM bytes; the right axis is W / P at the " + roof_name +
-                            " roof. Each point is joined to where it would sit at the roof for "
-                            "its measured time; the segment is the time lost to the roof"));
+    const std::vector<std::string> parts = time_complexity_charts(r, analysis, roof, title);
+    for (std::size_t k = 0; k < parts.size(); ++k)
+      doc.push_back(
+          chart(parts[k],
+                prefix + "-complexity-" + file_name_part(roof_name) +
+                    (k == 0 ? "" : "-part" + std::to_string(k + 1)) + ".svg",
+                "Time-based roofline (complexity chart) of the " + std::to_string(drawn) +
+                    " points of " + sweep + " whose work is mostly " + roof_name +
+                    (parts.size() == 1 ? ""
+                                       : " (part " + std::to_string(k + 1) + " of " +
+                                             std::to_string(parts.size()) + ", on the same axes)") +
+                    ", with HBM bytes; the right axis is W / P at the " + roof_name +
+                    " roof. Each point is joined to where it would sit at the roof for "
+                    "its measured time; the segment is the time lost to the roof"));
   }
   std::vector<std::string> left_out;
   for (const std::string& note : sa.complexity.notes)

@@ -568,8 +568,10 @@ std::string time_complexity_chart(const RunRecord& record, const roofline::RunAn
                                complexity_marks(record, analysis, sweep.complexity), title);
 }
 
-std::string time_complexity_chart(const RunRecord& record, const roofline::RunAnalysis& analysis,
-                                  const roofline::RoofComplexity& roof, const std::string& title) {
+std::vector<std::string> time_complexity_charts(const RunRecord& record,
+                                                const roofline::RunAnalysis& analysis,
+                                                const roofline::RoofComplexity& roof,
+                                                const std::string& title) {
   const roofline::ComplexityChart& chart = roof.chart;
   // A panel per operator and precision (a series group), in the order of their
   // first point.
@@ -586,7 +588,22 @@ std::string time_complexity_chart(const RunRecord& record, const roofline::RunAn
   for (ComplexityPanel& g : panels)
     g.title +=
         " (" + std::to_string(g.points.size()) + " point" + (g.points.size() == 1 ? "" : "s") + ")";
-  return time_complexity_panels(chart, complexity_marks(record, analysis, chart), panels, title);
+  const std::vector<ComplexityMark> marks = complexity_marks(record, analysis, chart);
+  if (panels.size() <= kPanelsPerFigure)
+    return {time_complexity_panels(chart, marks, panels, title)};
+  // Two rows of two at most: three rows of 426 px and the legend, at the printed
+  // width (186 mm, 0.69 of the chart's 1024 px), would overflow an A4 page.
+  std::vector<std::string> out;
+  for (std::size_t first = 0; first < panels.size(); first += kPanelsPerFigure) {
+    const std::size_t last = std::min(first + kPanelsPerFigure, panels.size());
+    const std::vector<ComplexityPanel> part(panels.begin() + static_cast<std::ptrdiff_t>(first),
+                                            panels.begin() + static_cast<std::ptrdiff_t>(last));
+    out.push_back(time_complexity_panels(chart, marks, part,
+                                         title + ", operators " + std::to_string(first + 1) +
+                                             (last == first + 1 ? "" : "-" + std::to_string(last)) +
+                                             " of " + std::to_string(panels.size())));
+  }
+  return out;
 }
 
 // ---- Decomposition of the time per call -------------------------------------------

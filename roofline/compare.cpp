@@ -256,20 +256,7 @@ std::vector<ComparedSeries> compared_series(const std::vector<PointComparison>& 
     });
     out.push_back(std::move(s));
   }
-  // Series of one operator that differ in another parameter name it.
-  for (ComparedSeries& s : out) {
-    std::vector<std::string> keys;
-    for (const std::string& key : param_keys(s.fixed)) {
-      for (const ComparedSeries& t : out) {
-        if (&t == &s || t.sweep != s.sweep || t.op != s.op || t.precision != s.precision ||
-            t.math_mode != s.math_mode || t.fixed.value(key, nlohmann::json()) == s.fixed[key])
-          continue;
-        keys.push_back(key);
-        break;
-      }
-    }
-    s.distinct = params_text(s.fixed, keys);
-  }
+  name_distinct_series(out);
   return out;
 }
 

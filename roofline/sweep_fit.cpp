@@ -67,7 +67,7 @@ std::string format_value(double x) {
 std::string Series::name() const {
   std::string out = op;
   std::replace(out.begin(), out.end(), '_', ' ');
-  return out + " " + precision;
+  return out + " " + precision + (distinct.empty() ? "" : " (" + distinct + ")");
 }
 
 std::vector<Series> group_series(const std::vector<Point>& points, const MachineRoofs& roofs,
@@ -123,6 +123,9 @@ GroupedSeries group_series_and_lone(const std::vector<Point>& points, const Poin
                      [](const SeriesPoint& l, const SeriesPoint& r) { return l.x < r.x; });
     (s.points.size() < options.min_points ? out.lone : out.series).push_back(std::move(s));
   }
+  // Only the charted series: lone points keep the plain name, under which
+  // lone_point_findings gathers those of one operator.
+  name_distinct_series(out.series);
   return out;
 }
 

@@ -58,6 +58,7 @@
 // at the first parameter value of the new class.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -67,6 +68,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/format.hpp"
 #include "core/results.hpp"
 #include "roofline/bounds.hpp"
 #include "roofline/classify.hpp"
@@ -97,9 +99,38 @@ struct Series {
   std::string parameter;                            // the varying parameter, e.g. "batch"
   nlohmann::json fixed = nlohmann::json::object();  // every other parameter
   std::vector<SeriesPoint> points;                  // sorted by x
-  // "conv2d fwd fp16": the op with spaces, then the precision.
+  // Those of `fixed` that tell this series from the others of its sweep,
+  // operator and precision ("m=512 n=512 k=64"); empty where it is the only one.
+  std::string distinct;
+  // "conv2d fwd fp16": the op with spaces, then the precision, then `distinct` in
+  // parentheses: unique within a sweep, so a heading, a chart id and a finding's
+  // link name one series.
   std::string name() const;
 };
+
+// Sets each series' `distinct`: the parameters of `fixed` (and the math mode)
+// in which it differs from another series of its sweep, operator and precision.
+// For Series and for compare.hpp's ComparedSeries alike.
+template <class SeriesType>
+void name_distinct_series(std::vector<SeriesType>& series) {
+  for (SeriesType& s : series) {
+    std::vector<std::string> keys;
+    bool math_differs = false;
+    for (const SeriesType& t : series) {
+      if (&t == &s || t.sweep != s.sweep || t.op != s.op || t.precision != s.precision) continue;
+      math_differs = math_differs || t.math_mode != s.math_mode;
+      for (const std::string& key : param_keys(s.fixed))
+        if (t.fixed.value(key, nlohmann::json()) != s.fixed[key] &&
+            std::find(keys.begin(), keys.end(), key) == keys.end())
+          keys.push_back(key);
+    }
+    std::vector<std::string> ordered;  // param_keys order, whichever series told them apart
+    for (const std::string& key : param_keys(s.fixed))
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) ordered.push_back(key);
+    s.distinct = params_text(s.fixed, ordered);
+    if (math_differs) s.distinct += (s.distinct.empty() ? "math=" : " math=") + s.math_mode;
+  }
+}
 
 // Groups `points` (a run's, indices kept) into series along options.parameter.
 std::vector<Series> group_series(const std::vector<Point>& points, const MachineRoofs& roofs,

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -1005,7 +1006,7 @@ TEST(SampleCharts, TimeBasedRooflinePerComputeRoofInPanels) {
   EXPECT_EQ(fp32.chart.points.size(), 76u);
   for (const roofline::ComplexityPoint& cp : fp32.chart.points)
     EXPECT_NEAR(cp.peak / fp32.chart.peak, 1.0, 0.05) << "seq " << r.points[cp.index].seq;
-  const std::string svg = time_complexity_chart(r, analysis, fp32, "fp32");
+  const std::string svg = time_complexity_charts(r, analysis, fp32, "fp32").at(0);
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
   EXPECT_EQ(count_occurrences(svg, "class=\"panel\""), 4u);
@@ -1017,10 +1018,49 @@ TEST(SampleCharts, TimeBasedRooflinePerComputeRoofInPanels) {
   EXPECT_EQ(svg.find("mix in work of other classes"), std::string::npos);
   // The tensor_fp16 points also run fp32/fp16 elementwise kernels: their own
   // peak is below the chart's P, and the chart says by how much.
-  const std::string tensor = time_complexity_chart(r, analysis, lstm.per_roof.at(1), "fp16");
+  const std::string tensor = time_complexity_charts(r, analysis, lstm.per_roof.at(1), "fp16").at(0);
   EXPECT_NE(tensor.find("points mix in work of other classes: their own peak P_eff is 0.46x"),
             std::string::npos);
   EXPECT_EQ(count_occurrences(tensor, "class=\"panel\""), 4u);
+}
+
+// A sweep with more operators on one roof than two rows of panels hold is drawn
+// as several charts on the same axes, each of which fits an A4 page at the
+// printed width (186 mm = 703 CSS px, 273 mm = 1032 px tall): six operators in
+// one chart of three rows were 1.3 pages tall.
+TEST(SampleCharts, ManyOperatorsOnOneRoofSplitIntoChartsThatFitAPage) {
+  RunRecord r = sample();
+  const std::size_t n = r.points.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Point p = r.points[i];
+    if (p.sweep != "lstm-default" || p.precision != "fp32" ||
+        (p.op != "lstm_inference" && p.op != "lstm_backward_data"))
+      continue;
+    Point copy = p;
+    copy.op += "_copy";
+    copy.seq += 100000;
+    r.points.push_back(std::move(copy));
+  }
+  const roofline::RunAnalysis analysis = roofline::analyze(r);
+  const roofline::RoofComplexity& fp32 = analysis.sweeps.at(1).per_roof.at(0);
+  ASSERT_EQ(fp32.roof, PrecisionClass::fp32);
+  const std::vector<std::string> charts = time_complexity_charts(r, analysis, fp32, "fp32");
+  ASSERT_EQ(charts.size(), 2u);
+  const std::regex size(R"re(<svg[^>]* width="([0-9.]+)" height="([0-9.]+)")re");
+  std::size_t panels = 0, drawn = 0;
+  for (const std::string& svg : charts) {
+    ASSERT_TRUE(check_xml(svg).ok);
+    panels += count_occurrences(svg, "class=\"panel\"");
+    drawn += count_occurrences(svg, "class=\"point\"");
+    EXPECT_LE(count_occurrences(svg, "class=\"panel\""), kPanelsPerFigure);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(svg, m, size)) << svg.substr(0, 300);
+    EXPECT_LE(std::stod(m[2]) * 703 / std::stod(m[1]), 1032) << "taller than a printed page";
+  }
+  EXPECT_EQ(panels, 6u);
+  EXPECT_EQ(drawn, fp32.chart.points.size()) << "every point once";
+  EXPECT_NE(charts[0].find("fp32, operators 1-4 of 6"), std::string::npos);
+  EXPECT_NE(charts[1].find("fp32, operators 5-6 of 6"), std::string::npos);
 }
 
 // Spread on the measured points: each run-time point of the time-based
@@ -1041,7 +1081,7 @@ TEST(SampleCharts, MeasuredPointsCarryTheirIntervalOrSpread) {
     EXPECT_LE(cp.interval->y0, cp.runtime_flops);
     EXPECT_GE(cp.interval->y1, cp.runtime_flops);
   }
-  const std::string svg = time_complexity_chart(r, analysis, fp32, "fp32");
+  const std::string svg = time_complexity_charts(r, analysis, fp32, "fp32").at(0);
   EXPECT_EQ(count_occurrences(svg, "class=\"interval\""), with_interval);
   EXPECT_NE(svg.find("bar with caps: T&apos;s 95% interval"), std::string::npos);
   EXPECT_NE(svg.find("\nT&apos;s 95% interval "), std::string::npos);

@@ -146,12 +146,15 @@ TEST(Report, EverySectionIsThere) {
 }
 
 // Findings by the time they explain, most first, each leading with that time
-// and linking to the charts of its series (a heading of the page).
+// and linking to the charts of its series (a heading of the page), or of its
+// sweep for a point outside any series.
 TEST(Report, FindingsAreRankedByTheirTimeAndLinkTheirSeries) {
   const Written& w = written();
   const auto found =
       roofline::findings(sample().points, roofline::machine_roofs(sample().run.machine));
   ASSERT_FALSE(found.empty());
+  const std::vector<roofline::Series> series =
+      roofline::group_series(sample().points, roofline::machine_roofs(sample().run.machine));
   std::size_t last = 0;
   double last_s = found.front().explained_s;
   const std::regex link(R"re(^ <a href="#([^"]+)">its charts</a></li>)re");
@@ -168,8 +171,15 @@ TEST(Report, FindingsAreRankedByTheirTimeAndLinkTheirSeries) {
     std::smatch m;
     const std::string rest = w.html.substr(at + item.size(), 200);
     ASSERT_TRUE(std::regex_search(rest, m, link)) << rest;
-    EXPECT_NE(w.html.find("<h4 id=\"" + m[1].str() + "\">" + escape(f.series)), std::string::npos)
-        << m[1];
+    // Its series' own heading (names are unique within a sweep); a point outside
+    // any series links to its sweep, whose charts draw it.
+    const bool charted = std::any_of(series.begin(), series.end(), [&](const roofline::Series& s) {
+      return s.sweep == f.sweep && s.name() == f.series;
+    });
+    const std::string heading =
+        charted ? "<h4 id=\"" + m[1].str() + "\">" + escape(f.series) + " against "
+                : "<h3 id=\"" + m[1].str() + "\">Sweep " + escape(f.sweep);
+    EXPECT_NE(w.html.find(heading), std::string::npos) << heading;
     const std::string md_item =
         roofline::format_time(f.explained_s) + " — " + detail::markdown_text(f.text);
     const std::size_t md_at = w.markdown.find(md_item);

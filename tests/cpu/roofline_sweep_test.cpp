@@ -273,6 +273,48 @@ TEST(Series, GroupsByEverythingButTheVaryingParameter) {
   EXPECT_EQ(group_series(pts, roofs, all).size(), 2u);
 }
 
+// Two series of one operator and precision in one sweep (the GEMM sweep's two
+// batched-GEMM shapes) are named apart by the parameters in which they differ,
+// so their headings, chart ids and findings' links name one series each; a
+// series alone keeps the plain name, and so do lone points.
+TEST(Series, NamesAreUniqueWithinASweep) {
+  std::vector<Point> pts;
+  for (int m : {1024, 512})
+    for (double b : {2.0, 4.0, 8.0}) {
+      Point p = synthetic_point(1e9, 1e8, 1e-3, 1);
+      p.op = "gemm_batched";
+      p.params = {{"batch", b}, {"m", m}, {"n", m}, {"k", m == 512 ? 64 : 1024}, {"algo", "h"}};
+      pts.push_back(p);
+    }
+  for (double b : {2.0, 4.0}) {  // the same operator in another sweep: not a clash
+    Point p = synthetic_point(1e9, 1e8, 1e-3, 1);
+    p.sweep = "other";
+    p.op = "gemm_batched";
+    p.params = {{"batch", b}, {"m", 64}, {"n", 64}, {"k", 64}, {"algo", "h"}};
+    pts.push_back(p);
+  }
+  Point lone = pts[0];
+  lone.params["m"] = 256;
+  pts.push_back(lone);
+  const MachineRoofs roofs = machine_roofs(synthetic_machine());
+  const GroupedSeries grouped = group_series_and_lone(pts, [&](std::size_t i) {
+    return std::make_pair(point_bounds(pts[i], roofs), Classification{});
+  });
+  ASSERT_EQ(grouped.series.size(), 3u);
+  EXPECT_EQ(grouped.series[0].name(), "gemm batched fp32 (k=1024 m=1024 n=1024)");
+  EXPECT_EQ(grouped.series[1].name(), "gemm batched fp32 (k=64 m=512 n=512)");
+  EXPECT_EQ(grouped.series[2].name(), "gemm batched fp32");
+  ASSERT_EQ(grouped.lone.size(), 1u);
+  EXPECT_EQ(grouped.lone[0].name(), "gemm batched fp32");
+  // A math mode apart is named too.
+  for (Point& p : pts) p.params["m"] = 1024, p.params["n"] = 1024, p.params["k"] = 1024;
+  for (std::size_t i = 3; i < 6; ++i) pts[i].math_mode = "tensor";
+  const std::vector<Series> by_math = group_series(pts, roofs);
+  ASSERT_EQ(by_math.size(), 3u);
+  EXPECT_EQ(by_math[0].name(), "gemm batched fp32 (math=fma_only)");
+  EXPECT_EQ(by_math[1].name(), "gemm batched fp32 (math=tensor)");
+}
+
 TEST(Series, ClassChangesAreAtTheFirstValueOfEachNewClass) {
   Series s;
   const Bottleneck classes[] = {Bottleneck::launch_bound, Bottleneck::launch_bound,
