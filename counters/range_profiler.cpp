@@ -372,11 +372,9 @@ void ProfilerSession::begin_launch(const ConfigImage& config, std::size_t max_la
   // One range per kernel; the spare one shows kernels of other threads.
   launch_.reset(new LaunchWindow{
       Collection(*this), prepare(config, max_launches + 1, CUPTI_AutoRange, CUPTI_KernelReplay)});
-  CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-  start.pRangeProfilerObject = profiler_;
   try {
     const PhaseTimer timer(phases_.start_stop);
-    TR_COLLECT_CHECK(cuptiRangeProfilerStart(&start));
+    start_profiler();
   } catch (...) {
     launch_.reset();
     throw;
@@ -386,11 +384,9 @@ void ProfilerSession::begin_launch(const ConfigImage& config, std::size_t max_la
 ProfileResult ProfilerSession::end_launch() {
   if (!launch_) throw usage_error("end_launch: no launch is being measured");
   const std::unique_ptr<LaunchWindow> window = std::move(launch_);
-  CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-  stop.pRangeProfilerObject = profiler_;
   {
     const PhaseTimer timer(phases_.start_stop);
-    TR_COLLECT_CHECK(cuptiRangeProfilerStop(&stop));
+    stop_profiler();
   }
   return decode(window->data);
 }
@@ -408,21 +404,16 @@ void ProfilerSession::begin_passes(const ConfigImage& config, std::size_t max_ra
 void ProfilerSession::start_pass() {
   if (!launch_ || launch_->started)
     throw usage_error("start_pass: no collection, or a pass is open");
-  CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-  start.pRangeProfilerObject = profiler_;
   const PhaseTimer timer(phases_.start_stop);
-  TR_COLLECT_CHECK(cuptiRangeProfilerStart(&start));
+  start_profiler();
   launch_->started = true;
 }
 
 bool ProfilerSession::stop_pass() {
   if (!launch_ || !launch_->started) throw usage_error("stop_pass: no pass is open");
-  CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-  stop.pRangeProfilerObject = profiler_;
   launch_->started = false;
   const PhaseTimer timer(phases_.start_stop);
-  TR_COLLECT_CHECK(cuptiRangeProfilerStop(&stop));
-  return stop.isAllPassSubmitted != 0;
+  return stop_profiler();
 }
 
 ProfileResult ProfilerSession::end_passes() {
@@ -434,28 +425,38 @@ ProfileResult ProfilerSession::end_passes() {
 
 void ProfilerSession::abandon_passes() noexcept {
   if (!launch_) return;
-  if (launch_->started) {
-    CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-    stop.pRangeProfilerObject = profiler_;
-    TR_CUPTI_WARN(cuptiRangeProfilerStop(&stop));
-  }
+  if (launch_->started) stop_profiler_quietly();
   launch_.reset();
 }
 
-bool ProfilerSession::run_between_start_and_stop(const std::function<void()>& body) {
+void ProfilerSession::start_profiler() {
   CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
   start.pRangeProfilerObject = profiler_;
   TR_COLLECT_CHECK(cuptiRangeProfilerStart(&start));
+}
+
+bool ProfilerSession::stop_profiler() {
   CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
   stop.pRangeProfilerObject = profiler_;
+  TR_COLLECT_CHECK(cuptiRangeProfilerStop(&stop));
+  return stop.isAllPassSubmitted != 0;
+}
+
+void ProfilerSession::stop_profiler_quietly() noexcept {
+  CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+  stop.pRangeProfilerObject = profiler_;
+  TR_CUPTI_WARN(cuptiRangeProfilerStop(&stop));
+}
+
+bool ProfilerSession::run_between_start_and_stop(const std::function<void()>& body) {
+  start_profiler();
   try {
     body();
   } catch (...) {
-    TR_CUPTI_WARN(cuptiRangeProfilerStop(&stop));
+    stop_profiler_quietly();
     throw;
   }
-  TR_COLLECT_CHECK(cuptiRangeProfilerStop(&stop));
-  return stop.isAllPassSubmitted != 0;
+  return stop_profiler();
 }
 
 namespace {

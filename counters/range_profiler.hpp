@@ -217,6 +217,12 @@ class ProfilerSession {
   CounterData prepare(ConfigImage config, std::size_t max_ranges, int range_mode, int replay_mode);
   // Evaluates every range, or only those `keep` marks (the others keep empty values).
   ProfileResult decode(CounterData& data, const std::vector<bool>& keep = {});
+  // cuptiRangeProfilerStart / Stop on profiler_; stop_profiler returns whether
+  // CUPTI has now been given every pass; stop_profiler_quietly only warns (for
+  // paths already unwinding).
+  void start_profiler();
+  bool stop_profiler();
+  void stop_profiler_quietly() noexcept;
   // Runs body between cuptiRangeProfilerStart and Stop (Stop also when body
   // throws); returns whether CUPTI has now been given every pass.
   bool run_between_start_and_stop(const std::function<void()>& body);

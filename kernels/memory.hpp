@@ -60,6 +60,10 @@ enum class L2Load {
 // a power-of-two element count, the working-set sweep's pattern. `half_resident`:
 // half the blocks that fit on an SM (on an H100 strided 256 x 8 loaded 8.28 TB/s at 4
 // blocks per SM against 7.93 at 8: fewer requests queue at the L2 slices).
+// Chunks (chunk_tiles > 0, tiles only, sharing 1): a grid of many short blocks,
+// block b reading the chunk of chunk_tiles consecutive tiles at b mod the chunks
+// `passes` times: consecutive blocks read different chunks, and blocks a chunk
+// count apart the same one, at different times.
 struct L2Variant {
   L2Load load = L2Load::cg;
   int threads = 256;
@@ -67,7 +71,10 @@ struct L2Variant {
   int sharing = 1;
   bool strided = false;
   bool half_resident = false;
+  int chunk_tiles = 0;
 };
+// Elements of one chunk of a chunked variant.
+std::size_t l2_chunk_elements(const L2Variant& v);
 
 // One HBM kernel variant: each thread keeps `unroll` independent 16-byte loads in
 // flight; a block walks tiles of unroll x threads elements, grid-stride. A

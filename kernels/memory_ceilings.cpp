@@ -3,13 +3,14 @@
 //     bounded by free memory; several kernel variants are timed and the fastest is
 //     the ceiling (its name and every variant's rate go into `method`);
 //   l2_read: a working set of L2/4 or L2/2 re-read many times with L1 bypassed,
-//     the best of a search over kernel shapes (measure_l2);
+//     the best of a search over kernel shapes and access patterns, by the bytes
+//     the L2 slices served where counters can be read (measure_l2);
 //   l1_read: every block re-reads one 32 KiB region (L1-resident after pass 1);
 //   shared_read: every block re-reads 32 KiB of shared memory with LDS.128;
 //   working_set: the sweep 16 KiB .. 4 GiB (x2; quick: .. 4 x L2, x4), bytes per
 //     second against working-set size, into CeilingResults::working_set.
 // Grids are persistent (SMs x resident blocks, one wave) unless a variant says
-// otherwise (*_tile_grid: one block per tile).
+// otherwise (*_tile_grid: one block per tile; L2 chunks: many short blocks).
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -246,6 +247,19 @@ std::vector<L2Variant> l2_search(bool quick) {
       out.push_back({load, threads, unroll, 1, true});
       if (!quick) out.push_back({load, threads, unroll, 1, true, true});
     }
+    // Chunks of 512 KiB read by a grid of many short blocks (gpu-benches' pattern).
+    // Chunks of 512 KiB or 1 MiB read by a grid of many short blocks (gpu-benches'
+    // pattern). On an H200 (cg and nc alike) 256-thread blocks of 4-16 loads
+    // loaded the most, 10.1-10.6 TB/s, 512-thread ones 10.2, 1024-thread 8.6-9.2,
+    // 256 KiB chunks 9.6-10.2; of those loads the slices served 84-95% (the
+    // rest merged before them), 9.5-9.65 TB/s, the busiest L2 unit at 93-94%
+    // of its peak.
+    if (!quick)
+      for (const auto& [threads, unroll] :
+           std::vector<std::pair<int, int>>{{256, 4}, {256, 8}, {256, 16}, {512, 16}})
+        for (const int kib : {512, 1024})
+          out.push_back({load, threads, unroll, 1, false, false,
+                         kib * 1024 / (threads * unroll * static_cast<int>(kElement))});
   }
   return out;
 }
@@ -253,9 +267,10 @@ std::vector<L2Variant> l2_search(bool quick) {
 std::string l2_variant_name(const L2Variant& v) {
   return concat(v.load == L2Load::cg ? "ld.cg" : "ld.nc.L1::no_allocate", " ", v.threads, "x",
                 v.unroll,
-                v.strided       ? " strided"
-                : v.sharing > 1 ? concat(" tiles/", v.sharing)
-                                : std::string(" tiles"),
+                v.strided           ? " strided"
+                : v.chunk_tiles > 0 ? concat(" chunks of ", v.chunk_tiles, " tiles")
+                : v.sharing > 1     ? concat(" tiles/", v.sharing)
+                                    : std::string(" tiles"),
                 v.half_resident ? ", half the resident blocks" : "");
 }
 
@@ -296,7 +311,10 @@ std::optional<L2Counters> l2_counters(const Context& ctx, const Candidate& c) {
 // With counters the roof is the bytes the slices served per second, over the
 // kL2Profiled fastest variants by bytes loaded (merging differs between them);
 // without, the bytes loaded by the fastest.
-constexpr std::size_t kL2Profiled = 3;
+// Twelve: the chunked variants that load the most are not those the slices serve
+// the most of (H200: 1 MiB chunks loaded 10.4-10.6 TB/s of which 86-91% was
+// served, 512 KiB ones 10.1 of which 95%); one profiled launch costs ~0.1 s.
+constexpr std::size_t kL2Profiled = 12;
 
 void measure_l2(Context& ctx, CeilingResults& out) {
   if (!ctx.request.wanted(ceiling::kL2Read)) return;
@@ -317,7 +335,26 @@ void measure_l2(Context& ctx, CeilingResults& out) {
       // Tiles: a whole number of the largest tile; strided: a power of two.
       std::size_t bytes = round_down(ctx.l2_bytes / divisor, kTileBytes);
       if (v.strided) bytes = std::bit_floor(bytes);
+      if (v.chunk_tiles > 0) bytes = round_down(bytes, l2_chunk_elements(v) * kElement);
       const std::size_t count = bytes / kElement;
+      if (v.chunk_tiles > 0) {
+        // One read of a chunk per block; the grid, a whole number of rounds over
+        // the chunks, grows to the target time.
+        const int chunks = static_cast<int>(count / l2_chunk_elements(v));
+        const auto launch = [&, count, v](int blocks, cudaStream_t s) {
+          launch_l2_read(v, data.get(), count, 1, ctx.sums_for(blocks), blocks, s);
+        };
+        const int blocks = chunks * passes_for_target(ctx, target_s, [&](int r) {
+                             launch(r * chunks, ctx.stream);
+                           });
+        all.push_back(time_candidate(
+            ctx,
+            concat(l2_variant_name(v), " ", format_binary_bytes(static_cast<double>(bytes)),
+                   " grid ", blocks, " x ", v.threads),
+            blocks, l2_read_bytes(v, count, 1, blocks),
+            [launch, blocks](cudaStream_t s) { launch(blocks, s); }));
+        continue;
+      }
       const int blocks = ctx.sms * l2_read_blocks_per_sm(v) / v.sharing * v.sharing;
       if (blocks < v.sharing) continue;
       const auto launch = [&, count, blocks, v](int passes, cudaStream_t s) {

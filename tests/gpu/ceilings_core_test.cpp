@@ -317,6 +317,20 @@ TEST(CeilingsCore, CacheKernelsReadWhatTheySay) {
           expected += pattern_sum((t + j * grid) & (kMaskCount - 1), 1, 21);
       EXPECT_EQ(total(to_host(sums)), expected);
       EXPECT_EQ(l2_read_bytes(strided, kMaskCount, 2, kBlocks), 2.0 * 4 * grid * sizeof(uint4));
+      // Chunks of 2 tiles of 256 x 4: two chunks, so the 5 blocks read chunks 0, 1,
+      // 0, 1, 0, each `passes` times.
+      const L2Variant chunks{load, 256, 4, 1, false, false, 2};
+      constexpr std::size_t kChunk = 2 * 256 * 4;
+      ASSERT_EQ(l2_chunk_elements(chunks), kChunk);
+      TR_CUDA_CHECK(cudaMemset(sums.get(), 0, sums.bytes()));
+      launch_l2_read(chunks, data.get(), 2 * kChunk, 3, sums.get(), kBlocks, nullptr);
+      TR_CUDA_CHECK(cudaDeviceSynchronize());
+      EXPECT_EQ(total(to_host(sums)),
+                3u * (3u * pattern_sum(0, kChunk, 21) + 2u * pattern_sum(kChunk, kChunk, 21)));
+      EXPECT_EQ(l2_read_bytes(chunks, 2 * kChunk, 3, kBlocks),
+                3.0 * kBlocks * kChunk * sizeof(uint4));
+      EXPECT_THROW(launch_l2_read(chunks, data.get(), kChunk + 1, 1, sums.get(), kBlocks, nullptr),
+                   std::invalid_argument);
     }
   }
   // L1: two windows; even passes read the first, odd passes the second.
