@@ -100,7 +100,7 @@ struct Series {
   nlohmann::json fixed = nlohmann::json::object();  // every other parameter
   std::vector<SeriesPoint> points;                  // sorted by x
   // Those of `fixed` that tell this series from the others of its sweep,
-  // operator and precision ("m=512 n=512 k=64"); empty where it is the only one.
+  // operator and precision ("k=64 m=512 n=512"); empty where it is the only one.
   std::string distinct;
   // "conv2d fwd fp16": the op with spaces, then the precision, then `distinct` in
   // parentheses: unique within a sweep, so a heading, a chart id and a finding's
