@@ -59,6 +59,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -119,15 +120,21 @@ void name_distinct_series(std::vector<SeriesType>& series) {
     for (const SeriesType& t : series) {
       if (&t == &s || t.sweep != s.sweep || t.op != s.op || t.precision != s.precision) continue;
       math_differs = math_differs || t.math_mode != s.math_mode;
-      for (const std::string& key : param_keys(s.fixed))
-        if (t.fixed.value(key, nlohmann::json()) != s.fixed[key] &&
-            std::find(keys.begin(), keys.end(), key) == keys.end())
-          keys.push_back(key);
+      // Either side's keys: a parameter only one of them has tells them apart too.
+      const std::array<const nlohmann::json*, 2> sides = {&s.fixed, &t.fixed};
+      for (const nlohmann::json* side : sides)
+        for (const std::string& key : param_keys(*side))
+          if (t.fixed.value(key, nlohmann::json()) != s.fixed.value(key, nlohmann::json()) &&
+              std::find(keys.begin(), keys.end(), key) == keys.end())
+            keys.push_back(key);
     }
-    std::vector<std::string> ordered;  // param_keys order, whichever series told them apart
-    for (const std::string& key : param_keys(s.fixed))
-      if (std::find(keys.begin(), keys.end(), key) != keys.end()) ordered.push_back(key);
-    s.distinct = params_text(s.fixed, ordered);
+    std::sort(keys.begin(), keys.end());
+    if (const auto batch = std::find(keys.begin(), keys.end(), "batch"); batch != keys.end())
+      std::rotate(keys.begin(), batch, batch + 1);  // param_keys order: batch first
+    s.distinct.clear();
+    for (const std::string& key : keys)
+      s.distinct += (s.distinct.empty() ? "" : " ") + key + "=" +
+                    (s.fixed.contains(key) ? param_value_text(s.fixed[key]) : "-");
     if (math_differs) s.distinct += (s.distinct.empty() ? "math=" : " math=") + s.math_mode;
   }
 }

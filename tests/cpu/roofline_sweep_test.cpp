@@ -313,6 +313,12 @@ TEST(Series, NamesAreUniqueWithinASweep) {
   ASSERT_EQ(by_math.size(), 3u);
   EXPECT_EQ(by_math[0].name(), "gemm batched fp32 (math=fma_only)");
   EXPECT_EQ(by_math[1].name(), "gemm batched fp32 (math=tensor)");
+  // A parameter only one series has names both.
+  for (std::size_t i = 3; i < 6; ++i) pts[i].math_mode = "fma_only", pts[i].params["split_k"] = 2;
+  const std::vector<Series> by_key = group_series(pts, roofs);
+  ASSERT_EQ(by_key.size(), 3u);
+  EXPECT_EQ(by_key[0].name(), "gemm batched fp32 (split_k=-)");
+  EXPECT_EQ(by_key[1].name(), "gemm batched fp32 (split_k=2)");
 }
 
 TEST(Series, ClassChangesAreAtTheFirstValueOfEachNewClass) {
