@@ -16,6 +16,18 @@ def working_set(path):
     return json.load(open(path))["runs"][0]["machine"].get("working_set") or []
 
 
+def max_loaded_rate(l2_method):
+    """The highest rate in bytes loaded of the L2 search's variants (its method lists
+    each as '... 10.1 TB/s'), in B/s; None without that list."""
+    listed = l2_method.split("variants by bytes loaded: ", 1)
+    if len(listed) < 2:
+        return None
+    # The search's own list only: the working-set pattern after it partly hits L1.
+    search = re.split(r"; working-set pattern|; bytes =", listed[1])[0]
+    rates = [float(x) * 1e12 for x in re.findall(r" ([0-9.]+) TB/s", search)]
+    return max(rates, default=None)
+
+
 def pattern_served_share(l2_method):
     """The largest share of its loaded bytes the L2 slices served for the working-set
     sweep's pattern, profiled beside the L2 search (None in older runs)."""
@@ -70,7 +82,13 @@ def main():
             check(f"l2_read / the plateau as served ({share:.1%} of it)",
                   l2["measured"] / (plateau * share), 1.0)
         floor = 9.7e12 if "H200" in gpu else 8.6e12
-        check(f"l2_read TB/s (>= {floor / 1e12} on this GPU)", l2["measured"] / 1e12, floor / 1e12)
+        check(f"l2_read TB/s served (>= {floor / 1e12} on this GPU)", l2["measured"] / 1e12,
+              floor / 1e12)
+        # The published figures (gpu-benches) count bytes loaded, as the search's list does.
+        loaded = max_loaded_rate(l2["method"])
+        if loaded:
+            check(f"l2 search's best loads TB/s, as gpu-benches counts (>= {floor / 1e12})",
+                  loaded / 1e12, floor / 1e12)
         print(f"l2_read: {l2['method'][:400]}")
     over = [(n, c["measured"] / c["theoretical"]) for n, c in first.items()
             if c.get("kind") == "compute" and c.get("theoretical")]
