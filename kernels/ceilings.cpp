@@ -96,7 +96,7 @@ CeilingResults measure_ceilings(const CeilingRequest& request) {
     if (any_windowed && windowed_family.empty()) windowed_family = family.name;
   }
   const std::vector<int> windows_after =
-      windows_after_each(running_names, windowed_family, kHostWindows);
+      windows_after_each(running_names, windowed_family, request.host_windows);
   for (std::size_t i = 0; i < running.size(); ++i) {
     const ceiling::Family& family = *running[i];
     request.progress(family.name);

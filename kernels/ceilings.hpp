@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/results.hpp"
 #include "core/vocabulary.hpp"
 #include "gpu/handles.hpp"
@@ -58,6 +60,17 @@ struct CeilingRequest {
   using Profile = std::function<std::vector<double>(
       const std::vector<std::string>& metrics, const std::function<void(cudaStream_t)>& launch)>;
   Profile profile;
+  // How many windows the host-timed roofs are measured in (HostWindows), each
+  // with that share of one window's old sampling budget.
+  int host_windows = kHostWindows;
+  // Takes one window of the named host-timed roofs in a process of its own (the
+  // CLI's device worker running host_window_document) and returns that document;
+  // throws an Error naming why not. Unset: windows in this process. The host
+  // gives each process one of its modes (H200: launch_async ~3.5 or ~4.4 us per
+  // process, whatever the core or stream), so windows in fresh processes let the
+  // roof be the best the host reaches (WindowedRoof::windows_in_processes).
+  using ProcessWindow = std::function<nlohmann::json(const std::vector<std::string>& roofs)>;
+  ProcessWindow process_window;
   // Called with a family's name ("memory") before it is measured.
   std::function<void(const std::string&)> progress = [](const std::string&) {};
   TimingPolicy timing() const { return ceiling_timing(quick); }
@@ -83,6 +96,15 @@ void measure_transfer_ceilings(const CeilingRequest& request, CeilingResults& ou
 void measure_host_timed_ceilings(const CeilingRequest& request, CeilingResults& out);
 // launch_graph_node: GPU-timed, so one window (it repeated within 0.7% across runs).
 void measure_launch_graph_ceiling(const CeilingRequest& request, CeilingResults& out);
+
+// Windows of the host-timed roofs in processes of their own: 5, so that the
+// host's faster mode is among them (H200: ~44% of processes; 5 miss it 5% of the time).
+inline constexpr int kHostProcessWindows = 5;
+
+// One window of every host-timed roof the request wants, taken in this process,
+// as the document a parent's HostWindows reads back (CeilingRequest::process_window):
+// {"roofs": [{"name", "window": window_json or null, "failure": why, where null}]}.
+nlohmann::json host_window_document(const CeilingRequest& request);
 
 // One window's pageable copies (kernels/transfer_ceilings.cpp): a device buffer
 // and a pageable host buffer (new[], every page touched) of 256 MiB (64 MiB quick).
@@ -132,6 +154,8 @@ class HostWindows {
 
  private:
   void record_failure(double at_s, const std::string& reason);
+  // take() through request.process_window.
+  void take_in_process(const CeilingRequest& request, double at_s);
   std::chrono::steady_clock::time_point run_start_;
   std::vector<WindowedRoof> roofs_;
   int taken_ = 0;

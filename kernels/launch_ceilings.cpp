@@ -16,9 +16,13 @@
 // T_graph sees one graph node. Why: one median of 20 samples read 4.25 and 5.37 us
 // for launch_async in two runs on an H100 (spreads 26-33%), and the launch roof
 // decides every launch-bound verdict.
-// The two host-timed roofs are sampled in kHostWindows windows spread over the
-// ceilings run, each with a third of the budget one window had, and joined by
-// combine_windows (kernels/time_windows.hpp says why); the GPU-timed graph node,
+// The two host-timed roofs are sampled in CeilingRequest::host_windows windows
+// spread over the ceilings run, each with that share of the budget one window
+// had, and joined by combine_windows (kernels/time_windows.hpp says why); where
+// the CLI gives a process_window, each window is taken in a process of its own
+// and the fastest is the roof (the host's cost differs between processes: H200
+// launch_async ~3.5 or ~4.4 us per process, whatever the core or stream, within
+// 3% inside one); the GPU-timed graph node,
 // which repeated within 0.7% across runs, in one. HostWindows, here, takes the
 // pageable copies' windows too (PageableCopies, kernels/transfer_ceilings.cpp):
 // they drift with the host as the launches do.
@@ -153,6 +157,10 @@ void HostWindows::take(const CeilingRequest& request) {
   if (roofs_.empty()) return;
   const double at_s = seconds_since(run_start_);
   ++taken_;
+  if (request.process_window) {
+    take_in_process(request, at_s);
+    return;
+  }
   try {
     ceiling_support::select_device_and_count_sms(request);
     const cudaStream_t stream = request.stream;
@@ -166,7 +174,7 @@ void HostWindows::take(const CeilingRequest& request) {
         if (!copies) copies.emplace(request);
         copies->time_copy(*direction);  // untimed: the driver's staging buffer, first touch
         window = sample_window([&] { return copies->time_copy(*direction); }, 1,
-                               pageable_rule(request.quick, kHostWindows));
+                               pageable_rule(request.quick, request.host_windows));
       } else {
         if (!warm) warm_up_launches(stream, request.quick);
         warm = true;
@@ -175,7 +183,8 @@ void HostWindows::take(const CeilingRequest& request) {
             [&] {
               return async ? time_async_launches(stream, launches) : time_sync_round_trips(stream);
             },
-            async ? launches : kSyncRoundTripsPerSample, launch_rule(request.quick, kHostWindows));
+            async ? launches : kSyncRoundTripsPerSample,
+            launch_rule(request.quick, request.host_windows));
       }
       window.at_s = at_s;
       window.detail = pin_text(pinned);
@@ -184,6 +193,51 @@ void HostWindows::take(const CeilingRequest& request) {
   } catch (const Error& error) {
     record_failure(at_s, error.what());
   }
+}
+
+void HostWindows::take_in_process(const CeilingRequest& request, double at_s) {
+  std::vector<std::string> names;
+  for (const WindowedRoof& roof : roofs_) names.push_back(roof.name);
+  try {
+    const nlohmann::json document = request.process_window(names);
+    for (WindowedRoof& roof : roofs_) {
+      roof.windows_in_processes = true;
+      std::string failure = "the window's process did not measure it";
+      for (const nlohmann::json& entry : document.at("roofs")) {
+        if (entry.value("name", std::string()) != roof.name) continue;
+        if (entry.contains("window") && !entry["window"].is_null()) {
+          TimeWindow window = window_from_json(entry["window"]);
+          window.at_s = at_s;
+          roof.windows.push_back(std::move(window));
+          failure.clear();
+        } else {
+          failure = entry.value("failure", failure);
+        }
+      }
+      if (!failure.empty())
+        roof.failures.push_back(
+            concat("window ", taken_, " at ", std::round(at_s * 10) / 10, " s failed: ", failure));
+    }
+  } catch (const nlohmann::json::exception& error) {
+    record_failure(at_s,
+                   concat("the window's process answered no window document (", error.what(), ")"));
+  } catch (const Error& error) {
+    record_failure(at_s, error.what());
+  }
+}
+
+nlohmann::json host_window_document(const CeilingRequest& request) {
+  CeilingRequest here = request;
+  here.process_window = nullptr;
+  HostWindows windows(here);
+  windows.take(here);
+  nlohmann::json roofs = nlohmann::json::array();
+  for (const WindowedRoof& roof : windows.roofs())
+    roofs.push_back(
+        {{"name", roof.name},
+         {"window", roof.windows.empty() ? nlohmann::json() : window_json(roof.windows[0])},
+         {"failure", roof.failures.empty() ? std::string() : roof.failures[0]}});
+  return {{"roofs", roofs}};
 }
 
 void HostWindows::fail(const std::string& reason) {
@@ -243,8 +297,8 @@ void measure_launch_graph_ceiling(const CeilingRequest& request, CeilingResults&
 
 void measure_host_timed_ceilings(const CeilingRequest& request, CeilingResults& out) {
   HostWindows windows(request);
-  const std::vector<int> alone = {kHostWindows};  // no other family to spread them over
-  for (int i = 0; i < kHostWindows; ++i) windows.take(request);
+  const std::vector<int> alone = {request.host_windows};  // no other family to spread them over
+  for (int i = 0; i < request.host_windows; ++i) windows.take(request);
   windows.finish(out, window_spacing_note(alone, request.quick));
   measure_launch_graph_ceiling(request, out);
 }

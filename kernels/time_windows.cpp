@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "core/format.hpp"
+#include "core/json_io.hpp"
 #include "kernels/ceiling_support.hpp"
 #include "kernels/measure.hpp"
 
@@ -38,34 +39,50 @@ Ceiling windowed_ceiling(const WindowedRoof& roof, std::string_view note) {
   }
   const TimeStats combined = combine_windows(stats);
   std::sort(all.begin(), all.end());
+  const std::size_t n = roof.windows.size();
+  // Windows in processes of their own: the fastest window is the roof.
+  const bool fastest = roof.windows_in_processes && n > 1;
+  const TimeStats& chosen = fastest ? std::min_element(stats.begin(), stats.end(),
+                                                       [](const TimeStats& a, const TimeStats& b) {
+                                                         return a.median_s < b.median_s;
+                                                       })[0]
+                                    : combined;
 
-  const Measurement m{.median_s = combined.median_s,
+  const Measurement m{.median_s = chosen.median_s,
                       .min_s = combined.min_s,
                       .max_s = combined.max_s,
                       .repeats = combined.samples,
                       .spread = combined.spread};
   std::string failures;
   for (const std::string& failure : roof.failures) failures += "; " + failure;
-  const std::size_t n = roof.windows.size();
   const std::string interval =
-      combined.ci_low_s && combined.ci_high_s
-          ? concat(", 95% interval of the median ", format_si(*combined.ci_low_s, "s"), " - ",
-                   format_si(*combined.ci_high_s, "s"),
-                   n > 1 ? " (from the lowest window's low to the highest window's high)" : "")
+      chosen.ci_low_s && chosen.ci_high_s
+          ? concat(", 95% interval of the median ", format_si(*chosen.ci_low_s, "s"), " - ",
+                   format_si(*chosen.ci_high_s, "s"),
+                   fastest ? " (the fastest window's)"
+                   : n > 1 ? " (from the lowest window's low to the highest window's high)"
+                           : "")
           : std::string();
   // One window reads as one sampled time always did; several name each window.
   const std::string windows_text =
-      n == 1 ? std::string()
-             : concat("; measured in ", n,
-                      " windows, each one's median and when it began (seconds into the ceilings "
-                      "run): ",
-                      medians);
+      n == 1
+          ? std::string()
+          : concat(
+                "; measured in ", n,
+                fastest ? " windows, each in a process of its own (the host's cost differs "
+                          "between processes), "
+                        : " windows, ",
+                "each one's median and when it began (seconds into the ceilings run): ", medians);
   return make_ceiling(
       roof.name, roof.kind, roof.unit, roof.amount_per_unit, m,
       concat(roof.scheme, windows_text, "; ", combined.samples, " samples, p10 / p50 / p90 ",
              format_si(quantile_of_sorted(all, 0.1), "s"), " / ", format_si(combined.median_s, "s"),
              " / ", format_si(quantile_of_sorted(all, 0.9), "s"),
-             n > 1 ? " (p50: the median of the window medians)" : "", interval,
+             n > 1 ? " (p50: the median of the window medians)" : "",
+             fastest ? concat("; the roof: the fastest window's median, ",
+                              format_si(chosen.median_s, "s"))
+                     : std::string(),
+             interval,
              unconverged.empty() ? ""
                                  : concat(" (the budget ended sampling before +-3%",
                                           n > 1 ? " in window " + unconverged : "", ")"),
@@ -96,6 +113,26 @@ std::string window_spacing_note(std::span<const int> windows_after, bool quick) 
   return quick ? "the windows spread over the ceilings run, between the other families (quick "
                  "mode: a run of seconds, so they lie close together)"
                : "the windows spread over the ceilings run, between the other families";
+}
+
+}  // namespace timeroof
+
+namespace timeroof {
+
+nlohmann::json window_json(const TimeWindow& window) {
+  return {{"at_s", window.at_s},
+          {"samples", window.samples},
+          {"stats", window.stats},
+          {"detail", window.detail}};
+}
+
+TimeWindow window_from_json(const nlohmann::json& json) {
+  TimeWindow window;
+  window.at_s = json.value("at_s", 0.0);
+  window.samples = json.at("samples").get<std::vector<double>>();
+  window.stats = json.at("stats").get<TimeStats>();
+  window.detail = json.value("detail", std::string());
+  return window;
 }
 
 }  // namespace timeroof

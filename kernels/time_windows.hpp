@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/results.hpp"
 #include "core/statistics.hpp"
 
@@ -44,10 +46,21 @@ struct WindowedRoof {
   std::string scheme;          // how one sample is taken, the start of the method
   std::vector<TimeWindow> windows;
   std::vector<std::string> failures;  // "window 2 at 41.3 s failed: ..."
+  // Each window taken in a process of its own: the host gives each process one
+  // of its modes (H200: launch_async ~3.5 or ~4.4 us in whole processes, whatever
+  // the core or stream), so the roof, the best the host reaches, is the fastest
+  // window, not the median of a few processes' modes.
+  bool windows_in_processes = false;
 };
 
+// A window as JSON ({"at_s", "samples", "stats", "detail"}) and back, for a window
+// taken in another process (CeilingRequest::process_window).
+nlohmann::json window_json(const TimeWindow& window);
+TimeWindow window_from_json(const nlohmann::json& json);
+
 // The roof's ceiling from its windows joined by combine_windows: measured from the
-// combined median, repeats = all samples, spread the combined spread (which holds
+// combined median (windows_in_processes: the fastest window's median, with that
+// window's interval), repeats = all samples, spread the combined spread (which holds
 // the range of the windows' medians). The method: the scheme, each window's median
 // and when it was taken, p10 / p50 / p90 (p10, p90 of all samples; p50 the
 // combined median), the combined 95% interval, the failures, then `note`.

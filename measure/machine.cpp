@@ -26,6 +26,10 @@ void measure_machine(Machine& machine, const MachineRequest& request) {
   ceilings.gpu = machine.gpu;
   ceilings.host_lock = request.host_lock;
   ceilings.sustained_seconds = request.sustained_seconds;
+  if (request.process_window && !request.quick) {
+    ceilings.process_window = request.process_window;
+    ceilings.host_windows = kHostProcessWindows;
+  }
   if (!request.only.empty()) {
     ceilings.wanted = [only = request.only](const std::string& name) {
       return std::find(only.begin(), only.end(), name) != only.end();
@@ -74,6 +78,22 @@ void measure_machine(Machine& machine, const MachineRequest& request) {
   machine.ceilings = std::move(results.ceilings);
   machine.working_set = std::move(results.working_set);
   machine.skipped = std::move(results.skipped);
+}
+
+nlohmann::json measure_host_window(int device, const std::vector<std::string>& roofs, bool quick,
+                                   int windows) {
+  select_gpu(device);
+  const Stream stream;
+  CeilingRequest request;
+  request.device = device;
+  request.stream = stream.get();
+  request.quick = quick;
+  request.gpu = query_gpu(device);
+  request.host_windows = windows;
+  request.wanted = [&roofs](const std::string& name) {
+    return std::find(roofs.begin(), roofs.end(), name) != roofs.end();
+  };
+  return host_window_document(request);
 }
 
 Machine measure_interconnect(const std::vector<int>& devices, bool quick) {

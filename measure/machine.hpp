@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/results.hpp"
 
 namespace timeroof {
@@ -21,7 +23,16 @@ struct MachineRequest {
   double sustained_seconds = 0;   // CeilingRequest::sustained_seconds
   // Called as each family of roofs starts: its 1-based step of `steps`; may be null.
   std::function<void(int step, std::size_t steps, const std::string& family)> progress;
+  // CeilingRequest::process_window: where set (and not quick), the host-timed
+  // roofs are measured in kHostProcessWindows windows, each in a process of its own.
+  std::function<nlohmann::json(const std::vector<std::string>& roofs)> process_window;
 };
+
+// One window of the host-timed roofs named in `roofs` on GPU `device`, in this
+// process (a device worker's "host_window" job): kernels/ceilings.hpp's
+// host_window_document, each window with a `windows`-th of the sampling budget.
+nlohmann::json measure_host_window(int device, const std::vector<std::string>& roofs, bool quick,
+                                   int windows);
 
 // Measures the roofs of `machine.gpu` (described or inspected) into `machine`:
 // ceilings with theoretical values where counters allow, the working-set curve,

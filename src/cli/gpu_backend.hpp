@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/results.hpp"
 #include "core/vocabulary.hpp"
 
@@ -82,5 +84,9 @@ void measure_machine(Machine& machine, const CeilingOptions& options);
 
 // measure/machine.hpp's measure_interconnect: the node's roofs between `devices`.
 Machine measure_interconnect(const std::vector<int>& devices, bool quick);
+
+// measure/machine.hpp's measure_host_window: a device worker's "host_window" job.
+nlohmann::json measure_host_window(int device, const std::vector<std::string>& roofs, bool quick,
+                                   int windows);
 
 }  // namespace timeroof::cli

@@ -1,6 +1,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "counters/counter_access.hpp"
@@ -10,6 +13,7 @@
 #include "kernels/ceilings.hpp"
 #include "kernels/interconnect.hpp"
 #include "measure/machine.hpp"
+#include "src/cli/devices.hpp"
 #include "src/cli/gpu_backend.hpp"
 
 namespace timeroof::cli {
@@ -88,8 +92,36 @@ std::vector<std::string> known_ceiling_names() {
   return names;
 }
 
+namespace {
+
+// One window of the host-timed roofs `roofs` in a device worker of its own
+// (CeilingRequest::process_window): the worker's {"host_window": document} line.
+nlohmann::json host_window_in_worker(int device, const std::vector<std::string>& roofs) {
+  WorkerProcess worker(own_executable(), device,
+                       nlohmann::json{{"kind", "host_window"},
+                                      {"roofs", roofs},
+                                      {"quick", false},
+                                      {"windows", kHostProcessWindows}});
+  std::optional<nlohmann::json> document;
+  while (worker.read_available([&](const nlohmann::json& line) {
+    if (line.contains("host_window")) document = line["host_window"];
+  })) {
+  }
+  const int code = worker.wait();
+  if (!document)
+    throw environment_error("the host window's worker (" + own_executable() +
+                            " device-worker) ended with " + std::to_string(code) +
+                            " before its window");
+  return *document;
+}
+
+}  // namespace
+
 void measure_machine(Machine& machine, const CeilingOptions& options) {
   MachineRequest request;
+  request.process_window = [device = machine.gpu.index](const std::vector<std::string>& roofs) {
+    return host_window_in_worker(device, roofs);
+  };
   request.quick = options.quick;
   request.only = options.only;
   request.host_lock = options.host_lock;
@@ -105,6 +137,11 @@ void measure_machine(Machine& machine, const CeilingOptions& options) {
 
 Machine measure_interconnect(const std::vector<int>& devices, bool quick) {
   return timeroof::measure_interconnect(devices, quick);
+}
+
+nlohmann::json measure_host_window(int device, const std::vector<std::string>& roofs, bool quick,
+                                   int windows) {
+  return timeroof::measure_host_window(device, roofs, quick, windows);
 }
 
 }  // namespace timeroof::cli

@@ -52,6 +52,9 @@ void measure_machine(Machine&, const CeilingOptions&) {
 Machine measure_interconnect(const std::vector<int>&, bool) {
   throw environment_error(kWhy);
 }
+nlohmann::json measure_host_window(int, const std::vector<std::string>&, bool, int) {
+  throw environment_error(kWhy);
+}
 
 ExitCode measure_sweep(const SweepRequest&, ResultsStore&, Run&, bool) {
   throw environment_error(kWhy);

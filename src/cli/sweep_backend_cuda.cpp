@@ -418,6 +418,15 @@ ExitCode serve_device_job(int device, const nlohmann::json& job, std::optional<G
     std::cout << nlohmann::json{{"machine", machine}}.dump() << std::endl;
     return ExitCode::ok;
   }
+  if (kind == "host_window") {
+    std::cout << nlohmann::json{{"host_window",
+                                 measure_host_window(
+                                     device, job.at("roofs").get<std::vector<std::string>>(),
+                                     job.value("quick", false), job.value("windows", 1))}}
+                     .dump()
+              << std::endl;
+    return ExitCode::ok;
+  }
   if (kind == "interconnect") {
     const Machine machine =
         measure_interconnect(job.at("devices").get<std::vector<int>>(), job.value("quick", false));
@@ -469,16 +478,18 @@ std::string keep_worker_near_gpu(int device) {
 // Jobs until the input ends: one for `run_workers`, a sweep after another for a
 // WorkerPool (the GPU selected and inspected once).
 ExitCode serve_device_worker(int device) {
-  std::fprintf(stderr, "timeroof: GPU %d's worker %s\n", device,
-               keep_worker_near_gpu(device).c_str());
+  const std::string placed = keep_worker_near_gpu(device);
   std::optional<GpuInfo> gpu;
   ExitCode code = ExitCode::ok;
   bool any = false;
   std::string line;
   while (!g_stop_requested && std::getline(std::cin, line)) {
+    const nlohmann::json job = parse_untrusted_json(line, "device-worker's job", "internal");
+    // A host window's worker is one of several short ones of a ceilings run: quiet.
+    if (!any && job.value("kind", std::string()) != "host_window")
+      std::fprintf(stderr, "timeroof: GPU %d's worker %s\n", device, placed.c_str());
     any = true;
-    code = serve_device_job(device, parse_untrusted_json(line, "device-worker's job", "internal"),
-                            gpu);
+    code = serve_device_job(device, job, gpu);
   }
   if (!any && !g_stop_requested)
     throw usage_error("device-worker: no job on stdin (it is started by --devices)");

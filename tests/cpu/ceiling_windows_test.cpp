@@ -10,7 +10,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
 #include "core/format.hpp"
+#include "kernels/ceilings.hpp"
 
 namespace timeroof {
 namespace {
@@ -199,6 +203,89 @@ TEST(CeilingWindows, SampleWindowStopsAtMaxSamplesUnconverged) {
       sample_sequence([](int call) { return 1e-6 * (1 + (call * 37 % 101) / 10.0); }, 1, 40, 0.001);
   EXPECT_EQ(s.window.samples.size(), 40u);
   EXPECT_FALSE(s.window.stats.converged);
+}
+
+// Windows in processes of their own (issue 15): each process gets one of the
+// host's launch-cost modes (H200: ~3.5 or ~4.4 us), so the roof is the fastest
+// window's median with that window's interval, the others named beside it.
+TEST(CeilingWindows, WindowsInProcessesKeepTheFastest) {
+  WindowedRoof roof = three_window_roof();
+  roof.windows_in_processes = true;
+  const Ceiling c = windowed_ceiling(roof, "spacing note");
+  EXPECT_DOUBLE_EQ(c.measured, roof.windows[0].stats.median_s);
+  EXPECT_EQ(c.repeats, 81 + 41 + 41);
+  EXPECT_DOUBLE_EQ(c.spread, joined_windows(roof).spread) << "the processes' range stays visible";
+  const TimeStats& fast = roof.windows[0].stats;
+  ASSERT_TRUE(fast.ci_low_s && fast.ci_high_s);
+  for (const std::string& text :
+       {std::string("measured in 3 windows, each in a process of its own"),
+        "the roof: the fastest window's median, " + format_si(fast.median_s, "s"),
+        "95% interval of the median " + format_si(*fast.ci_low_s, "s") + " - " +
+            format_si(*fast.ci_high_s, "s") + " (the fastest window's)",
+        format_si(roof.windows[1].stats.median_s, "s") + " at 38.3 s"})
+    EXPECT_NE(c.method.find(text), std::string::npos) << "no '" << text << "' in " << c.method;
+  // One window is one sampled time, wherever it was taken.
+  roof.windows.resize(1);
+  EXPECT_EQ(windowed_ceiling(roof, "").method.find("fastest"), std::string::npos);
+}
+
+TEST(CeilingWindows, WindowCrossesAPipeAsJson) {
+  const TimeWindow w = window_around(4.2e-6, 12.5, 21, 0.2, false);
+  const TimeWindow back = window_from_json(nlohmann::json::parse(window_json(w).dump()));
+  EXPECT_EQ(back.at_s, w.at_s);
+  EXPECT_EQ(back.samples, w.samples);
+  EXPECT_EQ(back.stats, w.stats);
+  EXPECT_EQ(back.detail, w.detail);
+  EXPECT_THROW(window_from_json(nlohmann::json{{"at_s", 1}}), nlohmann::json::exception);
+}
+
+// HostWindows with CeilingRequest::process_window: each window is the document
+// a process answered; a process that failed, or answered nonsense, fails its
+// window for every roof, and a roof the process could not measure fails alone.
+TEST(CeilingWindows, HostWindowsInProcessesReadTheirDocuments) {
+  CeilingRequest request;
+  request.wanted = [](const std::string& name) {
+    return name == "launch_async" || name == "launch_sync";
+  };
+  request.host_windows = kHostProcessWindows;
+  int calls = 0;
+  request.process_window = [&](const std::vector<std::string>& roofs) -> nlohmann::json {
+    ++calls;
+    EXPECT_EQ(roofs, (std::vector<std::string>{"launch_async", "launch_sync"}));
+    const auto entry = [](const char* name, double median) {
+      return nlohmann::json{{"name", name}, {"window", window_json(window_around(median, 0))}};
+    };
+    if (calls == 2) throw environment_error("the worker is gone");
+    if (calls == 3) return {{"nonsense", 1}};
+    if (calls == 4)
+      return {{"roofs",
+               {entry("launch_async", 3.5e-6),
+                {{"name", "launch_sync"}, {"window", nullptr}, {"failure", "cudaErrorUnknown"}}}}};
+    return {{"roofs", {entry("launch_async", 4.4e-6), entry("launch_sync", 9e-6)}}};
+  };
+  HostWindows windows(request);
+  for (int i = 0; i < kHostProcessWindows; ++i) windows.take(request);
+  EXPECT_EQ(calls, kHostProcessWindows);
+  CeilingResults out;
+  windows.finish(out, "note");
+  ASSERT_EQ(out.ceilings.size(), 2u);
+  const Ceiling& async = out.ceilings[0];
+  const Ceiling& sync = out.ceilings[1];
+  EXPECT_EQ(async.name, "launch_async");
+  EXPECT_DOUBLE_EQ(async.measured, window_around(3.5e-6, 0).stats.median_s) << "the fastest";
+  EXPECT_DOUBLE_EQ(sync.measured, window_around(9e-6, 0).stats.median_s);
+  for (const Ceiling* c : {&async, &sync}) {
+    EXPECT_NE(c->method.find("window 2 at 0 s failed: the worker is gone"), std::string::npos)
+        << c->method;
+    EXPECT_NE(c->method.find("window 3 at 0 s failed: the window's process answered no window"),
+              std::string::npos)
+        << c->method;
+  }
+  EXPECT_NE(sync.method.find("window 4 at 0 s failed: cudaErrorUnknown"), std::string::npos)
+      << sync.method;
+  EXPECT_EQ(async.method.find("window 4"), std::string::npos) << async.method;
+  EXPECT_NE(async.method.find("measured in 3 windows, each in a process of its own"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -72,6 +72,42 @@ TEST(Devices, CountersOnAGpuNamedTwiceAreRefusedBeforeAnythingIsStored) {
   EXPECT_NE(bad.err.find("no GPU 99"), std::string::npos) << bad.err;
 }
 
+// The host-timed roofs in windows of their own processes (device workers): each
+// process gets one of the host's launch-cost modes, so the roof is the fastest of
+// kHostProcessWindows windows; --quick keeps them in the one process.
+TEST(Devices, HostTimedRoofsAreMeasuredInProcessesOfTheirOwn) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  const std::string db = dir.file("t.db");
+  const test::ToolResult full =
+      run_tool({"ceilings", "--only", "launch_async,launch_sync,h2d_pageable", "--db", db});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_EQ(full.err.find("worker"), std::string::npos)
+      << "host windows' workers are quiet: " << full.err;
+  const test::ToolResult quick =
+      run_tool({"ceilings", "--quick", "--only", "launch_async", "--db", db});
+  ASSERT_EQ(quick.exit_code, 0) << quick.err;
+  const nlohmann::json doc = export_of(db);
+  ASSERT_EQ(doc["runs"].size(), 2u);
+  std::set<std::string> seen;
+  for (const auto& c : doc["runs"][0]["machine"]["ceilings"]) {
+    const std::string name = c["name"].get<std::string>(), method = c["method"].get<std::string>();
+    seen.insert(name);
+    std::printf("%s: %s\n", name.c_str(), method.substr(0, 400).c_str());
+    EXPECT_NE(method.find("measured in 5 windows, each in a process of its own"), std::string::npos)
+        << method;
+    EXPECT_NE(method.find("the roof: the fastest window's median"), std::string::npos) << method;
+    EXPECT_EQ(method.find("failed"), std::string::npos) << method;
+    EXPECT_GT(c["measured"].get<double>(), 0) << name;
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"launch_async", "launch_sync", "h2d_pageable"}));
+  const auto& quick_roofs = doc["runs"][1]["machine"]["ceilings"];
+  ASSERT_EQ(quick_roofs.size(), 1u);
+  const std::string quick_method = quick_roofs[0]["method"].get<std::string>();
+  EXPECT_NE(quick_method.find("measured in 3 windows, each one's median"), std::string::npos)
+      << quick_method;
+}
+
 TEST(Devices, EveryGpuSweepsItsShareAndTheInterconnectRoofsAreMeasured) {
   TR_REQUIRE_GPU();
   if (count_gpus().count < 2) GTEST_SKIP() << "needs two GPUs (this machine has one)";
