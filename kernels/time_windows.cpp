@@ -42,11 +42,11 @@ Ceiling windowed_ceiling(const WindowedRoof& roof, std::string_view note) {
   const std::size_t n = roof.windows.size();
   // Windows in processes of their own: the fastest window is the roof.
   const bool fastest = roof.windows_in_processes && n > 1;
-  const TimeStats& chosen = fastest ? std::min_element(stats.begin(), stats.end(),
-                                                       [](const TimeStats& a, const TimeStats& b) {
-                                                         return a.median_s < b.median_s;
-                                                       })[0]
-                                    : combined;
+  const auto by_median = [](const TimeStats& a, const TimeStats& b) {
+    return a.median_s < b.median_s;
+  };
+  const TimeStats& chosen =
+      fastest ? *std::min_element(stats.begin(), stats.end(), by_median) : combined;
 
   const Measurement m{.median_s = chosen.median_s,
                       .min_s = combined.min_s,
@@ -114,10 +114,6 @@ std::string window_spacing_note(std::span<const int> windows_after, bool quick) 
                  "mode: a run of seconds, so they lie close together)"
                : "the windows spread over the ceilings run, between the other families";
 }
-
-}  // namespace timeroof
-
-namespace timeroof {
 
 nlohmann::json window_json(const TimeWindow& window) {
   return {{"at_s", window.at_s},
