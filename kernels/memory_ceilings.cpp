@@ -247,7 +247,6 @@ std::vector<L2Variant> l2_search(bool quick) {
       out.push_back({load, threads, unroll, 1, true});
       if (!quick) out.push_back({load, threads, unroll, 1, true, true});
     }
-    // Chunks of 512 KiB read by a grid of many short blocks (gpu-benches' pattern).
     // Chunks of 512 KiB or 1 MiB read by a grid of many short blocks (gpu-benches'
     // pattern). On an H200 (cg and nc alike) 256-thread blocks of 4-16 loads
     // loaded the most, 10.1-10.6 TB/s, 512-thread ones 10.2, 1024-thread 8.6-9.2,

@@ -58,7 +58,6 @@
 // at the first parameter value of the new class.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <functional>
@@ -115,7 +114,7 @@ struct Series {
 template <class SeriesType>
 void name_distinct_series(std::vector<SeriesType>& series) {
   for (SeriesType& s : series) {
-    std::vector<std::string> keys;
+    nlohmann::json differing = nlohmann::json::object();  // its keys, in param_keys order below
     bool math_differs = false;
     for (const SeriesType& t : series) {
       if (&t == &s || t.sweep != s.sweep || t.op != s.op || t.precision != s.precision) continue;
@@ -124,15 +123,11 @@ void name_distinct_series(std::vector<SeriesType>& series) {
       const std::array<const nlohmann::json*, 2> sides = {&s.fixed, &t.fixed};
       for (const nlohmann::json* side : sides)
         for (const std::string& key : param_keys(*side))
-          if (t.fixed.value(key, nlohmann::json()) != s.fixed.value(key, nlohmann::json()) &&
-              std::find(keys.begin(), keys.end(), key) == keys.end())
-            keys.push_back(key);
+          if (t.fixed.value(key, nlohmann::json()) != s.fixed.value(key, nlohmann::json()))
+            differing[key] = true;
     }
-    std::sort(keys.begin(), keys.end());
-    if (const auto batch = std::find(keys.begin(), keys.end(), "batch"); batch != keys.end())
-      std::rotate(keys.begin(), batch, batch + 1);  // param_keys order: batch first
     s.distinct.clear();
-    for (const std::string& key : keys)
+    for (const std::string& key : param_keys(differing))
       s.distinct += (s.distinct.empty() ? "" : " ") + key + "=" +
                     (s.fixed.contains(key) ? param_value_text(s.fixed[key]) : "-");
     if (math_differs) s.distinct += (s.distinct.empty() ? "math=" : " math=") + s.math_mode;
