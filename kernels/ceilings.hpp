@@ -69,7 +69,10 @@ struct CeilingRequest {
   // gives each process one of its modes (H200: launch_async ~3.5 or ~4.4 us per
   // process, whatever the core or stream), so windows in fresh processes let the
   // roof be the best the host reaches (WindowedRoof::windows_in_processes).
-  using ProcessWindow = std::function<nlohmann::json(const std::vector<std::string>& roofs)>;
+  // `windows`: how many windows the roof is measured in (host_windows), each
+  // window sampled with that share of the budget.
+  using ProcessWindow =
+      std::function<nlohmann::json(const std::vector<std::string>& roofs, int windows)>;
   ProcessWindow process_window;
   // Called with a family's name ("memory") before it is measured.
   std::function<void(const std::string&)> progress = [](const std::string&) {};

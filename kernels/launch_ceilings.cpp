@@ -20,9 +20,9 @@
 // spread over the ceilings run, each with that share of the budget one window
 // had, and joined by combine_windows (kernels/time_windows.hpp says why); where
 // the CLI gives a process_window, each window is taken in a process of its own
-// and the fastest is the roof (the host's cost differs between processes: H200
-// launch_async ~3.5 or ~4.4 us per process, whatever the core or stream, within
-// 3% inside one); the GPU-timed graph node,
+// and the roof is the host's fast mode (windowed_ceiling: the host's cost differs
+// between processes, H200 launch_async ~3.5 or ~4.4 us per process, whatever the
+// core or stream, within 3% inside one); the GPU-timed graph node,
 // which repeated within 0.7% across runs, in one. HostWindows, here, takes the
 // pageable copies' windows too (PageableCopies, kernels/transfer_ceilings.cpp):
 // they drift with the host as the launches do.
@@ -199,7 +199,7 @@ void HostWindows::take_in_process(const CeilingRequest& request, double at_s) {
   std::vector<std::string> names;
   for (const WindowedRoof& roof : roofs_) names.push_back(roof.name);
   try {
-    const nlohmann::json document = request.process_window(names);
+    const nlohmann::json document = request.process_window(names, request.host_windows);
     for (WindowedRoof& roof : roofs_) {
       roof.windows_in_processes = true;
       std::string failure = "the window's process did not measure it";

@@ -48,8 +48,8 @@ struct WindowedRoof {
   std::vector<std::string> failures;  // "window 2 at 41.3 s failed: ..."
   // Each window taken in a process of its own: the host gives each process one
   // of its modes (H200: launch_async ~3.5 or ~4.4 us in whole processes, whatever
-  // the core or stream), so the roof, the best the host reaches, is the fastest
-  // window, not the median of a few processes' modes.
+  // the core or stream), so the roof is the host's fast mode (the median of the
+  // windows near the fastest), not the median of a few processes' modes.
   bool windows_in_processes = false;
 };
 
@@ -59,12 +59,12 @@ nlohmann::json window_json(const TimeWindow& window);
 TimeWindow window_from_json(const nlohmann::json& json);
 
 // The roof's ceiling from its windows joined by combine_windows: measured from the
-// combined median (windows_in_processes: the fastest window's median, with that
-// window's interval), repeats = all samples, spread the combined spread (which holds
-// the range of the windows' medians). The method: the scheme, each window's median
-// and when it was taken, p10 / p50 / p90 (p10, p90 of all samples; p50 the
-// combined median), the combined 95% interval, the failures, then `note`.
-// Requires at least one window.
+// combined median (windows_in_processes: the median window of those within 10% of
+// the fastest, with that window's interval), repeats = all samples, spread the
+// combined spread (which holds the range of the windows' medians). The method: the
+// scheme, each window's median and when it was taken, p10 / p50 / p90 (p10, p90 of
+// all samples; p50 the combined median), the 95% interval, the failures, then
+// `note`. Requires at least one window.
 Ceiling windowed_ceiling(const WindowedRoof& roof, std::string_view note);
 
 // How many windows of a windowed family to take after each of `families` (the

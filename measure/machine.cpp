@@ -15,6 +15,15 @@
 #include "kernels/interconnect.hpp"
 
 namespace timeroof {
+namespace {
+
+std::function<bool(const std::string&)> one_of(std::vector<std::string> names) {
+  return [names = std::move(names)](const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+}
+
+}  // namespace
 
 void measure_machine(Machine& machine, const MachineRequest& request) {
   select_gpu(machine.gpu.index);
@@ -30,11 +39,7 @@ void measure_machine(Machine& machine, const MachineRequest& request) {
     ceilings.process_window = request.process_window;
     ceilings.host_windows = kHostProcessWindows;
   }
-  if (!request.only.empty()) {
-    ceilings.wanted = [only = request.only](const std::string& name) {
-      return std::find(only.begin(), only.end(), name) != only.end();
-    };
-  }
+  if (!request.only.empty()) ceilings.wanted = one_of(request.only);
   int step = 0;
   ceilings.progress = [&](const std::string& family) {
     ++step;
@@ -90,9 +95,7 @@ nlohmann::json measure_host_window(int device, const std::vector<std::string>& r
   request.quick = quick;
   request.gpu = query_gpu(device);
   request.host_windows = windows;
-  request.wanted = [&roofs](const std::string& name) {
-    return std::find(roofs.begin(), roofs.end(), name) != roofs.end();
-  };
+  request.wanted = one_of(roofs);
   return host_window_document(request);
 }
 

@@ -25,7 +25,7 @@ struct MachineRequest {
   std::function<void(int step, std::size_t steps, const std::string& family)> progress;
   // CeilingRequest::process_window: where set (and not quick), the host-timed
   // roofs are measured in kHostProcessWindows windows, each in a process of its own.
-  std::function<nlohmann::json(const std::vector<std::string>& roofs)> process_window;
+  std::function<nlohmann::json(const std::vector<std::string>& roofs, int windows)> process_window;
 };
 
 // One window of the host-timed roofs named in `roofs` on GPU `device`, in this

