@@ -9,6 +9,12 @@ timeroof measures with the caches as the program left them (kernel replay, no
 flush), as `ncu --cache-control none` does; ncu's default flushes before each
 pass. Run against both: the FLOPs must be exact either way.
 
+With --again (timeroof's second run) and --ncu-again (ncu's second run), a
+difference within the larger of the two tools' own run-to-run spreads on that
+launch is "in spread", and a summary says how many large launches each tool
+repeats within 1% on L2 and DRAM: the 1% is only meaningful where the program's
+traffic itself repeats that closely.
+
 Judged as the issue asks (#17): FLOP counters (sass thread instructions and
 Tensor-Core ops) exact, DRAM read bytes and L2 sectors within 1% where a kernel
 moves at least 16 MiB (below that, a few cache lines left by the previous kernel
@@ -54,10 +60,15 @@ def main():
     p.add_argument("export", help="timeroof export of the profile run (JSON)")
     p.add_argument("ncu", help="ncu CSV")
     p.add_argument("--again", help="timeroof export of a second profile of the same program")
+    p.add_argument("--ncu-again", help="ncu CSV of a second run of the same program")
     a = p.parse_args()
     measured = measured_launches(a.export)
     again = measured_launches(a.again) if a.again else []
     ncu = read_ncu(a.ncu)
+    ncu_again = read_ncu(a.ncu_again) if a.ncu_again else []
+    # Per judged metric on large launches: [launches, timeroof within 1% of itself,
+    # ncu within 1% of itself, timeroof within 1% of ncu].
+    repeat = {m: [0, 0, 0, 0] for m in WITHIN_1_PERCENT}
     print(f"{len(measured)} measured launches (timeroof), {len(ncu)} (ncu)")
     failures = 0
     counted = {"ok": 0, "in spread": 0, "FAIL": 0, "small": 0, "shown": 0}
@@ -73,17 +84,31 @@ def main():
                 continue
             second = again[i]["details"].get("metrics", {}).get(metric) if i < len(again) else None
             spread = abs(second / value - 1) if second is not None and value else 0.0
-            v = verdict(metric, value, theirs[metric], spread)
+            ncu_second = ncu_again[i].get(metric) if i < len(ncu_again) else None
+            ncu_spread = (abs(ncu_second / theirs[metric] - 1)
+                          if ncu_second is not None and theirs[metric] else None)
+            v = verdict(metric, value, theirs[metric], max(spread, ncu_spread or 0.0))
+            if metric in repeat and v != "small" and second is not None and ncu_spread is not None:
+                r = repeat[metric]
+                r[0] += 1
+                r[1] += spread <= 0.01
+                r[2] += ncu_spread <= 0.01
+                r[3] += abs(value / theirs[metric] - 1) <= 0.01
             counted[v] += 1
             ratio = value / theirs[metric] if theirs[metric] else float("nan")
             if v not in ("shown", "small") or i < 3:
+                ncu_text = f", ncu's {ncu_spread:.4f}" if ncu_spread is not None else ""
                 print(f"launch {i:3d} {name[:48]:48s} {metric:55s} {value:16.6g} {theirs[metric]:16.6g}"
-                      f" {ratio:9.5f} (own spread {spread:.4f}) {v}")
+                      f" {ratio:9.5f} (own spread {spread:.4f}{ncu_text}) {v}")
             failures += v == "FAIL"
     if len(measured) != len(ncu) or not measured:
         print("launch counts differ or nothing measured: FAIL")
         failures += 1
     print("verdicts: " + ", ".join(f"{k} {n}" for k, n in counted.items()))
+    for metric, (n, ours_1, ncu_1, across_1) in repeat.items():
+        if n:
+            print(f"{metric} on {n} large launches: within 1% timeroof/timeroof {ours_1}, "
+                  f"ncu/ncu {ncu_1}, timeroof/ncu {across_1}")
     return 1 if failures else 0
 
 
