@@ -173,5 +173,31 @@ TEST(Devices, EveryGpuSweepsItsShareAndTheInterconnectRoofsAreMeasured) {
                                 << " counter collections";
 }
 
+// Every GPU's host-timed roofs in processes of their own, under `--devices`: each
+// GPU's device worker starts the host windows' own workers (nested workers; the
+// host lock keeps the GPUs' host-timed roofs from running at once).
+TEST(Devices, EveryGpusHostTimedRoofsAreMeasuredInProcessesOfTheirOwn) {
+  TR_REQUIRE_GPU();
+  if (count_gpus().count < 2) GTEST_SKIP() << "needs two GPUs (this machine has one)";
+  TempDir dir;
+  const std::string db = dir.file("t.db");
+  const test::ToolResult roofs =
+      run_tool({"ceilings", "--devices", "all", "--only", "launch_async", "--db", db});
+  ASSERT_EQ(roofs.exit_code, 0) << roofs.err;
+  const nlohmann::json doc = export_of(db);
+  const int gpus = count_gpus().count;
+  ASSERT_EQ(static_cast<int>(doc["runs"].size()), gpus);
+  for (int g = 0; g < gpus; ++g) {
+    const auto& machine = doc["runs"][static_cast<std::size_t>(g)]["machine"];
+    EXPECT_EQ(machine["gpu"]["index"].get<int>(), g);
+    ASSERT_EQ(machine["ceilings"].size(), 1u) << machine["ceilings"];
+    const std::string method = machine["ceilings"][0]["method"].get<std::string>();
+    std::printf("GPU %d launch_async: %s\n", g, method.substr(0, 300).c_str());
+    EXPECT_NE(method.find("measured in 5 windows, each in a process of its own"), std::string::npos)
+        << method;
+    EXPECT_EQ(method.find("failed"), std::string::npos) << method;
+  }
+}
+
 }  // namespace
 }  // namespace timeroof
