@@ -78,7 +78,8 @@ def main():
         if copy_roof and copies.get(kind):
             check(f"hbm_copy / PyTorch {kind} in the same call", copy_roof["measured"] / copies[kind],
                   1.0)
-    print(f"hbm_copy / theoretical {of_theoretical('hbm_copy'):.4f} (no target: see above)")
+    print(f"hbm_copy / theoretical {of_theoretical('hbm_copy'):.4f} (no target: a copy's read/write "
+          "turnarounds; judged against the framework copies instead)")
     for name in ("l2_read", "shared_read"):
         check(f"{name} / theoretical", of_theoretical(name), 0.85)
     # Issue 15: L2 at least the working-set curve's L2 plateau (8-32 MiB: at 4 MiB
