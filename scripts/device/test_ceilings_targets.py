@@ -46,8 +46,10 @@ class CeilingsTargets(unittest.TestCase):
                        "launch_graph_node run-to-run", "run-to-run, worst own roof",
                        "h2d_pageable run-to-run", "d2h_pageable run-to-run",
                        "hbm_copy / PyTorch memcpy_d2d", "hbm_copy / PyTorch elementwise",
-                       "highest compute roof", "full wall seconds"):
+                       "highest compute roof", "full wall seconds",
+                       "l2_read: its busiest L2 unit"):
             self.assertEqual(row(rows, prefix)[1], "ok", prefix)
+        self.assertAlmostEqual(row(rows, "l2_read: its busiest L2 unit")[0], 0.933, places=3)
         self.assertLess(row(rows, "launch_async run-to-run")[0], 0.001)
         # cuBLASLt int8 moved 7.4% with its clock 13% apart: explained, not hidden.
         value, verdict = row(rows, "cublaslt_int8 run-to-run")
@@ -60,6 +62,8 @@ class CeilingsTargets(unittest.TestCase):
         self.assertEqual(row(rows, "launch_sync run-to-run")[1], "MISS")
         self.assertFalse(any(k.startswith("hbm_copy / PyTorch") for k in rows),
                          "no framework copies given: no copy target")
+        self.assertFalse(any(k.startswith("l2_read: its busiest") for k in rows),
+                         "the old roof profiled no L2 unit")
 
     def test_a_reference_moving_against_its_clock_is_a_miss(self):
         runs = [json.load(open(p)) for p in NEW]
