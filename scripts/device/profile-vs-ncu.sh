@@ -32,6 +32,7 @@ metrics=$metrics,sm__sass_thread_inst_executed_op_hadd_pred_on.sum,sm__sass_thre
 metrics=$metrics,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum
 metrics=$metrics,sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum
 metrics=$metrics,dram__bytes_read.sum,lts__t_sectors_srcunit_tex.sum,l1tex__t_bytes.sum,gpu__time_duration.sum
+metrics=$metrics,lts__t_sectors_srcunit_tex_op_read.sum
 program=(python3 examples/pytorch/profile_models.py --model "$model" --iterations 2 --warmup 1)
 work=$out
 status=0

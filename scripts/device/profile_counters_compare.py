@@ -28,6 +28,7 @@ from counters_compare import read_ncu
 
 EXACT = ("sm__sass_thread_inst_executed_op_", "sm__ops_path_tensor_")
 WITHIN_1_PERCENT = ("dram__bytes_read.sum", "lts__t_sectors_srcunit_tex.sum")
+L2_READ = "lts__t_sectors_srcunit_tex_op_read.sum"
 
 
 def base_name(name):
@@ -47,6 +48,17 @@ def verdict(metric, ours, theirs, spread=0.0):
         difference = abs(ours / theirs - 1)
         return "ok" if difference <= 0.01 else "in spread" if difference <= spread else "FAIL"
     return "shown"
+
+
+def l2_share(metric, launch):
+    """For DRAM reads: the share of the kernel's L2 reads that went on to DRAM. Below 1,
+    the rest was found in L2, left there by earlier kernels, and how much was found
+    depends on what ran between the kernels: a profiler's own work at each kernel
+    boundary (scripts/device/l2-residency.sh)."""
+    reads = launch["details"].get("metrics", {}).get(L2_READ)
+    if metric != "dram__bytes_read.sum" or not reads:
+        return ""
+    return f"; DRAM {launch['details']['metrics'][metric] / (reads * 32):.2f} of its L2 reads"
 
 
 def measured_launches(path):
@@ -99,7 +111,7 @@ def main():
             if v not in ("shown", "small") or i < 3:
                 ncu_text = f", ncu's {ncu_spread:.4f}" if ncu_spread is not None else ""
                 print(f"launch {i:3d} {name[:48]:48s} {metric:55s} {value:16.6g} {theirs[metric]:16.6g}"
-                      f" {ratio:9.5f} (own spread {spread:.4f}{ncu_text}) {v}")
+                      f" {ratio:9.5f} (own spread {spread:.4f}{ncu_text}{l2_share(metric, ours)}) {v}")
             failures += v == "FAIL"
     if len(measured) != len(ncu) or not measured:
         print("launch counts differ or nothing measured: FAIL")
