@@ -282,6 +282,22 @@ TEST(ProfileGpu, CounterSelectionFlagsPickExactlyTheirLaunches) {
   }
 }
 
+// Selected launches in a row share windows whose room grows while they fill: 4
+// launches, then 16, then up to 64 (a short window costs CUPTI less with less
+// room); every launch is measured once, in launch order.
+TEST(ProfileGpu, WindowsOfSelectedLaunchesInARowGrowWhileTheyFill) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  const RunRecord run = profile_example(dir, "growing", {"--every"}, 8);
+  const MeasuredKernels m = measured_kernels(run.trace);
+  ASSERT_EQ(m.counters.size(), 32U);  // 4 launches a step, 8 steps, nothing in between
+  for (std::size_t i = 0; i < m.counters.size(); ++i) {
+    EXPECT_EQ(m.kernel_of[i], static_cast<int>(i)) << m.counters[i].name;
+    const int window = i < 4 ? 4 : (i < 20 ? 16 : 12);  // the last 12 of room for 64
+    EXPECT_EQ(m.counters[i].details["window_launches"], window) << "launch " << i;
+  }
+}
+
 // --iteration-range: every kernel of one step gets counters, CUPTI's passes taken
 // over the next steps (untraced: their times are the profiler's); the counters go
 // to the launches of the traced step before them, exact as with kernel replay.
