@@ -328,7 +328,7 @@ class KernelCounters::Impl {
   };
   // A window's room: CUPTI's configure, Start/Stop and Disable grow with the
   // ranges a collection has room for, and most windows are short (ResNet-50's
-  // default selection: 89 launches in windows of 2.6 on average). Room for 4
+  // default selection: 89 launches in 57 windows). Room for 4
   // instead of 64 made its counters 16.4-16.9 s instead of 21.8-22.4 s (H200). A
   // window that fills gives the next one 4x its room, up to 64, so a long run of
   // selected launches still shares few windows; one that ends early, 4 again.
@@ -631,10 +631,11 @@ class KernelCounters::Impl {
       ContextCalls::get().synchronize_context(context);  // the reference's records complete
       it.counters = &counters_for(context);
       it.phases_before = it.counters->session->phase_seconds();
-      // Ranges for the reference's kernels only: CUPTI's configure and Stop cost
-      // grow with the ranges a pass may hold (4096 for ResNet-50's 347 kernels:
-      // configure 1.5 s, Stop 1.5 s a pass, H200). A pass that launches more
-      // differs from the reference, which the pass's own launch list shows.
+      // Ranges for the reference's kernels only: CUPTI's configure, Start/Stop
+      // and Disable grow with the ranges a pass may hold (room for 4096 with
+      // ResNet-50's 347 kernels: configure 1.6-2.1 s, Start and Stop 1.2-1.3 s a
+      // pass, H200). A pass that launches more differs from the reference, which
+      // the pass's own launch list shows.
       it.counters->session->begin_passes(it.counters->plan.config,
                                          std::min(it.reference.size(), kIterationKernels));
       pause_kernel_trace(true);
