@@ -213,6 +213,14 @@ bool synchronization_disabled_by_environment() {
   return value != nullptr && std::string_view(value) == "0";
 }
 
+// A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_API_DOMAIN=runtime
+// (or driver) records the chosen calls of that API only, to measure what each
+// domain's records cost. Not a user option: the analysis needs both.
+bool api_domain_disabled_by_environment(ApiDomain domain) {
+  const char* value = std::getenv("TIMEROOF_PROFILE_API_DOMAIN");
+  return value != nullptr && *value != '\0' && std::string_view(value) != to_string(domain);
+}
+
 // The process-wide tracing state: CUPTI's buffer callbacks are plain C
 // functions, so they reach it through tracer(). Never destroyed: CUPTI's own
 // thread may deliver a buffer while static destructors run.
@@ -225,8 +233,8 @@ class Tracer {
     writer_ = std::thread([this] { write_queued(); });
     TR_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
     // The whole kind first: enabling it later would override the per-call choice.
-    enable_api_domain(api, ApiDomain::runtime);
-    enable_api_domain(api, ApiDomain::driver);
+    for (const ApiDomain domain : {ApiDomain::runtime, ApiDomain::driver})
+      if (!api_domain_disabled_by_environment(domain)) enable_api_domain(api, domain);
     if (traces_synchronization(api) && !synchronization_disabled_by_environment())
       TR_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
     for (CUpti_ActivityKind kind : kAlwaysTracedKinds) {

@@ -30,22 +30,30 @@ KINETO = "kineto"
 # A timeroof choice with this suffix ("launches-nosync") runs without CUPTI's
 # synchronization records (TIMEROOF_PROFILE_SYNC=0): what those records cost.
 NO_SYNC = "-nosync"
+# A suffix "-runtime" or "-driver" ("launches-runtime") records the chosen calls of that
+# API only (TIMEROOF_PROFILE_API_DOMAIN): what each domain's records cost.
+DOMAINS = ("-runtime", "-driver")
 
 
 def run_once(args, choice, db):
     workload = [sys.executable, args.workload, "--model", args.model, "--iterations",
                 str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
+    domain = None
     if choice == UNTRACED:
         command = workload
     elif choice == KINETO:
         command = workload + ["--torch-profiler"]
     else:
         api = choice.removesuffix(NO_SYNC)
+        domain = next((d for d in DOMAINS if api.endswith(d)), None)
+        api = api.removesuffix(domain) if domain else api
         command = [args.timeroof, "profile", "--db", db, "--no-counters", "--api", api,
                    "--name", f"tracing-cost-{choice}", "--"] + workload
     env = dict(os.environ)
     if choice.endswith(NO_SYNC):  # the injection library's diagnostic: no sync records
         env["TIMEROOF_PROFILE_SYNC"] = "0"
+    if domain:  # and: one API's records only
+        env["TIMEROOF_PROFILE_API_DOMAIN"] = domain.removeprefix("-")
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, timeout=args.run_timeout_s,
                           env=env)
@@ -91,7 +99,8 @@ def main():
                         help="more arguments for the workload, e.g. --no-module-ranges")
     parser.add_argument("--choices", default="launches,none,all,runtime,driver",
                         help=f"timeroof --api choices (a {NO_SYNC!r} suffix: without sync "
-                             f"records), and {KINETO!r} for torch.profiler")
+                             f"records; -runtime or -driver before it: that API's records "
+                             f"only), and {KINETO!r} for torch.profiler")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
