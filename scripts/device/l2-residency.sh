@@ -29,6 +29,9 @@ metrics=dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum
 metrics=$metrics,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,gpu__time_duration.sum
 program=(python3 scripts/device/l2_residency.py)
 kernels=14  # seven pairs an iteration
+# Caches as the program left them, clocks not locked (as timeroof), raw CSV.
+ncu_common=(--target-processes all --cache-control none --clock-control none --csv --page raw
+            --print-units base)
 status=0
 
 ours() {  # name, [env ...] -- timeroof profile options
@@ -41,9 +44,8 @@ ours() {  # name, [env ...] -- timeroof profile options
 }
 theirs() {  # name, ncu options
   local name=$1; shift
-  "$ncu" --target-processes all --nvtx --nvtx-include "residency iteration/" --launch-skip $kernels \
-    -c $kernels --cache-control none --clock-control none --metrics "$metrics" --csv --page raw \
-    --print-units base "$@" "${program[@]}" > "$out/$name.csv" 2> "$out/$name.err" ||
+  "$ncu" "${ncu_common[@]}" --nvtx --nvtx-include "residency iteration/" --launch-skip $kernels \
+    -c $kernels --metrics "$metrics" "$@" "${program[@]}" > "$out/$name.csv" 2> "$out/$name.err" ||
     { echo "$name failed"; tail -5 "$out/$name.err"; status=1; }
 }
 iteration=(--iteration-range 'residency iteration' --skip 1)
@@ -54,9 +56,8 @@ ours ours-kernel -- --nvtx 'residency iteration' --skip $kernels --every --count
 theirs ncu-app --replay-mode application
 theirs ncu-app-again --replay-mode application
 theirs ncu-kernel --replay-mode kernel
-"$ncu" --target-processes all --replay-mode app-range --nvtx --nvtx-include "regex:^pair .*/" \
-  --cache-control none --clock-control none --metrics "$metrics" --csv --page raw \
-  --print-units base "${program[@]}" > "$out/ncu-range.csv" 2> "$out/ncu-range.err" ||
+"$ncu" "${ncu_common[@]}" --replay-mode app-range --nvtx --nvtx-include "regex:^pair .*/" \
+  --metrics "$metrics" "${program[@]}" > "$out/ncu-range.csv" 2> "$out/ncu-range.err" ||
   { echo "ncu-range failed"; tail -5 "$out/ncu-range.err"; head -c 600 "$out/ncu-range.csv"; }
 python3 scripts/device/l2_residency_compare.py "$out" ours-iter ours-iter-again ours-iter-blocking \
   ours-kernel ncu-app ncu-app-again ncu-kernel --ranges ncu-range || status=1
@@ -72,9 +73,8 @@ if [ "${RESIDENCY_RESNET:-}" = 1 ]; then
     .carry/timeroof export --db "$out/resnet-$mode.db" --out "$out/resnet-$mode.json" > /dev/null
   done
   launches=$(python3 -c "import json; r=json.load(open('$out/resnet-plain.json'))['runs'][0]; print(sum(e['kind']=='kernel_counters' for e in r['trace']))")
-  "$ncu" --target-processes all --replay-mode application --nvtx --nvtx-include "resnet50 iteration/" \
-    --launch-skip "$launches" -c "$launches" --cache-control none --clock-control none \
-    --metrics "$big" --csv --page raw --print-units base "${resnet[@]}" > "$out/resnet-ncu.csv" 2>&1
+  "$ncu" "${ncu_common[@]}" --replay-mode application --nvtx --nvtx-include "resnet50 iteration/" \
+    --launch-skip "$launches" -c "$launches" --metrics "$big" "${resnet[@]}" > "$out/resnet-ncu.csv" 2>&1
   for mode in plain blocking; do
     echo "== ResNet-50 iteration, timeroof iteration replay ($mode) against ncu application replay"
     python3 scripts/device/profile_counters_compare.py "$out/resnet-$mode.json" "$out/resnet-ncu.csv" |

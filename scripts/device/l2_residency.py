@@ -6,9 +6,9 @@ Each iteration (one NVTX range "residency iteration") runs, for each size S, a
 producer `a = x * 2` and right after it a consumer `b = a + 1` on fp16 tensors of S
 bytes, the two in an NVTX range of their own ("pair S MiB": a profiler that
 measures the pair as one range, ncu's range replay, shows what the consumer read
-with nothing between the two kernels). Left alone, the consumer finds in L2 what the producer wrote there: on a
-50 MB L2 nearly all of `a` when S is well inside it, little when S is far beyond
-it. Its DRAM read under a profiler says how much of that the profiler's own work
+with nothing between the two kernels). Left alone, the consumer finds in L2 what
+the producer wrote there: on a 50 MB L2 nearly all of `a` when S is well inside it,
+little when S is far beyond it. Its DRAM read under a profiler says how much of that the profiler's own work
 between the two kernels evicted. With --gap-ms the last pair waits that long
 between producer and consumer (host sleep, GPU idle): whether idle time alone
 costs residency.

@@ -13,13 +13,13 @@ DRAM read less the producer's (the first per-kernel column's), the program's own
 the median over the range's instances, with their lowest and highest.
 """
 import argparse
-import json
 import os
 import re
 import statistics
 import sys
 
 from counters_compare import read_ncu
+from profile_counters_compare import measured_launches
 
 DRAM = "dram__bytes_read.sum"
 READ = "lts__t_sectors_srcunit_tex_op_read.sum"
@@ -31,10 +31,7 @@ def launches(directory, name):
     """Each measured launch's metrics, in launch order."""
     path = os.path.join(directory, name)
     if os.path.exists(path + ".json"):
-        run = json.load(open(path + ".json"))["runs"][0]
-        measured = sorted((e for e in run["trace"] if e["kind"] == "kernel_counters"),
-                          key=lambda e: e["start_ns"])
-        return [e["details"]["metrics"] for e in measured]
+        return [e["details"]["metrics"] for e in measured_launches(path + ".json")]
     return read_ncu(path + ".csv") if os.path.exists(path + ".csv") else []
 
 
