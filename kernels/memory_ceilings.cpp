@@ -248,12 +248,17 @@ std::vector<L2Variant> l2_search(bool quick) {
       if (!quick) out.push_back({load, threads, unroll, 1, true, true});
     }
     // Chunks of 512 KiB or 1 MiB read by a grid of many short blocks (gpu-benches'
-    // pattern). On an H200 (cg and nc alike) 256-thread blocks of 4-16 loads
-    // loaded the most, 10.1-10.6 TB/s, 512-thread ones 10.2, 1024-thread 8.6-9.2,
-    // 256 KiB chunks 9.6-10.2; of those loads the slices served 84-95% (the
-    // rest merged before them), 9.5-9.65 TB/s, the busiest L2 unit at 93-94%
-    // of its peak.
-    if (!quick)
+    // pattern). On an H200 256-thread blocks of 4-16 loads loaded the most,
+    // 10.1-10.8 TB/s, 512-thread ones 9.9-10.2, 1024-thread 8.6-9.2, 256 KiB
+    // chunks 9.6-10.2; the slices served 84-98% of those loads (the rest merged
+    // before them), at most 9.66 TB/s, the busiest L2 unit at 93-94% of its peak.
+    // Cache-global loads only: ld.nc.L1::no_allocate chunks sent 8-15% of their
+    // sectors across the partitions and were served 9.53-9.54 TB/s at best, below
+    // cg in each of 3 runs. Each block starting its chunk at another tile (so the
+    // blocks that read one chunk at once read different lines) raised the served
+    // share to 98% and lowered the loads as much: served 9.61-9.66 against
+    // 9.58-9.66 (H200, 3 runs), so it is not searched.
+    if (!quick && load == L2Load::cg)
       for (const auto& [threads, unroll] :
            std::vector<std::pair<int, int>>{{256, 4}, {256, 8}, {256, 16}, {512, 16}})
         for (const int kib : {512, 1024})
@@ -307,13 +312,16 @@ std::optional<L2Counters> l2_counters(const Context& ctx, const Candidate& c) {
              format_number(v[4] / 100, hint::percent_1))};
 }
 
-// With counters the roof is the bytes the slices served per second, over the
-// kL2Profiled fastest variants by bytes loaded (merging differs between them);
-// without, the bytes loaded by the fastest.
-// Twelve: the chunked variants that load the most are not those the slices serve
-// the most of (H200: 1 MiB chunks loaded 10.4-10.6 TB/s of which 86-91% was
-// served, 512 KiB ones 10.1 of which 95%); one profiled launch costs ~0.1 s.
-constexpr std::size_t kL2Profiled = 12;
+// With counters the roof is the bytes the slices served per second. The variants
+// are profiled in order of bytes loaded until one loaded less than the best served
+// rate so far: the slices serve no more than was loaded, so no later variant can
+// win. Which variant serves the most is not which loads the most (H200: strided
+// reads with half the resident blocks loaded 11.3 TB/s of which 72% was served, 1
+// MiB chunks 10.4-10.6 of which 86-91%, 512 KiB ones 9.7-10.1 of which 95%), and
+// which ones load the most moved between runs, so a fixed number of the fastest
+// missed the best (9.07-9.37 TB/s against 9.63-9.67). kL2ProfiledMost bounds the
+// cost: the roof took 22-23 s with 20 variants profiled (H200).
+constexpr std::size_t kL2ProfiledMost = 48;
 
 void measure_l2(Context& ctx, CeilingResults& out) {
   if (!ctx.request.wanted(ceiling::kL2Read)) return;
@@ -395,31 +403,45 @@ void measure_l2(Context& ctx, CeilingResults& out) {
                          [launch, loads](cudaStream_t s) { launch(loads, s); }));
     }
   }
-  std::vector<const Candidate*> fastest;
-  for (const Candidate& c : all) fastest.push_back(&c);
-  std::sort(fastest.begin(), fastest.end(),
+  std::vector<const Candidate*> by_loaded;
+  for (const Candidate& c : all) by_loaded.push_back(&c);
+  std::sort(by_loaded.begin(), by_loaded.end(),
             [](const Candidate* a, const Candidate* b) { return a->rate() > b->rate(); });
-  fastest.resize(std::min(fastest.size(), kL2Profiled));
-  const Candidate* best = fastest.front();
+  const Candidate* best = by_loaded.front();
   double bytes = best->bytes;
-  std::string counted = "bytes = 16-byte loads issued (no counters)";
-  std::vector<const Candidate*> to_profile = fastest;
-  for (const Candidate& c : pattern) to_profile.push_back(&c);
   std::vector<std::string> profiled;
-  for (const Candidate* c : to_profile) {
-    const std::optional<L2Counters> seen = l2_counters(ctx, *c);
-    if (!seen) break;
+  std::size_t profiled_variants = 0;
+  bool counters = true;
+  const auto profile = [&](const Candidate& c) {
+    const std::optional<L2Counters> seen = counters ? l2_counters(ctx, c) : std::nullopt;
+    if (!seen) {
+      counters = false;
+      return false;
+    }
     profiled.push_back(seen->text);
-    if (profiled.size() == 1 || seen->served_bytes / c->m.median_s > bytes / best->m.median_s) {
-      best = c;
+    if (profiled.size() == 1 || seen->served_bytes / c.m.median_s > bytes / best->m.median_s) {
+      best = &c;
       bytes = seen->served_bytes;
     }
+    return true;
+  };
+  for (const Candidate* c : by_loaded) {
+    if (profiled_variants == kL2ProfiledMost ||
+        (profiled_variants > 0 && c->rate() <= bytes / best->m.median_s))
+      break;
+    if (!profile(*c)) break;
+    ++profiled_variants;
   }
+  for (const Candidate& c : pattern)
+    if (!profile(c)) break;
+  std::string counted = "bytes = 16-byte loads issued (no counters)";
   if (!profiled.empty()) {
     counted =
-        concat("bytes = what the L2 slices served (CUPTI, one launch of each of the ",
-               fastest.size(), " fastest by bytes loaded",
-               pattern.empty() ? "" : " and of the working-set pattern", "; the best kept): ");
+        concat("bytes = what the L2 slices served (CUPTI, one launch each of ", profiled_variants,
+               " variants in order of bytes loaded, until one loaded less than the best "
+               "served rate (at most ",
+               kL2ProfiledMost, ")", pattern.empty() ? "" : ", and of the working-set pattern",
+               "; the best kept): ");
     for (std::size_t i = 0; i < profiled.size(); ++i) counted += (i ? "; " : "") + profiled[i];
   }
   out.ceilings.push_back(make_ceiling(
