@@ -213,6 +213,15 @@ bool synchronization_disabled_by_environment() {
   return value != nullptr && std::string_view(value) == "0";
 }
 
+// A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_NAMES=0 leaves
+// kernels unnamed at their launch (no driver callback per launch), to measure what
+// naming costs. Not a user option: kernels then keep CUPTI's names, and no
+// counters can be collected.
+bool launch_names_disabled_by_environment() {
+  const char* value = std::getenv("TIMEROOF_PROFILE_NAMES");
+  return value != nullptr && std::string_view(value) == "0";
+}
+
 // A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_API_DOMAIN=runtime
 // (or driver) records the chosen calls of that API only, to measure what each
 // domain's records cost. Not a user option: the analysis needs both.
@@ -570,7 +579,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   try {
     callbacks = new LaunchCallbacks;
     auto* tracer = new Tracer(directory);
-    name_launches(*callbacks, *tracer);
+    if (!launch_names_disabled_by_environment()) name_launches(*callbacks, *tracer);
     tracer->start(api_tracing_from_environment());
     g_tracer = tracer;
     g_callbacks = callbacks;

@@ -9,5 +9,9 @@ rm -rf "$root/.carry" && mkdir -p "$root/.carry/tests"
 cp "$build/timeroof" "$root/.carry/"
 cp "$build/bench/"counters_check "$build/bench/"runner_vs_bare "$build/bench/"harness_overhead "$root/.carry/"  # validation programs
 find "$build/tests" -maxdepth 2 -type f -name '*_test' -perm -u+x -exec cp {} "$root/.carry/tests/" \;
-strip --strip-debug "$root/.carry/"* "$root/.carry/tests/"* 2>/dev/null || true
+# `timeroof profile`'s injection library beside it, and the programs it profiles in the
+# GPU tests and the cost benchmarks (tracing-cost.sh, launch_cost.py).
+cp "$build/libtimeroof_inject.so" "$root/.carry/"
+mkdir -p "$root/.carry/examples" && cp "$build/examples/"nvtx_layers "$build/examples/"launch_cost "$root/.carry/examples/"
+strip --strip-debug "$root/.carry/"* "$root/.carry/tests/"* "$root/.carry/examples/"* 2>/dev/null || true
 du -sh "$root/.carry"

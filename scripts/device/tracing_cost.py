@@ -27,33 +27,44 @@ UNTRACED = "untraced"
 # Not a timeroof choice: the workload under torch.profiler (Kineto, CUPTI's activity
 # API with CUDA activities), the cost of another CUPTI tracer on the same iterations.
 KINETO = "kineto"
-# A timeroof choice with this suffix ("launches-nosync") runs without CUPTI's
-# synchronization records (TIMEROOF_PROFILE_SYNC=0): what those records cost.
-NO_SYNC = "-nosync"
-# A suffix "-runtime" or "-driver" ("launches-runtime") records the chosen calls of that
-# API only (TIMEROOF_PROFILE_API_DOMAIN): what each domain's records cost.
+# Diagnostic suffixes of a timeroof choice, each the injection library's environment
+# variable that turns one part of the tracing off, to measure what it costs:
+# "launches-nosync" runs without CUPTI's synchronization records, "none-nonames" without
+# naming kernels at their launch (the driver callback on every launch).
+DIAGNOSTICS = {"-nosync": ("TIMEROOF_PROFILE_SYNC", "0"),
+               "-nonames": ("TIMEROOF_PROFILE_NAMES", "0")}
+# A suffix "-runtime" or "-driver" ("launches-runtime", before any of the above) records
+# the chosen calls of that API only (TIMEROOF_PROFILE_API_DOMAIN): what each domain's
+# records cost.
 DOMAINS = ("-runtime", "-driver")
+
+
+def traced_command(timeroof, choice, db, workload):
+    """The command and environment that run `workload` (a list) as `choice` asks:
+    untraced, under torch.profiler (a Python workload's --torch-profiler), or under
+    `timeroof profile --no-counters --api` with the diagnostic suffixes above."""
+    env = dict(os.environ)
+    if choice == UNTRACED:
+        return workload, env
+    if choice == KINETO:
+        return workload + ["--torch-profiler"], env
+    api = choice
+    while suffix := next((d for d in DIAGNOSTICS if api.endswith(d)), None):
+        api = api.removesuffix(suffix)
+        name, value = DIAGNOSTICS[suffix]
+        env[name] = value
+    domain = next((d for d in DOMAINS if api.endswith(d)), None)
+    if domain:  # one API's records only
+        api = api.removesuffix(domain)
+        env["TIMEROOF_PROFILE_API_DOMAIN"] = domain.removeprefix("-")
+    return [timeroof, "profile", "--db", db, "--no-counters", "--api", api,
+            "--name", f"tracing-cost-{choice}", "--"] + workload, env
 
 
 def run_once(args, choice, db):
     workload = [sys.executable, args.workload, "--model", args.model, "--iterations",
                 str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
-    domain = None
-    if choice == UNTRACED:
-        command = workload
-    elif choice == KINETO:
-        command = workload + ["--torch-profiler"]
-    else:
-        api = choice.removesuffix(NO_SYNC)
-        domain = next((d for d in DOMAINS if api.endswith(d)), None)
-        api = api.removesuffix(domain) if domain else api
-        command = [args.timeroof, "profile", "--db", db, "--no-counters", "--api", api,
-                   "--name", f"tracing-cost-{choice}", "--"] + workload
-    env = dict(os.environ)
-    if choice.endswith(NO_SYNC):  # the injection library's diagnostic: no sync records
-        env["TIMEROOF_PROFILE_SYNC"] = "0"
-    if domain:  # and: one API's records only
-        env["TIMEROOF_PROFILE_API_DOMAIN"] = domain.removeprefix("-")
+    command, env = traced_command(args.timeroof, choice, db, workload)
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, timeout=args.run_timeout_s,
                           env=env)
@@ -98,9 +109,10 @@ def main():
     parser.add_argument("--workload-args", default="",
                         help="more arguments for the workload, e.g. --no-module-ranges")
     parser.add_argument("--choices", default="launches,none,all,runtime,driver",
-                        help=f"timeroof --api choices (a {NO_SYNC!r} suffix: without sync "
-                             f"records; -runtime or -driver before it: that API's records "
-                             f"only), and {KINETO!r} for torch.profiler")
+                        help=f"timeroof --api choices (suffixes {', '.join(DIAGNOSTICS)}: without "
+                             f"sync records, without launch names; -runtime or -driver "
+                             f"before them: that API's records only), and {KINETO!r} for "
+                             f"torch.profiler")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""What tracing adds to each launch (issue 17): examples/launch_cost (empty kernels,
+host time per launch; plain, inside an NVTX range, followed by a synchronize) runs
+untraced and under each `timeroof profile --api` choice, with tracing_cost.py's
+diagnostic suffixes (-nosync, -nonames, -runtime, -driver), in interleaved rounds
+(each round in another order). Per choice and phase: the median over rounds of each
+run's median, the microseconds added per launch, and the ratio to untraced.
+
+    launch_cost.py --timeroof .carry/timeroof --program .carry/examples/launch_cost
+
+A cost benchmark, not a test: it prints, and exits 0 when every run worked.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tracing_cost import UNTRACED, traced_command  # noqa: E402
+
+LINE = re.compile(r"^launch_cost (\w+): ([\d.]+) us per launch")
+
+
+def run_once(args, choice, db):
+    workload = [args.program, "--batches", str(args.batches)]
+    command, env = traced_command(args.timeroof, choice, db, workload)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=args.run_timeout_s,
+                          env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"{choice}: exit {done.returncode}\n{done.stdout[-2000:]}\n"
+                           f"{done.stderr[-2000:]}")
+    phases = {m.group(1): float(m.group(2))
+              for m in map(LINE.match, done.stdout.splitlines()) if m}
+    if not phases:
+        raise RuntimeError(f"{choice}: no launch_cost lines in\n{done.stdout[-2000:]}")
+    return phases
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--timeroof", required=True)
+    parser.add_argument("--program", required=True, help="the launch_cost example binary")
+    parser.add_argument("--choices", default="none,none-nonames,launches,launches-nosync,all")
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--batches", type=int, default=200)
+    parser.add_argument("--budget-s", type=float, default=300,
+                        help="start no round that may not end within this (at least 1 round)")
+    parser.add_argument("--run-timeout-s", type=float, default=60)
+    args = parser.parse_args()
+    choices = [UNTRACED] + args.choices.split(",")
+    per_run = {}  # (choice, phase) -> [us per launch, one per run]
+    started = time.monotonic()
+    round_s = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.rounds):
+            if r > 0 and time.monotonic() - started + round_s > args.budget_s:
+                print(f"stopping after {r} rounds: the next would pass --budget-s {args.budget_s}")
+                break
+            round_start = time.monotonic()
+            for choice in choices[r % len(choices):] + choices[:r % len(choices)]:
+                db = os.path.join(tmp, f"{choice}-{r}.db")
+                for phase, us in run_once(args, choice, db).items():
+                    per_run.setdefault((choice, phase), []).append(us)
+                if os.path.exists(db):
+                    os.remove(db)
+            round_s = time.monotonic() - round_start
+    phases = sorted({p for (_, p) in per_run})
+    print("== host us per launch (median over runs of each run's median); added to untraced")
+    for phase in phases:
+        base_runs = per_run[(UNTRACED, phase)]
+        base = statistics.median(base_runs)
+        print(f"{phase}: untraced {base:.3f} us (runs {min(base_runs):.3f}-{max(base_runs):.3f})")
+        for choice in choices[1:]:
+            runs = per_run[(choice, phase)]
+            traced = statistics.median(runs)
+            print(f"  --api {choice:22s} {traced:7.3f} us (runs {min(runs):.3f}-{max(runs):.3f})"
+                  f"  {traced - base:+.3f} us  ratio {traced / base:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
