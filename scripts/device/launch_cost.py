@@ -17,10 +17,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tracing_cost import UNTRACED, traced_command  # noqa: E402
+from tracing_cost import UNTRACED, interleaved_rounds, traced_command  # noqa: E402
 
 LINE = re.compile(r"^launch_cost (\w+): ([\d.]+) us per launch")
 
@@ -53,21 +52,13 @@ def main():
     args = parser.parse_args()
     choices = [UNTRACED] + args.choices.split(",")
     per_run = {}  # (choice, phase) -> [us per launch, one per run]
-    started = time.monotonic()
-    round_s = 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(args.rounds):
-            if r > 0 and time.monotonic() - started + round_s > args.budget_s:
-                print(f"stopping after {r} rounds: the next would pass --budget-s {args.budget_s}")
-                break
-            round_start = time.monotonic()
-            for choice in choices[r % len(choices):] + choices[:r % len(choices)]:
-                db = os.path.join(tmp, f"{choice}-{r}.db")
-                for phase, us in run_once(args, choice, db).items():
-                    per_run.setdefault((choice, phase), []).append(us)
-                if os.path.exists(db):
-                    os.remove(db)
-            round_s = time.monotonic() - round_start
+        for r, choice in interleaved_rounds(choices, args.rounds, args.budget_s):
+            db = os.path.join(tmp, f"{choice}-{r}.db")
+            for phase, us in run_once(args, choice, db).items():
+                per_run.setdefault((choice, phase), []).append(us)
+            if os.path.exists(db):
+                os.remove(db)
     phases = sorted({p for (_, p) in per_run})
     print("== host us per launch (median over runs of each run's median); added to untraced")
     for phase in phases:

@@ -61,6 +61,22 @@ def traced_command(timeroof, choice, db, workload):
             "--name", f"tracing-cost-{choice}", "--"] + workload, env
 
 
+def interleaved_rounds(choices, rounds, budget_s):
+    """(round, choice) pairs: each round takes every choice, starting one further along
+    the list than the round before, so drift spreads over all of them; no round starts
+    that may not end within budget_s (the first always does)."""
+    started = time.monotonic()
+    round_s = 0.0
+    for r in range(rounds):
+        if r > 0 and time.monotonic() - started + round_s > budget_s:
+            print(f"stopping after {r} rounds: the next would pass --budget-s {budget_s}")
+            return
+        round_start = time.monotonic()
+        for choice in choices[r % len(choices):] + choices[:r % len(choices)]:
+            yield r, choice
+        round_s = time.monotonic() - round_start
+
+
 def run_once(args, choice, db):
     workload = [sys.executable, args.workload, "--model", args.model, "--iterations",
                 str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
@@ -121,33 +137,24 @@ def main():
     parser.add_argument("--run-timeout-s", type=float, default=90)
     args = parser.parse_args()
     choices = [UNTRACED] + args.choices.split(",")
-    started = time.monotonic()
     per_run = {}  # (choice, model) -> [median ms per run]
     sizes, records, stderr_lines = {}, {}, {}
-    round_s = 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(args.rounds):
-            if r > 0 and time.monotonic() - started + round_s > args.budget_s:
-                print(f"stopping after {r} rounds: the next would pass --budget-s {args.budget_s}")
-                break
-            round_start = time.monotonic()
-            order = choices[r % len(choices):] + choices[:r % len(choices)]
-            for choice in order:
-                db = os.path.join(tmp, f"{choice}-{r}.db")
-                medians, seconds, err = run_once(args, choice, db)
-                for model, ms in medians.items():
-                    per_run.setdefault((choice, model), []).append(ms)
-                if choice not in (UNTRACED, KINETO):
-                    sizes.setdefault(choice, []).append(os.path.getsize(db))
-                    if choice not in records:
-                        records[choice] = {m: records_per_iteration(db, m) for m in medians}
-                        stderr_lines[choice] = [l for l in err.splitlines()
-                                                if l.startswith("timeroof")]
-                    os.remove(db)
-                print(f"round {r + 1} {choice:9s} {seconds:5.1f} s: " +
-                      ", ".join(f"{m} {ms:.3f} ms" for m, ms in sorted(medians.items())),
-                      flush=True)
-            round_s = time.monotonic() - round_start
+        for r, choice in interleaved_rounds(choices, args.rounds, args.budget_s):
+            db = os.path.join(tmp, f"{choice}-{r}.db")
+            medians, seconds, err = run_once(args, choice, db)
+            for model, ms in medians.items():
+                per_run.setdefault((choice, model), []).append(ms)
+            if choice not in (UNTRACED, KINETO):
+                sizes.setdefault(choice, []).append(os.path.getsize(db))
+                if choice not in records:
+                    records[choice] = {m: records_per_iteration(db, m) for m in medians}
+                    stderr_lines[choice] = [l for l in err.splitlines()
+                                            if l.startswith("timeroof")]
+                os.remove(db)
+            print(f"round {r + 1} {choice:9s} {seconds:5.1f} s: " +
+                  ", ".join(f"{m} {ms:.3f} ms" for m, ms in sorted(medians.items())),
+                  flush=True)
 
     models = sorted({m for (_, m) in per_run})
     print("\n== iteration time (median over rounds of each run's median), ratio traced/untraced"
