@@ -410,7 +410,6 @@ void measure_l2(Context& ctx, CeilingResults& out) {
   const Candidate* best = by_loaded.front();
   double bytes = best->bytes;
   std::vector<std::string> profiled;
-  std::size_t profiled_variants = 0;
   bool counters = true;
   const auto profile = [&](const Candidate& c) {
     const std::optional<L2Counters> seen = counters ? l2_counters(ctx, c) : std::nullopt;
@@ -426,12 +425,12 @@ void measure_l2(Context& ctx, CeilingResults& out) {
     return true;
   };
   for (const Candidate* c : by_loaded) {
-    if (profiled_variants == kL2ProfiledMost ||
-        (profiled_variants > 0 && c->rate() <= bytes / best->m.median_s))
+    if (profiled.size() == kL2ProfiledMost ||
+        (!profiled.empty() && c->rate() <= bytes / best->m.median_s))
       break;
     if (!profile(*c)) break;
-    ++profiled_variants;
   }
+  const std::size_t profiled_variants = profiled.size();
   for (const Candidate& c : pattern)
     if (!profile(c)) break;
   std::string counted = "bytes = 16-byte loads issued (no counters)";

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """What tracing adds to each launch (issue 17): examples/launch_cost (empty kernels,
-host time per launch; plain, inside an NVTX range, followed by a synchronize) runs
-untraced and under each `timeroof profile --api` choice, with tracing_cost.py's
-diagnostic suffixes (-nosync, -nonames, -runtime, -driver), in interleaved rounds
-(each round in another order). Per choice and phase: the median over rounds of each
-run's median, the microseconds added per launch, and the ratio to untraced.
+host time per launch; plain, inside an NVTX range, followed by a synchronize, between
+runtime queries) runs untraced and under each `timeroof profile --api` choice, with
+tracing_cost.py's diagnostic suffixes (-nosync, -nonames, -runtime, -driver), in
+interleaved rounds (each round in another order). Per choice and phase: the median over
+rounds of each run's median, the microseconds added per launch, and the ratio to
+untraced.
 
     launch_cost.py --timeroof .carry/timeroof --program .carry/examples/launch_cost
 
@@ -14,24 +15,18 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tracing_cost import UNTRACED, interleaved_rounds, traced_command  # noqa: E402
+from tracing_cost import UNTRACED, interleaved_rounds, run_choice  # noqa: E402
 
 LINE = re.compile(r"^launch_cost (\w+): ([\d.]+) us per launch")
 
 
 def run_once(args, choice, db):
     workload = [args.program, "--batches", str(args.batches)]
-    command, env = traced_command(args.timeroof, choice, db, workload)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=args.run_timeout_s,
-                          env=env)
-    if done.returncode != 0:
-        raise RuntimeError(f"{choice}: exit {done.returncode}\n{done.stdout[-2000:]}\n"
-                           f"{done.stderr[-2000:]}")
+    done, _ = run_choice(args.timeroof, choice, db, workload, args.run_timeout_s)
     phases = {m.group(1): float(m.group(2))
               for m in map(LINE.match, done.stdout.splitlines()) if m}
     if not phases:

@@ -77,17 +77,23 @@ def interleaved_rounds(choices, rounds, budget_s):
         round_s = time.monotonic() - round_start
 
 
-def run_once(args, choice, db):
-    workload = [sys.executable, args.workload, "--model", args.model, "--iterations",
-                str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
-    command, env = traced_command(args.timeroof, choice, db, workload)
+def run_choice(timeroof, choice, db, workload, timeout_s):
+    """Runs `workload` as `choice` asks (traced_command); returns the finished process
+    and its wall seconds, or raises with the ends of its output if it failed."""
+    command, env = traced_command(timeroof, choice, db, workload)
     started = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=args.run_timeout_s,
-                          env=env)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=env)
     seconds = time.monotonic() - started
     if done.returncode != 0:
         raise RuntimeError(f"{choice}: exit {done.returncode}\n{done.stdout[-2000:]}\n"
                            f"{done.stderr[-2000:]}")
+    return done, seconds
+
+
+def run_once(args, choice, db):
+    workload = [sys.executable, args.workload, "--model", args.model, "--iterations",
+                str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
+    done, seconds = run_choice(args.timeroof, choice, db, workload, args.run_timeout_s)
     medians = {}
     for line in done.stdout.splitlines():
         match = LINE.match(line.strip())
