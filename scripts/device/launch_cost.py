@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What tracing adds to each launch (issue 17): examples/launch_cost (empty kernels,
 host time per launch; plain, inside an NVTX range, followed by a synchronize, between
-runtime queries) runs untraced and under each `timeroof profile --api` choice, with
+runtime queries; and the GPU's time per kernel, empty or busy, queued behind a gate)
+runs untraced and under each `timeroof profile --api` choice, with
 tracing_cost.py's diagnostic suffixes (-nosync, -nonames, -runtime, -driver), in
 interleaved rounds (each round in another order). Per choice and phase: the median over
 rounds of each run's median, the microseconds added per launch, and the ratio to
@@ -55,7 +56,8 @@ def main():
             if os.path.exists(db):
                 os.remove(db)
     phases = sorted({p for (_, p) in per_run})
-    print("== host us per launch (median over runs of each run's median); added to untraced")
+    print("== us per launch, the host's (gpu_*: the GPU's per kernel); median over runs of each"
+          " run's median; added to untraced")
     for phase in phases:
         base_runs = per_run[(UNTRACED, phase)]
         base = statistics.median(base_runs)

@@ -3,9 +3,11 @@
 stand-ins for timeroof (runs the command after "--") and for examples/launch_cost
 (prints a per-launch time that depends on the diagnostics the choice set), so the
 suffix-to-environment mapping and the medians and differences printed are checked
-against known numbers. Standard library only."""
+against known numbers; and tracing_cost.gpu_busy_per_iteration on a trace table
+written by hand. Standard library only."""
 import os
 import re
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -14,7 +16,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from tracing_cost import traced_command  # noqa: E402
+from tracing_cost import gpu_busy_per_iteration, traced_command  # noqa: E402
 
 # Untraced 3.0 us a launch; traced 4.0; +0.5 with the names (TIMEROOF_PROFILE_NAMES
 # unset), +0.25 with sync records; the NVTX phase +0.125 over launch. Each run adds
@@ -106,6 +108,56 @@ class LaunchCost(unittest.TestCase):
             self.assertAlmostEqual(traced, 3.0 + added, delta=0.003, msg=choice)
             self.assertAlmostEqual(rows[("launch_nvtx", choice)][1], added, delta=0.003,
                                    msg=choice)
+
+
+class GpuBusy(unittest.TestCase):
+    @staticmethod
+    def trace(path, rows):
+        """rows: (kind, name, start_ns, end_ns, correlation_id), as the store keeps them."""
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE trace_events (kind TEXT, name TEXT, start_ns INTEGER, "
+                    "end_ns INTEGER, correlation_id INTEGER)")
+        con.executemany("INSERT INTO trace_events VALUES (?, ?, ?, ?, ?)", rows)
+        con.commit()
+        con.close()
+
+    def test_busy_share_and_gaps_of_the_kernels_launched_in_each_iteration(self):
+        # Iteration 1 (host 0-100 us) launches kernels 1-3: 10-30, 25-40 (overlaps the
+        # first), 50-60 us; busy 40 of a 50 us span, one 10 us gap. Kernel 4 runs in
+        # the range but was launched before it: not counted. Iteration 2 (200-300 us)
+        # launches two back-to-back kernels, 210-220 and 220-250: busy 100%, no gap.
+        rows = [("nvtx_range", "m iteration", 0, 100_000, 0),
+                ("nvtx_range", "m iteration", 200_000, 300_000, 0),
+                ("nvtx_range", "other iteration", 0, 300_000, 0)]
+        for corr, launch, (start, end) in [(1, 1_000, (10, 30)), (2, 2_000, (25, 40)),
+                                           (3, 3_000, (50, 60)), (4, -5_000, (70, 75)),
+                                           (5, 201_000, (210, 220)), (6, 202_000, (220, 250))]:
+            rows.append(("runtime_api", "cudaLaunchKernel", launch, launch + 500, corr))
+            rows.append(("kernel", f"k{corr}", start * 1000, end * 1000, corr))
+        with tempfile.TemporaryDirectory() as work:
+            db = os.path.join(work, "trace.db")
+            self.trace(db, rows)
+            busy = gpu_busy_per_iteration(db, "m")
+            self.assertEqual(gpu_busy_per_iteration(db, "absent"), {})
+        # Medians over the two iterations.
+        self.assertAlmostEqual(busy["span_us"], (50 + 40) / 2)
+        self.assertAlmostEqual(busy["busy"], (40 / 50 + 1.0) / 2)
+        self.assertAlmostEqual(busy["gap_total_us"], (10 + 0) / 2)
+        self.assertAlmostEqual(busy["gap_median_us"], (10 + 0) / 2)
+        self.assertAlmostEqual(busy["kernels"], (3 + 2) / 2)
+
+    def test_without_launch_records_the_kernels_that_start_in_the_range(self):
+        rows = [("nvtx_range", "m iteration", 0, 100_000, 0),
+                ("kernel", "a", 10_000, 20_000, 1), ("kernel", "b", 30_000, 40_000, 2),
+                ("kernel", "late", 150_000, 160_000, 3)]
+        with tempfile.TemporaryDirectory() as work:
+            db = os.path.join(work, "trace.db")
+            self.trace(db, rows)
+            busy = gpu_busy_per_iteration(db, "m")
+        self.assertEqual(busy["kernels"], 2)
+        self.assertAlmostEqual(busy["span_us"], 30)
+        self.assertAlmostEqual(busy["busy"], 20 / 30)
+        self.assertAlmostEqual(busy["gap_total_us"], 10)
 
 
 if __name__ == "__main__":

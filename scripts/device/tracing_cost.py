@@ -5,8 +5,9 @@ host-bound, and a ResNet-50, batch 16, fp16, an NVTX range per module) runs untr
 traced with each choice (--no-counters), in interleaved rounds (each round in another
 order, so drift spreads over all choices). Each run's iteration time is the median of
 the script's own CUDA-event times; per choice the median over rounds, and the ratio
-traced / untraced. For traced runs also the store's size and the records per iteration
-by kind (those starting inside the "<model> iteration" NVTX ranges).
+traced / untraced. For traced runs also the store's size, the records per iteration
+by kind (those starting inside the "<model> iteration" NVTX ranges), and how busy the
+GPU was in those iterations (so the cost can be placed on the host or on the GPU).
 
     tracing_cost.py --timeroof .carry/timeroof --workload examples/pytorch/profile_models.py
 
@@ -123,6 +124,50 @@ def records_per_iteration(db, model):
         con.close()
 
 
+def gpu_busy_per_iteration(db, model):
+    """How busy the GPU was in the model's traced iterations: the kernels launched inside
+    each "<model> iteration" range, from the first one's start to the last one's end;
+    the share of that span some kernel ran, and the idle gaps between consecutive
+    kernels. A GPU busy nearly all the span is what the iteration waits on, so what
+    tracing adds there it adds on the GPU; long gaps mean the GPU waits for the host.
+    Returns {span_us, busy, gap_median_us, gap_total_us, kernels}, medians over the
+    iterations, or {} without iterations."""
+    con = sqlite3.connect(db)
+    try:
+        spans = con.execute(
+            "SELECT start_ns, end_ns FROM trace_events WHERE kind = 'nvtx_range' AND name = ?",
+            (f"{model} iteration",)).fetchall()
+        per_iteration = []
+        for start, end in spans:
+            kernels = con.execute(
+                "SELECT start_ns, end_ns FROM trace_events WHERE kind = 'kernel' AND "
+                "correlation_id IN (SELECT correlation_id FROM trace_events WHERE "
+                "kind IN ('runtime_api', 'driver_api') AND start_ns >= ? AND start_ns < ?) "
+                "ORDER BY start_ns", (start, end)).fetchall()
+            if not kernels:  # launches not recorded: the kernels starting in the range
+                kernels = con.execute(
+                    "SELECT start_ns, end_ns FROM trace_events WHERE kind = 'kernel' AND "
+                    "start_ns >= ? AND start_ns < ? ORDER BY start_ns", (start, end)).fetchall()
+            if not kernels:
+                continue
+            busy, gaps, reach = 0, [], kernels[0][0]
+            for k_start, k_end in kernels:
+                if k_start > reach:
+                    gaps.append(k_start - reach)
+                busy += max(0, k_end - max(k_start, reach))
+                reach = max(reach, k_end)
+            span = reach - kernels[0][0]
+            per_iteration.append((span / 1e3, busy / span if span else 0.0,
+                                  statistics.median(gaps) / 1e3 if gaps else 0.0,
+                                  sum(gaps) / 1e3, len(kernels)))
+        if not per_iteration:
+            return {}
+        keys = ("span_us", "busy", "gap_median_us", "gap_total_us", "kernels")
+        return {k: statistics.median(v[i] for v in per_iteration) for i, k in enumerate(keys)}
+    finally:
+        con.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--timeroof", required=True)
@@ -144,7 +189,7 @@ def main():
     args = parser.parse_args()
     choices = [UNTRACED] + args.choices.split(",")
     per_run = {}  # (choice, model) -> [median ms per run]
-    sizes, records, stderr_lines = {}, {}, {}
+    sizes, records, busy, stderr_lines = {}, {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for r, choice in interleaved_rounds(choices, args.rounds, args.budget_s):
             db = os.path.join(tmp, f"{choice}-{r}.db")
@@ -155,6 +200,7 @@ def main():
                 sizes.setdefault(choice, []).append(os.path.getsize(db))
                 if choice not in records:
                     records[choice] = {m: records_per_iteration(db, m) for m in medians}
+                    busy[choice] = {m: gpu_busy_per_iteration(db, m) for m in medians}
                     stderr_lines[choice] = [l for l in err.splitlines()
                                             if l.startswith("timeroof")]
                 os.remove(db)
@@ -188,6 +234,15 @@ def main():
             total = sum(kinds.values())
             detail = ", ".join(f"{k} {v:.0f}" for k, v in sorted(kinds.items()))
             print(f"  --api {choice:9s} {model}: {total:.0f} ({detail})")
+    print("\n== the GPU in the traced iterations (first run; median over iterations): kernels"
+          " launched, first start to last end, busy share, idle gaps between kernels")
+    for choice in stored:
+        for model in models:
+            b = busy[choice].get(model)
+            if b:
+                print(f"  --api {choice:9s} {model}: {b['kernels']:.0f} kernels over "
+                      f"{b['span_us'] / 1e3:.3f} ms, busy {100 * b['busy']:.1f}%, gaps "
+                      f"{b['gap_total_us'] / 1e3:.3f} ms (median {b['gap_median_us']:.2f} us)")
     for choice in stored:
         for line in stderr_lines[choice]:
             print(f"  [{choice}] {line}")
