@@ -252,6 +252,47 @@ std::size_t display_width(std::string_view text) {
   return columns;
 }
 
+namespace {
+
+// Where each `separator` outside parentheses ends in `text`: the cut points after it.
+std::vector<std::size_t> top_level_ends(std::string_view text, std::string_view separator) {
+  std::vector<std::size_t> ends;
+  int depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    if (text[i] == ')' && depth > 0) --depth;
+    if (depth == 0 && text.compare(i, separator.size(), separator) == 0)
+      ends.push_back(i + separator.size());
+  }
+  return ends;
+}
+
+}  // namespace
+
+std::string shortened_method(std::string_view method, std::size_t max_chars) {
+  if (method.size() <= max_chars) return std::string(method);
+  // The whole clauses that fit, then as many whole items of the next as fit.
+  std::size_t kept = 0;
+  for (std::size_t end : top_level_ends(method, "; ")) {
+    if (end - 2 > max_chars) break;
+    kept = end - 2;
+  }
+  std::string cut = "; ...";
+  const std::size_t clause_start = kept == 0 ? 0 : kept + 2;
+  for (std::size_t end : top_level_ends(method.substr(clause_start), ", ")) {
+    if (clause_start + end - 2 > max_chars) break;
+    kept = clause_start + end - 2;
+    cut = ", ...";
+  }
+  if (kept == 0) {  // not even one item fits: cut at the last space that does
+    const std::size_t space = method.rfind(' ', max_chars);
+    kept = space == std::string_view::npos || space == 0 ? max_chars : space;
+    cut = " ...";
+  }
+  return std::string(method.substr(0, kept)) + cut + " [+" + std::to_string(method.size() - kept) +
+         " characters: the whole method is in the export]";
+}
+
 std::vector<std::string> wrap_words(std::string_view text, std::size_t width) {
   if (width == 0) return {std::string(text)};
   std::vector<std::string> lines(1);

@@ -140,6 +140,15 @@ std::size_t display_width(std::string_view text);
 // width 0: no limit.
 std::vector<std::string> wrap_words(std::string_view text, std::size_t width);
 
+// A roof's method at most about `max_chars` long, for a table a reader scans:
+// whole "; "-separated clauses while they fit (outside parentheses, so a clause's
+// own aside stays whole), then the next clause cut after its last ", " item that
+// fits, then where the rest is ("[+N characters: the whole method is in the
+// export]"). The l2_read search lists every variant it ran (~14,000 characters
+// on an H200); the stored method keeps them all. Shorter methods come back as
+// they are.
+std::string shortened_method(std::string_view method, std::size_t max_chars);
+
 // ---- Names from the data in files, markup and terminals (issue 16) ----------
 // Names (sweeps, kernels, hosts, command lines) come from imported files and
 // specs; each writer makes them safe for its medium and the data keeps them as

@@ -260,6 +260,9 @@ void roof_findings_section(std::vector<Block>& doc, const roofline::RunAnalysis&
   doc.push_back(list(std::move(items), false));
 }
 
+// A table row of a printed page stays within about ten lines; the export keeps all.
+constexpr std::size_t kReportMethodChars = 700;
+
 void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::string& anchor) {
   const Machine& m = r.run.machine;
   doc.push_back(heading(3, "Machine roofs", anchor + "-roofs"));
@@ -279,7 +282,8 @@ void roofs_section(std::vector<Block>& doc, const RunRecord& r, const std::strin
     if (c.theoretical && *c.theoretical > 0) ratio = c.measured / *c.theoretical;
     std::string clock = "SM " + clock_text(c.sm_clock_hz) + ", mem " + clock_text(c.mem_clock_hz);
     rows.push_back({c.name, format_si(c.measured, c.unit), format_si(c.theoretical, c.unit),
-                    format_number(ratio, hint::percent_1), clock, or_dash(c.method)});
+                    format_number(ratio, hint::percent_1), clock,
+                    or_dash(shortened_method(c.method, kReportMethodChars))});
   }
   if (!rows.empty()) {
     doc.push_back(table({"Roof", "Measured", "Theoretical", "Ratio", "Clock", "Method"},

@@ -197,6 +197,9 @@ std::string format_gpu(const GpuInfo& gpu) {
   return terminal_safe(out.str(), LineBreaks::keep);
 }
 
+// A few lines of a wrapped table; the report shows more, the export all of it.
+constexpr std::size_t kConsoleMethodChars = 300;
+
 std::string format_ceilings(const std::vector<Ceiling>& ceilings) {
   if (ceilings.empty()) return "  (no ceilings measured)\n";
   std::vector<std::vector<std::string>> rows{
@@ -207,7 +210,8 @@ std::string format_ceilings(const std::vector<Ceiling>& ceilings) {
       ratio = format_number(c.measured / *c.theoretical, hint::percent_1);
     const std::string spread = format_number(c.spread, hint::percent_1);
     rows.push_back({c.name, format_si(c.measured, c.unit), format_si(c.theoretical, c.unit), ratio,
-                    format_si(c.sm_clock_hz, "Hz"), spread, c.method});
+                    format_si(c.sm_clock_hz, "Hz"), spread,
+                    shortened_method(c.method, kConsoleMethodChars)});
   }
   return table(rows);
 }

@@ -326,6 +326,33 @@ TEST(Format, WrapWordsBreaksAtSpacesWithinTheWidth) {
   EXPECT_EQ(display_width("3.2 µs"), 6u);
 }
 
+TEST(Format, ShortenedMethodKeepsWholeClausesThenWholeItems) {
+  const std::string method =
+      "k ld.cg 256x8 (16-byte loads; warm L2); median of 20 launches; best of 4 variants: "
+      "a 9.1 TB/s, b 9.2 TB/s, c 9.3 TB/s, d 9.4 TB/s; bytes = served";
+  EXPECT_EQ(shortened_method(method, method.size()), method);
+  // The clause in parentheses is not cut at its own "; ".
+  const std::string two_clauses = "k ld.cg 256x8 (16-byte loads; warm L2); median of 20 launches";
+  EXPECT_EQ(shortened_method(method, two_clauses.size() + 2),
+            two_clauses + "; ... [+" + std::to_string(method.size() - two_clauses.size()) +
+                " characters: the whole method is in the export]");
+  // Then the next clause's whole items that fit.
+  const std::string with_items = two_clauses + "; best of 4 variants: a 9.1 TB/s, b 9.2 TB/s";
+  EXPECT_EQ(shortened_method(method, with_items.size() + 3),
+            with_items + ", ... [+" + std::to_string(method.size() - with_items.size()) +
+                " characters: the whole method is in the export]");
+  // A first clause longer than the limit, with no item that fits: cut at a space.
+  EXPECT_EQ(shortened_method("one two three four", 10),
+            "one two ... [+11 characters: the whole method is in the export]");
+  for (std::size_t limit : {5u, 20u, 60u, 100u, 140u}) {
+    const std::string shown = shortened_method(method, limit);
+    const std::size_t note = shown.find(" [+");
+    ASSERT_NE(note, std::string::npos) << limit;
+    EXPECT_LE(note, limit + 5) << shown;  // the text kept, then " ..." at most
+    EXPECT_EQ(method.compare(0, note - 5, shown, 0, note - 5), 0) << shown;  // a prefix
+  }
+}
+
 TEST(Format, EngineeringPrefixes) {
   EXPECT_EQ(format_si(1.98e9, "Hz"), "1.98 GHz");
   EXPECT_EQ(format_si(4.452e12, "B/s"), "4.45 TB/s");
