@@ -6,7 +6,7 @@
 # GPU-tier tests must pass, not skip.
 set -uo pipefail
 source "$(dirname "$0")/setup.sh"
-export TIMEROOF_SAMPLE=$root/samples/sample-run.json.gz
+export TIMEROOF_SAMPLE=$root/samples/sample-full-run-h200.json.gz
 
 {
   echo "== machine"; date -u; hostname

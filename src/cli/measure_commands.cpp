@@ -42,7 +42,7 @@ namespace {
 // --install` and the .deb), else in the source tree the binary was built from.
 std::string sample_path() {
   if (const char* override_path = std::getenv("TIMEROOF_SAMPLE")) return override_path;
-  return installed_data("samples/sample-run.json.gz", TIMEROOF_SAMPLE_PATH);
+  return installed_data("samples/sample-full-run-h200.json.gz", TIMEROOF_SAMPLE_PATH);
 }
 
 // The bundled sample: a real run recorded on the device machine.

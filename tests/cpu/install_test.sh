@@ -11,7 +11,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # ---- cmake --install ----
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" --strip > "$work/install.log" || fail "cmake --install: $(tail -3 "$work/install.log")"
-for f in bin/timeroof share/timeroof/samples/sample-run.json.gz share/timeroof/samples/sample-run-h100.json.gz \
+for f in bin/timeroof share/timeroof/samples/sample-full-run-h200.json.gz \
+         share/timeroof/samples/sample-run.json.gz share/timeroof/samples/sample-run-h100.json.gz \
          share/man/man1/timeroof.1 share/bash-completion/completions/timeroof \
          share/zsh/vendor-completions/_timeroof share/doc/timeroof/README.md; do
   [ -f "$prefix/$f" ] || fail "cmake --install left out $f"
@@ -35,7 +36,7 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "no-GPU run: exit $rc, expected 2: $(cat "$work/run.err")"
-grep -q "$prefix/share/timeroof/samples/sample-run.json.gz" "$work/run.err" ||
+grep -q "$prefix/share/timeroof/samples/sample-full-run-h200.json.gz" "$work/run.err" ||
   fail "no-GPU run did not show the installed sample: $(cat "$work/run.err")"
 [ -f "$work/elsewhere/report/index.html" ] || fail "no-GPU run wrote no report"
 
@@ -114,7 +115,7 @@ deb=$(ls "$work"/deb/timeroof_*.deb)
 [ "$(dpkg-deb --field "$deb" Package)" = timeroof ] || fail ".deb: package name"
 grep -q libsqlite3-0 <<<"$(dpkg-deb --field "$deb" Depends)" || fail ".deb: Depends lacks libsqlite3-0"
 dpkg-deb --contents "$deb" > "$work/contents"
-for f in ./usr/bin/timeroof ./usr/share/timeroof/samples/sample-run.json.gz ./usr/share/man/man1/timeroof.1 \
+for f in ./usr/bin/timeroof ./usr/share/timeroof/samples/sample-full-run-h200.json.gz ./usr/share/man/man1/timeroof.1 \
          ./usr/share/bash-completion/completions/timeroof ./usr/share/zsh/vendor-completions/_timeroof; do
   grep -q " $f\$" "$work/contents" || fail ".deb lacks $f"
 done

@@ -56,21 +56,27 @@ std::string without_breaks(const std::string& html) {
   return std::regex_replace(html, std::regex("<wbr/>"), "");
 }
 
-// The sample's report, written once into a directory kept for the whole test.
+// A sample's report, written once into a directory kept for the whole test.
 struct Written {
   TempDir dir;
   std::string html;
   std::string html_text;  // html without the break opportunities (<wbr/>) in long words
   std::string markdown;
-  Written() {
-    write_report({sample()}, dir.path());
+  explicit Written(const std::vector<RunRecord>& runs) {
+    write_report(runs, dir.path());
     html = read_file(dir.file("index.html"));
     html_text = without_breaks(html);
     markdown = read_file(dir.file("report.md"));
   }
 };
 const Written& written() {
-  static const Written w;
+  static const Written w({sample()});
+  return w;
+}
+// What `timeroof run` shows without a GPU: every operator family's default sweep
+// and the resnet50 model table, two runs.
+const Written& written_full_sample() {
+  static const Written w(test::load_runs("samples/sample-full-run-h200.json.gz"));
   return w;
 }
 
@@ -779,11 +785,7 @@ TEST(Report, PointTablesFitTheWidthOfAnA4Page) {
 // layout, as above) every chart fits the page's width and the height of one
 // page, so no chart is cut at the right edge or split across a page break
 // (figures avoid breaking inside).
-TEST(Report, PrintsToAReadableA4Pdf) {
-  std::string chromium = find_on_path("chromium");
-  if (chromium.empty()) chromium = find_on_path("chromium-browser");
-  if (chromium.empty()) GTEST_SKIP() << "chromium not installed: no print check";
-  const Written& w = written();
+void expect_readable_a4_print(const std::string& chromium, const Written& w) {
   TempDir dir;
   const std::vector<std::string> flags = {chromium,
                                           "--headless",
@@ -836,10 +838,49 @@ TEST(Report, PrintsToAReadableA4Pdf) {
   const std::regex fit(R"(figures=(\d+) wide=(\d+) tall=(\d+) tallest=(\d+))");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, fit)) << r.err.substr(0, 2000);
-  RecordProperty("layout", m[0].str() + " pages=" + std::to_string(pages));
+  ::testing::Test::RecordProperty("layout", m[0].str() + " pages=" + std::to_string(pages));
   EXPECT_EQ(std::stoul(m[1]), images(w.markdown).size()) << "every chart is a figure";
   EXPECT_EQ(std::stoi(m[2]), 0) << "charts wider than the page: " << m[0];
   EXPECT_EQ(std::stoi(m[3]), 0) << "charts taller than a page: " << m[0];
+}
+
+TEST(Report, PrintsToAReadableA4Pdf) {
+  std::string chromium = find_on_path("chromium");
+  if (chromium.empty()) chromium = find_on_path("chromium-browser");
+  if (chromium.empty()) GTEST_SKIP() << "chromium not installed: no print check";
+  expect_readable_a4_print(chromium, written());
+}
+
+// The sample shown without a GPU reports every operator family's default sweep
+// and the resnet50 model table (issue 18), and no roof method fills a page.
+TEST(Report, FullSampleShowsEveryFamilyAndTheModel) {
+  const Written& w = written_full_sample();
+  for (const char* sweep :
+       {"conv2d-default", "lstm-default", "gemm-default", "attention-default", "layernorm-default",
+        "batchnorm-default", "pool-default", "softmax-default", "pointwise-default"})
+    EXPECT_NE(w.markdown.find(sweep), std::string::npos) << sweep;
+  EXPECT_NE(w.markdown.find("### Model: resnet50"), std::string::npos);
+  EXPECT_NE(w.markdown.find("T_lb (Benanza)"), std::string::npos);
+  EXPECT_EQ(count_occurrences(w.markdown, "## Run "), 2u) << "the default run and the model run";
+  // l2_read's stored method lists every variant searched (~14,000 characters);
+  // the roofs table shows its first clauses and says where the rest is.
+  const std::vector<RunRecord> runs = test::load_runs("samples/sample-full-run-h200.json.gz");
+  const auto l2 =
+      std::find_if(runs[0].run.machine.ceilings.begin(), runs[0].run.machine.ceilings.end(),
+                   [](const Ceiling& c) { return c.name == "l2_read"; });
+  ASSERT_NE(l2, runs[0].run.machine.ceilings.end());
+  EXPECT_GT(l2->method.size(), 5000u);
+  EXPECT_EQ(w.markdown.find(l2->method), std::string::npos);
+  EXPECT_NE(w.markdown.find("characters: the whole method is in the export"),
+            std::string::npos);
+}
+
+// The shown sample's families and model table too: their charts and tables fit A4.
+TEST(Report, FullSamplePrintsToAReadableA4Pdf) {
+  std::string chromium = find_on_path("chromium");
+  if (chromium.empty()) chromium = find_on_path("chromium-browser");
+  if (chromium.empty()) GTEST_SKIP() << "chromium not installed: no print check";
+  expect_readable_a4_print(chromium, written_full_sample());
 }
 
 TEST(Report, OpensInHeadlessChromiumAndIsNotBlank) {
