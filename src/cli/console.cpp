@@ -240,8 +240,8 @@ std::string format_roof_energy(const Machine& machine) {
     }
     rows.push_back(std::move(row));
   }
-  return "power and energy (NVML: board power over the timed launches; sustained: the same "
-         "kernel under a long load, its second half)\n" +
+  return "power and energy (NVML board power over the timed launches; sustained: a long "
+         "load's second half)\n" +
          table(rows);
 }
 
@@ -278,9 +278,13 @@ std::string format_run(const RunRecord& record, std::size_t position) {
   out << format_gpu(run.machine.gpu);
   out << "ceilings\n" << format_ceilings(run.machine.ceilings);
   out << format_roof_energy(run.machine) << format_library_references(run.machine);
+  // A skip's reason is a sentence or two: wrapped to the terminal like help text.
+  std::ostringstream skipped;
   for (const CeilingSkip& skip : run.machine.skipped)
-    out << "  " << (skip.failed ? "FAILED  " : "skipped ") << skip.name << ": " << skip.reason
-        << "\n";
+    skipped << "  " << (skip.failed ? "FAILED  " : "skipped ") << skip.name << ": " << skip.reason
+            << "\n";
+  const std::size_t columns = terminal_columns();
+  out << (columns > 0 ? wrap_help(skipped.str(), columns) : skipped.str());
   if (!run.machine.working_set.empty()) {
     out << "working set (bytes touched per pass -> bandwidth)\n";
     std::vector<std::vector<std::string>> rows{{"working set", "bandwidth"}};

@@ -101,6 +101,17 @@ TEST(Cli, HelpAndTablesFitTheTerminal) {
   EXPECT_EQ(run_tool({"runs", "--db", db}, {{"COLUMNS", "20"}}).out, whole.out);
 }
 
+// The main job without a GPU fits a 120-column terminal: the roofs' methods are
+// shortened (l2_read's is ~14,000 characters), skip reasons wrapped.
+TEST(Cli, RunWithoutGpuFitsAWideTerminal) {
+  TempDir dir;
+  const ToolResult r = run_tool({"run", "--out", dir.file("report")},
+                                {{"CUDA_VISIBLE_DEVICES", ""}, {"COLUMNS", "120"}});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.out.find("whole method is in the export"), std::string::npos);
+  expect_lines_within(r.out, 120, "run without a GPU");
+}
+
 TEST(Cli, VersionNamesTheGitSha) {
   const ToolResult r = run_tool({"--version"});
   EXPECT_EQ(r.exit_code, 0);
