@@ -80,6 +80,12 @@ const Written& written_full_sample() {
   return w;
 }
 
+// Chromium for the browser checks, under either of its names; empty where absent.
+std::string chromium_path() {
+  const std::string chromium = find_on_path("chromium");
+  return chromium.empty() ? find_on_path("chromium-browser") : chromium;
+}
+
 TEST(Report, SampleReportIsWritten) {
   const Written& w = written();
   EXPECT_GT(w.html.size(), 10000u);
@@ -746,8 +752,7 @@ TEST(Report, PngAndPdfChartsAreConvertedAndReferenced) {
 // script added to a copy of the page reports every table whose narrowest layout
 // (min-content: words whole where the CSS keeps them whole) is wider than the body.
 TEST(Report, PointTablesFitTheWidthOfAnA4Page) {
-  std::string chromium = find_on_path("chromium");
-  if (chromium.empty()) chromium = find_on_path("chromium-browser");
+  const std::string chromium = chromium_path();
   if (chromium.empty()) GTEST_SKIP() << "chromium not installed: no layout check";
   const Written& w = written();
   EXPECT_NE(w.html.find("@media print,(max-width:820px)"), std::string::npos);
@@ -845,8 +850,7 @@ void expect_readable_a4_print(const std::string& chromium, const Written& w) {
 }
 
 TEST(Report, PrintsToAReadableA4Pdf) {
-  std::string chromium = find_on_path("chromium");
-  if (chromium.empty()) chromium = find_on_path("chromium-browser");
+  const std::string chromium = chromium_path();
   if (chromium.empty()) GTEST_SKIP() << "chromium not installed: no print check";
   expect_readable_a4_print(chromium, written());
 }
@@ -871,21 +875,18 @@ TEST(Report, FullSampleShowsEveryFamilyAndTheModel) {
   ASSERT_NE(l2, runs[0].run.machine.ceilings.end());
   EXPECT_GT(l2->method.size(), 5000u);
   EXPECT_EQ(w.markdown.find(l2->method), std::string::npos);
-  EXPECT_NE(w.markdown.find("characters: the whole method is in the export"),
-            std::string::npos);
+  EXPECT_NE(w.markdown.find("characters: the whole method is in the export"), std::string::npos);
 }
 
 // The shown sample's families and model table too: their charts and tables fit A4.
 TEST(Report, FullSamplePrintsToAReadableA4Pdf) {
-  std::string chromium = find_on_path("chromium");
-  if (chromium.empty()) chromium = find_on_path("chromium-browser");
+  const std::string chromium = chromium_path();
   if (chromium.empty()) GTEST_SKIP() << "chromium not installed: no print check";
   expect_readable_a4_print(chromium, written_full_sample());
 }
 
 TEST(Report, OpensInHeadlessChromiumAndIsNotBlank) {
-  std::string chromium = find_on_path("chromium");
-  if (chromium.empty()) chromium = find_on_path("chromium-browser");
+  const std::string chromium = chromium_path();
   if (chromium.empty()) GTEST_SKIP() << "chromium not installed: no browser screenshot check";
   const Written& w = written();
   TempDir profile;
