@@ -106,13 +106,18 @@ def run_once(args, choice, db):
     return medians, seconds, done.stderr
 
 
+def iteration_spans(con, model):
+    """[start_ns, end_ns] of each of the model's measured iterations (its NVTX ranges)."""
+    return con.execute(
+        "SELECT start_ns, end_ns FROM trace_events WHERE kind = 'nvtx_range' AND name = ?",
+        (f"{model} iteration",)).fetchall()
+
+
 def records_per_iteration(db, model):
     """Records starting inside the model's measured iterations, by kind, per iteration."""
     con = sqlite3.connect(db)
     try:
-        spans = con.execute(
-            "SELECT start_ns, end_ns FROM trace_events WHERE kind = 'nvtx_range' AND name = ?",
-            (f"{model} iteration",)).fetchall()
+        spans = iteration_spans(con, model)
         counts = {}
         for start, end in spans:
             for kind, n in con.execute(
@@ -134,11 +139,8 @@ def gpu_busy_per_iteration(db, model):
     iterations, or {} without iterations."""
     con = sqlite3.connect(db)
     try:
-        spans = con.execute(
-            "SELECT start_ns, end_ns FROM trace_events WHERE kind = 'nvtx_range' AND name = ?",
-            (f"{model} iteration",)).fetchall()
         per_iteration = []
-        for start, end in spans:
+        for start, end in iteration_spans(con, model):
             kernels = con.execute(
                 "SELECT start_ns, end_ns FROM trace_events WHERE kind = 'kernel' AND "
                 "correlation_id IN (SELECT correlation_id FROM trace_events WHERE "
