@@ -7,10 +7,10 @@ usage: data_out_test.py TIMEROOF SOURCE_DIR
 
 The bundled sample shown without a GPU (samples/sample-full-run-h200.json.gz: every
 operator family's default sweep and the resnet50 model table, two runs) is imported into
-a temporary store and every document is read from what the binary writes. The schemas are checked by the
-small validator below (standard library only: type, required, properties,
-additionalProperties, items, enum, const, anyOf, $ref to $defs); where the jsonschema package
-is installed the documents are also checked by it.
+a temporary store and every document is read from what the binary writes. The schemas
+are checked by the small validator below (standard library only: type, required,
+properties, additionalProperties, items, enum, const, anyOf, $ref to $defs); where the
+jsonschema package is installed the documents are also checked by it.
 """
 import csv
 import gzip
