@@ -76,7 +76,7 @@ bool traces_api_call(ApiTracing tracing, ApiDomain domain, std::string_view name
 }
 
 bool traces_synchronization(ApiTracing tracing) {
-  return tracing != ApiTracing::none;
+  return tracing != ApiTracing::none && tracing != ApiTracing::launches;
 }
 
 }  // namespace timeroof

@@ -14,7 +14,9 @@
 //  - CUPTI's buffer callback only queues a buffer; a writer thread converts and
 //    writes it, so the flush that delivers it never waits on the conversion.
 //  - Only the API calls `--api` names are traced (TIMEROOF_PROFILE_API): each is
-//    a record, and a framework makes many per kernel.
+//    a record, and a framework makes many per kernel. A chosen subset (the
+//    default, launches) is recorded from CUPTI's callbacks (api_calls.hpp), and
+//    without CUPTI's synchronization kind (its cost: core/api_tracing.hpp).
 //  - Never crash the host program: every failure is one stderr line
 //    "timeroof profile: ..." and tracing stops; nothing throws out of here.
 //  - A forked child gets its own journal (the pid is checked at each write).
@@ -53,6 +55,7 @@
 #include "core/kernel_selection.hpp"
 #include "counters/launch_namer.hpp"
 #include "gpu/check_cupti.hpp"
+#include "inject/api_calls.hpp"
 #include "inject/kernel_counters.hpp"
 #include "inject/trace_records.hpp"
 
@@ -161,9 +164,29 @@ EnableApiCall cupti_function(const char* name) {
   return reinterpret_cast<EnableApiCall>(symbol);
 }
 
-// Enables the activity records of the calls of `domain` that `tracing` traces:
-// the whole kind, or one callback id at a time by CUPTI's names for them.
-void enable_api_domain(ApiTracing tracing, ApiDomain domain) {
+// The process's one CUPTI callback subscriber: every launch is named for the
+// trace, measured where counters were asked for, and the API calls --api
+// launches names are recorded. Never freed: CUPTI may call it until exit.
+struct LaunchCallbacks {
+  LaunchNames names;
+  LaunchNamer namer{names};
+  std::atomic<KernelCounters*> counters{nullptr};
+  ApiCallRecorder api_calls;
+  std::optional<CuptiSubscriber> subscriber;
+};
+
+// A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_API_RECORDS=activity
+// records the calls --api chose one by one through CUPTI's activity API (as before
+// the callbacks did), to measure what that costs. Not a user option.
+bool activity_records_forced_by_environment() {
+  const char* value = std::getenv("TIMEROOF_PROFILE_API_RECORDS");
+  return value != nullptr && std::string_view(value) == "activity";
+}
+
+// Enables the records of the calls of `domain` that `tracing` traces: the whole
+// activity kind, or else each chosen call's callback (ApiCallRecorder), or where
+// there is no subscriber, each chosen call's activity records.
+void enable_api_domain(ApiTracing tracing, ApiDomain domain, LaunchCallbacks& callbacks) {
   const bool runtime = domain == ApiDomain::runtime;
   const CUpti_ActivityKind kind =
       runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
@@ -171,6 +194,27 @@ void enable_api_domain(ApiTracing tracing, ApiDomain domain) {
   if (tracing == ApiTracing::all || (runtime && tracing == ApiTracing::runtime) ||
       (!runtime && tracing == ApiTracing::driver)) {
     TR_CUPTI_CHECK(cuptiActivityEnable(kind));
+    return;
+  }
+  const CUpti_CallbackDomain callback_domain =
+      runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+  const CUpti_CallbackId size = runtime
+                                    ? static_cast<CUpti_CallbackId>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                                    : static_cast<CUpti_CallbackId>(CUPTI_DRIVER_TRACE_CBID_SIZE);
+  // The calls of `domain` that `tracing` chose, by CUPTI's names for them; an id
+  // this CUPTI does not know has no name.
+  std::vector<CUpti_CallbackId> chosen;
+  for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(callback_domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr)
+      continue;
+    if (traces_api_call(tracing, domain, name)) chosen.push_back(cbid);
+  }
+  if (callbacks.subscriber && !activity_records_forced_by_environment()) {
+    for (const CUpti_CallbackId cbid : chosen) {
+      callbacks.api_calls.record(domain, cbid);
+      callbacks.subscriber->enable(callback_domain, cbid);
+    }
     return;
   }
   const EnableApiCall enable =
@@ -181,17 +225,7 @@ void enable_api_domain(ApiTracing tracing, ApiDomain domain) {
     TR_CUPTI_CHECK(cuptiActivityEnable(kind));
     return;
   }
-  const CUpti_CallbackDomain callbacks =
-      runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-  const CUpti_CallbackId size = runtime
-                                    ? static_cast<CUpti_CallbackId>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
-                                    : static_cast<CUpti_CallbackId>(CUPTI_DRIVER_TRACE_CBID_SIZE);
-  for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
-    const char* name = nullptr;
-    // An id this CUPTI does not know has no name: skipped.
-    if (cuptiGetCallbackName(callbacks, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-    if (traces_api_call(tracing, domain, name)) TR_CUPTI_CHECK(enable(cbid, 1));
-  }
+  for (const CUpti_CallbackId cbid : chosen) TR_CUPTI_CHECK(enable(cbid, 1));
 }
 
 // The choice `timeroof profile --api` passed; a value it could not have written
@@ -206,7 +240,8 @@ ApiTracing api_tracing_from_environment() {
 }
 
 // A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_SYNC=0 leaves
-// CUPTI's synchronization records off under any --api, to measure what they cost.
+// CUPTI's synchronization records off under --api runtime, driver or all (launches has
+// none), to measure what they cost.
 // Not a user option: the analysis then misses which waits the host made.
 bool synchronization_disabled_by_environment() {
   const char* value = std::getenv("TIMEROOF_PROFILE_SYNC");
@@ -237,13 +272,15 @@ class Tracer {
  public:
   explicit Tracer(std::string directory) : journal_(std::move(directory)) {}
 
-  void start(ApiTracing api) {
+  // `callbacks` records the API calls `api` chose where its subscriber can.
+  void start(ApiTracing api, LaunchCallbacks& callbacks) {
     started_by_ = getpid();
     writer_ = std::thread([this] { write_queued(); });
     TR_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
+    api_calls_ = &callbacks.api_calls;
     // The whole kind first: enabling it later would override the per-call choice.
     for (const ApiDomain domain : {ApiDomain::runtime, ApiDomain::driver})
-      if (!api_domain_disabled_by_environment(domain)) enable_api_domain(api, domain);
+      if (!api_domain_disabled_by_environment(domain)) enable_api_domain(api, domain, callbacks);
     if (traces_synchronization(api) && !synchronization_disabled_by_environment())
       TR_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
     for (CUpti_ActivityKind kind : kAlwaysTracedKinds) {
@@ -280,6 +317,7 @@ class Tracer {
     try {
       TR_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
       finish_writing();
+      write_api_calls();
       std::uint64_t now = 0;
       TR_CUPTI_CHECK(cuptiGetTimestamp(&now));
       std::lock_guard<std::mutex> lock(mutex_);
@@ -287,6 +325,9 @@ class Tracer {
       const std::size_t dropped = dropped_;
       if (dropped > 0)
         report(std::to_string(dropped) + " records were dropped by CUPTI (buffers full)");
+      if (const std::size_t calls = api_calls_ ? api_calls_->dropped() : 0; calls > 0)
+        report(std::to_string(calls) + " API calls were not recorded (" +
+               std::to_string(ApiCallRecorder::kMaxPending) + " waited to be written)");
     } catch (const std::exception& e) {
       stop(e.what());
     }
@@ -371,6 +412,18 @@ class Tracer {
   static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
                                         size_t size, size_t valid_size);
 
+  // The API calls recorded from callbacks since the last time, into the journal.
+  void write_api_calls() {
+    if (stopped_.load()) return;
+    std::vector<ApiActivity> calls = api_calls_->take();
+    if (calls.empty()) return;
+    std::vector<TraceEvent> events;
+    events.reserve(calls.size());
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (ApiActivity& call : calls) converter_.convert(std::move(call), events);
+    write_events(events);
+  }
+
   void write_events(const std::vector<TraceEvent>& events) {
     std::string lines;
     for (const TraceEvent& event : events) {
@@ -425,6 +478,11 @@ class Tracer {
       if (finishing_ || stopped_.load()) break;
       lock.unlock();
       cuptiActivityFlushAll(0);  // a failure here only delays records
+      try {
+        write_api_calls();
+      } catch (const std::exception& e) {
+        stop(e.what());
+      }
       lock.lock();
     }
   }
@@ -434,9 +492,11 @@ class Tracer {
     if (stopped_.exchange(true)) return;
     report(why);
     for (CUpti_ActivityKind kind : kTracedKinds) cuptiActivityDisable(kind);
+    if (api_calls_) api_calls_->stop();
   }
 
-  std::mutex mutex_;  // converter_, journal_, replayed_spans_
+  ApiCallRecorder* api_calls_ = nullptr;  // set by start()
+  std::mutex mutex_;                      // converter_, journal_, replayed_spans_
   TraceRecordConverter converter_;
   // Measured launches' [start, end] by correlation id, until their kernel record comes.
   std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> replayed_spans_;
@@ -464,25 +524,24 @@ class Tracer {
 
 Tracer* g_tracer = nullptr;  // set once by InitializeInjection, never freed
 
-// The process's one CUPTI callback subscriber: every launch is named for the
-// trace, and measured where counters were asked for. Never freed, like the tracer.
-struct LaunchCallbacks {
-  LaunchNames names;
-  LaunchNamer namer{names};
-  std::atomic<KernelCounters*> counters{nullptr};
-  std::optional<CuptiSubscriber> subscriber;
-};
-
 void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* data) {
   auto* callbacks = static_cast<LaunchCallbacks*>(userdata);
+  const auto* call = domain == CUPTI_CB_DOMAIN_DRIVER_API || domain == CUPTI_CB_DOMAIN_RUNTIME_API
+                         ? static_cast<const CUpti_CallbackData*>(data)
+                         : nullptr;
+  // A recorded call's span holds what happens here: a measured launch's replay.
+  if (call && call->callbackSite == CUPTI_API_ENTER)
+    callbacks->api_calls.on_callback(domain, cbid, *call);
   // The name first: a measured launch is replayed inside the counters' callback.
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
-    callbacks->namer.on_driver_callback(cbid, *static_cast<const CUpti_CallbackData*>(data));
+    callbacks->namer.on_driver_callback(cbid, *call);
   else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
     callbacks->namer.on_resource_callback(cbid);
   if (KernelCounters* counters = callbacks->counters.load(std::memory_order_acquire))
     counters->on_callback(domain, cbid, data);
+  if (call && call->callbackSite == CUPTI_API_EXIT)
+    callbacks->api_calls.on_callback(domain, cbid, *call);
 }
 
 // Subscribes the namer before any kind is traced; where CUPTI refuses (another
@@ -580,7 +639,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     callbacks = new LaunchCallbacks;
     auto* tracer = new Tracer(directory);
     if (!launch_names_disabled_by_environment()) name_launches(*callbacks, *tracer);
-    tracer->start(api_tracing_from_environment());
+    tracer->start(api_tracing_from_environment(), *callbacks);
     g_tracer = tracer;
     g_callbacks = callbacks;
     std::atexit(finish_at_exit);

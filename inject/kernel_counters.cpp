@@ -14,8 +14,6 @@
 #include <dlfcn.h>
 #include <generated_cuda_meta.h>
 #include <generated_nvtx_meta.h>
-#include <pthread.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +39,7 @@
 #include "counters/metric_catalog.hpp"
 #include "counters/range_profiler.hpp"
 #include "gpu/check_cupti.hpp"
+#include "inject/api_calls.hpp"
 
 namespace timeroof::inject {
 
@@ -74,15 +73,6 @@ std::string message_of(const nvtxEventAttributes_t* attributes) {
   if (attributes && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII && attributes->message.ascii)
     return attributes->message.ascii;
   return {};
-}
-
-// The thread id CUPTI's activity records carry, so a kernel_counters record
-// names its thread as the trace does.
-std::uint32_t cupti_thread_id() {
-  CUpti_ActivityThreadIdType type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
-  if (cuptiGetThreadIdType(&type) == CUPTI_SUCCESS && type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
-    return static_cast<std::uint32_t>(::syscall(SYS_gettid));
-  return static_cast<std::uint32_t>(pthread_self());
 }
 
 std::uint64_t timestamp() {

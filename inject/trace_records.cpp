@@ -112,6 +112,13 @@ void TraceRecordConverter::convert(const CUpti_Activity* record, std::vector<Tra
   out.push_back(std::move(*event));
 }
 
+void TraceRecordConverter::convert(ApiActivity call, std::vector<TraceEvent>& out) {
+  call.name = decoder_.api_name(call.domain, call.cbid);
+  TraceEvent event = api_event(call);
+  keep_order(event);
+  out.push_back(std::move(event));
+}
+
 void TraceRecordConverter::convert_marker(const CUpti_ActivityMarker2& marker,
                                           std::vector<TraceEvent>& out) {
   const unsigned flags = static_cast<unsigned>(marker.flags);

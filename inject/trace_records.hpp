@@ -28,6 +28,9 @@ class TraceRecordConverter {
   // Appends what `record` completes to `out`: nothing for a range's start
   // marker or a kind this does not trace.
   void convert(const CUpti_Activity* record, std::vector<TraceEvent>& out);
+  // Appends an API call recorded from CUPTI's callbacks (inject/api_calls.hpp),
+  // named as its activity record would be.
+  void convert(ApiActivity call, std::vector<TraceEvent>& out);
   // Emits the marks of this buffer: a mark waits for its marker-data record,
   // which follows it in the same buffer.
   void end_of_buffer(std::vector<TraceEvent>& out);

@@ -3,7 +3,7 @@
 host time per launch; plain, inside an NVTX range, followed by a synchronize, between
 runtime queries; and the GPU's time per kernel, empty or busy, queued behind a gate)
 runs untraced and under each `timeroof profile --api` choice, with
-tracing_cost.py's diagnostic suffixes (-nosync, -nonames, -runtime, -driver), in
+tracing_cost.py's diagnostic suffixes (-nosync, -nonames, -activity, -runtime, -driver), in
 interleaved rounds (each round in another order). Per choice and phase: the median over
 rounds of each run's median, the microseconds added per launch, and the ratio to
 untraced.
@@ -39,7 +39,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--timeroof", required=True)
     parser.add_argument("--program", required=True, help="the launch_cost example binary")
-    parser.add_argument("--choices", default="none,none-nonames,launches,launches-nosync,all")
+    parser.add_argument("--choices", default="none,launches,launches-activity,all")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--batches", type=int, default=200)
     parser.add_argument("--budget-s", type=float, default=300,

@@ -64,6 +64,8 @@ class TracedCommand(unittest.TestCase):
                                                      "TIMEROOF_PROFILE_API_DOMAIN": "runtime"}),
             "all-nonames-nosync": ("all", {"TIMEROOF_PROFILE_SYNC": "0",
                                            "TIMEROOF_PROFILE_NAMES": "0"}),
+            "launches-driver-activity": ("launches", {"TIMEROOF_PROFILE_API_RECORDS": "activity",
+                                                      "TIMEROOF_PROFILE_API_DOMAIN": "driver"}),
         }
         for choice, (api, variables) in cases.items():
             command, env = traced_command("timeroof", choice, "x.db", ["prog", "--flag"])
@@ -74,7 +76,7 @@ class TracedCommand(unittest.TestCase):
                 self.assertEqual(command[:2], ["timeroof", "profile"])
                 self.assertEqual(command[command.index("--api") + 1], api, choice)
             for name in ("TIMEROOF_PROFILE_SYNC", "TIMEROOF_PROFILE_NAMES",
-                         "TIMEROOF_PROFILE_API_DOMAIN"):
+                         "TIMEROOF_PROFILE_API_DOMAIN", "TIMEROOF_PROFILE_API_RECORDS"):
                 self.assertEqual(env.get(name), variables.get(name), f"{choice}: {name}")
 
 

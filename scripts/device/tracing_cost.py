@@ -31,9 +31,11 @@ KINETO = "kineto"
 # Diagnostic suffixes of a timeroof choice, each the injection library's environment
 # variable that turns one part of the tracing off, to measure what it costs:
 # "launches-nosync" runs without CUPTI's synchronization records, "none-nonames" without
-# naming kernels at their launch (the driver callback on every launch).
+# naming kernels at their launch (the driver callback on every launch), "launches-activity"
+# records the chosen API calls through CUPTI's activity API instead of its callbacks.
 DIAGNOSTICS = {"-nosync": ("TIMEROOF_PROFILE_SYNC", "0"),
-               "-nonames": ("TIMEROOF_PROFILE_NAMES", "0")}
+               "-nonames": ("TIMEROOF_PROFILE_NAMES", "0"),
+               "-activity": ("TIMEROOF_PROFILE_API_RECORDS", "activity")}
 # A suffix "-runtime" or "-driver" ("launches-runtime", before any of the above) records
 # the chosen calls of that API only (TIMEROOF_PROFILE_API_DOMAIN): what each domain's
 # records cost.

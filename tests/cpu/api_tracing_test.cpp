@@ -90,7 +90,7 @@ TEST(ApiTracing, EachChoiceTracesItsCalls) {
     bool runtime_launch, runtime_other, driver_launch, driver_other, sync;
   };
   for (const Case& c : {Case{ApiTracing::none, false, false, false, false, false},
-                        Case{ApiTracing::launches, true, false, true, false, true},
+                        Case{ApiTracing::launches, true, false, true, false, false},
                         Case{ApiTracing::runtime, true, true, true, false, true},
                         Case{ApiTracing::driver, true, false, true, true, true},
                         Case{ApiTracing::all, true, true, true, true, true}}) {

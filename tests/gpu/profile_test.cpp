@@ -183,7 +183,8 @@ MeasuredKernels measured_kernels(const std::vector<TraceEvent>& trace) {
 }
 
 RunRecord profile_example(const TempDir& dir, const std::string& name,
-                          const std::vector<std::string>& options, int iterations = 3) {
+                          const std::vector<std::string>& options, int iterations = 3,
+                          const std::vector<std::pair<std::string, std::string>>& env = {}) {
   const std::string db = dir.file(name + ".db");
   std::vector<std::string> args = {"profile", "--db", db};
   args.insert(args.end(), options.begin(), options.end());
@@ -191,7 +192,7 @@ RunRecord profile_example(const TempDir& dir, const std::string& name,
        {std::string("--"), example_binary(), std::string("--iterations"),
         std::to_string(iterations), std::string("--work"), std::string("4000")})
     args.push_back(a);
-  const auto result = run_tool(args, {}, kLimitSeconds);
+  const auto result = run_tool(args, env, kLimitSeconds);
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.err.find("kernel counters stop"), std::string::npos) << result.err;
   return only_run(db);
@@ -483,9 +484,35 @@ TEST(ProfileGpu, ApiChoiceTracesExactlyItsCalls) {
       calls.insert(e.correlation_id);
   for (const TraceEvent& e : runs["launches"].trace)
     if (on_gpu(e.kind)) EXPECT_TRUE(calls.count(e.correlation_id)) << e.name;
-  EXPECT_FALSE(of_kind(runs["launches"].trace, TraceKind::sync).empty());
+  // CUPTI's synchronization records under `all`; `launches` has the waiting calls only.
+  EXPECT_FALSE(of_kind(runs["all"].trace, TraceKind::sync).empty());
+  EXPECT_TRUE(of_kind(runs["launches"].trace, TraceKind::sync).empty());
+  EXPECT_FALSE(
+      of_kind(runs["launches"].trace, TraceKind::runtime_api, "cudaEventSynchronize").empty());
   for (TraceKind kind : {TraceKind::runtime_api, TraceKind::driver_api, TraceKind::sync})
     EXPECT_TRUE(of_kind(runs["none"].trace, kind).empty()) << to_string(kind);
+
+  // `launches` records its calls from CUPTI's callbacks: the same calls, in both
+  // APIs, as CUPTI's activity records of them (the injection library's diagnostic).
+  const RunRecord by_activity =
+      profile_example(dir, "launches-activity", {"--no-counters", "--api", "launches"}, kIterations,
+                      {{"TIMEROOF_PROFILE_API_RECORDS", "activity"}});
+  EXPECT_EQ(launches, api_calls(by_activity.trace, any))
+      << "callbacks:\n"
+      << describe(launches) << "activity records:\n"
+      << describe(api_calls(by_activity.trace, any));
+  // On CUPTI's clock and thread ids: each launch lies in its step's NVTX range.
+  const auto steps = of_kind(runs["launches"].trace, TraceKind::nvtx_range, "step");
+  const auto kernel_launches =
+      of_kind(runs["launches"].trace, TraceKind::runtime_api, "cudaLaunchKernel");
+  ASSERT_EQ(kernel_launches.size(), 4U * kIterations);
+  for (const TraceEvent& launch : kernel_launches)
+    EXPECT_TRUE(std::any_of(steps.begin(), steps.end(),
+                            [&launch](const TraceEvent& step) {
+                              return step.process_id == launch.process_id &&
+                                     step.thread_id == launch.thread_id && inside(launch, step);
+                            }))
+        << "launch " << launch.correlation_id << " at " << launch.start_ns << " in no step range";
 }
 
 // The pids whose parent is `parent` (from /proc).
