@@ -3,8 +3,8 @@
 stand-ins for timeroof (runs the command after "--") and for examples/launch_cost
 (prints a per-launch time that depends on the diagnostics the choice set), so the
 suffix-to-environment mapping and the medians and differences printed are checked
-against known numbers; and tracing_cost.gpu_busy_per_iteration on a trace table
-written by hand. Standard library only."""
+against known numbers; tracing_cost.round_ratios; and tracing_cost.gpu_busy_per_iteration
+on a trace table written by hand. Standard library only."""
 import os
 import re
 import sqlite3
@@ -16,7 +16,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from tracing_cost import gpu_busy_per_iteration, traced_command  # noqa: E402
+from tracing_cost import gpu_busy_per_iteration, round_ratios, traced_command  # noqa: E402
 
 # Untraced 3.0 us a launch; traced 4.0; +0.5 with the names (TIMEROOF_PROFILE_NAMES
 # unset), +0.25 with sync records; the NVTX phase +0.125 over launch. Each run adds
@@ -78,6 +78,14 @@ class TracedCommand(unittest.TestCase):
             for name in ("TIMEROOF_PROFILE_SYNC", "TIMEROOF_PROFILE_NAMES",
                          "TIMEROOF_PROFILE_API_DOMAIN", "TIMEROOF_PROFILE_API_RECORDS"):
                 self.assertEqual(env.get(name), variables.get(name), f"{choice}: {name}")
+
+
+class RoundRatios(unittest.TestCase):
+    def test_each_round_against_its_own_untraced_run(self):
+        # The machine slows down in round 2: the ratio of medians would mix rounds.
+        untraced = [4.0, 8.0, 4.4]
+        traced = [5.0, 9.6, 4.4]
+        self.assertEqual(round_ratios(traced, untraced), [1.25, 1.2, 1.0])
 
 
 class LaunchCost(unittest.TestCase):

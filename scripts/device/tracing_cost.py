@@ -93,6 +93,12 @@ def run_choice(timeroof, choice, db, workload, timeout_s):
     return done, seconds
 
 
+def round_ratios(traced_runs, untraced_runs):
+    """Traced / untraced within each round (the runs of one round are adjacent in time,
+    so drift between rounds cancels): the per-round ratios, in round order."""
+    return [t / u for t, u in zip(traced_runs, untraced_runs)]
+
+
 def run_once(args, choice, db):
     workload = [sys.executable, args.workload, "--model", args.model, "--iterations",
                 str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
@@ -213,7 +219,8 @@ def main():
                   flush=True)
 
     models = sorted({m for (_, m) in per_run})
-    print("\n== iteration time (median over rounds of each run's median), ratio traced/untraced"
+    print("\n== iteration time (median over rounds of each run's median), ratio traced/untraced;"
+          " also the median of each round's own ratio, and the fastest runs' ratio"
           + (f"; workload {args.workload_args}" if args.workload_args else ""))
     for model in models:
         base = statistics.median(per_run[(UNTRACED, model)])
@@ -224,8 +231,10 @@ def main():
             traced = statistics.median(runs)
             verdict = "ok" if traced / base < 1.10 else "OVER 10%"
             label = "torch.profiler" if choice == KINETO else f"--api {choice}"
+            paired = statistics.median(round_ratios(runs, spread))
             print(f"  {label:15s} {traced:.3f} ms (runs {min(runs):.3f}-{max(runs):.3f})"
-                  f"  ratio {traced / base:.3f}  {verdict}")
+                  f"  ratio {traced / base:.3f}  {verdict}  (per round {paired:.3f},"
+                  f" fastest {min(runs) / min(spread):.3f})")
     stored = [c for c in choices[1:] if c != KINETO]
     print("\n== store size per traced run (whole program: setup, warm-up, iterations)")
     for choice in stored:
