@@ -2,9 +2,10 @@
 // waits), taken from CUPTI's callback API rather than single-call activity
 // records (#17): the same calls and fields (correlation ids, CUPTI's clock and
 // thread ids; gpu_profile_test compares the two), and on a PyTorch ResNet-50 it
-// cost less in each of three H200 calls (docs/design.md; by 2-25%, within a noisy
-// machine's spread). It needs no per-call activity functions of the CUPTI the
-// program loaded, and TIMEROOF_PROFILE_API_RECORDS=activity measures it again.
+// cost less in each of three H200 calls (docs/design.md: 0.11-0.30 of the
+// untraced iteration, on a noisy machine). It needs no per-call activity functions
+// of the CUPTI the program loaded; TIMEROOF_PROFILE_API_RECORDS=activity measures
+// the old way again.
 //
 // The callbacks run on the program's threads: entering a recorded call takes a
 // timestamp (kept in the call's correlation data), leaving it appends one
