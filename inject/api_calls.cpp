@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <utility>
 
 namespace timeroof::inject {
@@ -16,6 +17,9 @@ namespace {
 
 // How deep this thread is in recorded calls of each API (runtime, driver).
 thread_local int t_depth[2] = {0, 0};
+
+// The recorder the fork handlers act on (keep_records_out_of_forked_children).
+std::atomic<ApiCallRecorder*> g_forking_recorder{nullptr};
 
 int domain_index(ApiDomain domain) {
   return domain == ApiDomain::runtime ? 0 : 1;
@@ -97,6 +101,28 @@ void ApiCallRecorder::on_callback(CUpti_CallbackDomain callback_domain, CUpti_Ca
   } catch (...) {  // no memory: the call goes unrecorded, counted
     dropped_.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+void ApiCallRecorder::keep_records_out_of_forked_children() {
+  g_forking_recorder.store(this);
+  static std::once_flag registered;
+  std::call_once(registered, [] {
+    // The lock is held across fork(), so the child's copy is consistent.
+    const int failed = pthread_atfork(
+        [] {
+          if (ApiCallRecorder* r = g_forking_recorder.load()) r->mutex_.lock();
+        },
+        [] {
+          if (ApiCallRecorder* r = g_forking_recorder.load()) r->mutex_.unlock();
+        },
+        [] {
+          if (ApiCallRecorder* r = g_forking_recorder.load()) {
+            r->pending_.clear();
+            r->mutex_.unlock();
+          }
+        });
+    if (failed != 0) throw std::runtime_error("pthread_atfork failed: no memory for its handlers");
+  });
 }
 
 std::vector<ApiActivity> ApiCallRecorder::take() {

@@ -59,6 +59,10 @@ class ApiCallRecorder {
   std::size_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
   // Records nothing more (tracing stopped after a failure).
   void stop() noexcept { stopped_.store(true, std::memory_order_relaxed); }
+  // From now on a forked child starts with no records waiting (they are the
+  // parent's, which writes them) and a lock no thread of the parent held at the
+  // fork. For one recorder a process never destroys (fork handlers stay).
+  void keep_records_out_of_forked_children();
 
   // A bound on the records waiting: a forked child has no flusher thread, and a
   // record is under 100 bytes.

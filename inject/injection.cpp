@@ -637,6 +637,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   LaunchCallbacks* callbacks = nullptr;  // never freed: CUPTI may call it until exit
   try {
     callbacks = new LaunchCallbacks;
+    callbacks->api_calls.keep_records_out_of_forked_children();
     auto* tracer = new Tracer(directory);
     if (!launch_names_disabled_by_environment()) name_launches(*callbacks, *tracer);
     tracer->start(api_tracing_from_environment(), *callbacks);

@@ -3,14 +3,15 @@
 // calls, each with its span, correlation id, thread and return value; a call
 // made inside a recorded one of the same API belongs to the outer one (a driver
 // call inside a runtime one to the runtime one), as in CUPTI's records; calls
-// from many threads all kept; and each becomes the TraceEvent its CUPTI activity
-// record would have been.
+// from many threads all kept; a forked child without its parent's; and each
+// becomes the TraceEvent its CUPTI activity record would have been.
 #include "inject/api_calls.hpp"
 
 #include <cupti_activity.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -159,6 +160,29 @@ TEST(InjectApiCalls, CallsFromManyThreadsAreAllKept) {
     threads_seen.insert(*thread_ids.begin());
   }
   EXPECT_EQ(threads_seen.size(), static_cast<std::size_t>(kThreads));
+}
+
+TEST(InjectApiCalls, AForkedChildStartsWithoutItsParentsRecords) {
+  ApiCallRecorder& recorder = launches_recorder();
+  recorder.keep_records_out_of_forked_children();
+  Call{CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeLaunch, 21}.make(recorder);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The parent's call is not the child's; the child's own are recorded.
+    const bool none_inherited = recorder.take().empty();
+    Call{CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeLaunch, 22}.make(recorder);
+    const std::vector<ApiActivity> own = recorder.take();
+    const bool own_kept = own.size() == 1 && own[0].correlation_id == 22 &&
+                          own[0].process_id == static_cast<std::uint32_t>(getpid());
+    _exit(none_inherited && own_kept ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child saw its parent's calls";
+  const std::vector<ApiActivity> calls = recorder.take();
+  ASSERT_EQ(calls.size(), 1U) << "the parent keeps its own";
+  EXPECT_EQ(calls[0].correlation_id, 21U);
 }
 
 TEST(InjectApiCalls, EachCallIsTheTraceEventItsActivityRecordWouldBe) {
