@@ -9,7 +9,8 @@
 //
 // The callbacks run on the program's threads: entering a recorded call takes a
 // timestamp (kept in the call's correlation data), leaving it appends one
-// fixed-size record under a mutex; the tracer's flusher takes them out.
+// record under a mutex (no allocation but the vector's growth); the tracer's
+// flusher takes them out every 100 ms and names them.
 #pragma once
 
 #include <cupti_callbacks.h>
