@@ -3,8 +3,9 @@
 stand-ins for timeroof (runs the command after "--") and for examples/launch_cost
 (prints a per-launch time that depends on the diagnostics the choice set), so the
 suffix-to-environment mapping and the medians and differences printed are checked
-against known numbers; tracing_cost.round_ratios; and tracing_cost.gpu_busy_per_iteration
-on a trace table written by hand. Standard library only."""
+against known numbers; tracing_cost.round_ratios and noise_warning; and
+tracing_cost.gpu_busy_per_iteration on a trace table written by hand. Standard library
+only."""
 import os
 import re
 import sqlite3
@@ -16,7 +17,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from tracing_cost import gpu_busy_per_iteration, round_ratios, traced_command  # noqa: E402
+from tracing_cost import (gpu_busy_per_iteration, noise_warning, round_ratios,  # noqa: E402
+                          traced_command)
 
 # Untraced 3.0 us a launch; traced 4.0; +0.5 with the names (TIMEROOF_PROFILE_NAMES
 # unset), +0.25 with sync records; the NVTX phase +0.125 over launch. Each run adds
@@ -86,6 +88,10 @@ class RoundRatios(unittest.TestCase):
         untraced = [4.0, 8.0, 4.4]
         traced = [5.0, 9.6, 4.4]
         self.assertEqual(round_ratios(traced, untraced), [1.25, 1.2, 1.0])
+
+    def test_a_noisy_machine_is_named(self):
+        self.assertIsNone(noise_warning([4.0, 4.4, 4.8]))
+        self.assertIn("spread 2.18x", noise_warning([4.4, 9.6, 5.0]))
 
 
 class LaunchCost(unittest.TestCase):

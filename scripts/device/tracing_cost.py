@@ -99,6 +99,21 @@ def round_ratios(traced_runs, untraced_runs):
     return [t / u for t, u in zip(traced_runs, untraced_runs)]
 
 
+# Untraced runs spreading wider than this (slowest / fastest) mean a noisy machine: the
+# ratios then say more about the machine than about tracing (H200, 2026-11: 4.3-9.6 ms).
+NOISY_SPREAD = 1.2
+
+
+def noise_warning(untraced_runs):
+    """A warning line when the untraced runs spread past NOISY_SPREAD, else None."""
+    spread = max(untraced_runs) / min(untraced_runs)
+    if spread <= NOISY_SPREAD:
+        return None
+    return (f"  NOISY: untraced runs spread {spread:.2f}x (slowest / fastest); trust the"
+            " per-round and fastest-run ratios over the medians, and measure again on a"
+            " quieter call")
+
+
 def run_once(args, choice, db):
     workload = [sys.executable, args.workload, "--model", args.model, "--iterations",
                 str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
@@ -226,6 +241,8 @@ def main():
         base = statistics.median(per_run[(UNTRACED, model)])
         spread = per_run[(UNTRACED, model)]
         print(f"{model}: untraced {base:.3f} ms (runs {min(spread):.3f}-{max(spread):.3f})")
+        if warning := noise_warning(spread):
+            print(warning)
         for choice in choices[1:]:
             runs = per_run[(choice, model)]
             traced = statistics.median(runs)
