@@ -238,20 +238,21 @@ def main():
           " also the median of each round's own ratio, and the fastest runs' ratio"
           + (f"; workload {args.workload_args}" if args.workload_args else ""))
     for model in models:
-        base = statistics.median(per_run[(UNTRACED, model)])
-        spread = per_run[(UNTRACED, model)]
-        print(f"{model}: untraced {base:.3f} ms (runs {min(spread):.3f}-{max(spread):.3f})")
-        if warning := noise_warning(spread):
+        untraced_runs = per_run[(UNTRACED, model)]
+        base = statistics.median(untraced_runs)
+        print(f"{model}: untraced {base:.3f} ms (runs {min(untraced_runs):.3f}-"
+              f"{max(untraced_runs):.3f})")
+        if warning := noise_warning(untraced_runs):
             print(warning)
         for choice in choices[1:]:
             runs = per_run[(choice, model)]
             traced = statistics.median(runs)
             verdict = "ok" if traced / base < 1.10 else "OVER 10%"
             label = "torch.profiler" if choice == KINETO else f"--api {choice}"
-            paired = statistics.median(round_ratios(runs, spread))
+            paired = statistics.median(round_ratios(runs, untraced_runs))
             print(f"  {label:15s} {traced:.3f} ms (runs {min(runs):.3f}-{max(runs):.3f})"
                   f"  ratio {traced / base:.3f}  {verdict}  (per round {paired:.3f},"
-                  f" fastest {min(runs) / min(spread):.3f})")
+                  f" fastest {min(runs) / min(untraced_runs):.3f})")
     stored = [c for c in choices[1:] if c != KINETO]
     print("\n== store size per traced run (whole program: setup, warm-up, iterations)")
     for choice in stored:

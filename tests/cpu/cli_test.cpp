@@ -105,8 +105,9 @@ TEST(Cli, HelpAndTablesFitTheTerminal) {
 // shortened (l2_read's is ~14,000 characters), skip reasons wrapped.
 TEST(Cli, RunWithoutGpuFitsAWideTerminal) {
   TempDir dir;
-  const ToolResult r = run_tool({"run", "--out", dir.file("report")},
-                                {{"CUDA_VISIBLE_DEVICES", ""}, {"COLUMNS", "120"}});
+  auto env = kNoGpu;
+  env.emplace_back("COLUMNS", "120");
+  const ToolResult r = run_tool({"run", "--out", dir.file("report")}, env);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.out.find("whole method is in the export"), std::string::npos);
   expect_lines_within(r.out, 120, "run without a GPU");
