@@ -3,7 +3,10 @@
 # scripts/device/pack.sh into .carry/. Logs go into one archive, $OUT/gpu-tier-logs.tgz
 # ($OUT brings back at most 8 files), with the summary and `info --json` beside it.
 # Every test binary runs (CPU tier too: the binaries must work there as well);
-# GPU-tier tests must pass, not skip.
+# GPU-tier tests must pass, not skip. GPU_TIER_ONLY / GPU_TIER_EXCEPT (extended regexes
+# on the binary's name) split the tier over calls that must each end within the device's
+# per-command limit, e.g. GPU_TIER_EXCEPT=foundation in one call, GPU_TIER_ONLY=foundation
+# in the next.
 set -uo pipefail
 source "$(dirname "$0")/setup.sh"
 export TIMEROOF_SAMPLE=$root/samples/sample-full-run-h200.json.gz
@@ -30,6 +33,8 @@ status=0
 summary=""
 for test in .carry/tests/*_test; do
   name=$(basename "$test")
+  grep -qE "${GPU_TIER_ONLY:-.}" <<< "$name" || continue
+  [ -n "${GPU_TIER_EXCEPT:-}" ] && grep -qE "$GPU_TIER_EXCEPT" <<< "$name" && continue
   # One hung test must not cost the whole call (nothing comes back past the limit).
   # The foundation test runs the whole main job (`timeroof run`: ~300 s on an H100
   # since host-bound points take three timing windows), so it gets more.

@@ -20,14 +20,14 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tracing_cost import UNTRACED, interleaved_rounds, run_choice  # noqa: E402
+from tracing_cost import UNTRACED, cpu_list, interleaved_rounds, run_choice  # noqa: E402
 
 LINE = re.compile(r"^launch_cost (\w+): ([\d.]+) us per launch")
 
 
 def run_once(args, choice, db):
     workload = [args.program, "--batches", str(args.batches)]
-    done, _ = run_choice(args.timeroof, choice, db, workload, args.run_timeout_s)
+    done, _ = run_choice(args.timeroof, choice, db, workload, args.run_timeout_s, args.cpus)
     phases = {m.group(1): float(m.group(2))
               for m in map(LINE.match, done.stdout.splitlines()) if m}
     if not phases:
@@ -45,6 +45,8 @@ def main():
     parser.add_argument("--budget-s", type=float, default=300,
                         help="start no round that may not end within this (at least 1 round)")
     parser.add_argument("--run-timeout-s", type=float, default=60)
+    parser.add_argument("--cpus", type=cpu_list,
+                        help="run every run (traced or not) on these CPUs, e.g. 4-7")
     args = parser.parse_args()
     choices = [UNTRACED] + args.choices.split(",")
     per_run = {}  # (choice, phase) -> [us per launch, one per run]

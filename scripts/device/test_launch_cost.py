@@ -3,7 +3,7 @@
 stand-ins for timeroof (runs the command after "--") and for examples/launch_cost
 (prints a per-launch time that depends on the diagnostics the choice set), so the
 suffix-to-environment mapping and the medians and differences printed are checked
-against known numbers; tracing_cost.round_ratios and noise_warning; and
+against known numbers; tracing_cost.round_ratios, noise_warning and the --cpus pinning; and
 tracing_cost.gpu_busy_per_iteration on a trace table written by hand. Standard library
 only."""
 import os
@@ -17,8 +17,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from tracing_cost import (gpu_busy_per_iteration, noise_warning, round_ratios,  # noqa: E402
-                          traced_command)
+from tracing_cost import (cpu_list, gpu_busy_per_iteration, noise_warning,  # noqa: E402
+                          round_ratios, run_choice, traced_command)
 
 # Untraced 3.0 us a launch; traced 4.0; +0.5 with the names (TIMEROOF_PROFILE_NAMES
 # unset), +0.25 with sync records; the NVTX phase +0.125 over launch. Each run adds
@@ -80,6 +80,24 @@ class TracedCommand(unittest.TestCase):
             for name in ("TIMEROOF_PROFILE_SYNC", "TIMEROOF_PROFILE_NAMES",
                          "TIMEROOF_PROFILE_API_DOMAIN", "TIMEROOF_PROFILE_API_RECORDS"):
                 self.assertEqual(env.get(name), variables.get(name), f"{choice}: {name}")
+
+
+class Pinning(unittest.TestCase):
+    def test_cpu_lists_as_taskset_writes_them(self):
+        self.assertEqual(cpu_list("4-7,10"), {4, 5, 6, 7, 10})
+        self.assertEqual(cpu_list("0"), {0})
+
+    def test_every_run_traced_or_not_runs_on_the_chosen_cpus(self):
+        cpu = min(os.sched_getaffinity(0))
+        show = [sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"]
+        with tempfile.TemporaryDirectory() as work:
+            timeroof = os.path.join(work, "timeroof")
+            write_script(timeroof, TIMEROOF)
+            for choice in ("untraced", "launches"):
+                done, _ = run_choice(timeroof, choice, "x.db", show, 30, {cpu})
+                self.assertEqual(done.stdout.strip(), f"[{cpu}]", choice)
+            done, _ = run_choice(timeroof, "untraced", "x.db", show, 30)
+            self.assertEqual(done.stdout.strip(), str(sorted(os.sched_getaffinity(0))))
 
 
 class RoundRatios(unittest.TestCase):

@@ -80,12 +80,26 @@ def interleaved_rounds(choices, rounds, budget_s):
         round_s = time.monotonic() - round_start
 
 
-def run_choice(timeroof, choice, db, workload, timeout_s):
-    """Runs `workload` as `choice` asks (traced_command); returns the finished process
-    and its wall seconds, or raises with the ends of its output if it failed."""
+def cpu_list(text):
+    """The CPUs of a list like "4-7,10" (as taskset takes them), as a set of ints."""
+    cpus = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
+def run_choice(timeroof, choice, db, workload, timeout_s, cpus=None):
+    """Runs `workload` as `choice` asks (traced_command), on the CPUs `cpus` (a set; None:
+    wherever the scheduler likes); returns the finished process and its wall seconds, or
+    raises with the ends of its output if it failed. Pinning every run, traced or not, to
+    the same CPUs takes the host's placement out of the comparison: unpinned, untraced
+    ResNet-50 runs on one H200 machine spread 6.0-9.6 ms."""
     command, env = traced_command(timeroof, choice, db, workload)
+    pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
     started = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=env,
+                          preexec_fn=pin)
     seconds = time.monotonic() - started
     if done.returncode != 0:
         raise RuntimeError(f"{choice}: exit {done.returncode}\n{done.stdout[-2000:]}\n"
@@ -117,7 +131,8 @@ def noise_warning(untraced_runs):
 def run_once(args, choice, db):
     workload = [sys.executable, args.workload, "--model", args.model, "--iterations",
                 str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
-    done, seconds = run_choice(args.timeroof, choice, db, workload, args.run_timeout_s)
+    done, seconds = run_choice(args.timeroof, choice, db, workload, args.run_timeout_s,
+                               args.cpus)
     medians = {}
     for line in done.stdout.splitlines():
         match = LINE.match(line.strip())
@@ -211,6 +226,8 @@ def main():
     parser.add_argument("--budget-s", type=float, default=600,
                         help="start no round that may not end within this (at least 1 round)")
     parser.add_argument("--run-timeout-s", type=float, default=90)
+    parser.add_argument("--cpus", type=cpu_list,
+                        help="run every run (traced or not) on these CPUs, e.g. 4-7")
     args = parser.parse_args()
     choices = [UNTRACED] + args.choices.split(",")
     per_run = {}  # (choice, model) -> [median ms per run]
@@ -236,7 +253,8 @@ def main():
     models = sorted({m for (_, m) in per_run})
     print("\n== iteration time (median over rounds of each run's median), ratio traced/untraced;"
           " also the median of each round's own ratio, and the fastest runs' ratio"
-          + (f"; workload {args.workload_args}" if args.workload_args else ""))
+          + (f"; workload {args.workload_args}" if args.workload_args else "")
+          + (f"; every run on CPUs {sorted(args.cpus)}" if args.cpus else ""))
     for model in models:
         untraced_runs = per_run[(UNTRACED, model)]
         base = statistics.median(untraced_runs)
