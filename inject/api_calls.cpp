@@ -9,17 +9,15 @@
 
 #include <algorithm>
 #include <cstring>
-#include <stdexcept>
 #include <utility>
+
+#include "inject/fork_guard.hpp"
 
 namespace timeroof::inject {
 namespace {
 
 // How deep this thread is in recorded calls of each API (runtime, driver).
 thread_local int t_depth[2] = {0, 0};
-
-// The recorder the fork handlers act on (keep_records_out_of_forked_children).
-std::atomic<ApiCallRecorder*> g_forking_recorder{nullptr};
 
 int domain_index(ApiDomain domain) {
   return domain == ApiDomain::runtime ? 0 : 1;
@@ -39,7 +37,7 @@ ApiCallRecorder::ApiCallRecorder(Clock clock)
       runtime_calls_(static_cast<std::size_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE), false),
       driver_calls_(static_cast<std::size_t>(CUPTI_DRIVER_TRACE_CBID_SIZE), false) {}
 
-std::uint64_t ApiCallRecorder::cupti_timestamp() noexcept {
+std::uint64_t cupti_timestamp() noexcept {
   std::uint64_t now = 0;
   cuptiGetTimestamp(&now);  // cannot fail once CUPTI is loaded; 0 would only misplace a record
   return now;
@@ -104,25 +102,7 @@ void ApiCallRecorder::on_callback(CUpti_CallbackDomain callback_domain, CUpti_Ca
 }
 
 void ApiCallRecorder::keep_records_out_of_forked_children() {
-  g_forking_recorder.store(this);
-  static std::once_flag registered;
-  std::call_once(registered, [] {
-    // The lock is held across fork(), so the child's copy is consistent.
-    const int failed = pthread_atfork(
-        [] {
-          if (ApiCallRecorder* r = g_forking_recorder.load()) r->mutex_.lock();
-        },
-        [] {
-          if (ApiCallRecorder* r = g_forking_recorder.load()) r->mutex_.unlock();
-        },
-        [] {
-          if (ApiCallRecorder* r = g_forking_recorder.load()) {
-            r->pending_.clear();
-            r->mutex_.unlock();
-          }
-        });
-    if (failed != 0) throw std::runtime_error("pthread_atfork failed: no memory for its handlers");
-  });
+  hold_across_fork(mutex_, [this] { pending_.clear(); });
 }
 
 std::vector<ApiActivity> ApiCallRecorder::take() {

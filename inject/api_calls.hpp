@@ -30,6 +30,8 @@ namespace timeroof::inject {
 // thread id where the program chose CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), so a
 // record made here names its thread as the trace does.
 std::uint32_t cupti_thread_id();
+// CUPTI's clock (cuptiGetTimestamp), the one its activity records carry.
+std::uint64_t cupti_timestamp() noexcept;
 
 class ApiCallRecorder {
  public:
@@ -70,8 +72,6 @@ class ApiCallRecorder {
   static constexpr std::size_t kMaxPending = std::size_t{1} << 20;
 
  private:
-  static std::uint64_t cupti_timestamp() noexcept;
-
   Clock clock_;
   std::vector<bool> runtime_calls_;  // by callback id
   std::vector<bool> driver_calls_;

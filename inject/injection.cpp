@@ -57,6 +57,7 @@
 #include "gpu/check_cupti.hpp"
 #include "inject/api_calls.hpp"
 #include "inject/kernel_counters.hpp"
+#include "inject/nvtx_records.hpp"
 #include "inject/trace_records.hpp"
 
 namespace timeroof::inject {
@@ -144,9 +145,8 @@ constexpr CUpti_ActivityKind kTracedKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KE
                                                CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
                                                CUPTI_ACTIVITY_KIND_MARKER,
                                                CUPTI_ACTIVITY_KIND_MARKER_DATA};
-constexpr CUpti_ActivityKind kAlwaysTracedKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA};
+constexpr CUpti_ActivityKind kGpuKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                            CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
 
 // cuptiActivityEnableRuntimeApi / cuptiActivityEnableDriverApi of the CUPTI this
 // process traces with, looked up by name: the program may have loaded an older
@@ -172,8 +172,18 @@ struct LaunchCallbacks {
   LaunchNamer namer{names};
   std::atomic<KernelCounters*> counters{nullptr};
   ApiCallRecorder api_calls;
+  NvtxRecorder nvtx;
   std::optional<CuptiSubscriber> subscriber;
 };
+
+// A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_NVTX_RECORDS=callbacks
+// records NVTX ranges and marks from CUPTI's NVTX callbacks (NvtxRecorder) instead of
+// its MARKER activity records, to measure what each costs. Not yet the default: the
+// GPU has not compared the two.
+bool nvtx_callbacks_asked_by_environment() {
+  const char* value = std::getenv("TIMEROOF_PROFILE_NVTX_RECORDS");
+  return value != nullptr && std::string_view(value) == "callbacks";
+}
 
 // A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_API_RECORDS=activity
 // records the calls --api chose one by one through CUPTI's activity API (as before
@@ -283,10 +293,16 @@ class Tracer {
       if (!api_domain_disabled_by_environment(domain)) enable_api_domain(api, domain, callbacks);
     if (traces_synchronization(api) && !synchronization_disabled_by_environment())
       TR_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
-    for (CUpti_ActivityKind kind : kAlwaysTracedKinds) {
-      if (kind != CUPTI_ACTIVITY_KIND_MARKER_DATA) {
-        TR_CUPTI_CHECK(cuptiActivityEnable(kind));
-      } else if (const CUptiResult status = cuptiActivityEnable(kind); status != CUPTI_SUCCESS) {
+    for (CUpti_ActivityKind kind : kGpuKinds) TR_CUPTI_CHECK(cuptiActivityEnable(kind));
+    if (callbacks.subscriber && nvtx_callbacks_asked_by_environment()) {
+      for (const CUpti_CallbackId cbid : NvtxRecorder::callbacks())
+        callbacks.subscriber->enable(CUPTI_CB_DOMAIN_NVTX, cbid);
+      nvtx_ = &callbacks.nvtx;
+      nvtx_->record();
+    } else {
+      TR_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER));
+      if (const CUptiResult status = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER_DATA);
+          status != CUPTI_SUCCESS) {
         // Ranges are still traced, only without their colors and categories.
         report("NVTX colors and categories are not traced (" + check_detail::cupti_message(status) +
                ")");
@@ -317,17 +333,21 @@ class Tracer {
     try {
       TR_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
       finish_writing();
-      write_api_calls();
+      write_callback_records();
       std::uint64_t now = 0;
       TR_CUPTI_CHECK(cuptiGetTimestamp(&now));
       std::lock_guard<std::mutex> lock(mutex_);
       write_events(converter_.take_open_ranges(now));
+      if (nvtx_) write_events(nvtx_->take_open(now));
       const std::size_t dropped = dropped_;
       if (dropped > 0)
         report(std::to_string(dropped) + " records were dropped by CUPTI (buffers full)");
       if (const std::size_t calls = api_calls_ ? api_calls_->dropped() : 0; calls > 0)
         report(std::to_string(calls) + " API calls were not recorded (" +
                std::to_string(ApiCallRecorder::kMaxPending) + " waited to be written)");
+      if (const std::size_t marks = nvtx_ ? nvtx_->dropped() : 0; marks > 0)
+        report(std::to_string(marks) + " NVTX ranges and marks were not recorded (" +
+               std::to_string(NvtxRecorder::kMaxPending) + " waited to be written)");
     } catch (const std::exception& e) {
       stop(e.what());
     }
@@ -412,13 +432,14 @@ class Tracer {
   static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
                                         size_t size, size_t valid_size);
 
-  // The API calls recorded from callbacks since the last time, into the journal.
-  void write_api_calls() {
+  // The API calls and NVTX ranges recorded from callbacks since the last time,
+  // into the journal.
+  void write_callback_records() {
     if (stopped_.load()) return;
     std::vector<ApiActivity> calls = api_calls_->take();
-    if (calls.empty()) return;
-    std::vector<TraceEvent> events;
-    events.reserve(calls.size());
+    std::vector<TraceEvent> events = nvtx_ ? nvtx_->take() : std::vector<TraceEvent>{};
+    if (calls.empty() && events.empty()) return;
+    events.reserve(events.size() + calls.size());
     std::lock_guard<std::mutex> lock(mutex_);
     for (ApiActivity& call : calls) converter_.convert(std::move(call), events);
     write_events(events);
@@ -479,7 +500,7 @@ class Tracer {
       lock.unlock();
       cuptiActivityFlushAll(0);  // a failure here only delays records
       try {
-        write_api_calls();
+        write_callback_records();
       } catch (const std::exception& e) {
         stop(e.what());
       }
@@ -493,9 +514,11 @@ class Tracer {
     report(why);
     for (CUpti_ActivityKind kind : kTracedKinds) cuptiActivityDisable(kind);
     if (api_calls_) api_calls_->stop();
+    if (nvtx_) nvtx_->stop();
   }
 
   ApiCallRecorder* api_calls_ = nullptr;  // set by start()
+  NvtxRecorder* nvtx_ = nullptr;          // set by start() where NVTX comes from callbacks
   std::mutex mutex_;                      // converter_, journal_, replayed_spans_
   TraceRecordConverter converter_;
   // Measured launches' [start, end] by correlation id, until their kernel record comes.
@@ -533,6 +556,8 @@ void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_Cal
   // A recorded call's span holds what happens here: a measured launch's replay.
   if (call && call->callbackSite == CUPTI_API_ENTER)
     callbacks->api_calls.on_callback(domain, cbid, *call);
+  if (domain == CUPTI_CB_DOMAIN_NVTX)
+    callbacks->nvtx.on_callback(cbid, *static_cast<const CUpti_NvtxData*>(data));
   // The name first: a measured launch is replayed inside the counters' callback.
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
     callbacks->namer.on_driver_callback(cbid, *call);
@@ -638,6 +663,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   try {
     callbacks = new LaunchCallbacks;
     callbacks->api_calls.keep_records_out_of_forked_children();
+    callbacks->nvtx.keep_records_out_of_forked_children();
     auto* tracer = new Tracer(directory);
     if (!launch_names_disabled_by_environment()) name_launches(*callbacks, *tracer);
     tracer->start(api_tracing_from_environment(), *callbacks);

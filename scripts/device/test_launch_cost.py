@@ -68,6 +68,7 @@ class TracedCommand(unittest.TestCase):
                                            "TIMEROOF_PROFILE_NAMES": "0"}),
             "launches-driver-activity": ("launches", {"TIMEROOF_PROFILE_API_RECORDS": "activity",
                                                       "TIMEROOF_PROFILE_API_DOMAIN": "driver"}),
+            "launches-nvtxcb": ("launches", {"TIMEROOF_PROFILE_NVTX_RECORDS": "callbacks"}),
         }
         for choice, (api, variables) in cases.items():
             command, env = traced_command("timeroof", choice, "x.db", ["prog", "--flag"])
@@ -78,7 +79,8 @@ class TracedCommand(unittest.TestCase):
                 self.assertEqual(command[:2], ["timeroof", "profile"])
                 self.assertEqual(command[command.index("--api") + 1], api, choice)
             for name in ("TIMEROOF_PROFILE_SYNC", "TIMEROOF_PROFILE_NAMES",
-                         "TIMEROOF_PROFILE_API_DOMAIN", "TIMEROOF_PROFILE_API_RECORDS"):
+                         "TIMEROOF_PROFILE_API_DOMAIN", "TIMEROOF_PROFILE_API_RECORDS",
+                         "TIMEROOF_PROFILE_NVTX_RECORDS"):
                 self.assertEqual(env.get(name), variables.get(name), f"{choice}: {name}")
 
 

@@ -32,10 +32,13 @@ KINETO = "kineto"
 # variable that turns one part of the tracing off, to measure what it costs:
 # "launches-nosync" runs without CUPTI's synchronization records, "none-nonames" without
 # naming kernels at their launch (the driver callback on every launch), "launches-activity"
-# records the chosen API calls through CUPTI's activity API instead of its callbacks.
+# records the chosen API calls through CUPTI's activity API instead of its callbacks,
+# "none-nvtxcb" records NVTX ranges from CUPTI's NVTX callbacks instead of its MARKER
+# activity records.
 DIAGNOSTICS = {"-nosync": ("TIMEROOF_PROFILE_SYNC", "0"),
                "-nonames": ("TIMEROOF_PROFILE_NAMES", "0"),
-               "-activity": ("TIMEROOF_PROFILE_API_RECORDS", "activity")}
+               "-activity": ("TIMEROOF_PROFILE_API_RECORDS", "activity"),
+               "-nvtxcb": ("TIMEROOF_PROFILE_NVTX_RECORDS", "callbacks")}
 # A suffix "-runtime" or "-driver" ("launches-runtime", before any of the above) records
 # the chosen calls of that API only (TIMEROOF_PROFILE_API_DOMAIN): what each domain's
 # records cost.
@@ -217,7 +220,8 @@ def main():
                         help="more arguments for the workload, e.g. --no-module-ranges")
     parser.add_argument("--choices", default="launches,none,all,runtime,driver",
                         help=f"timeroof --api choices (suffixes {', '.join(DIAGNOSTICS)}: without "
-                             f"sync records, without launch names; -runtime or -driver "
+                             f"sync records, without launch names, API calls from activity "
+                             f"records, NVTX from callbacks; -runtime or -driver "
                              f"before them: that API's records only), and {KINETO!r} for "
                              f"torch.profiler")
     parser.add_argument("--rounds", type=int, default=3)

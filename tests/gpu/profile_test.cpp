@@ -515,6 +515,52 @@ TEST(ProfileGpu, ApiChoiceTracesExactlyItsCalls) {
         << "launch " << launch.correlation_id << " at " << launch.start_ns << " in no step range";
 }
 
+// NVTX from CUPTI's NVTX callbacks (the injection library's diagnostic
+// TIMEROOF_PROFILE_NVTX_RECORDS=callbacks) stores the ranges and marks CUPTI's MARKER
+// records store: the same messages, domains, colors and categories on the same
+// threads, nested the same way, each kernel inside its layer.
+TEST(ProfileGpu, NvtxFromCallbacksStoresWhatMarkerRecordsStore) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  constexpr int kIterations = 3;
+  const RunRecord markers = profile_example(dir, "markers", {"--no-counters", "--api", "none"});
+  const RunRecord callbacks =
+      profile_example(dir, "callbacks", {"--no-counters", "--api", "none"}, kIterations,
+                      {{"TIMEROOF_PROFILE_NVTX_RECORDS", "callbacks"}});
+  // What identifies a range or mark apart from its time, its id, its process and thread.
+  const auto nvtx = [](const std::vector<TraceEvent>& trace) {
+    std::multiset<std::string> seen;
+    for (const TraceEvent& e : trace) {
+      if (e.kind != TraceKind::nvtx_range && e.kind != TraceKind::nvtx_mark) continue;
+      nlohmann::json details = e.details;
+      details.erase("range_id");
+      seen.insert(std::string(to_string(e.kind)) + " " + e.name + " " + details.dump());
+    }
+    return seen;
+  };
+  EXPECT_EQ(nvtx(callbacks.trace), nvtx(markers.trace));
+  EXPECT_EQ(nvtx(callbacks.trace).size(), 3U * kIterations + 2) << "steps, layers, upload, done";
+  const auto steps = of_kind(callbacks.trace, TraceKind::nvtx_range, "step");
+  const auto layer0 = of_kind(callbacks.trace, TraceKind::nvtx_range, "layer0");
+  const auto layer1 = of_kind(callbacks.trace, TraceKind::nvtx_range, "layer1");
+  const auto kernels = of_kind(callbacks.trace, TraceKind::kernel);
+  ASSERT_EQ(steps.size(), static_cast<std::size_t>(kIterations));
+  ASSERT_EQ(layer0.size(), static_cast<std::size_t>(kIterations));
+  ASSERT_EQ(layer1.size(), static_cast<std::size_t>(kIterations));
+  ASSERT_EQ(kernels.size(), 4U * kIterations);
+  for (int s = 0; s < kIterations; ++s) {
+    EXPECT_EQ(layer0[s].thread_id, steps[s].thread_id);
+    EXPECT_EQ(layer0[s].process_id, steps[s].process_id);
+    EXPECT_TRUE(inside(layer0[s], steps[s])) << "step " << s;
+    EXPECT_TRUE(inside(layer1[s], steps[s])) << "step " << s;
+    EXPECT_LE(layer0[s].end_ns, layer1[s].start_ns);
+    // On CUPTI's clock: each layer holds its two kernels (it pops after they finished).
+    for (int k = 0; k < 4; ++k)
+      EXPECT_TRUE(inside(kernels[4 * s + k], k < 2 ? layer0[s] : layer1[s]))
+          << "step " << s << " kernel " << k;
+  }
+}
+
 // The pids whose parent is `parent` (from /proc).
 std::vector<pid_t> children_of(pid_t parent) {
   std::vector<pid_t> children;

@@ -1,0 +1,55 @@
+#include "inject/fork_guard.hpp"
+
+#include <pthread.h>
+
+#include <array>
+#include <atomic>
+#include <stdexcept>
+#include <utility>
+
+namespace timeroof::inject {
+namespace {
+
+struct Guarded {
+  std::mutex* mutex = nullptr;
+  std::function<void()> clear_in_child;
+};
+
+// A fixed table: the handlers run while fork() holds the allocator's locks.
+constexpr std::size_t kMaxGuarded = 4;
+std::array<Guarded, kMaxGuarded> g_guarded;
+std::atomic<std::size_t> g_count{0};
+std::mutex g_registering;
+
+void lock_all() {
+  const std::size_t n = g_count.load();
+  for (std::size_t i = 0; i < n; ++i) g_guarded[i].mutex->lock();
+}
+
+void unlock_all() {
+  const std::size_t n = g_count.load();
+  for (std::size_t i = n; i-- > 0;) g_guarded[i].mutex->unlock();
+}
+
+void clear_and_unlock_all() {
+  const std::size_t n = g_count.load();
+  for (std::size_t i = 0; i < n; ++i) g_guarded[i].clear_in_child();
+  unlock_all();
+}
+
+}  // namespace
+
+void hold_across_fork(std::mutex& mutex, std::function<void()> clear_in_child) {
+  std::lock_guard<std::mutex> lock(g_registering);
+  const std::size_t n = g_count.load();
+  for (std::size_t i = 0; i < n; ++i)
+    if (g_guarded[i].mutex == &mutex) return;  // locked twice at a fork would deadlock
+  if (n == 0 && pthread_atfork(&lock_all, &unlock_all, &clear_and_unlock_all) != 0)
+    throw std::runtime_error("pthread_atfork failed: no memory for its handlers");
+  if (n == kMaxGuarded) throw std::logic_error("hold_across_fork: too many states");
+  // Filled before it is counted: a fork from another thread sees it whole or not at all.
+  g_guarded[n] = {&mutex, std::move(clear_in_child)};
+  g_count.store(n + 1);
+}
+
+}  // namespace timeroof::inject
