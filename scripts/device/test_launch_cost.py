@@ -3,13 +3,14 @@
 stand-ins for timeroof (runs the command after "--") and for examples/launch_cost
 (prints a per-launch time that depends on the diagnostics the choice set), so the
 suffix-to-environment mapping and the medians and differences printed are checked
-against known numbers; tracing_cost.round_ratios, noise_warning and the --cpus pinning; and
-tracing_cost.gpu_busy_per_iteration on a trace table written by hand. Standard library
-only."""
+against known numbers; tracing_cost.round_ratios, fast_mode_ratio, noise_warning and the
+--cpus pinning; and tracing_cost.gpu_busy_per_iteration on a trace table written by hand.
+Standard library only."""
 import os
 import re
 import sqlite3
 import stat
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -17,8 +18,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from tracing_cost import (cpu_list, gpu_busy_per_iteration, noise_warning,  # noqa: E402
-                          round_ratios, run_choice, traced_command)
+from tracing_cost import (cpu_list, fast_mode_ratio, gpu_busy_per_iteration,  # noqa: E402
+                          noise_warning, round_ratios, run_choice, traced_command)
 
 # Untraced 3.0 us a launch; traced 4.0; +0.5 with the names (TIMEROOF_PROFILE_NAMES
 # unset), +0.25 with sync records; the NVTX phase +0.125 over launch. Each run adds
@@ -108,6 +109,20 @@ class RoundRatios(unittest.TestCase):
         untraced = [4.0, 8.0, 4.4]
         traced = [5.0, 9.6, 4.4]
         self.assertEqual(round_ratios(traced, untraced), [1.25, 1.2, 1.0])
+
+    def test_the_fast_mode_of_a_two_mode_host(self):
+        # ResNet-50 on one H200 call (2026-11-29, 12 pinned rounds, ms): each process
+        # ran in the host's fast (~5.1 / ~6.3) or slow mode.
+        untraced = [5.321, 9.120, 5.128, 8.388, 5.866, 5.130, 4.998, 4.933, 8.043, 5.132,
+                    8.919, 9.166]
+        launches = [6.315, 12.032, 6.343, 6.306, 11.433, 6.307, 10.150, 7.289, 7.404,
+                    10.947, 10.524, 8.502]
+        ratio, traced_n, untraced_n = fast_mode_ratio(launches, untraced)
+        # Fast modes: untraced 4.933-5.321 (5.866 is past 1.1x 4.933), launches 6.306-6.343.
+        self.assertEqual((traced_n, untraced_n), (4, 6))
+        self.assertAlmostEqual(ratio, statistics.median([6.315, 6.343, 6.306, 6.307]) /
+                               statistics.median([5.321, 5.128, 5.130, 4.998, 4.933, 5.132]))
+        self.assertAlmostEqual(ratio, 1.230, places=3)
 
     def test_a_noisy_machine_is_named(self):
         self.assertIsNone(noise_warning([4.0, 4.4, 4.8]))
