@@ -21,7 +21,9 @@ std::array<Guarded, kMaxGuarded> g_guarded;
 std::atomic<std::size_t> g_count{0};
 std::mutex g_registering;
 
+// The registry's own lock too: no state is added between the locking and the unlocking.
 void lock_all() {
+  g_registering.lock();
   const std::size_t n = g_count.load();
   for (std::size_t i = 0; i < n; ++i) g_guarded[i].mutex->lock();
 }
@@ -29,6 +31,7 @@ void lock_all() {
 void unlock_all() {
   const std::size_t n = g_count.load();
   for (std::size_t i = n; i-- > 0;) g_guarded[i].mutex->unlock();
+  g_registering.unlock();
 }
 
 void clear_and_unlock_all() {
@@ -47,7 +50,6 @@ void hold_across_fork(std::mutex& mutex, std::function<void()> clear_in_child) {
   if (n == 0 && pthread_atfork(&lock_all, &unlock_all, &clear_and_unlock_all) != 0)
     throw std::runtime_error("pthread_atfork failed: no memory for its handlers");
   if (n == kMaxGuarded) throw std::logic_error("hold_across_fork: too many states");
-  // Filled before it is counted: a fork from another thread sees it whole or not at all.
   g_guarded[n] = {&mutex, std::move(clear_in_child)};
   g_count.store(n + 1);
 }

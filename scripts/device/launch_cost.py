@@ -2,8 +2,8 @@
 """What tracing adds to each launch (issue 17): examples/launch_cost (empty kernels,
 host time per launch; plain, inside an NVTX range, followed by a synchronize, between
 runtime queries; and the GPU's time per kernel, empty or busy, queued behind a gate)
-runs untraced and under each `timeroof profile --api` choice, with
-tracing_cost.py's diagnostic suffixes (-nosync, -nonames, -activity, -nvtxcb, -runtime, -driver), in
+runs untraced and under each `timeroof profile --api` choice, with tracing_cost.py's
+diagnostic suffixes (-nosync, -nonames, -activity, -nvtxcb, -runtime, -driver), in
 interleaved rounds (each round in another order). Per choice and phase: the median over
 rounds of each run's median, the microseconds added per launch, and the ratio to
 untraced.

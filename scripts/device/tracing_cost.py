@@ -96,8 +96,8 @@ def run_choice(timeroof, choice, db, workload, timeout_s, cpus=None):
     """Runs `workload` as `choice` asks (traced_command), on the CPUs `cpus` (a set; None:
     wherever the scheduler likes); returns the finished process and its wall seconds, or
     raises with the ends of its output if it failed. Pinning every run, traced or not, to
-    the same CPUs takes the host's placement out of the comparison: unpinned, untraced
-    ResNet-50 runs on one H200 machine spread 6.0-9.6 ms."""
+    the same CPUs takes the host's placement out of the comparison (not the host's two
+    modes on the H200 machines: see FAST_MODE)."""
     command, env = traced_command(timeroof, choice, db, workload)
     pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
     started = time.monotonic()
