@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <cwchar>
 #include <utility>
 
 #include "inject/fork_guard.hpp"
