@@ -3,7 +3,6 @@
 #include <pthread.h>
 
 #include <array>
-#include <atomic>
 #include <stdexcept>
 #include <utility>
 
@@ -17,26 +16,23 @@ struct Guarded {
 
 // A fixed table: the handlers run while fork() holds the allocator's locks.
 constexpr std::size_t kMaxGuarded = 4;
+std::mutex g_registering;  // the two below
 std::array<Guarded, kMaxGuarded> g_guarded;
-std::atomic<std::size_t> g_count{0};
-std::mutex g_registering;
+std::size_t g_count = 0;
 
 // The registry's own lock too: no state is added between the locking and the unlocking.
 void lock_all() {
   g_registering.lock();
-  const std::size_t n = g_count.load();
-  for (std::size_t i = 0; i < n; ++i) g_guarded[i].mutex->lock();
+  for (std::size_t i = 0; i < g_count; ++i) g_guarded[i].mutex->lock();
 }
 
 void unlock_all() {
-  const std::size_t n = g_count.load();
-  for (std::size_t i = n; i-- > 0;) g_guarded[i].mutex->unlock();
+  for (std::size_t i = g_count; i-- > 0;) g_guarded[i].mutex->unlock();
   g_registering.unlock();
 }
 
 void clear_and_unlock_all() {
-  const std::size_t n = g_count.load();
-  for (std::size_t i = 0; i < n; ++i) g_guarded[i].clear_in_child();
+  for (std::size_t i = 0; i < g_count; ++i) g_guarded[i].clear_in_child();
   unlock_all();
 }
 
@@ -44,14 +40,14 @@ void clear_and_unlock_all() {
 
 void hold_across_fork(std::mutex& mutex, std::function<void()> clear_in_child) {
   std::lock_guard<std::mutex> lock(g_registering);
-  const std::size_t n = g_count.load();
+  const std::size_t n = g_count;
   for (std::size_t i = 0; i < n; ++i)
     if (g_guarded[i].mutex == &mutex) return;  // locked twice at a fork would deadlock
   if (n == 0 && pthread_atfork(&lock_all, &unlock_all, &clear_and_unlock_all) != 0)
     throw std::runtime_error("pthread_atfork failed: no memory for its handlers");
   if (n == kMaxGuarded) throw std::logic_error("hold_across_fork: too many states");
   g_guarded[n] = {&mutex, std::move(clear_in_child)};
-  g_count.store(n + 1);
+  g_count = n + 1;
 }
 
 }  // namespace timeroof::inject

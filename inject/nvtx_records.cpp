@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "inject/fork_guard.hpp"
+#include "inject/trace_records.hpp"
 
 namespace timeroof::inject {
 namespace {
@@ -272,10 +273,7 @@ TraceEvent NvtxRecorder::event_of(Record record) const {
   std::string domain;  // the default domain has no name
   if (record.domain != nullptr)
     if (const auto it = domains_.find(record.domain); it != domains_.end()) domain = it->second;
-  e.details = {{"domain", std::move(domain)},
-               {"category", record.category},
-               {"color", record.color ? nlohmann::json(*record.color) : nlohmann::json(nullptr)},
-               {"range_id", record.id}};
+  e.details = nvtx_details(std::move(domain), record.category, record.color, record.id);
   return e;
 }
 
@@ -292,9 +290,8 @@ std::vector<TraceEvent> NvtxRecorder::take_open(std::uint64_t now_ns) {
   std::vector<TraceEvent> events;
   std::lock_guard<std::mutex> lock(mutex_);
   const auto close = [&](Record& range) {
-    range.end_ns = std::max(now_ns, range.start_ns);
     events.push_back(event_of(std::move(range)));
-    events.back().details["unclosed"] = true;
+    end_unclosed(events.back(), now_ns);
   };
   for (auto& [thread, ranges] : pushed_)
     for (Record& range : ranges) close(range);

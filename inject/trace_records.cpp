@@ -91,6 +91,20 @@ void keep_order(TraceEvent& e) {
 
 }  // namespace
 
+nlohmann::json nvtx_details(std::string domain, std::uint32_t category,
+                            std::optional<std::uint32_t> color, std::uint32_t range_id) {
+  return {{"domain", std::move(domain)},
+          {"category", category},
+          {"color", color ? nlohmann::json(*color) : nlohmann::json(nullptr)},
+          {"range_id", range_id}};
+}
+
+void end_unclosed(TraceEvent& range, std::uint64_t now_ns) {
+  range.end_ns = now_ns;
+  keep_order(range);
+  range.details["unclosed"] = true;
+}
+
 void TraceRecordConverter::convert(const CUpti_Activity* record, std::vector<TraceEvent>& out) {
   if (record->kind == CUPTI_ACTIVITY_KIND_MARKER) {
     convert_marker(*reinterpret_cast<const CUpti_ActivityMarker2*>(record), out);
@@ -144,11 +158,8 @@ void TraceRecordConverter::convert_marker(const CUpti_ActivityMarker2& marker,
     e.process_id = marker.objectId.pt.processId;
     e.thread_id = marker.objectId.pt.threadId;
   }
-  // The default domain has no name.
-  e.details = {{"domain", marker.domain ? marker.domain : ""},
-               {"category", 0},
-               {"color", nullptr},
-               {"range_id", marker.id}};
+  // The default domain has no name; color and category come with a marker-data record.
+  e.details = nvtx_details(marker.domain ? marker.domain : "", 0, std::nullopt, marker.id);
   if (e.kind == TraceKind::nvtx_mark)
     pending_marks_.emplace_back(marker.id, std::move(e));
   else
@@ -181,10 +192,8 @@ void TraceRecordConverter::end_of_buffer(std::vector<TraceEvent>& out) {
 std::vector<TraceEvent> TraceRecordConverter::take_open_ranges(std::uint64_t now_ns) {
   std::vector<TraceEvent> ranges;
   for (auto& [id, range] : open_ranges_) {
-    range.end_ns = now_ns;
-    keep_order(range);
+    end_unclosed(range, now_ns);
     apply_marker_data(id, range);
-    range.details["unclosed"] = true;
     ranges.push_back(std::move(range));
   }
   open_ranges_.clear();

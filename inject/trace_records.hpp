@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -17,6 +18,16 @@
 #include "counters/activity_records.hpp"
 
 namespace timeroof::inject {
+
+// The details of an NVTX range or mark, as both ways of recording NVTX store them
+// (CUPTI's MARKER records below, its NVTX callbacks in nvtx_records.hpp): the
+// domain's name ("" for the default domain), category, ARGB color or null, and
+// the range's id.
+nlohmann::json nvtx_details(std::string domain, std::uint32_t category,
+                            std::optional<std::uint32_t> color, std::uint32_t range_id);
+// A range the program never ended (it exited inside it): it ends at `now_ns`, or
+// at its start if that is later, with details.unclosed = true.
+void end_unclosed(TraceEvent& range, std::uint64_t now_ns);
 
 // Turns CUPTI records into TraceEvents. NVTX ranges come as a start and an end
 // marker with one id, possibly in different buffers: a start waits here for its
