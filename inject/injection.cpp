@@ -178,8 +178,8 @@ struct LaunchCallbacks {
 
 // A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_NVTX_RECORDS=callbacks
 // records NVTX ranges and marks from CUPTI's NVTX callbacks (NvtxRecorder) instead of
-// its MARKER activity records, to measure what each costs. Not yet the default: the
-// GPU has not compared the two.
+// its MARKER activity records, to measure what each costs. Not the default: it was
+// no cheaper on an H200 (docs/design.md, 2026-12-02).
 bool nvtx_callbacks_asked_by_environment() {
   const char* value = std::getenv("TIMEROOF_PROFILE_NVTX_RECORDS");
   return value != nullptr && std::string_view(value) == "callbacks";

@@ -22,8 +22,9 @@ import sys
 import torch
 
 
-def nvtx_per_module(model, leaves_only=False):
-    """Pushes an NVTX range named by the module's path around each module's forward."""
+def nvtx_per_module(model, leaves_only=False, emitting=lambda: True):
+    """Pushes an NVTX range named by the module's path around each module's forward,
+    while `emitting()` says so (the hooks stay, so what their Python costs stays)."""
     handles = []
     for name, module in model.named_modules():
         if leaves_only and any(True for _ in module.children()):
@@ -31,10 +32,12 @@ def nvtx_per_module(model, leaves_only=False):
         label = name or type(model).__name__
 
         def push(_module, _inputs, label=label):
-            torch.cuda.nvtx.range_push(label)
+            if emitting():
+                torch.cuda.nvtx.range_push(label)
 
         def pop(_module, _inputs, _output):
-            torch.cuda.nvtx.range_pop()
+            if emitting():
+                torch.cuda.nvtx.range_pop()
 
         handles.append(module.register_forward_pre_hook(push))
         handles.append(module.register_forward_hook(pop))
@@ -72,16 +75,25 @@ def run(name, args):
     if not args.train:
         model.eval()
     per_module = not args.emit_nvtx and not args.no_module_ranges
-    handles = nvtx_per_module(model, args.leaves_only) if per_module else []
+    # --alternate-module-ranges: every other iteration without its module ranges, so
+    # what the ranges cost is measured within one process (scripts/device/tracing_cost.py).
+    emitting, pushes = [True], [0]
+
+    def emit():
+        pushes[0] += emitting[0]  # a pop's call counts too: halved below
+        return emitting[0]
+
+    handles = nvtx_per_module(model, args.leaves_only, emit) if per_module else []
     nvtx = torch.autograd.profiler.emit_nvtx() if args.emit_nvtx else contextlib.nullcontext()
     # PyTorch's own CUPTI tracer (Kineto) over the same iterations: the reference
     # for what tracing kernels alone costs (scripts/device/tracing_cost.py).
     kineto = (torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
               if args.torch_profiler else contextlib.nullcontext())
-    times_ms = []
+    times_ms, times_without_ms = [], []
     with kineto, nvtx, torch.set_grad_enabled(args.train):
         for i in range(args.warmup + args.iterations):
             measured = i >= args.warmup
+            emitting[0] = not args.alternate_module_ranges or i % 2 == 0
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             torch.cuda.nvtx.range_push(f"{name} iteration" if measured else f"{name} warm-up")
             start.record()
@@ -98,11 +110,17 @@ def run(name, args):
             torch.cuda.synchronize()
             torch.cuda.nvtx.range_pop()
             if measured:
-                times_ms.append(start.elapsed_time(end))
+                (times_ms if emitting[0] else times_without_ms).append(start.elapsed_time(end))
     for handle in handles:
         handle.remove()
     times = ", ".join(f"{t:.3f}" for t in times_ms)
     print(f"{name} {args.dtype} batch {args.batch}: iteration times (CUDA events, ms): {times}")
+    if times_without_ms:
+        iterations_with = (args.warmup + args.iterations + 1) // 2
+        ranges = pushes[0] // (2 * iterations_with)
+        times = ", ".join(f"{t:.3f}" for t in times_without_ms)
+        print(f"{name} {args.dtype} batch {args.batch}: iteration times without its {ranges} "
+              f"module ranges (CUDA events, ms): {times}")
 
 
 def main():
@@ -118,6 +136,9 @@ def main():
     parser.add_argument("--emit-nvtx", action="store_true", help="aten operator ranges instead")
     parser.add_argument("--no-module-ranges", action="store_true",
                         help="only the iteration's range, none per module")
+    parser.add_argument("--alternate-module-ranges", action="store_true",
+                        help="every other iteration without its module ranges (the hooks "
+                             "stay): what the ranges cost, within one process")
     parser.add_argument("--torch-profiler", action="store_true",
                         help="trace the run with torch.profiler (CUDA activities only), "
                              "as a reference tracer")

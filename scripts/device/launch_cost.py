@@ -20,7 +20,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tracing_cost import UNTRACED, cpu_list, interleaved_rounds, run_choice  # noqa: E402
+from tracing_cost import (UNTRACED, cpu_list, in_process_cost,  # noqa: E402
+                          interleaved_rounds, run_choice)
 
 LINE = re.compile(r"^launch_cost (\w+): ([\d.]+) us per launch")
 
@@ -69,7 +70,26 @@ def main():
             traced = statistics.median(runs)
             print(f"  --api {choice:22s} {traced:7.3f} us (runs {min(runs):.3f}-{max(runs):.3f})"
                   f"  {traced - base:+.3f} us  ratio {traced / base:.2f}")
+    print_over_plain_launch(choices, phases, per_run)
     return 0
+
+
+def print_over_plain_launch(choices, phases, per_run):
+    """Each host phase less the plain launch of the same run (both in that process's
+    host mode, which still scales both), median over runs: what an NVTX range, two
+    runtime queries or a synchronize add to a launch, untraced and under each choice."""
+    extra = [p for p in phases if p.startswith("launch_")]
+    if "launch" not in phases or not extra:
+        return
+    print("== us a launch over the same run's plain launch (median over runs)")
+    for phase in extra:
+        print(f"{phase}:")
+        base = None
+        for choice in choices:
+            cost = in_process_cost(per_run[(choice, phase)], per_run[(choice, "launch")])
+            added = "" if base is None else f"  {cost - base:+.3f} us over untraced's"
+            base = cost if base is None else base
+            print(f"  {choice:28s} {cost:+7.3f} us{added}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ stand-ins for timeroof (runs the command after "--") and for examples/launch_cos
 (prints a per-launch time that depends on the diagnostics the choice set), so the
 suffix-to-environment mapping and the medians and differences printed are checked
 against known numbers; tracing_cost.round_ratios, fast_mode_ratio, noise_warning and the
---cpus pinning; and tracing_cost.gpu_busy_per_iteration on a trace table written by hand.
+--cpus pinning; the module ranges' in-process cost (iteration_medians, module_ranges,
+in_process_cost); and tracing_cost.gpu_busy_per_iteration on a trace table written by hand.
 Standard library only."""
 import os
 import re
@@ -18,12 +19,14 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from tracing_cost import (cpu_list, fast_mode_ratio, gpu_busy_per_iteration,  # noqa: E402
-                          noise_warning, round_ratios, run_choice, traced_command)
+from tracing_cost import (WITHOUT_LINE, cpu_list, fast_mode_ratio,  # noqa: E402
+                          gpu_busy_per_iteration, in_process_cost, iteration_medians,
+                          module_ranges, noise_warning, round_ratios, run_choice,
+                          traced_command)
 
 # Untraced 3.0 us a launch; traced 4.0; +0.5 with the names (TIMEROOF_PROFILE_NAMES
-# unset), +0.25 with sync records; the NVTX phase +0.125 over launch. Each run adds
-# 0-2 thousandths (its run number mod 3) so runs differ.
+# unset), +0.25 with sync records; the NVTX phase +0.125 over launch, +0.375 traced.
+# Each run adds 0-2 thousandths (its run number mod 3) so runs differ.
 PROGRAM = r'''#!/usr/bin/env python3
 import os, sys
 traced = os.environ.get("FAKE_TRACED") == "1"
@@ -41,7 +44,8 @@ run = len(open(counter).read())
 base += (run % 3) / 1000.0
 print("some other output")
 print(f"launch_cost launch: {base:.3f} us per launch (p10 0, p90 0, 1 batches of 1)")
-print(f"launch_cost launch_nvtx: {base + 0.125:.3f} us per launch (p10 0, p90 0, 1 batches of 1)")
+nvtx = 0.375 if traced else 0.125
+print(f"launch_cost launch_nvtx: {base + nvtx:.3f} us per launch (p10 0, p90 0, 1 batches of 1)")
 '''
 TIMEROOF = r'''#!/bin/sh
 while [ "$1" != "--" ]; do shift; done
@@ -129,6 +133,25 @@ class RoundRatios(unittest.TestCase):
         self.assertIn("spread 2.18x", noise_warning([4.4, 9.6, 5.0]))
 
 
+class InProcessRangeCost(unittest.TestCase):
+    # profile_models.py --alternate-module-ranges, both models (the format it prints).
+    OUTPUT = """resnet50 fp16 batch 16: iteration times (CUDA events, ms): 5.0, 5.4, 5.2
+resnet50 fp16 batch 16: iteration times without its 183 module ranges (CUDA events, ms): 4.5, 4.6
+transformer fp16 batch 16: iteration times (CUDA events, ms): 2.0
+"""
+
+    def test_both_halves_of_a_run_and_the_ranges_an_iteration(self):
+        self.assertEqual(iteration_medians(self.OUTPUT), {"resnet50": 5.2, "transformer": 2.0})
+        self.assertEqual(iteration_medians(self.OUTPUT, WITHOUT_LINE), {"resnet50": 4.55})
+        self.assertEqual(module_ranges(self.OUTPUT), {"resnet50": 183})
+        self.assertEqual(iteration_medians("no times here"), {})
+
+    def test_each_run_against_its_own_other_half(self):
+        # A slow-mode run (second) doubles both halves: the difference per run holds.
+        with_ranges, without = [5.2, 10.4, 5.3], [4.6, 9.2, 4.6]
+        self.assertAlmostEqual(in_process_cost(with_ranges, without), 0.7)
+
+
 class LaunchCost(unittest.TestCase):
     def test_medians_and_added_time(self):
         with tempfile.TemporaryDirectory() as work:
@@ -142,9 +165,10 @@ class LaunchCost(unittest.TestCase):
                 [sys.executable, os.path.join(HERE, "launch_cost.py"), "--timeroof", timeroof,
                  "--program", program, "--choices", "none,none-nonames,launches-nosync",
                  "--rounds", "3"], capture_output=True, text=True, check=True, env=env).stdout
+        head, _, over_launch = out.partition("== us a launch over the same run's plain launch")
         rows = {}
         phase = None
-        for line in out.splitlines():
+        for line in head.splitlines():
             if m := re.match(r"(\w+): untraced ([\d.]+) us", line):
                 phase = m.group(1)
                 rows[(phase, "untraced")] = float(m.group(2))
@@ -157,8 +181,15 @@ class LaunchCost(unittest.TestCase):
             traced, plus = rows[("launch", choice)]
             self.assertAlmostEqual(plus, added, delta=0.003, msg=choice)
             self.assertAlmostEqual(traced, 3.0 + added, delta=0.003, msg=choice)
-            self.assertAlmostEqual(rows[("launch_nvtx", choice)][1], added, delta=0.003,
+            self.assertAlmostEqual(rows[("launch_nvtx", choice)][1], added + 0.25, delta=0.003,
                                    msg=choice)
+        # Within each run: the NVTX range over the plain launch, and what tracing adds.
+        nvtx = {m.group(1): (float(m.group(2)), m.group(3)) for m in re.finditer(
+            r"^  (\S+)\s+([+-][\d.]+) us(?:\s+([+-][\d.]+) us over untraced's)?$",
+            over_launch, re.M)}
+        self.assertEqual(nvtx["untraced"], (0.125, None))
+        for choice in ("none", "none-nonames", "launches-nosync"):
+            self.assertEqual(nvtx[choice], (0.375, "+0.250"), choice)
 
 
 class GpuBusy(unittest.TestCase):

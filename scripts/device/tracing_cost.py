@@ -8,6 +8,9 @@ the script's own CUDA-event times; per choice the median over rounds, and the ra
 traced / untraced. For traced runs also the store's size, the records per iteration
 by kind (those starting inside the "<model> iteration" NVTX ranges), and how busy the
 GPU was in those iterations (so the cost can be placed on the host or on the GPU).
+With `--workload-args=--alternate-module-ranges` also what the module ranges cost
+within each process (every other iteration runs without them): both sides in that
+process's host mode, which still scales both.
 
     tracing_cost.py --timeroof .carry/timeroof --workload examples/pytorch/profile_models.py
 
@@ -24,6 +27,9 @@ import tempfile
 import time
 
 LINE = re.compile(r"^(\w+) \w+ batch \d+: iteration times \(CUDA events, ms\): (.*)$")
+# profile_models.py --alternate-module-ranges: the other iterations, without module ranges.
+WITHOUT_LINE = re.compile(r"^(\w+) \w+ batch \d+: iteration times without its (\d+) module"
+                          r" ranges \(CUDA events, ms\): (.*)$")
 UNTRACED = "untraced"
 # Not a timeroof choice: the workload under torch.profiler (Kineto, CUPTI's activity
 # API with CUDA activities), the cost of another CUPTI tracer on the same iterations.
@@ -149,20 +155,43 @@ def noise_warning(untraced_runs):
             " measure again on a quieter call")
 
 
+def iteration_medians(stdout, line=LINE):
+    """{model: median iteration ms} of the workload's lines that `line` matches (its
+    times in the last group)."""
+    medians = {}
+    for text in stdout.splitlines():
+        if match := line.match(text.strip()):
+            medians[match.group(1)] = statistics.median(
+                float(t) for t in match.group(match.lastindex).split(","))
+    return medians
+
+
+def module_ranges(stdout):
+    """{model: module ranges an iteration} from the workload's WITHOUT_LINE."""
+    return {m.group(1): int(m.group(2)) for m in map(WITHOUT_LINE.match, stdout.splitlines())
+            if m}
+
+
 def run_once(args, choice, db):
+    """One run: {model: median ms}; ({model: median ms without module ranges}, {model:
+    module ranges an iteration}), both empty unless the workload alternates them; wall
+    seconds; stderr."""
     workload = [sys.executable, args.workload, "--model", args.model, "--iterations",
                 str(args.iterations), "--warmup", str(args.warmup)] + args.workload_args.split()
     done, seconds = run_choice(args.timeroof, choice, db, workload, args.run_timeout_s,
                                args.cpus)
-    medians = {}
-    for line in done.stdout.splitlines():
-        match = LINE.match(line.strip())
-        if match:
-            times = [float(t) for t in match.group(2).split(",")]
-            medians[match.group(1)] = statistics.median(times)
+    medians = iteration_medians(done.stdout)
     if len(medians) != (2 if args.model == "both" else 1):
         raise RuntimeError(f"{choice}: no iteration times in\n{done.stdout[-2000:]}")
-    return medians, seconds, done.stderr
+    without = iteration_medians(done.stdout, WITHOUT_LINE)
+    return medians, (without, module_ranges(done.stdout)), seconds, done.stderr
+
+
+def in_process_cost(with_runs, without_runs):
+    """The median over runs of each run's `with` less its `without` (e.g. iterations
+    with module ranges less those without): both sides from one process, in that
+    process's host mode, which still scales both."""
+    return statistics.median(w - wo for w, wo in zip(with_runs, without_runs))
 
 
 def iteration_spans(con, model):
@@ -229,6 +258,26 @@ def gpu_busy_per_iteration(db, model):
         con.close()
 
 
+def print_in_process_range_cost(choices, models, per_run, per_run_without, range_counts):
+    """The module ranges' cost within each process (--alternate-module-ranges), per
+    choice: ms an iteration, us a range (push and pop), and what tracing adds to
+    untraced's (what the torch.cuda.nvtx calls cost with no tracer)."""
+    print("\n== the module ranges' cost within each process (iterations with them - the"
+          " other iterations without, median over runs): ms an iteration, us a range, and"
+          " added to untraced's")
+    for model in models:
+        ranges = range_counts.get(model, 0)
+        base = in_process_cost(per_run[(UNTRACED, model)], per_run_without[(UNTRACED, model)])
+        print(f"{model}: {ranges} module ranges an iteration")
+        for choice in choices:
+            if (choice, model) not in per_run_without:
+                continue
+            cost = in_process_cost(per_run[(choice, model)], per_run_without[(choice, model)])
+            per_range = f", {1e3 * cost / ranges:.2f} us a range" if ranges else ""
+            added = "" if choice == UNTRACED else f", +{cost - base:.3f} ms over untraced's"
+            print(f"  {choice:18s} {cost:.3f} ms{per_range}{added}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--timeroof", required=True)
@@ -253,13 +302,18 @@ def main():
     args = parser.parse_args()
     choices = [UNTRACED] + args.choices.split(",")
     per_run = {}  # (choice, model) -> [median ms per run]
+    per_run_without = {}  # the same, of the iterations without module ranges
+    module_range_counts = {}  # model -> module ranges an iteration
     sizes, records, busy, stderr_lines = {}, {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for r, choice in interleaved_rounds(choices, args.rounds, args.budget_s):
             db = os.path.join(tmp, f"{choice}-{r}.db")
-            medians, seconds, err = run_once(args, choice, db)
+            medians, (without, ranges), seconds, err = run_once(args, choice, db)
             for model, ms in medians.items():
                 per_run.setdefault((choice, model), []).append(ms)
+            for model, ms in without.items():
+                per_run_without.setdefault((choice, model), []).append(ms)
+            module_range_counts.update(ranges)
             if choice not in (UNTRACED, KINETO):
                 sizes.setdefault(choice, []).append(os.path.getsize(db))
                 if choice not in records:
@@ -297,6 +351,9 @@ def main():
                   f" fastest {min(runs) / min(untraced_runs):.3f}, fast mode {fast:.3f} of"
                   f" {fast_traced}/{len(runs)} and {fast_untraced}/{len(untraced_runs)} runs)")
     stored = [c for c in choices[1:] if c != KINETO]
+    if per_run_without:
+        print_in_process_range_cost(choices, models, per_run, per_run_without,
+                                    module_range_counts)
     print("\n== store size per traced run (whole program: setup, warm-up, iterations)")
     for choice in stored:
         size = statistics.median(sizes[choice])
