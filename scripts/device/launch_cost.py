@@ -47,7 +47,8 @@ def main():
                         help="start no round that may not end within this (at least 1 round)")
     parser.add_argument("--run-timeout-s", type=float, default=60)
     parser.add_argument("--cpus", type=cpu_list,
-                        help="run every run (traced or not) on these CPUs, e.g. 4-7")
+                        help="run every run (traced or not) on these CPUs, e.g. 4-7 (not 0-3 on "
+                             "the H200 machines: busy, docs/design.md)")
     args = parser.parse_args()
     choices = [UNTRACED] + args.choices.split(",")
     per_run = {}  # (choice, phase) -> [us per launch, one per run]
