@@ -518,6 +518,17 @@ void from_json(const json& j, TraceEvent& v) {
   if (v.end_ns < v.start_ns) throw FieldError("end_ns", "is before start_ns");
 }
 
+void to_json(json& j, const LoadedLibrary& v) {
+  j = json{
+      {"name", v.name}, {"path", v.path}, {"version", v.version}, {"process_id", v.process_id}};
+}
+void from_json(const json& j, LoadedLibrary& v) {
+  get(j, "name", v.name);
+  get(j, "path", v.path);
+  get(j, "version", v.version);
+  get(j, "process_id", v.process_id);
+}
+
 void to_json(json& j, const Point& v) {
   j = json{{"seq", v.seq},
            {"sweep", v.sweep},

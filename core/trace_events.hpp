@@ -78,4 +78,20 @@ struct TraceEvent {
 void to_json(nlohmann::json& j, const TraceEvent& v);
 void from_json(const nlohmann::json& j, TraceEvent& v);
 
+// A CUDA library a profiled process had loaded when it ended, with the version the
+// library itself reports: the program's kernels come from its own cuDNN and cuBLAS
+// (PyTorch's wheels bring theirs), not from timeroof's. The injection library
+// writes each process's list as DIR/libraries-<pid>.json (a JSON array) at exit;
+// `timeroof profile` keeps them in the run's spec (profile.libraries).
+struct LoadedLibrary {
+  std::string name;  // the family: cuda (the driver), cudart, cublas, cublasLt, cudnn, nccl, cupti
+  std::string path;  // as the loader opened it
+  std::string version;  // as the library reports it ("9.19.0"); empty where it has no call for it
+  std::uint32_t process_id = 0;
+  bool operator==(const LoadedLibrary&) const = default;
+};
+
+void to_json(nlohmann::json& j, const LoadedLibrary& v);
+void from_json(const nlohmann::json& j, LoadedLibrary& v);
+
 }  // namespace timeroof

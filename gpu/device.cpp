@@ -110,14 +110,13 @@ GpuInfo identify_gpu(int index) {
   return gpu;
 }
 
-GpuInfo query_gpu(int index) {
-  select_gpu(index);
-  GpuInfo gpu = identify_gpu(index);
-  int sm_khz = 0, mem_khz = 0;
-  TR_CUDA_CHECK(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, index));
-  TR_CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, index));
+namespace {
 
-  const Nvml nvml;
+// The clocks NVML reads (the device attributes' maxima where NVML is missing).
+void add_clocks(GpuInfo& gpu, const Nvml& nvml) {
+  int sm_khz = 0, mem_khz = 0;
+  TR_CUDA_CHECK(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, gpu.index));
+  TR_CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, gpu.index));
   using C = Nvml::Clock;
   using W = Nvml::Which;
   gpu.sm_clock_max_hz = nvml.clock_hz(gpu.pci_bus_id, C::sm, W::max);
@@ -127,7 +126,27 @@ GpuInfo query_gpu(int index) {
   gpu.mem_clock_max_hz = nvml.clock_hz(gpu.pci_bus_id, C::memory, W::max);
   if (!gpu.mem_clock_max_hz && mem_khz > 0) gpu.mem_clock_max_hz = mem_khz * 1e3;
   gpu.mem_clock_current_hz = nvml.clock_hz(gpu.pci_bus_id, C::memory, W::current);
+}
+
+}  // namespace
+
+GpuInfo query_gpu(int index) {
+  select_gpu(index);
+  GpuInfo gpu = identify_gpu(index);
+  const Nvml nvml;
+  add_clocks(gpu, nvml);
   gpu.versions = software_versions(nvml);
+  return gpu;
+}
+
+GpuInfo observe_gpu(int index) {
+  GpuInfo gpu = identify_gpu(index);
+  const Nvml nvml;
+  add_clocks(gpu, nvml);
+  int driver = 0;
+  TR_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  gpu.versions.cuda_driver = cuda_version_text(driver);
+  gpu.versions.driver = nvml.driver_version();
   return gpu;
 }
 

@@ -37,6 +37,10 @@ GpuInfo query_gpu(int index);
 // count, sizes), without making the device current, creating a context, or
 // loading NVML or cuDNN: for a process that only hands the GPU to others.
 GpuInfo identify_gpu(int index);
+// identify_gpu's, with the clocks (NVML) and the driver's versions, still without
+// a context, CUPTI or cuDNN: for the parent of a profiled program, whose own
+// libraries (not timeroof's) it records (core/trace_events.hpp, LoadedLibrary).
+GpuInfo observe_gpu(int index);
 
 // Current SM and memory clocks in Hz, read through NVML; nullopt where NVML is
 // missing. `power` only where asked for (ClockReader::read_with_power).

@@ -20,6 +20,9 @@
 //  - Never crash the host program: every failure is one stderr line
 //    "timeroof profile: ..." and tracing stops; nothing throws out of here.
 //  - A forked child gets its own journal (the pid is checked at each write).
+//  - At exit, the CUDA libraries the process loaded and their versions go to
+//    libraries-<pid>.json (loaded_libraries.hpp): the program's own cuDNN and
+//    cuBLAS made its kernels, whichever timeroof was built with.
 //  - Kernel records are named at their launch (counters/launch_namer.hpp): CUPTI's
 //    own name can be another kernel's where a module was unloaded. The one CUPTI
 //    callback subscriber a process may have serves the namer and the counters.
@@ -32,12 +35,10 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <deque>
 #include <exception>
 #include <map>
@@ -56,7 +57,9 @@
 #include "counters/launch_namer.hpp"
 #include "gpu/check_cupti.hpp"
 #include "inject/api_calls.hpp"
+#include "inject/files.hpp"
 #include "inject/kernel_counters.hpp"
+#include "inject/loaded_libraries.hpp"
 #include "inject/nvtx_records.hpp"
 #include "inject/trace_records.hpp"
 
@@ -71,31 +74,6 @@ void report(const std::string& problem) noexcept {
   std::fprintf(stderr, "timeroof profile: %s\n", problem.c_str());
 }
 
-// A file descriptor, closed with its owner.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      if (fd_ >= 0) ::close(fd_);
-      fd_ = other.fd_;
-      other.fd_ = -1;
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_ = -1;
-};
-
 // This process's journal; opened on the first write, and again after a fork.
 class Journal {
  public:
@@ -107,25 +85,13 @@ class Journal {
     if (lines.empty()) return;
     const pid_t pid = getpid();
     if (pid != pid_) open_for(pid);
-    std::size_t written = 0;
-    while (written < lines.size()) {
-      const ssize_t n = ::write(fd_.get(), lines.data() + written, lines.size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0)
-        throw Error(ExitCode::environment,
-                    "cannot write " + path_ + " (" + std::strerror(errno) + "); tracing stops");
-      written += static_cast<std::size_t>(n);
-    }
+    write_all(fd_, lines, path_);
   }
 
  private:
   void open_for(pid_t pid) {
     path_ = directory_ + "/journal-" + std::to_string(pid) + ".jsonl";
-    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0)
-      throw Error(ExitCode::environment,
-                  "cannot open " + path_ + " (" + std::strerror(errno) + "); tracing stops");
-    fd_ = UniqueFd(fd);
+    fd_ = open_for_writing(path_, O_APPEND);
     pid_ = pid;
   }
 
@@ -511,7 +477,7 @@ class Tracer {
   // Tracing stops for good after the first failure, said once.
   void stop(const std::string& why) noexcept {
     if (stopped_.exchange(true)) return;
-    report(why);
+    report(why + "; tracing stops");
     for (CUpti_ActivityKind kind : kTracedKinds) cuptiActivityDisable(kind);
     if (api_calls_) api_calls_->stop();
     if (nvtx_) nvtx_->stop();
@@ -627,6 +593,14 @@ void finish_at_exit() {
     if (KernelCounters* counters = g_callbacks->counters.load(std::memory_order_acquire))
       counters->finish();
   if (g_tracer) g_tracer->finish();
+  // At exit, when the program has loaded every library it was going to.
+  if (const char* directory = std::getenv("TIMEROOF_PROFILE_DIR")) {
+    try {
+      write_loaded_libraries(directory, loaded_cuda_libraries());
+    } catch (const std::exception& e) {
+      report(std::string("the program's CUDA libraries are not recorded: ") + e.what());
+    }
+  }
 }
 
 // NVTX hands its calls to the library NVTX_INJECTION64_PATH names, read at the

@@ -372,7 +372,66 @@ std::string provenance_value(const nlohmann::json& value) {
   return value.is_structured() ? value.dump() : param_value_text(value);
 }
 
+// "K=V; K=V" of an object of strings (the profiled program's environment).
+std::string assignments(const nlohmann::json& object) {
+  std::string out;
+  for (const auto& [name, value] : object.items())
+    out += (out.empty() ? "" : "; ") + name + "=" + provenance_value(value);
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> provenance_rows(const nlohmann::json& provenance) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  if (!provenance.is_object()) return rows;
+  for (const auto& [key, value] : provenance.items()) {
+    if (key != "profile" || !value.is_object()) {
+      rows.emplace_back(key, provenance_value(value));
+      continue;
+    }
+    // The profile's own items one a row; the libraries have their table.
+    for (const auto& [item, detail] : value.items()) {
+      if (item == "libraries") continue;
+      std::string text = provenance_value(detail);
+      if (item == "command" && detail.is_array()) {
+        text.clear();
+        for (const nlohmann::json& word : detail)
+          text += (text.empty() ? "" : " ") + provenance_value(word);
+      } else if (item == "environment" && detail.is_object()) {
+        text = assignments(detail);
+      }
+      rows.emplace_back("profile." + item, text);
+    }
+  }
+  return rows;
+}
+
+ProfileTable libraries_table(const nlohmann::json& provenance) {
+  ProfileTable t;
+  t.id = "libraries";
+  t.title = "CUDA libraries the program loaded";
+  t.caption =
+      "As each process had them loaded at its exit, with the version the library reports: the "
+      "program's kernels come from these, not from the libraries timeroof was built with.";
+  t.header = {"Process", "Library", "Version", "Path"};
+  t.numeric = {true, false, false, false};
+  const nlohmann::json* libraries = nullptr;
+  if (provenance.is_object() && provenance.contains("profile") &&
+      provenance["profile"].is_object() && provenance["profile"].contains("libraries"))
+    libraries = &provenance["profile"]["libraries"];
+  if (libraries == nullptr || !libraries->is_array()) return t;
+  for (const nlohmann::json& library : *libraries) {
+    if (!library.is_object()) continue;
+    const auto text = [&](const char* key) {
+      return library.contains(key) ? provenance_value(library[key]) : std::string("-");
+    };
+    const std::string version = text("version");
+    t.rows.push_back(
+        {text("process_id"), text("name"), version.empty() ? "-" : version, text("path")});
+  }
+  return t;
+}
 
 std::string profile_summary(const ProfileAnalysis& a) {
   std::string out = std::to_string(a.records) + " records over " + time_text(a.span_ns()) +
@@ -442,15 +501,18 @@ void detail::profile_section(std::vector<Block>& doc, const ProfileAnalysis& ana
     doc.back().nowrap = std::move(nowrap);
   }
   profile_charts(doc, analysis, anchor);
-  doc.push_back(heading(3, "Provenance", anchor + "-provenance"));
+  doc.push_back(heading(3, "Profile provenance", anchor + "-provenance"));
   std::vector<std::vector<std::string>> rows;
-  if (provenance.is_object())
-    for (const auto& [key, value] : provenance.items())
-      rows.push_back({key, provenance_value(value)});
+  for (const auto& [key, value] : provenance_rows(provenance)) rows.push_back({key, value});
   if (rows.empty())
     doc.push_back(paragraph("No provenance was recorded."));
   else
     doc.push_back(table({"Item", "Value"}, std::move(rows), "provenance"));
+  if (ProfileTable libraries = libraries_table(provenance); !libraries.rows.empty()) {
+    doc.push_back(heading(3, libraries.title, anchor + "-" + libraries.id));
+    doc.push_back(table(std::move(libraries.header), std::move(libraries.rows), libraries.id,
+                        libraries.caption));
+  }
 }
 
 ProfileReport render_profile_report(const std::vector<TraceEvent>& events,

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,14 @@ inline constexpr std::size_t kProfileTopKernels = 15;
 // host, versions, times, status and its spec's "profile" object (the profiled
 // command, environment and exit).
 nlohmann::json profile_provenance(const RunRecord& record);
+
+// The provenance as (item, value) rows: the profile's own items one a row
+// ("profile.command" as a command line, "profile.environment" as K=V; ...), its
+// libraries left to libraries_table.
+std::vector<std::pair<std::string, std::string>> provenance_rows(const nlohmann::json& provenance);
+// The CUDA libraries the program loaded (profile.libraries: process, library,
+// version, path); no rows where none were recorded (a killed program, an older run).
+ProfileTable libraries_table(const nlohmann::json& provenance);
 
 // One line: "46 records over 670 us; GPU busy 283 us (42% of the span): ...",
 // with model_summary's where the trace has counters.

@@ -30,6 +30,9 @@ GpuInfo describe_gpu(int device);
 // Only what the device properties say (name, UUID, PCI bus, sizes): no context,
 // CUPTI, NVML or cuDNN. For the parent of --devices, which measures nothing.
 GpuInfo identify_gpu(int device);
+// identify_gpu's with the clocks (NVML) and the driver's versions, still no
+// context or CUPTI: for the parent of a profiled program (`timeroof profile`).
+GpuInfo observe_gpu(int device);
 
 // A full measurement holds each tensor and HBM roof's kernel for this long
 // again, for the roof a long load keeps (issue 15: the tensor roofs settle

@@ -39,6 +39,10 @@ GpuInfo identify_gpu(int device) {
   return timeroof::identify_gpu(device);
 }
 
+GpuInfo observe_gpu(int device) {
+  return timeroof::observe_gpu(device);
+}
+
 std::vector<std::string> supported_chips() {
   return MetricHost::supported_chips();
 }

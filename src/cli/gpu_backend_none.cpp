@@ -25,6 +25,9 @@ GpuInfo describe_gpu(int) {
 GpuInfo identify_gpu(int) {
   throw environment_error(kWhy);
 }
+GpuInfo observe_gpu(int) {
+  throw environment_error(kWhy);
+}
 std::vector<std::string> supported_chips() {
   return {};
 }

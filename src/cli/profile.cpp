@@ -337,7 +337,8 @@ ExitCode run_profile(const CommonOptions& options, const ProfileArguments& args)
 
   const GpuAvailability available = find_gpus();
   std::vector<GpuInfo> gpus;
-  for (int d = 0; d < available.count; ++d) gpus.push_back(identify_gpu(d));
+  // With clocks and the driver's versions, but no context: the program's GPUs stay its own.
+  for (int d = 0; d < available.count; ++d) gpus.push_back(observe_gpu(d));
 
   TempDirectory journals;
   std::map<std::string, std::string> ours = {{"CUDA_INJECTION64_PATH", inject_library},
@@ -412,6 +413,8 @@ ExitCode run_profile(const CommonOptions& options, const ProfileArguments& args)
                            {"signal_name",
                             sigabbrev_np(status.signal) ? sigabbrev_np(status.signal) : "?"}}
           : nlohmann::json{{"code", status.code}};
+  const LoadedLibraries loaded = read_loaded_libraries(journals.path());
+  run.spec["profile"]["libraries"] = loaded.libraries;
   run.spec["profile"]["records"] = stored;
   run.spec["profile"]["processes"] = reader.journals();
   run.spec["profile"]["skipped_lines"] = reader.bad_lines() + reader.truncated_lines();
@@ -431,6 +434,8 @@ ExitCode run_profile(const CommonOptions& options, const ProfileArguments& args)
 
   if (const std::string problems = reader.problems_summary(); !problems.empty())
     std::fprintf(stderr, "timeroof: %s\n", problems.c_str());
+  for (const std::string& problem : loaded.problems)
+    std::fprintf(stderr, "timeroof: %s\n", problem.c_str());
   const std::string ended = status.signal ? "was killed by signal " + std::to_string(status.signal)
                                           : "exited with " + std::to_string(status.code);
   if (stored == 0) {

@@ -12,16 +12,21 @@ std::string profile_text(const roofline::ProfileAnalysis& analysis,
       provenance["command_line"].is_string())
     out += " of " + terminal_safe(provenance["command_line"].get<std::string>());
   out += "\n" + plots::profile_summary(analysis) + "\n";
-  for (const plots::ProfileTable& t : plots::profile_tables(analysis, "  ")) {
+  const auto print = [&](const plots::ProfileTable& t) {
     out += "\n" + t.title + "\n";
     if (t.rows.empty()) {
       out += "  " + t.when_empty + "\n";
-      continue;
+      return;
     }
     std::vector<std::vector<std::string>> cells = {t.header};
     cells.insert(cells.end(), t.rows.begin(), t.rows.end());
     out += text_table(cells, t.numeric, true, max_width);
-  }
+  };
+  for (const plots::ProfileTable& t : plots::profile_tables(analysis, "  ")) print(t);
+  // Older runs and killed programs recorded none: no empty table for them.
+  if (const plots::ProfileTable libraries = plots::libraries_table(provenance);
+      !libraries.rows.empty())
+    print(libraries);
   return out;
 }
 

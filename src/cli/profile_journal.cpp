@@ -9,20 +9,45 @@
 
 namespace timeroof::cli {
 
-std::vector<TraceEvent> JournalReader::read_new(bool final) {
+namespace {
+
+// The files in `directory` named PREFIX...SUFFIX, in name order; none where the
+// directory cannot be read.
+std::vector<std::string> files_named(const std::string& directory, std::string_view prefix,
+                                     std::string_view suffix) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths;
   std::error_code error;
-  for (fs::directory_iterator it(directory_, error), end; !error && it != end;
-       it.increment(error)) {
+  for (fs::directory_iterator it(directory, error), end; !error && it != end; it.increment(error)) {
     const std::string name = it->path().filename().string();
-    if (name.rfind("journal-", 0) == 0 && name.ends_with(".jsonl"))
-      paths.push_back(it->path().string());
+    if (name.starts_with(prefix) && name.ends_with(suffix)) paths.push_back(it->path().string());
   }
   std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+}  // namespace
+
+std::vector<TraceEvent> JournalReader::read_new(bool final) {
   std::vector<TraceEvent> events;
-  for (const std::string& path : paths) read_file(path, files_[path], final, events);
+  for (const std::string& path : files_named(directory_, "journal-", ".jsonl"))
+    read_file(path, files_[path], final, events);
   return events;
+}
+
+LoadedLibraries read_loaded_libraries(const std::string& directory) {
+  LoadedLibraries loaded;
+  for (const std::string& path : files_named(directory, "libraries-", ".json")) {
+    try {
+      std::ifstream file(path, std::ios::binary);
+      const nlohmann::json value = parse_untrusted_json(file, path, "the file is skipped");
+      auto libraries = value.get<std::vector<LoadedLibrary>>();
+      loaded.libraries.insert(loaded.libraries.end(), libraries.begin(), libraries.end());
+    } catch (const std::exception& e) {
+      loaded.problems.push_back(path + ": " + e.what());
+    }
+  }
+  return loaded;
 }
 
 void JournalReader::read_file(const std::string& path, FileState& state, bool final,

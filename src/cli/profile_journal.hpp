@@ -2,7 +2,8 @@
 // (inject/injection.cpp) appends one TraceEvent per line to
 // DIR/journal-<pid>.jsonl, one file per traced process, while the program runs.
 // The reader takes what is new since its last call, whole lines only, so the
-// CLI can store records as they come. Pure file reading, no CUDA.
+// CLI can store records as they come; at exit each process also leaves the list
+// of CUDA libraries it loaded. Pure file reading, no CUDA.
 #pragma once
 
 #include <cstdint>
@@ -51,5 +52,15 @@ class JournalReader {
   std::uint64_t truncated_lines_ = 0;
   std::string first_problem_;
 };
+
+// The CUDA libraries each traced process had loaded at its exit, from the
+// injection library's DIR/libraries-<pid>.json files (file-name order). A file
+// that does not parse is skipped and named in `problems` as "FILE: what is wrong";
+// a process killed before its exit wrote none.
+struct LoadedLibraries {
+  std::vector<LoadedLibrary> libraries;
+  std::vector<std::string> problems;
+};
+LoadedLibraries read_loaded_libraries(const std::string& directory);
 
 }  // namespace timeroof::cli

@@ -108,5 +108,26 @@ TEST(ProfileJournal, FinalReadTakesACompleteLastLineWithoutNewline) {
   EXPECT_EQ(events[0].name, "z");
 }
 
+// Each process's list of loaded libraries (written at its exit), in file-name
+// order; a broken file named and skipped, the others kept; journals not read as lists.
+TEST(ProfileJournal, LoadedLibrariesOfEachProcess) {
+  test::TempDir dir;
+  const LoadedLibrary parent{"cudnn", "/opt/venv/nvidia/cudnn/lib/libcudnn.so.9", "9.10.2", 40};
+  const LoadedLibrary child{"cublas", "/usr/local/cuda/lib64/libcublas.so.13", "13.1.0", 41};
+  append(dir.file("libraries-40.json"), nlohmann::json(std::vector{parent}).dump() + "\n");
+  append(dir.file("libraries-41.json"), nlohmann::json(std::vector{child}).dump());
+  append(dir.file("libraries-42.json"), "[{\"name\": \"cudnn\", \"path\": 7}");  // killed mid-write
+  append(dir.file("libraries-43.json"), "[{\"name\": \"cudnn\"}]");              // fields missing
+  append(dir.file("journal-40.jsonl"), line_of("k", 1));
+  const LoadedLibraries loaded = read_loaded_libraries(dir.path());
+  EXPECT_EQ(loaded.libraries, (std::vector{parent, child}));
+  ASSERT_EQ(loaded.problems.size(), 2U);
+  EXPECT_NE(loaded.problems[0].find("libraries-42.json"), std::string::npos) << loaded.problems[0];
+  EXPECT_NE(loaded.problems[1].find("libraries-43.json"), std::string::npos) << loaded.problems[1];
+  EXPECT_NE(loaded.problems[1].find("path"), std::string::npos) << loaded.problems[1];
+
+  EXPECT_TRUE(read_loaded_libraries(dir.file("none-here")).libraries.empty());
+}
+
 }  // namespace
 }  // namespace timeroof::cli

@@ -297,6 +297,45 @@ TEST(ProfileReport, HtmlAndMarkdown) {
   EXPECT_NE(empty.markdown.find("No provenance was recorded."), std::string::npos);
 }
 
+// A profile's provenance: its own items one a row (the command as a command line,
+// the environment as assignments), and the CUDA libraries the program loaded as a
+// table in the report and on the console; none where none were recorded.
+TEST(ProfileReport, ProvenanceWithTheProgramsLibraries) {
+  const json provenance = {
+      {"command_line", "timeroof profile -- python3 train.py"},
+      {"profile",
+       {{"command", {"python3", "train.py", "--steps", "3"}},
+        {"environment", {{"CUDA_VISIBLE_DEVICES", "1"}, {"TIMEROOF_PROFILE_API", "launches"}}},
+        {"exit", {{"code", 0}}},
+        {"libraries",
+         {LoadedLibrary{"cudnn", "/venv/nvidia/cudnn/lib/libcudnn.so.9", "9.10.2", 40},
+          LoadedLibrary{"nccl", "/usr/lib/libnccl.so.2", "", 40}}}}}};
+  const std::vector<std::pair<std::string, std::string>> rows = provenance_rows(provenance);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"command_line", "timeroof profile -- python3 train.py"},
+      {"profile.command", "python3 train.py --steps 3"},
+      {"profile.environment", "CUDA_VISIBLE_DEVICES=1; TIMEROOF_PROFILE_API=launches"},
+      {"profile.exit", "{\"code\":0}"}};
+  EXPECT_EQ(rows, expected);
+
+  const ProfileReport report = render_profile_report(fixture(), provenance);
+  EXPECT_NE(report.markdown.find("### Profile provenance"), std::string::npos);
+  EXPECT_NE(report.markdown.find("| 40 | cudnn | 9.10.2 | /venv/nvidia/cudnn/lib/libcudnn.so.9 |"),
+            std::string::npos)
+      << report.markdown;
+  EXPECT_NE(report.markdown.find("| 40 | nccl | \\- | /usr/lib/libnccl.so.2 |"), std::string::npos)
+      << report.markdown;
+  EXPECT_NE(report.html.find("CUDA libraries the program loaded"), std::string::npos);
+  const std::string text = cli::profile_text(fixture(), provenance, 0);
+  EXPECT_NE(text.find("CUDA libraries the program loaded\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("40  cudnn    9.10.2   /venv/nvidia/cudnn/lib/libcudnn.so.9\n"),
+            std::string::npos)
+      << text;
+  // An older run, or a program killed before its exit: no table, no empty one.
+  EXPECT_EQ(cli::profile_text(fixture(), kProvenance, 0).find("CUDA libraries"), std::string::npos);
+  EXPECT_TRUE(libraries_table(kProvenance).rows.empty());
+}
+
 TEST(PerfettoTrace, CounterTracksFromTheModel) {
   const KernelRateMap rates = kernel_rates(counters_analysis());
   ASSERT_EQ(rates.size(), 6u);  // gemm [128] and relu x3; gemm [96] was never measured

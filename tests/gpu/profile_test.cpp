@@ -97,6 +97,27 @@ TEST(ProfileGpu, TracesTheExampleExactly) {
   const std::vector<TraceEvent>& trace = run.trace;
   EXPECT_TRUE(of_kind(trace, TraceKind::kernel_counters).empty());
 
+  // Provenance: the GPU's clocks and driver read from outside the program, and the
+  // CUDA libraries the program had loaded at its exit. The driver the program loaded
+  // reports the version the parent read (two processes, two calls); the CUPTI
+  // listed is the one the injection library traced with.
+  EXPECT_TRUE(run.run.machine.gpu.sm_clock_max_hz.has_value());
+  EXPECT_FALSE(run.run.machine.gpu.versions.cuda_driver.empty());
+  const auto libraries = run.run.spec["profile"]["libraries"].get<std::vector<LoadedLibrary>>();
+  const auto ranges = of_kind(trace, TraceKind::nvtx_range);
+  ASSERT_FALSE(ranges.empty());
+  std::map<std::string, int> families;
+  for (const LoadedLibrary& library : libraries) {
+    ++families[library.name];
+    EXPECT_FALSE(library.path.empty()) << library.name;
+    EXPECT_EQ(library.process_id, ranges.front().process_id) << library.name;
+    if (library.name == "cuda")
+      EXPECT_EQ(library.version, run.run.machine.gpu.versions.cuda_driver);
+    if (library.name == "cupti") EXPECT_FALSE(library.version.empty());
+  }
+  EXPECT_EQ(families["cuda"], 1) << run.run.spec["profile"]["libraries"];
+  EXPECT_EQ(families["cupti"], 1) << run.run.spec["profile"]["libraries"];
+
   const auto kernels = of_kind(trace, TraceKind::kernel);
   ASSERT_EQ(kernels.size(), 4U * kIterations) << result.err;
   EXPECT_EQ(of_kind(trace, TraceKind::kernel, "scale_layer").size(), 2U * kIterations);
