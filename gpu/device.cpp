@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/versions.hpp"
 #include "gpu/check.hpp"
 #include "gpu/check_cublas.hpp"
 #include "gpu/check_cupti.hpp"
@@ -17,14 +18,10 @@
 namespace timeroof {
 
 std::string cudnn_version_text(std::size_t version) {
-  return std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
-         std::to_string(version % 100);
+  return major_minor_patch_text(version);
 }
 
 namespace {
-std::string cuda_version_text(int version) {
-  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
-}
 
 std::string uuid_text(const cudaUUID_t& uuid) {
   std::string text = "GPU-";

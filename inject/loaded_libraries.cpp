@@ -7,6 +7,7 @@
 
 #include <string_view>
 
+#include "core/versions.hpp"
 #include "inject/files.hpp"
 
 namespace timeroof::inject {
@@ -23,11 +24,6 @@ struct Family {
 template <typename Function>
 Function symbol(void* handle, const char* name) {
   return reinterpret_cast<Function>(dlsym(handle, name));
-}
-
-// CUDA's version integers: 1000 * major + 10 * minor (13000 is "13.0").
-std::string cuda_version(int version) {
-  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
 // A call(int*) that returns 0 on success and the version through its argument.
@@ -54,9 +50,9 @@ std::string version_by_property(void* handle, const char* name) {
 
 const Family kFamilies[] = {
     {"cuda", "libcuda.so",
-     [](void* h) { return version_from(h, "cuDriverGetVersion", cuda_version); }},
+     [](void* h) { return version_from(h, "cuDriverGetVersion", cuda_version_text); }},
     {"cudart", "libcudart.so",
-     [](void* h) { return version_from(h, "cudaRuntimeGetVersion", cuda_version); }},
+     [](void* h) { return version_from(h, "cudaRuntimeGetVersion", cuda_version_text); }},
     {"cublas", "libcublas.so", [](void* h) { return version_by_property(h, "cublasGetProperty"); }},
     {"cublasLt", "libcublasLt.so",
      [](void* h) { return version_by_property(h, "cublasLtGetProperty"); }},
@@ -65,8 +61,7 @@ const Family kFamilies[] = {
     {"nccl", "libnccl.so",
      [](void* h) {
        return version_from(h, "ncclGetVersion", [](int v) {
-         return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
-                std::to_string(v % 100);
+         return major_minor_patch_text(static_cast<std::size_t>(v));
        });
      }},
     // CUPTI's API version (cupti_version.h), what it reports.
