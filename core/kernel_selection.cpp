@@ -109,6 +109,7 @@ KernelSelector::KernelSelector(const KernelSelectionOptions& options)
       every_(options.every) {}
 
 bool KernelSelector::select(const std::string& name, const LaunchShape& shape,
+                            const std::string& context,
                             const std::vector<std::string>& open_ranges) {
   if (exhausted()) return false;
   if (kernels_ && !std::regex_search(name, *kernels_)) return false;
@@ -119,14 +120,15 @@ bool KernelSelector::select(const std::string& name, const LaunchShape& shape,
     if (!inside) return false;
   }
   if (++matching_ <= skip_) return false;
-  if (!every_ && !seen_.emplace(name, shape).second) return false;
+  if (!every_ && !seen_.emplace(name, shape, context).second) return false;
   ++measured_;
   return true;
 }
 
-void KernelSelector::measurement_failed(const std::string& name, const LaunchShape& shape) {
+void KernelSelector::measurement_failed(const std::string& name, const LaunchShape& shape,
+                                        const std::string& context) {
   if (measured_ > 0) --measured_;
-  if (!every_) seen_.erase({name, shape});
+  if (!every_) seen_.erase({name, shape, context});
 }
 
 }  // namespace timeroof

@@ -2,8 +2,15 @@
 // --kernels/--nvtx/--skip/--count/--every`, issue 17). Kernel replay serializes
 // a launch and runs it once per counter pass, so only a bounded selection is
 // measured. The default measures each distinct kernel configuration (name, grid,
-// block) once, at its first launch: a training step repeats the same few hundred
-// configurations, whose counters then stand for all their calls. Plain C++, no
+// block) once in each launch context (the innermost NVTX range the launching
+// thread has pushed), at its first launch there: a training step repeats the same
+// few hundred launches, whose counters then stand for their calls in the other
+// steps. The context is part of the key because a configuration's work can differ
+// between call sites: a convolution's grid covers its output, not its reduction
+// (ResNet-50's layer1.0.conv1 and layer1.1.conv1 launch one kernel with one grid
+// over 64 and 256 input channels), so counters of one would be wrong for the
+// other by 4x. The analysis extrapolates within the same key
+// (roofline/profile_analysis.hpp). Plain C++, no
 // CUDA: the CLI validates and passes the options, the injection library (inject/)
 // applies them, and the rules are tested on the CPU.
 #pragma once
@@ -71,17 +78,22 @@ class KernelSelector {
  public:
   explicit KernelSelector(const KernelSelectionOptions& options);
 
-  // Whether the counters should measure this launch; counts it either way. The
-  // open ranges are the launching thread's push/pop stack and the process's open
-  // start/end ranges, any order.
-  bool select(const std::string& name, const LaunchShape& shape,
+  // Whether the counters should measure this launch; counts it either way.
+  // `context`: the innermost range the launching thread has pushed ("" outside
+  // any). `open_ranges` (read for --nvtx only): the launching thread's push/pop
+  // stack and the process's open start/end ranges, any order.
+  bool select(const std::string& name, const LaunchShape& shape, const std::string& context,
               const std::vector<std::string>& open_ranges);
   // A selected launch whose measurement failed: its configuration may be tried
-  // again and it does not use up --count.
-  void measurement_failed(const std::string& name, const LaunchShape& shape);
+  // again in its context and it does not use up --count.
+  void measurement_failed(const std::string& name, const LaunchShape& shape,
+                          const std::string& context);
   // Whether any later launch could still be selected (else the callbacks can stop).
   bool exhausted() const noexcept { return !enabled_ || measured_ >= count_; }
+  // Whether select() reads the open ranges (--nvtx).
   bool wants_nvtx() const noexcept { return nvtx_.has_value(); }
+  // Whether select() reads the context (the default selection; not --every).
+  bool wants_context() const noexcept { return enabled_ && !every_; }
 
  private:
   bool enabled_;
@@ -92,7 +104,7 @@ class KernelSelector {
   bool every_;
   std::uint64_t matching_ = 0;
   std::uint64_t measured_ = 0;
-  std::set<std::tuple<std::string, LaunchShape>> seen_;
+  std::set<std::tuple<std::string, LaunchShape, std::string>> seen_;  // name, shape, context
 };
 
 }  // namespace timeroof

@@ -198,7 +198,7 @@ std::vector<CUpti_CallbackId> window_ending_callbacks() {
 thread_local std::optional<std::uint32_t> t_measured_launch;
 // This thread is inside the profiler session's own CUPTI calls.
 thread_local bool t_in_session = false;
-// The launching thread's NVTX push/pop stack (--nvtx).
+// The launching thread's NVTX push/pop stack (the selection's context, --nvtx).
 thread_local std::vector<std::string> t_pushed_ranges;
 
 }  // namespace
@@ -226,7 +226,7 @@ class KernelCounters::Impl {
           "--iteration-range: the program's libcuda.so.1 lacks the context calls it needs");
     }
     subscriber.enable(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-    if (selector_.wants_nvtx() || iteration_range_)
+    if (selector_.wants_nvtx() || selector_.wants_context() || iteration_range_)
       for (CUpti_CallbackId cbid : kNvtxCallbacks) subscriber.enable(CUPTI_CB_DOMAIN_NVTX, cbid);
   }
 
@@ -296,6 +296,7 @@ class KernelCounters::Impl {
   struct Measured {
     std::string name;
     LaunchShape shape;
+    std::string context;  // the selector's (KernelSelector::select)
     std::uint64_t start_ns = 0;
     std::uint64_t end_ns = 0;
     std::uint32_t correlation_id = 0;
@@ -357,7 +358,8 @@ class KernelCounters::Impl {
     std::unique_lock<std::mutex> lock(mutex_);
     const std::string& name = demangled(text_or_empty(call.symbolName));
     const LaunchShape shape = shape_of(cbid, call.functionParams);
-    const bool selected = selector_.select(name, shape, open_ranges());
+    std::string context = t_pushed_ranges.empty() ? std::string() : t_pushed_ranges.back();
+    const bool selected = selector_.select(name, shape, context, open_ranges());
     if (selector_.exhausted()) exhausted_ = true;
     if (window_ && !(selected && window_->context == call.context &&
                      window_->thread == std::this_thread::get_id()))
@@ -377,9 +379,10 @@ class KernelCounters::Impl {
                          .room = window_room_};
         window_open_ = true;
       }
-      window_->launches.push_back(Measured{name, shape, timestamp(), 0, call.correlationId});
+      window_->launches.push_back(
+          Measured{name, shape, context, timestamp(), 0, call.correlationId});
     } catch (...) {
-      selector_.measurement_failed(name, shape);
+      selector_.measurement_failed(name, shape, context);
       throw;
     }
     t_measured_launch = call.correlationId;
@@ -426,7 +429,7 @@ class KernelCounters::Impl {
     if (stopped_.load()) return;
     if (result.ranges.size() != window.launches.size()) {
       for (const Measured& launch : window.launches)
-        selector_.measurement_failed(launch.name, launch.shape);
+        selector_.measurement_failed(launch.name, launch.shape, launch.context);
       exhausted_ = selector_.exhausted();
       report_once(std::to_string(window.launches.size()) + " measured launch(es) from " +
                   window.launches.front().name + " gave " + std::to_string(result.ranges.size()) +
@@ -689,7 +692,10 @@ class KernelCounters::Impl {
     // A zero span: the launch was not replayed (analysis: no replay time in its range).
     const std::uint64_t now = timestamp();
     iterations_->current.push_back(Measured{demangled(text_or_empty(call.symbolName)),
-                                            shape_of(cbid, call.functionParams), now, now,
+                                            shape_of(cbid, call.functionParams),
+                                            {},
+                                            now,
+                                            now,
                                             call.correlationId});
   }
 

@@ -284,7 +284,11 @@ ProfileTable findings_table(const ProfileAnalysis& a) {
                  {"Finding"},
                  {},
                  {false}};
-  for (const roofline::ProfileFinding& f : a.findings) t.rows.push_back({f.text});
+  // The subject as the tables name it: a kernel's whole name would fill a screen.
+  for (const roofline::ProfileFinding& f : a.findings)
+    t.rows.push_back({f.text.starts_with(f.subject)
+                          ? table_name(f.subject) + f.text.substr(f.subject.size())
+                          : f.text});
   return t;
 }
 

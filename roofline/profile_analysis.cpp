@@ -1,6 +1,7 @@
 #include "roofline/profile_analysis.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -10,6 +11,7 @@
 
 #include "core/format.hpp"
 #include "core/intervals.hpp"
+#include "core/quantities.hpp"
 
 namespace timeroof::roofline {
 
@@ -77,67 +79,50 @@ class IntervalIndex {
   std::uint64_t longest_ = 0;
 };
 
-// The trace, indexed once: each GPU record's launching API call, and per
-// thread and per process the intervals the ranges are measured against.
-struct TraceIndex {
-  std::vector<std::optional<std::size_t>> launcher;  // per event; GPU records only
-  // Per thread: (launching call's start, GPU record) by start, for attribution.
-  std::map<ThreadKey, std::vector<std::pair<std::uint64_t, std::size_t>>> launches;
-  std::map<ThreadKey, IntervalIndex> api_time;
-  std::map<std::uint32_t, IntervalIndex> gpu_time;     // per process: all GPU work
-  std::map<std::uint32_t, IntervalIndex> kernel_time;  // per process: kernels
-  std::map<std::uint32_t, IntervalIndex> replay_time;  // per process: kernel_counters spans
-
-  // `api_traced` false (`--api none`): GPU work has no launching call, so no
-  // process; it counts as every process's (those of the host records).
-  TraceIndex(const std::vector<TraceEvent>& events, bool api_traced)
-      : launcher(launching_calls(events)) {
-    std::set<std::uint32_t> processes;
-    for (const TraceEvent& e : events) {
-      if (is_api(e.kind)) api_time[{e.process_id, e.thread_id}].add(e.start_ns, e.end_ns);
-      if (e.kind == TraceKind::kernel_counters) replay_time[e.process_id].add(e.start_ns, e.end_ns);
-      if (!on_gpu(e.kind)) processes.insert(e.process_id);
-    }
-    auto add_gpu_time = [&](std::uint32_t process, const TraceEvent& e) {
-      gpu_time[process].add(e.start_ns, e.end_ns);
-      if (e.kind == TraceKind::kernel) kernel_time[process].add(e.start_ns, e.end_ns);
-    };
-    for (std::size_t i = 0; i < events.size(); ++i) {
-      const TraceEvent& e = events[i];
-      if (!launcher[i]) {
-        if (!api_traced && on_gpu(e.kind))
-          for (std::uint32_t process : processes) add_gpu_time(process, e);
-        continue;
-      }
-      const TraceEvent& call = events[*launcher[i]];
-      launches[{call.process_id, call.thread_id}].emplace_back(call.start_ns, i);
-      add_gpu_time(call.process_id, e);
-    }
-    for (auto& [key, list] : launches) std::sort(list.begin(), list.end());
-    for (auto& [key, index] : api_time) index.finish();
-    for (auto& [key, index] : gpu_time) index.finish();
-    for (auto& [key, index] : kernel_time) index.finish();
-    for (auto& [key, index] : replay_time) index.finish();
+// Each kernel launch's context: the innermost range open on its launching
+// thread at the launch call (nullptr outside any, and for a kernel without a
+// launching call), as the selection keys its launches (core/kernel_selection.hpp).
+std::vector<const std::string*> launch_contexts(
+    const std::vector<TraceEvent>& events, const std::vector<std::optional<std::size_t>>& launcher,
+    const std::vector<RangeInstance>& instances) {
+  std::map<ThreadKey, std::vector<std::size_t>> by_thread;  // in range_instances' order
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    const TraceEvent& e = events[instances[i].event];
+    by_thread[{e.process_id, e.thread_id}].push_back(i);
   }
-
-  template <typename Map, typename Key>
-  static std::uint64_t covered(const Map& map, const Key& key, std::uint64_t lo, std::uint64_t hi) {
-    const auto it = map.find(key);
-    return it == map.end() ? 0 : it->second.covered(lo, hi);
+  std::vector<const std::string*> out(events.size(), nullptr);
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i].kind != TraceKind::kernel || !launcher[i]) continue;
+    const TraceEvent& call = events[*launcher[i]];
+    const auto thread = by_thread.find({call.process_id, call.thread_id});
+    if (thread == by_thread.end()) continue;
+    const std::vector<std::size_t>& list = thread->second;
+    // The last range to start at or before the call (the inner one of ranges
+    // starting together), then out through its parents to one still open.
+    const auto after =
+        std::upper_bound(list.begin(), list.end(), call.start_ns,
+                         [&](std::uint64_t t, std::size_t r) { return t < instances[r].start_ns; });
+    if (after == list.begin()) continue;
+    std::optional<std::size_t> r = *std::prev(after);
+    while (r && instances[*r].end_ns <= call.start_ns) r = instances[*r].parent;
+    if (r) out[i] = &events[instances[*r].event].name;
   }
-};
+  return out;
+}
 
-// The kernel configurations (name, grid, block) with the counters of their
-// measured launches, and the model of any set of kernel launches from them
-// (the rules in the header).
+// The kernel configurations (name, grid, block, context) with the counters of
+// their measured launches, each launch's time, and the model of any set of
+// kernel launches from them (the rules in the header).
 class ModelBuilder {
  public:
-  ModelBuilder(const std::vector<TraceEvent>& events, const TraceIndex& index,
-               const ProfileOptions& options)
+  ModelBuilder(const std::vector<TraceEvent>& events,
+               const std::vector<std::optional<std::size_t>>& launcher,
+               const std::vector<const std::string*>& contexts, const ProfileOptions& options)
       : events_(events),
         roofs_(options.roofs.value_or(MachineRoofs{})),
         config_of_(events.size()),
-        measured_(events.size(), false) {
+        measured_(events.size(), false),
+        replay_duration_ns_(events.size()) {
     // (launching process, correlation id) -> kernel; CUPTI gives GPU records
     // no process, so it is the launching call's, as for the range attribution.
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> kernel_by_launch;
@@ -146,12 +131,12 @@ class ModelBuilder {
       const TraceEvent& e = events[i];
       if (e.kind != TraceKind::kernel) continue;
       const std::string key = e.name + "\n" + e.details.value("grid", nlohmann::json()).dump() +
-                              e.details.value("block", nlohmann::json()).dump();
+                              e.details.value("block", nlohmann::json()).dump() + "\n" +
+                              (contexts[i] ? *contexts[i] : std::string());
       const auto [slot, fresh] = config_by_key.emplace(key, configs_.size());
       if (fresh) configs_.push_back(Config{.record = kernel_record(e)});
       config_of_[i] = slot->second;
-      const std::uint32_t process =
-          index.launcher[i] ? events[*index.launcher[i]].process_id : e.process_id;
+      const std::uint32_t process = launcher[i] ? events[*launcher[i]].process_id : e.process_id;
       if (e.correlation_id != 0) kernel_by_launch.emplace(std::pair{process, e.correlation_id}, i);
     }
     for (const TraceEvent& e : events) {
@@ -165,6 +150,9 @@ class ModelBuilder {
         continue;
       }
       measured_[it->second] = true;
+      if (const auto d = quantities->find(to_string(Quantity::duration));
+          d != quantities->end() && d->is_number() && d->get<double>() > 0)
+        replay_duration_ns_[it->second] = d->get<double>() * 1e9;
       if (const auto user = e.details.find("metrics"); user != e.details.end() && user->is_object())
         for (const auto& [name, value] : user->items())
           if (value.is_number()) user_metrics_[it->second][name] = value.get<double>();
@@ -198,12 +186,31 @@ class ModelBuilder {
     out.work = m.bounds.total_work;
     out.dram_bytes = m.bounds.level(Level::dram).bytes;
     out.t_kernel_roof = m.bounds.t_kernel_roof;
-    out.time_s = static_cast<double>(events_[event].duration_ns()) * 1e-9;
+    out.time_s = time_ns(event) * 1e-9;
     out.measured = measured_[event];
-    if (out.measured && configs_[config].unmeasured > 0)
-      out.time_s = static_cast<double>(configs_[config].unmeasured_ns) /
-                   static_cast<double>(configs_[config].unmeasured) * 1e-9;
     return out;
+  }
+
+  // A kernel launch's time: its traced duration; for a measured launch (its
+  // record spans the launch call that replayed it) the mean of its
+  // configuration's unmeasured launches, else the GPU time its counter passes
+  // measured (replay-timed), else its record's span.
+  double time_ns(std::size_t event) const {
+    const double own = static_cast<double>(events_[event].duration_ns());
+    if (!measured_[event]) return own;
+    const Config& c = configs_[*config_of_[event]];
+    if (c.unmeasured > 0)
+      return static_cast<double>(c.unmeasured_ns) / static_cast<double>(c.unmeasured);
+    return replay_duration_ns_[event].value_or(own);
+  }
+  // Where a GPU record ends on the timeline: a kernel at its start plus its time.
+  std::uint64_t end_ns(std::size_t event) const {
+    const TraceEvent& e = events_[event];
+    if (e.kind != TraceKind::kernel || !measured_[event]) return e.end_ns;
+    return e.start_ns + static_cast<std::uint64_t>(std::llround(time_ns(event)));
+  }
+  std::uint64_t duration_ns(std::size_t event) const {
+    return end_ns(event) - std::min(end_ns(event), events_[event].start_ns);
   }
 
   std::uint64_t records() const { return records_; }
@@ -230,13 +237,10 @@ class ModelBuilder {
         continue;
       }
       ++m.launches;
-      double ns = static_cast<double>(own_ns);
+      const double ns = time_ns(i);
       if (measured_[i]) {
         ++m.measured;
-        if (c.unmeasured > 0)
-          ns = static_cast<double>(c.unmeasured_ns) / static_cast<double>(c.unmeasured);
-        else
-          ++m.timed_by_replay;
+        if (c.unmeasured == 0) ++m.timed_by_replay;
       }
       auto& [launches, seconds] = per_config[*config_of_[i]];
       ++launches;
@@ -295,21 +299,76 @@ class ModelBuilder {
   const std::vector<TraceEvent>& events_;
   MachineRoofs roofs_;
   std::vector<Config> configs_;
-  std::vector<std::optional<std::size_t>> config_of_;                  // per event: kernels only
-  std::vector<bool> measured_;                                         // per event
+  std::vector<std::optional<std::size_t>> config_of_;      // per event: kernels only
+  std::vector<bool> measured_;                             // per event
+  std::vector<std::optional<double>> replay_duration_ns_;  // per measured event: its passes'
   std::map<std::size_t, std::map<std::string, double>> user_metrics_;  // per measured event
   std::uint64_t records_ = 0;
   std::uint64_t unmatched_ = 0;
   mutable std::map<std::size_t, KernelModel> per_call_;  // per configuration: one call
 };
 
-void add_gpu_record(RangeWork& work, const TraceEvent& e) {
+// The trace, indexed once: per thread the launches and API time the ranges are
+// measured against, per process the GPU time (kernels at their model time:
+// ModelBuilder::time_ns).
+struct TraceIndex {
+  const std::vector<std::optional<std::size_t>>& launcher;  // launching_calls
+  // Per thread: (launching call's start, GPU record) by start, for attribution.
+  std::map<ThreadKey, std::vector<std::pair<std::uint64_t, std::size_t>>> launches;
+  std::map<ThreadKey, IntervalIndex> api_time;
+  std::map<std::uint32_t, IntervalIndex> gpu_time;     // per process: all GPU work
+  std::map<std::uint32_t, IntervalIndex> kernel_time;  // per process: kernels
+  std::map<std::uint32_t, IntervalIndex> replay_time;  // per process: kernel_counters spans
+
+  // `api_traced` false (`--api none`): GPU work has no launching call, so no
+  // process; it counts as every process's (those of the host records).
+  TraceIndex(const std::vector<TraceEvent>& events, bool api_traced,
+             const std::vector<std::optional<std::size_t>>& launching, const ModelBuilder& models)
+      : launcher(launching) {
+    std::set<std::uint32_t> processes;
+    for (const TraceEvent& e : events) {
+      if (is_api(e.kind)) api_time[{e.process_id, e.thread_id}].add(e.start_ns, e.end_ns);
+      if (e.kind == TraceKind::kernel_counters) replay_time[e.process_id].add(e.start_ns, e.end_ns);
+      if (!on_gpu(e.kind)) processes.insert(e.process_id);
+    }
+    auto add_gpu_time = [&](std::uint32_t process, std::size_t i) {
+      const TraceEvent& e = events[i];
+      const std::uint64_t end = models.end_ns(i);
+      gpu_time[process].add(e.start_ns, end);
+      if (e.kind == TraceKind::kernel) kernel_time[process].add(e.start_ns, end);
+    };
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const TraceEvent& e = events[i];
+      if (!launcher[i]) {
+        if (!api_traced && on_gpu(e.kind))
+          for (std::uint32_t process : processes) add_gpu_time(process, i);
+        continue;
+      }
+      const TraceEvent& call = events[*launcher[i]];
+      launches[{call.process_id, call.thread_id}].emplace_back(call.start_ns, i);
+      add_gpu_time(call.process_id, i);
+    }
+    for (auto& [key, list] : launches) std::sort(list.begin(), list.end());
+    for (auto& [key, index] : api_time) index.finish();
+    for (auto& [key, index] : gpu_time) index.finish();
+    for (auto& [key, index] : kernel_time) index.finish();
+    for (auto& [key, index] : replay_time) index.finish();
+  }
+
+  template <typename Map, typename Key>
+  static std::uint64_t covered(const Map& map, const Key& key, std::uint64_t lo, std::uint64_t hi) {
+    const auto it = map.find(key);
+    return it == map.end() ? 0 : it->second.covered(lo, hi);
+  }
+};
+
+void add_gpu_record(RangeWork& work, const TraceEvent& e, std::uint64_t duration_ns) {
   if (e.kind == TraceKind::kernel) {
     ++work.kernels;
-    work.kernel_ns += e.duration_ns();
+    work.kernel_ns += duration_ns;
   } else {
     ++work.copies;
-    work.copy_ns += e.duration_ns();
+    work.copy_ns += duration_ns;
   }
 }
 
@@ -325,7 +384,8 @@ void add_work(RangeWork& into, const RangeWork& from) {
 // What one range instance caused and spent.
 // `kernels` receives the kernel launches attributed to it (indices into the trace).
 RangeWork instance_work(const std::vector<TraceEvent>& events, const TraceIndex& index,
-                        const RangeInstance& r, std::vector<std::size_t>& kernels) {
+                        const ModelBuilder& models, const RangeInstance& r,
+                        std::vector<std::size_t>& kernels) {
   const TraceEvent& range = events[r.event];
   const ThreadKey thread{range.process_id, range.thread_id};
   RangeWork work;
@@ -336,7 +396,7 @@ RangeWork instance_work(const std::vector<TraceEvent>& events, const TraceIndex&
     // A launch at the range's end belongs to what follows (as a range at a
     // sibling's end does).
     for (; first != list.end() && first->first < r.end_ns; ++first) {
-      add_gpu_record(work, events[first->second]);
+      add_gpu_record(work, events[first->second], models.duration_ns(first->second));
       if (events[first->second].kind == TraceKind::kernel) kernels.push_back(first->second);
     }
   }
@@ -551,7 +611,7 @@ void summarize_kernels(ProfileAnalysis& a, const std::vector<TraceEvent>& events
   std::map<std::string, std::vector<std::size_t>> launches;
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (events[i].kind != TraceKind::kernel) continue;
-    durations[events[i].name].push_back(events[i].duration_ns());
+    durations[events[i].name].push_back(models.duration_ns(i));
     launches[events[i].name].push_back(i);
   }
   for (auto& [name, list] : durations) {
@@ -727,14 +787,18 @@ ProfileAnalysis analyze_profile(const std::vector<TraceEvent>& events,
   a.api_tracing = options.api;
   std::tie(a.origin_ns, a.end_ns) = trace_bounds(events);
 
+  const std::vector<std::optional<std::size_t>> launcher = launching_calls(events);
+  const std::vector<RangeInstance> instances = range_instances(events);
+  const ModelBuilder models(events, launcher, launch_contexts(events, launcher, instances),
+                            options);
+  const TraceIndex index(events, options.api != ApiTracing::none, launcher, models);
   std::map<std::uint32_t, std::vector<NsInterval>> per_device;
-  for (const TraceEvent& e : events)
-    if (on_gpu(e.kind)) per_device[e.device].push_back({e.start_ns, e.end_ns});
+  for (std::size_t i = 0; i < events.size(); ++i)
+    if (on_gpu(events[i].kind))
+      per_device[events[i].device].push_back({events[i].start_ns, models.end_ns(i)});
   for (auto& [device, intervals] : per_device)
     a.gpu_busy_ns +=
         union_length(std::move(intervals), 0, std::numeric_limits<std::uint64_t>::max());
-  const TraceIndex index(events, options.api != ApiTracing::none);
-  const ModelBuilder models(events, index, options);
   a.roofs = options.roofs;
   a.roofs_from = options.roofs_from;
   a.counter_records = models.records();
@@ -749,16 +813,16 @@ ProfileAnalysis analyze_profile(const std::vector<TraceEvent>& events,
     if (auto launch = models.launch(i)) a.launches.push_back(*launch);
 
   for (std::size_t i = 0; i < events.size(); ++i)
-    if (on_gpu(events[i].kind) && !index.launcher[i]) add_gpu_record(a.unattributed, events[i]);
+    if (on_gpu(events[i].kind) && !launcher[i])
+      add_gpu_record(a.unattributed, events[i], models.duration_ns(i));
 
-  const std::vector<RangeInstance> instances = range_instances(events);
   InstanceTree tree{.instances = instances,
                     .work = {},
                     .kernels = std::vector<std::vector<std::size_t>>(instances.size()),
                     .children = std::vector<std::vector<std::size_t>>(instances.size())};
   std::map<ThreadKey, std::vector<std::size_t>> roots;
   for (std::size_t i = 0; i < instances.size(); ++i) {
-    tree.work.push_back(instance_work(events, index, instances[i], tree.kernels[i]));
+    tree.work.push_back(instance_work(events, index, models, instances[i], tree.kernels[i]));
     const TraceEvent& e = events[instances[i].event];
     if (instances[i].parent)
       tree.children[*instances[i].parent].push_back(i);

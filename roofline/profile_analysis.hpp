@@ -28,13 +28,18 @@
 // kernel_counters record gives one measured launch its quantities (FLOPs per
 // class, bytes per level), tied to its kernel by (process, correlation id), the
 // process being the launching call's as for the range attribution. Counters are
-// per kernel configuration (name, grid, block): the mean over its measured
-// launches is applied per call to its other launches (extrapolated, and counted
-// as such); a configuration with no measured launch stays uncovered, left out of
-// every sum and counted. A measured launch is replayed (serialized, caches
-// flushed), so its traced time is distorted: its time is the mean of the
-// configuration's unmeasured launches, and only where there are none its own,
-// counted in `timed_by_replay`. The bounds and the class are the sweep side's
+// per kernel configuration (name, grid, block) in its launch context (the
+// innermost range open on the launching thread at the launch: the selection's
+// key, core/kernel_selection.hpp; one grid can carry different work at two call
+// sites): the mean over its measured launches is applied per call to its other
+// launches (extrapolated, and counted as such); a configuration with no measured
+// launch stays uncovered, left out of every sum and counted. A measured launch
+// is replayed inside its launch call, and its kernel record spans that call
+// (milliseconds): its time, everywhere (the model, the kernel tables, GPU busy,
+// a range's kernel time, the iterations), is the mean of the configuration's
+// unmeasured launches, and only where there are none the GPU time its counter
+// passes measured (`timed_by_replay`), its record placed from its start for that
+// long. The bounds and the class are the sweep side's
 // (roofline/bounds, classify) of a point whose counters are the covered launches'
 // sums and whose T_k is their time, with no measured T (so T = T_k) and no
 // launches or transfers: the class judges the kernels against their roofs.
@@ -63,8 +68,8 @@ struct KernelModel {
   std::uint64_t measured = 0;        // of those, measured themselves
   std::uint64_t not_covered = 0;     // launches of the set with no counters: left out
   std::uint64_t not_covered_ns = 0;  // their traced time
-  // Covered launches timed by their own replayed duration (their configuration
-  // has no unmeasured launch): distorted, flagged.
+  // Covered launches timed by their own replay (their configuration has no
+  // unmeasured launch): the GPU time of their counter passes, flagged.
   std::uint64_t timed_by_replay = 0;
   // Quantities (core/quantities.hpp names) summed over the covered launches.
   std::map<std::string, double> quantities;
@@ -88,8 +93,7 @@ struct LaunchModel {
   double work = 0;                   // W per call, FLOP
   std::optional<double> dram_bytes;  // Q_dram per call
   double t_kernel_roof = 0;          // per call; 0 without roofs
-  // Its traced time; a measured launch's replayed time is replaced by its
-  // configuration's unmeasured mean where there is one (as in the model).
+  // Its traced time; a measured launch's as in the model (the header comment).
   double time_s = 0;
   bool measured = false;
 };
@@ -98,8 +102,8 @@ struct LaunchModel {
 struct KernelSummary {
   std::string name;
   std::uint64_t calls = 0;
-  std::uint64_t total_ns = 0;
-  std::uint64_t median_ns = 0;  // of the calls' durations (lower middle for an even count)
+  std::uint64_t total_ns = 0;   // a measured launch's time as in the model (the header comment)
+  std::uint64_t median_ns = 0;  // of the calls' times (lower middle for an even count)
   std::uint64_t min_ns = 0;
   std::uint64_t max_ns = 0;
   double share_of_busy = 0;  // total_ns / ProfileAnalysis::gpu_busy_ns

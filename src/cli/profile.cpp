@@ -483,7 +483,7 @@ void register_profile(CLI::App& app, CommonOptions& options, Action& action) {
           ->capture_default_str(),
       command->add_flag("--every", args->counters.every,
                         "measure every matching launch, not only the first of each kernel "
-                        "configuration (name, grid, block)"),
+                        "configuration (name, grid, block) in each innermost NVTX range"),
       command->add_option("--metrics", args->metrics,
                           "extra CUPTI metrics to collect per measured kernel (comma-separated)")};
   for (CLI::Option* option : selection) no_counters->excludes(option);
@@ -507,8 +507,9 @@ void register_profile(CLI::App& app, CommonOptions& options, Action& action) {
       "(128 + the signal if one ended it); the run is complete on exit 0, else failed.\n\n"
       "Kernel counters: CUPTI replays each measured launch once per counter pass (the\n"
       "launch is serialized and takes longer; nothing else of the program changes). By\n"
-      "default the first launch of each kernel configuration (name, grid, block) is\n"
-      "measured, up to --count launches; --kernels, --nvtx and --skip narrow that, --every\n"
+      "default the first launch of each kernel configuration (name, grid, block) in each\n"
+      "innermost NVTX range is measured, up to --count launches; --kernels, --nvtx and --skip "
+      "narrow that, --every\n"
       "measures repeats too. Kernels inside CUDA graphs are traced, not measured.\n\n"
       "Iteration replay (--iteration-range REGEX): every kernel launched inside one instance\n"
       "of the range (e.g. a training step) is measured, each of CUPTI's counter passes on\n"

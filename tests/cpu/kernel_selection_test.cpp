@@ -19,14 +19,16 @@ const LaunchShape kLarge{{4096, 1, 1}, {256, 1, 1}};
 struct Launch {
   std::string name;
   LaunchShape shape;
-  std::vector<std::string> ranges;
+  std::vector<std::string> ranges;  // pushed, outermost first
+  std::string context() const { return ranges.empty() ? std::string() : ranges.back(); }
 };
 std::vector<int> picked(const KernelSelectionOptions& options,
                         const std::vector<Launch>& launches) {
   KernelSelector selector(options);
   std::vector<int> out;
   for (std::size_t i = 0; i < launches.size(); ++i)
-    if (selector.select(launches[i].name, launches[i].shape, launches[i].ranges))
+    if (selector.select(launches[i].name, launches[i].shape, launches[i].context(),
+                        launches[i].ranges))
       out.push_back(static_cast<int>(i));
   return out;
 }
@@ -42,8 +44,22 @@ std::vector<Launch> two_steps() {
   return all;
 }
 
-TEST(KernelSelection, DefaultMeasuresTheFirstLaunchOfEachConfiguration) {
-  EXPECT_EQ(picked({}, two_steps()), (std::vector<int>{0, 1, 2}));
+// gemm small in layer1 is the configuration of layer0's first launch in another
+// context, so it is measured too: its work may differ (another reduction length).
+TEST(KernelSelection, DefaultMeasuresTheFirstLaunchOfEachConfigurationInEachContext) {
+  EXPECT_EQ(picked({}, two_steps()), (std::vector<int>{0, 1, 2, 3}));
+  // Without ranges, the configuration alone.
+  std::vector<Launch> bare = two_steps();
+  for (Launch& l : bare) l.ranges.clear();
+  EXPECT_EQ(picked({}, bare), (std::vector<int>{0, 1, 2}));
+  // The context is the innermost range only: step 2's launches are step 1's.
+  std::vector<Launch> renamed = two_steps();
+  for (std::size_t i = 4; i < renamed.size(); ++i) renamed[i].ranges.front() = "step 2";
+  EXPECT_EQ(picked({}, renamed), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_TRUE(KernelSelector(KernelSelectionOptions{}).wants_context());
+  KernelSelectionOptions every;
+  every.every = true;
+  EXPECT_FALSE(KernelSelector(every).wants_context());
 }
 
 TEST(KernelSelection, EveryMeasuresRepeatsUpToTheCount) {
@@ -58,7 +74,7 @@ TEST(KernelSelection, SkipPassesOverMatchingLaunchesOnly) {
   KernelSelectionOptions o;
   o.kernels = "^gemm";
   o.skip = 3;  // the three gemm launches of step 0
-  EXPECT_EQ(picked(o, two_steps()), (std::vector<int>{4, 5}));
+  EXPECT_EQ(picked(o, two_steps()), (std::vector<int>{4, 5, 7}));
   o.every = true;
   EXPECT_EQ(picked(o, two_steps()), (std::vector<int>{4, 5, 7}));
 }
@@ -71,7 +87,7 @@ TEST(KernelSelection, NvtxMatchesAnyOpenRange) {
   o.nvtx = "step";
   EXPECT_EQ(picked(o, two_steps()).size(), 8U);
   KernelSelector outside(o);
-  EXPECT_FALSE(outside.select("gemm_kernel", kSmall, {}));
+  EXPECT_FALSE(outside.select("gemm_kernel", kSmall, "", {}));
   EXPECT_TRUE(outside.wants_nvtx());
   EXPECT_FALSE(KernelSelector(KernelSelectionOptions{}).wants_nvtx());
 }
@@ -80,12 +96,12 @@ TEST(KernelSelection, AFailedMeasurementMayBeRetriedAndDoesNotUseTheCount) {
   KernelSelectionOptions o;
   o.count = 1;
   KernelSelector selector(o);
-  ASSERT_TRUE(selector.select("k", kSmall, {}));
+  ASSERT_TRUE(selector.select("k", kSmall, "layer0", {}));
   EXPECT_TRUE(selector.exhausted());
-  selector.measurement_failed("k", kSmall);
+  selector.measurement_failed("k", kSmall, "layer0");
   EXPECT_FALSE(selector.exhausted());
-  EXPECT_TRUE(selector.select("k", kSmall, {}));   // the same configuration again
-  EXPECT_FALSE(selector.select("k", kLarge, {}));  // count used up
+  EXPECT_TRUE(selector.select("k", kSmall, "layer0", {}));   // the same launch again
+  EXPECT_FALSE(selector.select("k", kLarge, "layer0", {}));  // count used up
 }
 
 TEST(KernelSelection, DisabledSelectsNothing) {

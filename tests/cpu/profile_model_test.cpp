@@ -23,6 +23,7 @@
 // program: the same kernels, time = the trace's span, 670 us.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -236,6 +237,111 @@ TEST(ProfileModel, OnlyMeasuredLaunchesTimedByTheirReplay) {
   EXPECT_NEAR(*m.bounds.kernel_s, 50 * kUs, kTol);
   EXPECT_NEAR(m.bounds.t_cuda, 20 * kUs, kTol);
   EXPECT_EQ(m.classification.label(), "compute_bound(cuda_core)");  // 20 / 50 = 0.4
+}
+
+// Two steps, each launching one kernel configuration in range "a" then in "b":
+// in step 1 at 0 and 500, in step 2 at 1000 and 1500 (correlations 1-4), each
+// kernel 100 ns. `counters` gives measured launches their FP32 FLOPs.
+std::vector<TraceEvent> one_grid_in_two_ranges(const std::map<std::uint32_t, double>& counters) {
+  using test::trace_event;
+  std::vector<TraceEvent> events;
+  std::uint32_t correlation = 0;
+  for (std::uint64_t step : {0u, 1000u}) {
+    events.push_back(trace_event(TraceKind::nvtx_range, "step", step, step + 1000));
+    for (const char* range : {"a", "b"}) {
+      const std::uint64_t at = step + (range[0] == 'a' ? 0 : 500);
+      events.push_back(trace_event(TraceKind::nvtx_range, range, at, at + 500));
+      events.push_back(
+          trace_event(TraceKind::runtime_api, "cudaLaunchKernel", at + 10, at + 20, ++correlation));
+      events.push_back(trace_event(TraceKind::kernel, "k", at + 30, at + 130, correlation));
+      if (const auto flops = counters.find(correlation); flops != counters.end()) {
+        events.push_back(
+            trace_event(TraceKind::kernel_counters, "k", at + 10, at + 20, correlation));
+        events.back().details = {{"quantities", {{"fp32_flops", flops->second}}}};
+      }
+    }
+  }
+  return events;
+}
+
+double fp32_flops(const KernelModel& m) {
+  return m.quantities.at("fp32_flops");
+}
+
+// One grid can carry different work at two call sites (a convolution's grid
+// covers its output, not its reduction): counters stand only for launches of the
+// same configuration in the same innermost range, as the selection measures them.
+TEST(ProfileModel, OneGridInTwoRangesIsTwoConfigurations) {
+  {  // "a" measured in step 1: it covers step 2's "a", never "b".
+    const ProfileAnalysis a = analyze_profile(one_grid_in_two_ranges({{1, 1e9}}), with_roofs());
+    const RangeNode& in_a = child(a.threads.at(0).roots.at(0), "a");
+    const RangeNode& in_b = child(a.threads.at(0).roots.at(0), "b");
+    ASSERT_TRUE(in_a.model);
+    EXPECT_EQ(in_a.model->launches, 2u);
+    EXPECT_EQ(in_a.model->measured, 1u);
+    EXPECT_DOUBLE_EQ(fp32_flops(*in_a.model), 2e9);
+    EXPECT_FALSE(in_b.model);  // its launches are not covered
+    EXPECT_EQ(a.program->not_covered, 2u);
+    EXPECT_DOUBLE_EQ(fp32_flops(*a.program), 2e9);
+  }
+  {  // Both measured in step 1, with 4x the work in "b".
+    const ProfileAnalysis a =
+        analyze_profile(one_grid_in_two_ranges({{1, 1e9}, {2, 4e9}}), with_roofs());
+    EXPECT_DOUBLE_EQ(fp32_flops(*child(a.threads.at(0).roots.at(0), "a").model), 2e9);
+    EXPECT_DOUBLE_EQ(fp32_flops(*child(a.threads.at(0).roots.at(0), "b").model), 8e9);
+    EXPECT_EQ(a.program->not_covered, 0u);
+    EXPECT_DOUBLE_EQ(fp32_flops(*a.program), 10e9);
+    ASSERT_EQ(a.kernels.size(), 1u);
+    EXPECT_DOUBLE_EQ(fp32_flops(*a.kernels[0].model), 10e9);
+  }
+}
+
+// A measured launch is replayed inside its launch call, and its record spans
+// that call: every time of the analysis takes the model's time instead.
+TEST(ProfileModel, ReplayedLaunchesTakeTheirModelTimeEverywhere) {
+  using test::trace_event;
+  std::vector<TraceEvent> events;
+  // Three steps of 100 us, each launching k (10 us when not replayed) at its start;
+  // step 1's launch is measured: its call and its record last 60 us. Step 1
+  // also launches "once", measured only (its passes timed it at 3 us).
+  for (std::uint32_t step = 0; step < 3; ++step) {
+    const std::uint64_t at = step * 100'000;
+    const std::uint64_t call_end = at + (step == 0 ? 60'000 : 1'000);
+    events.push_back(trace_event(TraceKind::nvtx_range, "step", at, at + 100'000));
+    events.push_back(
+        trace_event(TraceKind::runtime_api, "cudaLaunchKernel", at, call_end, step + 1));
+    events.push_back(trace_event(TraceKind::kernel, "k", at + 500,
+                                 step == 0 ? call_end : at + 10'500, step + 1));
+  }
+  events[2].details["replayed"] = true;
+  events.push_back(trace_event(TraceKind::kernel_counters, "k", 0, 60'000, 1));
+  events.back().details = {{"quantities", {{"fp32_flops", 1e9}, {"duration", 8e-6}}}};
+  events.push_back(trace_event(TraceKind::runtime_api, "cudaLaunchKernel", 70'000, 90'000, 9));
+  events.push_back(trace_event(TraceKind::kernel, "once", 70'000, 90'000, 9));
+  events.back().details["replayed"] = true;
+  events.push_back(trace_event(TraceKind::kernel_counters, "once", 70'000, 90'000, 9));
+  events.back().details = {{"quantities", {{"fp32_flops", 1e6}, {"duration", 3e-6}}}};
+
+  const ProfileAnalysis a = analyze_profile(events, with_roofs());
+  const KernelSummary& k = kernel(a, "k");
+  EXPECT_EQ(k.total_ns, 30'000u);  // its unmeasured launches' mean, not the replay's 59.5 us
+  EXPECT_EQ(k.max_ns, 10'000u);
+  EXPECT_EQ(k.model->timed_by_replay, 0u);
+  const KernelSummary& once = kernel(a, "once");
+  EXPECT_EQ(once.total_ns, 3'000u);  // its passes' GPU time, not its 20 us call
+  EXPECT_EQ(once.model->timed_by_replay, 1u);
+  EXPECT_NEAR(*once.model->bounds.kernel_s, 3 * kUs, kTol);
+  EXPECT_EQ(a.gpu_busy_ns, 33'000u);
+  EXPECT_EQ(a.kernel_ns, 33'000u);
+  const RangeNode& step = a.threads.at(0).roots.at(0);
+  EXPECT_EQ(step.work.kernel_ns, 33'000u);
+  EXPECT_EQ(step.work.gpu_idle_ns, 300'000u - 33'000u);
+  ASSERT_TRUE(a.iterations);
+  const Iteration& first = a.iterations->iterations.at(0);
+  EXPECT_EQ(first.kernel_ns, 13'000u);  // the replay's 80 us are host time
+  EXPECT_EQ(first.idle_ns, 87'000u);
+  EXPECT_EQ(first.measured_launches, 2u);
+  EXPECT_EQ(first.replay_ns, 80'000u);
 }
 
 TEST(ProfileModel, RoofsFromTheNewestCeilingsRunOfTheSameGpu) {
