@@ -120,7 +120,11 @@ bool KernelSelector::select(const std::string& name, const LaunchShape& shape,
     if (!inside) return false;
   }
   if (++matching_ <= skip_) return false;
-  if (!every_ && !seen_.emplace(name, shape, context).second) return false;
+  if (!every_) {
+    // Every launch of a program passes here: the lookup must not copy its name.
+    if (seen_.find(std::tie(name, shape, context)) != seen_.end()) return false;
+    seen_.emplace(name, shape, context);
+  }
   ++measured_;
   return true;
 }

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <regex>
 #include <set>
@@ -104,7 +105,8 @@ class KernelSelector {
   bool every_;
   std::uint64_t matching_ = 0;
   std::uint64_t measured_ = 0;
-  std::set<std::tuple<std::string, LaunchShape, std::string>> seen_;  // name, shape, context
+  // (name, shape, context); std::less<> finds a launch without copying its name.
+  std::set<std::tuple<std::string, LaunchShape, std::string>, std::less<>> seen_;
 };
 
 }  // namespace timeroof

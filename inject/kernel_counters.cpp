@@ -358,7 +358,8 @@ class KernelCounters::Impl {
     std::unique_lock<std::mutex> lock(mutex_);
     const std::string& name = demangled(text_or_empty(call.symbolName));
     const LaunchShape shape = shape_of(cbid, call.functionParams);
-    std::string context = t_pushed_ranges.empty() ? std::string() : t_pushed_ranges.back();
+    static const std::string kOutsideRanges;
+    const std::string& context = t_pushed_ranges.empty() ? kOutsideRanges : t_pushed_ranges.back();
     const bool selected = selector_.select(name, shape, context, open_ranges());
     if (selector_.exhausted()) exhausted_ = true;
     if (window_ && !(selected && window_->context == call.context &&

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <string_view>
+#include <utility>
 
 #include "core/versions.hpp"
 #include "inject/files.hpp"
@@ -82,23 +83,25 @@ const Family* family_of(std::string_view path) {
 }  // namespace
 
 std::vector<LoadedLibrary> loaded_cuda_libraries() {
-  std::vector<std::string> paths;
+  using Found = std::vector<std::pair<std::string, const Family*>>;  // path, its family
+  Found found;
   dl_iterate_phdr(
       [](dl_phdr_info* info, std::size_t, void* out) {
-        if (info->dlpi_name && *info->dlpi_name && family_of(info->dlpi_name))
-          static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
+        if (!info->dlpi_name || !*info->dlpi_name) return 0;
+        if (const Family* family = family_of(info->dlpi_name))
+          static_cast<Found*>(out)->emplace_back(info->dlpi_name, family);
         return 0;
       },
-      &paths);
+      &found);
   std::vector<LoadedLibrary> libraries;
-  for (const std::string& path : paths) {
+  for (const auto& [path, family] : found) {
     LoadedLibrary library;
-    library.name = family_of(path)->name;
+    library.name = family->name;
     library.path = path;
     library.process_id = static_cast<std::uint32_t>(getpid());
     // NOLOAD: a handle to what is loaded already, never a load.
     if (void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
-      library.version = family_of(path)->version(handle);
+      library.version = family->version(handle);
       dlclose(handle);
     }
     libraries.push_back(std::move(library));
