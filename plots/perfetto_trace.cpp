@@ -1,6 +1,7 @@
 #include "plots/perfetto_trace.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 #include <string>
@@ -155,6 +156,18 @@ void launch_flows(json& out, const std::vector<TraceEvent>& events, const TraceW
   }
 }
 
+// Where a GPU record's slice ends: a replayed kernel's at its start plus its
+// time in the model (its record spans its replay), others at their own end.
+std::uint64_t slice_end(const TraceEvent& e, const KernelRateMap& rates) {
+  const std::uint64_t end = std::max(e.end_ns, e.start_ns);
+  if (e.kind != TraceKind::kernel || !e.details.is_object() || !e.details.value("replayed", false))
+    return end;
+  const auto it = rates.find(e.correlation_id);
+  if (it == rates.end() || it->second.time_s <= 0) return end;
+  return std::min(end,
+                  e.start_ns + static_cast<std::uint64_t>(std::llround(it->second.time_s * 1e9)));
+}
+
 // Counter tracks per device and stream: each rate at the kernel's start, 0 at its end.
 void rate_counters(json& out, const std::vector<TraceEvent>& events, const TraceWriter& w,
                    const KernelRateMap& rates) {
@@ -162,10 +175,11 @@ void rate_counters(json& out, const std::vector<TraceEvent>& events, const Trace
     if (e.kind != TraceKind::kernel || e.correlation_id == 0) continue;
     const auto it = rates.find(e.correlation_id);
     if (it == rates.end()) continue;
+    const std::uint64_t end = slice_end(e, rates);
     const std::string stream = " (stream " + std::to_string(e.stream) + ")";
     auto counter = [&](const char* what, const std::optional<double>& value) {
       if (!value) return;
-      for (const auto& [ts, v] : {std::pair{e.start_ns, *value}, std::pair{e.end_ns, 0.0}})
+      for (const auto& [ts, v] : {std::pair{e.start_ns, *value}, std::pair{end, 0.0}})
         out.push_back({{"name", what + stream},
                        {"cat", "kernel_rates"},
                        {"ph", "C"},
@@ -186,6 +200,7 @@ KernelRateMap kernel_rates(const roofline::ProfileAnalysis& analysis) {
   for (const roofline::LaunchModel& l : analysis.launches) {
     if (l.correlation_id == 0 || l.time_s <= 0) continue;
     KernelRates& r = out[l.correlation_id];
+    r.time_s = l.time_s;
     if (l.work > 0) r.flops_per_s = l.work / l.time_s;
     if (l.dram_bytes) r.bytes_per_s = *l.dram_bytes / l.time_s;
     if (l.t_kernel_roof > 0) r.roof_fraction = l.t_kernel_roof / l.time_s;
@@ -211,7 +226,11 @@ json perfetto_trace(const std::vector<TraceEvent>& events, const json& provenanc
                               {"args", e.details}});
       continue;
     }
-    trace_events.push_back(w.slice(e, std::max(e.end_ns, e.start_ns)));
+    const std::uint64_t end = slice_end(e, rates);
+    json slice = w.slice(e, end);
+    if (end != std::max(e.end_ns, e.start_ns))
+      slice["args"]["replay_span_us"] = static_cast<double>(e.end_ns - e.start_ns) / 1000.0;
+    trace_events.push_back(std::move(slice));
   }
   nvtx_ranges(trace_events, events, w);
   launch_flows(trace_events, events, w);

@@ -31,6 +31,7 @@ struct KernelRates {
   std::optional<double> flops_per_s;
   std::optional<double> bytes_per_s;
   std::optional<double> roof_fraction;  // achieved / the roof that bounds it
+  double time_s = 0;                    // its time in the model
 };
 
 // Keyed by the kernel's correlation id.
@@ -44,7 +45,10 @@ KernelRateMap kernel_rates(const roofline::ProfileAnalysis& analysis);
 
 // The trace document: {"traceEvents": [...], "displayTimeUnit": "ns",
 // "metadata": {"provenance": provenance, "origin_ns": ..., ...}}. Without
-// `rates` (or for kernels it lacks) no counter track is written.
+// `rates` (or for kernels it lacks) no counter track is written. A kernel
+// replayed for its counters (`details.replayed`: its record spans the launch
+// call that replayed it, tens of ms) is drawn for its time in `rates` where
+// there is one, the record's span kept in its args (`replay_span_us`).
 nlohmann::json perfetto_trace(const std::vector<TraceEvent>& events,
                               const nlohmann::json& provenance, const KernelRateMap& rates = {});
 

@@ -287,6 +287,15 @@ TEST(RecordedResNet, PerfettoTraceCarriesEachCoveredLaunchsRates) {
   for (const nlohmann::json& e : trace["traceEvents"]) counters += e["ph"] == "C";
   EXPECT_GE(counters, 2 * rates.size());  // FLOP/s at least, at each start and end
   EXPECT_EQ(trace["metadata"]["provenance"]["gpu"], "NVIDIA H200");
+  // The 348 replayed kernels are drawn for their time, not their replays' 60-70 ms.
+  std::size_t replayed = 0;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["cat"] != "kernel" || !e["args"].value("replayed", false)) continue;
+    ++replayed;
+    EXPECT_LT(e["dur"].get<double>(), 100.0) << e["name"];                        // us
+    EXPECT_GT(e["args"]["replay_span_us"].get<double>(), 10'000.0) << e["name"];  // 10 ms
+  }
+  EXPECT_EQ(replayed, a.counter_records);
 }
 
 }  // namespace
