@@ -160,8 +160,9 @@ void launch_flows(json& out, const std::vector<TraceEvent>& events, const TraceW
 // time in the model (its record spans its replay), others at their own end.
 std::uint64_t slice_end(const TraceEvent& e, const KernelRateMap& rates) {
   const std::uint64_t end = std::max(e.end_ns, e.start_ns);
-  if (e.kind != TraceKind::kernel || !e.details.is_object() || !e.details.value("replayed", false))
-    return end;
+  if (e.kind != TraceKind::kernel || !e.details.is_object()) return end;
+  const auto replayed = e.details.find("replayed");  // a stored trace's: any type
+  if (replayed == e.details.end() || *replayed != true) return end;
   const auto it = rates.find(e.correlation_id);
   if (it == rates.end() || it->second.time_s <= 0) return end;
   return std::min(end,

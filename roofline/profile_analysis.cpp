@@ -122,6 +122,7 @@ class ModelBuilder {
         roofs_(options.roofs.value_or(MachineRoofs{})),
         config_of_(events.size()),
         measured_(events.size(), false),
+        replayed_(events.size(), false),
         replay_duration_ns_(events.size()) {
     // (launching process, correlation id) -> kernel; CUPTI gives GPU records
     // no process, so it is the launching call's, as for the range attribution.
@@ -150,6 +151,11 @@ class ModelBuilder {
         continue;
       }
       measured_[it->second] = true;
+      // Kernel replay runs inside the launch call, which the counters record spans
+      // (iteration replay's records have none: their launches ran as traced).
+      const auto flag = events[it->second].details.find("replayed");
+      replayed_[it->second] =
+          e.end_ns > e.start_ns || (flag != events[it->second].details.end() && *flag == true);
       if (const auto d = quantities->find(to_string(Quantity::duration));
           d != quantities->end() && d->is_number() && d->get<double>() > 0)
         replay_duration_ns_[it->second] = d->get<double>() * 1e9;
@@ -165,10 +171,10 @@ class ModelBuilder {
       }
     }
     for (std::size_t i = 0; i < events.size(); ++i) {
-      if (events[i].kind != TraceKind::kernel || measured_[i]) continue;
+      if (events[i].kind != TraceKind::kernel || replayed_[i]) continue;
       Config& c = configs_[*config_of_[i]];
-      ++c.unmeasured;
-      c.unmeasured_ns += events[i].duration_ns();
+      ++c.unreplayed;
+      c.unreplayed_ns += events[i].duration_ns();
     }
   }
 
@@ -191,22 +197,22 @@ class ModelBuilder {
     return out;
   }
 
-  // A kernel launch's time: its traced duration; for a measured launch (its
+  // A kernel launch's time: its traced duration; for a replayed launch (its
   // record spans the launch call that replayed it) the mean of its
-  // configuration's unmeasured launches, else the GPU time its counter passes
+  // configuration's other launches, else the GPU time its counter passes
   // measured (replay-timed), else its record's span.
   double time_ns(std::size_t event) const {
     const double own = static_cast<double>(events_[event].duration_ns());
-    if (!measured_[event]) return own;
+    if (!replayed_[event]) return own;
     const Config& c = configs_[*config_of_[event]];
-    if (c.unmeasured > 0)
-      return static_cast<double>(c.unmeasured_ns) / static_cast<double>(c.unmeasured);
+    if (c.unreplayed > 0)
+      return static_cast<double>(c.unreplayed_ns) / static_cast<double>(c.unreplayed);
     return replay_duration_ns_[event].value_or(own);
   }
   // Where a GPU record ends on the timeline: a kernel at its start plus its time.
   std::uint64_t end_ns(std::size_t event) const {
     const TraceEvent& e = events_[event];
-    if (e.kind != TraceKind::kernel || !measured_[event]) return e.end_ns;
+    if (e.kind != TraceKind::kernel || !replayed_[event]) return e.end_ns;
     return e.start_ns + static_cast<std::uint64_t>(std::llround(time_ns(event)));
   }
   std::uint64_t duration_ns(std::size_t event) const {
@@ -238,10 +244,8 @@ class ModelBuilder {
       }
       ++m.launches;
       const double ns = time_ns(i);
-      if (measured_[i]) {
-        ++m.measured;
-        if (c.unmeasured == 0) ++m.timed_by_replay;
-      }
+      if (measured_[i]) ++m.measured;
+      if (replayed_[i] && c.unreplayed == 0) ++m.timed_by_replay;
       auto& [launches, seconds] = per_config[*config_of_[i]];
       ++launches;
       seconds += ns * 1e-9;
@@ -278,8 +282,8 @@ class ModelBuilder {
     std::uint64_t measured = 0;
     std::map<std::string, double> sums;           // per quantity, over measured launches
     std::map<std::string, std::uint64_t> counts;  // measured launches that gave it
-    std::uint64_t unmeasured = 0;
-    std::uint64_t unmeasured_ns = 0;
+    std::uint64_t unreplayed = 0;                 // launches timed by their own records
+    std::uint64_t unreplayed_ns = 0;
   };
 
   static KernelRecord kernel_record(const TraceEvent& e) {
@@ -301,6 +305,7 @@ class ModelBuilder {
   std::vector<Config> configs_;
   std::vector<std::optional<std::size_t>> config_of_;      // per event: kernels only
   std::vector<bool> measured_;                             // per event
+  std::vector<bool> replayed_;                             // per event: measured by kernel replay
   std::vector<std::optional<double>> replay_duration_ns_;  // per measured event: its passes'
   std::map<std::size_t, std::map<std::string, double>> user_metrics_;  // per measured event
   std::uint64_t records_ = 0;

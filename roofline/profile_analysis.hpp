@@ -33,16 +33,17 @@
 // key, core/kernel_selection.hpp; one grid can carry different work at two call
 // sites): the mean over its measured launches is applied per call to its other
 // launches (extrapolated, and counted as such); a configuration with no measured
-// launch stays uncovered, left out of every sum and counted. A measured launch
-// is replayed inside its launch call, and its kernel record spans that call
-// (milliseconds): its time, everywhere (the model, the kernel tables, GPU busy,
-// a range's kernel time, the iterations), is the mean of the configuration's
-// unmeasured launches, and only where there are none the GPU time its counter
-// passes measured (`timed_by_replay`), its record placed from its start for that
-// long. The bounds and the class are the sweep side's
-// (roofline/bounds, classify) of a point whose counters are the covered launches'
-// sums and whose T_k is their time, with no measured T (so T = T_k) and no
-// launches or transfers: the class judges the kernels against their roofs.
+// launch stays uncovered, left out of every sum and counted. A launch measured
+// by kernel replay is replayed inside its launch call, and its kernel record
+// spans that call (milliseconds): its time, everywhere (the model, the kernel
+// tables, GPU busy, a range's kernel time, the iterations), is the mean of the
+// configuration's other launches, and only where there are none the GPU time its
+// counter passes measured (`timed_by_replay`), its record placed from its start
+// for that long. Iteration replay's measured launches ran as traced: their own
+// time. The bounds and the class are the sweep side's (roofline/bounds,
+// classify) of a point whose counters are the covered launches' sums and whose
+// T_k is their time, with no measured T (so T = T_k) and no launches or
+// transfers: the class judges the kernels against their roofs.
 #pragma once
 
 #include <cstddef>
@@ -69,7 +70,7 @@ struct KernelModel {
   std::uint64_t not_covered = 0;     // launches of the set with no counters: left out
   std::uint64_t not_covered_ns = 0;  // their traced time
   // Covered launches timed by their own replay (their configuration has no
-  // unmeasured launch): the GPU time of their counter passes, flagged.
+  // launch that was not replayed): the GPU time of their counter passes, flagged.
   std::uint64_t timed_by_replay = 0;
   // Quantities (core/quantities.hpp names) summed over the covered launches.
   std::map<std::string, double> quantities;

@@ -344,6 +344,30 @@ TEST(ProfileModel, ReplayedLaunchesTakeTheirModelTimeEverywhere) {
   EXPECT_EQ(first.replay_ns, 80'000u);
 }
 
+// Iteration replay measures launches as they ran (a counters record without a
+// span, no `replayed` flag): each keeps its own time.
+TEST(ProfileModel, IterationReplaysLaunchesKeepTheirOwnTime) {
+  using test::trace_event;
+  std::vector<TraceEvent> events;
+  for (std::uint32_t step = 0; step < 2; ++step) {
+    const std::uint64_t at = step * 100'000;
+    events.push_back(trace_event(TraceKind::nvtx_range, "step", at, at + 100'000));
+    events.push_back(
+        trace_event(TraceKind::runtime_api, "cudaLaunchKernel", at, at + 1'000, step + 1));
+    events.push_back(trace_event(TraceKind::kernel, "k", at + 1'000,
+                                 at + 1'000 + (step == 0 ? 10'000 : 20'000), step + 1));
+  }
+  events.push_back(trace_event(TraceKind::kernel_counters, "k", 500, 500, 1));
+  events.back().details = {{"quantities", {{"fp32_flops", 1e9}, {"duration", 9e-6}}}};
+  const ProfileAnalysis a = analyze_profile(events, with_roofs());
+  const KernelSummary& k = kernel(a, "k");
+  EXPECT_EQ(k.total_ns, 30'000u);
+  EXPECT_EQ(k.min_ns, 10'000u);
+  EXPECT_EQ(k.model->measured, 1u);
+  EXPECT_EQ(k.model->timed_by_replay, 0u);
+  EXPECT_NEAR(*k.model->bounds.kernel_s, 30 * kUs, kTol);
+}
+
 TEST(ProfileModel, RoofsFromTheNewestCeilingsRunOfTheSameGpu) {
   timeroof::Run profile;
   profile.machine.gpu.name = "NVIDIA H100 80GB HBM3";
