@@ -160,13 +160,11 @@ void launch_flows(json& out, const std::vector<TraceEvent>& events, const TraceW
 // time in the model (its record spans its replay), others at their own end.
 std::uint64_t slice_end(const TraceEvent& e, const KernelRateMap& rates) {
   const std::uint64_t end = std::max(e.end_ns, e.start_ns);
-  if (e.kind != TraceKind::kernel || !e.details.is_object()) return end;
-  const auto replayed = e.details.find("replayed");  // a stored trace's: any type
-  if (replayed == e.details.end() || *replayed != true) return end;
+  if (e.kind != TraceKind::kernel) return end;
   const auto it = rates.find(e.correlation_id);
-  if (it == rates.end() || it->second.time_s <= 0) return end;
-  return std::min(end,
-                  e.start_ns + static_cast<std::uint64_t>(std::llround(it->second.time_s * 1e9)));
+  if (it == rates.end() || !it->second.replayed_time_s) return end;
+  return std::min(end, e.start_ns + static_cast<std::uint64_t>(
+                                        std::llround(*it->second.replayed_time_s * 1e9)));
 }
 
 // Counter tracks per device and stream: each rate at the kernel's start, 0 at its end.
@@ -201,7 +199,7 @@ KernelRateMap kernel_rates(const roofline::ProfileAnalysis& analysis) {
   for (const roofline::LaunchModel& l : analysis.launches) {
     if (l.correlation_id == 0 || l.time_s <= 0) continue;
     KernelRates& r = out[l.correlation_id];
-    r.time_s = l.time_s;
+    if (l.replayed) r.replayed_time_s = l.time_s;
     if (l.work > 0) r.flops_per_s = l.work / l.time_s;
     if (l.dram_bytes) r.bytes_per_s = *l.dram_bytes / l.time_s;
     if (l.t_kernel_roof > 0) r.roof_fraction = l.t_kernel_roof / l.time_s;

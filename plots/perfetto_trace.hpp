@@ -31,7 +31,8 @@ struct KernelRates {
   std::optional<double> flops_per_s;
   std::optional<double> bytes_per_s;
   std::optional<double> roof_fraction;  // achieved / the roof that bounds it
-  double time_s = 0;                    // its time in the model
+  // Replayed for its counters (its record spans its launch call): its time in the model.
+  std::optional<double> replayed_time_s;
 };
 
 // Keyed by the kernel's correlation id.
@@ -46,9 +47,9 @@ KernelRateMap kernel_rates(const roofline::ProfileAnalysis& analysis);
 // The trace document: {"traceEvents": [...], "displayTimeUnit": "ns",
 // "metadata": {"provenance": provenance, "origin_ns": ..., ...}}. Without
 // `rates` (or for kernels it lacks) no counter track is written. A kernel
-// replayed for its counters (`details.replayed`: its record spans the launch
-// call that replayed it, tens of ms) is drawn for its time in `rates` where
-// there is one, the record's span kept in its args (`replay_span_us`).
+// replayed for its counters (its record spans the launch call that replayed it,
+// tens of ms) is drawn for its time in the model (`replayed_time_s`), the
+// record's span kept in its args (`replay_span_us`).
 nlohmann::json perfetto_trace(const std::vector<TraceEvent>& events,
                               const nlohmann::json& provenance, const KernelRateMap& rates = {});
 

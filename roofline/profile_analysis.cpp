@@ -194,6 +194,7 @@ class ModelBuilder {
     out.t_kernel_roof = m.bounds.t_kernel_roof;
     out.time_s = time_ns(event) * 1e-9;
     out.measured = measured_[event];
+    out.replayed = replayed_[event];
     return out;
   }
 
@@ -216,7 +217,8 @@ class ModelBuilder {
     return e.start_ns + static_cast<std::uint64_t>(std::llround(time_ns(event)));
   }
   std::uint64_t duration_ns(std::size_t event) const {
-    return end_ns(event) - std::min(end_ns(event), events_[event].start_ns);
+    const std::uint64_t end = end_ns(event);
+    return end - std::min(end, events_[event].start_ns);
   }
 
   std::uint64_t records() const { return records_; }
@@ -317,7 +319,6 @@ class ModelBuilder {
 // measured against, per process the GPU time (kernels at their model time:
 // ModelBuilder::time_ns).
 struct TraceIndex {
-  const std::vector<std::optional<std::size_t>>& launcher;  // launching_calls
   // Per thread: (launching call's start, GPU record) by start, for attribution.
   std::map<ThreadKey, std::vector<std::pair<std::uint64_t, std::size_t>>> launches;
   std::map<ThreadKey, IntervalIndex> api_time;
@@ -328,8 +329,7 @@ struct TraceIndex {
   // `api_traced` false (`--api none`): GPU work has no launching call, so no
   // process; it counts as every process's (those of the host records).
   TraceIndex(const std::vector<TraceEvent>& events, bool api_traced,
-             const std::vector<std::optional<std::size_t>>& launching, const ModelBuilder& models)
-      : launcher(launching) {
+             const std::vector<std::optional<std::size_t>>& launcher, const ModelBuilder& models) {
     std::set<std::uint32_t> processes;
     for (const TraceEvent& e : events) {
       if (is_api(e.kind)) api_time[{e.process_id, e.thread_id}].add(e.start_ns, e.end_ns);

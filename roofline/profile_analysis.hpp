@@ -97,6 +97,7 @@ struct LaunchModel {
   // Its traced time; a measured launch's as in the model (the header comment).
   double time_s = 0;
   bool measured = false;
+  bool replayed = false;  // measured by kernel replay: its record spans its launch call
 };
 
 // One kernel name over the trace.
