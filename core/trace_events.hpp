@@ -56,6 +56,8 @@ struct TraceEvent {
   // where there is none (NVTX).
   std::uint32_t correlation_id = 0;
   // Host records: the process and thread that made the call or pushed the range.
+  // GPU records: the process that launched them (no thread); 0 in traces recorded
+  // before they carried it. Correlation ids are unique only within a process.
   std::uint32_t process_id = 0;
   std::uint32_t thread_id = 0;
   // memcpy and memset: bytes moved or set; 0 otherwise.

@@ -122,6 +122,9 @@ void TraceRecordConverter::convert(const CUpti_Activity* record, std::vector<Tra
   if (const auto* a = std::get_if<ApiActivity>(&decoded)) event = api_event(*a);
   if (const auto* y = std::get_if<SyncActivity>(&decoded)) event = sync_event(*y);
   if (!event) return;
+  // CUPTI gives GPU records no process; they are this process's work, and its
+  // correlation ids are only unique within it.
+  if (on_gpu(event->kind)) event->process_id = static_cast<std::uint32_t>(getpid());
   keep_order(*event);
   out.push_back(std::move(*event));
 }

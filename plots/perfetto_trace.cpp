@@ -158,23 +158,29 @@ void launch_flows(json& out, const std::vector<TraceEvent>& events, const TraceW
 
 // Where a GPU record's slice ends: a replayed kernel's at its start plus its
 // time in the model (its record spans its replay), others at their own end.
-std::uint64_t slice_end(const TraceEvent& e, const KernelRateMap& rates) {
+std::uint64_t slice_end(const TraceEvent& e, const KernelRates* rates) {
   const std::uint64_t end = std::max(e.end_ns, e.start_ns);
-  if (e.kind != TraceKind::kernel) return end;
-  const auto it = rates.find(e.correlation_id);
-  if (it == rates.end() || !it->second.replayed_time_s) return end;
-  return std::min(end, e.start_ns + static_cast<std::uint64_t>(
-                                        std::llround(*it->second.replayed_time_s * 1e9)));
+  if (!rates || !rates->replayed_time_s) return end;
+  return std::min(
+      end, e.start_ns + static_cast<std::uint64_t>(std::llround(*rates->replayed_time_s * 1e9)));
+}
+
+// A kernel's rates, where the model has them.
+const KernelRates* rates_of(const std::vector<TraceEvent>& events, std::size_t i,
+                            const KernelRateMap& rates) {
+  if (events[i].kind != TraceKind::kernel) return nullptr;
+  const auto it = rates.find(i);
+  return it == rates.end() ? nullptr : &it->second;
 }
 
 // Counter tracks per device and stream: each rate at the kernel's start, 0 at its end.
 void rate_counters(json& out, const std::vector<TraceEvent>& events, const TraceWriter& w,
                    const KernelRateMap& rates) {
-  for (const TraceEvent& e : events) {
-    if (e.kind != TraceKind::kernel || e.correlation_id == 0) continue;
-    const auto it = rates.find(e.correlation_id);
-    if (it == rates.end()) continue;
-    const std::uint64_t end = slice_end(e, rates);
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const KernelRates* kernel = rates_of(events, i, rates);
+    if (!kernel) continue;
+    const TraceEvent& e = events[i];
+    const std::uint64_t end = slice_end(e, kernel);
     const std::string stream = " (stream " + std::to_string(e.stream) + ")";
     auto counter = [&](const char* what, const std::optional<double>& value) {
       if (!value) return;
@@ -186,9 +192,9 @@ void rate_counters(json& out, const std::vector<TraceEvent>& events, const Trace
                        {"pid", w.gpu_pid(e.device)},
                        {"args", {{"value", v}}}});
     };
-    counter("FLOP/s", it->second.flops_per_s);
-    counter("bytes/s", it->second.bytes_per_s);
-    counter("fraction of roof", it->second.roof_fraction);
+    counter("FLOP/s", kernel->flops_per_s);
+    counter("bytes/s", kernel->bytes_per_s);
+    counter("fraction of roof", kernel->roof_fraction);
   }
 }
 
@@ -197,8 +203,8 @@ void rate_counters(json& out, const std::vector<TraceEvent>& events, const Trace
 KernelRateMap kernel_rates(const roofline::ProfileAnalysis& analysis) {
   KernelRateMap out;
   for (const roofline::LaunchModel& l : analysis.launches) {
-    if (l.correlation_id == 0 || l.time_s <= 0) continue;
-    KernelRates& r = out[l.correlation_id];
+    if (l.time_s <= 0) continue;
+    KernelRates& r = out[l.event];
     if (l.replayed) r.replayed_time_s = l.time_s;
     if (l.work > 0) r.flops_per_s = l.work / l.time_s;
     if (l.dram_bytes) r.bytes_per_s = *l.dram_bytes / l.time_s;
@@ -212,7 +218,8 @@ json perfetto_trace(const std::vector<TraceEvent>& events, const json& provenanc
   const TraceWriter w(events);
   json trace_events = json::array();
   w.metadata(trace_events);
-  for (const TraceEvent& e : events) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const TraceEvent& e = events[i];
     if (e.kind == TraceKind::nvtx_range) continue;  // below, placed on their thread
     if (e.kind == TraceKind::nvtx_mark) {
       trace_events.push_back({{"name", e.name},
@@ -225,7 +232,7 @@ json perfetto_trace(const std::vector<TraceEvent>& events, const json& provenanc
                               {"args", e.details}});
       continue;
     }
-    const std::uint64_t end = slice_end(e, rates);
+    const std::uint64_t end = slice_end(e, rates_of(events, i, rates));
     json slice = w.slice(e, end);
     if (end != std::max(e.end_ns, e.start_ns))
       slice["args"]["replay_span_us"] = static_cast<double>(e.end_ns - e.start_ns) / 1000.0;

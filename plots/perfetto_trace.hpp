@@ -35,8 +35,9 @@ struct KernelRates {
   std::optional<double> replayed_time_s;
 };
 
-// Keyed by the kernel's correlation id.
-using KernelRateMap = std::map<std::uint32_t, KernelRates>;
+// Keyed by the kernel's index in the trace the analysis read (its record, not
+// its correlation id: two processes of one profile number their calls alike).
+using KernelRateMap = std::map<std::size_t, KernelRates>;
 
 // The rates of every covered launch of `analysis` (roofline::LaunchModel): W and
 // Q_dram per call over its time, and T_kernel_roof over its time (absent

@@ -727,22 +727,34 @@ ProfileOptions profile_options(const RunRecord& record) {
 }
 
 std::vector<std::optional<std::size_t>> launching_calls(const std::vector<TraceEvent>& events) {
-  // Correlation id -> the API call; a runtime call wins over the driver call
-  // it made, which CUPTI may report with the same id.
-  std::unordered_map<std::uint32_t, std::size_t> caller;
+  // (process, correlation id) -> the API call, and correlation id alone for GPU
+  // records of older traces, which name no process; a runtime call wins over
+  // the driver call it made, which CUPTI may report with the same id.
+  const auto key = [](std::uint32_t process, std::uint32_t correlation) {
+    return std::uint64_t{process} << 32 | correlation;
+  };
+  std::unordered_map<std::uint64_t, std::size_t> caller, caller_by_id;
+  const auto keep = [&](std::unordered_map<std::uint64_t, std::size_t>& map, std::uint64_t k,
+                        std::size_t i) {
+    auto [it, inserted] = map.emplace(k, i);
+    if (!inserted && events[i].kind == TraceKind::runtime_api &&
+        events[it->second].kind == TraceKind::driver_api)
+      it->second = i;
+  };
   for (std::size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
     if (!is_api(e.kind) || e.correlation_id == 0) continue;
-    auto [it, inserted] = caller.emplace(e.correlation_id, i);
-    if (!inserted && e.kind == TraceKind::runtime_api &&
-        events[it->second].kind == TraceKind::driver_api)
-      it->second = i;
+    keep(caller, key(e.process_id, e.correlation_id), i);
+    keep(caller_by_id, e.correlation_id, i);
   }
   std::vector<std::optional<std::size_t>> out(events.size());
   for (std::size_t i = 0; i < events.size(); ++i) {
-    if (!on_gpu(events[i].kind) || events[i].correlation_id == 0) continue;
-    if (const auto it = caller.find(events[i].correlation_id); it != caller.end())
-      out[i] = it->second;
+    const TraceEvent& e = events[i];
+    if (!on_gpu(e.kind) || e.correlation_id == 0) continue;
+    const auto& calls = e.process_id != 0 ? caller : caller_by_id;
+    const auto it =
+        calls.find(e.process_id != 0 ? key(e.process_id, e.correlation_id) : e.correlation_id);
+    if (it != calls.end()) out[i] = it->second;
   }
   return out;
 }

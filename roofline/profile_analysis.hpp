@@ -181,8 +181,9 @@ struct RangeInstance {
 };
 
 // Per record of `events`, for a kernel, copy or memset: the index of the API
-// call that launched it (same correlation id; the runtime call where the driver
-// call it made has the id too); none for other records and unattributed work.
+// call that launched it (same process and correlation id, or the id alone where
+// the record names no process; the runtime call where the driver call it made
+// has the id too); none for other records and unattributed work.
 std::vector<std::optional<std::size_t>> launching_calls(const std::vector<TraceEvent>& events);
 
 // Every NVTX range of `events`, in order of (process, thread, start).

@@ -8,6 +8,8 @@
 
 #include <cstring>
 
+#include <unistd.h>
+
 namespace timeroof::inject {
 namespace {
 
@@ -67,6 +69,10 @@ TEST(InjectRecords, KernelAndCopyBecomeTraceEvents) {
   EXPECT_EQ(out[0].device, 1U);
   EXPECT_EQ(out[0].stream, 7U);
   EXPECT_EQ(out[0].correlation_id, 5U);
+  // This process's work: its correlation ids are unique only within it.
+  EXPECT_EQ(out[0].process_id, static_cast<std::uint32_t>(getpid()));
+  EXPECT_EQ(out[1].process_id, static_cast<std::uint32_t>(getpid()));
+  EXPECT_EQ(out[0].thread_id, 0U);
   EXPECT_EQ(out[0].details["grid"], (nlohmann::json{64, 1, 1}));
   EXPECT_EQ(out[0].details["dynamic_shared_bytes"], 128);
   EXPECT_EQ(out[1].kind, TraceKind::memcpy);

@@ -322,6 +322,31 @@ TEST(ProfileAnalysis, TwoProcesses) {
   EXPECT_EQ(a.iterations->idle.max_ns, 80u);
 }
 
+// Each process counts its correlation ids from 1: a kernel belongs to the call
+// of its own process with its id (the injection library records the process of
+// GPU work); a trace recorded before GPU records named it matches by id alone.
+TEST(ProfileAnalysis, TwoProcessesWithOneCorrelationId) {
+  std::vector<TraceEvent> events = {
+      trace_event(TraceKind::nvtx_range, "step", 0, 100, 0, 1, 11),
+      trace_event(TraceKind::runtime_api, "cudaLaunchKernel", 5, 8, 3, 1, 11),
+      trace_event(TraceKind::nvtx_range, "step", 0, 100, 0, 2, 22),
+      trace_event(TraceKind::runtime_api, "cudaLaunchKernel", 20, 25, 3, 2, 22),
+      trace_event(TraceKind::kernel, "b", 40, 90, 3),
+      trace_event(TraceKind::kernel, "a", 10, 30, 3)};
+  events[4].process_id = 2;
+  events[4].device = 1;
+  events[5].process_id = 1;
+  const std::vector<std::optional<std::size_t>> launcher = launching_calls(events);
+  EXPECT_EQ(launcher[4], 3u);
+  EXPECT_EQ(launcher[5], 1u);
+  const ProfileAnalysis a = analyze_profile(events);
+  ASSERT_EQ(a.threads.size(), 2u);
+  EXPECT_EQ(a.threads[0].roots.at(0).work.kernel_ns, 20u);
+  EXPECT_EQ(a.threads[1].roots.at(0).work.kernel_ns, 50u);
+  events[4].process_id = events[5].process_id = 0;  // an older trace: the first call with the id
+  EXPECT_EQ(launching_calls(events)[4], 1u);
+}
+
 TEST(ProfileAnalysis, StartEndRangesThatDoNotNestStayFlat) {
   std::vector<TraceEvent> events = {
       trace_event(TraceKind::nvtx_range, "outer", 0, 1000),

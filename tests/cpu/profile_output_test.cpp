@@ -53,6 +53,15 @@ const roofline::ProfileAnalysis& counters_analysis() {
   return a;
 }
 
+// The index of the record of `kind` with this correlation id: what KernelRateMap is keyed by.
+std::size_t record_of(const std::vector<TraceEvent>& events, TraceKind kind,
+                      std::uint32_t correlation) {
+  for (std::size_t i = 0; i < events.size(); ++i)
+    if (events[i].kind == kind && events[i].correlation_id == correlation) return i;
+  ADD_FAILURE() << "no " << to_string(kind) << " record with correlation id " << correlation;
+  return events.size();
+}
+
 // The last n cells of a row: the model's columns.
 std::vector<std::string> tail(const std::vector<std::string>& row, std::size_t n) {
   return {row.end() - static_cast<std::ptrdiff_t>(n), row.end()};
@@ -163,8 +172,9 @@ TEST(PerfettoTrace, MetadataNamesProcessesAndThreads) {
 TEST(PerfettoTrace, CounterTracksOnlyWithMetrics) {
   EXPECT_TRUE(with_ph(perfetto_trace(fixture(), kProvenance), "C").empty());
   KernelRateMap rates;
-  rates[11] = {2.0e12, 1.5e12, 0.5};                 // iteration 0's gemm_kernel, stream 7
-  rates[12] = {std::nullopt, 3.0e12, std::nullopt};  // the cuLaunchKernel's id: no kernel
+  // Iteration 0's gemm_kernel, stream 7; and a record that is no kernel (its cuLaunchKernel).
+  rates[record_of(fixture(), TraceKind::kernel, 11)] = {2.0e12, 1.5e12, 0.5};
+  rates[record_of(fixture(), TraceKind::driver_api, 12)] = {std::nullopt, 3.0e12, std::nullopt};
   const std::vector<json> counters = with_ph(perfetto_trace(fixture(), kProvenance, rates), "C");
   ASSERT_EQ(counters.size(), 6u);  // three rates, each raised at the start and dropped at the end
   std::map<std::string, std::vector<std::pair<double, double>>> series;
@@ -339,24 +349,56 @@ TEST(ProfileReport, ProvenanceWithTheProgramsLibraries) {
 TEST(PerfettoTrace, CounterTracksFromTheModel) {
   const KernelRateMap rates = kernel_rates(counters_analysis());
   ASSERT_EQ(rates.size(), 6u);  // gemm [128] and relu x3; gemm [96] was never measured
-  for (std::uint32_t gemm : {11u, 21u, 31u}) {  // 16.5 GFLOP, 60 MB, roof 30 us, in 40 us
-    ASSERT_TRUE(rates.count(gemm)) << gemm;     // 11 was replayed: its configuration's 40 us
-    EXPECT_NEAR(*rates.at(gemm).flops_per_s, 16.5e9 / 40e-6, 1e3);
-    EXPECT_NEAR(*rates.at(gemm).bytes_per_s, 60e6 / 40e-6, 1e-3);
-    EXPECT_NEAR(*rates.at(gemm).roof_fraction, 0.75, 1e-12);
+  const auto kernel = [](std::uint32_t correlation) {
+    return record_of(counters_fixture(), TraceKind::kernel, correlation);
+  };
+  for (std::uint32_t gemm : {11u, 21u, 31u}) {       // 16.5 GFLOP, 60 MB, roof 30 us, in 40 us
+    ASSERT_TRUE(rates.count(kernel(gemm))) << gemm;  // 11 was replayed: its configuration's 40 us
+    EXPECT_NEAR(*rates.at(kernel(gemm)).flops_per_s, 16.5e9 / 40e-6, 1e3);
+    EXPECT_NEAR(*rates.at(kernel(gemm)).bytes_per_s, 60e6 / 40e-6, 1e-3);
+    EXPECT_NEAR(*rates.at(kernel(gemm)).roof_fraction, 0.75, 1e-12);
   }
   for (std::uint32_t relu : {13u, 23u, 33u}) {  // 1 MFLOP, 32 MB, roof 8 us, in 10 us
-    EXPECT_NEAR(*rates.at(relu).flops_per_s, 1e11, 1e-3);
-    EXPECT_NEAR(*rates.at(relu).bytes_per_s, 3.2e12, 1e-3);
-    EXPECT_NEAR(*rates.at(relu).roof_fraction, 0.8, 1e-12);
+    EXPECT_NEAR(*rates.at(kernel(relu)).flops_per_s, 1e11, 1e-3);
+    EXPECT_NEAR(*rates.at(kernel(relu)).bytes_per_s, 3.2e12, 1e-3);
+    EXPECT_NEAR(*rates.at(kernel(relu)).roof_fraction, 0.8, 1e-12);
   }
-  EXPECT_FALSE(rates.count(14));
+  EXPECT_FALSE(rates.count(kernel(14)));
   const json trace = perfetto_trace(counters_fixture(), kProvenance, rates);
   EXPECT_EQ(with_ph(trace, "C").size(), 36u);  // 6 launches x 3 rates x (start, end)
   // Without roofs: no fraction of a roof, the rates still.
   const KernelRateMap bare = kernel_rates(roofline::analyze_profile(counters_fixture()));
-  EXPECT_FALSE(bare.at(11).roof_fraction);
-  EXPECT_NEAR(*bare.at(11).flops_per_s, 16.5e9 / 40e-6, 1e3);
+  EXPECT_FALSE(bare.at(kernel(11)).roof_fraction);
+  EXPECT_NEAR(*bare.at(kernel(11)).flops_per_s, 16.5e9 / 40e-6, 1e3);
+}
+
+// Each process numbers its calls from 1: two kernels of one correlation id, in
+// two processes, keep their own rates on their own GPU's track.
+TEST(PerfettoTrace, TwoProcessesKeepTheirOwnRatesForOneCorrelationId) {
+  using test::trace_event;
+  std::vector<TraceEvent> events = {
+      trace_event(TraceKind::runtime_api, "cudaLaunchKernel", 0, 5'000, 7, 1, 11),
+      trace_event(TraceKind::kernel, "a", 5'000, 55'000, 7),
+      trace_event(TraceKind::kernel_counters, "a", 5'000, 5'000, 7, 1, 11),
+      trace_event(TraceKind::runtime_api, "cudaLaunchKernel", 100'000, 105'000, 7, 2, 22),
+      trace_event(TraceKind::kernel, "b", 105'000, 115'000, 7),
+      trace_event(TraceKind::kernel_counters, "b", 105'000, 105'000, 7, 2, 22)};
+  events[1].process_id = 1;  // as the injection library records GPU work
+  events[2].details = {{"quantities", {{"fp32_flops", 1e9}}}};
+  events[4].process_id = 2;
+  events[4].device = 1;
+  events[5].details = {{"quantities", {{"fp32_flops", 4e9}}}};
+  const KernelRateMap rates = kernel_rates(roofline::analyze_profile(events));
+  ASSERT_EQ(rates.size(), 2u);
+  EXPECT_NEAR(*rates.at(1).flops_per_s, 1e9 / 50e-6, 1);
+  EXPECT_NEAR(*rates.at(4).flops_per_s, 4e9 / 10e-6, 1);
+  std::map<std::uint32_t, std::vector<double>> flops_by_gpu;
+  for (const json& c : with_ph(perfetto_trace(events, kProvenance, rates), "C"))
+    if (c["name"] == "FLOP/s (stream 0)")
+      flops_by_gpu[c["pid"].get<std::uint32_t>()].push_back(c["args"]["value"].get<double>());
+  ASSERT_EQ(flops_by_gpu.size(), 2u);
+  EXPECT_EQ(flops_by_gpu.begin()->second, (std::vector<double>{1e9 / 50e-6, 0.0}));
+  EXPECT_EQ(flops_by_gpu.rbegin()->second, (std::vector<double>{4e9 / 10e-6, 0.0}));
 }
 
 TEST(ProfileConsole, ModelColumnsWhereCountersExist) {

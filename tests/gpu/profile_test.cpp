@@ -124,6 +124,9 @@ TEST(ProfileGpu, TracesTheExampleExactly) {
   EXPECT_EQ(of_kind(trace, TraceKind::kernel, "add_layer").size(), 2U * kIterations);
   EXPECT_EQ(kernels[0].name, "scale_layer(float*, int, int)");  // demangled
   EXPECT_EQ(kernels[0].details["block"], (nlohmann::json{256, 1, 1}));
+  // GPU work names the process that launched it: correlation ids are per process.
+  for (const TraceEvent& e : trace)
+    if (on_gpu(e.kind)) EXPECT_EQ(e.process_id, ranges.front().process_id) << e.name;
 
   const std::uint64_t bytes = summary["copy_bytes"];
   const auto copies = of_kind(trace, TraceKind::memcpy);

@@ -52,7 +52,8 @@ inline std::vector<TraceEvent> without_api_records(const std::vector<TraceEvent>
 }
 
 // One record for a test's own trace: a host record on (process, thread), a GPU
-// record on device 0, stream 0 (no process or thread, as CUPTI gives them).
+// record on device 0, stream 0 with no process or thread (as traces recorded
+// before the injection library named the process of GPU work).
 inline TraceEvent trace_event(TraceKind kind, const std::string& name, std::uint64_t start,
                               std::uint64_t end, std::uint32_t correlation = 0,
                               std::uint32_t process = 1, std::uint32_t thread = 1) {
