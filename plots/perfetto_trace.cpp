@@ -1,8 +1,11 @@
 #include "plots/perfetto_trace.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 
@@ -21,7 +24,7 @@ class TraceWriter {
     for (const TraceEvent& e : events) {
       origin_ns_ = std::min(origin_ns_, e.start_ns);
       if (on_gpu(e.kind))
-        streams_.insert({e.device, e.stream});
+        streams_[e.device].insert({e.process_id, e.stream});
       else
         host_threads_.insert({e.process_id, e.thread_id});
     }
@@ -42,8 +45,14 @@ class TraceWriter {
 
   // The process and thread track of a record.
   std::pair<std::uint64_t, std::uint64_t> track(const TraceEvent& e) const {
-    if (on_gpu(e.kind)) return {gpu_pid(e.device), e.stream};
+    if (on_gpu(e.kind)) return {gpu_pid(e.device), gpu_tid(e.device, e.process_id, e.stream)};
     return {e.process_id, e.thread_id};
+  }
+
+  // A GPU record's stream as its track is named: with the process where
+  // several processes' work shares the device (each numbers its streams alike).
+  std::string stream_label(const TraceEvent& e) const {
+    return stream_label(e.device, e.process_id, e.stream);
   }
 
   void metadata(json& out) const {
@@ -62,16 +71,17 @@ class TraceWriter {
     }
     for (const auto& [pid, tid] : host_threads_)
       meta("thread_name", pid, tid, {{"name", "Thread " + std::to_string(tid)}});
-    std::set<std::uint32_t> devices;
-    for (const auto& [device, stream] : streams_) devices.insert(device);
-    for (std::uint32_t device : devices) {
+    for (const auto& [device, tracks] : streams_) {
       meta("process_name", gpu_pid(device), std::nullopt,
            {{"name", "GPU " + std::to_string(device)}});
       meta("process_sort_index", gpu_pid(device), std::nullopt, {{"sort_index", order + device}});
-    }
-    for (const auto& [device, stream] : streams_) {
-      meta("thread_name", gpu_pid(device), stream, {{"name", "Stream " + std::to_string(stream)}});
-      meta("thread_sort_index", gpu_pid(device), stream, {{"sort_index", stream}});
+      for (const auto& [process, stream] : tracks) {
+        const std::uint64_t tid = gpu_tid(device, process, stream);
+        std::string name = stream_label(device, process, stream);
+        name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+        meta("thread_name", gpu_pid(device), tid, {{"name", name}});
+        meta("thread_sort_index", gpu_pid(device), tid, {{"sort_index", tid}});
+      }
     }
   }
 
@@ -97,7 +107,27 @@ class TraceWriter {
  private:
   std::uint64_t origin_ns_ = 0;
   std::uint32_t gpu_pid_base_ = 0;
-  std::set<std::pair<std::uint32_t, std::uint32_t>> streams_;       // device, stream
+  bool shared(std::uint32_t device) const {
+    const auto& tracks = streams_.at(device);
+    return tracks.begin()->first != tracks.rbegin()->first;
+  }
+  // The stream id where one process uses the device; else one track per
+  // (process, stream), numbered from 1 in that order.
+  std::uint64_t gpu_tid(std::uint32_t device, std::uint32_t process, std::uint32_t stream) const {
+    if (!shared(device)) return stream;
+    const auto& tracks = streams_.at(device);
+    return static_cast<std::uint64_t>(
+               std::distance(tracks.begin(), tracks.find({process, stream}))) +
+           1;
+  }
+  std::string stream_label(std::uint32_t device, std::uint32_t process,
+                           std::uint32_t stream) const {
+    return (shared(device) ? "process " + std::to_string(process) + ", " : std::string()) +
+           "stream " + std::to_string(stream);
+  }
+
+  // Per device, its GPU work's (process, stream) pairs.
+  std::map<std::uint32_t, std::set<std::pair<std::uint32_t, std::uint32_t>>> streams_;
   std::set<std::pair<std::uint32_t, std::uint32_t>> host_threads_;  // process, thread
 };
 
@@ -181,7 +211,7 @@ void rate_counters(json& out, const std::vector<TraceEvent>& events, const Trace
     if (!kernel) continue;
     const TraceEvent& e = events[i];
     const std::uint64_t end = slice_end(e, kernel);
-    const std::string stream = " (stream " + std::to_string(e.stream) + ")";
+    const std::string stream = " (" + w.stream_label(e) + ")";
     auto counter = [&](const char* what, const std::optional<double>& value) {
       if (!value) return;
       for (const auto& [ts, v] : {std::pair{e.start_ns, *value}, std::pair{end, 0.0}})

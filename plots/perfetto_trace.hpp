@@ -2,7 +2,8 @@
 // --perfetto`), the format ui.perfetto.dev and chrome://tracing load:
 // - host API calls and NVTX ranges as complete events ("ph":"X") on their
 //   process's thread tracks; NVTX marks as instant events ("ph":"i");
-// - GPU work on one process track per device ("GPU 0"), a thread track per stream;
+// - GPU work on one process track per device ("GPU 0"), a thread track per stream
+//   (per process and stream where several processes' work shares the device);
 // - a flow arrow ("ph":"s" -> "ph":"f", "bp":"e") from each launching API call
 //   to its kernel or copy;
 // - metadata events naming every process and thread and ordering them (host

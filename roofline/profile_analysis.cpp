@@ -188,7 +188,6 @@ class ModelBuilder {
     const KernelModel& m = cached->second;
     LaunchModel out;
     out.event = event;
-    out.correlation_id = events_[event].correlation_id;
     out.work = m.bounds.total_work;
     out.dram_bytes = m.bounds.level(Level::dram).bytes;
     out.t_kernel_roof = m.bounds.t_kernel_roof;

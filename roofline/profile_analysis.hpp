@@ -89,9 +89,8 @@ struct KernelModel {
 // One covered kernel launch: its configuration's per-call numbers and its time
 // (the Perfetto export's counter tracks draw its rates over its slice).
 struct LaunchModel {
-  std::size_t event = 0;  // index into the trace
-  std::uint32_t correlation_id = 0;
-  double work = 0;                   // W per call, FLOP
+  std::size_t event = 0;  // index into the trace: its key (correlation ids repeat across processes)
+  double work = 0;        // W per call, FLOP
   std::optional<double> dram_bytes;  // Q_dram per call
   double t_kernel_roof = 0;          // per call; 0 without roofs
   // Its traced time; a measured launch's as in the model (the header comment).

@@ -401,6 +401,39 @@ TEST(PerfettoTrace, TwoProcessesKeepTheirOwnRatesForOneCorrelationId) {
   EXPECT_EQ(flops_by_gpu.rbegin()->second, (std::vector<double>{4e9 / 10e-6, 0.0}));
 }
 
+// Two processes on one GPU both launch on their stream 7: a track each, named
+// with its process, and a counter track each.
+TEST(PerfettoTrace, TwoProcessesOnOneGpuGetATrackPerStreamEach) {
+  using test::trace_event;
+  std::vector<TraceEvent> events = {
+      trace_event(TraceKind::runtime_api, "cudaLaunchKernel", 0, 5'000, 7, 1, 11),
+      trace_event(TraceKind::kernel, "a", 5'000, 55'000, 7),
+      trace_event(TraceKind::runtime_api, "cudaLaunchKernel", 10'000, 15'000, 7, 2, 22),
+      trace_event(TraceKind::kernel, "b", 30'000, 60'000, 7)};
+  events[1].process_id = 1;
+  events[3].process_id = 2;
+  events[1].stream = events[3].stream = 7;
+  KernelRateMap rates;
+  rates[1].flops_per_s = 1e12;
+  rates[3].flops_per_s = 2e12;
+  const json trace = perfetto_trace(events, kProvenance, rates);
+  std::map<std::string, std::uint64_t> track_of;  // thread name -> tid on the GPU
+  for (const json& m : with_ph(trace, "M"))
+    if (m["name"] == "thread_name" && m["pid"] == 3)
+      track_of[m["args"]["name"].get<std::string>()] = m["tid"].get<std::uint64_t>();
+  ASSERT_EQ(track_of.size(), 2u);
+  ASSERT_TRUE(track_of.count("Process 1, stream 7"));
+  ASSERT_TRUE(track_of.count("Process 2, stream 7"));
+  EXPECT_NE(track_of["Process 1, stream 7"], track_of["Process 2, stream 7"]);
+  const std::vector<json> slices = with_ph(trace, "X");
+  EXPECT_EQ((*find_named(slices, "a"))["tid"], track_of["Process 1, stream 7"]);
+  EXPECT_EQ((*find_named(slices, "b"))["tid"], track_of["Process 2, stream 7"]);
+  std::set<std::string> counters;
+  for (const json& c : with_ph(trace, "C")) counters.insert(c["name"].get<std::string>());
+  EXPECT_EQ(counters, (std::set<std::string>{"FLOP/s (process 1, stream 7)",
+                                             "FLOP/s (process 2, stream 7)"}));
+}
+
 TEST(ProfileConsole, ModelColumnsWhereCountersExist) {
   const std::vector<ProfileTable> tables = profile_tables(counters_analysis(), "  ");
   ASSERT_EQ(tables.size(), 6u);  // kernels, copies, api, ranges, iterations, findings
