@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -390,6 +391,54 @@ TEST(ProfileGpu, IterationReplayRefusesInstancesThatDifferOrAreTooFew) {
     EXPECT_TRUE(of_kind(run.trace, TraceKind::kernel_counters).empty());
     EXPECT_FALSE(of_kind(run.trace, TraceKind::kernel).empty());
   }
+}
+
+// One profile of two processes: a shell runs the program twice. Each process
+// counts its correlation ids from 1, so the same calls carry the same ids; each
+// kernel must still tie to its own process's launch, range and counters.
+TEST(ProfileGpu, TwoProcessesWithTheSameCorrelationIdsKeepTheirOwnWork) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  const std::string db = dir.file("two.db");
+  const std::string once = example_binary() + " --iterations 3 --work 4000";
+  const auto profile = run_tool(
+      {"profile", "--db", db, "--", "/bin/sh", "-c", once + " && " + once}, {}, kLimitSeconds);
+  ASSERT_EQ(profile.exit_code, 0) << profile.err;
+  const RunRecord run = only_run(db);
+  std::map<std::uint32_t, std::set<std::uint32_t>> ids;  // process -> its kernels' ids
+  for (const TraceEvent& k : of_kind(run.trace, TraceKind::kernel))
+    ids[k.process_id].insert(k.correlation_id);
+  ASSERT_EQ(ids.size(), 2U);
+  std::vector<std::uint32_t> shared;
+  std::set_intersection(ids.begin()->second.begin(), ids.begin()->second.end(),
+                        ids.rbegin()->second.begin(), ids.rbegin()->second.end(),
+                        std::back_inserter(shared));
+  EXPECT_FALSE(shared.empty()) << "the two runs' kernels share no correlation id";
+
+  const auto analyzed = run_tool({"analyze", "1", "--db", db, "--format", "json"});
+  ASSERT_EQ(analyzed.exit_code, 0) << analyzed.err;
+  const nlohmann::json a = nlohmann::json::parse(analyzed.out)["runs"][0];
+  EXPECT_EQ(a["counters"]["records"], 8) << a["counters"];  // each process: 2 kernels x 2 layers
+  EXPECT_EQ(a["counters"]["unmatched"], 0) << a["counters"];
+  EXPECT_EQ(a["summary"]["unattributed_kernels"], 0);
+  int kernels_seen = 0;
+  for (const nlohmann::json& kernel : a["kernels"]) {
+    ++kernels_seen;
+    EXPECT_EQ(kernel["calls"], 12) << kernel["name"];
+    EXPECT_EQ(kernel["model"]["launches_measured"], 4) << kernel["name"];
+    EXPECT_EQ(kernel["model"]["launches_covered"], 12) << kernel["name"];
+  }
+  EXPECT_EQ(kernels_seen, 2);
+  // Each process's steps hold its own 12 kernels, none of the other's.
+  std::set<std::uint32_t> processes;
+  for (const nlohmann::json& thread : a["threads"])
+    for (const nlohmann::json& root : thread["ranges"])
+      if (root["name"] == "step") {
+        processes.insert(thread["process_id"].get<std::uint32_t>());
+        EXPECT_EQ(root["calls"], 3) << thread["process_id"];
+        EXPECT_EQ(root["kernels"], 12) << thread["process_id"];
+      }
+  EXPECT_EQ(processes.size(), 2U);
 }
 
 // The whole chain on a GPU: ceilings and a profile in one store, then `analyze
