@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -24,9 +23,21 @@ class TraceWriter {
     for (const TraceEvent& e : events) {
       origin_ns_ = std::min(origin_ns_, e.start_ns);
       if (on_gpu(e.kind))
-        streams_[e.device].insert({e.process_id, e.stream});
+        gpu_tracks_[e.device][{e.process_id, e.stream}];
       else
         host_threads_.insert({e.process_id, e.thread_id});
+    }
+    // A stream's track is its id where one process uses the device; where several
+    // do (each numbers its streams alike), one per (process, stream), from 1.
+    for (auto& [device, tracks] : gpu_tracks_) {
+      const bool shared = tracks.begin()->first.first != tracks.rbegin()->first.first;
+      std::uint64_t next = 1;
+      for (auto& [key, track] : tracks) {
+        const auto [process, stream] = key;
+        track.tid = shared ? next++ : stream;
+        track.label = (shared ? "process " + std::to_string(process) + ", " : std::string()) +
+                      "stream " + std::to_string(stream);
+      }
     }
     if (events.empty()) origin_ns_ = 0;
     // GPU processes take the pids after the host's, so they never collide.
@@ -45,15 +56,13 @@ class TraceWriter {
 
   // The process and thread track of a record.
   std::pair<std::uint64_t, std::uint64_t> track(const TraceEvent& e) const {
-    if (on_gpu(e.kind)) return {gpu_pid(e.device), gpu_tid(e.device, e.process_id, e.stream)};
+    if (on_gpu(e.kind)) return {gpu_pid(e.device), gpu_track(e).tid};
     return {e.process_id, e.thread_id};
   }
 
   // A GPU record's stream as its track is named: with the process where
-  // several processes' work shares the device (each numbers its streams alike).
-  std::string stream_label(const TraceEvent& e) const {
-    return stream_label(e.device, e.process_id, e.stream);
-  }
+  // several processes' work shares the device.
+  const std::string& stream_label(const TraceEvent& e) const { return gpu_track(e).label; }
 
   void metadata(json& out) const {
     auto meta = [&](const char* name, std::uint64_t pid, std::optional<std::uint64_t> tid,
@@ -71,16 +80,15 @@ class TraceWriter {
     }
     for (const auto& [pid, tid] : host_threads_)
       meta("thread_name", pid, tid, {{"name", "Thread " + std::to_string(tid)}});
-    for (const auto& [device, tracks] : streams_) {
+    for (const auto& [device, tracks] : gpu_tracks_) {
       meta("process_name", gpu_pid(device), std::nullopt,
            {{"name", "GPU " + std::to_string(device)}});
       meta("process_sort_index", gpu_pid(device), std::nullopt, {{"sort_index", order + device}});
-      for (const auto& [process, stream] : tracks) {
-        const std::uint64_t tid = gpu_tid(device, process, stream);
-        std::string name = stream_label(device, process, stream);
+      for (const auto& [key, track] : tracks) {
+        std::string name = track.label;
         name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-        meta("thread_name", gpu_pid(device), tid, {{"name", name}});
-        meta("thread_sort_index", gpu_pid(device), tid, {{"sort_index", tid}});
+        meta("thread_name", gpu_pid(device), track.tid, {{"name", name}});
+        meta("thread_sort_index", gpu_pid(device), track.tid, {{"sort_index", track.tid}});
       }
     }
   }
@@ -107,27 +115,16 @@ class TraceWriter {
  private:
   std::uint64_t origin_ns_ = 0;
   std::uint32_t gpu_pid_base_ = 0;
-  bool shared(std::uint32_t device) const {
-    const auto& tracks = streams_.at(device);
-    return tracks.begin()->first != tracks.rbegin()->first;
-  }
-  // The stream id where one process uses the device; else one track per
-  // (process, stream), numbered from 1 in that order.
-  std::uint64_t gpu_tid(std::uint32_t device, std::uint32_t process, std::uint32_t stream) const {
-    if (!shared(device)) return stream;
-    const auto& tracks = streams_.at(device);
-    return static_cast<std::uint64_t>(
-               std::distance(tracks.begin(), tracks.find({process, stream}))) +
-           1;
-  }
-  std::string stream_label(std::uint32_t device, std::uint32_t process,
-                           std::uint32_t stream) const {
-    return (shared(device) ? "process " + std::to_string(process) + ", " : std::string()) +
-           "stream " + std::to_string(stream);
+  struct GpuTrack {
+    std::uint64_t tid = 0;
+    std::string label;  // "stream S", or "process P, stream S" on a shared device
+  };
+  const GpuTrack& gpu_track(const TraceEvent& e) const {
+    return gpu_tracks_.at(e.device).at({e.process_id, e.stream});
   }
 
-  // Per device, its GPU work's (process, stream) pairs.
-  std::map<std::uint32_t, std::set<std::pair<std::uint32_t, std::uint32_t>>> streams_;
+  // Per device, a track per (process, stream) of its GPU work.
+  std::map<std::uint32_t, std::map<std::pair<std::uint32_t, std::uint32_t>, GpuTrack>> gpu_tracks_;
   std::set<std::pair<std::uint32_t, std::uint32_t>> host_threads_;  // process, thread
 };
 

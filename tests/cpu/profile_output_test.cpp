@@ -372,26 +372,35 @@ TEST(PerfettoTrace, CounterTracksFromTheModel) {
   EXPECT_NEAR(*bare.at(kernel(11)).flops_per_s, 16.5e9 / 40e-6, 1e3);
 }
 
-// Each process numbers its calls from 1: two kernels of one correlation id, in
-// two processes, keep their own rates on their own GPU's track.
-TEST(PerfettoTrace, TwoProcessesKeepTheirOwnRatesForOneCorrelationId) {
+// Processes 1 and 2 (threads 11 and 22) each launch one kernel with correlation
+// id 7: "a" (5-55 us) and "b" (105-115 us), on device 0, stream 0, each record
+// naming its process as the injection library records GPU work.
+std::vector<TraceEvent> two_processes_launching_id_7() {
   using test::trace_event;
   std::vector<TraceEvent> events = {
       trace_event(TraceKind::runtime_api, "cudaLaunchKernel", 0, 5'000, 7, 1, 11),
       trace_event(TraceKind::kernel, "a", 5'000, 55'000, 7),
-      trace_event(TraceKind::kernel_counters, "a", 5'000, 5'000, 7, 1, 11),
       trace_event(TraceKind::runtime_api, "cudaLaunchKernel", 100'000, 105'000, 7, 2, 22),
-      trace_event(TraceKind::kernel, "b", 105'000, 115'000, 7),
-      trace_event(TraceKind::kernel_counters, "b", 105'000, 105'000, 7, 2, 22)};
-  events[1].process_id = 1;  // as the injection library records GPU work
-  events[2].details = {{"quantities", {{"fp32_flops", 1e9}}}};
-  events[4].process_id = 2;
-  events[4].device = 1;
-  events[5].details = {{"quantities", {{"fp32_flops", 4e9}}}};
+      trace_event(TraceKind::kernel, "b", 105'000, 115'000, 7)};
+  events[1].process_id = 1;
+  events[3].process_id = 2;
+  return events;
+}
+
+// Each process numbers its calls from 1: two kernels of one correlation id, in
+// two processes, keep their own rates on their own GPU's track.
+TEST(PerfettoTrace, TwoProcessesKeepTheirOwnRatesForOneCorrelationId) {
+  using test::trace_event;
+  std::vector<TraceEvent> events = two_processes_launching_id_7();
+  events[3].device = 1;
+  events.push_back(trace_event(TraceKind::kernel_counters, "a", 5'000, 5'000, 7, 1, 11));
+  events.back().details = {{"quantities", {{"fp32_flops", 1e9}}}};
+  events.push_back(trace_event(TraceKind::kernel_counters, "b", 105'000, 105'000, 7, 2, 22));
+  events.back().details = {{"quantities", {{"fp32_flops", 4e9}}}};
   const KernelRateMap rates = kernel_rates(roofline::analyze_profile(events));
   ASSERT_EQ(rates.size(), 2u);
   EXPECT_NEAR(*rates.at(1).flops_per_s, 1e9 / 50e-6, 1);
-  EXPECT_NEAR(*rates.at(4).flops_per_s, 4e9 / 10e-6, 1);
+  EXPECT_NEAR(*rates.at(3).flops_per_s, 4e9 / 10e-6, 1);
   std::map<std::uint32_t, std::vector<double>> flops_by_gpu;
   for (const json& c : with_ph(perfetto_trace(events, kProvenance, rates), "C"))
     if (c["name"] == "FLOP/s (stream 0)")
@@ -404,14 +413,7 @@ TEST(PerfettoTrace, TwoProcessesKeepTheirOwnRatesForOneCorrelationId) {
 // Two processes on one GPU both launch on their stream 7: a track each, named
 // with its process, and a counter track each.
 TEST(PerfettoTrace, TwoProcessesOnOneGpuGetATrackPerStreamEach) {
-  using test::trace_event;
-  std::vector<TraceEvent> events = {
-      trace_event(TraceKind::runtime_api, "cudaLaunchKernel", 0, 5'000, 7, 1, 11),
-      trace_event(TraceKind::kernel, "a", 5'000, 55'000, 7),
-      trace_event(TraceKind::runtime_api, "cudaLaunchKernel", 10'000, 15'000, 7, 2, 22),
-      trace_event(TraceKind::kernel, "b", 30'000, 60'000, 7)};
-  events[1].process_id = 1;
-  events[3].process_id = 2;
+  std::vector<TraceEvent> events = two_processes_launching_id_7();
   events[1].stream = events[3].stream = 7;
   KernelRateMap rates;
   rates[1].flops_per_s = 1e12;
