@@ -732,6 +732,9 @@ std::vector<std::optional<std::size_t>> launching_calls(const std::vector<TraceE
   const auto key = [](std::uint32_t process, std::uint32_t correlation) {
     return std::uint64_t{process} << 32 | correlation;
   };
+  const bool older_trace = std::any_of(events.begin(), events.end(), [](const TraceEvent& e) {
+    return on_gpu(e.kind) && e.correlation_id != 0 && e.process_id == 0;
+  });
   std::unordered_map<std::uint64_t, std::size_t> caller, caller_by_id;
   const auto keep = [&](std::unordered_map<std::uint64_t, std::size_t>& map, std::uint64_t k,
                         std::size_t i) {
@@ -744,7 +747,7 @@ std::vector<std::optional<std::size_t>> launching_calls(const std::vector<TraceE
     const TraceEvent& e = events[i];
     if (!is_api(e.kind) || e.correlation_id == 0) continue;
     keep(caller, key(e.process_id, e.correlation_id), i);
-    keep(caller_by_id, e.correlation_id, i);
+    if (older_trace) keep(caller_by_id, e.correlation_id, i);
   }
   std::vector<std::optional<std::size_t>> out(events.size());
   for (std::size_t i = 0; i < events.size(); ++i) {
