@@ -3,9 +3,10 @@
 stand-ins for timeroof (runs the command after "--") and for examples/launch_cost
 (prints a per-launch time that depends on the diagnostics the choice set), so the
 suffix-to-environment mapping and the medians and differences printed are checked
-against known numbers; tracing_cost.round_ratios, fast_mode_ratio, noise_warning and the
---cpus pinning; the module ranges' in-process cost (iteration_medians, module_ranges,
-in_process_cost); and tracing_cost.gpu_busy_per_iteration on a trace table written by hand.
+against known numbers; tracing_cost.round_ratios, fast_mode_ratio, noise_warning,
+kernels_per_iteration and the --cpus pinning; the module ranges' in-process cost
+(iteration_medians, module_ranges, in_process_cost); and
+tracing_cost.gpu_busy_per_iteration on a trace table written by hand.
 Standard library only."""
 import os
 import re
@@ -21,8 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from tracing_cost import (WITHOUT_LINE, cpu_list, fast_mode_ratio,  # noqa: E402
                           gpu_busy_per_iteration, in_process_cost, iteration_medians,
-                          module_ranges, noise_warning, round_ratios, run_choice,
-                          traced_command)
+                          kernels_per_iteration, module_ranges, noise_warning, round_ratios,
+                          run_choice, traced_command)
 
 # Untraced 3.0 us a launch; traced 4.0; +0.5 with the names (TIMEROOF_PROFILE_NAMES
 # unset), +0.25 with sync records; the NVTX phase +0.125 over launch, +0.375 traced.
@@ -131,6 +132,15 @@ class RoundRatios(unittest.TestCase):
     def test_a_noisy_machine_is_named(self):
         self.assertIsNone(noise_warning([4.0, 4.4, 4.8]))
         self.assertIn("spread 2.18x", noise_warning([4.4, 9.6, 5.0]))
+
+    def test_the_kernels_an_iteration_launched_from_the_first_trace_that_has_them(self):
+        # ResNet-50 inference, batch 128 (H200, 2026-12-02): kernels per iteration.
+        records = {"launches": {"resnet50": {"kernel": 351.0, "runtime_api": 355.0}},
+                   "none": {"resnet50": {"kernel": 351.0}}, "empty": {"resnet50": {}}}
+        self.assertEqual(kernels_per_iteration(records, ["empty", "none"], "resnet50"), 351.0)
+        self.assertIsNone(kernels_per_iteration(records, ["empty"], "resnet50"))
+        self.assertIsNone(kernels_per_iteration(records, ["none"], "transformer"))
+        self.assertIsNone(kernels_per_iteration(records, [], "resnet50"))
 
 
 class InProcessRangeCost(unittest.TestCase):

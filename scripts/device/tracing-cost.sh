@@ -4,7 +4,9 @@
 # through tracing_cost.py (beside this script; its options pass through, e.g.
 # --rounds 3 --budget-s 150). TIMEROOF names the binary (default .carry/timeroof,
 # as scripts/device/pack.sh lays it out; libtimeroof_inject.so beside it), WORKLOAD
-# the script (default examples/pytorch/profile_models.py).
+# the script (default examples/pytorch/profile_models.py). The default workload (batch
+# 16) is host-bound; a step the GPU bounds, where the 10% is judged (docs/design.md):
+#   tracing-cost.sh --model resnet50 --workload-args="--batch 64 --train" --cpus 8-11
 # The tables come back in $OUT/tracing-cost.txt (appended).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -258,6 +258,14 @@ def gpu_busy_per_iteration(db, model):
         con.close()
 
 
+def kernels_per_iteration(records, choices, model):
+    """The kernels an iteration of `model` launched, from the first of `choices` whose
+    trace has them (records: {choice: {model: {kind: per iteration}}}), else None. A
+    host-bound program pays tracing per launch, so the cost reads best per kernel."""
+    return next((records[c][model]["kernel"] for c in choices
+                 if records.get(c, {}).get(model, {}).get("kernel")), None)
+
+
 def print_in_process_range_cost(choices, models, per_run, per_run_without, range_counts):
     """The module ranges' cost within each process (--alternate-module-ranges), per
     choice: ms an iteration, us a range (push and pop), and what tracing adds to
@@ -333,9 +341,11 @@ def main():
           f" ratio of the runs within {FAST_MODE}x of each side's fastest (the host's fast mode)"
           + (f"; workload {args.workload_args}" if args.workload_args else "")
           + (f"; every run on CPUs {sorted(args.cpus)}" if args.cpus else ""))
+    stored = [c for c in choices[1:] if c != KINETO]
     for model in models:
         untraced_runs = per_run[(UNTRACED, model)]
         base = statistics.median(untraced_runs)
+        kernels = kernels_per_iteration(records, stored, model)
         print(f"{model}: untraced {base:.3f} ms (runs {min(untraced_runs):.3f}-"
               f"{max(untraced_runs):.3f})")
         if warning := noise_warning(untraced_runs):
@@ -350,8 +360,8 @@ def main():
             print(f"  {label:15s} {traced:.3f} ms (runs {min(runs):.3f}-{max(runs):.3f})"
                   f"  ratio {traced / base:.3f}  {verdict}  (per round {paired:.3f},"
                   f" fastest {min(runs) / min(untraced_runs):.3f}, fast mode {fast:.3f} of"
-                  f" {fast_traced}/{len(runs)} and {fast_untraced}/{len(untraced_runs)} runs)")
-    stored = [c for c in choices[1:] if c != KINETO]
+                  f" {fast_traced}/{len(runs)} and {fast_untraced}/{len(untraced_runs)} runs)"
+                  + (f", {1e3 * (traced - base) / kernels:+.2f} us a kernel" if kernels else ""))
     if per_run_without:
         print_in_process_range_cost(choices, models, per_run, per_run_without,
                                     module_range_counts)
