@@ -536,8 +536,52 @@ void range_findings(std::vector<ProfileFinding>& out, const RangeNode& node, con
   for (const RangeNode& child : node.children) range_findings(out, child, top);
 }
 
+// The iterations as launch-bound where the GPU sits idle (host-only time, less the
+// replays of measured launches) for at least the sweeps' launch fraction of the
+// median iteration: the host, not the kernels, sets the pace. Ranked by that
+// host-only time over all iterations.
+void iteration_finding(std::vector<ProfileFinding>& out, const ProfileAnalysis& a) {
+  if (!a.iterations) return;
+  const IterationBreakdown& b = *a.iterations;
+  std::vector<double> shares;
+  std::vector<std::uint64_t> host_only, walls, launches;
+  double host_only_s = 0;
+  for (const Iteration& it : b.iterations) {
+    const std::uint64_t host = it.idle_ns - std::min(it.replay_ns, it.idle_ns);
+    if (it.wall_ns == 0) continue;
+    shares.push_back(static_cast<double>(host) / static_cast<double>(it.wall_ns));
+    host_only.push_back(host);
+    walls.push_back(it.wall_ns);
+    launches.push_back(it.launches);
+    host_only_s += static_cast<double>(host) * 1e-9;
+  }
+  if (shares.empty()) return;
+  std::sort(shares.begin(), shares.end());
+  const double share = shares[(shares.size() - 1) / 2];
+  if (share < Thresholds{}.launch_fraction) return;
+  const auto median = [](std::vector<std::uint64_t>& v) { return spread_of(v).median_ns; };
+  const std::uint64_t host = median(host_only), wall = median(walls), count = median(launches);
+  ProfileFinding f;
+  f.subject = b.range;
+  f.text = b.range + ": launch-bound, the GPU idle " + format_number(share, hint::share) +
+           " of an iteration (median " + format_time(static_cast<double>(host) * 1e-9) + " of " +
+           format_time(static_cast<double>(wall) * 1e-9) + ")";
+  if (count > 0) {
+    f.text += "; " + std::to_string(count) + (count == 1 ? " launch, " : " launches, ") +
+              format_time(static_cast<double>(host) * 1e-9 / static_cast<double>(count)) +
+              " of host-only time each";
+    if (a.roofs && a.roofs->launch.available())
+      f.text += " (launch roof " + format_time(*a.roofs->launch.value) + ")";
+  }
+  f.text += ": fewer launches or less host work between them (CUDA graphs, fusion) would cut it";
+  f.explained_s = host_only_s;
+  f.label = to_string(Bottleneck::launch_bound);
+  out.push_back(std::move(f));
+}
+
 std::vector<ProfileFinding> profile_findings(const ProfileAnalysis& a) {
   std::vector<ProfileFinding> out;
+  iteration_finding(out, a);
   for (const ThreadRanges& t : a.threads)
     for (const RangeNode& root : t.roots) range_findings(out, root, root);
   for (const KernelSummary& k : a.kernels)
@@ -579,6 +623,7 @@ std::optional<IterationBreakdown> iteration_breakdown(const std::vector<TraceEve
     const TraceEvent& e = events[r.event];
     if (r.parent || e.name != name) continue;
     Iteration it;
+    it.launches = tree.kernels[i].size();
     for (std::size_t k : tree.kernels[i])
       if (models.measured(k)) ++it.measured_launches;
     kernels.insert(kernels.end(), tree.kernels[i].begin(), tree.kernels[i].end());

@@ -196,6 +196,8 @@ struct Iteration {
   std::uint64_t kernel_ns = 0;  // some kernel of its process runs
   std::uint64_t copy_ns = 0;    // a copy runs and no kernel does
   std::uint64_t idle_ns = 0;    // no GPU work of its process runs: host-only time
+  // Kernel launches tied to it by their launching calls (0 under --api none).
+  std::uint64_t launches = 0;
   // Launches measured (replayed) in it, and the host time of their replays
   // (their kernel_counters spans, union): mostly within idle_ns (host-only
   // time), and no host overhead of the program.

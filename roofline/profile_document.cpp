@@ -59,6 +59,7 @@ json iterations_json(const ProfileAnalysis& a) {
                     {"kernel_s", seconds(it.kernel_ns)},
                     {"copy_s", seconds(it.copy_ns)},
                     {"idle_s", seconds(it.idle_ns)},
+                    {"launches", it.launches},
                     {"measured_launches", it.measured_launches},
                     {"replay_s", seconds(it.replay_ns)},
                     {"within_roof_s", num(it.within_roof_s)},

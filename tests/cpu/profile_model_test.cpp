@@ -209,6 +209,39 @@ TEST(ProfileModel, FindingsRankedByTheTimeTheirClassNames) {
   EXPECT_TRUE(analyze_profile(fixture()).findings.empty());  // no roofs: nothing judged
 }
 
+// The host sets an iteration's pace where the GPU idles for at least half of it
+// (the sweeps' launch fraction), the replays of measured launches aside.
+TEST(ProfileModel, IterationsMostlyWithoutGpuWorkAreLaunchBound) {
+  // The fixture's steps idle 47% of the median one (75 of 160 us): not enough.
+  for (const ProfileFinding& f : analysis().findings) EXPECT_NE(f.label, "launch_bound");
+  // 30 us more host-only time at each step's end (the next starts 40-50 us later):
+  // idle 95 - 9 (replay), 105 and 115 us of 180, 190 and 200.
+  std::vector<TraceEvent> events = fixture();
+  for (TraceEvent& e : events)
+    if (e.kind == TraceKind::nvtx_range && e.name == "step") e.end_ns += 30'000;
+  const ProfileAnalysis a = analyze_profile(events, with_roofs());
+  ASSERT_FALSE(a.findings.empty());
+  const ProfileFinding& f = a.findings.front();  // 306 us: more than any kernel's class
+  EXPECT_EQ(f.subject, "step");
+  EXPECT_EQ(f.label, "launch_bound");
+  EXPECT_NEAR(f.explained_s, (86 + 105 + 115) * kUs, kTol);
+  EXPECT_EQ(f.text,
+            "step: launch-bound, the GPU idle 55% of an iteration (median 105 us of 190 us); 3 "
+            "launches, 35 us of host-only time each (launch roof 2.0 us): fewer launches or less "
+            "host work between them (CUDA graphs, fusion) would cut it");
+  // Without API records (--api none) no launch is tied to a step: the idle share alone.
+  std::erase_if(events, [](const TraceEvent& e) {
+    return e.kind == TraceKind::runtime_api || e.kind == TraceKind::driver_api;
+  });
+  ProfileOptions untraced = with_roofs();
+  untraced.api = ApiTracing::none;
+  const std::vector<ProfileFinding> idle_only = analyze_profile(events, untraced).findings;
+  ASSERT_FALSE(idle_only.empty());
+  EXPECT_EQ(idle_only.front().text,
+            "step: launch-bound, the GPU idle 55% of an iteration (median 105 us of 190 us): "
+            "fewer launches or less host work between them (CUDA graphs, fusion) would cut it");
+}
+
 TEST(ProfileModel, WithoutRoofsWorkAndIntensitiesOnly) {
   const ProfileAnalysis a = analyze_profile(fixture());
   EXPECT_FALSE(a.roofs);

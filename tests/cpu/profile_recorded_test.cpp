@@ -11,6 +11,7 @@
 //   analytic FLOPs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -103,7 +104,8 @@ TEST(RecordedProfile, ReportShowsTheModulesAndTheIterations) {
 }
 
 // Recorded before counters existed: it analyses and prints as it did, with no
-// model anywhere, even judged on roofs (nothing was measured to judge).
+// model anywhere, even judged on roofs (nothing was measured to judge). Its one
+// finding needs no counters: the host sets the iterations' pace.
 TEST(RecordedProfile, WithoutCountersNoModelAndTheTablesAsBefore) {
   const RunRecord& record = recorded();
   roofline::ProfileOptions options;
@@ -111,7 +113,12 @@ TEST(RecordedProfile, WithoutCountersNoModelAndTheTablesAsBefore) {
   const roofline::ProfileAnalysis a = roofline::analyze_profile(record.trace, options);
   EXPECT_EQ(a.counter_records, 0u);
   EXPECT_FALSE(a.program);
-  EXPECT_TRUE(a.findings.empty());
+  ASSERT_EQ(a.findings.size(), 1u);
+  EXPECT_EQ(a.findings[0].label, "launch_bound");
+  EXPECT_EQ(a.findings[0].text,
+            "transformer iteration: launch-bound, the GPU idle 91% of an iteration (median 1.2 ms "
+            "of 1.4 ms); 10 launches, 124 us of host-only time each (launch roof 2.0 us): fewer "
+            "launches or less host work between them (CUDA graphs, fusion) would cut it");
   EXPECT_TRUE(a.launches.empty());
   for (const roofline::KernelSummary& k : a.kernels) EXPECT_FALSE(k.model) << k.name;
   std::function<void(const std::vector<roofline::RangeNode>&)> no_model =
@@ -127,7 +134,11 @@ TEST(RecordedProfile, WithoutCountersNoModelAndTheTablesAsBefore) {
   EXPECT_EQ(tables.front().header,
             (std::vector<std::string>{"Kernel", "Calls", "Total", "Share of GPU busy", "Median",
                                       "Min", "Max"}));
-  for (const plots::ProfileTable& t : tables) EXPECT_NE(t.id, "findings");
+  const auto findings =
+      std::find_if(tables.begin(), tables.end(),
+                   [](const plots::ProfileTable& t) { return t.id == "findings"; });
+  ASSERT_NE(findings, tables.end());  // the launch-bound iterations, without counters too
+  EXPECT_EQ(findings->rows, (std::vector<std::vector<std::string>>{{a.findings[0].text}}));
   EXPECT_EQ(plots::profile_summary(a).find("Counters"), std::string::npos);
   EXPECT_TRUE(plots::kernel_rates(a).empty());
 }
@@ -248,6 +259,26 @@ TEST(RecordedResNet, ReplaysAreNotKernelTime) {
     EXPECT_EQ(i.measured_launches, 0U);
     EXPECT_LT(i.kernel_ns, i.wall_ns);
   }
+}
+
+// At batch 8 the GPU idles most of each iteration: the host sets its pace, and the
+// finding that says so ranks first (host-only time outweighs any kernel's class).
+TEST(RecordedResNet, TheHostSetsTheIterationsPace) {
+  const roofline::ProfileAnalysis& a = resnet50_analysis();
+  ASSERT_TRUE(a.iterations);
+  double host_only_s = 0;
+  for (const roofline::Iteration& i : a.iterations->iterations) {
+    EXPECT_EQ(i.launches, 347U);  // every kernel of the forward pass
+    EXPECT_GT(i.idle_ns, i.wall_ns / 2);
+    host_only_s += static_cast<double>(i.idle_ns - i.replay_ns) * 1e-9;
+  }
+  ASSERT_FALSE(a.findings.empty());
+  const roofline::ProfileFinding& f = a.findings.front();
+  EXPECT_EQ(f.subject, "resnet50 iteration");
+  EXPECT_EQ(f.label, "launch_bound");
+  EXPECT_NEAR(f.explained_s, host_only_s, 1e-12);
+  EXPECT_NE(f.text.find("; 347 launches, "), std::string::npos) << f.text;
+  EXPECT_GT(a.findings.size(), 1U);  // the layers' and kernels' classes follow
 }
 
 TEST(RecordedResNet, ReportDrawsTheLayersOnTheRooflinesAndNamesTheLibraries) {
