@@ -42,7 +42,12 @@ using test::TempDir;
 
 constexpr int kLimitSeconds = 120;
 // Kernel time in the trace against the program's CUDA events around the
-// kernel: the events add their own few microseconds.
+// kernel: the events add their own few microseconds. A kernel queued behind its
+// layer's first one is held to issue 17's 2%. A layer's first kernel starts on an
+// idle GPU (the layer before was waited for), so its start event is reached as
+// soon as it is recorded, and the events also time the host's launch of the
+// kernel after it (longer under tracing): 3% there.
+constexpr double kQueuedKernelRelativeTolerance = 0.02;
 constexpr double kKernelRelativeTolerance = 0.03;
 constexpr double kKernelAbsoluteToleranceMs = 0.010;
 
@@ -158,7 +163,7 @@ TEST(ProfileGpu, TracesTheExampleExactly) {
   EXPECT_LE(of_kind(trace, TraceKind::nvtx_range, "upload")[0].start_ns,
             of_kind(trace, TraceKind::memcpy, "HtoD")[0].start_ns);
 
-  double worst = 0;
+  double worst_queued = 0, worst_first = 0;  // signed: events longer than the trace > 0
   for (int s = 0; s < kIterations; ++s) {
     EXPECT_TRUE(inside(layer0[s], steps[s]));
     EXPECT_TRUE(inside(layer1[s], steps[s]));
@@ -173,13 +178,21 @@ TEST(ProfileGpu, TracesTheExampleExactly) {
       if (s == 0 && k == 0) continue;
       const double trace_ms = static_cast<double>(kernel.duration_ns()) * 1e-6;
       const double event_ms = summary["kernel_ms"][s][k];
-      EXPECT_NEAR(trace_ms, event_ms,
-                  std::max(kKernelRelativeTolerance * event_ms, kKernelAbsoluteToleranceMs))
+      const bool queued = k % 2 == 1;
+      EXPECT_NEAR(
+          trace_ms, event_ms,
+          std::max((queued ? kQueuedKernelRelativeTolerance : kKernelRelativeTolerance) * event_ms,
+                   kKernelAbsoluteToleranceMs))
           << "step " << s << " kernel " << k;
-      worst = std::max(worst, std::abs(trace_ms - event_ms) / event_ms);
+      double& worst = queued ? worst_queued : worst_first;
+      const double difference = (event_ms - trace_ms) / event_ms;
+      if (std::abs(difference) > std::abs(worst)) worst = difference;
     }
   }
-  std::printf("kernel time, trace vs CUDA events: worst relative difference %.4f\n", worst);
+  std::printf(
+      "kernel time, trace vs CUDA events: worst relative difference %+.4f queued behind a "
+      "kernel, %+.4f first on an idle GPU (events longer > 0)\n",
+      worst_queued, worst_first);
 }
 
 // The kernel records of a run in launch order, and the one a counters record
