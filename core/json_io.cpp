@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -495,6 +497,65 @@ void to_json(json& j, const TraceEvent& v) {
            {"bytes", v.bytes},
            {"details", v.details}};
 }
+
+namespace {
+
+// Bytes nlohmann's serializer writes as they are (ensure_ascii off): printable ASCII
+// other than the quote and the backslash.
+bool needs_no_escaping(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte >= 0x20 && byte < 0x7f && byte != '"' && byte != '\\';
+  });
+}
+
+void append_json_string(std::string& out, const std::string& text) {
+  if (needs_no_escaping(text)) {
+    out += '"';
+    out += text;
+    out += '"';
+  } else {  // escapes and replacement exactly as nlohmann does them
+    out += json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+void append_json_number(std::string& out, std::uint64_t value) {
+  std::array<char, std::numeric_limits<std::uint64_t>::digits10 + 1> digits{};
+  // Twenty digits hold any uint64_t: to_chars cannot fail here.
+  char* end = std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr;
+  out.append(digits.data(), end);
+}
+
+}  // namespace
+
+void append_journal_line(std::string& out, const TraceEvent& event) {
+  // The keys in nlohmann's order (its objects sort them), so that the line equals the
+  // dump of to_json's JSON byte for byte (tests/cpu/profile_journal_test.cpp).
+  out += "{\"bytes\":";
+  append_json_number(out, event.bytes);
+  out += ",\"correlation_id\":";
+  append_json_number(out, event.correlation_id);
+  out += ",\"details\":";
+  out += event.details.dump(-1, ' ', false, json::error_handler_t::replace);
+  out += ",\"device\":";
+  append_json_number(out, event.device);
+  out += ",\"end_ns\":";
+  append_json_number(out, event.end_ns);
+  out += ",\"kind\":\"";
+  out += to_string(event.kind);
+  out += "\",\"name\":";
+  append_json_string(out, event.name);
+  out += ",\"process_id\":";
+  append_json_number(out, event.process_id);
+  out += ",\"start_ns\":";
+  append_json_number(out, event.start_ns);
+  out += ",\"stream\":";
+  append_json_number(out, event.stream);
+  out += ",\"thread_id\":";
+  append_json_number(out, event.thread_id);
+  out += "}\n";
+}
+
 void from_json(const json& j, TraceEvent& v) {
   v.kind = get_named(j, "kind", [](const std::string& text) {
     const auto kind = find_trace_kind(text);

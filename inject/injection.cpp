@@ -413,11 +413,8 @@ class Tracer {
 
   void write_events(const std::vector<TraceEvent>& events) {
     std::string lines;
-    for (const TraceEvent& event : events) {
-      // Names are the program's bytes: invalid UTF-8 is replaced, not a failure.
-      lines += nlohmann::json(event).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      lines += '\n';
-    }
+    // Names are the program's bytes: invalid UTF-8 is replaced, not a failure.
+    for (const TraceEvent& event : events) append_journal_line(lines, event);
     journal_.append(lines);
   }
 

@@ -7,7 +7,8 @@ build=${TIMEROOF_BUILD_DIR:-$root/build}
 "$root/scripts/build.sh"
 rm -rf "$root/.carry" && mkdir -p "$root/.carry/tests"
 cp "$build/timeroof" "$root/.carry/"
-cp "$build/bench/"counters_check "$build/bench/"runner_vs_bare "$build/bench/"harness_overhead "$root/.carry/"  # validation programs
+cp "$build/bench/"counters_check "$build/bench/"runner_vs_bare "$build/bench/"harness_overhead \
+  "$build/bench/"journal_lines "$root/.carry/"  # validation programs
 find "$build/tests" -maxdepth 2 -type f -name '*_test' -perm -u+x -exec cp {} "$root/.carry/tests/" \;
 # `timeroof profile`'s injection library beside it, and the programs it profiles in the
 # GPU tests and the cost benchmarks (tracing-cost.sh, launch_cost.py).

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "tests/support/run_tool.hpp"
 
@@ -127,6 +129,74 @@ TEST(ProfileJournal, LoadedLibrariesOfEachProcess) {
   EXPECT_NE(loaded.problems[1].find("path"), std::string::npos) << loaded.problems[1];
 
   EXPECT_TRUE(read_loaded_libraries(dir.file("none-here")).libraries.empty());
+}
+
+bool valid_utf8(const nlohmann::json& j) {
+  try {
+    (void)j.dump();  // the strict handler throws on invalid UTF-8
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+}
+
+// The injection library's journal lines (append_journal_line) are the dump of
+// to_json's JSON byte for byte, whatever the names and details hold: escapes,
+// multi-byte and invalid UTF-8 (replaced, as nlohmann replaces it), numbers at
+// their limits, nested and floating-point details. And they read back as the event.
+TEST(JournalLine, IsTheDumpOfToJsonByteForByte) {
+  const std::vector<std::string> names = {
+      "",
+      "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>(Params)",
+      "say \"hi\"",
+      "back\\slash",
+      "tab\tnew\nline\x01\x1f",
+      "del \x7f",
+      "layer3.1.conv2 \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",  // e-acute, euro, emoji
+      "cut \xe2\x82",                                         // a truncated sequence
+      "lone \xff byte and \xc0\xaf overlong",
+  };
+  nlohmann::json counters = {{"chip", "GH100"},
+                             {"passes", 3},
+                             {"quantities", {{"flops", 1.5e12}, {"dram_bytes", 0.1}}},
+                             {"metrics", {{"sm__cycles_elapsed.avg", -2.25}}}};
+  const std::vector<nlohmann::json> details = {
+      nlohmann::json::object(),
+      {{"grid", {128, 1, 1}}, {"block", {256, 1, 1}}, {"registers", 96}},
+      {{"domain", "Py\xff"}, {"range_id", 7}, {"color", nullptr}, {"replayed", true}},
+      counters,
+  };
+  constexpr std::uint64_t kMax64 = std::numeric_limits<std::uint64_t>::max();
+  constexpr std::uint32_t kMax32 = std::numeric_limits<std::uint32_t>::max();
+  std::size_t compared = 0;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    for (std::size_t d = 0; d < details.size(); ++d) {
+      TraceEvent e;
+      e.kind = static_cast<TraceKind>((i + d) % 9);
+      e.name = names[i];
+      e.start_ns = i % 2 ? kMax64 - 1 : i;
+      e.end_ns = i % 2 ? kMax64 : 10 * i;
+      e.device = d % 2 ? kMax32 : 0;
+      e.stream = static_cast<std::uint32_t>(i * 13);
+      e.correlation_id = d % 2 ? 0 : kMax32;
+      e.process_id = 4242;
+      e.thread_id = static_cast<std::uint32_t>(d);
+      e.bytes = d % 2 ? kMax64 : 0;
+      e.details = details[d];
+      std::string line = "prefix kept|";
+      append_journal_line(line, e);
+      const std::string expected =
+          "prefix kept|" +
+          nlohmann::json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      ASSERT_EQ(line, expected) << "name " << i << ", details " << d;
+      if (valid_utf8(nlohmann::json(e))) {  // nothing replaced: reads back unchanged
+        const TraceEvent back = nlohmann::json::parse(line.substr(12)).get<TraceEvent>();
+        EXPECT_EQ(back, e) << "name " << i << ", details " << d;
+      }
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, names.size() * details.size());
 }
 
 }  // namespace
