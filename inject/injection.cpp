@@ -32,6 +32,8 @@
 #include <cupti_runtime_cbid.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -61,6 +63,7 @@
 #include "inject/kernel_counters.hpp"
 #include "inject/loaded_libraries.hpp"
 #include "inject/nvtx_records.hpp"
+#include "inject/thread_cpu.hpp"
 #include "inject/trace_records.hpp"
 
 namespace timeroof::inject {
@@ -142,21 +145,25 @@ struct LaunchCallbacks {
   std::optional<CuptiSubscriber> subscriber;
 };
 
+// Whether the environment sets `name` to `value` (the diagnostics below).
+bool environment_is(const char* name, std::string_view value) {
+  const char* set = std::getenv(name);
+  return set != nullptr && std::string_view(set) == value;
+}
+
 // A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_NVTX_RECORDS=callbacks
 // records NVTX ranges and marks from CUPTI's NVTX callbacks (NvtxRecorder) instead of
 // its MARKER activity records, to measure what each costs. Not the default: it was
 // no cheaper on an H200 (docs/design.md, 2026-12-02).
 bool nvtx_callbacks_asked_by_environment() {
-  const char* value = std::getenv("TIMEROOF_PROFILE_NVTX_RECORDS");
-  return value != nullptr && std::string_view(value) == "callbacks";
+  return environment_is("TIMEROOF_PROFILE_NVTX_RECORDS", "callbacks");
 }
 
 // A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_API_RECORDS=activity
 // records the calls --api chose one by one through CUPTI's activity API (as before
 // the callbacks did), to measure what that costs. Not a user option.
 bool activity_records_forced_by_environment() {
-  const char* value = std::getenv("TIMEROOF_PROFILE_API_RECORDS");
-  return value != nullptr && std::string_view(value) == "activity";
+  return environment_is("TIMEROOF_PROFILE_API_RECORDS", "activity");
 }
 
 // Enables the records of the calls of `domain` that `tracing` traces: the whole
@@ -220,8 +227,7 @@ ApiTracing api_tracing_from_environment() {
 // none), to measure what they cost.
 // Not a user option: the analysis then misses which waits the host made.
 bool synchronization_disabled_by_environment() {
-  const char* value = std::getenv("TIMEROOF_PROFILE_SYNC");
-  return value != nullptr && std::string_view(value) == "0";
+  return environment_is("TIMEROOF_PROFILE_SYNC", "0");
 }
 
 // A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_NAMES=0 leaves
@@ -229,8 +235,28 @@ bool synchronization_disabled_by_environment() {
 // naming costs. Not a user option: kernels then keep CUPTI's names, and no
 // counters can be collected.
 bool launch_names_disabled_by_environment() {
-  const char* value = std::getenv("TIMEROOF_PROFILE_NAMES");
-  return value != nullptr && std::string_view(value) == "0";
+  return environment_is("TIMEROOF_PROFILE_NAMES", "0");
+}
+
+// A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_WRITE=0 frees
+// CUPTI's buffers and the callbacks' records unread, to measure what converting and
+// writing them costs the program. Not a user option: the run holds no trace.
+bool writing_disabled_by_environment() {
+  return environment_is("TIMEROOF_PROFILE_WRITE", "0");
+}
+
+// A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_CPU=1 reports at
+// exit where the process's CPU went, thread by thread, and the writer's share of
+// converting, formatting and writing, to place what tracing costs a host-bound program.
+bool cpu_report_asked_by_environment() {
+  return environment_is("TIMEROOF_PROFILE_CPU", "1");
+}
+
+// This thread's CPU time so far, in seconds.
+double thread_cpu_seconds() noexcept {
+  timespec now{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
 // A diagnostic for scripts/device/tracing_cost.py: TIMEROOF_PROFILE_API_DOMAIN=runtime
@@ -252,6 +278,7 @@ class Tracer {
   void start(ApiTracing api, LaunchCallbacks& callbacks) {
     started_by_ = getpid();
     writer_ = std::thread([this] { write_queued(); });
+    pthread_setname_np(writer_.native_handle(), "tr-writer");  // named in top, perf, Perfetto
     TR_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
     api_calls_ = &callbacks.api_calls;
     // The whole kind first: enabling it later would override the per-call choice.
@@ -276,6 +303,7 @@ class Tracer {
     }
     TR_CUPTI_CHECK(cuptiActivityFlushPeriod(kFlushPeriodMs));
     flusher_ = std::thread([this] { flush_periodically(); });
+    pthread_setname_np(flusher_.native_handle(), "tr-flusher");
   }
 
   // Kernel records take the names read at their launch from `launches`.
@@ -286,6 +314,8 @@ class Tracer {
 
   // At exit: the flusher ends, every buffer is delivered, open ranges are written.
   void finish() noexcept {
+    // Before the writer and the flusher end: a joined thread leaves /proc.
+    if (cpu_report_asked_by_environment()) report_cpu();
     {
       std::lock_guard<std::mutex> lock(flusher_mutex_);
       finishing_ = true;
@@ -357,6 +387,10 @@ class Tracer {
     std::size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
       dropped_ += dropped;
+    if (discarding_) {
+      std::free(buffer);
+      return;
+    }
     if (getpid() == started_by_) {
       try {
         {
@@ -381,10 +415,12 @@ class Tracer {
     try {
       std::vector<TraceEvent> events;
       std::lock_guard<std::mutex> lock(mutex_);
+      const double started = thread_cpu_seconds();
       CUpti_Activity* record = nullptr;
       while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS)
         converter_.convert(record, events);
       converter_.end_of_buffer(events);
+      converting_s_ += thread_cpu_seconds() - started;
       for (TraceEvent& e : events)
         if (e.kind == TraceKind::kernel && e.start_ns == 0 && e.end_ns == 0) time_replayed(e);
       write_events(events);
@@ -404,18 +440,39 @@ class Tracer {
     if (stopped_.load()) return;
     std::vector<ApiActivity> calls = api_calls_->take();
     std::vector<TraceEvent> events = nvtx_ ? nvtx_->take() : std::vector<TraceEvent>{};
-    if (calls.empty() && events.empty()) return;
+    if (discarding_ || (calls.empty() && events.empty())) return;
     events.reserve(events.size() + calls.size());
     std::lock_guard<std::mutex> lock(mutex_);
     for (ApiActivity& call : calls) converter_.convert(std::move(call), events);
     write_events(events);
   }
 
+  // Under mutex_.
   void write_events(const std::vector<TraceEvent>& events) {
+    const double started = thread_cpu_seconds();
     std::string lines;
     // Names are the program's bytes: invalid UTF-8 is replaced, not a failure.
     for (const TraceEvent& event : events) append_journal_line(lines, event);
+    const double formatted = thread_cpu_seconds();
     journal_.append(lines);
+    formatting_s_ += formatted - started;
+    writing_s_ += thread_cpu_seconds() - formatted;
+    records_written_ += events.size();
+  }
+
+  void report_cpu() noexcept {
+    try {
+      std::string text = "CPU by thread: " +
+                         describe_threads_cpu(threads_cpu(), static_cast<std::uint32_t>(getpid()));
+      std::lock_guard<std::mutex> lock(mutex_);
+      char split[256];
+      std::snprintf(split, sizeof split,
+                    "; records: %.2f s converting CUPTI's, %.2f s formatting lines, %.2f s "
+                    "writing the journal (%zu records so far)",
+                    converting_s_, formatting_s_, writing_s_, records_written_);
+      report(text + split);
+    } catch (const std::exception&) {  // a diagnostic: nothing to lose
+    }
   }
 
   // A kernel replayed for counters: its time is the launch call's (which holds
@@ -482,8 +539,15 @@ class Tracer {
 
   ApiCallRecorder* api_calls_ = nullptr;  // set by start()
   NvtxRecorder* nvtx_ = nullptr;          // set by start() where NVTX comes from callbacks
-  std::mutex mutex_;                      // converter_, journal_, replayed_spans_
+  const bool discarding_ = writing_disabled_by_environment();
+  std::mutex mutex_;  // converter_, journal_, replayed_spans_, the CPU seconds below
   TraceRecordConverter converter_;
+  // The CPU seconds of the threads that converted and wrote records, and the records
+  // written (report_cpu).
+  double converting_s_ = 0;
+  double formatting_s_ = 0;
+  double writing_s_ = 0;
+  std::size_t records_written_ = 0;
   // Measured launches' [start, end] by correlation id, until their kernel record comes.
   std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> replayed_spans_;
   Journal journal_;

@@ -75,18 +75,21 @@ class TracedCommand(unittest.TestCase):
             "launches-driver-activity": ("launches", {"TIMEROOF_PROFILE_API_RECORDS": "activity",
                                                       "TIMEROOF_PROFILE_API_DOMAIN": "driver"}),
             "launches-nvtxcb": ("launches", {"TIMEROOF_PROFILE_NVTX_RECORDS": "callbacks"}),
+            "none-nowrite": ("none", {"TIMEROOF_PROFILE_WRITE": "0"}),
         }
         for choice, (api, variables) in cases.items():
             command, env = traced_command("timeroof", choice, "x.db", ["prog", "--flag"])
             self.assertEqual(command[-2:], ["prog", "--flag"], choice)
             if api is None:
                 self.assertEqual(command, ["prog", "--flag"])
+                self.assertNotIn("TIMEROOF_PROFILE_CPU", env)
             else:
                 self.assertEqual(command[:2], ["timeroof", "profile"])
+                self.assertEqual(env["TIMEROOF_PROFILE_CPU"], "1", choice)
                 self.assertEqual(command[command.index("--api") + 1], api, choice)
             for name in ("TIMEROOF_PROFILE_SYNC", "TIMEROOF_PROFILE_NAMES",
                          "TIMEROOF_PROFILE_API_DOMAIN", "TIMEROOF_PROFILE_API_RECORDS",
-                         "TIMEROOF_PROFILE_NVTX_RECORDS"):
+                         "TIMEROOF_PROFILE_NVTX_RECORDS", "TIMEROOF_PROFILE_WRITE"):
                 self.assertEqual(env.get(name), variables.get(name), f"{choice}: {name}")
 
 

@@ -7,7 +7,9 @@ order, so drift spreads over all choices). Each run's iteration time is the medi
 the script's own CUDA-event times; per choice the median over rounds, and the ratio
 traced / untraced. For traced runs also the store's size, the records per iteration
 by kind (those starting inside the "<model> iteration" NVTX ranges), and how busy the
-GPU was in those iterations (so the cost can be placed on the host or on the GPU).
+GPU was in those iterations (so the cost can be placed on the host or on the GPU), and
+each traced run's CPU by thread (the injection library's TIMEROOF_PROFILE_CPU report):
+the program's threads against the tracer's own.
 With `--workload-args=--alternate-module-ranges` also what the module ranges cost
 within each process (every other iteration runs without them): both sides in that
 process's host mode, which still scales both.
@@ -30,6 +32,8 @@ LINE = re.compile(r"^(\w+) \w+ batch \d+: iteration times \(CUDA events, ms\): (
 # profile_models.py --alternate-module-ranges: the other iterations, without module ranges.
 WITHOUT_LINE = re.compile(r"^(\w+) \w+ batch \d+: iteration times without its (\d+) module"
                           r" ranges \(CUDA events, ms\): (.*)$")
+# The injection library's TIMEROOF_PROFILE_CPU=1 line: "timeroof profile: CPU by thread: ...".
+CPU_REPORT = "CPU by thread: "
 UNTRACED = "untraced"
 # Not a timeroof choice: the workload under torch.profiler (Kineto, CUPTI's activity
 # API with CUDA activities), the cost of another CUPTI tracer on the same iterations.
@@ -40,11 +44,13 @@ KINETO = "kineto"
 # naming kernels at their launch (the driver callback on every launch), "launches-activity"
 # records the chosen API calls through CUPTI's activity API instead of its callbacks,
 # "none-nvtxcb" records NVTX ranges from CUPTI's NVTX callbacks instead of its MARKER
-# activity records.
+# activity records, "none-nowrite" frees every record unread (no conversion, no journal:
+# the run stores nothing).
 DIAGNOSTICS = {"-nosync": ("TIMEROOF_PROFILE_SYNC", "0"),
                "-nonames": ("TIMEROOF_PROFILE_NAMES", "0"),
                "-activity": ("TIMEROOF_PROFILE_API_RECORDS", "activity"),
-               "-nvtxcb": ("TIMEROOF_PROFILE_NVTX_RECORDS", "callbacks")}
+               "-nvtxcb": ("TIMEROOF_PROFILE_NVTX_RECORDS", "callbacks"),
+               "-nowrite": ("TIMEROOF_PROFILE_WRITE", "0")}
 # A suffix "-runtime" or "-driver" ("launches-runtime", before any of the above) records
 # the chosen calls of that API only (TIMEROOF_PROFILE_API_DOMAIN): what each domain's
 # records cost.
@@ -69,6 +75,7 @@ def traced_command(timeroof, choice, db, workload):
     if domain:  # one API's records only
         api = api.removesuffix(domain)
         env["TIMEROOF_PROFILE_API_DOMAIN"] = domain.removeprefix("-")
+    env["TIMEROOF_PROFILE_CPU"] = "1"  # CPU by thread, reported at exit (nothing before)
     return [timeroof, "profile", "--db", db, "--no-counters", "--api", api,
             "--name", f"tracing-cost-{choice}", "--"] + workload, env
 
@@ -296,8 +303,8 @@ def main():
     parser.add_argument("--choices", default="launches,none,all,runtime,driver",
                         help=f"timeroof --api choices (suffixes {', '.join(DIAGNOSTICS)}: without "
                              f"sync records, without launch names, API calls from activity "
-                             f"records, NVTX from callbacks; -runtime or -driver "
-                             f"before them: that API's records only), and {KINETO!r} for "
+                             f"records, NVTX from callbacks, records freed unread; -runtime or "
+                             f"-driver before them: that API's records only), and {KINETO!r} for "
                              f"torch.profiler")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=20)
@@ -313,7 +320,7 @@ def main():
     per_run = {}  # (choice, model) -> [median ms per run]
     per_run_without = {}  # the same, of the iterations without module ranges
     module_range_counts = {}  # model -> module ranges an iteration
-    sizes, records, busy, stderr_lines = {}, {}, {}, {}
+    sizes, records, busy, stderr_lines, cpu_reports = {}, {}, {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for r, choice in interleaved_rounds(choices, args.rounds, args.budget_s):
             db = os.path.join(tmp, f"{choice}-{r}.db")
@@ -329,7 +336,10 @@ def main():
                     records[choice] = {m: records_per_iteration(db, m) for m in medians}
                     busy[choice] = {m: gpu_busy_per_iteration(db, m) for m in medians}
                     stderr_lines[choice] = [l for l in err.splitlines()
-                                            if l.startswith("timeroof")]
+                                            if l.startswith("timeroof")
+                                            and CPU_REPORT not in l]
+                cpu_reports.setdefault(choice, []).extend(
+                    l for l in err.splitlines() if CPU_REPORT in l)
                 os.remove(db)
             print(f"round {r + 1} {choice:9s} {seconds:5.1f} s: " +
                   ", ".join(f"{m} {ms:.3f} ms" for m, ms in sorted(medians.items())),
@@ -388,6 +398,10 @@ def main():
     for choice in stored:
         for line in stderr_lines[choice]:
             print(f"  [{choice}] {line}")
+    print("\n== each traced run's CPU by thread (the injection library's report at exit)")
+    for choice in stored:
+        for line in cpu_reports.get(choice, []):
+            print(f"  [{choice}] {line.split(CPU_REPORT, 1)[1]}")
     return 0
 
 

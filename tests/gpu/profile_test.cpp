@@ -654,6 +654,38 @@ TEST(ProfileGpu, NvtxFromCallbacksStoresWhatMarkerRecordsStore) {
   }
 }
 
+// The injection library's diagnostics for tracing_cost.py: TIMEROOF_PROFILE_CPU=1
+// reports each thread's CPU at exit, the program's main thread among them, and the
+// writer's split; TIMEROOF_PROFILE_WRITE=0 frees every record unread, so the run
+// holds no trace and says so, while the program runs as ever.
+TEST(ProfileGpu, DiagnosticsReportCpuByThreadAndWriteNothing) {
+  TR_REQUIRE_GPU();
+  TempDir dir;
+  const auto profile = [&](const std::string& name,
+                           const std::vector<std::pair<std::string, std::string>>& env) {
+    return run_tool({"profile", "--db", dir.file(name + ".db"), "--no-counters", "--",
+                     example_binary(), "--iterations", "3", "--work", "4000"},
+                    env, kLimitSeconds);
+  };
+  const auto reported = profile("cpu", {{"TIMEROOF_PROFILE_CPU", "1"}});
+  ASSERT_EQ(reported.exit_code, 0) << reported.err;
+  const std::string prefix = "timeroof profile: CPU by thread: ";
+  const std::size_t at = reported.err.find(prefix);
+  ASSERT_NE(at, std::string::npos) << reported.err;
+  const std::string line = reported.err.substr(at, reported.err.find('\n', at) - at);
+  EXPECT_NE(line.find(" (main) "), std::string::npos) << line;
+  EXPECT_NE(line.find("; records: "), std::string::npos) << line;
+  EXPECT_NE(line.find("s converting CUPTI's"), std::string::npos) << line;
+  EXPECT_FALSE(only_run(dir.file("cpu.db")).trace.empty());
+
+  const auto discarded = profile("nowrite", {{"TIMEROOF_PROFILE_WRITE", "0"}});
+  ASSERT_EQ(discarded.exit_code, 0) << discarded.err;
+  EXPECT_NE(discarded.out.find("\"kernel_ms\""), std::string::npos) << discarded.out;
+  EXPECT_NE(discarded.err.find("recorded no CUDA activity"), std::string::npos) << discarded.err;
+  EXPECT_EQ(discarded.err.find("CPU by thread"), std::string::npos) << "only when asked";
+  EXPECT_TRUE(only_run(dir.file("nowrite.db")).trace.empty());
+}
+
 // The pids whose parent is `parent` (from /proc).
 std::vector<pid_t> children_of(pid_t parent) {
   std::vector<pid_t> children;
